@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { checkReadiness } from '../core/health/readiness.ts';
+import type { Readiness } from '../core/health/readiness.ts';
+import { applyOrgFile } from '../core/org/apply.ts';
+import type { Services } from '../core/services.ts';
+import { parseDuration, } from '../core/tokens/duration.ts';
+import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
+import { validation } from '../core/errors.ts';
+import { migrate } from '../store/migrate.ts';
+
+/**
+ * Administrative operations, the same whether the CLI runs them on the store directly or
+ * through a running gateway's admin endpoint (when that gateway holds the data folder).
+ */
+const definitions = {
+  migrate: {
+    args: z.object({}).strict(),
+    run: (services: Services) => migrate(services.db),
+  },
+  apply: {
+    args: z.object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false) }).strict(),
+    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean }) =>
+      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun }),
+  },
+  'token.create': {
+    args: z
+      .object({ tenant: z.string(), principal: z.string(), scopes: z.string(), ttl: z.string().optional(), label: z.string().max(200).optional() })
+      .strict(),
+    run: (services: Services, args: { tenant: string; principal: string; scopes: string; ttl?: string | undefined; label?: string | undefined }) =>
+      createToken(services.db, {
+        tenant: args.tenant,
+        principal: args.principal,
+        scopes: args.scopes,
+        ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
+        label: args.label,
+      }),
+  },
+  'token.list': {
+    args: z.object({ tenant: z.string().optional(), all: z.boolean().default(false) }).strict(),
+    run: (services: Services, args: { tenant?: string | undefined; all: boolean }) => listTokens(services.db, { tenant: args.tenant, includeRevoked: args.all }),
+  },
+  'token.revoke': {
+    args: z.object({ id: z.string() }).strict(),
+    run: (services: Services, args: { id: string }) => revokeToken(services.db, args.id),
+  },
+  readiness: {
+    args: z.object({}).strict(),
+    run: (services: Services): Promise<Readiness> => checkReadiness(services.probes),
+  },
+} as const;
+
+export type OpName = keyof typeof definitions;
+export const OP_NAMES = Object.keys(definitions) as OpName[];
+
+export function isOpName(name: string): name is OpName {
+  return Object.hasOwn(definitions, name);
+}
+
+/** Validates the arguments and runs the operation; bad arguments are a validation error. */
+export async function runOp(services: Services, name: OpName, args: unknown): Promise<unknown> {
+  const definition = definitions[name];
+  const parsed = definition.args.safeParse(args ?? {});
+  if (!parsed.success) throw validation(`bad arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+  return (definition.run as (s: Services, a: unknown) => Promise<unknown>)(services, parsed.data);
+}

@@ -1,0 +1,38 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../config.ts';
+import type { OrgApplyResult } from '../core/org/apply.ts';
+import { withOps } from './session.ts';
+import { UsageError, parseCommand } from './usage.ts';
+
+export const applyHelp = `Usage: kgw apply FILE [--dry-run] [--json]
+
+Creates or updates, idempotently, what the org file (YAML) declares: the tenant, people,
+agents, groups and teams. Nothing is applied when the file has any error; each error names
+its line. See docs/org-file.md.
+
+Options:
+  --dry-run   print the plan and change nothing
+  --json      print the result as JSON`;
+
+const SIGN = { create: '+', add: '+', update: '~', remove: '-' } as const;
+
+export async function applyCommand(argv: readonly string[]): Promise<void> {
+  const { values, positionals, help } = parseCommand(argv, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
+  if (help) return void console.log(applyHelp);
+  const file = positionals[0] ?? '';
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const dryRun = values['dry-run'] === true;
+  const result = (await withOps(loadConfig(), (run) => run('apply', { source, fileName: path.basename(file), dryRun }))) as OrgApplyResult;
+  if (values.json === true) return void console.log(JSON.stringify(result, null, 2));
+  for (const change of result.changes) {
+    console.log(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);
+  }
+  const count = `${result.changes.length} change${result.changes.length === 1 ? '' : 's'}`;
+  console.log(result.changes.length === 0 ? `tenant ${result.tenant} is up to date` : dryRun ? `dry run: ${count} planned for tenant ${result.tenant}, nothing applied` : `applied ${count} to tenant ${result.tenant}`);
+}

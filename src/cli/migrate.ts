@@ -1,0 +1,16 @@
+import { loadConfig } from '../config.ts';
+import type { MigrationReport } from '../store/migrate.ts';
+import { withOps } from './session.ts';
+import { parseCommand } from './usage.ts';
+
+export const migrateHelp = `Usage: kgw migrate
+
+Applies the database migrations this build ships that the store lacks. The gateway also
+migrates at start; two processes migrating at once apply each migration once.`;
+
+export async function migrateCommand(argv: readonly string[]): Promise<void> {
+  const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
+  if (help) return void console.log(migrateHelp);
+  const report = (await withOps(loadConfig(), (run) => run('migrate'), { migrate: false })) as MigrationReport;
+  console.log(report.applied.length ? `applied: ${report.applied.join(', ')}` : `database is up to date (migration ${report.current})`);
+}

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createGateway } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import type { FolderLock } from '../store/folder-lock.ts';
+import { tryLockFolder } from '../store/folder-lock.ts';
+import { parseCommand } from './usage.ts';
+
+export const serveHelp = `Usage: kgw serve
+
+Runs the gateway: MCP on POST /mcp, /alignbase/mcp, /atmina/mcp and /brain/mcp, with
+/healthz and /readyz. Configured by environment variables (see the README); with none set it
+runs on embedded defaults in KGW_DATA_DIR (default ./.kgw). Stops cleanly on SIGINT/SIGTERM.`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The embedded store admits one process: take the data folder, waiting briefly for a CLI command. */
+async function lockDataFolder(dataDir: string, startedAt: string): Promise<FolderLock> {
+  mkdirSync(dataDir, { recursive: true });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const attempt = tryLockFolder(dataDir, { pid: process.pid, role: 'gateway', startedAt });
+    if ('lock' in attempt) return attempt.lock;
+    const owner = attempt.heldBy;
+    if (owner.role === 'gateway') throw new Error(`data folder ${dataDir} is already served by a gateway (pid ${owner.pid}${owner.adminUrl ? ` at ${owner.adminUrl}` : ''})`);
+    if (Date.now() > deadline) throw new Error(`data folder ${dataDir} is busy (kgw command pid ${owner.pid})`);
+    await sleep(100);
+  }
+}
+
+export async function serveCommand(argv: readonly string[]): Promise<void> {
+  const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
+  if (help) return void console.log(serveHelp);
+  const config = loadConfig();
+  const startedAt = new Date().toISOString();
+  const embedded = config.databaseUrl === undefined;
+  const lock = embedded ? await lockDataFolder(config.dataDir, startedAt) : undefined;
+  try {
+    const adminSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
+    const gateway = await createGateway(config, adminSecret === undefined ? {} : { adminSecret });
+    const address = await gateway.app.listen({ host: config.host, port: config.port });
+    const port = new URL(address).port;
+    const adminHost = ['0.0.0.0', '::', '127.0.0.1', 'localhost', '::1'].includes(config.host) ? '127.0.0.1' : config.host;
+    lock?.update({ pid: process.pid, role: 'gateway', startedAt, adminUrl: `http://${adminHost.includes(':') ? `[${adminHost}]` : adminHost}:${port}`, adminSecret });
+    gateway.app.log.info(
+      { mcp: `${config.publicUrl}/mcp`, store: gateway.services.db.kind, dataDir: config.dataDir },
+      `Knowledge Gateway ${gateway.services.build.version} serving MCP at ${config.publicUrl}/mcp`,
+    );
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      gateway.app.log.info({ signal }, 'shutting down');
+      gateway
+        .close()
+        .catch((error: unknown) => gateway.app.log.error({ err: error }, 'shutdown failed'))
+        .finally(() => {
+          lock?.release();
+          process.exit(0);
+        });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}

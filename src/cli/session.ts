@@ -1,0 +1,80 @@
+import { mkdirSync } from 'node:fs';
+import { openStore } from '../app.ts';
+import { BUILD } from '../app.ts';
+import type { OpName } from '../admin/ops.ts';
+import { runOp } from '../admin/ops.ts';
+import type { Config } from '../config.ts';
+import { configuredProbes } from '../core/health/probes.ts';
+import { KgwError } from '../core/errors.ts';
+import type { ErrorCode } from '../core/errors.ts';
+import { tryLockFolder } from '../store/folder-lock.ts';
+import type { FolderOwner } from '../store/folder-lock.ts';
+import { migrate } from '../store/migrate.ts';
+
+/** Runs administrative operations, wherever the store is reachable from this process. */
+export type OpRunner = (op: OpName, args?: Record<string, unknown>) => Promise<unknown>;
+
+const WAIT_MS = 30_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: string }): OpRunner {
+  return async (op, args = {}) => {
+    let response: Response;
+    try {
+      response = await fetch(`${owner.adminUrl}/admin/rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.adminSecret}` },
+        body: JSON.stringify({ op, args }),
+        signal: AbortSignal.timeout(120_000),
+      });
+    } catch (error) {
+      throw new Error(`the gateway (pid ${owner.pid}) holding the data folder did not answer at ${owner.adminUrl}: ${(error as Error).message}`, { cause: error });
+    }
+    const body = (await response.json()) as { result?: unknown; error?: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
+    if (body.error) throw new KgwError(body.error.code, body.error.message, { details: body.error.details });
+    return body.result;
+  };
+}
+
+/**
+ * Gives `work` a runner for operations. With DATABASE_URL the store is opened directly (any
+ * number of processes may share PostgreSQL). An embedded data folder admits one process: when
+ * a gateway holds it, operations go through that gateway's admin endpoint; otherwise this
+ * process takes the folder's lock, opens it and migrates it first.
+ */
+export async function withOps<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+  const autoMigrate = options.migrate ?? true;
+  if (config.databaseUrl === undefined) {
+    mkdirSync(config.dataDir, { recursive: true });
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const attempt = tryLockFolder(config.dataDir, { pid: process.pid, role: 'cli', startedAt: new Date().toISOString() });
+      if ('lock' in attempt) {
+        try {
+          return await runLocally(config, work, 'embedded store', autoMigrate);
+        } finally {
+          attempt.lock.release();
+        }
+      }
+      const owner = attempt.heldBy;
+      if (owner.role === 'gateway' && owner.adminUrl !== undefined && owner.adminSecret !== undefined) {
+        return work(remoteRunner({ ...owner, adminUrl: owner.adminUrl, adminSecret: owner.adminSecret }), `gateway pid ${owner.pid}`);
+      }
+      if (Date.now() > deadline) throw new Error(`data folder ${config.dataDir} is busy (held by ${owner.role} pid ${owner.pid})`);
+      await sleep(100);
+    }
+  }
+  return runLocally(config, work, 'PostgreSQL', autoMigrate);
+}
+
+async function runLocally<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, where: string, autoMigrate: boolean): Promise<T> {
+  const db = await openStore(config);
+  try {
+    if (autoMigrate) await migrate(db);
+    const services = { config, db, probes: configuredProbes(config, db), build: BUILD };
+    return await work((op, args = {}) => runOp(services, op, args), where);
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,31 @@
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+
+/** A mistake in how a command was called; reported with exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parses a command's arguments strictly; `--help` is always accepted. */
+export function parseCommand<O extends Options>(argv: readonly string[], options: O, positionals: { min: number; max: number }) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
+  }
+  const help = (parsed.values as { help?: boolean }).help === true;
+  if (!help && (parsed.positionals.length < positionals.min || parsed.positionals.length > positionals.max)) {
+    throw new UsageError(positionals.max === 0 ? 'this command takes no arguments' : `expected ${positionals.min === positionals.max ? positionals.min : `${positionals.min} to ${positionals.max}`} argument(s)`);
+  }
+  return { values: parsed.values, positionals: parsed.positionals, help };
+}
+
+/** Lines of a table, columns padded to their widest cell. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}

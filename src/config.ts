@@ -1,0 +1,176 @@
+import path from 'node:path';
+
+/** Everything the gateway reads from its environment, read once and frozen. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Origin (scheme, host, port) and optional base path; the OAuth issuer and MCP resource base. */
+  readonly publicUrl: string;
+  readonly dataDir: string;
+  /** Browser origins allowed to call the MCP endpoints; requests without Origin are always allowed. */
+  readonly allowedOrigins: readonly string[];
+  readonly logLevel: LogLevel;
+  readonly databaseUrl: string | undefined;
+  readonly s3: S3Config | undefined;
+  readonly meili: MeiliConfig | undefined;
+  readonly neo4j: Neo4jConfig | undefined;
+}
+
+export interface S3Config {
+  readonly endpoint: string | undefined;
+  readonly bucket: string;
+  readonly region: string;
+  readonly accessKeyId: string | undefined;
+  readonly secretAccessKey: string | undefined;
+}
+
+export interface MeiliConfig {
+  readonly url: string;
+  readonly apiKey: string | undefined;
+}
+
+export interface Neo4jConfig {
+  readonly url: string;
+  readonly user: string;
+  readonly password: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A configuration value that stops start-up; the message is one line naming the variable. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function parsePort(env: Env, name: string, fallback: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(name, `must be a whole number from 0 to 65535, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseUrl(env: Env, name: string, protocols: readonly string[], fallback?: string): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`);
+  }
+  return raw;
+}
+
+function parsePublicUrl(env: Env, fallback: string): string {
+  const raw = parseUrl(env, 'KGW_PUBLIC_URL', ['http:', 'https:'], fallback) ?? fallback;
+  const url = new URL(raw);
+  if (url.search !== '' || url.hash !== '') {
+    throw new ConfigError('KGW_PUBLIC_URL', 'must not have a query or fragment');
+  }
+  // Canonical form without a trailing slash, so resource URLs can be appended.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function parseOrigins(env: Env): string[] {
+  const raw = optional(env, 'KGW_ALLOWED_ORIGINS');
+  if (raw === undefined) return [];
+  return raw
+    .split(/[\s,]+/)
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        throw new ConfigError('KGW_ALLOWED_ORIGINS', `"${entry}" is not an origin such as https://app.example.com`);
+      }
+      if (url.origin === 'null' || url.origin !== entry.replace(/\/$/, '')) {
+        throw new ConfigError('KGW_ALLOWED_ORIGINS', `"${entry}" is not an origin such as https://app.example.com`);
+      }
+      return url.origin;
+    });
+}
+
+function parseHost(env: Env): string {
+  const host = optional(env, 'KGW_HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('KGW_HOST', `"${host}" is not a host name or address`);
+  return host.replace(/^\[(.*)\]$/, '$1');
+}
+
+function parseS3(env: Env): S3Config | undefined {
+  const endpoint = parseUrl(env, 'S3_ENDPOINT', ['http:', 'https:']);
+  const bucket = optional(env, 'S3_BUCKET');
+  const accessKeyId = optional(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = optional(env, 'S3_SECRET_ACCESS_KEY');
+  const region = optional(env, 'S3_REGION');
+  const anySet = [endpoint, bucket, accessKeyId, secretAccessKey, region].some((v) => v !== undefined);
+  if (!anySet) return undefined;
+  if (bucket === undefined) throw new ConfigError('S3_BUCKET', 'is required when any S3_* variable is set');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('S3_BUCKET', `"${bucket}" is not a valid bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
+  }
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  return { endpoint, bucket, region: region ?? 'us-east-1', accessKeyId, secretAccessKey };
+}
+
+function parseNeo4j(env: Env): Neo4jConfig | undefined {
+  const url = parseUrl(env, 'NEO4J_URL', ['bolt:', 'bolt+s:', 'bolt+ssc:', 'neo4j:', 'neo4j+s:', 'neo4j+ssc:']);
+  const user = optional(env, 'NEO4J_USER');
+  const password = optional(env, 'NEO4J_PASSWORD');
+  if (url === undefined) {
+    if (user !== undefined || password !== undefined) throw new ConfigError('NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set');
+    return undefined;
+  }
+  if (password === undefined) throw new ConfigError('NEO4J_PASSWORD', 'is required when NEO4J_URL is set');
+  return { url, user: user ?? 'neo4j', password };
+}
+
+function parseLogLevel(env: Env): LogLevel {
+  const raw = optional(env, 'KGW_LOG_LEVEL') ?? 'info';
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (level === undefined) throw new ConfigError('KGW_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return level;
+}
+
+/** Reads the configuration; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const host = parseHost(env);
+  const port = parsePort(env, 'KGW_PORT', 8787);
+  const meiliUrl = parseUrl(env, 'MEILI_URL', ['http:', 'https:']);
+  const meiliKey = optional(env, 'MEILI_API_KEY');
+  if (meiliUrl === undefined && meiliKey !== undefined) throw new ConfigError('MEILI_URL', 'is required when MEILI_API_KEY is set');
+  const config: Config = {
+    host,
+    port,
+    publicUrl: parsePublicUrl(env, `http://127.0.0.1:${port}`),
+    dataDir: path.resolve(cwd, optional(env, 'KGW_DATA_DIR') ?? '.kgw'),
+    allowedOrigins: Object.freeze(parseOrigins(env)),
+    logLevel: parseLogLevel(env),
+    databaseUrl: parseUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    s3: parseS3(env),
+    meili: meiliUrl === undefined ? undefined : { url: meiliUrl, apiKey: meiliKey },
+    neo4j: parseNeo4j(env),
+  };
+  for (const part of [config.s3, config.meili, config.neo4j]) if (part) Object.freeze(part);
+  return Object.freeze(config);
+}

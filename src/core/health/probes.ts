@@ -1,0 +1,18 @@
+import { diskProbe, s3Probe } from '../../../connectors/blob/probe.ts';
+import { neo4jProbe } from '../../../connectors/graph/probe.ts';
+import type { Probe } from '../../../connectors/probe.ts';
+import { meiliProbe } from '../../../connectors/search/probe.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../store/db.ts';
+
+/**
+ * The probes for the store and every backend the configuration names. Backend clients load
+ * lazily, so a gateway on embedded defaults never loads the S3, Meilisearch or Neo4j code.
+ */
+export function configuredProbes(config: Config, db: Db): Probe[] {
+  const probes: Probe[] = [{ role: 'store', backend: db.kind, check: async () => void (await db.query('SELECT 1')) }];
+  probes.push(config.s3 ? s3Probe(config.s3) : diskProbe(config.dataDir));
+  if (config.meili) probes.push(meiliProbe(config.meili));
+  if (config.neo4j) probes.push(neo4jProbe(config.neo4j));
+  return probes;
+}

@@ -1,0 +1,53 @@
+import type { Db } from '../../store/db.ts';
+import { planOrgFile, readOrgFile } from './org-file.ts';
+import { OrgProblems } from './problems.ts';
+import type { OrgChange } from './section.ts';
+
+export type { OrgChange } from './section.ts';
+
+export interface OrgApplyResult {
+  tenant: string;
+  dryRun: boolean;
+  changes: OrgChange[];
+}
+
+/** Thrown inside the transaction to roll a dry run back once its plan is known. */
+class DryRunRollback extends Error {
+  readonly result: OrgApplyResult;
+
+  constructor(result: OrgApplyResult) {
+    super('dry run');
+    this.result = result;
+  }
+}
+
+/**
+ * Makes a tenant's people, agents, groups and teams what the org file says, in one
+ * transaction. What the file does not list is left alone; what it lists is created or
+ * updated, and each listed group's and team's membership becomes exactly the file's.
+ * Every problem in the file is reported at once as one validation error with line numbers,
+ * and then nothing is written. A dry run plans and writes the same way, then rolls back.
+ */
+export async function applyOrgFile(db: Db, input: { source: string; fileName?: string; dryRun?: boolean }): Promise<OrgApplyResult> {
+  const dryRun = input.dryRun ?? false;
+  const problems = new OrgProblems(input.fileName ?? 'org.yaml');
+  const file = readOrgFile(input.source, problems);
+  if (!file) throw problems.toError();
+  try {
+    return await db.tx(async (tx) => {
+      // The plan is made inside the transaction so that it matches the rows it is applied to;
+      // the store may run this function again after a serialisation failure, hence the fork.
+      const found = problems.fork();
+      const steps = await planOrgFile(tx, file, found);
+      if (found.count > 0) throw found.toError();
+      // Writing in a dry run too lets the database's own checks judge the plan before rollback.
+      for (const step of steps) await step.write(tx);
+      const result: OrgApplyResult = { tenant: file.tenant.slug.value, dryRun, changes: steps.map((step) => step.change) };
+      if (dryRun) throw new DryRunRollback(result);
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof DryRunRollback) return error.result;
+    throw error;
+  }
+}

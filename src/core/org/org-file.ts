@@ -1,0 +1,53 @@
+import type { Transaction } from '../../store/db.ts';
+import { PrincipalIndex } from './principal-index.ts';
+import type { OrgProblems } from './problems.ts';
+import type { PlannedStep, SectionPlanner } from './section.ts';
+import { ORG_SECTIONS } from './sections/index.ts';
+import type { TenantSpec } from './tenant.ts';
+import { planTenant, readTenant, TENANT_KEYS } from './tenant.ts';
+import type { Located } from './yaml-reader.ts';
+import { YamlReader } from './yaml-reader.ts';
+
+/** An org file that has been read: its tenant and one planner per section present. */
+export interface OrgFile {
+  readonly tenant: TenantSpec & { readonly slug: Located };
+  readonly planners: readonly SectionPlanner[];
+  /** Every principal reference the file declares (see ReadContext.declared). */
+  readonly declared: ReadonlySet<string>;
+}
+
+/**
+ * Parses and validates the file, reporting every problem it can find without the database.
+ * Returns undefined when there is no tenant slug to plan against (a problem is reported then).
+ */
+export function readOrgFile(source: string, problems: OrgProblems): OrgFile | undefined {
+  const parsed = YamlReader.parse(source, problems);
+  if (!parsed) return undefined;
+  const { reader, root } = parsed;
+  const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
+  if (!fields) return undefined;
+  const tenant = readTenant(fields, reader);
+  const context = { reader, declared: new Set<string>() };
+  const planners: SectionPlanner[] = [];
+  for (const section of ORG_SECTIONS) {
+    const slot = fields.get(section.key);
+    if (slot) planners.push(section.read(slot, context));
+  }
+  if (!tenant.slug) return undefined;
+  return { tenant: { ...tenant, slug: tenant.slug }, planners, declared: context.declared };
+}
+
+/**
+ * Compares the file with the tenant's current rows and returns the steps in apply order.
+ * Runs inside the apply transaction, after the tenant lock, so the rows cannot change
+ * under it; references that name nothing are added to `problems`.
+ */
+export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems): Promise<PlannedStep[]> {
+  const slug = file.tenant.slug.value;
+  const tenant = await planTenant(tx, file.tenant);
+  const principals = await PrincipalIndex.load(tx, { id: tenant.id, slug }, file.declared);
+  const context = { tx, tenant: { id: tenant.id, slug }, principals, problems };
+  const steps = [...tenant.steps];
+  for (const planner of file.planners) steps.push(...(await planner(context)));
+  return steps;
+}

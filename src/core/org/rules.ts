@@ -1,0 +1,64 @@
+/** The value rules of the org file; they mirror the CHECK constraints of the schema. */
+export interface ValueRule {
+  /** What a valid value looks like, for messages: `"x" is not <expected>`. */
+  readonly expected: string;
+  valid(value: string): boolean;
+  /** The stored form of a valid value (emails are kept lower-case). */
+  normalize?(value: string): string;
+}
+
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+// Deliberately loose: something@domain.tld without spaces; the mail system is the real judge.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
+
+// Postgres length() counts characters, not UTF-16 units.
+const characters = (value: string): number => [...value].length;
+const isName = (value: string): boolean => value.trim() !== '' && characters(value) <= 200;
+
+export const slugRule: ValueRule = {
+  expected: 'a slug (1 to 63 lower-case letters, digits and "-", not starting with "-")',
+  valid: (value) => SLUG.test(value),
+};
+
+export const displayNameRule: ValueRule = {
+  expected: 'a name of 1 to 200 characters',
+  valid: isName,
+};
+
+export const languageRule: ValueRule = {
+  expected: 'a language tag such as "en" or "pt-BR"',
+  valid: (value) => LANGUAGE.test(value),
+};
+
+export const emailRule: ValueRule = {
+  expected: 'an email address',
+  valid: (value) => value.length <= 254 && EMAIL.test(value),
+  normalize: (value) => value.toLowerCase(),
+};
+
+export const agentNameRule: ValueRule = {
+  expected: 'an agent name (1 to 100 letters, digits, spaces, ".", "_" and "-", starting with a letter or digit)',
+  valid: (value) => AGENT_NAME.test(value),
+};
+
+export const groupNameRule: ValueRule = {
+  expected: 'a group name (1 to 200 characters, no ":")',
+  valid: (value) => isName(value) && !value.includes(':'),
+};
+
+export const TEAM_ROLES = ['viewer', 'editor', 'admin'] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+
+export const teamRoleRule: ValueRule = {
+  expected: `a role: ${TEAM_ROLES.join(', ')}`,
+  valid: (value) => (TEAM_ROLES as readonly string[]).includes(value),
+};
+
+/** A member or owner reference: a person by email (it holds "@"), an agent by name. */
+export const principalReferenceRule: ValueRule = {
+  expected: "a person's email or an agent's name",
+  valid: (value) => (value.includes('@') ? emailRule.valid(value) : agentNameRule.valid(value)),
+  normalize: (value) => (value.includes('@') ? value.toLowerCase() : value),
+};

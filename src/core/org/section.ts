@@ -1,0 +1,92 @@
+import type { Transaction } from '../../store/db.ts';
+import type { PrincipalIndex } from './principal-index.ts';
+import type { OrgProblems } from './problems.ts';
+import type { Slot, YamlReader } from './yaml-reader.ts';
+
+/** One change an apply makes (or, in a dry run, would make). */
+export interface OrgChange {
+  action: 'create' | 'update' | 'add' | 'remove';
+  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member';
+  name: string;
+  detail?: string;
+}
+
+/** A planned change and the write that makes it. */
+export interface PlannedStep {
+  readonly change: OrgChange;
+  write(tx: Transaction): Promise<void>;
+}
+
+/** What every planner sees: the transaction, the tenant and the principals known so far. */
+export interface PlanContext {
+  readonly tx: Transaction;
+  readonly tenant: { readonly id: string; readonly slug: string };
+  readonly principals: PrincipalIndex;
+  readonly problems: OrgProblems;
+}
+
+/** What every reader sees: the YAML reader and the principals the file declares. */
+export interface ReadContext {
+  readonly reader: YamlReader;
+  /** References (emails, agent names) declared in the file, even by entries with other problems. */
+  readonly declared: Set<string>;
+}
+
+/**
+ * One top-level key of the org file. `read` validates its node (reporting problems with
+ * lines) and returns the planner for what it read; the planner compares that with the
+ * tenant's current rows inside the apply transaction and returns the steps to take.
+ */
+export interface OrgSection {
+  readonly key: string;
+  read(slot: Slot, context: ReadContext): SectionPlanner;
+}
+
+export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
+
+/** Builds a section from a typed reader and planner, so the list of sections needs no generics. */
+export function defineSection<Spec>(section: {
+  key: string;
+  read(slot: Slot, context: ReadContext): Spec;
+  plan(spec: Spec, context: PlanContext): PlannedStep[] | Promise<PlannedStep[]>;
+}): OrgSection {
+  return {
+    key: section.key,
+    read(slot, context) {
+      const spec = section.read(slot, context);
+      return (planContext) => Promise.resolve(section.plan(spec, planContext));
+    },
+  };
+}
+
+/** Reads a section that is a list of entries; an empty section (`people:`) is an empty list. */
+export function readEntries<Entry>(slot: Slot, context: ReadContext, readEntry: (item: Slot) => Entry | undefined): Entry[] {
+  if (context.reader.isEmpty(slot)) return [];
+  const entries: Entry[] = [];
+  for (const item of context.reader.list(slot) ?? []) {
+    const entry = readEntry(item);
+    if (entry !== undefined) entries.push(entry);
+  }
+  return entries;
+}
+
+/** Reports the second and later entries with the same identity (email, name, slug). */
+export class DuplicateCheck {
+  readonly #seen = new Map<string, number>();
+  readonly #what: string;
+
+  constructor(what: string) {
+    this.#what = what;
+  }
+
+  /** True the first time `identity` is seen; otherwise reports it and returns false. */
+  first(identity: { readonly value: string; readonly line: number; readonly path: string }, reader: YamlReader): boolean {
+    const earlier = this.#seen.get(identity.value);
+    if (earlier === undefined) {
+      this.#seen.set(identity.value, identity.line);
+      return true;
+    }
+    reader.fail(identity, `${identity.path}: duplicate ${this.#what} "${identity.value}" (already listed at line ${earlier})`);
+    return false;
+  }
+}

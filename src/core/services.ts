@@ -1,0 +1,17 @@
+import type { Config } from '../config.ts';
+import type { Db } from '../store/db.ts';
+import type { Probe } from './health/readiness.ts';
+
+export interface BuildInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly node: string;
+}
+
+/** What the core needs at run time, built once by the app factory and passed down. */
+export interface Services {
+  readonly config: Config;
+  readonly db: Db;
+  readonly probes: readonly Probe[];
+  readonly build: BuildInfo;
+}

@@ -1,0 +1,137 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Caller } from '../access/caller.ts';
+import type { Scope } from '../access/scopes.ts';
+import { normalizeScopes } from '../access/scopes.ts';
+import { requirePrincipal, requireTenant, toPrincipal } from '../directory/directory.ts';
+import { notFound } from '../errors.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+
+const TOKEN_PREFIX = 'kgw_';
+export const DEFAULT_TOKEN_TTL_MS = 90 * 86_400_000;
+
+/** Tokens are 256-bit random secrets, so one SHA-256 is a sound at-rest hash. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export interface TokenInfo {
+  readonly id: string;
+  readonly tenant: string;
+  readonly principal: string;
+  readonly principalKind: 'person' | 'agent';
+  readonly scopes: readonly Scope[];
+  readonly label: string | null;
+  readonly source: 'cli' | 'oauth';
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+export interface CreateTokenInput {
+  readonly tenant: string;
+  readonly principal: string;
+  readonly scopes: string | readonly string[];
+  /** Lifetime in milliseconds; undefined means the token never expires. */
+  readonly ttlMs: number | undefined;
+  readonly label?: string | undefined;
+  readonly source?: 'cli' | 'oauth';
+}
+
+const INFO_COLUMNS = `t.id, n.slug AS tenant, coalesce(p.email, p.name) AS principal, p.kind AS "principalKind",
+  t.scopes, t.label, t.source, t.created_at AS "createdAt", t.expires_at AS "expiresAt", t.revoked_at AS "revokedAt"`;
+const INFO_FROM = `tokens t JOIN tenants n ON n.id = t.tenant_id JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id`;
+
+interface InfoRow extends Omit<TokenInfo, 'createdAt' | 'expiresAt' | 'revokedAt'> {
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+const toInfo = (row: InfoRow): TokenInfo => ({
+  ...row,
+  createdAt: row.createdAt.toISOString(),
+  expiresAt: row.expiresAt?.toISOString() ?? null,
+  revokedAt: row.revokedAt?.toISOString() ?? null,
+});
+
+/** Issues a bearer token for a principal; the secret is returned once and stored only hashed. */
+export async function createToken(db: Db, input: CreateTokenInput): Promise<{ token: string; info: TokenInfo }> {
+  const scopes = normalizeScopes(input.scopes);
+  return db.tx(async (tx) => {
+    const tenant = await requireTenant(tx, input.tenant);
+    const principal = await requirePrincipal(tx, tenant, input.principal);
+    const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const id = randomUUID();
+    const expiresAt = input.ttlMs === undefined ? null : new Date(Date.now() + input.ttlMs);
+    await tx.query(
+      `INSERT INTO tokens (tenant_id, id, secret_hash, principal_id, scopes, label, source, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [tenant.id, id, hashSecret(secret), principal.id, scopes, input.label ?? null, input.source ?? 'cli', expiresAt],
+    );
+    const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
+    return { token: secret, info: toInfo(row!) };
+  });
+}
+
+/** Lists tokens, newest first, optionally for one tenant; never returns secrets or hashes. */
+export async function listTokens(q: Queryable, options: { tenant?: string | undefined; includeRevoked?: boolean } = {}): Promise<TokenInfo[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (options.tenant !== undefined) {
+    const tenant = await requireTenant(q, options.tenant);
+    params.push(tenant.id);
+    where.push(`t.tenant_id = $${params.length}`);
+  }
+  if (!options.includeRevoked) where.push('t.revoked_at IS NULL');
+  const rows = await q.query<InfoRow>(
+    `SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY t.created_at DESC, t.id LIMIT 1000`,
+    params,
+  );
+  return rows.map(toInfo);
+}
+
+/** Revokes a token by id; revoking twice is harmless and reports the first revocation. */
+export async function revokeToken(db: Db, id: string): Promise<TokenInfo> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
+  return db.tx(async (tx) => {
+    await tx.query('UPDATE tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
+    const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
+    if (!row) throw notFound(`no token with id "${id}"`);
+    return toInfo(row);
+  });
+}
+
+interface AuthRow {
+  token_id: string;
+  scopes: Scope[];
+  tenant_id: string;
+  slug: string;
+  tenant_name: string;
+  language: string;
+  id: string;
+  kind: 'person' | 'agent';
+  name: string;
+  email: string | null;
+  owner_id: string | null;
+}
+
+/** Resolves a presented bearer secret to its caller, or undefined when unknown, revoked or expired. */
+export async function authenticate(q: Queryable, secret: string): Promise<Caller | undefined> {
+  if (!secret.startsWith(TOKEN_PREFIX) || secret.length > 200) return undefined;
+  const [row] = await q.query<AuthRow>(
+    `SELECT t.id AS token_id, t.scopes, n.id AS tenant_id, n.slug, n.name AS tenant_name, n.language,
+            p.id, p.kind, p.name, p.email, p.owner_id
+       FROM tokens t
+       JOIN tenants n ON n.id = t.tenant_id
+       JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
+      WHERE t.secret_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+    [hashSecret(secret)],
+  );
+  if (!row) return undefined;
+  return {
+    tenant: { id: row.tenant_id, slug: row.slug, name: row.tenant_name, language: row.language },
+    principal: toPrincipal(row),
+    scopes: new Set(row.scopes),
+    tokenId: row.token_id,
+  };
+}

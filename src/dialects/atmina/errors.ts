@@ -1,0 +1,13 @@
+import type { DialectErrors } from '../../mcp/errors.ts';
+
+/**
+ * Atmina names each failure by its code (validation, permission_denied, not_found, conflict,
+ * content_integrity, payload_too_large, rate_limited, unavailable) so that agents can branch on
+ * it; the text is `code: message`.
+ */
+export const atminaErrors: DialectErrors = {
+  forbidden: (tool, missing) => ({ text: `permission_denied: ${tool.name} needs the ${missing.join(' and ')} scope` }),
+  invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
+  fromError: (_tool, error) => ({ text: `${error.code === 'unauthenticated' ? 'permission_denied' : error.code}: ${error.message}` }),
+  internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
+};

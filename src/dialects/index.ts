@@ -1,0 +1,27 @@
+import type { DialectErrors } from '../mcp/errors.ts';
+import type { Endpoint } from '../mcp/registry.ts';
+import type { Dialect, ToolDef } from '../mcp/tool.ts';
+import { alignbaseErrors } from './alignbase/errors.ts';
+import { atminaErrors } from './atmina/errors.ts';
+import { health } from './atmina/health.ts';
+import { whoami } from './atmina/whoami.ts';
+import { brainErrors } from './brain/errors.ts';
+
+/** Every tool of every dialect; each endpoint serves the ones of its dialects. */
+export const allTools: readonly ToolDef[] = [whoami, health];
+
+export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
+  alignbase: alignbaseErrors,
+  atmina: atminaErrors,
+  brain: brainErrors,
+};
+
+/** The MCP endpoints: one per dialect, as its original service names itself, and one for all. */
+export function mcpEndpoints(version: string): Endpoint[] {
+  return [
+    { path: '/mcp', dialects: ['alignbase', 'atmina', 'brain'], serverInfo: { name: 'knowledge-gateway', title: 'Knowledge Gateway', version } },
+    { path: '/alignbase/mcp', dialects: ['alignbase'], serverInfo: { name: 'alignbase', title: 'Alignbase', version: '0.1.0' } },
+    { path: '/atmina/mcp', dialects: ['atmina'], serverInfo: { name: 'atmina', title: 'Atmina', version } },
+    { path: '/brain/mcp', dialects: ['brain'], serverInfo: { name: 'company-brain', title: 'Company Brain', version } },
+  ];
+}

@@ -1,0 +1,107 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticateBearer } from '../auth/bearer.ts';
+import type { Config } from '../config.ts';
+import type { Caller } from '../core/access/caller.ts';
+import type { Services } from '../core/services.ts';
+import type { Endpoint } from '../mcp/registry.ts';
+import type { McpService } from '../mcp/server.ts';
+import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
+
+/** The largest MCP request body accepted; bigger files go through presigned uploads. */
+export const MCP_BODY_LIMIT = 16 * 1024 * 1024;
+
+const UNAUTHORIZED_TEXT: Readonly<Record<string, string>> = {
+  '/brain/mcp': 'Unauthorized: the request is missing a valid Company Brain token.',
+};
+
+function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  return accept.split(',').some((part) => /^\s*(?:application\/json|application\/\*|\*\/\*)\s*(?:;|$)/i.test(part));
+}
+
+function isJsonContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/json\s*(?:;|$)/i.test(contentType);
+}
+
+const callers = new WeakMap<FastifyRequest, Caller>();
+
+/**
+ * POST /mcp and each dialect's endpoint: stateless Streamable HTTP with JSON responses.
+ * Checks run cheapest first, before the body is read: method, Origin, Host, token, headers.
+ */
+export function registerMcpRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[], mcp: McpService): void {
+  const origins = allowedOrigins(config);
+  const resourceBase = config.publicUrl;
+
+  void app.register((scope, _options, done) => {
+    // Read any body as text: JSON is parsed here so a bad body gets a JSON-RPC error, not an HTML page.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
+    scope.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+      if (error.statusCode === 413) return rpcError(reply, 413, -32600, `Request body exceeds ${MCP_BODY_LIMIT} bytes`);
+      request.log.error({ err: error }, 'MCP request failed');
+      return rpcError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 500, -32603, 'Internal error');
+    });
+
+    for (const endpoint of endpoints) {
+      scope.route({
+        method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+        url: endpoint.path,
+        handler: (_request, reply) => rpcError(reply.header('allow', 'POST'), 405, -32000, 'Method not allowed: this server is stateless and answers POST only'),
+      });
+      scope.route({
+        method: 'POST',
+        url: endpoint.path,
+        bodyLimit: MCP_BODY_LIMIT,
+        onRequest: async (request, reply) => {
+          if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
+          if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
+          const auth = await authenticateBearer(services.db, request.headers.authorization);
+          if ('failure' in auth) {
+            const challenge = [`Bearer realm="knowledge-gateway"`, `resource_metadata="${resourceBase}/.well-known/oauth-protected-resource${endpoint.path}"`];
+            if (auth.failure === 'invalid') challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked or expired"');
+            reply.header('www-authenticate', challenge.join(', '));
+            return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
+          }
+          if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
+          if (!isJsonContentType(request.headers['content-type'])) return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+          const version = request.headers['mcp-protocol-version'];
+          if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+            return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+          }
+          callers.set(request, auth.caller);
+          return undefined;
+        },
+        handler: async (request, reply) => {
+          const caller = callers.get(request);
+          if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
+          let payload: unknown;
+          try {
+            payload = JSON.parse(typeof request.body === 'string' ? request.body : '');
+          } catch {
+            return rpcError(reply, 400, -32700, 'Parse error: the body is not valid JSON');
+          }
+          const batch = Array.isArray(payload);
+          const raw = batch ? (payload as unknown[]) : [payload];
+          const messages: JSONRPCMessage[] = [];
+          for (const item of raw) {
+            const parsed = JSONRPCMessageSchema.safeParse(item);
+            if (!parsed.success) return rpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
+            messages.push(parsed.data);
+          }
+          if (messages.length === 0) return rpcError(reply, 400, -32600, 'Invalid Request: empty batch');
+          const responses = await mcp.handle({ endpoint, caller, requestId: request.id, log: request.log }, messages);
+          if (responses.length === 0) return reply.code(202).send();
+          return reply.code(200).type('application/json').send(batch ? responses : responses[0]);
+        },
+      });
+    }
+    done();
+  });
+}

@@ -1,0 +1,20 @@
+import type { Scope } from '../core/access/scopes.ts';
+import type { KgwError } from '../core/errors.ts';
+import type { ToolDef, ToolReply } from './tool.ts';
+
+/** How one dialect words its failures; each dialect keeps its spec's texts in one table. */
+export interface DialectErrors {
+  /** The caller's token lacks a scope the tool needs. */
+  forbidden(tool: ToolDef, missing: readonly Scope[]): ToolReply;
+  /** The arguments do not match the tool's input schema. */
+  invalidArguments(tool: ToolDef, problems: readonly string[]): ToolReply;
+  /** A failure the core reported. */
+  fromError(tool: ToolDef, error: KgwError): ToolReply;
+  /** Anything unexpected; the details are logged, never shown. */
+  internal(tool: ToolDef, requestId: string): ToolReply;
+}
+
+/** Formats zod issues as `path: message` lines. */
+export function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
+  return issues.map((issue) => (issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
+}

@@ -1,0 +1,89 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Caller } from '../core/access/caller.ts';
+import { isKgwError } from '../core/errors.ts';
+import type { Services } from '../core/services.ts';
+import { describeIssues } from './errors.ts';
+import type { Endpoint, ToolRegistry } from './registry.ts';
+import type { ToolDef, ToolReply } from './tool.ts';
+import { OneShotTransport } from './transport.ts';
+
+export interface McpRequest {
+  readonly endpoint: Endpoint;
+  readonly caller: Caller;
+  readonly requestId: string;
+  readonly log: FastifyBaseLogger;
+}
+
+function toResult(reply: ToolReply, isError: boolean): CallToolResult {
+  const result: CallToolResult = { content: [{ type: 'text', text: reply.text }] };
+  if (reply.structured) result.structuredContent = reply.structured;
+  if (isError) result.isError = true;
+  return result;
+}
+
+/**
+ * Serves MCP requests statelessly. Each HTTP request gets a fresh SDK `Server`, which is cheap
+ * because everything costly is shared: the tool registry (schemas, JSON Schemas, filtered lists)
+ * and one JSON Schema validator.
+ */
+export class McpService {
+  readonly #registry: ToolRegistry;
+  readonly #services: Services;
+  // The SDK builds a new Ajv per Server unless one is passed in; one is enough for the process.
+  readonly #validator = new AjvJsonSchemaValidator();
+
+  constructor(registry: ToolRegistry, services: Services) {
+    this.#registry = registry;
+    this.#services = services;
+  }
+
+  async handle(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    const { endpoint } = request;
+    const server = new Server(endpoint.serverInfo, {
+      capabilities: { tools: { listChanged: false } },
+      instructions: endpoint.instructions,
+      jsonSchemaValidator: this.#validator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#registry.listFor(endpoint, request.caller) }));
+    server.setRequestHandler(CallToolRequestSchema, (call) => this.#call(request, call.params.name, call.params.arguments));
+    const transport = new OneShotTransport();
+    await server.connect(transport);
+    try {
+      return await transport.exchange(messages);
+    } finally {
+      await server.close();
+    }
+  }
+
+  async #call(request: McpRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const { endpoint, caller, requestId, log } = request;
+    const tool = this.#registry.find(endpoint, name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    const errors = this.#registry.errors[tool.dialect];
+    const missing = tool.scopes.filter((scope) => !caller.scopes.has(scope));
+    if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
+    const parsed = tool.input.safeParse(args ?? {});
+    if (!parsed.success) return toResult(errors.invalidArguments(tool, describeIssues(parsed.error.issues)), true);
+    try {
+      return toResult(await tool.run({ caller, services: this.#services, requestId }, parsed.data), false);
+    } catch (error) {
+      return toResult(this.#failure(tool, error, request), true);
+    } finally {
+      log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id }, 'tool call');
+    }
+  }
+
+  #failure(tool: ToolDef, error: unknown, request: McpRequest): ToolReply {
+    const errors = this.#registry.errors[tool.dialect];
+    if (isKgwError(error)) {
+      if (error.code === 'unavailable') request.log.warn({ err: error, tool: tool.name }, 'tool failed: backend unavailable');
+      return errors.fromError(tool, error);
+    }
+    request.log.error({ err: error, tool: tool.name, tenant: request.caller.tenant.slug }, 'tool failed unexpectedly');
+    return errors.internal(tool, request.requestId);
+  }
+}

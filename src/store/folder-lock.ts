@@ -1,0 +1,107 @@
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+/** Who holds an embedded data folder, as written in its lock file. */
+export interface FolderOwner {
+  readonly pid: number;
+  readonly role: 'gateway' | 'cli';
+  readonly startedAt: string;
+  /** A serving gateway: where its admin endpoint listens, and the secret it accepts. */
+  readonly adminUrl?: string;
+  readonly adminSecret?: string;
+}
+
+export interface FolderLock {
+  readonly path: string;
+  /** Rewrites the lock file atomically (e.g. once the gateway listens). */
+  update(owner: FolderOwner): void;
+  release(): void;
+}
+
+const LOCK_NAME = 'kgw.lock';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readOwner(file: string): { text: string; owner: FolderOwner | undefined } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    return { text, owner: JSON.parse(text) as FolderOwner };
+  } catch {
+    return { text, owner: undefined };
+  }
+}
+
+/**
+ * PGlite admits one process per data folder, so every process that opens one first takes
+ * this lock file (created exclusively). A lock left by a dead process is removed. Returns the
+ * lock, or the live owner that holds it.
+ */
+export function tryLockFolder(dataDir: string, owner: FolderOwner): { lock: FolderLock } | { heldBy: FolderOwner } {
+  const file = path.join(dataDir, LOCK_NAME);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      try {
+        writeSync(fd, JSON.stringify(owner));
+      } finally {
+        closeSync(fd);
+      }
+      return { lock: makeLock(file, owner.pid) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const current = readOwner(file);
+    if (current === undefined) continue;
+    if (current.owner === undefined) {
+      // Being written right now by its creator; look again shortly.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+      const again = readOwner(file);
+      if (again?.text !== current.text) continue;
+    } else if (alive(current.owner.pid)) {
+      return { heldBy: current.owner };
+    }
+    // The holder is gone: remove its lock, but only if nobody replaced it meanwhile.
+    if (readOwner(file)?.text === current.text) {
+      try {
+        unlinkSync(file);
+      } catch {
+        // Someone else removed it first.
+      }
+    }
+  }
+  throw new Error(`could not take the lock on ${file}`);
+}
+
+function makeLock(file: string, pid: number): FolderLock {
+  return {
+    path: file,
+    update(owner) {
+      const temporary = `${file}.${pid}.tmp`;
+      writeFileSync(temporary, JSON.stringify(owner), { mode: 0o600 });
+      renameSync(temporary, file);
+    },
+    release() {
+      const current = readOwner(file);
+      if (current?.owner?.pid === pid) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Already gone.
+        }
+      }
+    },
+  };
+}

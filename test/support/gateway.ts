@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Gateway } from '../../src/app.ts';
+import { createGateway } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { createToken } from '../../src/core/tokens/tokens.ts';
+import type { Db } from '../../src/store/db.ts';
+
+export interface RunningGateway {
+  readonly gateway: Gateway;
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts a gateway on a free loopback port over an already migrated store. */
+export async function startGateway(db: Db, env: Record<string, string> = {}): Promise<RunningGateway> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-gw-'));
+  const config = loadConfig({ KGW_PORT: '0', KGW_LOG_LEVEL: 'silent', KGW_DATA_DIR: dataDir, ...env });
+  const gateway = await createGateway(config, { db });
+  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    gateway,
+    url: address,
+    async close() {
+      await gateway.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Applies an org file; fails the test on any error. */
+export async function seedOrg(db: Db, yaml: string): Promise<void> {
+  await applyOrgFile(db, { source: yaml });
+}
+
+export async function issueToken(db: Db, tenant: string, principal: string, scopes: string, ttlMs?: number): Promise<string> {
+  return (await createToken(db, { tenant, principal, scopes, ttlMs })).token;
+}
+
+/** The SDK's own client, connected over Streamable HTTP with a bearer token. */
+export async function connectClient(url: string, token: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'kgw-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } });
+  await client.connect(transport);
+  return client;
+}
+
+export const ACME_ORG = `
+tenant: acme
+name: Acme Inc.
+language: en
+people:
+  - email: alice@acme.test
+    name: Alice
+  - email: bob@acme.test
+    name: Bob
+agents:
+  - name: release-bot
+    owner: alice@acme.test
+groups:
+  - name: eng
+    members: [release-bot, alice@acme.test]
+teams:
+  - slug: docs
+    name: Docs team
+    members: { alice@acme.test: admin, release-bot: editor }
+`;
+
+export const GLOBEX_ORG = `
+tenant: globex
+name: Globex
+language: de
+people:
+  - email: hank@globex.test
+    name: Hank
+agents:
+  - name: globex-bot
+    owner: hank@globex.test
+`;
