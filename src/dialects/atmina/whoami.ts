@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { groupsOf, teamsOf } from '../../core/directory/directory.ts';
+import { describeCaller } from '../../core/directory/whoami.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 
 const input = z.object({}).strict();
@@ -40,17 +40,6 @@ export const whoami = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   scopes: ['context.read'],
   async run({ caller, services }) {
-    const [teams, groups] = await Promise.all([
-      teamsOf(services.db, caller.tenant.id, caller.principal.id),
-      groupsOf(services.db, caller.tenant.id, caller.principal.id),
-    ]);
-    const { principal, tenant } = caller;
-    return jsonReply({
-      tenant: { slug: tenant.slug, name: tenant.name, language: tenant.language },
-      principal: { id: principal.id, kind: principal.kind, name: principal.name, email: principal.email ?? null },
-      teams: teams.map((t) => ({ team_id: t.teamId, slug: t.slug, name: t.name, role: t.role })),
-      groups: groups.map((g) => ({ group_id: g.groupId, name: g.name })),
-      scopes: [...caller.scopes],
-    } satisfies z.infer<typeof output>);
+    return jsonReply({ ...(await describeCaller(services.db, caller)) } satisfies z.infer<typeof output>);
   },
 });
