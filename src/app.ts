@@ -25,8 +25,9 @@ export const pgliteDir = (config: Config): string => path.join(config.dataDir, '
 
 /** Opens the store the configuration names: PostgreSQL when DATABASE_URL is set, PGlite otherwise. */
 export async function openStore(config: Config): Promise<Db> {
-  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
+  // The data folder also holds file bytes on local disk, whichever store is used.
   await mkdir(config.dataDir, { recursive: true });
+  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
   return openPglite(pgliteDir(config));
 }
 

@@ -64,6 +64,11 @@ function parsePort(env: Env, name: string, fallback: number): number {
   return Number(raw);
 }
 
+/** A URL as it may be shown in a message: any password replaced by ***. */
+function redact(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
 function parseUrl(env: Env, name: string, protocols: readonly string[], fallback?: string): string | undefined {
   const raw = optional(env, name) ?? fallback;
   if (raw === undefined) return undefined;
@@ -71,7 +76,7 @@ function parseUrl(env: Env, name: string, protocols: readonly string[], fallback
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(name, `must be an absolute URL, got "${raw}"`);
+    throw new ConfigError(name, `must be an absolute URL with a valid host and port, got "${redact(raw)}"`);
   }
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(name, `must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}, got "${url.protocol.replace(':', '')}"`);
@@ -84,6 +89,9 @@ function parsePublicUrl(env: Env, fallback: string): string {
   const url = new URL(raw);
   if (url.search !== '' || url.hash !== '') {
     throw new ConfigError('KGW_PUBLIC_URL', 'must not have a query or fragment');
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError('KGW_PUBLIC_URL', 'must not contain a user name or password');
   }
   // Canonical form without a trailing slash, so resource URLs can be appended.
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
@@ -102,7 +110,9 @@ function parseOrigins(env: Env): string[] {
       } catch {
         throw new ConfigError('KGW_ALLOWED_ORIGINS', `"${entry}" is not an origin such as https://app.example.com`);
       }
-      if (url.origin === 'null' || url.origin !== entry.replace(/\/$/, '')) {
+      // An origin is scheme, host and port only; case and a default port are normalised away.
+      const bare = url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+      if (url.origin === 'null' || !bare || !/^https?:$/.test(url.protocol)) {
         throw new ConfigError('KGW_ALLOWED_ORIGINS', `"${entry}" is not an origin such as https://app.example.com`);
       }
       return url.origin;

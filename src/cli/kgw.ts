@@ -1,19 +1,20 @@
 #!/usr/bin/env node
 import { ConfigError } from '../config.ts';
 import { isKgwError } from '../core/errors.ts';
-import { applyCommand, applyHelp } from './apply.ts';
-import { doctorCommand, doctorHelp } from './doctor.ts';
-import { migrateCommand, migrateHelp } from './migrate.ts';
-import { serveCommand, serveHelp } from './serve.ts';
-import { tokenCommand, tokenHelp } from './token.ts';
 import { UsageError } from './usage.ts';
 
-const commands: Record<string, { run: (argv: readonly string[]) => Promise<void>; help: string; summary: string }> = {
-  serve: { run: serveCommand, help: serveHelp, summary: 'run the gateway' },
-  migrate: { run: migrateCommand, help: migrateHelp, summary: 'apply database migrations' },
-  apply: { run: applyCommand, help: applyHelp, summary: 'apply a declarative org file (YAML)' },
-  token: { run: tokenCommand, help: tokenHelp, summary: 'create, list and revoke bearer tokens' },
-  doctor: { run: doctorCommand, help: doctorHelp, summary: 'check the configuration and every backend' },
+interface Command {
+  readonly summary: string;
+  /** Loaded on use, so `kgw --help` does not load the whole gateway. */
+  load(): Promise<{ run: (argv: readonly string[]) => Promise<void>; help: string }>;
+}
+
+const commands: Record<string, Command> = {
+  serve: { summary: 'run the gateway', load: async () => import('./serve.ts').then((m) => ({ run: m.serveCommand, help: m.serveHelp })) },
+  migrate: { summary: 'apply database migrations', load: async () => import('./migrate.ts').then((m) => ({ run: m.migrateCommand, help: m.migrateHelp })) },
+  apply: { summary: 'apply a declarative org file (YAML)', load: async () => import('./apply.ts').then((m) => ({ run: m.applyCommand, help: m.applyHelp })) },
+  token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
+  doctor: { summary: 'check the configuration and every backend', load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })) },
 };
 
 const mainHelp = `Usage: kgw COMMAND [options]
@@ -32,7 +33,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
-    if (topic) return void console.log(topic.help);
+    if (topic) return void console.log((await topic.load()).help);
     return void console.log(mainHelp);
   }
   if (name === '--version' || name === '-v') {
@@ -41,7 +42,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const command = commands[name];
   if (!command) throw new UsageError(`unknown command "${name}"; run "kgw --help"`);
-  await command.run(rest);
+  await (await command.load()).run(rest);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

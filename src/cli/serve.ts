@@ -38,7 +38,13 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
   try {
     const adminSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
     const gateway = await createGateway(config, adminSecret === undefined ? {} : { adminSecret });
-    const address = await gateway.app.listen({ host: config.host, port: config.port });
+    let address: string;
+    try {
+      address = await gateway.app.listen({ host: config.host, port: config.port });
+    } catch (error) {
+      await gateway.close();
+      throw error;
+    }
     const port = new URL(address).port;
     const adminHost = ['0.0.0.0', '::', '127.0.0.1', 'localhost', '::1'].includes(config.host) ? '127.0.0.1' : config.host;
     lock?.update({ pid: process.pid, role: 'gateway', startedAt, adminUrl: `http://${adminHost.includes(':') ? `[${adminHost}]` : adminHost}:${port}`, adminSecret });

@@ -25,7 +25,6 @@ function status(token: TokenInfo): string {
 export async function tokenCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(tokenHelp);
-  const config = loadConfig();
   switch (sub) {
     case 'create': {
       const { values, help } = parseCommand(
@@ -37,7 +36,7 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
       for (const required of ['tenant', 'principal', 'scopes'] as const) {
         if (values[required] === undefined) throw new UsageError(`--${required} is required`);
       }
-      const created = (await withOps(config, (run) => run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }))) as {
+      const created = (await withOps(loadConfig(), (run) => run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }))) as {
         token: string;
       };
       console.log(created.token);
@@ -46,7 +45,7 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
     case 'list': {
       const { values, help } = parseCommand(rest, { tenant: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
       if (help) return void console.log(tokenHelp);
-      const tokens = (await withOps(config, (run) => run('token.list', { tenant: values.tenant, all: values.all === true }))) as TokenInfo[];
+      const tokens = (await withOps(loadConfig(), (run) => run('token.list', { tenant: values.tenant, all: values.all === true }))) as TokenInfo[];
       if (values.json === true) return void console.log(JSON.stringify(tokens, null, 2));
       if (tokens.length === 0) return void console.log('no tokens');
       console.log(
@@ -60,7 +59,7 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
     case 'revoke': {
       const { positionals, help } = parseCommand(rest, {}, { min: 1, max: 1 });
       if (help) return void console.log(tokenHelp);
-      const token = (await withOps(config, (run) => run('token.revoke', { id: positionals[0] }))) as TokenInfo;
+      const token = (await withOps(loadConfig(), (run) => run('token.revoke', { id: positionals[0] }))) as TokenInfo;
       console.log(`revoked ${token.id} (${token.principal} in ${token.tenant})`);
       return;
     }

@@ -70,7 +70,8 @@ export function tryLockFolder(dataDir: string, owner: FolderOwner): { lock: Fold
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
       const again = readOwner(file);
       if (again?.text !== current.text) continue;
-    } else if (alive(current.owner.pid)) {
+    } else if (current.owner.pid !== owner.pid && alive(current.owner.pid)) {
+      // A lock under our own pid was left by an earlier life of this pid (e.g. pid 1 in a container).
       return { heldBy: current.owner };
     }
     // The holder is gone: remove its lock, but only if nobody replaced it meanwhile.

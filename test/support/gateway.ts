@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,26 +51,8 @@ export async function connectClient(url: string, token: string, headers: Record<
   return client;
 }
 
-export const ACME_ORG = `
-tenant: acme
-name: Acme Inc.
-language: en
-people:
-  - email: alice@acme.test
-    name: Alice
-  - email: bob@acme.test
-    name: Bob
-agents:
-  - name: release-bot
-    owner: alice@acme.test
-groups:
-  - name: eng
-    members: [release-bot, alice@acme.test]
-teams:
-  - slug: docs
-    name: Docs team
-    members: { alice@acme.test: admin, release-bot: editor }
-`;
+/** The example org file shipped in docs/, so the documented example is exercised by every suite. */
+export const ACME_ORG = readFileSync(new URL('../../docs/examples/org.yaml', import.meta.url), 'utf8');
 
 export const GLOBEX_ORG = `
 tenant: globex

@@ -1,0 +1,241 @@
+/**
+ * `npm run bench`: tools/call of Atmina's whoami over loopback, the real gateway against a plain
+ * Fastify route doing the same work and the naive per-request SDK pattern, each scenario in a
+ * fresh server child, loaded with autocannon from this process. See bench/README.md.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { applyOrgFile } from '../src/core/org/apply.ts';
+import { createToken } from '../src/core/tokens/tokens.ts';
+import type { Db } from '../src/store/db.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { openPglite } from '../src/store/pglite.ts';
+import { openPostgres } from '../src/store/postgres.ts';
+import type { ChildSpec, FromChild, Scenario, StoreSpec, ToChild, Usage } from './scenarios.ts';
+import { CALLER, ORG_YAML, PATHS, REQUEST_BODY, SCENARIOS, checkBody, requestHeaders } from './scenarios.ts';
+
+const GOAL_PCT = 25;
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+  return value;
+}
+
+const databaseUrl = process.env.BENCH_DATABASE_URL || undefined;
+const settings = {
+  store: databaseUrl === undefined ? ('pglite' as const) : ('postgres' as const),
+  durationSec: positive('BENCH_DURATION', 10),
+  warmupSec: positive('BENCH_WARMUP', 3),
+  connections: positive('BENCH_CONNECTIONS', 10),
+  pipelining: 1,
+  scenarios: (process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()) ?? [...SCENARIOS]).filter((s): s is Scenario => (SCENARIOS as readonly string[]).includes(s)),
+  cpuProfile: process.env.BENCH_CPU_PROF === '1',
+};
+const name = process.env.BENCH_NAME || `whoami-${settings.store}`;
+
+interface Store {
+  readonly spec: StoreSpec;
+  readonly token: string;
+  dispose(): Promise<void>;
+}
+
+async function seed(db: Db): Promise<string> {
+  await migrate(db);
+  await applyOrgFile(db, { source: ORG_YAML });
+  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' })).token;
+}
+
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, seeded store the children open in turn: a PGlite folder or a new PostgreSQL database. */
+async function prepareStore(): Promise<Store> {
+  if (databaseUrl === undefined) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-'));
+    const dataDir = path.join(dir, 'pgdata');
+    const db = await openPglite(dataDir);
+    try {
+      return { spec: { kind: 'pglite', dataDir }, token: await seed(db), dispose: () => rm(dir, { recursive: true, force: true }) };
+    } finally {
+      await db.close();
+    }
+  }
+  const database = `kgw_bench_${randomBytes(6).toString('hex')}`;
+  await adminQuery(databaseUrl, `CREATE DATABASE ${database}`);
+  const url = new URL(databaseUrl);
+  url.pathname = `/${database}`;
+  const db = openPostgres(url.toString(), { max: 2 });
+  try {
+    return { spec: { kind: 'postgres', url: url.toString() }, token: await seed(db), dispose: () => adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
+  } finally {
+    await db.close();
+  }
+}
+
+/** The next message of `type` from the child; rejects when it fails or exits first. */
+function receive<T extends FromChild['type']>(child: ChildProcess, type: T): Promise<Extract<FromChild, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: FromChild) => {
+      if (message.type === 'failed') finish(() => reject(new Error(`server child failed: ${message.message}`)));
+      else if (message.type === type) finish(() => resolve(message as Extract<FromChild, { type: T }>));
+    };
+    const onExit = (code: number | null) => finish(() => reject(new Error(`server child exited (${code}) before "${type}"`)));
+    const finish = (settle: () => void) => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      settle();
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+async function askUsage(child: ChildProcess): Promise<Usage> {
+  const answer = receive(child, 'usage');
+  child.send({ type: 'usage' } satisfies ToChild);
+  return (await answer).usage;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (child.connected) child.send({ type: 'stop' } satisfies ToChild);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const MiB = (kib: number) => Math.round((kib / 1024) * 10) / 10;
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+interface ScenarioResult {
+  scenario: Scenario;
+  path: string;
+  verified: boolean;
+  problem?: string;
+  flagged: boolean;
+  requestsPerSec?: number;
+  requests?: number;
+  latencyP50Ms?: number;
+  latencyP99Ms?: number;
+  non2xx?: number;
+  errors?: number;
+  timeouts?: number;
+  mismatches?: number;
+  rssAtReadyMiB?: number;
+  peakRssMiB?: number;
+  heapTotalMiB?: number;
+  serverCpuMicrosPerRequest?: number;
+}
+
+async function runScenario(scenario: Scenario, store: Store): Promise<ScenarioResult> {
+  const spec: ChildSpec = { scenario, store: store.spec };
+  const profileDir = path.join(HERE, 'results', 'profiles');
+  if (settings.cpuProfile) await mkdir(profileDir, { recursive: true });
+  const child = fork(path.join(HERE, 'server.ts'), [JSON.stringify(spec)], {
+    execPath: process.execPath,
+    execArgv: settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${scenario}.cpuprofile`] : [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const base: ScenarioResult = { scenario, path: PATHS[scenario], verified: false, flagged: true };
+  try {
+    const ready = await receive(child, 'ready');
+    const url = `http://127.0.0.1:${ready.port}${PATHS[scenario]}`;
+    const headers = requestHeaders(store.token);
+    const response = await fetch(url, { method: 'POST', headers, body: REQUEST_BODY });
+    const body = await response.text();
+    const problem = response.status !== 200 ? `status ${response.status}: ${body.slice(0, 200)}` : checkBody(scenario, body);
+    if (problem !== undefined) return { ...base, problem };
+    const load = { url, method: 'POST' as const, headers, body: REQUEST_BODY, connections: settings.connections, pipelining: settings.pipelining };
+    await autocannon({ ...load, duration: settings.warmupSec });
+    const before = await askUsage(child);
+    // Every answer must be byte-identical to the verified one; anything else counts as a mismatch.
+    const result = await autocannon({ ...load, duration: settings.durationSec, expectBody: body });
+    const after = await askUsage(child);
+    const requests = result.requests.total;
+    return {
+      ...base,
+      verified: true,
+      flagged: result.non2xx + result.errors + result.timeouts + result.mismatches > 0,
+      requestsPerSec: round(result.requests.mean, 1),
+      requests,
+      latencyP50Ms: result.latency.p50,
+      latencyP99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      mismatches: result.mismatches,
+      rssAtReadyMiB: MiB(ready.usage.maxRssKiB),
+      peakRssMiB: MiB(after.maxRssKiB),
+      heapTotalMiB: MiB(after.heapTotalKiB),
+      serverCpuMicrosPerRequest: requests > 0 ? Math.round((after.cpuMicros - before.cpuMicros) / requests) : 0,
+    };
+  } catch (error) {
+    return { ...base, problem: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await stopChild(child);
+  }
+}
+
+function ratio(results: readonly ScenarioResult[], scenario: Scenario): number | null {
+  const plain = results.find((r) => r.scenario === 'plain')?.requestsPerSec;
+  const other = results.find((r) => r.scenario === scenario)?.requestsPerSec;
+  return plain && other !== undefined ? round((other / plain) * 100, 1) : null;
+}
+
+function printTable(results: readonly ScenarioResult[]): void {
+  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'peak RSS MiB', 'CPU µs/req', '']];
+  for (const r of results) {
+    const cell = (value: number | undefined) => (value === undefined ? '-' : String(value));
+    const errors = r.errors === undefined ? undefined : r.errors + (r.timeouts ?? 0) + (r.mismatches ?? 0);
+    const flag = r.problem !== undefined ? `FAILED: ${r.problem}` : r.flagged ? 'FLAGGED: errors during the run' : '';
+    rows.push([r.scenario, cell(r.requestsPerSec), cell(r.latencyP50Ms), cell(r.latencyP99Ms), cell(r.non2xx), cell(errors), cell(r.peakRssMiB), cell(r.serverCpuMicrosPerRequest), flag]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  for (const row of rows) console.log(row.map((cell, i) => (i === 0 || i === row.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+}
+
+async function main(): Promise<void> {
+  const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 1024 ** 3, 1), node: process.version, platform: `${process.platform} ${os.release()} ${process.arch}` };
+  console.log(`bench ${name}: ${settings.store}, ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per scenario`);
+  const store = await prepareStore();
+  const results: ScenarioResult[] = [];
+  try {
+    for (const scenario of settings.scenarios) {
+      console.log(`- ${scenario} …`);
+      results.push(await runScenario(scenario, store));
+    }
+  } finally {
+    await store.dispose();
+  }
+  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
+  const report = { name, date: new Date().toISOString(), machine, settings, results, ratios, goal: { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT } };
+  const file = path.join(HERE, 'results', `${name}.json`);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log();
+  printTable(results);
+  console.log(`\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`);
+  console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`);
+  console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  if (results.some((r) => !r.verified)) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+/** What the parent (run.ts) and the server child (server.ts) share: scenarios, the request, IPC messages. */
+
+export const SCENARIOS = ['mcp', 'plain', 'naive-sdk'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export type StoreSpec = { readonly kind: 'pglite'; readonly dataDir: string } | { readonly kind: 'postgres'; readonly url: string };
+
+/** What the parent hands the child (as argv[2], JSON). */
+export interface ChildSpec {
+  readonly scenario: Scenario;
+  readonly store: StoreSpec;
+}
+
+export type ToChild = { readonly type: 'usage' } | { readonly type: 'stop' };
+export type FromChild =
+  | { readonly type: 'ready'; readonly port: number; readonly usage: Usage }
+  | { readonly type: 'usage'; readonly usage: Usage }
+  | { readonly type: 'failed'; readonly message: string };
+
+export interface Usage {
+  /** process.resourceUsage().maxRSS, KiB. */
+  readonly maxRssKiB: number;
+  /** User plus system CPU time, microseconds. */
+  readonly cpuMicros: number;
+  /** V8 heap reserved now (process.memoryUsage().heapTotal), KiB. */
+  readonly heapTotalKiB: number;
+}
+
+export function usageNow(): Usage {
+  const usage = process.resourceUsage();
+  return { maxRssKiB: usage.maxRSS, cpuMicros: usage.userCPUTime + usage.systemCPUTime, heapTotalKiB: Math.round(process.memoryUsage().heapTotal / 1024) };
+}
+
+/** The seeded organisation: the documented example org file; the bench calls whoami as alice. */
+export const ORG_YAML = readFileSync(new URL('../docs/examples/org.yaml', import.meta.url), 'utf8');
+export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: 'context.read' } as const;
+
+/** Every scenario gets the same headers and body; only the path differs. */
+export const PATHS: Readonly<Record<Scenario, string>> = { mcp: '/atmina/mcp', plain: '/whoami', 'naive-sdk': '/mcp' };
+export const REQUEST_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+
+export function requestHeaders(token: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-06-18',
+  };
+}
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+/** Why a response body is not the whoami of alice at acme, or undefined when it is. */
+export function checkBody(scenario: Scenario, body: string): string | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return 'body is not JSON';
+  }
+  let profile = json;
+  if (scenario !== 'plain') {
+    const result = field(json, 'result');
+    if (result === undefined) return `no JSON-RPC result: ${body.slice(0, 200)}`;
+    if (field(result, 'isError') === true) return `tool error: ${body.slice(0, 200)}`;
+    profile = field(result, 'structuredContent');
+    const text = field((field(result, 'content') as unknown[] | undefined)?.[0], 'text');
+    if (typeof text !== 'string' || JSON.stringify(JSON.parse(text)) !== JSON.stringify(profile)) return 'text content differs from structured content';
+  }
+  if (field(field(profile, 'tenant'), 'slug') !== CALLER.tenant) return `tenant is not ${CALLER.tenant}: ${body.slice(0, 200)}`;
+  if (field(field(profile, 'principal'), 'email') !== CALLER.principal) return `principal is not ${CALLER.principal}`;
+  const teams = field(profile, 'teams');
+  if (!Array.isArray(teams) || teams.length !== 1) return 'expected one team membership';
+  return undefined;
+}

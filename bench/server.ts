@@ -1,0 +1,116 @@
+/**
+ * The server child of the bench: serves one scenario on a loopback port over an already seeded
+ * store, tells the parent the port over IPC, answers usage questions and stops when told.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { authenticateBearer } from '../src/auth/bearer.ts';
+import { describeCaller } from '../src/core/directory/whoami.ts';
+import type { Db } from '../src/store/db.ts';
+import type { ChildSpec, FromChild, Scenario, ToChild } from './scenarios.ts';
+import { PATHS, usageNow } from './scenarios.ts';
+
+const LOG_LEVEL = 'info';
+
+function tell(message: FromChild): void {
+  process.send?.(message);
+}
+
+/** A Fastify app configured like the gateway's (logger on, per-request logging off). */
+function plainFastify(): FastifyInstance {
+  return Fastify({ logger: { level: LOG_LEVEL }, logController: new LogController({ disableRequestLogging: true }) });
+}
+
+/** (2) The same work as the MCP tool, without MCP: authenticate, describe, reply JSON. */
+function plainApp(db: Db): FastifyInstance {
+  const app = plainFastify();
+  app.post(PATHS.plain, async (request, reply) => {
+    const result = await authenticateBearer(db, request.headers.authorization);
+    if ('failure' in result) return reply.code(401).send({ error: result.failure });
+    return describeCaller(db, result.caller);
+  });
+  return app;
+}
+
+/** (3) The common naive pattern: a new McpServer, tool, zod schema and SDK transport per request. */
+async function naiveSdkApp(db: Db): Promise<FastifyInstance> {
+  // Imported here so that each scenario's memory holds only the modules it uses.
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { z } = await import('zod');
+  const app = plainFastify();
+  app.post(PATHS['naive-sdk'], async (request, reply) => {
+    const result = await authenticateBearer(db, request.headers.authorization);
+    if ('failure' in result) return reply.code(401).send({ error: result.failure });
+    const { caller } = result;
+    const server = new McpServer({ name: 'naive', version: '1.0.0' });
+    server.registerTool('whoami', { title: 'Who am I', description: 'The authenticated caller.', inputSchema: z.object({}).strict() }, async () => {
+      const profile = await describeCaller(db, caller);
+      return { content: [{ type: 'text', text: JSON.stringify(profile, null, 2) }], structuredContent: { ...profile } };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    reply.hijack();
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+    return reply;
+  });
+  return app;
+}
+
+async function openStore(spec: ChildSpec['store']): Promise<Db> {
+  if (spec.kind === 'pglite') return (await import('../src/store/pglite.ts')).openPglite(spec.dataDir);
+  return (await import('../src/store/postgres.ts')).openPostgres(spec.url);
+}
+
+async function start(scenario: Scenario, db: Db): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  if (scenario === 'mcp') {
+    const { createGateway } = await import('../src/app.ts');
+    const { loadConfig } = await import('../src/config.ts');
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-gw-'));
+    const gateway = await createGateway(loadConfig({ KGW_PORT: '0', KGW_LOG_LEVEL: LOG_LEVEL, KGW_DATA_DIR: dataDir }), { db });
+    return {
+      app: gateway.app,
+      async close() {
+        await gateway.close();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const app = scenario === 'plain' ? plainApp(db) : await naiveSdkApp(db);
+  await app.ready();
+  return { app, close: () => app.close() };
+}
+
+async function main(): Promise<void> {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
+  const db = await openStore(spec.store);
+  const server = await start(spec.scenario, db);
+  await server.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = server.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  process.on('message', (message: ToChild) => {
+    if (message.type === 'usage') tell({ type: 'usage', usage: usageNow() });
+    if (message.type === 'stop') {
+      void (async () => {
+        await server.close();
+        await db.close();
+        // Leaving the event loop empty lets the process end normally (and --cpu-prof write its profile).
+        process.disconnect();
+      })();
+    }
+  });
+  tell({ type: 'ready', port: address.port, usage: usageNow() });
+}
+
+main().catch((error: unknown) => {
+  tell({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  process.exitCode = 1;
+  process.disconnect();
+});

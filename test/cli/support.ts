@@ -1,0 +1,261 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, testDatabaseUrl } from '../support/stores.ts';
+
+/** The project root: every kgw process runs here, as `npm run kgw` would. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const KGW = path.join(ROOT, 'src', 'cli', 'kgw.ts');
+
+export type Env = Readonly<Record<string, string>>;
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The lines of an output, without the final newline's empty one. */
+export const lines = (text: string): string[] => (text === '' ? [] : text.replace(/\n$/, '').split('\n'));
+
+/**
+ * An environment built from scratch: nothing of the test runner's own environment leaks into
+ * the child except PATH and HOME.
+ */
+export function cliEnv(extra: Env = {}): Env {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), KGW_LOG_LEVEL: 'warn', ...extra };
+}
+
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
+/** Runs `kgw ARGS…` to completion (killed after `timeoutMs`). */
+export function kgw(args: readonly string[], env: Env, options: { timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KGW, ...args], { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = collect(child);
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() });
+    });
+  });
+}
+
+/** A port nobody listens on right now (the kernel's choice for port 0). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Served {
+  readonly pid: number;
+  readonly port: number;
+  /** e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  /** Whether the process has exited (by itself or after `stop`). */
+  exited(): boolean;
+  output(): { stdout: string; stderr: string };
+  /** Sends SIGTERM and waits for the process to exit. */
+  stop(): Promise<RunResult>;
+}
+
+/** Starts `kgw serve` on a free port and waits until /healthz answers. */
+export async function serve(env: Env, options: { timeoutMs?: number } = {}): Promise<Served> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const exit = new Promise<RunResult>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() }));
+  });
+  let done = false;
+  void exit.then(() => (done = true));
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    if (done) {
+      const result = await exit;
+      throw new Error(`kgw serve exited (code ${result.code}) before answering /healthz:\n${result.stderr}${result.stdout}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exit;
+      throw new Error(`kgw serve did not answer /healthz within ${options.timeoutMs ?? 30_000} ms:\n${output.stderr()}${output.stdout()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    pid: child.pid ?? 0,
+    port,
+    url,
+    exited: () => done,
+    output: () => ({ stdout: output.stdout(), stderr: output.stderr() }),
+    async stop() {
+      if (!done) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      try {
+        return await exit;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** A fresh temporary folder. */
+export const tempDir = (prefix = 'kgw-cli-'): Promise<string> => mkdtemp(path.join(os.tmpdir(), prefix));
+
+/** Writes `text` as `name` into `dir` and returns its path. */
+export async function writeIn(dir: string, name: string, text: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, text);
+  return file;
+}
+
+/** The store a CLI test runs against, as the child processes see it. */
+export interface CliStore {
+  readonly name: 'embedded' | 'postgres';
+  /** The environment of every kgw process of this store (KGW_DATA_DIR, maybe DATABASE_URL). */
+  readonly env: Env;
+  readonly dataDir: string;
+  /** Set for PostgreSQL: this store's own database. */
+  readonly databaseUrl: string | undefined;
+  /** A scratch folder for files the test writes (org files). */
+  readonly workDir: string;
+  dispose(): Promise<void>;
+}
+
+export interface CliStoreBackend {
+  readonly name: CliStore['name'];
+  open(): Promise<CliStore>;
+}
+
+const embedded: CliStoreBackend = {
+  name: 'embedded',
+  async open() {
+    const dir = await tempDir();
+    const dataDir = path.join(dir, 'data');
+    return {
+      name: 'embedded',
+      env: cliEnv({ KGW_DATA_DIR: dataDir }),
+      dataDir,
+      databaseUrl: undefined,
+      workDir: dir,
+      dispose: () => rm(dir, { recursive: true, force: true }),
+    };
+  },
+};
+
+function postgres(serverUrl: string): CliStoreBackend {
+  return {
+    name: 'postgres',
+    async open() {
+      const database = await createTestDatabase(serverUrl);
+      // The data folder exists: without S3 the blob probe checks that it is writable.
+      const dir = await tempDir();
+      return {
+        name: 'postgres',
+        env: cliEnv({ KGW_DATA_DIR: dir, DATABASE_URL: database.url }),
+        dataDir: dir,
+        databaseUrl: database.url,
+        workDir: dir,
+        async dispose() {
+          await database.drop();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+/** The embedded store always; PostgreSQL too when KGW_TEST_DATABASE_URL is set. */
+export function cliStoreBackends(): CliStoreBackend[] {
+  const url = testDatabaseUrl();
+  return url === undefined ? [embedded] : [embedded, postgres(url)];
+}
+
+/** The PostgreSQL backend alone, when configured. */
+export function postgresBackend(): CliStoreBackend | undefined {
+  const url = testDatabaseUrl();
+  return url === undefined ? undefined : postgres(url);
+}
+
+/** The pid of a process that has just exited, for stale lock files. */
+export async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('close', resolve));
+  return child.pid ?? 0;
+}
+
+/** The MCP initialize request, as a client sends it first. */
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kgw-cli-test', version: '1' } },
+};
+
+/** POSTs the initialize request to an MCP endpoint with a bearer token; returns the status. */
+export async function initializeStatus(url: string, token: string): Promise<number> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify(INITIALIZE),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** A token as `kgw token create` prints it: the whole stdout. */
+export const TOKEN_LINE = /^kgw_[A-Za-z0-9_-]{43}\n$/;
+
+/**
+ * The org file these suites apply (tenant acme). Kept here, not shared, so that the expected
+ * CLI output below does not move when other suites' fixtures change.
+ */
+export const ORG = `tenant: acme
+name: Acme Inc.
+language: en
+people:
+  - email: alice@acme.test
+    name: Alice
+  - email: bob@acme.test
+    name: Bob
+agents:
+  - name: release-bot
+    owner: alice@acme.test
+groups:
+  - name: eng
+    members: [release-bot, alice@acme.test]
+teams:
+  - slug: docs
+    name: Docs team
+    members: { alice@acme.test: admin, release-bot: editor }
+`;

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import type { Config } from '../src/config.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+const CWD = path.resolve('/srv/kgw');
+
+describe('loadConfig', () => {
+  it('has embedded defaults with an empty environment', () => {
+    const config = loadConfig({}, CWD);
+    assert.deepEqual({ ...config }, {
+      host: '127.0.0.1',
+      port: 8787,
+      publicUrl: 'http://127.0.0.1:8787',
+      dataDir: path.join(CWD, '.kgw'),
+      allowedOrigins: [],
+      logLevel: 'info',
+      databaseUrl: undefined,
+      s3: undefined,
+      meili: undefined,
+      neo4j: undefined,
+    } satisfies Config);
+  });
+
+  it('reads only the environment it is given', () => {
+    const saved = process.env.KGW_PORT;
+    process.env.KGW_PORT = 'not-a-port';
+    try {
+      assert.equal(loadConfig({}, CWD).port, 8787);
+      assert.throws(() => loadConfig(undefined, CWD), { name: 'ConfigError', message: 'KGW_PORT: must be a whole number from 0 to 65535, got "not-a-port"' });
+    } finally {
+      if (saved === undefined) delete process.env.KGW_PORT;
+      else process.env.KGW_PORT = saved;
+    }
+  });
+
+  it('parses every variable', () => {
+    const config = loadConfig(
+      {
+        KGW_HOST: '0.0.0.0',
+        KGW_PORT: '9000',
+        KGW_PUBLIC_URL: 'https://gw.acme.test/kgw/',
+        KGW_DATA_DIR: 'var/data',
+        KGW_ALLOWED_ORIGINS: 'https://console.acme.test, https://app.acme.test:8443/ http://localhost:3000',
+        KGW_LOG_LEVEL: 'debug',
+        DATABASE_URL: 'postgresql://kgw:secret@db.acme.test:5432/kgw?sslmode=require',
+        S3_ENDPOINT: 'http://minio:9000',
+        S3_BUCKET: 'kgw-files',
+        S3_REGION: 'eu-central-1',
+        S3_ACCESS_KEY_ID: 'AKIA',
+        S3_SECRET_ACCESS_KEY: 's3cret',
+        MEILI_URL: 'http://meili:7700',
+        MEILI_API_KEY: 'mk',
+        NEO4J_URL: 'neo4j+s://graph.acme.test:7687',
+        NEO4J_USER: 'kgw',
+        NEO4J_PASSWORD: 'pw',
+      },
+      CWD,
+    );
+    assert.deepEqual({ ...config }, {
+      host: '0.0.0.0',
+      port: 9000,
+      publicUrl: 'https://gw.acme.test/kgw',
+      dataDir: path.join(CWD, 'var', 'data'),
+      allowedOrigins: ['https://console.acme.test', 'https://app.acme.test:8443', 'http://localhost:3000'],
+      logLevel: 'debug',
+      databaseUrl: 'postgresql://kgw:secret@db.acme.test:5432/kgw?sslmode=require',
+      s3: { endpoint: 'http://minio:9000', bucket: 'kgw-files', region: 'eu-central-1', accessKeyId: 'AKIA', secretAccessKey: 's3cret' },
+      meili: { url: 'http://meili:7700', apiKey: 'mk' },
+      neo4j: { url: 'neo4j+s://graph.acme.test:7687', user: 'kgw', password: 'pw' },
+    } satisfies Config);
+  });
+
+  it('fills in what a backend leaves out', () => {
+    const config = loadConfig({ S3_BUCKET: 'kgw', MEILI_URL: 'https://search.acme.test', NEO4J_URL: 'bolt://graph:7687', NEO4J_PASSWORD: 'pw' }, CWD);
+    assert.deepEqual(config.s3, { endpoint: undefined, bucket: 'kgw', region: 'us-east-1', accessKeyId: undefined, secretAccessKey: undefined });
+    assert.deepEqual(config.meili, { url: 'https://search.acme.test', apiKey: undefined });
+    assert.deepEqual(config.neo4j, { url: 'bolt://graph:7687', user: 'neo4j', password: 'pw' });
+  });
+
+  it('derives the public URL from the port, and keeps a base path without trailing slashes', () => {
+    assert.equal(loadConfig({ KGW_PORT: '9999' }, CWD).publicUrl, 'http://127.0.0.1:9999');
+    assert.equal(loadConfig({ KGW_PUBLIC_URL: 'https://gw.acme.test/' }, CWD).publicUrl, 'https://gw.acme.test');
+    assert.equal(loadConfig({ KGW_PUBLIC_URL: 'https://gw.acme.test//base//' }, CWD).publicUrl, 'https://gw.acme.test//base');
+    assert.equal(loadConfig({ KGW_PUBLIC_URL: 'HTTPS://GW.Acme.test:443/Base' }, CWD).publicUrl, 'https://gw.acme.test/Base');
+    assert.equal(loadConfig({ KGW_PUBLIC_URL: 'http://gw.acme.test:8080' }, CWD).publicUrl, 'http://gw.acme.test:8080');
+  });
+
+  it('resolves the data folder against the working directory unless absolute', () => {
+    assert.equal(loadConfig({ KGW_DATA_DIR: 'data' }, CWD).dataDir, path.join(CWD, 'data'));
+    assert.equal(loadConfig({ KGW_DATA_DIR: '../elsewhere' }, CWD).dataDir, path.resolve(CWD, '../elsewhere'));
+    assert.equal(loadConfig({ KGW_DATA_DIR: '/var/lib/kgw' }, CWD).dataDir, path.resolve('/var/lib/kgw'));
+    assert.equal(loadConfig({}, '/other').dataDir, path.resolve('/other', '.kgw'));
+  });
+
+  it('accepts ports 0 to 65535 and hosts as names or addresses', () => {
+    assert.equal(loadConfig({ KGW_PORT: '0' }, CWD).port, 0);
+    assert.equal(loadConfig({ KGW_PORT: '65535' }, CWD).port, 65535);
+    assert.equal(loadConfig({ KGW_HOST: '[::1]' }, CWD).host, '::1');
+    assert.equal(loadConfig({ KGW_HOST: '::' }, CWD).host, '::');
+    assert.equal(loadConfig({ KGW_HOST: 'gateway.internal' }, CWD).host, 'gateway.internal');
+  });
+
+  it('takes every log level', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) assert.equal(loadConfig({ KGW_LOG_LEVEL: level }, CWD).logLevel, level);
+  });
+
+  it('trims values and treats empty ones as unset', () => {
+    const config = loadConfig({ KGW_PORT: ' 9001 ', KGW_HOST: '', KGW_LOG_LEVEL: '  ', DATABASE_URL: ' ', S3_BUCKET: '', MEILI_API_KEY: '', KGW_ALLOWED_ORIGINS: ' , ' }, CWD);
+    assert.equal(config.port, 9001);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.s3, undefined);
+    assert.equal(config.meili, undefined);
+    assert.deepEqual(config.allowedOrigins, []);
+  });
+
+  it('returns a frozen object, its parts frozen too', () => {
+    const config = loadConfig({ KGW_ALLOWED_ORIGINS: 'https://a.test', S3_BUCKET: 'kgw', MEILI_URL: 'http://m:7700', NEO4J_URL: 'bolt://g:7687', NEO4J_PASSWORD: 'pw' }, CWD);
+    for (const part of [config, config.allowedOrigins, config.s3, config.meili, config.neo4j]) assert.ok(Object.isFrozen(part));
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (config.allowedOrigins as string[]).push('https://evil.test');
+    }, TypeError);
+    assert.ok(Object.isFrozen(loadConfig({}, CWD)));
+  });
+
+  const BAD: [Record<string, string>, string, string][] = [
+    [{ KGW_HOST: 'bad host!' }, 'KGW_HOST', '"bad host!" is not a host name or address'],
+    [{ KGW_PORT: 'abc' }, 'KGW_PORT', 'must be a whole number from 0 to 65535, got "abc"'],
+    [{ KGW_PORT: '-1' }, 'KGW_PORT', 'must be a whole number from 0 to 65535, got "-1"'],
+    [{ KGW_PORT: '1.5' }, 'KGW_PORT', 'must be a whole number from 0 to 65535, got "1.5"'],
+    [{ KGW_PORT: '65536' }, 'KGW_PORT', 'must be a whole number from 0 to 65535, got "65536"'],
+    [{ KGW_PORT: '123456' }, 'KGW_PORT', 'must be a whole number from 0 to 65535, got "123456"'],
+    [{ KGW_PUBLIC_URL: 'gw.acme.test' }, 'KGW_PUBLIC_URL', 'must be an absolute URL with a valid host and port, got "gw.acme.test"'],
+    [{ KGW_PUBLIC_URL: 'ftp://x' }, 'KGW_PUBLIC_URL', 'must use http or https, got "ftp"'],
+    [{ KGW_PUBLIC_URL: 'https://gw.acme.test/?tenant=acme' }, 'KGW_PUBLIC_URL', 'must not have a query or fragment'],
+    [{ KGW_PUBLIC_URL: 'https://gw.acme.test/#top' }, 'KGW_PUBLIC_URL', 'must not have a query or fragment'],
+    [{ KGW_ALLOWED_ORIGINS: 'not-an-origin' }, 'KGW_ALLOWED_ORIGINS', '"not-an-origin" is not an origin such as https://app.example.com'],
+    [{ KGW_ALLOWED_ORIGINS: 'https://a.test https://b.test/app' }, 'KGW_ALLOWED_ORIGINS', '"https://b.test/app" is not an origin such as https://app.example.com'],
+    [{ KGW_ALLOWED_ORIGINS: 'file:///tmp' }, 'KGW_ALLOWED_ORIGINS', '"file:///tmp" is not an origin such as https://app.example.com'],
+    [{ KGW_LOG_LEVEL: 'loud' }, 'KGW_LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'must use postgres or postgresql, got "mysql"'],
+    [{ DATABASE_URL: 'kgw@localhost/kgw' }, 'DATABASE_URL', 'must be an absolute URL with a valid host and port, got "kgw@localhost/kgw"'],
+    [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, 'S3_BUCKET', 'is required when any S3_* variable is set'],
+    [{ S3_REGION: 'eu-central-1' }, 'S3_BUCKET', 'is required when any S3_* variable is set'],
+    [{ S3_ENDPOINT: 's3://bucket', S3_BUCKET: 'kgw' }, 'S3_ENDPOINT', 'must use http or https, got "s3"'],
+    [{ S3_BUCKET: 'Kgw_Files' }, 'S3_BUCKET', '"Kgw_Files" is not a valid bucket name (3-63 lower-case letters, digits, dots, hyphens)'],
+    [{ S3_BUCKET: 'ab' }, 'S3_BUCKET', '"ab" is not a valid bucket name (3-63 lower-case letters, digits, dots, hyphens)'],
+    [{ S3_BUCKET: 'kgw', S3_ACCESS_KEY_ID: 'AKIA' }, 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together'],
+    [{ S3_BUCKET: 'kgw', S3_SECRET_ACCESS_KEY: 's' }, 'S3_ACCESS_KEY_ID', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together'],
+    [{ MEILI_API_KEY: 'mk' }, 'MEILI_URL', 'is required when MEILI_API_KEY is set'],
+    [{ MEILI_URL: 'meili:7700' }, 'MEILI_URL', 'must use http or https, got "meili"'],
+    [{ NEO4J_URL: 'bolt://127.0.0.1:7687' }, 'NEO4J_PASSWORD', 'is required when NEO4J_URL is set'],
+    [{ NEO4J_URL: 'http://graph:7474', NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'must use bolt or bolt+s or bolt+ssc or neo4j or neo4j+s or neo4j+ssc, got "http"'],
+    [{ NEO4J_USER: 'neo4j' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
+    [{ NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
+  ];
+  for (const [env, variable, problem] of BAD) {
+    it(`refuses ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}, naming ${variable}`, () => {
+      let caught: unknown;
+      try {
+        loadConfig(env, CWD);
+      } catch (error) {
+        caught = error;
+      }
+      assert.ok(caught instanceof ConfigError, 'a ConfigError');
+      assert.equal(caught.name, 'ConfigError');
+      assert.equal(caught.variable, variable);
+      assert.equal(caught.message, `${variable}: ${problem}`);
+      assert.ok(!caught.message.includes('\n'), 'one line');
+    });
+  }
+
+  it('names the first bad variable when several are bad', () => {
+    assert.throws(() => loadConfig({ KGW_LOG_LEVEL: 'loud', KGW_PORT: 'abc', DATABASE_URL: 'mysql://x' }, CWD), { variable: 'KGW_PORT' });
+  });
+
+  it('does not echo secrets in its messages', () => {
+    assert.throws(() => loadConfig({ NEO4J_URL: 'http://graph:7474', NEO4J_PASSWORD: 'hunter2' }, CWD), (error: Error) => !error.message.includes('hunter2'));
+    assert.throws(() => loadConfig({ S3_BUCKET: 'kgw', S3_SECRET_ACCESS_KEY: 'hunter2' }, CWD), (error: Error) => !error.message.includes('hunter2'));
+  });
+
+  // src/config.ts parseUrl quotes the whole raw value, credentials included, when new URL() refuses it.
+  it('does not echo the password of a DATABASE_URL it cannot parse', () => {
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'postgres://kgw:hunter2@db:99999/kgw' }, CWD),
+      (error: Error) => error instanceof ConfigError && error.variable === 'DATABASE_URL' && !error.message.includes('hunter2'),
+    );
+  });
+});
