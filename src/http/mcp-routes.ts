@@ -37,7 +37,7 @@ const callers = new WeakMap<FastifyRequest, Caller>();
  */
 export function registerMcpRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[], mcp: McpService): void {
   const origins = allowedOrigins(config);
-  const resourceBase = config.publicUrl;
+  const resourceMetadata = (endpoint: Endpoint) => `resource_metadata="${config.publicUrl}/.well-known/oauth-protected-resource${endpoint.path}"`;
 
   void app.register((scope, _options, done) => {
     // Read any body as text: JSON is parsed here so a bad body gets a JSON-RPC error, not an HTML page.
@@ -64,7 +64,7 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
           const auth = await authenticateBearer(services.db, request.headers.authorization);
           if ('failure' in auth) {
-            const challenge = [`Bearer realm="knowledge-gateway"`, `resource_metadata="${resourceBase}/.well-known/oauth-protected-resource${endpoint.path}"`];
+            const challenge = [`Bearer realm="knowledge-gateway"`, resourceMetadata(endpoint)];
             if (auth.failure === 'invalid') challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked or expired"');
             reply.header('www-authenticate', challenge.join(', '));
             return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
@@ -96,6 +96,12 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
             messages.push(parsed.data);
           }
           if (messages.length === 0) return rpcError(reply, 400, -32600, 'Invalid Request: empty batch');
+          const refused = mcp.insufficientScope(endpoint, caller, messages);
+          if (refused) {
+            const scope = [...new Set([...caller.scopes, ...refused.missing])].join(' ');
+            reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${scope}", ${resourceMetadata(endpoint)}`);
+            return reply.code(403).type('application/json').send({ jsonrpc: '2.0', id: refused.id, error: { code: -32003, message: refused.text } });
+          }
           const responses = await mcp.handle({ endpoint, caller, requestId: request.id, log: request.log }, messages);
           if (responses.length === 0) return reply.code(202).send();
           return reply.code(200).type('application/json').send(batch ? responses : responses[0]);

@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../core/access/caller.ts';
+import type { Scope } from '../core/access/scopes.ts';
 import { isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { describeIssues } from './errors.ts';
@@ -55,6 +56,23 @@ export class McpService {
     // No close(): the one-shot transport holds no timers or sockets, and the SDK's close builds
     // an error and aborts the finished requests, a quarter of the per-request MCP cost (bench/).
     return transport.exchange(messages);
+  }
+
+  /**
+   * The first `tools/call` in the messages whose tool this endpoint has but the caller's scopes
+   * do not allow, with the scopes missing and the dialect's refusal text. The HTTP layer answers
+   * it with 403 insufficient_scope, so OAuth clients can step up.
+   */
+  insufficientScope(endpoint: Endpoint, caller: Caller, messages: readonly JSONRPCMessage[]): { id: string | number; missing: Scope[]; text: string } | undefined {
+    for (const message of messages) {
+      if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) continue;
+      const name = (message.params as { name?: unknown } | undefined)?.name;
+      const tool = typeof name === 'string' ? this.#registry.find(endpoint, name) : undefined;
+      if (!tool) continue;
+      const missing = tool.scopes.filter((scope) => !caller.scopes.has(scope));
+      if (missing.length > 0) return { id: message.id, missing, text: this.#registry.errors[tool.dialect].forbidden(tool, missing).text };
+    }
+    return undefined;
   }
 
   async #call(request: McpRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {

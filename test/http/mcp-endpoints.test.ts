@@ -101,9 +101,7 @@ for (const backend of storeBackends()) {
       try {
         const { tools } = await client.listTools();
         assert.deepEqual(tools, []);
-        const refused = await client.callTool({ name: 'whoami', arguments: {} });
-        assert.equal(refused.isError, true);
-        assert.equal(text(refused), 'permission_denied: whoami needs the context.read scope');
+        await assert.rejects(client.callTool({ name: "whoami", arguments: {} }), /permission_denied: whoami needs the context.read scope/);
         await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Tool no_such_tool not found/);
       } finally {
         await client.close();
@@ -117,6 +115,17 @@ for (const backend of storeBackends()) {
       } finally {
         await writer.close();
       }
+    });
+
+    it('answers 403 insufficient_scope, in the dialect\'s words, for a tool the scopes do not allow', async () => {
+      const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
+      const response = await post('/atmina/mcp', call, { authorization: `Bearer ${brainOnlyToken}` });
+      assert.equal(response.status, 403);
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      assert.match(challenge, /^Bearer error="insufficient_scope", scope="brain:read context.read", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/atmina\/mcp"$/);
+      const body = (await response.json()) as { id: number; error: { message: string } };
+      assert.equal(body.id, 7);
+      assert.equal(body.error.message, 'permission_denied: whoami needs the context.read scope');
     });
 
     it('refuses bad arguments with a validation error and no 5xx', async () => {
