@@ -8,12 +8,15 @@ import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { authenticateBearer } from '../src/auth/bearer.ts';
+import type { Caller } from '../src/core/access/caller.ts';
+import { AuditLog } from '../src/core/audit/audit-log.ts';
+import { AuditTrail } from '../src/core/audit/trail.ts';
 import { describeCaller } from '../src/core/directory/whoami.ts';
 import type { Db } from '../src/store/db.ts';
 import type { ChildSpec, FromChild, Scenario, ToChild } from './scenarios.ts';
 import { PATHS, usageNow } from './scenarios.ts';
 
-const LOG_LEVEL = 'info';
+const LOG_LEVEL = 'warn';
 
 function tell(message: FromChild): void {
   process.send?.(message);
@@ -24,13 +27,21 @@ function plainFastify(): FastifyInstance {
   return Fastify({ logger: { level: LOG_LEVEL }, logController: new LogController({ disableRequestLogging: true }) });
 }
 
-/** (2) The same work as the MCP tool, without MCP: authenticate, describe, reply JSON. */
+/** The tool call's audit record, which every scenario writes like the gateway does. */
+function auditWhoami(audit: AuditLog, caller: Caller, requestId: string): Promise<void> {
+  return AuditTrail.forTool(audit, caller, { name: 'whoami', dialect: 'atmina' }, requestId).finish({ ok: true });
+}
+
+/** (2) The same work as the MCP tool, without MCP: authenticate, describe, audit, reply JSON. */
 function plainApp(db: Db): FastifyInstance {
   const app = plainFastify();
+  const audit = new AuditLog(db);
   app.post(PATHS.plain, async (request, reply) => {
     const result = await authenticateBearer(db, request.headers.authorization);
     if ('failure' in result) return reply.code(401).send({ error: result.failure });
-    return describeCaller(db, result.caller);
+    const profile = await describeCaller(db, result.caller);
+    await auditWhoami(audit, result.caller, request.id);
+    return profile;
   });
   return app;
 }
@@ -42,6 +53,7 @@ async function naiveSdkApp(db: Db): Promise<FastifyInstance> {
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
   const { z } = await import('zod');
   const app = plainFastify();
+  const audit = new AuditLog(db);
   app.post(PATHS['naive-sdk'], async (request, reply) => {
     const result = await authenticateBearer(db, request.headers.authorization);
     if ('failure' in result) return reply.code(401).send({ error: result.failure });
@@ -49,6 +61,7 @@ async function naiveSdkApp(db: Db): Promise<FastifyInstance> {
     const server = new McpServer({ name: 'naive', version: '1.0.0' });
     server.registerTool('whoami', { title: 'Who am I', description: 'The authenticated caller.', inputSchema: z.object({}).strict() }, async () => {
       const profile = await describeCaller(db, caller);
+      await auditWhoami(audit, caller, request.id);
       return { content: [{ type: 'text', text: JSON.stringify(profile, null, 2) }], structuredContent: { ...profile } };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -4,12 +4,14 @@ import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import { AuditLog } from './core/audit/audit-log.ts';
 import { configuredProbes } from './core/health/probes.ts';
 import type { BuildInfo, Services } from './core/services.ts';
 import { allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
+import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
 import type { Db } from './store/db.ts';
@@ -51,7 +53,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const db = options.db ?? (await openStore(config));
   try {
     if (ownsDb) await migrate(db);
-    const services: Services = Object.freeze({ config, db, probes: configuredProbes(config, db), build: BUILD });
+    const services: Services = Object.freeze({ config, db, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db) });
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
@@ -70,6 +72,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     });
     registerHealthRoutes(app, services);
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services));
+    registerOAuthRoutes(app, services, endpoints);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
     await app.ready();
     return {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createLoginLink } from '../auth/login-links.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import type { Readiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
@@ -18,9 +19,10 @@ const definitions = {
     run: (services: Services) => migrate(services.db),
   },
   apply: {
-    args: z.object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false) }).strict(),
-    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean }) =>
-      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun }),
+    // env: only the variables the file names with password_env, from the kgw apply process.
+    args: z.object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false), env: z.record(z.string(), z.string()).default({}) }).strict(),
+    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string> }) =>
+      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env }),
   },
   'token.create': {
     args: z
@@ -42,6 +44,10 @@ const definitions = {
   'token.revoke': {
     args: z.object({ id: z.string() }).strict(),
     run: (services: Services, args: { id: string }) => revokeToken(services.db, args.id),
+  },
+  'oauth.login-link': {
+    args: z.object({ tenant: z.string(), email: z.string() }).strict(),
+    run: (services: Services, args: { tenant: string; email: string }) => createLoginLink(services.db, services.config, args.tenant, args.email),
   },
   readiness: {
     args: z.object({}).strict(),

@@ -1,14 +1,20 @@
 import type { Caller } from '../core/access/caller.ts';
-import { authenticate } from '../core/tokens/tokens.ts';
+import { authenticateToken } from '../core/tokens/tokens.ts';
 import type { Queryable } from '../store/db.ts';
 
 export type BearerResult = { readonly caller: Caller } | { readonly failure: 'missing' | 'invalid' };
 
-/** Reads `Authorization: Bearer …` and resolves the caller; never throws for bad input. */
-export async function authenticateBearer(db: Queryable, header: string | undefined): Promise<BearerResult> {
+/**
+ * Reads `Authorization: Bearer …` and resolves the caller; never throws for bad input.
+ * `resource` is the URL of the MCP endpoint asked: an OAuth access token is valid only on the
+ * endpoint it was issued for (its audience), a CLI token on every endpoint.
+ */
+export async function authenticateBearer(db: Queryable, header: string | undefined, resource?: string): Promise<BearerResult> {
   if (header === undefined || header.trim() === '') return { failure: 'missing' };
   const match = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
   if (!match?.[1]) return { failure: 'invalid' };
-  const caller = await authenticate(db, match[1]);
-  return caller ? { caller } : { failure: 'invalid' };
+  const found = await authenticateToken(db, match[1]);
+  if (!found) return { failure: 'invalid' };
+  if (found.audience !== null && found.audience !== resource) return { failure: 'invalid' };
+  return { caller: found.caller };
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OrgApplyResult } from '../core/org/apply.ts';
+import { passwordEnvironment } from '../core/org/password-env.ts';
 import { withOps } from './session.ts';
 import { UsageError, parseCommand } from './usage.ts';
 
@@ -28,7 +29,7 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   const dryRun = values['dry-run'] === true;
-  const result = (await withOps(loadConfig(), (run) => run('apply', { source, fileName: path.basename(file), dryRun }))) as OrgApplyResult;
+  const result = (await withOps(loadConfig(), (run) => run('apply', { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source) }))) as OrgApplyResult;
   if (values.json === true) return void console.log(JSON.stringify(result, null, 2));
   for (const change of result.changes) {
     console.log(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);

@@ -14,6 +14,7 @@ const commands: Record<string, Command> = {
   migrate: { summary: 'apply database migrations', load: async () => import('./migrate.ts').then((m) => ({ run: m.migrateCommand, help: m.migrateHelp })) },
   apply: { summary: 'apply a declarative org file (YAML)', load: async () => import('./apply.ts').then((m) => ({ run: m.applyCommand, help: m.applyHelp })) },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
+  'login-link': { summary: 'print a one-time sign-in link for a person', load: async () => import('./login-link.ts').then((m) => ({ run: m.loginLinkCommand, help: m.loginLinkHelp })) },
   doctor: { summary: 'check the configuration and every backend', load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })) },
 };
 
@@ -23,7 +24,7 @@ Knowledge Gateway: one MCP server for Alignbase, Atmina and Company Brain client
 
 Commands:
 ${Object.entries(commands)
-  .map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`)
+  .map(([name, c]) => `  ${name.padEnd(12)}${c.summary}`)
   .join('\n')}
 
 Run "kgw COMMAND --help" for a command's options. Configuration comes from environment

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
+import type { AuditLog } from './audit/audit-log.ts';
 import type { Probe } from './health/readiness.ts';
 
 export interface BuildInfo {
@@ -14,4 +15,5 @@ export interface Services {
   readonly db: Db;
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
+  readonly audit: AuditLog;
 }

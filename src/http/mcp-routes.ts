@@ -2,6 +2,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateBearer } from '../auth/bearer.ts';
+import { endpointDefaultScopes, resourceUrl } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
 import type { Caller } from '../core/access/caller.ts';
 import type { Services } from '../core/services.ts';
@@ -29,14 +30,14 @@ function isJsonContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && /^application\/json\s*(?:;|$)/i.test(contentType);
 }
 
-const callers = new WeakMap<FastifyRequest, Caller>();
-
 /**
  * POST /mcp and each dialect's endpoint: stateless Streamable HTTP with JSON responses.
  * Checks run cheapest first, before the body is read: method, Origin, Host, token, headers.
  */
 export function registerMcpRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[], mcp: McpService): void {
   const origins = allowedOrigins(config);
+  // The caller found by onRequest, handed to the handler of the same request.
+  const callers = new WeakMap<FastifyRequest, Caller>();
   const resourceMetadata = (endpoint: Endpoint) => `resource_metadata="${config.publicUrl}/.well-known/oauth-protected-resource${endpoint.path}"`;
 
   void app.register((scope, _options, done) => {
@@ -62,10 +63,11 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
         onRequest: async (request, reply) => {
           if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
           if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
-          const auth = await authenticateBearer(services.db, request.headers.authorization);
+          const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
-            const challenge = [`Bearer realm="knowledge-gateway"`, resourceMetadata(endpoint)];
-            if (auth.failure === 'invalid') challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked or expired"');
+            // RFC 9728 §5.1: where to discover the authorization server, and what to ask for.
+            const challenge = [`Bearer ${resourceMetadata(endpoint)}`, `scope="${endpointDefaultScopes(endpoint).join(' ')}"`];
+            if (auth.failure === 'invalid') challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
             reply.header('www-authenticate', challenge.join(', '));
             return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
           }

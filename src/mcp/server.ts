@@ -5,7 +5,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
-import { isKgwError } from '../core/errors.ts';
+import { AuditTrail } from '../core/audit/trail.ts';
+import { KgwError, isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { describeIssues } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
@@ -82,15 +83,31 @@ export class McpService {
     const errors = this.#registry.errors[tool.dialect];
     const missing = tool.scopes.filter((scope) => !caller.scopes.has(scope));
     if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
+    const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
+    let reply: ToolReply;
+    let outcome: { ok: true } | { ok: false; errorCode: string };
     const parsed = tool.input.safeParse(args ?? {});
-    if (!parsed.success) return toResult(errors.invalidArguments(tool, describeIssues(parsed.error.issues)), true);
-    try {
-      return toResult(await tool.run({ caller, services: this.#services, requestId }, parsed.data), false);
-    } catch (error) {
-      return toResult(this.#failure(tool, error, request), true);
-    } finally {
-      log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id }, 'tool call');
+    if (!parsed.success) {
+      reply = errors.invalidArguments(tool, describeIssues(parsed.error.issues));
+      outcome = { ok: false, errorCode: 'validation' };
+    } else {
+      try {
+        reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
+        outcome = { ok: true };
+      } catch (error) {
+        reply = this.#failure(tool, error, request);
+        outcome = { ok: false, errorCode: isKgwError(error) ? error.code : 'internal' };
+      }
     }
+    log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: outcome.ok }, 'tool call');
+    try {
+      await audit.finish(outcome);
+    } catch (error) {
+      // A call that cannot be audited does not count as done.
+      log.error({ err: error, tool: tool.name }, 'audit record failed');
+      return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
+    }
+    return toResult(reply, !outcome.ok);
   }
 
   #failure(tool: ToolDef, error: unknown, request: McpRequest): ToolReply {

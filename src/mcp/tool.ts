@@ -2,6 +2,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Caller } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
+import type { AuditTrail } from '../core/audit/trail.ts';
 import type { Services } from '../core/services.ts';
 
 export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
@@ -15,6 +16,8 @@ export interface ToolReply {
 
 export interface ToolContext {
   readonly caller: Caller;
+  /** The call's audit record: reads `touch` what they return, writes `recordIn` their transaction. */
+  readonly audit: AuditTrail;
   readonly services: Services;
   readonly requestId: string;
 }

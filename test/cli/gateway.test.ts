@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { loadMigrations } from '../../src/store/migrate.ts';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -77,7 +78,7 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
     );
     const migrate = await kgw(['migrate'], store.env);
     assert.equal(migrate.code, 0, migrate.stderr);
-    assert.equal(migrate.stdout, 'database is up to date (migration 1)\n');
+    assert.equal(migrate.stdout, `database is up to date (migration ${(await loadMigrations()).length})\n`);
   });
 
   it('apply and token create go through the gateway; the token works at once and stops when revoked', async () => {
@@ -184,7 +185,7 @@ describe('stale and busy lock files on an embedded data folder', () => {
     await unlink(lockOf(store));
     const run = await running;
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stdout, 'database is up to date (migration 1)\n');
+    assert.equal(run.stdout, `database is up to date (migration ${(await loadMigrations()).length})\n`);
   });
 
   // src/store/folder-lock.ts tryLockFolder: a lock naming the caller's own pid counts as held by

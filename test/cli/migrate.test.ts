@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { loadMigrations } from '../../src/store/migrate.ts';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { CliStore } from './support.ts';
 import { cliStoreBackends, kgw, postgresBackend } from './support.ts';
 
-const APPLIED = 'applied: 0001_platform\n';
-const UP_TO_DATE = 'database is up to date (migration 1)\n';
+const APPLIED = `applied: ${(await loadMigrations()).map((m) => `${String(m.number).padStart(4, '0')}_${m.name}`).join(', ')}\n`;
+const UP_TO_DATE = `database is up to date (migration ${(await loadMigrations()).length})\n`;
 
 async function migrationRows(databaseUrl: string): Promise<{ number: number; name: string; count: number }[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -52,7 +53,7 @@ describe('kgw migrate on PostgreSQL', { skip: postgres === undefined ? 'KGW_TEST
         }
         assert.equal(runs.filter((r) => r.stdout === APPLIED).length, 1, runs.map((r) => r.stdout).join(''));
         assert.equal(runs.filter((r) => r.stdout === UP_TO_DATE).length, 1, runs.map((r) => r.stdout).join(''));
-        assert.deepEqual(await migrationRows(store.databaseUrl ?? ''), [{ number: 1, name: 'platform', count: 1 }]);
+        assert.deepEqual(await migrationRows(store.databaseUrl ?? ''), (await loadMigrations()).map((m) => ({ number: m.number, name: m.name, count: 1 })));
         const again = await kgw(['migrate'], store.env);
         assert.equal(again.stdout, UP_TO_DATE);
       } finally {

@@ -16,7 +16,8 @@ function acmeWith(...edits: [string, string][]): string {
   return source;
 }
 
-const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams';
+const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, grants, routes';
+const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env';
 
 const CASES: { title: string; source: string; errors: [number, string][] }[] = [
   { title: 'a YAML syntax error', source: 'tenant: acme\nname: Acme: Inc.\n', errors: [[2, 'invalid YAML: Nested mappings are not allowed in compact mappings']] },
@@ -25,7 +26,7 @@ const CASES: { title: string; source: string; errors: [number, string][] }[] = [
   { title: 'an alias without its anchor', source: acmeWith(['[release-bot, alice@acme.test]', '*engineers']), errors: [[12, 'groups[0].members must be a list, not *engineers, an alias with no anchor of that name']] },
   { title: 'an empty file', source: '', errors: [[1, 'the file must be a map, not empty']] },
   { title: 'an unknown top-level key', source: acmeWith(['people:', 'peple:']), errors: [[4, `unknown key "peple" at the top level (expected ${TOP_KEYS})`]] },
-  { title: 'an unknown nested key', source: acmeWith(['    name: Alice\n', '    name: Alice\n    mail: alice@acme.test\n']), errors: [[7, 'unknown key "mail" in people[0] (expected email, name)']] },
+  { title: 'an unknown nested key', source: acmeWith(['    name: Alice\n', '    name: Alice\n    mail: alice@acme.test\n']), errors: [[7, `unknown key "mail" in people[0] (expected ${PERSON_KEYS})`]] },
   { title: 'an unknown key in a team', source: acmeWith(['    name: Docs team\n', '    name: Docs team\n    role: admin\n']), errors: [[16, 'unknown key "role" in teams[0] (expected slug, name, members)']] },
   { title: 'a missing required key', source: acmeWith(['name: Acme Inc.\n', ''], ['    name: Alice\n', '']), errors: [[1, 'the file is missing the required key "name"'], [4, 'people[0] is missing the required key "name"']] },
   { title: 'a list where a map belongs', source: acmeWith(['  - email: Alice@Acme.test\n    name: Alice\n', '  email: alice@acme.test\n']), errors: [[5, 'people must be a list, not a map']] },
@@ -77,7 +78,7 @@ teams:
     source: acmeWith(['language: en', 'language: 7'], ['    name: Alice\n', '    name: Alice\n    x: 1\n'], ['owner: alice@acme.test', 'owner: carol@acme.test'], ['admin', 'boss']),
     errors: [
       [3, 'language must be a language tag such as "en" or "pt-BR", not a number; put it in quotes to make it text'],
-      [7, 'unknown key "x" in people[0] (expected email, name)'],
+      [7, `unknown key "x" in people[0] (expected ${PERSON_KEYS})`],
       [10, 'agents[0].owner: no person "carol@acme.test" is declared in the file or exists in tenant "acme"'],
       [17, 'teams[0].members["alice@acme.test"]: "boss" is not a role: viewer, editor, admin'],
     ],

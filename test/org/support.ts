@@ -61,7 +61,7 @@ export async function directoryOf(db: Db, slug: string): Promise<DirectoryView> 
   return view;
 }
 
-/** Every directory row of every tenant, timestamps included: equal snapshots mean nothing was written. */
+/** Every directory and access row of every tenant, timestamps included: equal snapshots mean nothing was written. */
 export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
   const tables = {
     tenants: 'id',
@@ -70,6 +70,9 @@ export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
     group_members: 'tenant_id, group_id, principal_id',
     teams: 'tenant_id, id',
     team_members: 'tenant_id, team_id, principal_id',
+    context_resources: 'tenant_id, id',
+    context_grants: 'tenant_id, id',
+    context_routes: 'tenant_id, id',
   };
   const result: Record<string, unknown[]> = {};
   for (const [table, order] of Object.entries(tables)) result[table] = await db.query(`SELECT * FROM ${table} ORDER BY ${order}`);

@@ -1,9 +1,11 @@
 import type { Db } from '../../store/db.ts';
+import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
 import { OrgProblems } from './problems.ts';
 import type { OrgChange } from './section.ts';
 
 export type { OrgChange } from './section.ts';
+export type { OrgEnvironment } from './org-file.ts';
 
 export interface OrgApplyResult {
   tenant: string;
@@ -27,11 +29,13 @@ class DryRunRollback extends Error {
  * updated, and each listed group's and team's membership becomes exactly the file's.
  * Every problem in the file is reported at once as one validation error with line numbers,
  * and then nothing is written. A dry run plans and writes the same way, then rolls back.
+ * `env` is where `password_env` finds passwords; it defaults to this process's environment,
+ * and a gateway applying a file for the CLI passes the CLI's (see passwordEnvironment).
  */
-export async function applyOrgFile(db: Db, input: { source: string; fileName?: string; dryRun?: boolean }): Promise<OrgApplyResult> {
+export async function applyOrgFile(db: Db, input: { source: string; fileName?: string; dryRun?: boolean; env?: OrgEnvironment }): Promise<OrgApplyResult> {
   const dryRun = input.dryRun ?? false;
   const problems = new OrgProblems(input.fileName ?? 'org.yaml');
-  const file = readOrgFile(input.source, problems);
+  const file = readOrgFile(input.source, problems, input.env);
   if (!file) throw problems.toError();
   try {
     return await db.tx(async (tx) => {

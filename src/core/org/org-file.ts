@@ -1,6 +1,7 @@
 import type { Transaction } from '../../store/db.ts';
 import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
+import { loadGroupIndex, loadResourceIndex } from './reference-index.ts';
 import type { PlannedStep, SectionPlanner } from './section.ts';
 import { ORG_SECTIONS } from './sections/index.ts';
 import type { TenantSpec } from './tenant.ts';
@@ -12,29 +13,33 @@ import { YamlReader } from './yaml-reader.ts';
 export interface OrgFile {
   readonly tenant: TenantSpec & { readonly slug: Located };
   readonly planners: readonly SectionPlanner[];
-  /** Every principal reference the file declares (see ReadContext.declared). */
-  readonly declared: ReadonlySet<string>;
+  /** What the file declares, for the indexes to tell a dangling reference (see ReadContext). */
+  readonly declared: { readonly principals: ReadonlySet<string>; readonly groups: ReadonlySet<string>; readonly resources: ReadonlySet<string> };
 }
+
+/** Where `password_env` reads passwords from: the environment of the process applying the file. */
+export type OrgEnvironment = Readonly<Record<string, string | undefined>>;
 
 /**
  * Parses and validates the file, reporting every problem it can find without the database.
  * Returns undefined when there is no tenant slug to plan against (a problem is reported then).
  */
-export function readOrgFile(source: string, problems: OrgProblems): OrgFile | undefined {
+export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvironment = process.env): OrgFile | undefined {
   const parsed = YamlReader.parse(source, problems);
   if (!parsed) return undefined;
   const { reader, root } = parsed;
   const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
-  const context = { reader, declared: new Set<string>() };
+  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredResources: new Set<string>(), env };
   const planners: SectionPlanner[] = [];
   for (const section of ORG_SECTIONS) {
     const slot = fields.get(section.key);
     if (slot) planners.push(section.read(slot, context));
   }
   if (!tenant.slug) return undefined;
-  return { tenant: { ...tenant, slug: tenant.slug }, planners, declared: context.declared };
+  const declared = { principals: context.declared, groups: context.declaredGroups, resources: context.declaredResources };
+  return { tenant: { ...tenant, slug: tenant.slug }, planners, declared };
 }
 
 /**
@@ -45,8 +50,11 @@ export function readOrgFile(source: string, problems: OrgProblems): OrgFile | un
 export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems): Promise<PlannedStep[]> {
   const slug = file.tenant.slug.value;
   const tenant = await planTenant(tx, file.tenant);
-  const principals = await PrincipalIndex.load(tx, { id: tenant.id, slug }, file.declared);
-  const context = { tx, tenant: { id: tenant.id, slug }, principals, problems };
+  const ref = { id: tenant.id, slug };
+  const principals = await PrincipalIndex.load(tx, ref, file.declared.principals);
+  const groups = await loadGroupIndex(tx, ref, file.declared.groups);
+  const resources = await loadResourceIndex(tx, ref, file.declared.resources);
+  const context = { tx, tenant: ref, principals, groups, resources, problems };
   const steps = [...tenant.steps];
   for (const planner of file.planners) steps.push(...(await planner(context)));
   return steps;

@@ -1,3 +1,7 @@
+import { CONTEXT_ROLES } from '../access/context-roles.ts';
+import { TEAM_ROLES } from '../access/team-roles.ts';
+import { BRAIN_ROLES, TIERS } from '../access/tiers.ts';
+
 /** The value rules of the org file; they mirror the CHECK constraints of the schema. */
 export interface ValueRule {
   /** What a valid value looks like, for messages: `"x" is not <expected>`. */
@@ -48,12 +52,26 @@ export const groupNameRule: ValueRule = {
   valid: (value) => isName(value) && !value.includes(':'),
 };
 
-export const TEAM_ROLES = ['viewer', 'editor', 'admin'] as const;
-export type TeamRole = (typeof TEAM_ROLES)[number];
+/** A value out of a fixed list, such as a role or a tier. */
+function oneOf(what: string, values: readonly string[]): ValueRule {
+  return { expected: `${what}: ${values.join(', ')}`, valid: (value) => values.includes(value) };
+}
 
-export const teamRoleRule: ValueRule = {
-  expected: `a role: ${TEAM_ROLES.join(', ')}`,
-  valid: (value) => (TEAM_ROLES as readonly string[]).includes(value),
+export const teamRoleRule = oneOf('a role', TEAM_ROLES);
+export const contextRoleRule = oneOf('a role', CONTEXT_ROLES);
+export const tierRule = oneOf('a tier', TIERS);
+export const brainRoleRule = oneOf('a brain role', BRAIN_ROLES);
+
+/** A department or project name: 1 to 200 characters, compared exactly. */
+export const labelRule: ValueRule = {
+  expected: 'a name of 1 to 200 characters',
+  valid: isName,
+};
+
+/** The name of an environment variable, as POSIX shells write them. */
+export const envNameRule: ValueRule = {
+  expected: 'an environment variable name (letters, digits and "_", not starting with a digit)',
+  valid: (value) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(value),
 };
 
 /** A member or owner reference: a person by email (it holds "@"), an agent by name. */

@@ -1,12 +1,13 @@
 import type { Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
+import type { ReferenceIndex } from './reference-index.ts';
 import type { Slot, YamlReader } from './yaml-reader.ts';
 
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
   action: 'create' | 'update' | 'add' | 'remove';
-  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member';
+  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'grant' | 'route';
   name: string;
   detail?: string;
 }
@@ -17,19 +18,32 @@ export interface PlannedStep {
   write(tx: Transaction): Promise<void>;
 }
 
-/** What every planner sees: the transaction, the tenant and the principals known so far. */
+/**
+ * What every planner sees: the transaction, the tenant, and what is known so far (stored or
+ * created by an earlier section's plan) of principals, groups and context resources.
+ */
 export interface PlanContext {
   readonly tx: Transaction;
   readonly tenant: { readonly id: string; readonly slug: string };
   readonly principals: PrincipalIndex;
+  /** Groups by name. */
+  readonly groups: ReferenceIndex;
+  /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
+  readonly resources: ReferenceIndex;
   readonly problems: OrgProblems;
 }
 
-/** What every reader sees: the YAML reader and the principals the file declares. */
+/** What every reader sees: the YAML reader, what the file declares and the apply's environment. */
 export interface ReadContext {
   readonly reader: YamlReader;
   /** References (emails, agent names) declared in the file, even by entries with other problems. */
   readonly declared: Set<string>;
+  /** Group names declared in the file, likewise. */
+  readonly declaredGroups: Set<string>;
+  /** Context resources (`type:name`) declared in the file by sections that create them. */
+  readonly declaredResources: Set<string>;
+  /** The environment of the apply, where `password_env` finds passwords. */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 /**

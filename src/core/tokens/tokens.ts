@@ -4,7 +4,7 @@ import type { Scope } from '../access/scopes.ts';
 import { normalizeScopes } from '../access/scopes.ts';
 import { requirePrincipal, requireTenant, toPrincipal } from '../directory/directory.ts';
 import { notFound } from '../errors.ts';
-import type { Db, Queryable } from '../../store/db.ts';
+import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
 const TOKEN_PREFIX = 'kgw_';
 export const DEFAULT_TOKEN_TTL_MS = 90 * 86_400_000;
@@ -60,17 +60,37 @@ export async function createToken(db: Db, input: CreateTokenInput): Promise<{ to
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const principal = await requirePrincipal(tx, tenant, input.principal);
-    const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-    const id = randomUUID();
-    const expiresAt = input.ttlMs === undefined ? null : new Date(Date.now() + input.ttlMs);
-    await tx.query(
-      `INSERT INTO tokens (tenant_id, id, secret_hash, principal_id, scopes, label, source, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [tenant.id, id, hashSecret(secret), principal.id, scopes, input.label ?? null, input.source ?? 'cli', expiresAt],
-    );
+    const { id, token: secret } = await insertToken(tx, { tenantId: tenant.id, principalId: principal.id, scopes, ttlMs: input.ttlMs, label: input.label, source: input.source });
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
     return { token: secret, info: toInfo(row!) };
   });
+}
+
+export interface TokenRow {
+  readonly tenantId: string;
+  readonly principalId: string;
+  readonly scopes: readonly Scope[];
+  readonly ttlMs: number | undefined;
+  readonly label?: string | undefined;
+  readonly source?: 'cli' | 'oauth' | undefined;
+  /** OAuth only: the MCP resource URL the token is valid for, its client and its grant. */
+  readonly audience?: string | undefined;
+  readonly clientId?: string | undefined;
+  readonly familyId?: string | undefined;
+}
+
+/** Inserts a token inside the caller's transaction; the ids must already be resolved. */
+export async function insertToken(tx: Transaction, row: TokenRow): Promise<{ id: string; token: string; expiresAt: Date | null }> {
+  const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const id = randomUUID();
+  const expiresAt = row.ttlMs === undefined ? null : new Date(Date.now() + row.ttlMs);
+  const oauth = row.familyId === undefined ? [] : [row.audience ?? null, row.clientId ?? null, row.familyId];
+  await tx.query(
+    `INSERT INTO tokens (tenant_id, id, secret_hash, principal_id, scopes, label, source, expires_at${oauth.length ? ', audience, client_id, family_id' : ''})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8${oauth.length ? ', $9, $10, $11' : ''})`,
+    [row.tenantId, id, hashSecret(secret), row.principalId, row.scopes, row.label ?? null, row.source ?? 'cli', expiresAt, ...oauth],
+  );
+  return { id, token: secret, expiresAt };
 }
 
 /** Lists tokens, newest first, optionally for one tenant; never returns secrets or hashes. */
@@ -104,6 +124,7 @@ export async function revokeToken(db: Db, id: string): Promise<TokenInfo> {
 interface AuthRow {
   token_id: string;
   scopes: Scope[];
+  audience: string | null;
   tenant_id: string;
   slug: string;
   tenant_name: string;
@@ -117,9 +138,17 @@ interface AuthRow {
 
 /** Resolves a presented bearer secret to its caller, or undefined when unknown, revoked or expired. */
 export async function authenticate(q: Queryable, secret: string): Promise<Caller | undefined> {
+  return (await authenticateToken(q, secret))?.caller;
+}
+
+/**
+ * Resolves a bearer secret to its caller and audience: the MCP resource URL an OAuth access
+ * token is bound to, or null for a CLI token, which is valid on every endpoint.
+ */
+export async function authenticateToken(q: Queryable, secret: string): Promise<{ caller: Caller; audience: string | null } | undefined> {
   if (!secret.startsWith(TOKEN_PREFIX) || secret.length > 200) return undefined;
   const [row] = await q.query<AuthRow>(
-    `SELECT t.id AS token_id, t.scopes, n.id AS tenant_id, n.slug, n.name AS tenant_name, n.language,
+    `SELECT t.id AS token_id, t.scopes, t.audience, n.id AS tenant_id, n.slug, n.name AS tenant_name, n.language,
             p.id, p.kind, p.name, p.email, p.owner_id
        FROM tokens t
        JOIN tenants n ON n.id = t.tenant_id
@@ -128,10 +157,11 @@ export async function authenticate(q: Queryable, secret: string): Promise<Caller
     [hashSecret(secret)],
   );
   if (!row) return undefined;
-  return {
+  const caller: Caller = {
     tenant: { id: row.tenant_id, slug: row.slug, name: row.tenant_name, language: row.language },
     principal: toPrincipal(row),
     scopes: new Set(row.scopes),
     tokenId: row.token_id,
   };
+  return { caller, audience: row.audience };
 }

@@ -24,6 +24,7 @@ export const groupsSection = defineSection<GroupSpec[]>({
       const nameSlot = fields.get('name');
       const membersSlot = fields.get('members');
       const name = nameSlot && reader.string(nameSlot, groupNameRule);
+      if (name) context.declaredGroups.add(name.value);
       const memberSlots = membersSlot && reader.list(membersSlot);
       const repeated = new DuplicateCheck('member');
       const members: GroupSpec['members'] = [];
@@ -36,16 +37,17 @@ export const groupsSection = defineSection<GroupSpec[]>({
     });
   },
 
-  async plan(groups, { tx, tenant, principals, problems }) {
+  async plan(specs, { tx, tenant, principals, groups, problems }) {
     const stored = await loadGroups(tx, tenant.id);
     const steps: PlannedStep[] = [];
-    for (const group of groups) {
+    for (const group of specs) {
       const name = group.name.value;
       const desired = resolveMembers(group.members, principals, problems);
       let existing = stored.get(name);
       if (!existing) {
         existing = { id: randomUUID(), members: new Map() };
         const id = existing.id;
+        groups.add(name, id); // so that grants and routes can name the new group
         const write = async (q: Transaction): Promise<void> => {
           await q.query('INSERT INTO groups (tenant_id, id, name) VALUES ($1, $2, $3)', [tenant.id, id, name]);
         };

@@ -1,12 +1,16 @@
 import type { OrgSection } from '../section.ts';
 import { agentsSection } from './agents.ts';
+import { grantsSection } from './grants.ts';
 import { groupsSection } from './groups.ts';
 import { peopleSection } from './people.ts';
+import { routesSection } from './routes.ts';
 import { teamsSection } from './teams.ts';
 
 /**
  * Every section of the org file, in the order they are planned and applied: a section may
  * refer to what an earlier one declares (agents name their owners among the people, groups
- * and teams name both). A new section is one module added here.
+ * and teams name both, grants and routes name principals, groups and context resources).
+ * A new section is one module added here; sections that declare context resources
+ * (knowledge, skills, memories) go before grants and routes.
  */
-export const ORG_SECTIONS: readonly OrgSection[] = [peopleSection, agentsSection, groupsSection, teamsSection];
+export const ORG_SECTIONS: readonly OrgSection[] = [peopleSection, agentsSection, groupsSection, teamsSection, grantsSection, routesSection];

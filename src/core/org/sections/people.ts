@@ -1,17 +1,26 @@
 import { randomUUID } from 'node:crypto';
+import type { PrincipalAccess } from '../../access/principal-access.ts';
 import type { Transaction } from '../../../store/db.ts';
 import { quote } from '../problems.ts';
 import { displayNameRule, emailRule } from '../rules.ts';
 import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
+import { ACCESS_COLUMNS, ACCESS_KEYS, accessChanges, accessSettings, accessValues, readAccess, writeAccess } from './access-keys.ts';
+import type { PasswordSpec } from './password.ts';
+import { loadPasswordHashes, planPassword, readPassword } from './password.ts';
 
 interface PersonSpec {
   readonly email: Located;
   readonly name: string;
+  readonly access: PrincipalAccess;
+  readonly password: PasswordSpec;
 }
 
-/** `people:` — each person by email (their identity, stored lower-case) with a display name. */
+/**
+ * `people:` — each person by email (their identity, stored lower-case) with a display name,
+ * their access attributes (access-keys.ts) and optionally a password (password.ts).
+ */
 export const peopleSection = defineSection<PersonSpec[]>({
   key: 'people',
 
@@ -19,36 +28,60 @@ export const peopleSection = defineSection<PersonSpec[]>({
     const { reader, declared } = context;
     const duplicates = new DuplicateCheck('person');
     return readEntries(slot, context, (item) => {
-      const fields = reader.fields(item, ['email', 'name'], ['email', 'name']);
+      const fields = reader.fields(item, ['email', 'name', ...ACCESS_KEYS, 'password_env'], ['email', 'name']);
       if (!fields) return undefined;
       const emailSlot = fields.get('email');
       const nameSlot = fields.get('name');
       const email = emailSlot && reader.string(emailSlot, emailRule);
       const name = nameSlot && reader.string(nameSlot, displayNameRule);
+      const access = readAccess(fields, reader, { policy: false });
+      const password = readPassword(fields.get('password_env'), context);
       if (email) declared.add(email.value);
-      if (!email || !duplicates.first(email, reader) || !name) return undefined;
-      return { email, name: name.value };
+      if (!email || !duplicates.first(email, reader) || !name || !access || password === false) return undefined;
+      return { email, name: name.value, access, password };
     });
   },
 
-  plan(people, { tenant, principals }) {
+  async plan(people, { tx, tenant, principals }) {
+    const hashes = await loadPasswordHashes(tx, tenant.id);
+    const storedHash = (email: string): string | null => {
+      const id = principals.find(email)?.id;
+      return (id !== undefined && hashes.get(id)) || null;
+    };
+    // scrypt is slow on purpose; checking and hashing everyone's password at once uses the thread pool.
+    const passwords = await Promise.all(people.map((person) => planPassword(person.password, storedHash(person.email.value))));
     const steps: PlannedStep[] = [];
-    for (const person of people) {
+    for (const [index, person] of people.entries()) {
       const email = person.email.value;
+      const { access } = person;
+      const password = passwords[index];
       const existing = principals.find(email);
       if (!existing) {
         const id = randomUUID();
-        principals.add(email, { id, kind: 'person', name: person.name, ownerId: null });
-        const write = async (tx: Transaction): Promise<void> => {
-          await tx.query("INSERT INTO principals (tenant_id, id, kind, name, email) VALUES ($1, $2, 'person', $3, $4)", [tenant.id, id, person.name, email]);
+        principals.add(email, { id, kind: 'person', name: person.name, ownerId: null, access });
+        const write = async (q: Transaction): Promise<void> => {
+          await q.query(
+            `INSERT INTO principals (tenant_id, id, kind, name, email, password_hash, ${ACCESS_COLUMNS})
+             VALUES ($1, $2, 'person', $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [tenant.id, id, person.name, email, password?.hash ?? null, ...accessValues(access)],
+          );
         };
-        steps.push({ change: { action: 'create', kind: 'person', name: email }, write });
-      } else if (existing.name !== person.name) {
-        const write = async (tx: Transaction): Promise<void> => {
-          await tx.query('UPDATE principals SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, person.name]);
-        };
-        steps.push({ change: { action: 'update', kind: 'person', name: email, detail: `name ${quote(existing.name)} → ${quote(person.name)}` }, write });
+        const detail = [...accessSettings(access), ...(password ? [password.detail] : [])].join('; ');
+        steps.push({ change: { action: 'create', kind: 'person', name: email, ...(detail ? { detail } : {}) }, write });
+        continue;
       }
+      const differences = [
+        ...(existing.name === person.name ? [] : [`name ${quote(existing.name)} → ${quote(person.name)}`]),
+        ...accessChanges(existing.access, access),
+        ...(password ? [password.detail] : []),
+      ];
+      if (differences.length === 0) continue;
+      const write = async (q: Transaction): Promise<void> => {
+        await q.query('UPDATE principals SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, person.name]);
+        await writeAccess(q, tenant.id, existing.id, access);
+        if (password) await q.query('UPDATE principals SET password_hash = $3 WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, password.hash]);
+      };
+      steps.push({ change: { action: 'update', kind: 'person', name: email, detail: differences.join('; ') }, write });
     }
     return steps;
   },

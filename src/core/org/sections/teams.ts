@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
 import { quote } from '../problems.ts';
-import type { TeamRole } from '../rules.ts';
+import type { TeamRole } from '../../access/team-roles.ts';
 import { displayNameRule, principalReferenceRule, slugRule, teamRoleRule } from '../rules.ts';
 import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';

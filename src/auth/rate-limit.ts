@@ -1,0 +1,33 @@
+/**
+ * Counts events per key in fixed windows, in this process only: enough to make guessing
+ * passwords or flooding registration slow, without shared state between replicas.
+ */
+export class RateLimiter {
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #windows = new Map<string, { start: number; count: number }>();
+
+  constructor(limit: number, windowMs: number) {
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+  }
+
+  /** Seconds to wait before the key may act again, or undefined when it is under its limit. */
+  wait(key: string, now = Date.now()): number | undefined {
+    const window = this.#windows.get(key);
+    if (!window || now - window.start >= this.#windowMs || window.count < this.#limit) return undefined;
+    return Math.max(1, Math.ceil((window.start + this.#windowMs - now) / 1000));
+  }
+
+  /** Counts one event for the key. */
+  hit(key: string, now = Date.now()): void {
+    if (this.#windows.size > 10_000) this.#sweep(now);
+    const window = this.#windows.get(key);
+    if (!window || now - window.start >= this.#windowMs) this.#windows.set(key, { start: now, count: 1 });
+    else window.count += 1;
+  }
+
+  #sweep(now: number): void {
+    for (const [key, window] of this.#windows) if (now - window.start >= this.#windowMs) this.#windows.delete(key);
+  }
+}

@@ -1,0 +1,70 @@
+import type { Config } from '../config.ts';
+import type { Scope } from '../core/access/scopes.ts';
+import { SCOPES } from '../core/access/scopes.ts';
+import type { Endpoint } from '../mcp/registry.ts';
+import type { Dialect } from '../mcp/tool.ts';
+
+/** The scopes each dialect's tools use (docs/decisions.md "Scopes per dialect"). */
+const DIALECT_SCOPES: Readonly<Record<Dialect, readonly Scope[]>> = {
+  alignbase: ['context.read', 'context.write', 'activity.write'],
+  atmina: ['context.read', 'context.write'],
+  brain: ['brain:read', 'brain:propose', 'outreach:propose'],
+};
+
+/**
+ * What a client is told to ask for when it only knows the endpoint: reading and ordinary
+ * writing. Activity, proposal and outreach scopes are asked for explicitly.
+ */
+const DIALECT_DEFAULTS: Readonly<Record<Dialect, readonly Scope[]>> = {
+  alignbase: ['context.read', 'context.write'],
+  atmina: ['context.read', 'context.write'],
+  brain: ['brain:read'],
+};
+
+const union = (endpoint: Endpoint, table: Readonly<Record<Dialect, readonly Scope[]>>): Scope[] => {
+  const wanted = new Set(endpoint.dialects.flatMap((dialect) => table[dialect]));
+  return SCOPES.filter((scope) => wanted.has(scope));
+};
+
+/** Every scope the endpoint's tools can use, for `scopes_supported`. */
+export const endpointScopes = (endpoint: Endpoint): Scope[] => union(endpoint, DIALECT_SCOPES);
+
+/** The scopes named in the endpoint's 401 challenge. */
+export const endpointDefaultScopes = (endpoint: Endpoint): Scope[] => union(endpoint, DIALECT_DEFAULTS);
+
+/** An MCP endpoint's resource URL (RFC 8707): what its OAuth access tokens are bound to. */
+export const resourceUrl = (config: Config, endpoint: Endpoint): string => `${config.publicUrl}${endpoint.path}`;
+
+/** The resource a grant is bound to when the authorization request names none. */
+export const defaultResource = (config: Config): string => `${config.publicUrl}/mcp`;
+
+export const oauthUrl = (config: Config, path: string): string => `${config.publicUrl}/oauth/${path}`;
+
+/** RFC 9728 protected resource metadata of one MCP endpoint. */
+export function protectedResourceMetadata(config: Config, endpoint: Endpoint): Record<string, unknown> {
+  return {
+    resource: resourceUrl(config, endpoint),
+    authorization_servers: [config.publicUrl],
+    scopes_supported: endpointScopes(endpoint),
+    bearer_methods_supported: ['header'],
+    resource_name: endpoint.serverInfo.title ?? endpoint.serverInfo.name,
+  };
+}
+
+/** RFC 8414 authorization server metadata; the issuer is the public URL. */
+export function authorizationServerMetadata(config: Config): Record<string, unknown> {
+  return {
+    issuer: config.publicUrl,
+    authorization_endpoint: oauthUrl(config, 'authorize'),
+    token_endpoint: oauthUrl(config, 'token'),
+    registration_endpoint: oauthUrl(config, 'register'),
+    jwks_uri: oauthUrl(config, 'jwks'),
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    authorization_response_iss_parameter_supported: true,
+  };
+}

@@ -1,0 +1,19 @@
+import { loadConfig } from '../config.ts';
+import type { LoginLink } from '../auth/login-links.ts';
+import { withOps } from './session.ts';
+import { UsageError, parseCommand } from './usage.ts';
+
+export const loginLinkHelp = `Usage: kgw login-link EMAIL --tenant SLUG
+
+Prints a one-time sign-in link for a person, for the page where an MCP client asks to
+connect (OAuth). Open it in the browser that shows that page. The link works once and for
+15 minutes; it is built from KGW_PUBLIC_URL (of the running gateway, when one holds the data
+folder). A person with a password (the org file's password_env) can sign in without one.`;
+
+export async function loginLinkCommand(argv: readonly string[]): Promise<void> {
+  const { values, positionals, help } = parseCommand(argv, { tenant: { type: 'string' } }, { min: 1, max: 1 });
+  if (help) return void console.log(loginLinkHelp);
+  if (values.tenant === undefined) throw new UsageError('--tenant is required');
+  const link = (await withOps(loadConfig(), (run) => run('oauth.login-link', { tenant: values.tenant, email: positionals[0] }))) as LoginLink;
+  console.log(link.url);
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Queryable } from '../../store/db.ts';
+
+/** A resource an event touched, by identifier and version only; never its content. */
+export interface AuditResource {
+  readonly type: string;
+  readonly id: string;
+  readonly version?: number;
+  readonly version_id?: string;
+  readonly before_version?: number | null;
+  readonly after_version?: number | null;
+  readonly changed?: boolean;
+}
+
+export interface AuditEvent {
+  readonly tenantId: string;
+  readonly surface: 'mcp' | 'cli' | 'oauth' | 'console';
+  readonly principalId?: string | undefined;
+  readonly tokenId?: string | undefined;
+  readonly requestId?: string | undefined;
+  readonly dialect?: string | undefined;
+  readonly tool?: string | undefined;
+  readonly action: string;
+  readonly result: 'ok' | 'error';
+  readonly errorCode?: string | undefined;
+  readonly resources?: readonly AuditResource[];
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+const COLUMNS = 'tenant_id, id, surface, principal_id, token_id, request_id, dialect, tool, action, result, error_code, resources, details';
+const WIDTH = 13;
+
+function values(event: AuditEvent): unknown[] {
+  return [
+    event.tenantId,
+    randomUUID(),
+    event.surface,
+    event.principalId ?? null,
+    event.tokenId ?? null,
+    event.requestId ?? null,
+    event.dialect ?? null,
+    event.tool ?? null,
+    event.action,
+    event.result,
+    event.errorCode ?? null,
+    JSON.stringify(event.resources ?? []),
+    JSON.stringify(event.details ?? {}),
+  ];
+}
+
+function insertSql(count: number): string {
+  const rows = Array.from({ length: count }, (_, row) => `(${Array.from({ length: WIDTH }, (_, col) => `$${row * WIDTH + col + 1}`).join(', ')})`);
+  return `INSERT INTO audit_events (${COLUMNS}) VALUES ${rows.join(', ')}`;
+}
+
+interface Pending {
+  readonly event: AuditEvent;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+const MAX_BATCH = 200;
+
+/**
+ * The append-only audit log. A write records its event with `appendIn` inside its own
+ * transaction, so the event exists exactly when the change does. Other events (reads, refusals,
+ * failures) go through `append`, which group-commits: events arriving together are inserted in
+ * one transaction, and each caller is answered only once its event is stored.
+ */
+export class AuditLog {
+  readonly #db: Db;
+  #queue: Pending[] = [];
+  #scheduled = false;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async appendIn(tx: Queryable, event: AuditEvent): Promise<void> {
+    await tx.query(insertSql(1), values(event));
+  }
+
+  append(event: AuditEvent): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ event, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#queue.splice(0, MAX_BATCH);
+    this.#scheduled = this.#queue.length > 0;
+    if (this.#scheduled) setImmediate(() => void this.#flush());
+    try {
+      await this.#db.tx((tx) => tx.query(insertSql(batch.length), batch.flatMap((p) => values(p.event))));
+      for (const pending of batch) pending.resolve();
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthorizationRequest } from '../../auth/authorize-request.ts';
+import { checkAuthorizeRequest, clientRedirect } from '../../auth/authorize-request.ts';
+import { approve } from '../../auth/grants.ts';
+import { peekLoginLink, redeemLoginLink } from '../../auth/login-links.ts';
+import { OAuthError } from '../../auth/oauth-error.ts';
+import { agentsOwnedBy, checkPassword, chooseAgent } from '../../auth/people.ts';
+import { RateLimiter } from '../../auth/rate-limit.ts';
+import { sameText } from '../../auth/secrets.ts';
+import type { BrowserSession } from '../../auth/sessions.ts';
+import { endSession, findSession, readCookie, sessionCookie, sessionCookieName, startSession } from '../../auth/sessions.ts';
+import type { Services } from '../../core/services.ts';
+import { consentPage } from './consent.ts';
+import { loginLinkPage, messagePage } from './messages.ts';
+import { fromOwnPage, parseForm, sendPage } from './respond.ts';
+import { signInPage } from './signin.ts';
+
+const FIFTEEN_MINUTES = 15 * 60_000;
+
+/** The browser side of OAuth: sign-in, login links, consent and sign-out. */
+export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[]): void {
+  const { config, db } = services;
+  const cookieName = sessionCookieName(config);
+  // Failed passwords per account slow down guessing; attempts per address bound the scrypt work.
+  const failedPerAccount = new RateLimiter(10, FIFTEEN_MINUTES);
+  const attemptsPerAddress = new RateLimiter(100, FIFTEEN_MINUTES);
+  const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
+  const sessionSecret = (request: FastifyRequest) => readCookie(request.headers.cookie, cookieName);
+  const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
+  const queryOf = (request: AuthorizationRequest) => new URLSearchParams(Object.entries(request.params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
+  const continueUrl = (request: AuthorizationRequest) => `${config.publicUrl}/oauth/authorize?${queryOf(request)}`;
+
+  /** Checks the request again from its parameters; answers the refusal itself when it fails. */
+  async function checked(reply: FastifyReply, params: URLSearchParams): Promise<AuthorizationRequest | undefined> {
+    const check = await checkAuthorizeRequest(db, config, resources, params);
+    if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
+    if ('redirect' in check) return void reply.redirect(check.redirect, 303);
+    return check.request;
+  }
+
+  async function consent(reply: FastifyReply, status: number, request: AuthorizationRequest, session: BrowserSession, error?: string) {
+    const agents = await agentsOwnedBy(db, session.tenant.id, session.person.id);
+    return sendPage(
+      reply,
+      status,
+      consentPage({
+        publicUrl: config.publicUrl,
+        clientName: clientName(request),
+        redirectUri: request.redirectUri,
+        resource: request.resource,
+        scopes: request.scopes,
+        person: session.person,
+        tenantName: session.tenant.name,
+        agents,
+        fields: request.params,
+        authorizeQuery: queryOf(request),
+        csrf: session.csrf,
+        error,
+      }),
+    );
+  }
+
+  const signIn = (reply: FastifyReply, status: number, request: AuthorizationRequest, extra: { tenant?: string; email?: string; error?: string } = {}) =>
+    sendPage(reply, status, signInPage({ publicUrl: config.publicUrl, clientName: clientName(request), authorizeQuery: queryOf(request), ...extra }));
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    const authorization = await checked(reply, new URLSearchParams(request.url.split('?')[1] ?? ''));
+    if (!authorization) return reply;
+    const session = await findSession(db, sessionSecret(request));
+    return session ? consent(reply, 200, authorization, session) : signIn(reply, 200, authorization);
+  });
+
+  app.post('/oauth/authorize', async (request, reply) => {
+    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    const form = parseForm(request);
+    const authorization = await checked(reply, form);
+    if (!authorization) return reply;
+    const session = await findSession(db, sessionSecret(request));
+    if (!session) return signIn(reply, 401, authorization, { error: 'Your sign-in has expired. Sign in again.' });
+    const csrf = form.get('csrf');
+    if (csrf === null || !sameText(csrf, session.csrf)) {
+      return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in (CSRF check failed). Go back to the app and start the connection again.');
+    }
+    const decision = form.get('decision');
+    if (decision === 'deny') {
+      return reply.redirect(clientRedirect(config, authorization.redirectUri, { error: 'access_denied', error_description: 'the person denied the request', state: authorization.state }), 303);
+    }
+    if (decision !== 'approve') return consent(reply, 400, authorization, session, 'Choose Allow or Deny.');
+    const agent = form.get('agent') ?? '';
+    const choice = agent === 'new' ? { newName: form.get('new_agent_name') ?? '' } : { agentId: agent };
+    let code: string;
+    try {
+      code = await db.tx(async (tx) => {
+        const chosen = await chooseAgent(tx, session.tenant.id, session.person.id, choice);
+        if (chosen.created) {
+          await services.audit.appendIn(tx, { tenantId: session.tenant.id, surface: 'oauth', principalId: session.person.id, action: 'oauth.create_agent', result: 'ok', details: { agent_id: chosen.id, name: chosen.name } });
+        }
+        const { client, scopes, resource, redirectUri, codeChallenge } = authorization;
+        return approve(tx, { tenantId: session.tenant.id, personId: session.person.id, agentId: chosen.id, client, scopes, resource, redirectUri, codeChallenge }, services.audit);
+      });
+    } catch (error) {
+      if (error instanceof OAuthError) return consent(reply, 400, authorization, session, error.message);
+      throw error;
+    }
+    return reply.redirect(clientRedirect(config, authorization.redirectUri, { code, state: authorization.state }), 303);
+  });
+
+  app.post('/oauth/login', async (request, reply) => {
+    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    const form = parseForm(request);
+    const authorization = await checked(reply, new URLSearchParams(form.get('authorize') ?? ''));
+    if (!authorization) return reply;
+    const tenant = (form.get('tenant') ?? '').trim().toLowerCase();
+    const email = (form.get('email') ?? '').trim().toLowerCase();
+    const account = `${tenant}\n${email}`;
+    const wait = attemptsPerAddress.wait(request.ip) ?? failedPerAccount.wait(account);
+    if (wait !== undefined) {
+      reply.header('retry-after', String(wait));
+      return signIn(reply, 429, authorization, { tenant, email, error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minutes.` });
+    }
+    attemptsPerAddress.hit(request.ip);
+    const who = await checkPassword(db, tenant, email, (form.get('password') ?? '').slice(0, 1024));
+    if (!who) {
+      failedPerAccount.hit(account);
+      return signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
+    }
+    await endSession(db, sessionSecret(request));
+    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId));
+    return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
+  });
+
+  const badLink = (reply: FastifyReply) => message(reply, 404, 'This sign-in link does not work', 'It was already used, has expired (links last 15 minutes) or is mistyped. Ask for a new one.');
+
+  app.get<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
+    const holder = await peekLoginLink(db, request.params.secret);
+    return holder ? sendPage(reply, 200, loginLinkPage(config.publicUrl, request.params.secret, holder)) : badLink(reply);
+  });
+
+  app.post<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
+    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    const secret = await redeemLoginLink(db, request.params.secret);
+    if (secret === undefined) return badLink(reply);
+    await endSession(db, sessionSecret(request));
+    const session = await findSession(db, secret);
+    reply.header('set-cookie', sessionCookie(config, secret));
+    return message(reply, 200, 'You are signed in', `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Go back to the page where you were connecting an app and continue, or start the connection again from the app.`);
+  });
+
+  app.post('/oauth/logout', async (request, reply) => {
+    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    const form = parseForm(request);
+    const secret = sessionSecret(request);
+    const session = await findSession(db, secret);
+    const csrf = form.get('csrf');
+    if (session && (csrf === null || !sameText(csrf, session.csrf))) return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in.');
+    await endSession(db, secret);
+    reply.header('set-cookie', sessionCookie(config, undefined));
+    const authorize = new URLSearchParams(form.get('authorize') ?? '');
+    return authorize.has('client_id') ? reply.redirect(`${config.publicUrl}/oauth/authorize?${authorize.toString()}`, 303) : message(reply, 200, 'Signed out', 'You are signed out.');
+  });
+}
