@@ -4,6 +4,7 @@
  * fresh server child, loaded with autocannon from this process. See bench/README.md.
  */
 import type { ChildProcess } from 'node:child_process';
+import { AuditLog } from '../src/core/audit/audit-log.ts';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -52,7 +53,7 @@ interface Store {
 async function seed(db: Db): Promise<string> {
   await migrate(db);
   await applyOrgFile(db, { source: ORG_YAML });
-  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' })).token;
+  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' }, new AuditLog(db))).token;
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {

@@ -35,7 +35,7 @@ const definitions = {
         scopes: args.scopes,
         ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
         label: args.label,
-      }),
+      }, services.audit),
   },
   'token.list': {
     args: z.object({ tenant: z.string().optional(), all: z.boolean().default(false) }).strict(),
@@ -43,7 +43,7 @@ const definitions = {
   },
   'token.revoke': {
     args: z.object({ id: z.string() }).strict(),
-    run: (services: Services, args: { id: string }) => revokeToken(services.db, args.id),
+    run: (services: Services, args: { id: string }) => revokeToken(services.db, args.id, services.audit),
   },
   'oauth.login-link': {
     args: z.object({ tenant: z.string(), email: z.string() }).strict(),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { createToken, revokeToken } from '../../src/core/tokens/tokens.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -68,6 +69,19 @@ for (const backend of storeBackends()) {
       } finally {
         await client.close();
       }
+    });
+
+    it('records token issue and revocation in their own transactions, never the secret', async () => {
+      const log = new AuditLog(store.db);
+      const { token: secret, info } = await createToken(store.db, { tenant: 'acme', principal: 'bob@acme.test', scopes: 'context.read', ttlMs: undefined }, log);
+      await revokeToken(store.db, info.id, log);
+      await revokeToken(store.db, info.id, log);
+      const events = await store.db.query<{ action: string; surface: string; resources: unknown; details: unknown }>(
+        "SELECT action, surface, resources, details FROM audit_events WHERE tenant_id = $1 AND action LIKE 'token.%' AND resources @> $2::jsonb ORDER BY at",
+        [tenantId, JSON.stringify([{ id: info.id }])],
+      );
+      assert.deepEqual(events.map((e) => [e.action, e.surface]), [['token.create', 'cli'], ['token.revoke', 'cli']]);
+      assert.ok(!JSON.stringify(events).includes(secret));
     });
 
     it('is append-only, and an event written in a rolled-back transaction is gone with it', async () => {

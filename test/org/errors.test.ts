@@ -27,7 +27,7 @@ const CASES: { title: string; source: string; errors: [number, string][] }[] = [
   { title: 'an empty file', source: '', errors: [[1, 'the file must be a map, not empty']] },
   { title: 'an unknown top-level key', source: acmeWith(['people:', 'peple:']), errors: [[4, `unknown key "peple" at the top level (expected ${TOP_KEYS})`]] },
   { title: 'an unknown nested key', source: acmeWith(['    name: Alice\n', '    name: Alice\n    mail: alice@acme.test\n']), errors: [[7, `unknown key "mail" in people[0] (expected ${PERSON_KEYS})`]] },
-  { title: 'an unknown key in a team', source: acmeWith(['    name: Docs team\n', '    name: Docs team\n    role: admin\n']), errors: [[16, 'unknown key "role" in teams[0] (expected slug, name, members)']] },
+  { title: 'an unknown key in a team', source: acmeWith(['    name: Docs team\n', '    name: Docs team\n    role: admin\n']), errors: [[16, 'unknown key "role" in teams[0] (expected slug, name, members, shares)']] },
   { title: 'a missing required key', source: acmeWith(['name: Acme Inc.\n', ''], ['    name: Alice\n', '']), errors: [[1, 'the file is missing the required key "name"'], [4, 'people[0] is missing the required key "name"']] },
   { title: 'a list where a map belongs', source: acmeWith(['  - email: Alice@Acme.test\n    name: Alice\n', '  email: alice@acme.test\n']), errors: [[5, 'people must be a list, not a map']] },
   { title: 'a number where text belongs', source: acmeWith(['name: Acme Inc.', 'name: 42']), errors: [[2, 'name must be a name of 1 to 200 characters, not a number; put it in quotes to make it text']] },

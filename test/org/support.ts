@@ -70,6 +70,7 @@ export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
     group_members: 'tenant_id, group_id, principal_id',
     teams: 'tenant_id, id',
     team_members: 'tenant_id, team_id, principal_id',
+    team_shares: 'tenant_id, id',
     context_resources: 'tenant_id, id',
     context_grants: 'tenant_id, id',
     context_routes: 'tenant_id, id',

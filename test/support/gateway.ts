@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +41,7 @@ export async function seedOrg(db: Db, yaml: string): Promise<void> {
 }
 
 export async function issueToken(db: Db, tenant: string, principal: string, scopes: string, ttlMs?: number): Promise<string> {
-  return (await createToken(db, { tenant, principal, scopes, ttlMs })).token;
+  return (await createToken(db, { tenant, principal, scopes, ttlMs }, new AuditLog(db))).token;
 }
 
 /** The SDK's own client, connected over Streamable HTTP with a bearer token. */

@@ -1,7 +1,8 @@
 /**
  * Atmina's access to a Knowledge Base, decided from the caller's role in the owning team, the
- * KB's shares and an agent's policy. Pure: the KB tables come later and their loaders pass
- * the inputs in. See docs/access.md.
+ * shares that reach the caller and an agent's policy. Pure: `teamKbAccess` (team-shares.ts)
+ * loads the inputs from team memberships and team shares; per-KB shares, when the KB tables
+ * arrive, add their roles to `shareRoles` the same way. See docs/access.md.
  */
 
 /** Team roles, weakest first; a team member's role is stored in team_members.role. */
@@ -29,7 +30,7 @@ function lower(a: KbAccess, b: KbAccess): KbAccess {
 export interface KbAccessInput {
   /** The caller's role in the team that owns the KB; undefined when not a member (or anonymous). */
   readonly teamRole: TeamRole | undefined;
-  /** Roles of the KB's shares that reach the caller (to them, or to a team they belong to). */
+  /** Roles of the shares that reach the caller (to them, or to a team they belong to): the owning team's shares, and later the KB's own. */
   readonly shareRoles: readonly TeamRole[];
   /** An agent's policy cap (principals.policy_max_team_role); undefined for people and unset policies. */
   readonly agentPolicyMax: TeamRole | undefined;

@@ -1,7 +1,7 @@
 import type { Transaction } from '../../store/db.ts';
 import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
-import { loadGroupIndex, loadResourceIndex } from './reference-index.ts';
+import { loadGroupIndex, loadResourceIndex, loadTeamIndex } from './reference-index.ts';
 import type { PlannedStep, SectionPlanner } from './section.ts';
 import { ORG_SECTIONS } from './sections/index.ts';
 import type { TenantSpec } from './tenant.ts';
@@ -14,7 +14,12 @@ export interface OrgFile {
   readonly tenant: TenantSpec & { readonly slug: Located };
   readonly planners: readonly SectionPlanner[];
   /** What the file declares, for the indexes to tell a dangling reference (see ReadContext). */
-  readonly declared: { readonly principals: ReadonlySet<string>; readonly groups: ReadonlySet<string>; readonly resources: ReadonlySet<string> };
+  readonly declared: {
+    readonly principals: ReadonlySet<string>;
+    readonly groups: ReadonlySet<string>;
+    readonly teams: ReadonlySet<string>;
+    readonly resources: ReadonlySet<string>;
+  };
 }
 
 /** Where `password_env` reads passwords from: the environment of the process applying the file. */
@@ -31,14 +36,14 @@ export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvir
   const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
-  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredResources: new Set<string>(), env };
+  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredTeams: new Set<string>(), declaredResources: new Set<string>(), env };
   const planners: SectionPlanner[] = [];
   for (const section of ORG_SECTIONS) {
     const slot = fields.get(section.key);
     if (slot) planners.push(section.read(slot, context));
   }
   if (!tenant.slug) return undefined;
-  const declared = { principals: context.declared, groups: context.declaredGroups, resources: context.declaredResources };
+  const declared = { principals: context.declared, groups: context.declaredGroups, teams: context.declaredTeams, resources: context.declaredResources };
   return { tenant: { ...tenant, slug: tenant.slug }, planners, declared };
 }
 
@@ -53,8 +58,9 @@ export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgP
   const ref = { id: tenant.id, slug };
   const principals = await PrincipalIndex.load(tx, ref, file.declared.principals);
   const groups = await loadGroupIndex(tx, ref, file.declared.groups);
+  const teams = await loadTeamIndex(tx, ref, file.declared.teams);
   const resources = await loadResourceIndex(tx, ref, file.declared.resources);
-  const context = { tx, tenant: ref, principals, groups, resources, problems };
+  const context = { tx, tenant: ref, principals, groups, teams, resources, problems };
   const steps = [...tenant.steps];
   for (const planner of file.planners) steps.push(...(await planner(context)));
   return steps;

@@ -8,7 +8,7 @@ export function resourceKey(type: ContextType, name: string): string {
 }
 
 /**
- * Ids of one tenant's named things (groups, context resources) by the name the file uses:
+ * Ids of one tenant's named things (groups, teams, context resources) by the name the file uses:
  * those stored plus those a plan creates, so that a later section can name what an earlier
  * one declares. A future `knowledge:` section adds its resources here with `add`, and lists
  * them in ReadContext.declaredResources at read time.
@@ -55,6 +55,13 @@ export async function loadGroupIndex(q: Queryable, tenant: { id: string; slug: s
   const index = new ReferenceIndex(tenant.slug, declared);
   const rows = await q.query<{ id: string; name: string }>('SELECT id, name FROM groups WHERE tenant_id = $1', [tenant.id]);
   for (const row of rows) index.add(row.name, row.id);
+  return index;
+}
+
+export async function loadTeamIndex(q: Queryable, tenant: { id: string; slug: string }, declared: ReadonlySet<string>): Promise<ReferenceIndex> {
+  const index = new ReferenceIndex(tenant.slug, declared);
+  const rows = await q.query<{ id: string; slug: string }>('SELECT id, slug FROM teams WHERE tenant_id = $1', [tenant.id]);
+  for (const row of rows) index.add(row.slug, row.id);
   return index;
 }
 

@@ -7,7 +7,7 @@ import type { Slot, YamlReader } from './yaml-reader.ts';
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
   action: 'create' | 'update' | 'add' | 'remove';
-  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'grant' | 'route';
+  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'team share' | 'grant' | 'route';
   name: string;
   detail?: string;
 }
@@ -20,7 +20,7 @@ export interface PlannedStep {
 
 /**
  * What every planner sees: the transaction, the tenant, and what is known so far (stored or
- * created by an earlier section's plan) of principals, groups and context resources.
+ * created by an earlier section's plan) of principals, groups, teams and context resources.
  */
 export interface PlanContext {
   readonly tx: Transaction;
@@ -28,6 +28,8 @@ export interface PlanContext {
   readonly principals: PrincipalIndex;
   /** Groups by name. */
   readonly groups: ReferenceIndex;
+  /** Teams by slug. */
+  readonly teams: ReferenceIndex;
   /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
   readonly resources: ReferenceIndex;
   readonly problems: OrgProblems;
@@ -40,6 +42,8 @@ export interface ReadContext {
   readonly declared: Set<string>;
   /** Group names declared in the file, likewise. */
   readonly declaredGroups: Set<string>;
+  /** Team slugs declared in the file, likewise. */
+  readonly declaredTeams: Set<string>;
   /** Context resources (`type:name`) declared in the file by sections that create them. */
   readonly declaredResources: Set<string>;
   /** The environment of the apply, where `password_env` finds passwords. */

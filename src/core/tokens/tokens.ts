@@ -3,6 +3,7 @@ import type { Caller } from '../access/caller.ts';
 import type { Scope } from '../access/scopes.ts';
 import { normalizeScopes } from '../access/scopes.ts';
 import { requirePrincipal, requireTenant, toPrincipal } from '../directory/directory.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import { notFound } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
@@ -55,14 +56,24 @@ const toInfo = (row: InfoRow): TokenInfo => ({
 });
 
 /** Issues a bearer token for a principal; the secret is returned once and stored only hashed. */
-export async function createToken(db: Db, input: CreateTokenInput): Promise<{ token: string; info: TokenInfo }> {
+/** Issues a token from the CLI; the issue is audited in the same transaction (never the secret). */
+export async function createToken(db: Db, input: CreateTokenInput, audit: AuditLog): Promise<{ token: string; info: TokenInfo }> {
   const scopes = normalizeScopes(input.scopes);
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const principal = await requirePrincipal(tx, tenant, input.principal);
     const { id, token: secret } = await insertToken(tx, { tenantId: tenant.id, principalId: principal.id, scopes, ttlMs: input.ttlMs, label: input.label, source: input.source });
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
-    return { token: secret, info: toInfo(row!) };
+    const info = toInfo(row!);
+    await audit.appendIn(tx, {
+      tenantId: tenant.id,
+      surface: 'cli',
+      action: 'token.create',
+      result: 'ok',
+      resources: [{ type: 'token', id }],
+      details: { principal_id: principal.id, scopes, expires_at: info.expiresAt },
+    });
+    return { token: secret, info };
   });
 }
 
@@ -111,12 +122,13 @@ export async function listTokens(q: Queryable, options: { tenant?: string | unde
 }
 
 /** Revokes a token by id; revoking twice is harmless and reports the first revocation. */
-export async function revokeToken(db: Db, id: string): Promise<TokenInfo> {
+export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<TokenInfo> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
   return db.tx(async (tx) => {
-    await tx.query('UPDATE tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
+    const [updated] = await tx.query<{ tenant_id: string }>('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING tenant_id', [id]);
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
     if (!row) throw notFound(`no token with id "${id}"`);
+    if (updated) await audit.appendIn(tx, { tenantId: updated.tenant_id, surface: 'cli', action: 'token.revoke', result: 'ok', resources: [{ type: 'token', id }] });
     return toInfo(row);
   });
 }

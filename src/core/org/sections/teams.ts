@@ -7,11 +7,15 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
 import { planMembership, resolveMembers } from './members.ts';
+import type { ShareSpec } from './team-shares.ts';
+import { loadTeamShares, planShares, readShares } from './team-shares.ts';
 
 interface TeamSpec {
   readonly slug: Located;
   readonly name: string;
   readonly members: { reference: Located; role: TeamRole }[];
+  /** The team's complete list of shares; undefined when the file leaves `shares` out (kept as stored). */
+  readonly shares: ShareSpec[] | undefined;
 }
 
 interface StoredTeam {
@@ -20,7 +24,10 @@ interface StoredTeam {
   members: Map<string, TeamRole>;
 }
 
-/** `teams:` — each team by slug (its identity) with a name and its complete member → role map. */
+/**
+ * `teams:` — each team by slug (its identity) with a name, its complete member → role map
+ * and, optionally, its complete list of shares (team-shares.ts).
+ */
 export const teamsSection = defineSection<TeamSpec[]>({
   key: 'teams',
 
@@ -28,12 +35,14 @@ export const teamsSection = defineSection<TeamSpec[]>({
     const { reader } = context;
     const duplicates = new DuplicateCheck('team');
     return readEntries(slot, context, (item) => {
-      const fields = reader.fields(item, ['slug', 'name', 'members'], ['slug', 'name', 'members']);
+      const fields = reader.fields(item, ['slug', 'name', 'members', 'shares'], ['slug', 'name', 'members']);
       if (!fields) return undefined;
       const slugSlot = fields.get('slug');
       const nameSlot = fields.get('name');
       const membersSlot = fields.get('members');
+      const sharesSlot = fields.get('shares');
       const slug = slugSlot && reader.string(slugSlot, slugRule);
+      if (slug) context.declaredTeams.add(slug.value);
       const name = nameSlot && reader.string(nameSlot, displayNameRule);
       const entries = membersSlot && reader.entries(membersSlot);
       // Keys differing only in an email's case name the same person, which YAML cannot see.
@@ -46,14 +55,20 @@ export const teamsSection = defineSection<TeamSpec[]>({
         const role = reader.string(entry.value, teamRoleRule);
         if (reference && repeated.first(reference, reader) && role) members.push({ reference, role: role.value as TeamRole });
       }
+      const shares = sharesSlot && readShares(sharesSlot, reader, slug?.value);
       if (!slug || !duplicates.first(slug, reader) || !name || !entries) return undefined;
-      return { slug, name: name.value, members };
+      return { slug, name: name.value, members, shares };
     });
   },
 
-  async plan(teams, { tx, tenant, principals, problems }) {
+  async plan(teams, context) {
+    const { tx, tenant, principals, problems } = context;
     const stored = await loadTeams(tx, tenant.id);
+    const storedShares = await loadTeamShares(tx, tenant.id);
     const steps: PlannedStep[] = [];
+    // Shares are planned once every team of the file has an id, so that they may name teams
+    // declared later in the file, and written after those teams are created.
+    const shares: { slug: string; teamId: string; specs: ShareSpec[] }[] = [];
     for (const team of teams) {
       const slug = team.slug.value;
       const desired = resolveMembers(team.members, principals, problems);
@@ -61,6 +76,7 @@ export const teamsSection = defineSection<TeamSpec[]>({
       if (!existing) {
         existing = { id: randomUUID(), name: team.name, members: new Map() };
         const id = existing.id;
+        context.teams.add(slug, id); // so that shares (and later sections) can name the new team
         const write = async (q: Transaction): Promise<void> => {
           await q.query('INSERT INTO teams (tenant_id, id, slug, name) VALUES ($1, $2, $3, $4)', [tenant.id, id, slug, team.name]);
         };
@@ -93,7 +109,9 @@ export const teamsSection = defineSection<TeamSpec[]>({
           },
         }),
       );
+      if (team.shares !== undefined) shares.push({ slug, teamId, specs: team.shares });
     }
+    for (const { slug, teamId, specs } of shares) steps.push(...planShares({ slug, teamId, specs, stored: storedShares, context }));
     return steps;
   },
 });
