@@ -22,7 +22,7 @@ const definitions = {
     // env: only the variables the file names with password_env, from the kgw apply process.
     args: z.object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false), env: z.record(z.string(), z.string()).default({}) }).strict(),
     run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string> }) =>
-      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env }),
+      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env }, services.audit),
   },
   'token.create': {
     args: z
@@ -47,7 +47,7 @@ const definitions = {
   },
   'oauth.login-link': {
     args: z.object({ tenant: z.string(), email: z.string() }).strict(),
-    run: (services: Services, args: { tenant: string; email: string }) => createLoginLink(services.db, services.config, args.tenant, args.email),
+    run: (services: Services, args: { tenant: string; email: string }) => createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
   },
   readiness: {
     args: z.object({}).strict(),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../core/audit/audit-log.ts';
 import type { Config } from '../config.ts';
 import { requireTenant } from '../core/directory/directory.ts';
 import { notFound } from '../core/errors.ts';
@@ -19,7 +20,7 @@ export interface LoginLink {
 }
 
 /** Creates a link for a person (`kgw login-link`); only its hash is stored. */
-export async function createLoginLink(db: Db, config: Config, tenantSlug: string, email: string): Promise<LoginLink> {
+export async function createLoginLink(db: Db, config: Config, tenantSlug: string, email: string, audit: AuditLog): Promise<LoginLink> {
   const address = email.trim().toLowerCase();
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, tenantSlug);
@@ -28,13 +29,15 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
     await tx.query("DELETE FROM oauth_login_links WHERE expires_at < now() - interval '1 day'");
     const secret = newSecret('kgwl_');
     const expiresAt = new Date(Date.now() + LOGIN_LINK_TTL_MS);
+    const id = randomUUID();
     await tx.query('INSERT INTO oauth_login_links (tenant_id, id, secret_hash, person_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
       tenant.id,
-      randomUUID(),
+      id,
       sha256(secret),
       person.id,
       expiresAt,
     ]);
+    await audit.appendIn(tx, { tenantId: tenant.id, surface: 'cli', action: 'oauth.login_link', result: 'ok', resources: [{ type: 'login_link', id }], details: { person_id: person.id, expires_at: expiresAt.toISOString() } });
     return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: expiresAt.toISOString() };
   });
 }

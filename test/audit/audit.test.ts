@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { createToken, revokeToken } from '../../src/core/tokens/tokens.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
@@ -82,6 +83,19 @@ for (const backend of storeBackends()) {
       );
       assert.deepEqual(events.map((e) => [e.action, e.surface]), [['token.create', 'cli'], ['token.revoke', 'cli']]);
       assert.ok(!JSON.stringify(events).includes(secret));
+    });
+
+    it('records an org file apply with its change counts, and nothing for a dry run or no change', async () => {
+      const log = new AuditLog(store.db);
+      const file = ACME_ORG.replace('people:\n', 'people:\n  - email: dora@acme.test\n    name: Dora\n');
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml', dryRun: true }, log);
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, log);
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, log);
+      const events = await store.db.query<{ surface: string; details: { file: string; changes: Record<string, number> } }>(
+        "SELECT surface, details FROM audit_events WHERE tenant_id = $1 AND action = 'org.apply'",
+        [tenantId],
+      );
+      assert.deepEqual(events, [{ surface: 'cli', details: { file: 'acme.yaml', changes: { 'create person': 1 } } }]);
     });
 
     it('is append-only, and an event written in a rolled-back transaction is gone with it', async () => {

@@ -15,7 +15,7 @@ for (const backend of storeBackends()) {
   describe(`OAuth login links on ${backend.name}`, () => {
     let store: TestStore;
     let gw: OAuthGateway;
-    const link = async (email = 'bob@acme.test') => (await createLoginLink(store.db, gw.gateway.services.config, 'acme', email)).url;
+    const link = async (email = 'bob@acme.test') => (await createLoginLink(store.db, gw.gateway.services.config, 'acme', email, gw.gateway.services.audit)).url;
 
     before(async () => {
       store = await backend.open({ migrated: true });
@@ -74,12 +74,12 @@ for (const backend of storeBackends()) {
       assert.equal(browser.cookie, undefined);
       await assert.rejects(link('nobody@acme.test'), /no person "nobody@acme\.test" in tenant "acme"/);
       await assert.rejects(link('release-bot'), /no person/);
-      await assert.rejects(createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test'), /tenant "nope" not found/);
+      await assert.rejects(createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test', gw.gateway.services.audit), /tenant "nope" not found/);
     });
 
     it('lasts fifteen minutes', async () => {
       const before = Date.now();
-      const created = await createLoginLink(store.db, gw.gateway.services.config, 'acme', 'Bob@Acme.test');
+      const created = await createLoginLink(store.db, gw.gateway.services.config, 'acme', 'Bob@Acme.test', gw.gateway.services.audit);
       assert.equal(created.email, 'bob@acme.test');
       assert.ok(Math.abs(Date.parse(created.expiresAt) - (before + 15 * 60_000)) < 10_000);
     });

@@ -1,4 +1,5 @@
 import type { Db } from '../../store/db.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
 import { OrgProblems } from './problems.ts';
@@ -32,7 +33,11 @@ class DryRunRollback extends Error {
  * `env` is where `password_env` finds passwords; it defaults to this process's environment,
  * and a gateway applying a file for the CLI passes the CLI's (see passwordEnvironment).
  */
-export async function applyOrgFile(db: Db, input: { source: string; fileName?: string; dryRun?: boolean; env?: OrgEnvironment }): Promise<OrgApplyResult> {
+export async function applyOrgFile(
+  db: Db,
+  input: { source: string; fileName?: string; dryRun?: boolean; env?: OrgEnvironment },
+  audit?: AuditLog,
+): Promise<OrgApplyResult> {
   const dryRun = input.dryRun ?? false;
   const problems = new OrgProblems(input.fileName ?? 'org.yaml');
   const file = readOrgFile(input.source, problems, input.env);
@@ -48,6 +53,12 @@ export async function applyOrgFile(db: Db, input: { source: string; fileName?: s
       for (const step of steps) await step.write(tx);
       const result: OrgApplyResult = { tenant: file.tenant.slug.value, dryRun, changes: steps.map((step) => step.change) };
       if (dryRun) throw new DryRunRollback(result);
+      if (audit && steps.length > 0) {
+        const [tenant] = await tx.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [result.tenant]);
+        const counts: Record<string, number> = {};
+        for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
+        await audit.appendIn(tx, { tenantId: tenant!.id, surface: 'cli', action: 'org.apply', result: 'ok', details: { file: input.fileName ?? 'org.yaml', changes: counts } });
+      }
       return result;
     });
   } catch (error) {
