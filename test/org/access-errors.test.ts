@@ -1,11 +1,9 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { isKgwError } from '../../src/core/errors.ts';
+import { after, before, describe } from 'node:test';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { BASE, prepare } from './access-support.ts';
-import { snapshot } from './support.ts';
+import type { RefusalCase } from './support.ts';
+import { itRefuses } from './support.ts';
 
 // BASE has 9 lines, so the first line appended is line 10.
 const RESOURCE = 'a resource: all_knowledge, all_skills, all_memories, all_artifacts, or knowledge:TITLE, skill:NAME, memory:NAME, artifact:NAME';
@@ -17,7 +15,7 @@ const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, passw
 const person = (...keys: string[]): string => `tenant: acme\nname: Acme Inc.\npeople:\n  - email: bob@acme.test\n    name: Bob\n${keys.map((k) => `    ${k}\n`).join('')}`;
 const agent = (...keys: string[]): string => `${person()}agents:\n  - name: bot\n    owner: bob@acme.test\n${keys.map((k) => `    ${k}\n`).join('')}`;
 
-const CASES: { title: string; source: string; errors: [number, string][] }[] = [
+const CASES: RefusalCase[] = [
   { title: 'a bad tier', source: person('tier: secret'), errors: [[6, 'people[0].tier: "secret" is not a tier: public, department, project, manager, hr, executive, restricted']] },
   { title: 'a bad brain role', source: person('brain_role: boss'), errors: [[6, 'people[0].brain_role: "boss" is not a brain role: viewer, manager, admin']] },
   { title: 'departments that are not a list', source: person('departments: Sales'), errors: [[6, 'people[0].departments must be a list, not text']] },
@@ -105,18 +103,6 @@ for (const backend of storeBackends()) {
       await store.dispose();
     });
 
-    for (const { title, source, errors } of CASES) {
-      it(`refuses ${title} with the line of each problem and writes nothing`, async () => {
-        const rows = await snapshot(store.db);
-        for (const dryRun of [false, true]) {
-          await assert.rejects(applyOrgFile(store.db, { source, dryRun, env: { EMPTY_PASSWORD: '' } }), (error) => {
-            assert.ok(isKgwError(error, 'validation'), String(error));
-            assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
-            return true;
-          });
-        }
-        assert.deepEqual(await snapshot(store.db), rows);
-      });
-    }
+    itRefuses(() => store.db, CASES, { EMPTY_PASSWORD: '' });
   });
 }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { isKgwError } from '../../src/core/errors.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
-import { ACME, snapshot } from './support.ts';
+import type { RefusalCase } from './support.ts';
+import { ACME, itRefuses, snapshot } from './support.ts';
 
 /** ACME with one or more pieces replaced; line numbers below refer to ACME's lines. */
 function acmeWith(...edits: [string, string][]): string {
@@ -19,7 +19,7 @@ function acmeWith(...edits: [string, string][]): string {
 const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, grants, routes';
 const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env';
 
-const CASES: { title: string; source: string; errors: [number, string][] }[] = [
+const CASES: RefusalCase[] = [
   { title: 'a YAML syntax error', source: 'tenant: acme\nname: Acme: Inc.\n', errors: [[2, 'invalid YAML: Nested mappings are not allowed in compact mappings']] },
   { title: 'a duplicate YAML key', source: `${ACME}tenant: acme\n`, errors: [[17, 'duplicate key "tenant"']] },
   { title: 'a custom tag', source: acmeWith(['name: Acme Inc.', 'name: !secret Acme Inc.']), errors: [[2, 'invalid YAML: Unresolved tag: !secret']] },
@@ -96,20 +96,7 @@ for (const backend of storeBackends()) {
       await store.dispose();
     });
 
-    for (const { title, source, errors } of CASES) {
-      it(`refuses ${title} with the line of each problem and writes nothing`, async () => {
-        const rows = await snapshot(store.db);
-        for (const dryRun of [false, true]) {
-          await assert.rejects(applyOrgFile(store.db, { source, dryRun }), (error) => {
-            assert.ok(isKgwError(error, 'validation'), String(error));
-            assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
-            assert.equal(error.message, errors.map(([line, message]) => `org.yaml:${line}: ${message}`).join('\n'));
-            return true;
-          });
-        }
-        assert.deepEqual(await snapshot(store.db), rows);
-      });
-    }
+    itRefuses(() => store.db, CASES);
 
     it('names the given file in messages and creates no tenant when a reference dangles', async () => {
       const rows = await snapshot(store.db);

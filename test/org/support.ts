@@ -1,3 +1,7 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { isKgwError } from '../../src/core/errors.ts';
+import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 
 /** The example org file of docs/org-file.md. */
@@ -78,4 +82,34 @@ export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
   const result: Record<string, unknown[]> = {};
   for (const [table, order] of Object.entries(tables)) result[table] = await db.query(`SELECT * FROM ${table} ORDER BY ${order}`);
   return result;
+}
+
+/** A bad org file and the `[line, message]` of each problem it must be refused with. */
+export interface RefusalCase {
+  readonly title: string;
+  readonly source: string;
+  readonly errors: readonly (readonly [number, string])[];
+}
+
+/**
+ * Checks, on the given store, that each case is refused as one validation error listing every
+ * problem with its line (message and details), in a real run and a dry run, and that nothing
+ * in the database changed.
+ */
+export function itRefuses(store: () => Db, cases: readonly RefusalCase[], env: Record<string, string> = {}): void {
+  for (const { title, source, errors } of cases) {
+    it(`refuses ${title} with the line of each problem and writes nothing`, async () => {
+      const db = store();
+      const rows = await snapshot(db);
+      for (const dryRun of [false, true]) {
+        await assert.rejects(applyOrgFile(db, { source, dryRun, env }), (error) => {
+          assert.ok(isKgwError(error, 'validation'), String(error));
+          assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
+          assert.equal(error.message, errors.map(([line, message]) => `org.yaml:${line}: ${message}`).join('\n'));
+          return true;
+        });
+      }
+      assert.deepEqual(await snapshot(db), rows);
+    });
+  }
 }

@@ -7,7 +7,8 @@ import type { OrgChange } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
-import { snapshot } from './support.ts';
+import type { RefusalCase } from './support.ts';
+import { itRefuses, snapshot } from './support.ts';
 
 const PEOPLE = `tenant: acme
 name: Acme Inc.
@@ -229,7 +230,7 @@ const ENG = '  - { slug: eng, name: Engineering, members: {} }\n';
 const shares = (...entries: string[]): string => `${BASE}    shares:\n${entries.map((entry) => `      - ${entry}\n`).join('')}${ENG}`;
 const GRANTEE = `a team (team:SLUG), a person's email or an agent's name`;
 
-const CASES: { title: string; source: string; errors: [number, string][] }[] = [
+const CASES: RefusalCase[] = [
   { title: 'a team sharing with itself', source: shares('{ with: team:docs, role: viewer }'), errors: [[12, 'teams[0].shares[0].with: team "docs" cannot share with itself']] },
   {
     title: 'duplicate shares (emails in any case)',
@@ -293,18 +294,6 @@ for (const backend of storeBackends()) {
       await store.dispose();
     });
 
-    for (const { title, source, errors } of CASES) {
-      it(`refuses ${title} with the line of each problem and writes nothing`, async () => {
-        const rows = await snapshot(store.db);
-        for (const dryRun of [false, true]) {
-          await assert.rejects(applyOrgFile(store.db, { source, dryRun }), (error) => {
-            assert.ok(isKgwError(error, 'validation'), String(error));
-            assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
-            return true;
-          });
-        }
-        assert.deepEqual(await snapshot(store.db), rows);
-      });
-    }
+    itRefuses(() => store.db, CASES);
   });
 }
