@@ -1,0 +1,171 @@
+import { clears, TIERS } from '../../src/core/access/tiers.ts';
+import type { Tier } from '../../src/core/access/tiers.ts';
+
+/**
+ * The graph store: the projection of Company Brain nodes and relations that Postgres (the
+ * truth) keeps. Every call names the tenant; nothing of another tenant is ever read or
+ * written. docs/connectors.md ("Graph store") describes both implementations.
+ */
+
+/** "inferred" is an inferred hypothesis needing confirmation; "unresolved" an unresolved mapping, not a fact. */
+export const GRAPH_STATUSES = ['verified', 'inferred', 'unresolved'] as const;
+export type GraphStatus = (typeof GRAPH_STATUSES)[number];
+
+export interface GraphNode {
+  readonly id: string;
+  readonly type: string;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly access: Tier;
+  readonly department: string | undefined;
+  readonly project: string | undefined;
+  readonly status: GraphStatus;
+}
+
+export interface GraphRelation {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly verb: string;
+  readonly status: GraphStatus;
+  readonly properties: Readonly<Record<string, unknown>>;
+}
+
+export interface UpsertNodeInput {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly type: string;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly access: Tier;
+  readonly department?: string | undefined;
+  readonly project?: string | undefined;
+  /** Defaults to verified. */
+  readonly status?: GraphStatus | undefined;
+}
+
+export interface UpsertRelationInput {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly verb: string;
+  readonly status?: GraphStatus | undefined;
+  readonly properties: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Who is looking, as data: the viewer's tier and memberships, the same inputs as
+ * `visibleAtTier` (src/core/access/tiers.ts). Both backends apply `visibilityFilter` of it.
+ */
+export interface GraphVisibility {
+  readonly tier: Tier;
+  readonly departments: readonly string[];
+  readonly projects: readonly string[];
+}
+
+/**
+ * `visibleAtTier` compiled to plain lists, so SQL and Cypher apply it with parameters:
+ * a node is visible when
+ *   access ∈ levels AND (access ∉ {department, project} OR allScoped
+ *     OR (access = department AND department ∈ departments)
+ *     OR (access = project AND project ∈ projects)).
+ * A scoped node without a department or project is visible only when allScoped.
+ */
+export interface VisibilityFilter {
+  /** Every access level the tier clears. */
+  readonly levels: string[];
+  /** The tier clears manager: every department and project node within `levels` is visible. */
+  readonly allScoped: boolean;
+  readonly departments: string[];
+  readonly projects: string[];
+}
+
+export function visibilityFilter(visible: GraphVisibility): VisibilityFilter {
+  return {
+    levels: TIERS.filter((level) => clears(visible.tier, level)),
+    allScoped: clears(visible.tier, 'manager'),
+    departments: [...visible.departments],
+    projects: [...visible.projects],
+  };
+}
+
+export interface NeighboursInput {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly depth: 1 | 2;
+  /** out: follow relations from the node; in: towards it; both: either way. */
+  readonly direction: 'out' | 'in' | 'both';
+  /** Only relations with one of these verbs; all when absent. */
+  readonly verbs?: readonly string[] | undefined;
+  readonly visible: GraphVisibility;
+}
+
+export interface Neighbourhood {
+  /** The nodes reached, each with its shortest distance (1 or 2), by distance then id; never the start node. */
+  readonly nodes: { readonly node: GraphNode; readonly depth: number }[];
+  /** The relations walked: those matching verbs and direction whose near end is at distance < depth; by id. */
+  readonly relations: GraphRelation[];
+}
+
+export interface WeakNode {
+  readonly node: GraphNode;
+  /** Visible relations touching the node (a relation to a hidden node does not count). */
+  readonly degree: number;
+}
+
+export interface GraphCounts {
+  readonly nodes: number;
+  readonly relations: number;
+}
+
+export interface GraphHealth {
+  readonly backend: 'postgres' | 'neo4j';
+  readonly ok: true;
+}
+
+export interface GraphStore {
+  readonly backend: 'postgres' | 'neo4j';
+  /** Creates or replaces the node (last write wins). */
+  upsertNode(input: UpsertNodeInput): Promise<void>;
+  /** Removes the node and every relation touching it; false when there was none. */
+  deleteNode(input: { readonly tenantId: string; readonly id: string }): Promise<boolean>;
+  /** Creates or replaces the relation; both end nodes must exist (GraphEndpointMissing). */
+  upsertRelation(input: UpsertRelationInput): Promise<void>;
+  deleteRelation(input: { readonly tenantId: string; readonly id: string }): Promise<boolean>;
+  /**
+   * The visible nodes within `depth` of a visible node; paths run through visible nodes only.
+   * An unknown or hidden start node gives an empty neighbourhood.
+   */
+  neighbours(input: NeighboursInput): Promise<Neighbourhood>;
+  /** Visible nodes with at most `maxDegree` visible relations, by degree then id. */
+  weaklyLinked(input: { readonly tenantId: string; readonly maxDegree: number; readonly visible: GraphVisibility }): Promise<WeakNode[]>;
+  /** Connected components of the visible graph (relations undirected): ids sorted, largest first, then by first id. */
+  components(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<string[][]>;
+  /** Visible relations whose removal splits their component (a pair held by a single relation); by id. */
+  bridges(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<GraphRelation[]>;
+  /** Everything of the tenant, regardless of visibility. */
+  counts(tenantId: string): Promise<GraphCounts>;
+  /** Removes everything of the tenant (before a reindex). */
+  clear(tenantId: string): Promise<void>;
+  /** Resolves when the store answers; throws otherwise. */
+  health(): Promise<GraphHealth>;
+  close(): Promise<void>;
+}
+
+/** An upsertRelation whose from or to node does not exist in the tenant. */
+export class GraphEndpointMissing extends Error {
+  constructor(relationId: string) {
+    super(`relation ${relationId}: its from or to node does not exist`);
+    this.name = 'GraphEndpointMissing';
+  }
+}
+
+/** components and bridges load the visible graph into memory; a larger one is refused. */
+export const ANALYSIS_NODE_CAP = 50_000;
+export const ANALYSIS_RELATION_CAP = 200_000;
+
+export class GraphTooLarge extends Error {
+  constructor(what: string, cap: number) {
+    super(`the visible graph has more than ${cap} ${what}; components and bridges are capped at that`);
+    this.name = 'GraphTooLarge';
+  }
+}

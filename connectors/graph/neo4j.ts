@@ -1,0 +1,358 @@
+import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
+import type { Neo4jConfig } from '../../src/config.ts';
+import type { Tier } from '../../src/core/access/tiers.ts';
+import { byId, connectedComponents, findBridges } from './analysis.ts';
+import {
+  ANALYSIS_NODE_CAP,
+  ANALYSIS_RELATION_CAP,
+  GraphEndpointMissing,
+  GraphTooLarge,
+  visibilityFilter,
+} from './contract.ts';
+import type {
+  GraphCounts,
+  GraphHealth,
+  GraphNode,
+  GraphRelation,
+  GraphStatus,
+  GraphStore,
+  GraphVisibility,
+  Neighbourhood,
+  NeighboursInput,
+  UpsertNodeInput,
+  UpsertRelationInput,
+  WeakNode,
+} from './contract.ts';
+
+/**
+ * The graph store on Neo4j 5 (Community or Enterprise). Nodes are `:KgwNode` with tenantId and
+ * id, relations `:KGW_REL` with tenantId, id and verb as properties (a relationship type cannot
+ * be a parameter, so the verb is data). `properties` are stored as a JSON string, because
+ * Neo4j properties cannot hold nested maps. Parameterised Cypher only: the only text spliced
+ * into a statement is chosen from fixed fragments (direction, depth 1 or 2, the caps).
+ * Every transaction has a timeout.
+ */
+
+export interface Neo4jGraphOptions {
+  /** Server-side timeout of each transaction, ms. */
+  readonly timeoutMs?: number;
+  /** Connecting and waiting for a pooled connection, ms. */
+  readonly connectTimeoutMs?: number;
+  /** The database; the server's default when absent. */
+  readonly database?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** visibilityFilter as Cypher over a node variable; parameters $levels, $allScoped, $departments, $projects. */
+function visibleCypher(v: string): string {
+  return `(${v}.access IN $levels AND (NOT ${v}.access IN ['department', 'project'] OR $allScoped
+    OR (${v}.access = 'department' AND ${v}.department IN $departments)
+    OR (${v}.access = 'project' AND ${v}.project IN $projects)))`;
+}
+
+function visibleParams(visible: GraphVisibility): Record<string, unknown> {
+  return { ...visibilityFilter(visible) };
+}
+
+const NODE_FIELDS = (v: string): string =>
+  `${v}.id AS id, ${v}.type AS type, ${v}.props AS props, ${v}.access AS access, ${v}.department AS department, ${v}.project AS project, ${v}.status AS status`;
+const RELATION_FIELDS = 'r.id AS id, a.id AS from, b.id AS to, r.verb AS verb, r.status AS status, r.props AS props';
+
+interface Row {
+  get(key: string): unknown;
+}
+
+function optionalText(row: Row, key: string): string | undefined {
+  const value = row.get(key);
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== 'string') throw new Error(`graph field ${key} is not a string`);
+  return value;
+}
+
+function text(row: Row, key: string): string {
+  const value = optionalText(row, key);
+  if (value === undefined) throw new Error(`graph field ${key} is missing`);
+  return value;
+}
+
+function props(row: Row): Record<string, unknown> {
+  const raw = row.get('props');
+  return typeof raw === 'string' ? (JSON.parse(raw) as Record<string, unknown>) : {};
+}
+
+function toNode(row: Row): GraphNode {
+  return {
+    id: text(row, 'id'),
+    type: text(row, 'type'),
+    properties: props(row),
+    access: text(row, 'access') as Tier,
+    department: optionalText(row, 'department'),
+    project: optionalText(row, 'project'),
+    status: text(row, 'status') as GraphStatus,
+  };
+}
+
+function toRelation(row: Row): GraphRelation {
+  return { id: text(row, 'id'), from: text(row, 'from'), to: text(row, 'to'), verb: text(row, 'verb'), status: text(row, 'status') as GraphStatus, properties: props(row) };
+}
+
+function isConstraintRace(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'Neo.ClientError.Schema.ConstraintValidationFailed';
+}
+
+const WALK: Record<NeighboursInput['direction'], Record<1 | 2, string>> = {
+  out: { 1: '-[:KGW_REL*1..1]->', 2: '-[:KGW_REL*1..2]->' },
+  in: { 1: '<-[:KGW_REL*1..1]-', 2: '<-[:KGW_REL*1..2]-' },
+  both: { 1: '-[:KGW_REL*1..1]-', 2: '-[:KGW_REL*1..2]-' },
+};
+
+/** Connects, checks the server and creates the constraints and indexes (idempotent). */
+export async function openNeo4jGraphStore(config: Neo4jConfig, options: Neo4jGraphOptions = {}): Promise<Neo4jGraphStore> {
+  const { default: neo4j } = await import('neo4j-driver');
+  const connectTimeout = options.connectTimeoutMs ?? 5_000;
+  const driver = neo4j.driver(config.url, neo4j.auth.basic(config.user, config.password), {
+    connectionTimeout: connectTimeout,
+    connectionAcquisitionTimeout: connectTimeout,
+    maxTransactionRetryTime: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    disableLosslessIntegers: true,
+  });
+  const store = new Neo4jGraphStore(driver, options);
+  try {
+    await driver.verifyConnectivity();
+    await store.ensureSchema();
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
+  return store;
+}
+
+export class Neo4jGraphStore implements GraphStore {
+  readonly backend = 'neo4j' as const;
+  readonly #driver: Driver;
+  readonly #timeout: number;
+  readonly #database: string | undefined;
+
+  constructor(driver: Driver, options: Neo4jGraphOptions = {}) {
+    this.#driver = driver;
+    this.#timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#database = options.database;
+  }
+
+  #session(): Session {
+    return this.#database === undefined ? this.#driver.session() : this.#driver.session({ database: this.#database });
+  }
+
+  async #write<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    const session = this.#session();
+    try {
+      return await session.executeWrite(work, { timeout: this.#timeout });
+    } finally {
+      await session.close();
+    }
+  }
+
+  async #read(query: string, params: Record<string, unknown>): Promise<Row[]> {
+    const session = this.#session();
+    try {
+      return await session.executeRead(async (tx) => (await tx.run(query, params)).records, { timeout: this.#timeout });
+    } finally {
+      await session.close();
+    }
+  }
+
+  /**
+   * (tenantId, id) unique for nodes and relations. A NODE KEY is Enterprise-only; Community
+   * gets a composite uniqueness constraint, which backs MERGE just the same.
+   */
+  async ensureSchema(): Promise<void> {
+    const run = (query: string) => this.#write(async (tx) => void (await tx.run(query)));
+    try {
+      await run('CREATE CONSTRAINT kgw_node_key IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS NODE KEY');
+    } catch {
+      await run('CREATE CONSTRAINT kgw_node_unique IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS UNIQUE');
+    }
+    await run('CREATE CONSTRAINT kgw_rel_unique IF NOT EXISTS FOR ()-[r:KGW_REL]-() REQUIRE (r.tenantId, r.id) IS UNIQUE');
+    await run('CREATE INDEX kgw_node_access IF NOT EXISTS FOR (n:KgwNode) ON (n.tenantId, n.access)');
+    await run('CREATE INDEX kgw_rel_verb IF NOT EXISTS FOR ()-[r:KGW_REL]-() ON (r.verb)');
+    await this.#write(async (tx) => void (await tx.run('CALL db.awaitIndexes(60)')));
+  }
+
+  /** MERGE under the uniqueness constraint; a rare constraint race between two creators is retried. */
+  async #merge<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.#write(work);
+      } catch (error) {
+        if (attempt >= 3 || !isConstraintRace(error)) throw error;
+      }
+    }
+  }
+
+  async upsertNode(input: UpsertNodeInput): Promise<void> {
+    await this.#merge(async (tx) => {
+      await tx.run(
+        `MERGE (n:KgwNode {tenantId: $tenantId, id: $id})
+         SET n.type = $type, n.props = $props, n.access = $access, n.department = $department,
+             n.project = $project, n.status = $status, n.updatedAt = datetime()`,
+        {
+          tenantId: input.tenantId,
+          id: input.id,
+          type: input.type,
+          props: JSON.stringify(input.properties),
+          access: input.access,
+          department: input.department ?? null,
+          project: input.project ?? null,
+          status: input.status ?? 'verified',
+        },
+      );
+    });
+  }
+
+  async deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#write(async (tx) => {
+      const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) DETACH DELETE n RETURN count(*) AS n', { tenantId: input.tenantId, id: input.id });
+      return Number(result.records[0]?.get('n') ?? 0) > 0;
+    });
+  }
+
+  async upsertRelation(input: UpsertRelationInput): Promise<void> {
+    const params = {
+      tenantId: input.tenantId,
+      id: input.id,
+      from: input.from,
+      to: input.to,
+      verb: input.verb,
+      status: input.status ?? 'verified',
+      props: JSON.stringify(input.properties),
+    };
+    await this.#merge(async (tx) => {
+      // A relationship cannot move to other nodes: one that now joins different nodes is replaced.
+      await tx.run(
+        `MATCH (a:KgwNode)-[old:KGW_REL {tenantId: $tenantId, id: $id}]->(b:KgwNode)
+         WHERE a.id <> $from OR b.id <> $to DELETE old`,
+        params,
+      );
+      const result = await tx.run(
+        `MATCH (a:KgwNode {tenantId: $tenantId, id: $from})
+         MATCH (b:KgwNode {tenantId: $tenantId, id: $to})
+         MERGE (a)-[r:KGW_REL {tenantId: $tenantId, id: $id}]->(b)
+         SET r.verb = $verb, r.status = $status, r.props = $props, r.updatedAt = datetime()
+         RETURN count(r) AS n`,
+        params,
+      );
+      if (Number(result.records[0]?.get('n') ?? 0) === 0) throw new GraphEndpointMissing(input.id);
+    });
+  }
+
+  async deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#write(async (tx) => {
+      const result = await tx.run('MATCH ()-[r:KGW_REL {tenantId: $tenantId, id: $id}]->() DELETE r RETURN count(*) AS n', { tenantId: input.tenantId, id: input.id });
+      return Number(result.records[0]?.get('n') ?? 0) > 0;
+    });
+  }
+
+  async neighbours(input: NeighboursInput): Promise<Neighbourhood> {
+    const walk = WALK[input.direction][input.depth];
+    if (walk === undefined) throw new Error(`depth must be 1 or 2, got ${String(input.depth)}`);
+    const params = { tenantId: input.tenantId, id: input.id, verbs: input.verbs === undefined ? null : [...input.verbs], ...visibleParams(input.visible) };
+    const reached = await this.#read(
+      `MATCH (s:KgwNode {tenantId: $tenantId, id: $id}) WHERE ${visibleCypher('s')}
+       MATCH p = (s)${walk}(m:KgwNode)
+       WHERE m <> s AND all(x IN nodes(p) WHERE x.tenantId = $tenantId AND ${visibleCypher('x')})
+         AND ($verbs IS NULL OR all(r IN relationships(p) WHERE r.verb IN $verbs))
+       WITH m, min(length(p)) AS depth
+       RETURN ${NODE_FIELDS('m')}, depth`,
+      params,
+    );
+    const visibleStart = await this.#read(`MATCH (s:KgwNode {tenantId: $tenantId, id: $id}) WHERE ${visibleCypher('s')} RETURN s.id AS id`, params);
+    if (visibleStart.length === 0) return { nodes: [], relations: [] };
+    const near = [input.id, ...reached.filter((row) => Number(row.get('depth')) < input.depth).map((row) => text(row, 'id'))];
+    const relationParams = { ...params, near };
+    const relationRows: Row[] = [];
+    const filter = `($verbs IS NULL OR r.verb IN $verbs) AND ${visibleCypher('a')} AND ${visibleCypher('b')}`;
+    if (input.direction !== 'in') {
+      relationRows.push(
+        ...(await this.#read(
+          `MATCH (a:KgwNode {tenantId: $tenantId})-[r:KGW_REL]->(b:KgwNode) WHERE a.id IN $near AND ${filter} RETURN ${RELATION_FIELDS}`,
+          relationParams,
+        )),
+      );
+    }
+    if (input.direction !== 'out') {
+      relationRows.push(
+        ...(await this.#read(
+          `MATCH (a:KgwNode)-[r:KGW_REL]->(b:KgwNode {tenantId: $tenantId}) WHERE b.id IN $near AND ${filter} RETURN ${RELATION_FIELDS}`,
+          relationParams,
+        )),
+      );
+    }
+    const relations = new Map(relationRows.map((row) => [text(row, 'id'), toRelation(row)]));
+    return {
+      nodes: reached.map((row) => ({ node: toNode(row), depth: Number(row.get('depth')) })).sort((a, b) => a.depth - b.depth || byId(a.node, b.node)),
+      relations: [...relations.values()].sort(byId),
+    };
+  }
+
+  async weaklyLinked(input: { tenantId: string; maxDegree: number; visible: GraphVisibility }): Promise<WeakNode[]> {
+    const rows = await this.#read(
+      `MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')}
+       OPTIONAL MATCH (n)-[r:KGW_REL]-(o:KgwNode) WHERE ${visibleCypher('o')}
+       WITH n, count(DISTINCT r) AS degree WHERE degree <= $maxDegree
+       RETURN ${NODE_FIELDS('n')}, degree`,
+      { tenantId: input.tenantId, maxDegree: input.maxDegree, ...visibleParams(input.visible) },
+    );
+    return rows.map((row) => ({ node: toNode(row), degree: Number(row.get('degree')) })).sort((a, b) => a.degree - b.degree || byId(a.node, b.node));
+  }
+
+  async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
+    const graph = await this.#visibleGraph(input.tenantId, input.visible);
+    return connectedComponents(graph.nodes, graph.relations);
+  }
+
+  async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
+    const graph = await this.#visibleGraph(input.tenantId, input.visible);
+    return findBridges(graph.nodes, graph.relations);
+  }
+
+  async #visibleGraph(tenantId: string, visible: GraphVisibility): Promise<{ nodes: string[]; relations: GraphRelation[] }> {
+    const params = { tenantId, ...visibleParams(visible) };
+    const nodes = await this.#read(`MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')} RETURN n.id AS id LIMIT ${ANALYSIS_NODE_CAP + 1}`, params);
+    if (nodes.length > ANALYSIS_NODE_CAP) throw new GraphTooLarge('nodes', ANALYSIS_NODE_CAP);
+    const relations = await this.#read(
+      `MATCH (a:KgwNode {tenantId: $tenantId})-[r:KGW_REL]->(b:KgwNode)
+       WHERE b.tenantId = $tenantId AND ${visibleCypher('a')} AND ${visibleCypher('b')}
+       RETURN ${RELATION_FIELDS} LIMIT ${ANALYSIS_RELATION_CAP + 1}`,
+      params,
+    );
+    if (relations.length > ANALYSIS_RELATION_CAP) throw new GraphTooLarge('relations', ANALYSIS_RELATION_CAP);
+    return { nodes: nodes.map((row) => text(row, 'id')), relations: relations.map(toRelation) };
+  }
+
+  async counts(tenantId: string): Promise<GraphCounts> {
+    const nodes = await this.#read('MATCH (n:KgwNode {tenantId: $tenantId}) RETURN count(n) AS n', { tenantId });
+    const relations = await this.#read('MATCH ()-[r:KGW_REL {tenantId: $tenantId}]->() RETURN count(r) AS n', { tenantId });
+    return { nodes: Number(nodes[0]?.get('n') ?? 0), relations: Number(relations[0]?.get('n') ?? 0) };
+  }
+
+  /** Deletes in batches of 5,000 nodes so a large tenant does not need one huge transaction. */
+  async clear(tenantId: string): Promise<void> {
+    for (;;) {
+      const deleted = await this.#write(async (tx) => {
+        const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', { tenantId });
+        return Number(result.records[0]?.get('n') ?? 0);
+      });
+      if (deleted === 0) return;
+    }
+  }
+
+  async health(): Promise<GraphHealth> {
+    await this.#read('RETURN 1 AS ok', {});
+    return { backend: 'neo4j', ok: true };
+  }
+
+  async close(): Promise<void> {
+    await this.#driver.close();
+  }
+}

@@ -1,0 +1,250 @@
+import type { Db, Queryable } from '../../src/store/db.ts';
+import type { Tier } from '../../src/core/access/tiers.ts';
+import { byId, connectedComponents, findBridges } from './analysis.ts';
+import {
+  ANALYSIS_NODE_CAP,
+  ANALYSIS_RELATION_CAP,
+  GraphEndpointMissing,
+  GraphTooLarge,
+  visibilityFilter,
+} from './contract.ts';
+import type {
+  GraphCounts,
+  GraphHealth,
+  GraphNode,
+  GraphRelation,
+  GraphStatus,
+  GraphStore,
+  GraphVisibility,
+  Neighbourhood,
+  NeighboursInput,
+  UpsertNodeInput,
+  UpsertRelationInput,
+  WeakNode,
+} from './contract.ts';
+
+/**
+ * The default graph store: graph_nodes and graph_relations (migration 0006) in the gateway's
+ * own Postgres or PGlite. Walks are recursive CTEs; components and bridges load the visible
+ * graph (capped, ANALYSIS_NODE_CAP) and compute in TypeScript.
+ */
+
+interface NodeRow {
+  id: string;
+  type: string;
+  properties: Record<string, unknown>;
+  access: Tier;
+  department: string | null;
+  project: string | null;
+  status: GraphStatus;
+}
+
+interface RelationRow {
+  id: string;
+  from_id: string;
+  to_id: string;
+  verb: string;
+  status: GraphStatus;
+  properties: Record<string, unknown>;
+}
+
+const NODE_COLUMNS = 'n.id, n.type, n.properties, n.access, n.department, n.project, n.status';
+const RELATION_COLUMNS = 'r.id, r.from_id, r.to_id, r.verb, r.status, r.properties';
+
+function toNode(row: NodeRow): GraphNode {
+  return {
+    id: row.id,
+    type: row.type,
+    properties: row.properties,
+    access: row.access,
+    department: row.department ?? undefined,
+    project: row.project ?? undefined,
+    status: row.status,
+  };
+}
+
+function toRelation(row: RelationRow): GraphRelation {
+  return { id: row.id, from: row.from_id, to: row.to_id, verb: row.verb, status: row.status, properties: row.properties };
+}
+
+/** visibilityFilter as SQL over the node alias; takes four parameters from $first on. */
+function visibleSql(alias: string, first: number): string {
+  const [levels, all, departments, projects] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
+  return `(${alias}.access = ANY(${levels}::text[]) AND (${alias}.access NOT IN ('department', 'project') OR ${all}::boolean
+    OR (${alias}.access = 'department' AND ${alias}.department = ANY(${departments}::text[]))
+    OR (${alias}.access = 'project' AND ${alias}.project = ANY(${projects}::text[]))))`;
+}
+
+function visibleParams(visible: GraphVisibility): unknown[] {
+  const filter = visibilityFilter(visible);
+  return [filter.levels, filter.allScoped, filter.departments, filter.projects];
+}
+
+export class PostgresGraphStore implements GraphStore {
+  readonly backend = 'postgres' as const;
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async upsertNode(input: UpsertNodeInput): Promise<void> {
+    await this.#db.tx(async (tx) => {
+      await tx.query(
+        `INSERT INTO graph_nodes (tenant_id, id, type, properties, access, department, project, status)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8)
+         ON CONFLICT (tenant_id, id) DO UPDATE SET type = EXCLUDED.type, properties = EXCLUDED.properties,
+           access = EXCLUDED.access, department = EXCLUDED.department, project = EXCLUDED.project,
+           status = EXCLUDED.status, updated_at = now()`,
+        [input.tenantId, input.id, input.type, JSON.stringify(input.properties), input.access, input.department ?? null, input.project ?? null, input.status ?? 'verified'],
+      );
+    });
+  }
+
+  async deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#db.tx(async (tx) => {
+      const rows = await tx.query('DELETE FROM graph_nodes WHERE tenant_id = $1 AND id = $2 RETURNING id', [input.tenantId, input.id]);
+      return rows.length > 0;
+    });
+  }
+
+  async upsertRelation(input: UpsertRelationInput): Promise<void> {
+    try {
+      await this.#db.tx(async (tx) => {
+        await tx.query(
+          `INSERT INTO graph_relations (tenant_id, id, from_id, to_id, verb, status, properties)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
+           ON CONFLICT (tenant_id, id) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id,
+             verb = EXCLUDED.verb, status = EXCLUDED.status, properties = EXCLUDED.properties, updated_at = now()`,
+          [input.tenantId, input.id, input.from, input.to, input.verb, input.status ?? 'verified', JSON.stringify(input.properties)],
+        );
+      });
+    } catch (error) {
+      if (typeof error === 'object' && error !== null && 'code' in error && error.code === '23503') throw new GraphEndpointMissing(input.id);
+      throw error;
+    }
+  }
+
+  async deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#db.tx(async (tx) => {
+      const rows = await tx.query('DELETE FROM graph_relations WHERE tenant_id = $1 AND id = $2 RETURNING id', [input.tenantId, input.id]);
+      return rows.length > 0;
+    });
+  }
+
+  async neighbours(input: NeighboursInput): Promise<Neighbourhood> {
+    const verbs = input.verbs === undefined ? null : [...input.verbs];
+    // $1 tenant, $2 start, $3 depth, $4 direction, $5 verbs, $6.. visibility.
+    const params = [input.tenantId, input.id, input.depth, input.direction, verbs, ...visibleParams(input.visible)];
+    const reached = await this.#db.query<NodeRow & { depth: number }>(
+      `WITH RECURSIVE walk (id, depth) AS (
+         SELECT n.id, 0 FROM graph_nodes n WHERE n.tenant_id = $1 AND n.id = $2 AND ${visibleSql('n', 6)}
+         UNION
+         SELECT n.id, w.depth + 1
+         FROM walk w
+         JOIN graph_relations r ON r.tenant_id = $1
+           AND (($4 IN ('out', 'both') AND r.from_id = w.id) OR ($4 IN ('in', 'both') AND r.to_id = w.id))
+           AND ($5::text[] IS NULL OR r.verb = ANY($5::text[]))
+         JOIN graph_nodes n ON n.tenant_id = $1
+           AND n.id = CASE WHEN $4 IN ('out', 'both') AND r.from_id = w.id THEN r.to_id ELSE r.from_id END
+           AND ${visibleSql('n', 6)}
+         WHERE w.depth < $3::int
+       ),
+       nearest AS (SELECT id, min(depth) AS depth FROM walk GROUP BY id)
+       SELECT ${NODE_COLUMNS}, d.depth::int AS depth
+       FROM nearest d JOIN graph_nodes n ON n.tenant_id = $1 AND n.id = d.id`,
+      params,
+    );
+    if (reached.length === 0) return { nodes: [], relations: [] };
+    const near = reached.filter((row) => row.depth < input.depth).map((row) => row.id);
+    const relations = await this.#db.query<RelationRow>(
+      `SELECT ${RELATION_COLUMNS}
+       FROM graph_relations r
+       JOIN graph_nodes a ON a.tenant_id = r.tenant_id AND a.id = r.from_id
+       JOIN graph_nodes b ON b.tenant_id = r.tenant_id AND b.id = r.to_id
+       WHERE r.tenant_id = $1 AND ($3::text[] IS NULL OR r.verb = ANY($3::text[]))
+         AND (($2 IN ('out', 'both') AND r.from_id = ANY($4::text[])) OR ($2 IN ('in', 'both') AND r.to_id = ANY($4::text[])))
+         AND ${visibleSql('a', 5)} AND ${visibleSql('b', 5)}`,
+      [input.tenantId, input.direction, verbs, near, ...visibleParams(input.visible)],
+    );
+    return {
+      nodes: reached
+        .filter((row) => row.id !== input.id)
+        .map((row) => ({ node: toNode(row), depth: row.depth }))
+        .sort((a, b) => a.depth - b.depth || byId(a.node, b.node)),
+      relations: relations.map(toRelation).sort(byId),
+    };
+  }
+
+  async weaklyLinked(input: { tenantId: string; maxDegree: number; visible: GraphVisibility }): Promise<WeakNode[]> {
+    const rows = await this.#db.query<NodeRow & { degree: number }>(
+      `SELECT ${NODE_COLUMNS}, (
+         SELECT count(*) FROM graph_relations r
+         JOIN graph_nodes o ON o.tenant_id = r.tenant_id AND o.id = CASE WHEN r.from_id = n.id THEN r.to_id ELSE r.from_id END
+         WHERE r.tenant_id = n.tenant_id AND (r.from_id = n.id OR r.to_id = n.id) AND ${visibleSql('o', 2)}
+       )::int AS degree
+       FROM graph_nodes n WHERE n.tenant_id = $1 AND ${visibleSql('n', 2)}`,
+      [input.tenantId, ...visibleParams(input.visible)],
+    );
+    return rows
+      .filter((row) => row.degree <= input.maxDegree)
+      .map((row) => ({ node: toNode(row), degree: row.degree }))
+      .sort((a, b) => a.degree - b.degree || byId(a.node, b.node));
+  }
+
+  async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
+    const graph = await this.#visibleGraph(this.#db, input.tenantId, input.visible);
+    return connectedComponents(graph.nodes, graph.relations);
+  }
+
+  async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
+    const graph = await this.#visibleGraph(this.#db, input.tenantId, input.visible);
+    return findBridges(graph.nodes, graph.relations);
+  }
+
+  async #visibleGraph(q: Queryable, tenantId: string, visible: GraphVisibility): Promise<{ nodes: string[]; relations: GraphRelation[] }> {
+    const params = [tenantId, ...visibleParams(visible)];
+    const nodes = await q.query<{ id: string }>(
+      `SELECT n.id FROM graph_nodes n WHERE n.tenant_id = $1 AND ${visibleSql('n', 2)} LIMIT ${ANALYSIS_NODE_CAP + 1}`,
+      params,
+    );
+    if (nodes.length > ANALYSIS_NODE_CAP) throw new GraphTooLarge('nodes', ANALYSIS_NODE_CAP);
+    const relations = await q.query<RelationRow>(
+      `SELECT ${RELATION_COLUMNS}
+       FROM graph_relations r
+       JOIN graph_nodes a ON a.tenant_id = r.tenant_id AND a.id = r.from_id
+       JOIN graph_nodes b ON b.tenant_id = r.tenant_id AND b.id = r.to_id
+       WHERE r.tenant_id = $1 AND ${visibleSql('a', 2)} AND ${visibleSql('b', 2)}
+       LIMIT ${ANALYSIS_RELATION_CAP + 1}`,
+      params,
+    );
+    if (relations.length > ANALYSIS_RELATION_CAP) throw new GraphTooLarge('relations', ANALYSIS_RELATION_CAP);
+    return { nodes: nodes.map((row) => row.id), relations: relations.map(toRelation) };
+  }
+
+  async counts(tenantId: string): Promise<GraphCounts> {
+    const rows = await this.#db.query<{ nodes: number; relations: number }>(
+      `SELECT (SELECT count(*) FROM graph_nodes WHERE tenant_id = $1)::int AS nodes,
+              (SELECT count(*) FROM graph_relations WHERE tenant_id = $1)::int AS relations`,
+      [tenantId],
+    );
+    return { nodes: rows[0]?.nodes ?? 0, relations: rows[0]?.relations ?? 0 };
+  }
+
+  async clear(tenantId: string): Promise<void> {
+    await this.#db.tx(async (tx) => {
+      await tx.query('DELETE FROM graph_relations WHERE tenant_id = $1', [tenantId]);
+      await tx.query('DELETE FROM graph_nodes WHERE tenant_id = $1', [tenantId]);
+    });
+  }
+
+  async health(): Promise<GraphHealth> {
+    await this.#db.query('SELECT 1 FROM graph_nodes LIMIT 1');
+    return { backend: 'postgres', ok: true };
+  }
+
+  /** The Db belongs to the gateway; closing the graph store leaves it open. */
+  async close(): Promise<void> {
+    // Nothing of its own to release.
+  }
+}
