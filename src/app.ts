@@ -4,8 +4,11 @@ import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import type { ProjectionSet } from '../connectors/projection.ts';
 import { AuditLog } from './core/audit/audit-log.ts';
 import { configuredProbes } from './core/health/probes.ts';
+import { OutboxWorker } from './core/outbox/worker.ts';
+import type { WorkerOptions } from './core/outbox/worker.ts';
 import type { BuildInfo, Services } from './core/services.ts';
 import { allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
@@ -38,6 +41,10 @@ export interface GatewayOptions {
   readonly db?: Db;
   /** Enables POST /admin/rpc for the CLI, guarded by this secret. */
   readonly adminSecret?: string;
+  /** Projections fed by the outbox worker (none yet by configuration; tests pass their own). */
+  readonly projections?: ProjectionSet;
+  /** Outbox worker timing (tests make it fast). */
+  readonly outboxWorker?: WorkerOptions;
 }
 
 export interface Gateway {
@@ -53,7 +60,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const db = options.db ?? (await openStore(config));
   try {
     if (ownsDb) await migrate(db);
-    const services: Services = Object.freeze({ config, db, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db) });
+    const services: Services = Object.freeze({ config, db, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db), ...(options.projections === undefined ? {} : { projections: options.projections }) });
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
@@ -75,10 +82,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     registerOAuthRoutes(app, services, endpoints);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
     await app.ready();
+    const outbox = new OutboxWorker(db, services.projections?.projections ?? [], {
+      onError: (error, projection) => app.log.warn({ projection, err: error }, 'outbox: projection not applied; will retry'),
+      ...options.outboxWorker,
+    });
+    outbox.start();
     return {
       app,
       services,
       async close() {
+        await outbox.stop();
         await app.close();
         if (ownsDb) await db.close();
       },

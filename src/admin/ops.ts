@@ -3,6 +3,10 @@ import { createLoginLink } from '../auth/login-links.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import type { Readiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
+import { projectionStatus } from '../core/outbox/outbox.ts';
+import type { ProjectionStatus } from '../core/outbox/outbox.ts';
+import { rebuildProjection } from '../core/outbox/rebuild.ts';
+import type { RebuildReport } from '../core/outbox/rebuild.ts';
 import type { Services } from '../core/services.ts';
 import { parseDuration, } from '../core/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
@@ -53,7 +57,33 @@ const definitions = {
     args: z.object({}).strict(),
     run: (services: Services): Promise<Readiness> => checkReadiness(services.probes),
   },
+  'projections.status': {
+    args: z.object({}).strict(),
+    run: (services: Services): Promise<ProjectionStatus[]> => projectionStatus(services.db, services.projections?.projections.map((p) => p.name) ?? []),
+  },
+  'projections.rebuild': {
+    // names: the projections to rebuild; omitted means every configured one.
+    args: z.object({ names: z.array(z.string()).optional() }).strict(),
+    run: (services: Services, args: { names?: string[] | undefined }) => rebuildProjections(services, args.names),
+  },
 } as const;
+
+export interface RebuildOutcome {
+  /** Every projection this process runs. */
+  readonly configured: readonly string[];
+  readonly rebuilt: readonly RebuildReport[];
+  /** Asked for but not configured here. */
+  readonly skipped: readonly string[];
+}
+
+async function rebuildProjections(services: Services, names: readonly string[] | undefined): Promise<RebuildOutcome> {
+  const set = services.projections ?? { projections: [], rebuilders: [] };
+  const configured = set.projections.map((p) => p.name);
+  const wanted = names ?? configured;
+  const rebuilt: RebuildReport[] = [];
+  for (const name of wanted.filter((n) => configured.includes(n))) rebuilt.push(await rebuildProjection(services.db, set, name));
+  return { configured, rebuilt, skipped: wanted.filter((n) => !configured.includes(n)) };
+}
 
 export type OpName = keyof typeof definitions;
 export const OP_NAMES = Object.keys(definitions) as OpName[];

@@ -1,22 +1,40 @@
 import { loadConfig } from '../config.ts';
 import type { Readiness } from '../core/health/readiness.ts';
+import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { withOps } from './session.ts';
 import { parseCommand, table } from './usage.ts';
 
 export const doctorHelp = `Usage: kgw doctor [--json]
 
 Checks the configuration, then reaches the store and every configured backend and prints a
-table. Exits non-zero when the configuration is bad or a backend does not answer.`;
+table, then a second table of the projections (search, graph) when there are any: rows
+waiting in the outbox, the age of the oldest, and the latest failure. Exits non-zero when
+the configuration is bad or a backend does not answer; a backlog alone is not a failure.`;
+
+function age(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
 
 export async function doctorCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { json: { type: 'boolean' } }, { min: 0, max: 0 });
   if (help) return void console.log(doctorHelp);
   const config = loadConfig();
   // Doctor only looks: it never migrates, and an unreachable store is a row of the table.
-  const { readiness, where } = await withOps(config, async (run, where) => ({ readiness: (await run('readiness')) as Readiness, where }), { migrate: false });
+  const { readiness, projections, where } = await withOps(
+    config,
+    async (run, where) => {
+      const readiness = (await run('readiness')) as Readiness;
+      // An unreachable store (already a FAIL row) or one not yet migrated has no projection table.
+      const projections = (await run('projections.status').catch(() => [])) as ProjectionStatus[];
+      return { readiness, projections, where };
+    },
+    { migrate: false },
+  );
   const remote = where.startsWith('gateway');
   if (values.json === true) {
-    console.log(JSON.stringify({ ok: readiness.ok, via: where, checks: readiness.checks }, null, 2));
+    console.log(JSON.stringify({ ok: readiness.ok, via: where, checks: readiness.checks, projections }, null, 2));
   } else {
     console.log(`configuration  ok (data folder ${config.dataDir}, public URL ${config.publicUrl})`);
     console.log(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
@@ -26,6 +44,15 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
         readiness.checks.map((c) => [c.role, c.backend, c.ok ? 'ok' : 'FAIL', `${c.latencyMs} ms`, c.error ?? '']),
       ),
     );
+    if (projections.length > 0) {
+      console.log('');
+      console.log(
+        table(
+          ['PROJECTION', 'BACKLOG', 'OLDEST', 'FAILING', 'LAST ERROR'],
+          projections.map((p) => [p.projection, String(p.backlog), p.backlog === 0 ? '-' : age(p.oldestAgeMs), String(p.failing), p.lastError === null ? '' : `${p.lastError} (${p.lastErrorAt ?? ''})`]),
+        ),
+      );
+    }
   }
   if (!readiness.ok) process.exitCode = 1;
 }

@@ -16,6 +16,7 @@ const commands: Record<string, Command> = {
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
   'login-link': { summary: 'print a one-time sign-in link for a person', load: async () => import('./login-link.ts').then((m) => ({ run: m.loginLinkCommand, help: m.loginLinkHelp })) },
   doctor: { summary: 'check the configuration and every backend', load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })) },
+  reindex: { summary: 'rebuild search and graph projections from the store', load: async () => import('./reindex.ts').then((m) => ({ run: m.reindexCommand, help: m.reindexHelp })) },
 };
 
 const mainHelp = `Usage: kgw COMMAND [options]

@@ -1,3 +1,4 @@
+import type { ProjectionSet } from '../../connectors/projection.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import type { AuditLog } from './audit/audit-log.ts';
@@ -16,4 +17,6 @@ export interface Services {
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;
+  /** The projections the outbox worker feeds, and how to rebuild them; absent when none is configured. */
+  readonly projections?: ProjectionSet;
 }

@@ -1,0 +1,108 @@
+import type { OutboxEntry, OutboxRow, ResourceRef } from '../../../connectors/projection.ts';
+import type { Queryable } from '../../store/db.ts';
+
+export type { OutboxEntry, OutboxRow } from '../../../connectors/projection.ts';
+
+// The first key of the two-key advisory locks that order writers per resource.
+const RESOURCE_LOCK_CLASS = 727_007;
+const WIDTH = 5;
+
+/**
+ * Takes a transaction-scoped lock per (projection, resource key), in a fixed order. Held until
+ * the writer commits, it makes outbox ids of one resource increase in commit order: a second
+ * writer of the same resource takes its id only after the first one committed. (Hash
+ * collisions only serialise two unrelated resources a little.)
+ */
+export async function lockResources(tx: Queryable, projection: string, refs: readonly ResourceRef[]): Promise<void> {
+  const keys = [...new Set(refs.map((r) => `${projection}\n${r.tenantId}\n${r.resourceKey}`))].sort();
+  if (keys.length === 0) return;
+  await tx.query(
+    `SELECT pg_advisory_xact_lock(${RESOURCE_LOCK_CLASS}, hashtext(k)) FROM unnest($1::text[]) WITH ORDINALITY AS t(k, n) ORDER BY n`,
+    [keys],
+  );
+}
+
+/**
+ * Records changes for projections inside the writer's own transaction, so a row exists exactly
+ * when the change does. Call it after the write itself. The outbox worker applies them later.
+ */
+export async function enqueue(tx: Queryable, entries: readonly OutboxEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const byProjection = new Map<string, OutboxEntry[]>();
+  for (const entry of entries) byProjection.set(entry.projection, [...(byProjection.get(entry.projection) ?? []), entry]);
+  for (const [projection, group] of [...byProjection].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) await lockResources(tx, projection, group);
+  for (let start = 0; start < entries.length; start += 500) {
+    const chunk = entries.slice(start, start + 500);
+    const rows = chunk.map((_, row) => `(${Array.from({ length: WIDTH }, (_, col) => `$${row * WIDTH + col + 1}`).join(', ')})`);
+    await tx.query(
+      `INSERT INTO outbox (tenant_id, projection, resource_key, operation, payload) VALUES ${rows.join(', ')}`,
+      chunk.flatMap((e) => [e.tenantId, e.projection, e.resourceKey, e.operation, JSON.stringify(e.payload ?? {})]),
+    );
+  }
+}
+
+export interface OutboxDbRow {
+  id: string;
+  tenant_id: string;
+  projection: string;
+  resource_key: string;
+  operation: 'upsert' | 'delete';
+  payload: Record<string, unknown> | string;
+  created_at: Date | string;
+  attempts: number;
+}
+
+export function toOutboxRow(row: OutboxDbRow): OutboxRow {
+  return {
+    id: String(row.id),
+    tenantId: row.tenant_id,
+    projection: row.projection,
+    resourceKey: row.resource_key,
+    operation: row.operation,
+    payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
+    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
+    attempts: Number(row.attempts),
+  };
+}
+
+/** How far behind one projection is, and its latest failure. */
+export interface ProjectionStatus {
+  readonly projection: string;
+  /** Rows waiting (including rows backing off after failures). */
+  readonly backlog: number;
+  /** Age of the oldest waiting row; 0 when none waits. */
+  readonly oldestAgeMs: number;
+  /** Waiting rows that failed at least once. */
+  readonly failing: number;
+  readonly lastAppliedAt: string | null;
+  readonly lastError: string | null;
+  readonly lastErrorAt: string | null;
+}
+
+const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());
+
+/** Status of the named projections plus any other that has rows waiting or a recorded state. */
+export async function projectionStatus(db: Queryable, names: readonly string[] = []): Promise<ProjectionStatus[]> {
+  const backlog = await db.query<{ projection: string; backlog: string | number; failing: string | number; oldest_age_ms: string | number | null }>(
+    `SELECT projection, count(*) AS backlog, count(*) FILTER (WHERE attempts > 0) AS failing,
+            floor(extract(epoch FROM (clock_timestamp() - min(created_at))) * 1000) AS oldest_age_ms
+       FROM outbox GROUP BY projection`,
+  );
+  const state = await db.query<{ projection: string; last_applied_at: Date | string | null; last_error: string | null; last_error_at: Date | string | null }>(
+    'SELECT projection, last_applied_at, last_error, last_error_at FROM projection_state',
+  );
+  const all = [...new Set([...names, ...backlog.map((b) => b.projection), ...state.map((s) => s.projection)])].sort();
+  return all.map((projection) => {
+    const b = backlog.find((r) => r.projection === projection);
+    const s = state.find((r) => r.projection === projection);
+    return {
+      projection,
+      backlog: Number(b?.backlog ?? 0),
+      oldestAgeMs: Math.max(0, Number(b?.oldest_age_ms ?? 0)),
+      failing: Number(b?.failing ?? 0),
+      lastAppliedAt: iso(s?.last_applied_at ?? null),
+      lastError: s?.last_error ?? null,
+      lastErrorAt: iso(s?.last_error_at ?? null),
+    };
+  });
+}

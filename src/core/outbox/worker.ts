@@ -1,0 +1,234 @@
+import type { OutboxRow, Projection } from '../../../connectors/projection.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+import type { OutboxDbRow } from './outbox.ts';
+import { toOutboxRow } from './outbox.ts';
+
+export interface WorkerOptions {
+  /** Rows claimed per transaction (default 100). */
+  readonly batchSize?: number;
+  /** How long a projection's loop sleeps when it found nothing to apply (default 1 s). */
+  readonly idleMs?: number;
+  /** Retry delay after the n-th failure: min(maxMs, baseMs * 2^(n-1)), then jittered to 50-100 %. */
+  readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
+  /** A projection call that takes longer fails (and its signal aborts); default 30 s. */
+  readonly applyTimeoutMs?: number;
+  /** Told about failures of the loop itself (store unreachable) and of projections. */
+  readonly onError?: (error: unknown, projection: string) => void;
+  /** For tests: the jitter source. */
+  readonly random?: () => number;
+}
+
+export interface DrainResult {
+  readonly applied: number;
+  readonly failed: number;
+}
+
+/**
+ * Claims the oldest waiting rows of one projection that are due and that have no earlier row
+ * of the same resource still waiting (applied rows are deleted, so "earlier and present" means
+ * "earlier and not yet applied", including one backing off after a failure, or one claimed by
+ * another worker right now). SKIP LOCKED lets several workers and processes drain side by side.
+ */
+const CLAIM = `SELECT o.id, o.tenant_id, o.projection, o.resource_key, o.operation, o.payload, o.created_at, o.attempts
+  FROM outbox o
+ WHERE o.projection = $1
+   AND o.next_attempt_at <= clock_timestamp()
+   AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.projection = o.projection AND e.resource_key = o.resource_key AND e.id < o.id)
+ ORDER BY o.id
+ LIMIT $2
+ FOR UPDATE OF o SKIP LOCKED`;
+
+function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message.split('\n')[0] ?? error.name : String(error);
+  return text.slice(0, 1000);
+}
+
+const sleepUntil = (ms: number, wake: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      wake.removeEventListener('abort', done);
+      resolve();
+    }
+    wake.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Drains the outbox into the projections: one loop per projection, each claiming a batch in a
+ * transaction, applying it, and deleting the applied rows in that same transaction, so a row
+ * is applied once even with several gateway processes draining at once (a crash between the
+ * backend call and the commit re-applies it; projections are idempotent).
+ */
+export class OutboxWorker {
+  readonly #db: Db;
+  readonly #projections: readonly Projection[];
+  readonly #batchSize: number;
+  readonly #idleMs: number;
+  readonly #backoff: { readonly baseMs: number; readonly maxMs: number };
+  readonly #applyTimeoutMs: number;
+  readonly #onError: (error: unknown, projection: string) => void;
+  readonly #random: () => number;
+  #loops: Promise<void>[] = [];
+  #stopping = false;
+  #wake = new AbortController();
+
+  constructor(db: Db, projections: readonly Projection[], options: WorkerOptions = {}) {
+    const names = projections.map((p) => p.name);
+    if (new Set(names).size !== names.length) throw new Error(`two projections share a name: ${names.join(', ')}`);
+    this.#db = db;
+    this.#projections = projections;
+    this.#batchSize = options.batchSize ?? 100;
+    this.#idleMs = options.idleMs ?? 1000;
+    this.#backoff = options.backoff ?? { baseMs: 1000, maxMs: 5 * 60_000 };
+    this.#applyTimeoutMs = options.applyTimeoutMs ?? 30_000;
+    this.#onError = options.onError ?? (() => undefined);
+    this.#random = options.random ?? Math.random;
+  }
+
+  get projections(): readonly Projection[] {
+    return this.#projections;
+  }
+
+  /** Starts one loop per projection; they run until `stop`. */
+  start(): void {
+    if (this.#loops.length > 0 || this.#stopping) return;
+    this.#loops = this.#projections.map((projection) => this.#loop(projection));
+  }
+
+  /** Lets sleeping loops look again now (e.g. after a write enqueued rows). */
+  wake(): void {
+    const previous = this.#wake;
+    this.#wake = new AbortController();
+    previous.abort();
+  }
+
+  /** Stops the loops after the batch each is applying, if any. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.wake();
+    await Promise.all(this.#loops);
+    this.#loops = [];
+  }
+
+  async #loop(projection: Projection): Promise<void> {
+    while (!this.#stopping) {
+      let applied = 0;
+      try {
+        applied = (await this.drainBatch(projection)).applied;
+      } catch (error) {
+        this.#onError(error, projection.name);
+      }
+      if (applied === 0 && !this.#stopping) await sleepUntil(this.#idleMs, this.#wake.signal);
+    }
+  }
+
+  /** One claim-apply-commit round for each projection, one after the other. */
+  async drainOnce(): Promise<DrainResult> {
+    let applied = 0;
+    let failed = 0;
+    for (const projection of this.#projections) {
+      const result = await this.drainBatch(projection);
+      applied += result.applied;
+      failed += result.failed;
+    }
+    return { applied, failed };
+  }
+
+  /** Rounds until one finds nothing due (rows backing off stay), at most `maxRounds`; for tests and tools. */
+  async drainAll(maxRounds = 1000): Promise<DrainResult> {
+    let applied = 0;
+    let failed = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      const result = await this.drainOnce();
+      applied += result.applied;
+      failed += result.failed;
+      if (result.applied === 0 && result.failed === 0) break;
+    }
+    return { applied, failed };
+  }
+
+  /**
+   * Claims up to a batch, applies it, and in the same transaction deletes what was applied and
+   * records a failure. When the batch as a whole fails, its rows are tried one by one until
+   * one fails: the rows before it are applied, it backs off, and the rest are released untried
+   * (their turn comes in the next round), so one bad row delays only its own resource.
+   */
+  drainBatch(projection: Projection): Promise<DrainResult> {
+    return this.#db.tx(async (tx) => {
+      const rows = (await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize])).map(toOutboxRow);
+      if (rows.length === 0) return { applied: 0, failed: 0 };
+      const applied: OutboxRow[] = [];
+      let failure: { row: OutboxRow; error: unknown } | undefined;
+      try {
+        await this.#apply(tx, projection, rows);
+        applied.push(...rows);
+      } catch (batchError) {
+        if (rows.length === 1 && rows[0] !== undefined) failure = { row: rows[0], error: batchError };
+        else {
+          for (const row of rows) {
+            try {
+              await this.#apply(tx, projection, [row]);
+              applied.push(row);
+            } catch (error) {
+              failure = { row, error };
+              break;
+            }
+          }
+        }
+      }
+      if (applied.length > 0) {
+        const ids = applied.map((r) => r.id);
+        await tx.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]);
+        await tx.query(
+          `INSERT INTO projection_state (projection, last_applied_id, last_applied_at, applied_total) VALUES ($1, $2, clock_timestamp(), $3)
+           ON CONFLICT (projection) DO UPDATE SET last_applied_id = GREATEST(projection_state.last_applied_id, EXCLUDED.last_applied_id),
+             last_applied_at = EXCLUDED.last_applied_at, applied_total = projection_state.applied_total + EXCLUDED.applied_total`,
+          [projection.name, ids.reduce((a, b) => (BigInt(a) > BigInt(b) ? a : b)), applied.length],
+        );
+      }
+      if (failure !== undefined) {
+        const message = describe(failure.error);
+        const attempt = failure.row.attempts + 1;
+        const delayMs = Math.round(Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + 0.5 * this.#random()));
+        await tx.query(
+          `UPDATE outbox SET attempts = $2, last_error = $3, last_error_at = clock_timestamp(),
+             next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond' WHERE id = $1`,
+          [failure.row.id, attempt, message, delayMs],
+        );
+        await tx.query(
+          `INSERT INTO projection_state (projection, last_error, last_error_at) VALUES ($1, $2, clock_timestamp())
+           ON CONFLICT (projection) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = EXCLUDED.last_error_at`,
+          [projection.name, message],
+        );
+        this.#onError(failure.error, projection.name);
+      }
+      return { applied: applied.length, failed: failure === undefined ? 0 : 1 };
+    });
+  }
+
+  /** One projection call under a savepoint (so a failed write through `tx` is undone) and a timeout. */
+  async #apply(tx: Queryable, projection: Projection, rows: readonly OutboxRow[]): Promise<void> {
+    await tx.query('SAVEPOINT outbox_apply');
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        projection.apply(rows, { tx, signal: controller.signal }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const error = new Error(`projection ${projection.name} did not answer within ${this.#applyTimeoutMs} ms`);
+            controller.abort(error);
+            reject(error);
+          }, this.#applyTimeoutMs);
+        }),
+      ]);
+      await tx.query('RELEASE SAVEPOINT outbox_apply');
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT outbox_apply');
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { enqueue, projectionStatus } from '../../src/core/outbox/outbox.ts';
+import type { OutboxEntry } from '../../src/core/outbox/outbox.ts';
+import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
+import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import type { Db } from '../../src/store/db.ts';
+import { openPostgres } from '../../src/store/postgres.ts';
+import type { TestStore } from '../support/stores.ts';
+import { storeBackends } from '../support/stores.ts';
+import { TENANT, TableProjection, backlog, logRows, openOutboxStore, projectionSet, waitFor } from './support.ts';
+
+const FAST = { idleMs: 5, backoff: { baseMs: 1, maxMs: 5 } } as const;
+
+const upsert = (key: string, n: number, projection = 'search'): OutboxEntry => ({ tenantId: TENANT, projection, resourceKey: key, operation: 'upsert', payload: { n } });
+const remove = (key: string, projection = 'search'): OutboxEntry => ({ tenantId: TENANT, projection, resourceKey: key, operation: 'delete', payload: {} });
+
+/** Each write in its own transaction, as writers do. */
+async function write(db: Db, entries: readonly OutboxEntry[]): Promise<void> {
+  for (const entry of entries) await db.tx((tx) => enqueue(tx, [entry]));
+}
+
+/** Every application appears once, and each resource's rows were applied in enqueue order. */
+async function assertOnceInOrder(db: Db, expected: number): Promise<void> {
+  const log = await logRows(db);
+  assert.equal(log.length, expected);
+  assert.equal(new Set(log.map((r) => Number(r.outbox_id))).size, expected, 'a row was applied twice');
+  const last = new Map<string, number>();
+  for (const row of log) {
+    const id = Number(row.outbox_id);
+    assert.ok((last.get(row.resource_key) ?? 0) < id, `${row.resource_key}: row ${id} applied after a later one`);
+    last.set(row.resource_key, id);
+  }
+}
+
+for (const backend of storeBackends()) {
+  describe(`outbox worker on ${backend.name}`, () => {
+    let store: TestStore;
+    let db: Db;
+
+    before(async () => {
+      store = await openOutboxStore(backend);
+      db = store.db;
+    });
+    after(() => store.dispose());
+    beforeEach(async () => {
+      await db.tx((tx) => tx.exec('DELETE FROM outbox; DELETE FROM projection_state; DELETE FROM test_projection_log; DELETE FROM test_projection_docs; DELETE FROM test_source;'));
+    });
+
+    it('enqueues inside the writer transaction: a rolled-back write leaves no row', async () => {
+      await assert.rejects(
+        db.tx(async (tx) => {
+          await enqueue(tx, [upsert('kb_file:a', 1)]);
+          throw new Error('the write failed');
+        }),
+        /the write failed/,
+      );
+      assert.equal(await backlog(db), 0);
+      await write(db, [upsert('kb_file:a', 1)]);
+      assert.equal(await backlog(db), 1);
+      const projection = new TableProjection(db);
+      assert.deepEqual(await new OutboxWorker(db, [projection], FAST).drainAll(), { applied: 1, failed: 0 });
+      assert.equal(await backlog(db), 0);
+      assert.deepEqual([...(await projection.docs())], [['kb_file:a', 1]]);
+      const [state] = await projectionStatus(db, ['search']);
+      assert.equal(state?.backlog, 0);
+      assert.notEqual(state?.lastAppliedAt, null);
+    });
+
+    it('applies the rows of one resource in order, one per batch, and others alongside', async () => {
+      await write(db, [upsert('k1', 1), upsert('k2', 1), upsert('k1', 2), remove('k1'), upsert('k2', 2), upsert('k1', 3)]);
+      const projection = new TableProjection(db);
+      const worker = new OutboxWorker(db, [projection], { ...FAST, batchSize: 10 });
+      assert.deepEqual(await worker.drainOnce(), { applied: 2, failed: 0 }, 'only the first row of each resource is due');
+      await worker.drainAll();
+      await assertOnceInOrder(db, 6);
+      assert.deepEqual(
+        (await logRows(db)).filter((r) => r.resource_key === 'k1').map((r) => r.n),
+        [1, 2, null, 3],
+      );
+      assert.deepEqual(Object.fromEntries(await projection.docs()), { k1: 3, k2: 2 });
+    });
+
+    it('retries a projection that fails N times with backoff, then applies everything once', async () => {
+      await write(db, [upsert('a', 1), upsert('b', 1), upsert('a', 2)]);
+      const projection = new TableProjection(db);
+      projection.failuresLeft = 3;
+      const errors: string[] = [];
+      const worker = new OutboxWorker(db, [projection], { ...FAST, onError: (e) => errors.push((e as Error).message) });
+      const first = await worker.drainOnce();
+      assert.equal(first.failed, 1);
+      const [state] = await projectionStatus(db, ['search']);
+      assert.match(state?.lastError ?? '', /transient failure/);
+      assert.equal(state?.failing, 1);
+      const [failed] = await db.query<{ attempts: number; last_error: string }>('SELECT attempts, last_error FROM outbox WHERE attempts > 0');
+      assert.equal(failed?.attempts, 1);
+      await waitFor(async () => {
+        await worker.drainOnce();
+        return (await backlog(db)) === 0;
+      });
+      assert.equal(projection.failuresLeft, 0);
+      assert.ok(errors.length >= 1 && errors.every((e) => e.startsWith('transient failure')));
+      await assertOnceInOrder(db, 3);
+      assert.deepEqual(Object.fromEntries(await projection.docs()), { a: 2, b: 1 });
+    });
+
+    it('a failing row holds back later rows of its resource only, including while it backs off', async () => {
+      await write(db, [upsert('bad', 1), upsert('good', 1), upsert('bad', 2), upsert('good', 2)]);
+      const projection = new TableProjection(db);
+      projection.poison.add('bad');
+      const worker = new OutboxWorker(db, [projection], { idleMs: 5, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+      await worker.drainAll();
+      assert.deepEqual(Object.fromEntries(await projection.docs()), { good: 2 });
+      const waiting = await db.query<{ n: number; attempts: number }>("SELECT (payload->>'n')::int AS n, attempts FROM outbox ORDER BY id");
+      assert.deepEqual(waiting.map((r) => [r.n, r.attempts]), [[1, 1], [2, 0]], 'the later row never ran ahead');
+      // The backend accepts it again; the backoff ends.
+      projection.poison.clear();
+      await db.tx((tx) => tx.query('UPDATE outbox SET next_attempt_at = clock_timestamp()'));
+      await worker.drainAll();
+      assert.deepEqual(Object.fromEntries(await projection.docs()), { good: 2, bad: 2 });
+      await assertOnceInOrder(db, 4);
+    });
+
+    it('rolls back what a failed call wrote through the claim transaction', async () => {
+      await write(db, [upsert('a', 1), upsert('b', 1)]);
+      const projection = new TableProjection(db);
+      projection.poison.add('b');
+      // 'a' is written to the log before 'b' throws in the batch call; the savepoint undoes it.
+      await new OutboxWorker(db, [projection], { idleMs: 5, backoff: { baseMs: 60_000, maxMs: 60_000 } }).drainAll();
+      await assertOnceInOrder(db, 1);
+      assert.equal(await backlog(db), 1);
+    });
+
+    it('keeps committing writes while the backend is down, then catches up with nothing lost or doubled', async () => {
+      const projection = new TableProjection(db);
+      projection.down = true;
+      const worker = new OutboxWorker(db, [projection], FAST);
+      worker.start();
+      try {
+        const entries = Array.from({ length: 60 }, (_, i) => upsert(`doc:${i % 12}`, i));
+        await write(db, entries);
+        assert.equal(await backlog(db), 60, 'every write committed; the backlog holds them');
+        const [down] = await projectionStatus(db, ['search']);
+        assert.equal(down?.backlog, 60);
+        assert.ok((down?.oldestAgeMs ?? 0) >= 0);
+        await waitFor(async () => ((await projectionStatus(db, ['search']))[0]?.lastError ?? '').includes('ECONNREFUSED'));
+        projection.down = false;
+        // Rows backed off; pull them forward instead of waiting out the (tiny) backoff anyway.
+        await waitFor(async () => (await backlog(db)) === 0);
+      } finally {
+        await worker.stop();
+      }
+      await assertOnceInOrder(db, 60);
+      const docs = await projection.docs();
+      for (let k = 0; k < 12; k++) assert.equal(docs.get(`doc:${k}`), 48 + k);
+    });
+
+    it('two workers (two pools on PostgreSQL) drain 500 rows concurrently: each once, in order per resource', async () => {
+      const entries = Array.from({ length: 500 }, (_, i) => upsert(`r:${i % 37}`, i));
+      await db.tx((tx) => enqueue(tx, entries.slice(0, 250)));
+      const second = store.databaseUrl === undefined ? db : openPostgres(store.databaseUrl, { max: 5 });
+      const projections = [new TableProjection(db), new TableProjection(second)];
+      const workers = projections.map((p, i) => new OutboxWorker(i === 0 ? db : second, [p], { ...FAST, batchSize: i === 0 ? 7 : 11 }));
+      try {
+        for (const worker of workers) worker.start();
+        // Writers keep enqueueing while both drain.
+        await write(db, entries.slice(250));
+        await waitFor(async () => (await backlog(db)) === 0, 60_000);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+        if (second !== db) await second.close();
+      }
+      await assertOnceInOrder(db, 500);
+      assert.ok(projections.every((p) => p.calls > 0), 'both workers took part');
+      const [state] = await db.query<{ applied_total: number | string }>("SELECT applied_total FROM projection_state WHERE projection = 'search'");
+      assert.equal(Number(state?.applied_total), 500);
+      const docs = await new TableProjection(db).docs();
+      for (let k = 0; k < 37; k++) assert.equal(docs.get(`r:${k}`), k + 37 * Math.floor((499 - k) / 37), 'the last write of each resource wins');
+    });
+
+    it('rebuilds a projection from Postgres alone: clear, enqueue the current state, apply', async () => {
+      const projection = new TableProjection(db);
+      await db.tx((tx) => tx.query("INSERT INTO test_source (tenant_id, key, n) VALUES ($1, 'x', 1), ($1, 'y', 2), ($1, 'z', 3)", [TENANT]));
+      // The view has drifted: a stale document and a missing one.
+      await db.tx((tx) => tx.query("INSERT INTO test_projection_docs (projection, resource_key, n) VALUES ('search', 'gone', 9), ('search', 'x', 0)"));
+      const report = await rebuildProjection(db, projectionSet([projection]), 'search');
+      assert.deepEqual(report, { projection: 'search', enqueued: 3 });
+      assert.equal(projection.cleared, 1);
+      await new OutboxWorker(db, [projection], FAST).drainAll();
+      assert.deepEqual(Object.fromEntries(await projection.docs()), { x: 1, y: 2, z: 3 });
+      await assert.rejects(rebuildProjection(db, projectionSet([projection]), 'graph'), /no projection named graph/);
+    });
+  });
+}
