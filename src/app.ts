@@ -3,6 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import { DiskBlobStore } from '../connectors/blob/disk.ts';
+import type { BlobStore } from '../connectors/blob/contract.ts';
+import { openBlobStore } from '../connectors/blob/index.ts';
 import type { Config } from './config.ts';
 import type { ProjectionSet } from '../connectors/projection.ts';
 import { AuditLog } from './core/audit/audit-log.ts';
@@ -15,6 +18,7 @@ import { registerAdminRoutes } from './http/admin-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
+import { registerUploadRoutes } from './http/upload-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
 import type { Db } from './store/db.ts';
@@ -58,9 +62,11 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openStore(config));
+  let blob: BlobStore | undefined;
   try {
     if (ownsDb) await migrate(db);
-    const services: Services = Object.freeze({ config, db, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db), ...(options.projections === undefined ? {} : { projections: options.projections }) });
+    blob = await openBlobStore(config);
+    const services: Services = Object.freeze({ config, db, blob, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db), ...(options.projections === undefined ? {} : { projections: options.projections }) });
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
@@ -80,6 +86,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     registerHealthRoutes(app, services);
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services));
     registerOAuthRoutes(app, services, endpoints);
+    // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
+    if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
     await app.ready();
     const outbox = new OutboxWorker(db, services.projections?.projections ?? [], {
@@ -93,10 +101,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       async close() {
         await outbox.stop();
         await app.close();
+        await blob?.close();
         if (ownsDb) await db.close();
       },
     };
   } catch (error) {
+    await blob?.close();
     if (ownsDb) await db.close();
     throw error;
   }

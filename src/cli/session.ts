@@ -4,6 +4,7 @@ import { BUILD } from '../app.ts';
 import type { OpName } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
+import { openBlobStore } from '../../connectors/blob/index.ts';
 import { AuditLog } from '../core/audit/audit-log.ts';
 import { configuredProbes } from '../core/health/probes.ts';
 import { KgwError } from '../core/errors.ts';
@@ -73,8 +74,13 @@ async function runLocally<T>(config: Config, work: (run: OpRunner, where: string
   const db = await openStore(config);
   try {
     if (autoMigrate) await migrate(db);
-    const services = { config, db, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db) };
-    return await work((op, args = {}) => runOp(services, op, args), where);
+    const blob = await openBlobStore(config);
+    try {
+      const services = { config, db, blob, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db) };
+      return await work((op, args = {}) => runOp(services, op, args), where);
+    } finally {
+      await blob.close();
+    }
   } finally {
     await db.close();
   }

@@ -1,3 +1,4 @@
+import type { BlobStore } from '../../connectors/blob/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
@@ -14,6 +15,8 @@ export interface BuildInfo {
 export interface Services {
   readonly config: Config;
   readonly db: Db;
+  /** File bytes: content-addressed, verified while written. */
+  readonly blob: BlobStore;
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;

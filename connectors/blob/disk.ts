@@ -1,0 +1,324 @@
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { KgwError } from '../../src/core/errors.ts';
+import type { Probe } from '../probe.ts';
+import { diskProbe } from './probe.ts';
+import {
+  MAX_PRESIGNED_PUT_BYTES,
+  VerifyingStream,
+  base64ToHex,
+  blobKey,
+  hashStream,
+  hexToBase64,
+  isKeyPrefix,
+  parseBlobKey,
+  resolveRange,
+  toReadable,
+  validatePresign,
+  validatePut,
+} from './contract.ts';
+import type { BlobInfo, BlobListEntry, BlobStore, ByteRange, PresignInput, PresignedPut, PutInput } from './contract.ts';
+
+export interface DiskBlobStoreOptions {
+  /** KGW_DATA_DIR: blobs live in `<dataDir>/blobs`, the upload secret in `<dataDir>/upload-secret`. */
+  readonly dataDir: string;
+  /** The gateway's public URL; presigned PUTs go to `<publicUrl>/uploads/<ticket>`. */
+  readonly publicUrl: string;
+  readonly maxPresignedBytes?: number;
+  /** Milliseconds since the epoch; tests move time. */
+  readonly now?: () => number;
+}
+
+/** What `PUT /uploads/<ticket>` hands the store: the request's headers and its body stream. */
+export interface UploadRequest {
+  readonly contentLength: string | undefined;
+  readonly contentType: string | undefined;
+  /** `x-amz-checksum-sha256`: base64 SHA-256, as S3 takes it. */
+  readonly checksumSha256: string | undefined;
+  readonly body: Readable;
+}
+
+/** The receiving end of the gateway's own presigned URLs. */
+export interface UploadReceiver {
+  receiveUpload(ticket: string, request: UploadRequest): Promise<BlobInfo>;
+}
+
+interface Ticket {
+  /** SHA-256 hex. */
+  readonly h: string;
+  /** Size in bytes. */
+  readonly s: number;
+  /** Content type. */
+  readonly c: string;
+  /** Expiry, seconds since the epoch. */
+  readonly e: number;
+  /** Random id: the single-use record. */
+  readonly n: string;
+}
+
+const TICKET = /^v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * Blobs as files under `<dataDir>/blobs/sha256/ab/cd/<hex>`. Each write goes to a temporary
+ * file in the blob's own folder, is hashed while streaming, fsynced and renamed into place, so
+ * a blob file is always complete. Presigned PUTs are HMAC-signed tickets served by
+ * `PUT /uploads/<ticket>` (src/http/upload-routes.ts).
+ */
+export class DiskBlobStore implements BlobStore, UploadReceiver {
+  readonly root: string;
+  readonly health: Probe;
+  readonly #dataDir: string;
+  readonly #publicUrl: string;
+  readonly #maxPresignedBytes: number;
+  readonly #now: () => number;
+  #macKey: Promise<Buffer> | undefined;
+  #lastPrune = 0;
+
+  constructor(options: DiskBlobStoreOptions) {
+    this.#dataDir = path.resolve(options.dataDir);
+    this.root = path.join(this.#dataDir, 'blobs');
+    this.#publicUrl = options.publicUrl.replace(/\/+$/, '');
+    this.#maxPresignedBytes = options.maxPresignedBytes ?? MAX_PRESIGNED_PUT_BYTES;
+    this.#now = options.now ?? Date.now;
+    this.health = diskProbe(this.#dataDir);
+  }
+
+  #file(key: string): string {
+    const hex = parseBlobKey(key);
+    return path.join(this.root, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
+  }
+
+  async put(input: PutInput): Promise<BlobInfo> {
+    validatePut(input);
+    const key = blobKey(input.sha256);
+    const file = this.#file(key);
+    const body = toReadable(input.body);
+    const existing = await statFile(file);
+    if (existing !== undefined && existing.size === input.size) {
+      // Already stored: still check the caller's bytes, but write nothing.
+      await pipeline(body, new VerifyingStream(input), discard());
+      return { key, size: input.size, sha256: input.sha256 };
+    }
+    const dir = path.dirname(file);
+    await mkdir(dir, { recursive: true });
+    const temp = path.join(dir, `.tmp-${randomBytes(12).toString('hex')}`);
+    let renamed = false;
+    try {
+      // flush: the file is fsynced before it closes, so the rename never exposes partial bytes.
+      await pipeline(body, new VerifyingStream(input), createWriteStream(temp, { flags: 'wx', mode: 0o640, flush: true }));
+      await rename(temp, file);
+      renamed = true;
+      await syncDir(dir);
+    } catch (error) {
+      if (!body.destroyed) body.destroy();
+      throw error;
+    } finally {
+      if (!renamed) await unlink(temp).catch(() => undefined);
+    }
+    return { key, size: input.size, sha256: input.sha256 };
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    const file = this.#file(key);
+    const info = await statFile(file);
+    if (info === undefined) throw new KgwError('not_found', 'no such blob', { details: { key } });
+    const { start, end } = resolveRange(range, info.size);
+    if (end < start) return createReadStream(file);
+    return createReadStream(file, { start, end });
+  }
+
+  async head(key: string): Promise<{ size: number } | undefined> {
+    const info = await statFile(this.#file(key));
+    return info === undefined ? undefined : { size: info.size };
+  }
+
+  async delete(key: string): Promise<void> {
+    await unlink(this.#file(key)).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    });
+  }
+
+  async *list(prefix: string): AsyncIterable<BlobListEntry> {
+    if (!isKeyPrefix(prefix)) throw new KgwError('validation', 'not a blob key prefix');
+    const base = path.join(this.root, 'sha256');
+    for (const ab of await dirNames(base, /^[0-9a-f]{2}$/)) {
+      for (const cd of await dirNames(path.join(base, ab), /^[0-9a-f]{2}$/)) {
+        const folder = path.join(base, ab, cd);
+        const pre = `sha256/${ab}/${cd}/`;
+        if (!pre.startsWith(prefix) && !prefix.startsWith(pre)) continue;
+        for (const hex of await dirNames(folder, /^[0-9a-f]{64}$/)) {
+          const key = pre + hex;
+          if (!key.startsWith(prefix)) continue;
+          const info = await statFile(path.join(folder, hex));
+          if (info !== undefined) yield { key, size: info.size };
+        }
+      }
+    }
+  }
+
+  async presignPut(input: PresignInput): Promise<PresignedPut> {
+    validatePresign(input, this.#maxPresignedBytes);
+    const key = blobKey(input.sha256);
+    const expires = Math.floor(this.#now() / 1000) + input.expiresInSeconds;
+    const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: randomBytes(16).toString('base64url') };
+    const payload = Buffer.from(JSON.stringify(ticket)).toString('base64url');
+    const mac = createHmac('sha256', await this.#key()).update(`v1.${payload}`).digest('base64url');
+    return {
+      url: `${this.#publicUrl}/uploads/v1.${payload}.${mac}`,
+      method: 'PUT',
+      headers: { 'content-length': String(input.size), 'content-type': input.contentType, 'x-amz-checksum-sha256': hexToBase64(input.sha256) },
+      expiresAt: new Date(expires * 1000).toISOString(),
+      key,
+      size: input.size,
+      sha256: input.sha256,
+    };
+  }
+
+  async receiveUpload(raw: string, request: UploadRequest): Promise<BlobInfo> {
+    const ticket = await this.#openTicket(raw);
+    if (request.contentLength !== String(ticket.s)) {
+      throw new KgwError('validation', 'Content-Length must be the declared size', { details: { expected: ticket.s } });
+    }
+    if (request.checksumSha256 === undefined || base64ToHex(request.checksumSha256) !== ticket.h || hexToBase64(ticket.h) !== request.checksumSha256) {
+      throw new KgwError('validation', 'x-amz-checksum-sha256 must be the declared SHA-256 in base64');
+    }
+    if (request.contentType !== ticket.c) throw new KgwError('validation', 'Content-Type must be the declared one');
+    const claim = await this.#claim(ticket);
+    try {
+      return await this.put({ body: request.body, size: ticket.s, sha256: ticket.h });
+    } catch (error) {
+      // A failed attempt gives the ticket back: only a stored upload uses it up.
+      await unlink(claim).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async verifyUpload(target: string | PresignedPut): Promise<{ size: number; sha256: string }> {
+    const key = typeof target === 'string' ? target : target.key;
+    const expected = parseBlobKey(key);
+    const file = this.#file(key);
+    const info = await statFile(file);
+    if (info === undefined) throw new KgwError('not_found', 'nothing was uploaded', { details: { key } });
+    const actual = await hashStream(createReadStream(file));
+    if (actual.sha256 !== expected || (typeof target !== 'string' && actual.size !== target.size)) {
+      await this.delete(key);
+      throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key } });
+    }
+    return actual;
+  }
+
+  async close(): Promise<void> {
+    // Nothing held open between calls.
+  }
+
+  /** The HMAC key: derived from a random secret made on first use in the data folder (mode 0600). */
+  #key(): Promise<Buffer> {
+    this.#macKey ??= (async () => {
+      const file = path.join(this.#dataDir, 'upload-secret');
+      await mkdir(this.#dataDir, { recursive: true });
+      let secret: Buffer;
+      try {
+        const handle = await open(file, 'wx', 0o600);
+        secret = randomBytes(32);
+        try {
+          await handle.writeFile(secret);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        secret = await readSecret(file);
+      }
+      return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'kgw upload ticket v1', 32));
+    })();
+    this.#macKey.catch(() => (this.#macKey = undefined));
+    return this.#macKey;
+  }
+
+  async #openTicket(raw: string): Promise<Ticket> {
+    const match = TICKET.exec(raw);
+    const denied = new KgwError('permission_denied', 'invalid upload URL');
+    if (match === null) throw denied;
+    const [, payload = '', mac = ''] = match;
+    const expected = createHmac('sha256', await this.#key()).update(`v1.${payload}`).digest();
+    const given = Buffer.from(mac, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw denied;
+    const ticket = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Ticket;
+    if (ticket.e * 1000 <= this.#now()) throw new KgwError('permission_denied', 'the upload URL has expired; request a new one');
+    return ticket;
+  }
+
+  /** Records the ticket's id, atomically: a second use of the same ticket is a conflict. */
+  async #claim(ticket: Ticket): Promise<string> {
+    const folder = path.join(this.root, '.uploads');
+    await mkdir(folder, { recursive: true });
+    await this.#prune(folder);
+    const file = path.join(folder, `${ticket.e}-${ticket.n}`);
+    try {
+      await (await open(file, 'wx', 0o600)).close();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new KgwError('conflict', 'this upload URL was already used');
+      throw error;
+    }
+    return file;
+  }
+
+  /** Forgets used tickets once they have expired (at most once a minute). */
+  async #prune(folder: string): Promise<void> {
+    const now = this.#now();
+    if (now - this.#lastPrune < 60_000) return;
+    this.#lastPrune = now;
+    for (const name of await readdir(folder)) {
+      const expiry = Number(name.split('-', 1)[0]);
+      if (Number.isFinite(expiry) && expiry * 1000 < now) await unlink(path.join(folder, name)).catch(() => undefined);
+    }
+  }
+}
+
+async function statFile(file: string): Promise<{ size: number } | undefined> {
+  try {
+    const info = await stat(file);
+    return info.isFile() ? { size: info.size } : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+async function dirNames(folder: string, pattern: RegExp): Promise<string[]> {
+  try {
+    return (await readdir(folder)).filter((name) => pattern.test(name)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readSecret(file: string): Promise<Buffer> {
+  // A concurrent first use may still be writing it.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const secret = await readFile(file);
+    if (secret.length === 32) return secret;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new KgwError('unavailable', 'the upload secret is unreadable');
+}
+
+function discard(): Writable {
+  return new Writable({ write: (_chunk, _encoding, callback) => callback() });
+}
