@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../core/access/caller.ts';
+import { missingScopes } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { KgwError, isKgwError } from '../core/errors.ts';
@@ -70,7 +71,7 @@ export class McpService {
       const name = (message.params as { name?: unknown } | undefined)?.name;
       const tool = typeof name === 'string' ? this.#registry.find(endpoint, name) : undefined;
       if (!tool) continue;
-      const missing = tool.scopes.filter((scope) => !caller.scopes.has(scope));
+      const missing = missingScopes(caller, tool.scopes);
       if (missing.length > 0) return { id: message.id, missing, text: this.#registry.errors[tool.dialect].forbidden(tool, missing).text };
     }
     return undefined;
@@ -81,7 +82,7 @@ export class McpService {
     const tool = this.#registry.find(endpoint, name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
     const errors = this.#registry.errors[tool.dialect];
-    const missing = tool.scopes.filter((scope) => !caller.scopes.has(scope));
+    const missing = missingScopes(caller, tool.scopes);
     if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;

@@ -27,6 +27,11 @@ export interface Caller {
   readonly tokenId: string;
 }
 
+/** The required scopes the caller's token lacks (empty when it may call). */
+export function missingScopes(caller: Caller, required: readonly Scope[]): Scope[] {
+  return required.filter((scope) => !caller.scopes.has(scope));
+}
+
 export function hasScopes(caller: Caller, required: readonly Scope[]): boolean {
-  return required.every((scope) => caller.scopes.has(scope));
+  return missingScopes(caller, required).length === 0;
 }

@@ -148,13 +148,9 @@ interface AuthRow {
   owner_id: string | null;
 }
 
-/** Resolves a presented bearer secret to its caller, or undefined when unknown, revoked or expired. */
-export async function authenticate(q: Queryable, secret: string): Promise<Caller | undefined> {
-  return (await authenticateToken(q, secret))?.caller;
-}
-
 /**
- * Resolves a bearer secret to its caller and audience: the MCP resource URL an OAuth access
+ * Resolves a bearer secret to its caller and audience (undefined when unknown, revoked or
+ * expired): the MCP resource URL an OAuth access
  * token is bound to, or null for a CLI token, which is valid on every endpoint.
  */
 export async function authenticateToken(q: Queryable, secret: string): Promise<{ caller: Caller; audience: string | null } | undefined> {
