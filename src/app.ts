@@ -4,15 +4,13 @@ import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { DiskBlobStore } from '../connectors/blob/disk.ts';
-import type { BlobStore } from '../connectors/blob/contract.ts';
-import { openBlobStore } from '../connectors/blob/index.ts';
 import type { Config } from './config.ts';
 import type { ProjectionSet } from '../connectors/projection.ts';
-import { AuditLog } from './core/audit/audit-log.ts';
-import { configuredProbes } from './core/health/probes.ts';
 import { OutboxWorker } from './core/outbox/worker.ts';
 import type { WorkerOptions } from './core/outbox/worker.ts';
-import type { BuildInfo, Services } from './core/services.ts';
+import type { Services } from './core/services.ts';
+import { openServices } from './core/open-services.ts';
+import type { OpenedServices } from './core/open-services.ts';
 import { allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
@@ -25,9 +23,8 @@ import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { openPglite } from './store/pglite.ts';
 import { openPostgres } from './store/postgres.ts';
-import packageJson from '../package.json' with { type: 'json' };
 
-export const BUILD: BuildInfo = Object.freeze({ name: 'knowledge-gateway', version: packageJson.version, node: process.version });
+import { BUILD } from './build.ts';
 
 /** The embedded store lives here inside the data folder. */
 export const pgliteDir = (config: Config): string => path.join(config.dataDir, 'pgdata');
@@ -45,7 +42,7 @@ export interface GatewayOptions {
   readonly db?: Db;
   /** Enables POST /admin/rpc for the CLI, guarded by this secret. */
   readonly adminSecret?: string;
-  /** Projections fed by the outbox worker (none yet by configuration; tests pass their own). */
+  /** Replaces the configured projections fed by the outbox worker (tests pass their own). */
   readonly projections?: ProjectionSet;
   /** Outbox worker timing (tests make it fast). */
   readonly outboxWorker?: WorkerOptions;
@@ -62,11 +59,12 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openStore(config));
-  let blob: BlobStore | undefined;
+  let opened: OpenedServices | undefined;
   try {
     if (ownsDb) await migrate(db);
-    blob = await openBlobStore(config);
-    const services: Services = Object.freeze({ config, db, blob, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db), ...(options.projections === undefined ? {} : { projections: options.projections }) });
+    opened = await openServices(config, db, options.projections === undefined ? {} : { projections: options.projections });
+    const { services } = opened;
+    const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
@@ -90,7 +88,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
     await app.ready();
-    const outbox = new OutboxWorker(db, services.projections?.projections ?? [], {
+    const outbox = new OutboxWorker(db, services.projections.projections, {
       onError: (error, projection) => app.log.warn({ projection, err: error }, 'outbox: projection not applied; will retry'),
       ...options.outboxWorker,
     });
@@ -101,12 +99,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       async close() {
         await outbox.stop();
         await app.close();
-        await blob?.close();
+        await opened?.close();
         if (ownsDb) await db.close();
       },
     };
   } catch (error) {
-    await blob?.close();
+    await opened?.close();
     if (ownsDb) await db.close();
     throw error;
   }

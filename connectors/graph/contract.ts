@@ -1,5 +1,6 @@
 import { clears, TIERS } from '../../src/core/access/tiers.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
+import type { Queryable } from '../../src/store/db.ts';
 
 /**
  * The graph store: the projection of Company Brain nodes and relations that Postgres (the
@@ -122,8 +123,28 @@ export interface GraphHealth {
   readonly ok: true;
 }
 
+/** One change of a `write` batch. */
+export type GraphChange =
+  | { readonly op: 'upsertNode'; readonly node: UpsertNodeInput }
+  | { readonly op: 'deleteNode'; readonly tenantId: string; readonly id: string }
+  | { readonly op: 'upsertRelation'; readonly relation: UpsertRelationInput }
+  | { readonly op: 'deleteRelation'; readonly tenantId: string; readonly id: string };
+
+/**
+ * Where a batch is written. The outbox worker passes its claim transaction: the Postgres store
+ * writes through it, so the change and the claim commit together; Neo4j ignores it.
+ */
+export interface GraphWriteContext {
+  readonly tx?: Queryable;
+}
+
 export interface GraphStore {
   readonly backend: 'postgres' | 'neo4j';
+  /**
+   * Applies the changes in order, all or nothing (one transaction). Upserts are last-write-wins
+   * and deletes of absent items are no-ops, so a batch may be applied again.
+   */
+  write(changes: readonly GraphChange[], context?: GraphWriteContext): Promise<void>;
   /** Creates or replaces the node (last write wins). */
   upsertNode(input: UpsertNodeInput): Promise<void>;
   /** Removes the node and every relation touching it; false when there was none. */
@@ -144,8 +165,10 @@ export interface GraphStore {
   bridges(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<GraphRelation[]>;
   /** Everything of the tenant, regardless of visibility. */
   counts(tenantId: string): Promise<GraphCounts>;
-  /** Removes everything of the tenant (before a reindex). */
+  /** Removes everything of the tenant. */
   clear(tenantId: string): Promise<void>;
+  /** Removes everything of every tenant (before a rebuild of the projection). */
+  clearAll(): Promise<void>;
   /** Resolves when the store answers; throws otherwise. */
   health(): Promise<GraphHealth>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import {
   visibilityFilter,
 } from './contract.ts';
 import type {
+  GraphChange,
   GraphCounts,
   GraphHealth,
   GraphNode,
@@ -38,8 +39,16 @@ export interface Neo4jGraphOptions {
   readonly timeoutMs?: number;
   /** Connecting and waiting for a pooled connection, ms. */
   readonly connectTimeoutMs?: number;
+  /** How long the driver retries a transaction that failed transiently (server unavailable), ms; default timeoutMs. */
+  readonly retryMs?: number;
   /** The database; the server's default when absent. */
   readonly database?: string;
+  /**
+   * Do not connect when opening: the constraints and indexes are made before the first
+   * operation instead (and tried again on the next one if the server was down). A gateway
+   * opens the store this way, so it starts while Neo4j is down and /readyz says so.
+   */
+  readonly lazy?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -114,10 +123,11 @@ export async function openNeo4jGraphStore(config: Neo4jConfig, options: Neo4jGra
   const driver = neo4j.driver(config.url, neo4j.auth.basic(config.user, config.password), {
     connectionTimeout: connectTimeout,
     connectionAcquisitionTimeout: connectTimeout,
-    maxTransactionRetryTime: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxTransactionRetryTime: options.retryMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     disableLosslessIntegers: true,
   });
   const store = new Neo4jGraphStore(driver, options);
+  if (options.lazy === true) return store;
   try {
     await driver.verifyConnectivity();
     await store.ensureSchema();
@@ -128,106 +138,31 @@ export async function openNeo4jGraphStore(config: Neo4jConfig, options: Neo4jGra
   return store;
 }
 
-export class Neo4jGraphStore implements GraphStore {
-  readonly backend = 'neo4j' as const;
-  readonly #driver: Driver;
-  readonly #timeout: number;
-  readonly #database: string | undefined;
-
-  constructor(driver: Driver, options: Neo4jGraphOptions = {}) {
-    this.#driver = driver;
-    this.#timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#database = options.database;
-  }
-
-  #session(): Session {
-    return this.#database === undefined ? this.#driver.session() : this.#driver.session({ database: this.#database });
-  }
-
-  async #write<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
-    const session = this.#session();
-    try {
-      return await session.executeWrite(work, { timeout: this.#timeout });
-    } finally {
-      await session.close();
-    }
-  }
-
-  async #read(query: string, params: Record<string, unknown>): Promise<Row[]> {
-    const session = this.#session();
-    try {
-      return await session.executeRead(async (tx) => (await tx.run(query, params)).records, { timeout: this.#timeout });
-    } finally {
-      await session.close();
-    }
-  }
-
-  /**
-   * (tenantId, id) unique for nodes and relations. A NODE KEY is Enterprise-only; Community
-   * gets a composite uniqueness constraint, which backs MERGE just the same.
-   */
-  async ensureSchema(): Promise<void> {
-    const run = (query: string) => this.#write(async (tx) => void (await tx.run(query)));
-    try {
-      await run('CREATE CONSTRAINT kgw_node_key IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS NODE KEY');
-    } catch {
-      await run('CREATE CONSTRAINT kgw_node_unique IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS UNIQUE');
-    }
-    await run('CREATE CONSTRAINT kgw_rel_unique IF NOT EXISTS FOR ()-[r:KGW_REL]-() REQUIRE (r.tenantId, r.id) IS UNIQUE');
-    await run('CREATE INDEX kgw_node_access IF NOT EXISTS FOR (n:KgwNode) ON (n.tenantId, n.access)');
-    await run('CREATE INDEX kgw_rel_verb IF NOT EXISTS FOR ()-[r:KGW_REL]-() ON (r.verb)');
-    await this.#write(async (tx) => void (await tx.run('CALL db.awaitIndexes(60)')));
-  }
-
-  /** MERGE under the uniqueness constraint; a rare constraint race between two creators is retried. */
-  async #merge<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.#write(work);
-      } catch (error) {
-        if (attempt >= 3 || !isConstraintRace(error)) throw error;
-      }
-    }
-  }
-
-  async upsertNode(input: UpsertNodeInput): Promise<void> {
-    await this.#merge(async (tx) => {
+/** Applies one change in a transaction; true when it changed something (deletes: when the item existed). */
+async function applyChange(tx: ManagedTransaction, change: GraphChange): Promise<boolean> {
+  switch (change.op) {
+    case 'upsertNode': {
+      const n = change.node;
       await tx.run(
         `MERGE (n:KgwNode {tenantId: $tenantId, id: $id})
          SET n.type = $type, n.props = $props, n.access = $access, n.department = $department,
              n.project = $project, n.status = $status, n.updatedAt = datetime()`,
         {
-          tenantId: input.tenantId,
-          id: input.id,
-          type: input.type,
-          props: JSON.stringify(input.properties),
-          access: input.access,
-          department: input.department ?? null,
-          project: input.project ?? null,
-          status: input.status ?? 'verified',
+          tenantId: n.tenantId,
+          id: n.id,
+          type: n.type,
+          props: JSON.stringify(n.properties),
+          access: n.access,
+          department: n.department ?? null,
+          project: n.project ?? null,
+          status: n.status ?? 'verified',
         },
       );
-    });
-  }
-
-  async deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
-    return this.#write(async (tx) => {
-      const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) DETACH DELETE n RETURN count(*) AS n', { tenantId: input.tenantId, id: input.id });
-      return Number(result.records[0]?.get('n') ?? 0) > 0;
-    });
-  }
-
-  async upsertRelation(input: UpsertRelationInput): Promise<void> {
-    const params = {
-      tenantId: input.tenantId,
-      id: input.id,
-      from: input.from,
-      to: input.to,
-      verb: input.verb,
-      status: input.status ?? 'verified',
-      props: JSON.stringify(input.properties),
-    };
-    await this.#merge(async (tx) => {
+      return true;
+    }
+    case 'upsertRelation': {
+      const r = change.relation;
+      const params = { tenantId: r.tenantId, id: r.id, from: r.from, to: r.to, verb: r.verb, status: r.status ?? 'verified', props: JSON.stringify(r.properties) };
       // A relationship cannot move to other nodes: one that now joins different nodes is replaced.
       await tx.run(
         `MATCH (a:KgwNode)-[old:KGW_REL {tenantId: $tenantId, id: $id}]->(b:KgwNode)
@@ -242,15 +177,121 @@ export class Neo4jGraphStore implements GraphStore {
          RETURN count(r) AS n`,
         params,
       );
-      if (Number(result.records[0]?.get('n') ?? 0) === 0) throw new GraphEndpointMissing(input.id);
+      if (Number(result.records[0]?.get('n') ?? 0) === 0) throw new GraphEndpointMissing(r.id);
+      return true;
+    }
+    case 'deleteNode': {
+      const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) DETACH DELETE n RETURN count(*) AS n', { tenantId: change.tenantId, id: change.id });
+      return Number(result.records[0]?.get('n') ?? 0) > 0;
+    }
+    case 'deleteRelation': {
+      const result = await tx.run('MATCH ()-[r:KGW_REL {tenantId: $tenantId, id: $id}]->() DELETE r RETURN count(*) AS n', { tenantId: change.tenantId, id: change.id });
+      return Number(result.records[0]?.get('n') ?? 0) > 0;
+    }
+  }
+}
+
+export class Neo4jGraphStore implements GraphStore {
+  readonly backend = 'neo4j' as const;
+  readonly #driver: Driver;
+  readonly #timeout: number;
+  readonly #database: string | undefined;
+  #schemaReady = false;
+  #ensuring: Promise<void> | undefined;
+
+  constructor(driver: Driver, options: Neo4jGraphOptions = {}) {
+    this.#driver = driver;
+    this.#timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#database = options.database;
+  }
+
+  #session(): Session {
+    return this.#database === undefined ? this.#driver.session() : this.#driver.session({ database: this.#database });
+  }
+
+  /** Makes the schema once before the first operation of a lazily opened store. */
+  async #ready(): Promise<void> {
+    if (this.#schemaReady) return;
+    this.#ensuring ??= this.ensureSchema().finally(() => {
+      this.#ensuring = undefined;
+    });
+    await this.#ensuring;
+  }
+
+  async #write<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    await this.#ready();
+    return this.#writeNow(work);
+  }
+
+  async #writeNow<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    const session = this.#session();
+    try {
+      return await session.executeWrite(work, { timeout: this.#timeout });
+    } finally {
+      await session.close();
+    }
+  }
+
+  async #read(query: string, params: Record<string, unknown>): Promise<Row[]> {
+    await this.#ready();
+    const session = this.#session();
+    try {
+      return await session.executeRead(async (tx) => (await tx.run(query, params)).records, { timeout: this.#timeout });
+    } finally {
+      await session.close();
+    }
+  }
+
+  /**
+   * (tenantId, id) unique for nodes and relations. A NODE KEY is Enterprise-only; Community
+   * gets a composite uniqueness constraint, which backs MERGE just the same.
+   */
+  async ensureSchema(): Promise<void> {
+    const run = (query: string) => this.#writeNow(async (tx) => void (await tx.run(query)));
+    try {
+      await run('CREATE CONSTRAINT kgw_node_key IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS NODE KEY');
+    } catch {
+      await run('CREATE CONSTRAINT kgw_node_unique IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS UNIQUE');
+    }
+    await run('CREATE CONSTRAINT kgw_rel_unique IF NOT EXISTS FOR ()-[r:KGW_REL]-() REQUIRE (r.tenantId, r.id) IS UNIQUE');
+    await run('CREATE INDEX kgw_node_access IF NOT EXISTS FOR (n:KgwNode) ON (n.tenantId, n.access)');
+    await run('CREATE INDEX kgw_rel_verb IF NOT EXISTS FOR ()-[r:KGW_REL]-() ON (r.verb)');
+    await this.#writeNow(async (tx) => void (await tx.run('CALL db.awaitIndexes(60)')));
+    this.#schemaReady = true;
+  }
+
+  /** MERGE under the uniqueness constraint; a rare constraint race between two creators is retried. */
+  async #merge<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.#write(work);
+      } catch (error) {
+        if (attempt >= 3 || !isConstraintRace(error)) throw error;
+      }
+    }
+  }
+
+  async write(changes: readonly GraphChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.#merge(async (tx) => {
+      for (const change of changes) await applyChange(tx, change);
     });
   }
 
-  async deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
-    return this.#write(async (tx) => {
-      const result = await tx.run('MATCH ()-[r:KGW_REL {tenantId: $tenantId, id: $id}]->() DELETE r RETURN count(*) AS n', { tenantId: input.tenantId, id: input.id });
-      return Number(result.records[0]?.get('n') ?? 0) > 0;
-    });
+  async upsertNode(input: UpsertNodeInput): Promise<void> {
+    await this.write([{ op: 'upsertNode', node: input }]);
+  }
+
+  deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#write((tx) => applyChange(tx, { op: 'deleteNode', ...input }));
+  }
+
+  async upsertRelation(input: UpsertRelationInput): Promise<void> {
+    await this.write([{ op: 'upsertRelation', relation: input }]);
+  }
+
+  deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#write((tx) => applyChange(tx, { op: 'deleteRelation', ...input }));
   }
 
   async neighbours(input: NeighboursInput): Promise<Neighbourhood> {
@@ -336,13 +377,18 @@ export class Neo4jGraphStore implements GraphStore {
     return { nodes: Number(nodes[0]?.get('n') ?? 0), relations: Number(relations[0]?.get('n') ?? 0) };
   }
 
-  /** Deletes in batches of 5,000 nodes so a large tenant does not need one huge transaction. */
-  async clear(tenantId: string): Promise<void> {
+  clear(tenantId: string): Promise<void> {
+    return this.#deleteAll('MATCH (n:KgwNode {tenantId: $tenantId}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', { tenantId });
+  }
+
+  clearAll(): Promise<void> {
+    return this.#deleteAll('MATCH (n:KgwNode) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', {});
+  }
+
+  /** Deletes in batches of 5,000 nodes so a large graph does not need one huge transaction. */
+  async #deleteAll(query: string, params: Record<string, unknown>): Promise<void> {
     for (;;) {
-      const deleted = await this.#write(async (tx) => {
-        const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', { tenantId });
-        return Number(result.records[0]?.get('n') ?? 0);
-      });
+      const deleted = await this.#write(async (tx) => Number((await tx.run(query, params)).records[0]?.get('n') ?? 0));
       if (deleted === 0) return;
     }
   }

@@ -9,6 +9,7 @@ import {
   visibilityFilter,
 } from './contract.ts';
 import type {
+  GraphChange,
   GraphCounts,
   GraphHealth,
   GraphNode,
@@ -16,6 +17,7 @@ import type {
   GraphStatus,
   GraphStore,
   GraphVisibility,
+  GraphWriteContext,
   Neighbourhood,
   NeighboursInput,
   UpsertNodeInput,
@@ -80,6 +82,48 @@ function visibleParams(visible: GraphVisibility): unknown[] {
   return [filter.levels, filter.allScoped, filter.departments, filter.projects];
 }
 
+/** Applies one change; true when it changed something (deletes: when the item existed). */
+async function applyChange(q: Queryable, change: GraphChange): Promise<boolean> {
+  switch (change.op) {
+    case 'upsertNode': {
+      const n = change.node;
+      await q.query(
+        `INSERT INTO graph_nodes (tenant_id, id, type, properties, access, department, project, status)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8)
+         ON CONFLICT (tenant_id, id) DO UPDATE SET type = EXCLUDED.type, properties = EXCLUDED.properties,
+           access = EXCLUDED.access, department = EXCLUDED.department, project = EXCLUDED.project,
+           status = EXCLUDED.status, updated_at = now()`,
+        [n.tenantId, n.id, n.type, JSON.stringify(n.properties), n.access, n.department ?? null, n.project ?? null, n.status ?? 'verified'],
+      );
+      return true;
+    }
+    case 'upsertRelation': {
+      const r = change.relation;
+      // Its own savepoint, so a missing endpoint leaves the caller's transaction usable.
+      await q.query('SAVEPOINT graph_relation');
+      try {
+        await q.query(
+          `INSERT INTO graph_relations (tenant_id, id, from_id, to_id, verb, status, properties)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
+           ON CONFLICT (tenant_id, id) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id,
+             verb = EXCLUDED.verb, status = EXCLUDED.status, properties = EXCLUDED.properties, updated_at = now()`,
+          [r.tenantId, r.id, r.from, r.to, r.verb, r.status ?? 'verified', JSON.stringify(r.properties)],
+        );
+        await q.query('RELEASE SAVEPOINT graph_relation');
+      } catch (error) {
+        await q.query('ROLLBACK TO SAVEPOINT graph_relation');
+        if (typeof error === 'object' && error !== null && 'code' in error && error.code === '23503') throw new GraphEndpointMissing(r.id);
+        throw error;
+      }
+      return true;
+    }
+    case 'deleteNode':
+      return (await q.query('DELETE FROM graph_nodes WHERE tenant_id = $1 AND id = $2 RETURNING id', [change.tenantId, change.id])).length > 0;
+    case 'deleteRelation':
+      return (await q.query('DELETE FROM graph_relations WHERE tenant_id = $1 AND id = $2 RETURNING id', [change.tenantId, change.id])).length > 0;
+  }
+}
+
 export class PostgresGraphStore implements GraphStore {
   readonly backend = 'postgres' as const;
   readonly #db: Db;
@@ -88,48 +132,29 @@ export class PostgresGraphStore implements GraphStore {
     this.#db = db;
   }
 
-  async upsertNode(input: UpsertNodeInput): Promise<void> {
-    await this.#db.tx(async (tx) => {
-      await tx.query(
-        `INSERT INTO graph_nodes (tenant_id, id, type, properties, access, department, project, status)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8)
-         ON CONFLICT (tenant_id, id) DO UPDATE SET type = EXCLUDED.type, properties = EXCLUDED.properties,
-           access = EXCLUDED.access, department = EXCLUDED.department, project = EXCLUDED.project,
-           status = EXCLUDED.status, updated_at = now()`,
-        [input.tenantId, input.id, input.type, JSON.stringify(input.properties), input.access, input.department ?? null, input.project ?? null, input.status ?? 'verified'],
-      );
-    });
+  async write(changes: readonly GraphChange[], context: GraphWriteContext = {}): Promise<void> {
+    if (changes.length === 0) return;
+    const run = async (q: Queryable) => {
+      for (const change of changes) await applyChange(q, change);
+    };
+    if (context.tx !== undefined) await run(context.tx);
+    else await this.#db.tx(run);
   }
 
-  async deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
-    return this.#db.tx(async (tx) => {
-      const rows = await tx.query('DELETE FROM graph_nodes WHERE tenant_id = $1 AND id = $2 RETURNING id', [input.tenantId, input.id]);
-      return rows.length > 0;
-    });
+  async upsertNode(input: UpsertNodeInput): Promise<void> {
+    await this.write([{ op: 'upsertNode', node: input }]);
+  }
+
+  deleteNode(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#db.tx((tx) => applyChange(tx, { op: 'deleteNode', ...input }));
   }
 
   async upsertRelation(input: UpsertRelationInput): Promise<void> {
-    try {
-      await this.#db.tx(async (tx) => {
-        await tx.query(
-          `INSERT INTO graph_relations (tenant_id, id, from_id, to_id, verb, status, properties)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-           ON CONFLICT (tenant_id, id) DO UPDATE SET from_id = EXCLUDED.from_id, to_id = EXCLUDED.to_id,
-             verb = EXCLUDED.verb, status = EXCLUDED.status, properties = EXCLUDED.properties, updated_at = now()`,
-          [input.tenantId, input.id, input.from, input.to, input.verb, input.status ?? 'verified', JSON.stringify(input.properties)],
-        );
-      });
-    } catch (error) {
-      if (typeof error === 'object' && error !== null && 'code' in error && error.code === '23503') throw new GraphEndpointMissing(input.id);
-      throw error;
-    }
+    await this.write([{ op: 'upsertRelation', relation: input }]);
   }
 
-  async deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
-    return this.#db.tx(async (tx) => {
-      const rows = await tx.query('DELETE FROM graph_relations WHERE tenant_id = $1 AND id = $2 RETURNING id', [input.tenantId, input.id]);
-      return rows.length > 0;
-    });
+  deleteRelation(input: { tenantId: string; id: string }): Promise<boolean> {
+    return this.#db.tx((tx) => applyChange(tx, { op: 'deleteRelation', ...input }));
   }
 
   async neighbours(input: NeighboursInput): Promise<Neighbourhood> {
@@ -235,6 +260,13 @@ export class PostgresGraphStore implements GraphStore {
     await this.#db.tx(async (tx) => {
       await tx.query('DELETE FROM graph_relations WHERE tenant_id = $1', [tenantId]);
       await tx.query('DELETE FROM graph_nodes WHERE tenant_id = $1', [tenantId]);
+    });
+  }
+
+  async clearAll(): Promise<void> {
+    await this.#db.tx(async (tx) => {
+      await tx.query('DELETE FROM graph_relations');
+      await tx.query('DELETE FROM graph_nodes');
     });
   }
 

@@ -59,7 +59,7 @@ const definitions = {
   },
   'projections.status': {
     args: z.object({}).strict(),
-    run: (services: Services): Promise<ProjectionStatus[]> => projectionStatus(services.db, services.projections?.projections.map((p) => p.name) ?? []),
+    run: (services: Services): Promise<ProjectionStatus[]> => projectionStatus(services.db, services.projections.projections.map((p) => p.name)),
   },
   'projections.rebuild': {
     // names: the projections to rebuild; omitted means every configured one.
@@ -77,7 +77,7 @@ export interface RebuildOutcome {
 }
 
 async function rebuildProjections(services: Services, names: readonly string[] | undefined): Promise<RebuildOutcome> {
-  const set = services.projections ?? { projections: [], rebuilders: [] };
+  const set = services.projections;
   const configured = set.projections.map((p) => p.name);
   const wanted = names ?? configured;
   const rebuilt: RebuildReport[] = [];

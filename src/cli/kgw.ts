@@ -39,7 +39,7 @@ async function main(argv: readonly string[]): Promise<void> {
     return void console.log(mainHelp);
   }
   if (name === '--version' || name === '-v') {
-    const { BUILD } = await import('../app.ts');
+    const { BUILD } = await import('../build.ts');
     return void console.log(BUILD.version);
   }
   const command = commands[name];

@@ -8,7 +8,7 @@ export const reindexHelp = `Usage: kgw reindex [--search] [--graph] [--json]
 Rebuilds projections from PostgreSQL alone: clears each one, then enqueues the current state
 of every resource it shows; the outbox worker of a running gateway applies the rows (see
 kgw doctor for the backlog). Without --search or --graph every configured projection is
-rebuilt. With no projection configured it says so and exits 0. Runs through a running
+rebuilt; one that is not configured here is reported as skipped. Runs through a running
 gateway when that gateway holds the data folder.`;
 
 export async function reindexCommand(argv: readonly string[]): Promise<void> {
@@ -18,6 +18,6 @@ export async function reindexCommand(argv: readonly string[]): Promise<void> {
   const outcome = (await withOps(loadConfig(), (run) => run('projections.rebuild', names.length === 0 ? {} : { names }))) as RebuildOutcome;
   if (values.json === true) return void console.log(JSON.stringify(outcome, null, 2));
   if (outcome.configured.length === 0) return void console.log('no projection is configured; nothing to rebuild');
-  for (const report of outcome.rebuilt) console.log(`${report.projection}: cleared, ${report.enqueued} resources enqueued for the outbox worker`);
+  for (const report of outcome.rebuilt) console.log(`${report.projection}: cleared, ${report.enqueued} changes enqueued for the outbox worker`);
   for (const name of outcome.skipped) console.log(`${name}: not configured; skipped`);
 }

@@ -1,13 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { openStore } from '../app.ts';
-import { BUILD } from '../app.ts';
 import type { OpName } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
-import { openBlobStore } from '../../connectors/blob/index.ts';
-import { AuditLog } from '../core/audit/audit-log.ts';
-import { configuredProbes } from '../core/health/probes.ts';
 import { KgwError } from '../core/errors.ts';
+import { openServices } from '../core/open-services.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
 import type { FolderOwner } from '../store/folder-lock.ts';
@@ -74,12 +71,11 @@ async function runLocally<T>(config: Config, work: (run: OpRunner, where: string
   const db = await openStore(config);
   try {
     if (autoMigrate) await migrate(db);
-    const blob = await openBlobStore(config);
+    const opened = await openServices(config, db);
     try {
-      const services = { config, db, blob, probes: configuredProbes(config, db), build: BUILD, audit: new AuditLog(db) };
-      return await work((op, args = {}) => runOp(services, op, args), where);
+      return await work((op, args = {}) => runOp(opened.services, op, args), where);
     } finally {
-      await blob.close();
+      await opened.close();
     }
   } finally {
     await db.close();

@@ -1,4 +1,5 @@
 import type { BlobStore } from '../../connectors/blob/contract.ts';
+import type { GraphStore } from '../../connectors/graph/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
@@ -17,9 +18,11 @@ export interface Services {
   readonly db: Db;
   /** File bytes: content-addressed, verified while written. */
   readonly blob: BlobStore;
+  /** Company Brain relations: the projection the 'graph' outbox rows feed. */
+  readonly graph: GraphStore;
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;
-  /** The projections the outbox worker feeds, and how to rebuild them; absent when none is configured. */
-  readonly projections?: ProjectionSet;
+  /** The projections the outbox worker feeds, and how to rebuild them. */
+  readonly projections: ProjectionSet;
 }

@@ -13,7 +13,7 @@ import type { Services } from '../core/services.ts';
 async function projectionLag(services: Services): Promise<Record<string, unknown> | undefined> {
   let statuses: ProjectionStatus[];
   try {
-    statuses = await projectionStatus(services.db, services.projections?.projections.map((p) => p.name) ?? []);
+    statuses = await projectionStatus(services.db, services.projections.projections.map((p) => p.name));
   } catch {
     return undefined; // the store probe already says the store does not answer
   }

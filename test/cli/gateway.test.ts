@@ -69,13 +69,17 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
     assert.equal(doctor.code, 0, doctor.stderr);
     const output = lines(doctor.stdout);
     assert.equal(output[1], `checked via    gateway pid ${gateway.pid} (the gateway's own configuration)`);
+    const blank = output.indexOf('', 4);
     assert.deepEqual(
-      output.slice(4).map((r) => r.split(/ {2,}/).slice(0, 3)),
+      output.slice(4, blank).map((r) => r.split(/ {2,}/).slice(0, 3)),
       [
         ['store', 'pglite', 'ok'],
         ['blob', 'disk', 'ok'],
       ],
     );
+    // The second table: the graph projection, with nothing waiting.
+    assert.match(output[blank + 1] ?? '', /^PROJECTION +BACKLOG/);
+    assert.deepEqual(output[blank + 2]?.split(/ {2,}/).slice(0, 2), ['graph', '0']);
     const migrate = await kgw(['migrate'], store.env);
     assert.equal(migrate.code, 0, migrate.stderr);
     assert.equal(migrate.stdout, `database is up to date (migration ${(await loadMigrations()).length})\n`);

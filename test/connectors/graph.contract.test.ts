@@ -139,6 +139,39 @@ for (const backend of graphBackends()) {
       assert.deepEqual(await h.store.counts(t), { nodes: 2, relations: 0 });
     });
 
+    it('writes a batch in order and all or nothing', async () => {
+      const t = await h.tenant();
+      await h.store.write([
+        { op: 'upsertNode', node: node(t, 'a') },
+        { op: 'upsertNode', node: node(t, 'b') },
+        { op: 'upsertRelation', relation: { tenantId: t, id: 'r', from: 'a', to: 'b', verb: 'owns', properties: {} } },
+        { op: 'upsertNode', node: node(t, 'a', { properties: { name: 'A2' } }) },
+        { op: 'deleteRelation', tenantId: t, id: 'absent' },
+        { op: 'deleteNode', tenantId: t, id: 'absent' },
+      ]);
+      assert.deepEqual(await h.store.counts(t), { nodes: 2, relations: 1 });
+      const around = await h.store.neighbours({ tenantId: t, id: 'b', depth: 1, direction: 'in', visible: ALL });
+      assert.deepEqual(around.nodes.map((n) => n.node.properties), [{ name: 'A2' }]);
+      // A relation to a missing node fails the whole batch: the node written before it is not kept.
+      await assert.rejects(
+        h.store.write([
+          { op: 'upsertNode', node: node(t, 'c') },
+          { op: 'upsertRelation', relation: { tenantId: t, id: 'r2', from: 'c', to: 'missing', verb: 'owns', properties: {} } },
+        ]),
+        GraphEndpointMissing,
+      );
+      assert.deepEqual(await h.store.counts(t), { nodes: 2, relations: 1 });
+      // Deletes in order: the relation, then a node; applying the same batch again changes nothing.
+      const removal = [
+        { op: 'deleteRelation', tenantId: t, id: 'r' },
+        { op: 'deleteNode', tenantId: t, id: 'b' },
+      ] as const;
+      await h.store.write(removal);
+      await h.store.write(removal);
+      assert.deepEqual(await h.store.counts(t), { nodes: 1, relations: 0 });
+      await h.store.write([]);
+    });
+
     it('walks depth 1 and 2 by direction and verb', async () => {
       const t = await h.tenant();
       // a -x-> b -x-> c ; d -y-> a ; b -y-> e ; e -x-> a (cycle) ; f isolated
@@ -317,3 +350,25 @@ for (const backend of graphBackends()) {
   });
 }
 
+
+// clearAll empties every tenant, so it runs only where the store is the test's own (the shared
+// Neo4j server's clearAll runs in the fault suite, on a private server).
+for (const backend of storeBackends()) {
+  describe(`graph store clearAll: postgres graph tables on ${backend.name}`, () => {
+    it('removes every tenant', async () => {
+      const test = await backend.open({ migrated: true });
+      try {
+        const store = new PostgresGraphStore(test.db);
+        const tenants = [randomUUID(), randomUUID()];
+        for (const id of tenants) {
+          await test.db.tx((tx) => tx.query('INSERT INTO tenants (id, slug, name) VALUES ($1, $2, $3)', [id, `t-${id.slice(0, 8)}`, 'Graph test']));
+          await chain(store, id, ['a', 'b'], [['r', 'a', 'b', 'owns']]);
+        }
+        await store.clearAll();
+        for (const id of tenants) assert.deepEqual(await store.counts(id), { nodes: 0, relations: 0 });
+      } finally {
+        await test.dispose();
+      }
+    });
+  });
+}

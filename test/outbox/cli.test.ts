@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { RebuildOutcome } from '../../src/admin/ops.ts';
 import type { ProjectionStatus } from '../../src/core/outbox/outbox.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
 import type { Db } from '../../src/store/db.ts';
@@ -9,6 +11,21 @@ import { openPostgres } from '../../src/store/postgres.ts';
 import type { CliStore } from '../cli/support.ts';
 import { cliStoreBackends, kgw, lines } from '../cli/support.ts';
 import { TENANT } from './support.ts';
+
+const REINDEX_ORG = `tenant: reindexco
+name: Reindex Co
+people:
+  - email: ada@reindex.test
+    name: Ada
+    departments: [research]
+    projects: [engine]
+  - email: bo@reindex.test
+    name: Bo
+    departments: [research]
+agents:
+  - name: helper
+    owner: ada@reindex.test
+`;
 
 for (const backend of cliStoreBackends()) {
   describe(`kgw reindex and the doctor's projection table on ${backend.name}`, () => {
@@ -29,13 +46,24 @@ for (const backend of cliStoreBackends()) {
       }
     }
 
-    it('says no projection is configured and exits 0', async () => {
+    it('rebuilds the graph from the directory and skips what is not configured', async () => {
+      const org = path.join(store.workDir, 'reindex-org.yaml');
+      await writeFile(org, REINDEX_ORG);
+      const applied = await kgw(['apply', org], store.env);
+      assert.equal(applied.code, 0, applied.stderr);
+      // organization, 2 people, 1 agent, 1 department, 1 project; 2 "is part of", 2 "belongs to", 1 "works on", 1 "owns".
       const run = await kgw(['reindex', '--search', '--graph'], store.env);
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.stdout, 'no projection is configured; nothing to rebuild\n');
+      assert.equal(run.stdout, 'graph: cleared, 12 changes enqueued for the outbox worker\nsearch: not configured; skipped\n');
       const json = await kgw(['reindex', '--json'], store.env);
       assert.equal(json.code, 0, json.stderr);
-      assert.deepEqual(JSON.parse(json.stdout), { configured: [], rebuilt: [], skipped: [] });
+      const outcome = JSON.parse(json.stdout) as RebuildOutcome;
+      assert.deepEqual(outcome, { configured: ['graph'], rebuilt: [{ projection: 'graph', enqueued: 12 }], skipped: [] });
+      // No gateway ran: the apply's rows and both rebuilds' rows wait for a worker.
+      await withDb(async (db) => {
+        const [row] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'graph'");
+        assert.ok((row?.n ?? 0) >= 24, `backlog ${String(row?.n)}`);
+      });
     });
 
     it('refuses arguments it does not know', async () => {
@@ -56,11 +84,14 @@ for (const backend of cliStoreBackends()) {
       const header = output.findIndex((l) => /^PROJECTION +BACKLOG +OLDEST +FAILING +LAST ERROR$/.test(l));
       assert.ok(header > 0, run.stdout);
       assert.equal(output[header - 1], '');
-      assert.deepEqual(output[header + 1]?.split(/ {2,}/).slice(0, 2), ['search', '3']);
+      const search = output.slice(header + 1).find((l) => l.startsWith('search '));
+      assert.deepEqual(search?.split(/ {2,}/).slice(0, 2), ['search', '3'], run.stdout);
+      // The configured graph projection is listed even with nothing waiting.
+      assert.ok(output.slice(header + 1).some((l) => l.startsWith('graph ')), run.stdout);
       const json = await kgw(['doctor', '--json'], store.env);
       const report = JSON.parse(json.stdout) as { projections: ProjectionStatus[] };
       assert.deepEqual(
-        report.projections.map((p) => [p.projection, p.backlog, p.failing, p.lastError]),
+        report.projections.filter((p) => p.projection === 'search').map((p) => [p.projection, p.backlog, p.failing, p.lastError]),
         [['search', 3, 0, null]],
       );
     });

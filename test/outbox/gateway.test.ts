@@ -102,7 +102,7 @@ for (const backend of storeBackends()) {
     });
   });
 
-  describe(`projection ops without projections on ${backend.name}`, () => {
+  describe(`the configured projections on ${backend.name}`, () => {
     let store: TestStore;
     let dataDir: string;
     let gateway: Gateway;
@@ -118,11 +118,18 @@ for (const backend of storeBackends()) {
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('rebuilds nothing and says nothing is configured', async () => {
-      assert.deepEqual(await runOp(gateway.services, 'projections.rebuild', {}), { configured: [], rebuilt: [], skipped: [] });
-      assert.deepEqual(await runOp(gateway.services, 'projections.status', {}), []);
+    it('are the graph (on the store itself without NEO4J_URL), rebuilt with no tenant as empty', async () => {
+      assert.equal(gateway.services.graph.backend, 'postgres');
+      assert.deepEqual(await runOp(gateway.services, 'projections.rebuild', { names: ['graph', 'search'] }), {
+        configured: ['graph'],
+        rebuilt: [{ projection: 'graph', enqueued: 0 }],
+        skipped: ['search'],
+      });
+      const status = (await runOp(gateway.services, 'projections.status', {})) as ProjectionStatus[];
+      assert.deepEqual(status.map((s) => [s.projection, s.backlog, s.lastError]), [['graph', 0, null]]);
       const body = (await gateway.app.inject({ method: 'GET', url: '/readyz' })).json<ReadyBody>();
-      assert.deepEqual(body.projections, {});
+      assert.deepEqual(Object.keys(body.projections), ['graph']);
+      assert.equal(body.projections.graph?.backlog, 0);
     });
   });
 }

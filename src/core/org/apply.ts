@@ -1,5 +1,8 @@
 import type { Db } from '../../store/db.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { directoryGraph, EMPTY_GRAPH, graphDiff } from '../graph/directory-graph.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { lockTenantSlug } from './tenant.ts';
 import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
 import { OrgProblems } from './problems.ts';
@@ -47,17 +50,26 @@ export async function applyOrgFile(
       // The plan is made inside the transaction so that it matches the rows it is applied to;
       // the store may run this function again after a serialisation failure, hence the fork.
       const found = problems.fork();
+      // One apply per tenant at a time, so the graph change below is computed against the
+      // state this transaction replaces (a concurrent apply waits, then sees this one's result).
+      await lockTenantSlug(tx, file.tenant.slug.value);
+      const tenantId = async () => (await tx.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [file.tenant.slug.value]))[0]?.id;
+      const existing = await tenantId();
+      const graphBefore = existing === undefined ? EMPTY_GRAPH : await directoryGraph(tx, existing);
       const steps = await planOrgFile(tx, file, found);
       if (found.count > 0) throw found.toError();
       // Writing in a dry run too lets the database's own checks judge the plan before rollback.
       for (const step of steps) await step.write(tx);
       const result: OrgApplyResult = { tenant: file.tenant.slug.value, dryRun, changes: steps.map((step) => step.change) };
       if (dryRun) throw new DryRunRollback(result);
-      if (audit && steps.length > 0) {
-        const [tenant] = await tx.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [result.tenant]);
+      if (steps.length === 0) return result;
+      const id = (await tenantId())!;
+      // The directory's part of the Company Brain graph follows, through the outbox.
+      await enqueue(tx, graphDiff(id, graphBefore, await directoryGraph(tx, id)));
+      if (audit) {
         const counts: Record<string, number> = {};
         for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
-        await audit.appendIn(tx, { tenantId: tenant!.id, surface: 'cli', action: 'org.apply', result: 'ok', details: { file: input.fileName ?? 'org.yaml', changes: counts } });
+        await audit.appendIn(tx, { tenantId: id, surface: 'cli', action: 'org.apply', result: 'ok', details: { file: input.fileName ?? 'org.yaml', changes: counts } });
       }
       return result;
     });

@@ -31,6 +31,11 @@ export function readTenant(fields: Fields, reader: YamlReader): TenantSpec {
 // Any constant of our own; with the two-key form of the lock it cannot meet the migration lock.
 const ORG_APPLY_LOCK_CLASS = 727_002;
 
+/** Serialises org applies of one tenant until the transaction ends (re-entrant). */
+export async function lockTenantSlug(tx: Transaction, slug: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ORG_APPLY_LOCK_CLASS, slug]);
+}
+
 /**
  * Locks the tenant's slug for the rest of the transaction, then plans its row. Taking the
  * lock before reading anything serialises concurrent applies of the same tenant even when
@@ -40,7 +45,7 @@ const ORG_APPLY_LOCK_CLASS = 727_002;
  */
 export async function planTenant(tx: Transaction, spec: TenantSpec & { slug: Located }): Promise<{ id: string; steps: PlannedStep[] }> {
   const slug = spec.slug.value;
-  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ORG_APPLY_LOCK_CLASS, slug]);
+  await lockTenantSlug(tx, slug);
   const [row] = await tx.query<{ id: string; name: string; language: string }>('SELECT id, name, language FROM tenants WHERE slug = $1', [slug]);
   const name = spec.name ?? row?.name ?? slug;
   const language = spec.language ?? row?.language ?? DEFAULT_LANGUAGE;

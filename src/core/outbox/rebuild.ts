@@ -4,7 +4,7 @@ import { enqueue, lockResources } from './outbox.ts';
 
 export interface RebuildReport {
   readonly projection: string;
-  /** Upserts enqueued from the sources; the worker applies them. */
+  /** Changes (outbox rows) enqueued from the sources; the worker applies them. */
   readonly enqueued: number;
 }
 

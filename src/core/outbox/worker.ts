@@ -43,6 +43,17 @@ function describe(error: unknown): string {
   return text.slice(0, 1000);
 }
 
+/** A backend that is down is asked again at least this often, so it is back in use soon after it is. */
+const HEALTH_RECHECK_MAX_MS = 30_000;
+
+async function recordError(tx: Queryable, projection: string, message: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO projection_state (projection, last_error, last_error_at) VALUES ($1, $2, clock_timestamp())
+     ON CONFLICT (projection) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = EXCLUDED.last_error_at`,
+    [projection, message],
+  );
+}
+
 const sleepUntil = (ms: number, wake: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
@@ -72,6 +83,7 @@ export class OutboxWorker {
   #loops: Promise<void>[] = [];
   #stopping = false;
   #wake = new AbortController();
+  readonly #stop = new AbortController();
 
   constructor(db: Db, projections: readonly Projection[], options: WorkerOptions = {}) {
     const names = projections.map((p) => p.name);
@@ -106,21 +118,69 @@ export class OutboxWorker {
   /** Stops the loops after the batch each is applying, if any. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#stop.abort();
     this.wake();
     await Promise.all(this.#loops);
     this.#loops = [];
   }
 
+  /**
+   * Drains one projection until `stop`. Before claiming anything at start, and again after a
+   * failure, it asks the backend's health outside any transaction: while the backend is down
+   * it claims nothing (so no rows stay locked, and on PGlite no write waits on a connect
+   * timeout), records the failure for /readyz and kgw doctor, and looks again after a
+   * backoff that writes do not cut short.
+   */
   async #loop(projection: Projection): Promise<void> {
+    let suspect = projection.health !== undefined;
+    let down = 0;
     while (!this.#stopping) {
-      let applied = 0;
+      if (suspect) {
+        if (!(await this.#healthy(projection))) {
+          down += 1;
+          await sleepUntil(Math.min(HEALTH_RECHECK_MAX_MS, this.#delay(down)), this.#stop.signal);
+          continue;
+        }
+        suspect = false;
+        down = 0;
+      }
+      let result: DrainResult = { applied: 0, failed: 0 };
       try {
-        applied = (await this.drainBatch(projection)).applied;
+        result = await this.drainBatch(projection);
       } catch (error) {
         this.#onError(error, projection.name);
       }
-      if (applied === 0 && !this.#stopping) await sleepUntil(this.#idleMs, this.#wake.signal);
+      if (result.failed > 0) suspect = projection.health !== undefined;
+      if (result.applied === 0 && !this.#stopping) await sleepUntil(this.#idleMs, this.#wake.signal);
     }
+  }
+
+  /** The backend's health check, bounded by the apply timeout; a failure is recorded as the projection's last error. */
+  async #healthy(projection: Projection): Promise<boolean> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`projection ${projection.name} health check did not answer within ${this.#applyTimeoutMs} ms`)), this.#applyTimeoutMs);
+    try {
+      await Promise.race([
+        projection.health?.(controller.signal),
+        new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
+      ]);
+      return true;
+    } catch (error) {
+      this.#onError(error, projection.name);
+      try {
+        await this.#db.tx((tx) => recordError(tx, projection.name, `backend unavailable: ${describe(error)}`));
+      } catch (storeError) {
+        this.#onError(storeError, projection.name);
+      }
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The wait after the n-th consecutive failure: min(max, base · 2^(n-1)), jittered to 50-100 %. */
+  #delay(attempt: number): number {
+    return Math.round(Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + 0.5 * this.#random()));
   }
 
   /** One claim-apply-commit round for each projection, one after the other. */
@@ -190,17 +250,13 @@ export class OutboxWorker {
       if (failure !== undefined) {
         const message = describe(failure.error);
         const attempt = failure.row.attempts + 1;
-        const delayMs = Math.round(Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + 0.5 * this.#random()));
+        const delayMs = this.#delay(attempt);
         await tx.query(
           `UPDATE outbox SET attempts = $2, last_error = $3, last_error_at = clock_timestamp(),
              next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond' WHERE id = $1`,
           [failure.row.id, attempt, message, delayMs],
         );
-        await tx.query(
-          `INSERT INTO projection_state (projection, last_error, last_error_at) VALUES ($1, $2, clock_timestamp())
-           ON CONFLICT (projection) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = EXCLUDED.last_error_at`,
-          [projection.name, message],
-        );
+        await recordError(tx, projection.name, message);
         this.#onError(failure.error, projection.name);
       }
       return { applied: applied.length, failed: failure === undefined ? 0 : 1 };

@@ -1,0 +1,68 @@
+import { openBlobStore } from '../../connectors/blob/index.ts';
+import type { GraphStore } from '../../connectors/graph/contract.ts';
+import { openNeo4jGraphStore } from '../../connectors/graph/neo4j.ts';
+import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
+import { graphProjection } from '../../connectors/graph/projection.ts';
+import type { ProjectionSet } from '../../connectors/projection.ts';
+import { BUILD } from '../build.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../store/db.ts';
+import { AuditLog } from './audit/audit-log.ts';
+import { directoryGraphRebuilder } from './graph/directory-graph.ts';
+import { configuredProbes } from './health/probes.ts';
+import type { Services } from './services.ts';
+
+// The outbox retries with backoff; the driver itself only rides out a brief blip.
+const NEO4J_RETRY_MS = 2_000;
+
+/**
+ * The graph store the configuration names: Neo4j when NEO4J_URL is set (opened lazily, so the
+ * gateway starts while Neo4j is down), otherwise the tables in the gateway's own store.
+ */
+async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
+  return config.neo4j === undefined ? new PostgresGraphStore(db) : openNeo4jGraphStore(config.neo4j, { lazy: true, retryMs: NEO4J_RETRY_MS });
+}
+
+/** The projections a gateway feeds from the outbox, and how each is rebuilt from the store. */
+export function configuredProjections(graph: GraphStore): ProjectionSet {
+  return { projections: [graphProjection(graph)], rebuilders: [directoryGraphRebuilder] };
+}
+
+export interface OpenedServices {
+  readonly services: Services;
+  /** Closes the backends opened here (never the store, which the caller opened). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens every backend the configuration names around an open store: the one place the gateway
+ * and the CLI's local operations get their Services from. `projections` replaces the
+ * configured set (tests run the worker against their own).
+ */
+export async function openServices(config: Config, db: Db, options: { projections?: ProjectionSet } = {}): Promise<OpenedServices> {
+  const blob = await openBlobStore(config);
+  let graph: GraphStore;
+  try {
+    graph = await openGraphStore(config, db);
+  } catch (error) {
+    await blob.close();
+    throw error;
+  }
+  const services: Services = Object.freeze({
+    config,
+    db,
+    blob,
+    graph,
+    probes: configuredProbes(config, db),
+    build: BUILD,
+    audit: new AuditLog(db),
+    projections: options.projections ?? configuredProjections(graph),
+  });
+  return {
+    services,
+    async close() {
+      await graph.close();
+      await blob.close();
+    },
+  };
+}
