@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import { createLoginLink } from '../auth/login-links.ts';
+import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
+import { adminInbox } from '../core/context/messages.ts';
+import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import type { Readiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
+import type { ReferencedFiles } from '../core/org/apply.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
 import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { rebuildProjection } from '../core/outbox/rebuild.ts';
@@ -12,6 +16,16 @@ import { parseDuration, } from '../core/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
 import { validation } from '../core/errors.ts';
 import { migrate } from '../store/migrate.ts';
+
+/** The shape of ReferencedFiles (src/core/org/referenced-files.ts). */
+const referencedFiles = z.record(
+  z.string(),
+  z.union([
+    z.object({ file: z.string() }).strict(),
+    z.object({ folder: z.array(z.object({ path: z.string(), data_base64: z.string() }).strict()) }).strict(),
+    z.object({ errors: z.array(z.string()) }).strict(),
+  ]),
+);
 
 /**
  * Administrative operations, the same whether the CLI runs them on the store directly or
@@ -24,9 +38,12 @@ const definitions = {
   },
   apply: {
     // env: only the variables the file names with password_env, from the kgw apply process.
-    args: z.object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false), env: z.record(z.string(), z.string()).default({}) }).strict(),
-    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string> }) =>
-      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env }, services.audit),
+    // files: what its file: and dir: name, read by the kgw apply process (readReferencedFiles).
+    args: z
+      .object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false), env: z.record(z.string(), z.string()).default({}), files: referencedFiles.default({}) })
+      .strict(),
+    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string>; files: ReferencedFiles }) =>
+      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob }, services.audit),
   },
   'token.create': {
     args: z
@@ -65,6 +82,38 @@ const definitions = {
     // names: the projections to rebuild; omitted means every configured one.
     args: z.object({ names: z.array(z.string()).optional() }).strict(),
     run: (services: Services, args: { names?: string[] | undefined }) => rebuildProjections(services, args.names),
+  },
+  // Human review of agents' drafts and proposals (kgw review; src/core/context/review.ts).
+  'review.list': {
+    args: z.object({ tenant: z.string() }).strict(),
+    run: (services: Services, args: { tenant: string }) => listReviews(services.db, args),
+  },
+  'review.show': {
+    args: z.object({ tenant: z.string(), id: z.string() }).strict(),
+    run: (services: Services, args: { tenant: string; id: string }) => showReview(services.db, args),
+  },
+  'review.accept': {
+    // as: the reviewing person's email; omitted, the decision is the CLI operator's.
+    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) }).strict(),
+    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; publish: boolean; force: boolean }) => acceptReview(services.db, services.audit, args),
+  },
+  'review.reject': {
+    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
+    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; note?: string | undefined }) => rejectReview(services.db, services.audit, args),
+  },
+  // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/context/messages.ts).
+  'inbox.list': {
+    args: z.object({ tenant: z.string(), agent: z.string(), all: z.boolean().default(false) }).strict(),
+    run: (services: Services, args: { tenant: string; agent: string; all: boolean }) => adminInbox(services.db, args),
+  },
+  // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/activity.ts).
+  'activity.list': {
+    args: z.object({ tenant: z.string(), agent: z.string().optional(), limit: z.number().int().optional() }).strict(),
+    run: (services: Services, args: { tenant: string; agent?: string | undefined; limit?: number | undefined }) => listActivity(services.db, args),
+  },
+  'activity.switch': {
+    args: z.object({ tenant: z.string(), enabled: z.boolean() }).strict(),
+    run: (services: Services, args: { tenant: string; enabled: boolean }) => setActivityEnabled(services.db, services.audit, args),
   },
 } as const;
 

@@ -3,20 +3,23 @@ import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OrgApplyResult } from '../core/org/apply.ts';
 import { passwordEnvironment } from '../core/org/password-env.ts';
+import { readReferencedFiles } from '../core/org/referenced-files.ts';
 import { withOps } from './session.ts';
 import { UsageError, parseCommand } from './usage.ts';
 
 export const applyHelp = `Usage: kgw apply FILE [--dry-run] [--json]
 
 Creates or updates, idempotently, what the org file (YAML) declares: the tenant, people,
-agents, groups and teams. Nothing is applied when the file has any error; each error names
-its line. See docs/org-file.md.
+agents, groups, teams, Knowledge, Skills, Memories, grants and routes. The files that its
+knowledge, skills and memories sections name (file:, dir:) are read here, relative to the
+org file's folder, and sent along. Nothing is applied when the file has any error; each
+error names its line. See docs/org-file.md.
 
 Options:
   --dry-run   print the plan and change nothing
   --json      print the result as JSON`;
 
-const SIGN = { create: '+', add: '+', update: '~', remove: '-' } as const;
+const SIGN = { create: '+', add: '+', update: '~', publish: '~', remove: '-' } as const;
 
 export async function applyCommand(argv: readonly string[]): Promise<void> {
   const { values, positionals, help } = parseCommand(argv, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
@@ -29,7 +32,10 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
     throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   const dryRun = values['dry-run'] === true;
-  const result = (await withOps(loadConfig(), (run) => run('apply', { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source) }))) as OrgApplyResult;
+  // Read here, not by a gateway that may apply the file for us: the paths are ours.
+  const files = await readReferencedFiles(source, path.dirname(file));
+  const args = { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source), files };
+  const result = (await withOps(loadConfig(), (run) => run('apply', args))) as OrgApplyResult;
   if (values.json === true) return void console.log(JSON.stringify(result, null, 2));
   for (const change of result.changes) {
     console.log(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);

@@ -1,14 +1,65 @@
 import type { DialectErrors } from '../mcp/errors.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import type { Dialect, ToolDef } from '../mcp/tool.ts';
+import { recordActivityEventTool, recordHookActivityEventTool, reportInstallationCapabilitiesTool, startHookSessionTool } from './alignbase/activity.ts';
+import { listArtifactsTool, readArtifactTool, writeArtifactTool } from './alignbase/artifacts.ts';
+import { getCurrentContextTool, readContextAttachmentTool } from './alignbase/context.ts';
 import { alignbaseErrors } from './alignbase/errors.ts';
+import {
+  createKnowledgeDraftTool,
+  listKnowledgeDraftsTool,
+  listKnowledgeTool,
+  proposeKnowledgeTool,
+  publishKnowledgeTool,
+  readKnowledgeDraftTool,
+  readKnowledgeTool,
+  writeKnowledgeTool,
+} from './alignbase/knowledge.ts';
+import { createMemoryTool, listMemoriesTool, readMemoryTool, writeMemoryTool } from './alignbase/memory.ts';
+import { listContextRecipientsTool, readInboxTool, sendContextTool } from './alignbase/messages.ts';
+import { createSkillDraftTool, createSkillTool, listSkillDraftsTool, listSkillsTool, publishSkillTool, readSkillDraftTool, readSkillTool, writeSkillTool } from './alignbase/skills.ts';
 import { atminaErrors } from './atmina/errors.ts';
 import { health } from './atmina/health.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
-export const allTools: readonly ToolDef[] = [whoami, health];
+export const allTools: readonly ToolDef[] = [
+  getCurrentContextTool,
+  listKnowledgeTool,
+  readKnowledgeTool,
+  writeKnowledgeTool,
+  publishKnowledgeTool,
+  createKnowledgeDraftTool,
+  proposeKnowledgeTool,
+  listKnowledgeDraftsTool,
+  readKnowledgeDraftTool,
+  listSkillsTool,
+  readSkillTool,
+  createSkillTool,
+  writeSkillTool,
+  publishSkillTool,
+  createSkillDraftTool,
+  listSkillDraftsTool,
+  readSkillDraftTool,
+  readContextAttachmentTool,
+  listMemoriesTool,
+  readMemoryTool,
+  createMemoryTool,
+  writeMemoryTool,
+  listArtifactsTool,
+  readArtifactTool,
+  writeArtifactTool,
+  listContextRecipientsTool,
+  sendContextTool,
+  readInboxTool,
+  reportInstallationCapabilitiesTool,
+  recordActivityEventTool,
+  startHookSessionTool,
+  recordHookActivityEventTool,
+  whoami,
+  health,
+];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
   alignbase: alignbaseErrors,

@@ -141,10 +141,14 @@ for (const backend of storeBackends()) {
       assert.equal((await getContextResource(store.db, acme.tenantId, created.id))?.status, 'archived');
     });
 
-    it('refuses a taken name of the same type, and a blank or long one', async () => {
+    it('refuses a taken Skill name, and a blank or long name; other types may repeat a name', async () => {
       const create = (type: ContextType, name: string) => store.db.tx((tx) => createContextResource(tx, { tenantId: acme.tenantId, type, name }));
-      await assert.rejects(create('artifact', 'Report'), (error) => isKgwError(error, 'conflict'));
-      await create('knowledge', 'Report'); // another type may use the name
+      await create('skill', 'report');
+      await assert.rejects(create('skill', 'report'), (error) => isKgwError(error, 'conflict'));
+      // Knowledge titles, Memory and Artifact names may repeat, as in Alignbase.
+      await create('artifact', 'Report');
+      await create('knowledge', 'Report');
+      await create('knowledge', 'Report');
       await assert.rejects(create('memory', '  '), (error) => isKgwError(error, 'validation'));
       await assert.rejects(create('memory', 'x'.repeat(201)), (error) => isKgwError(error, 'validation'));
     });

@@ -15,7 +15,7 @@ groups:
   - { name: eng, members: [release-bot, alice@acme.test] }
 `;
 
-/** The resources those sections name; no section of the file declares resources yet. */
+/** The resources those sections name, made directly (as the tools would) rather than declared by the file. */
 export const RESOURCES: [ContextType, string][] = [
   ['knowledge', 'Handbook'],
   ['knowledge', 'Release: checklist'],
@@ -24,7 +24,7 @@ export const RESOURCES: [ContextType, string][] = [
   ['artifact', 'Q3 report'],
 ];
 
-/** Applies BASE and creates RESOURCES (no section declares resources yet); returns the tenant id. */
+/** Applies BASE and creates RESOURCES; returns the tenant id. */
 export async function prepare(db: Db): Promise<string> {
   await applyOrgFile(db, { source: BASE });
   const [tenant] = await db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'acme'");

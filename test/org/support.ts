@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { isKgwError } from '../../src/core/errors.ts';
+import type { BlobStore } from '../../connectors/blob/contract.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 
 /** The example org file of docs/org-file.md. */
@@ -76,8 +78,10 @@ export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
     team_members: 'tenant_id, team_id, principal_id',
     team_shares: 'tenant_id, id',
     context_resources: 'tenant_id, id',
+    context_versions: 'tenant_id, resource_id, version',
     context_grants: 'tenant_id, id',
     context_routes: 'tenant_id, id',
+    org_memory_content: 'tenant_id, resource_id',
   };
   const result: Record<string, unknown[]> = {};
   for (const [table, order] of Object.entries(tables)) result[table] = await db.query(`SELECT * FROM ${table} ORDER BY ${order}`);
@@ -89,6 +93,8 @@ export interface RefusalCase {
   readonly title: string;
   readonly source: string;
   readonly errors: readonly (readonly [number, string])[];
+  /** The org file's folder, where its `file:` and `dir:` values are read as `kgw apply` reads them. */
+  readonly folder?: string;
 }
 
 /**
@@ -96,13 +102,14 @@ export interface RefusalCase {
  * problem with its line (message and details), in a real run and a dry run, and that nothing
  * in the database changed.
  */
-export function itRefuses(store: () => Db, cases: readonly RefusalCase[], env: Record<string, string> = {}): void {
-  for (const { title, source, errors } of cases) {
+export function itRefuses(store: () => Db, cases: readonly RefusalCase[], env: Record<string, string> = {}, blob?: () => BlobStore): void {
+  for (const { title, source, errors, folder } of cases) {
     it(`refuses ${title} with the line of each problem and writes nothing`, async () => {
       const db = store();
       const rows = await snapshot(db);
+      const files = folder === undefined ? {} : await readReferencedFiles(source, folder);
       for (const dryRun of [false, true]) {
-        await assert.rejects(applyOrgFile(db, { source, dryRun, env }), (error) => {
+        await assert.rejects(applyOrgFile(db, { source, dryRun, env, files, blob: blob?.() }), (error) => {
           assert.ok(isKgwError(error, 'validation'), String(error));
           assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
           assert.equal(error.message, errors.map(([line, message]) => `org.yaml:${line}: ${message}`).join('\n'));

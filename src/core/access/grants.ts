@@ -7,10 +7,14 @@ import { combineGrants } from './context-roles.ts';
 export type Grantee = { readonly principalId: string } | { readonly groupId: string };
 
 // The principal's own grants and those of its groups, in one tenant; a grant of another tenant
-// never matches because every condition names the tenant.
+// never matches because every condition names the tenant. Grants are the org file's
+// (context_grants) plus the Artifact shares of messages (context_shares, always on one
+// resource): both only ever add a role, so they are read as one set.
 const REACHING = `
   SELECT g.resource_id AS "resourceId", g.role
-    FROM context_grants g
+    FROM (SELECT tenant_id, principal_id, group_id, resource_type, resource_id, role FROM context_grants
+          UNION ALL
+          SELECT tenant_id, principal_id, group_id, resource_type, resource_id, role FROM context_shares) g
    WHERE g.tenant_id = $1 AND g.resource_type = $3
      AND (g.principal_id = $2
           OR g.group_id IN (SELECT m.group_id FROM group_members m WHERE m.tenant_id = $1 AND m.principal_id = $2))`;

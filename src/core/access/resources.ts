@@ -48,8 +48,9 @@ export function isResourceName(name: string): boolean {
 }
 
 /**
- * Creates a resource identity. A name already used by the same type in the tenant is a
- * conflict; grants and routes on the type (All Knowledge …) apply to it at once.
+ * Creates a resource identity. A Skill name already used in the tenant is a conflict (it is the
+ * package's directory name); Knowledge titles and Memory and Artifact names may repeat. Grants
+ * and routes on the type (All Knowledge …) apply to it at once.
  */
 export async function createContextResource(
   tx: Transaction,

@@ -14,6 +14,7 @@ export class AuditTrail {
   readonly #base: Base;
   readonly #resources: AuditResource[] = [];
   #recorded = false;
+  #action = 'tool_call';
 
   constructor(log: AuditLog, base: Base) {
     this.#log = log;
@@ -32,6 +33,11 @@ export class AuditTrail {
     });
   }
 
+  /** Names what a read did (default `tool_call`), e.g. `context.request`. */
+  readAs(action: string): void {
+    this.#action = action;
+  }
+
   touch(...resources: AuditResource[]): void {
     this.#resources.push(...resources);
   }
@@ -45,7 +51,7 @@ export class AuditTrail {
     if (outcome.ok && this.#recorded) return;
     await this.#log.append({
       ...this.#base,
-      action: 'tool_call',
+      action: outcome.ok ? this.#action : 'tool_call',
       result: outcome.ok ? 'ok' : 'error',
       errorCode: outcome.ok ? undefined : outcome.errorCode,
       resources: this.#resources,

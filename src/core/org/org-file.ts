@@ -1,7 +1,9 @@
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Transaction } from '../../store/db.ts';
 import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import { loadGroupIndex, loadResourceIndex, loadTeamIndex } from './reference-index.ts';
+import type { ReferencedFiles } from './referenced-files.ts';
 import type { PlannedStep, SectionPlanner } from './section.ts';
 import { ORG_SECTIONS } from './sections/index.ts';
 import type { TenantSpec } from './tenant.ts';
@@ -13,6 +15,8 @@ import { YamlReader } from './yaml-reader.ts';
 export interface OrgFile {
   readonly tenant: TenantSpec & { readonly slug: Located };
   readonly planners: readonly SectionPlanner[];
+  /** The sections the file has (`people`, `skills` …). */
+  readonly sections: ReadonlySet<string>;
   /** What the file declares, for the indexes to tell a dangling reference (see ReadContext). */
   readonly declared: {
     readonly principals: ReadonlySet<string>;
@@ -28,23 +32,27 @@ export type OrgEnvironment = Readonly<Record<string, string | undefined>>;
 /**
  * Parses and validates the file, reporting every problem it can find without the database.
  * Returns undefined when there is no tenant slug to plan against (a problem is reported then).
+ * `files` holds what the file's `file:` and `dir:` values name (referenced-files.ts).
  */
-export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvironment = process.env): OrgFile | undefined {
+export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvironment = process.env, files: ReferencedFiles = {}): OrgFile | undefined {
   const parsed = YamlReader.parse(source, problems);
   if (!parsed) return undefined;
   const { reader, root } = parsed;
   const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
-  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredTeams: new Set<string>(), declaredResources: new Set<string>(), env };
+  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredTeams: new Set<string>(), declaredResources: new Set<string>(), env, files };
   const planners: SectionPlanner[] = [];
+  const sections = new Set<string>();
   for (const section of ORG_SECTIONS) {
     const slot = fields.get(section.key);
-    if (slot) planners.push(section.read(slot, context));
+    if (!slot) continue;
+    sections.add(section.key);
+    planners.push(section.read(slot, context));
   }
   if (!tenant.slug) return undefined;
   const declared = { principals: context.declared, groups: context.declaredGroups, teams: context.declaredTeams, resources: context.declaredResources };
-  return { tenant: { ...tenant, slug: tenant.slug }, planners, declared };
+  return { tenant: { ...tenant, slug: tenant.slug }, planners, sections, declared };
 }
 
 /**
@@ -52,7 +60,7 @@ export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvir
  * Runs inside the apply transaction, after the tenant lock, so the rows cannot change
  * under it; references that name nothing are added to `problems`.
  */
-export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems): Promise<PlannedStep[]> {
+export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems, blob?: BlobStore): Promise<PlannedStep[]> {
   const slug = file.tenant.slug.value;
   const tenant = await planTenant(tx, file.tenant);
   const ref = { id: tenant.id, slug };
@@ -60,7 +68,7 @@ export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgP
   const groups = await loadGroupIndex(tx, ref, file.declared.groups);
   const teams = await loadTeamIndex(tx, ref, file.declared.teams);
   const resources = await loadResourceIndex(tx, ref, file.declared.resources);
-  const context = { tx, tenant: ref, principals, groups, teams, resources, problems };
+  const context = { tx, tenant: ref, principals, groups, teams, resources, problems, blob };
   const steps = [...tenant.steps];
   for (const planner of file.planners) steps.push(...(await planner(context)));
   return steps;

@@ -1,6 +1,8 @@
 import { CONTEXT_ROLES } from '../access/context-roles.ts';
 import { TEAM_ROLES } from '../access/team-roles.ts';
 import { BRAIN_ROLES, TIERS } from '../access/tiers.ts';
+import { parseDate } from '../context/common.ts';
+import { TITLE_MAX } from '../context/knowledge.ts';
 
 /** The value rules of the org file; they mirror the CHECK constraints of the schema. */
 export interface ValueRule {
@@ -79,4 +81,39 @@ export const principalReferenceRule: ValueRule = {
   expected: "a person's email or an agent's name",
   valid: (value) => (value.includes('@') ? emailRule.valid(value) : agentNameRule.valid(value)),
   normalize: (value) => (value.includes('@') ? value.toLowerCase() : value),
+};
+
+/** A title or name as the tools take it (`what`: "a title"): trimmed, 1 to 200 characters. */
+function trimmedNameRule(what: string): ValueRule {
+  return {
+    expected: `${what} of 1 to ${TITLE_MAX} characters`,
+    valid: (value) => value.trim() !== '' && characters(value.trim()) <= TITLE_MAX,
+    normalize: (value) => value.trim(),
+  };
+}
+
+/** A Knowledge title, as write_knowledge takes it: trimmed, 1 to 200 characters. */
+export const knowledgeTitleRule = trimmedNameRule('a title');
+
+/** A Memory name, as create_memory takes it: trimmed, 1 to 200 characters. */
+export const memoryNameRule = trimmedNameRule('a name');
+
+/** Knowledge or Memory content written in the file: any text but the empty one. */
+export const contentRule: ValueRule = {
+  expected: 'text (markdown) of at least one character',
+  valid: (value) => value !== '',
+};
+
+export const authorityRule = oneOf('an authority', ['informational', 'must_follow']);
+
+/** A review or expiry date: a real calendar date written YYYY-MM-DD. */
+export const dateRule: ValueRule = {
+  expected: 'a date written YYYY-MM-DD',
+  valid: (value) => {
+    try {
+      return parseDate('review_by', value) === value;
+    } catch {
+      return false;
+    }
+  },
 };

@@ -1,13 +1,15 @@
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import type { ReferenceIndex } from './reference-index.ts';
+import type { ReferencedFiles } from './referenced-files.ts';
 import type { Slot, YamlReader } from './yaml-reader.ts';
 
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
-  action: 'create' | 'update' | 'add' | 'remove';
-  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'team share' | 'grant' | 'route';
+  action: 'create' | 'update' | 'publish' | 'add' | 'remove';
+  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'team share' | 'knowledge' | 'skill' | 'memory' | 'grant' | 'route';
   name: string;
   detail?: string;
 }
@@ -16,6 +18,11 @@ export interface OrgChange {
 export interface PlannedStep {
   readonly change: OrgChange;
   write(tx: Transaction): Promise<void>;
+  /**
+   * Work outside the database that the write relies on, done before any write of the apply
+   * and skipped by a dry run: storing a Skill's file bytes in the blob store.
+   */
+  prepare?(): Promise<void>;
 }
 
 /**
@@ -33,6 +40,8 @@ export interface PlanContext {
   /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
   readonly resources: ReferenceIndex;
   readonly problems: OrgProblems;
+  /** Where Skill files go; applyOrgFile refuses a file with `skills` when there is none. */
+  readonly blob: BlobStore | undefined;
 }
 
 /** What every reader sees: the YAML reader, what the file declares and the apply's environment. */
@@ -48,6 +57,8 @@ export interface ReadContext {
   readonly declaredResources: Set<string>;
   /** The environment of the apply, where `password_env` finds passwords. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** What `file:` and `dir:` name, as the applying process was given it (referenced-files.ts). */
+  readonly files: ReferencedFiles;
 }
 
 /**

@@ -132,6 +132,16 @@ export class YamlReader {
     return { value: rule.normalize ? rule.normalize(node.value) : node.value, line: slot.line, path: slot.path };
   }
 
+  /** A YAML boolean (`true` or `false`; `yes` and `"true"` are text). */
+  boolean(slot: Slot): Located<boolean> | undefined {
+    const node = this.#deref(slot.node);
+    if (!isScalar(node) || typeof node.value !== 'boolean') {
+      this.fail(slot, `${name(slot)} must be true or false, not ${kindOf(node)}`);
+      return undefined;
+    }
+    return { value: node.value, line: slot.line, path: slot.path };
+  }
+
   /** True when the slot holds nothing (`people:` with no entries under it). */
   isEmpty(slot: Slot): boolean {
     const node = this.#deref(slot.node);

@@ -2,8 +2,11 @@ import type { OrgSection } from '../section.ts';
 import { agentsSection } from './agents.ts';
 import { grantsSection } from './grants.ts';
 import { groupsSection } from './groups.ts';
+import { knowledgeSection } from './knowledge.ts';
+import { memoriesSection } from './memories.ts';
 import { peopleSection } from './people.ts';
 import { routesSection } from './routes.ts';
+import { skillsSection } from './skills.ts';
 import { teamsSection } from './teams.ts';
 
 /**
@@ -13,4 +16,4 @@ import { teamsSection } from './teams.ts';
  * A new section is one module added here; sections that declare context resources
  * (knowledge, skills, memories) go before grants and routes.
  */
-export const ORG_SECTIONS: readonly OrgSection[] = [peopleSection, agentsSection, groupsSection, teamsSection, grantsSection, routesSection];
+export const ORG_SECTIONS: readonly OrgSection[] = [peopleSection, agentsSection, groupsSection, teamsSection, knowledgeSection, skillsSection, memoriesSection, grantsSection, routesSection];

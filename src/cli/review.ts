@@ -1,0 +1,167 @@
+import { loadConfig } from '../config.ts';
+import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
+import { withOps } from './session.ts';
+import { UsageError, parseCommand, table } from './usage.ts';
+
+export const reviewHelp = `Usage:
+  kgw review list --tenant SLUG [--json]
+  kgw review show ID --tenant SLUG [--json]
+  kgw review accept ID --tenant SLUG [--as EMAIL] [--publish] [--force] [--json]
+  kgw review reject ID --tenant SLUG [--as EMAIL] [--note TEXT] [--json]
+
+Agents submit drafts (create_knowledge_draft, create_skill_draft: a full replacement of one
+Knowledge or SKILL.md) and proposals (propose_knowledge: a new Knowledge). Nothing they submit
+becomes a version until a person accepts it here.
+
+list     the open drafts and proposals of a tenant, oldest first. BASE→CURRENT: the version
+         a draft was written on and the latest version now; STALE: the latter is newer.
+show     one draft or proposal in full: a draft as a diff against the version it was written
+         on (and, when stale, against the latest version); a proposal with its content and
+         files. --json adds the versions' full texts.
+accept   saves a draft as the next version (a Knowledge keeps its authority and files, a Skill
+         its files; a new SKILL.md name renames the Skill) or creates a proposal's Knowledge,
+         created by the proposing agent. --publish publishes the resulting version. A stale
+         draft is refused unless --force (which replaces the newer version).
+reject   marks it rejected; --note records why.
+
+--as EMAIL  the person of the tenant who decides, recorded with the decision; without it the
+            decision is recorded as the CLI operator's. Every decision is audited.`;
+
+const TENANT = { tenant: { type: 'string' } } as const;
+
+function requireTenant(values: { tenant?: string | undefined }): string {
+  if (values.tenant === undefined) throw new UsageError('--tenant is required');
+  return values.tenant;
+}
+
+const LABEL = { knowledge: 'Knowledge', skill: 'Skill' } as const;
+
+/** The person who submitted it, and the agent when an agent did. */
+function author(item: ReviewItem, long = false): string {
+  const person = item.author_email ?? item.author_name ?? 'unknown';
+  if (item.agent_name === null) return person;
+  return long ? `${item.agent_name} (agent of ${person})` : `${item.agent_name} (${person})`;
+}
+
+const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
+
+function versions(item: ReviewItem): string {
+  return item.kind === 'proposal' ? 'new' : `${item.base_version}→${item.current_version}`;
+}
+
+function clip(text: string, max = 48): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+function fields(rows: readonly (readonly [string, string | null | undefined])[]): string {
+  const shown = rows.filter((r): r is readonly [string, string] => r[1] !== null && r[1] !== undefined);
+  const width = Math.max(...shown.map(([label]) => label.length)) + 3;
+  return shown.map(([label, value]) => `${`${label}:`.padEnd(width)}${value.replace(/\n/g, `\n${' '.repeat(width)}`)}`).join('\n');
+}
+
+function files(detail: ReviewDetail): string | undefined {
+  if (detail.attachments.length === 0) return undefined;
+  const list = detail.attachments.map((a) => `${a.path} (${a.media_type}, ${a.size} bytes)`).join('\n');
+  return detail.kind === 'draft' ? `kept from version ${detail.current_version}:\n${list}` : list;
+}
+
+function decision(detail: ReviewDetail): string | undefined {
+  if (detail.status === 'open' || detail.decided_at === null) return undefined;
+  const by = detail.decided_by === null ? 'the CLI operator' : detail.decided_by;
+  let result = '';
+  if (detail.status === 'accepted') result = detail.kind === 'draft' ? ` as version ${detail.result_version}` : ` as Knowledge ${detail.result_resource_id}`;
+  return `${detail.status}${result} at ${when(detail.decided_at)} by ${by}`;
+}
+
+function showText(d: ReviewDetail): string {
+  const head = fields([
+    [d.kind === 'draft' ? 'Draft' : 'Proposal', `${d.id} (${d.status})`],
+    [LABEL[d.type], d.kind === 'draft' ? `${d.name} (${d.resource_id})` : `${d.name} (new)`],
+    ['Base', d.kind === 'draft' ? `version ${d.base_version}${d.is_stale ? `; the ${LABEL[d.type]} is now at version ${d.current_version} (stale)` : ''}` : undefined],
+    ['Author', author(d, true)],
+    ['Created', when(d.created_at)],
+    ['Authority', d.authority === null ? undefined : `${d.authority}${d.kind === 'draft' ? ` (kept from version ${d.current_version})` : ''}`],
+    ['Files', files(d)],
+    ['Rationale', d.rationale],
+    ['Decision', decision(d)],
+    ['Note', d.decision_note],
+  ]);
+  if (d.kind === 'proposal') return `${head}\n\n${d.content}`;
+  const parts = [head, ''];
+  if (d.diff === '') parts.push(`(the draft equals version ${d.base_version})`);
+  else parts.push((d.diff ?? '').replace(/\n$/, ''));
+  if (d.diff_latest !== null) {
+    parts.push('', `Against the latest version ${d.current_version} (what accepting with --force changes):`, '');
+    parts.push(d.diff_latest === '' ? `(the draft equals version ${d.current_version})` : d.diff_latest.replace(/\n$/, ''));
+  }
+  return parts.join('\n');
+}
+
+function acceptText(r: AcceptResult): string {
+  if (r.kind === 'proposal') return `accepted proposal ${r.id}: created Knowledge "${r.name}" (${r.resource_id}) at version ${r.version}${r.published ? ', published' : ''}`;
+  const what = r.saved ? `saved as version ${r.version}` : `unchanged at version ${r.version} (the draft equals it)`;
+  const published = r.published ? ', published' : '';
+  const forced = r.forced ? ` (stale: written on version ${r.base_version}, replaced version ${r.previous_version})` : '';
+  return `accepted draft ${r.id}: ${LABEL[r.type]} "${r.name}" ${what}${published}${forced}`;
+}
+
+function rejectText(r: RejectResult): string {
+  return r.kind === 'draft' ? `rejected draft ${r.id} (${LABEL[r.type]} "${r.name}")` : `rejected proposal ${r.id} ("${r.name}")`;
+}
+
+const print = (json: boolean | undefined, value: unknown, text: () => string): void => console.log(json === true ? JSON.stringify(value, null, 2) : text());
+
+export async function reviewCommand(argv: readonly string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(reviewHelp);
+  switch (sub) {
+    case 'list': {
+      const { values, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 0, max: 0 });
+      if (help) return void console.log(reviewHelp);
+      const tenant = requireTenant(values);
+      const items = (await withOps(loadConfig(), (run) => run('review.list', { tenant }))) as ReviewItem[];
+      if (values.json === true) return void console.log(JSON.stringify(items, null, 2));
+      if (items.length === 0) return void console.log(`no open drafts or proposals in ${tenant}`);
+      console.log(
+        table(
+          ['ID', 'KIND', 'TYPE', 'NAME', 'BASE→CURRENT', 'STALE', 'AUTHOR', 'CREATED'],
+          items.map((i) => [i.id, i.kind, i.type, clip(i.name), versions(i), i.kind === 'proposal' ? '-' : i.is_stale ? 'yes' : 'no', author(i), when(i.created_at)]),
+        ),
+      );
+      return;
+    }
+    case 'show': {
+      const { values, positionals, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 1, max: 1 });
+      if (help) return void console.log(reviewHelp);
+      const tenant = requireTenant(values);
+      const detail = (await withOps(loadConfig(), (run) => run('review.show', { tenant, id: positionals[0] }))) as ReviewDetail;
+      print(values.json, detail, () => showText(detail));
+      return;
+    }
+    case 'accept': {
+      const { values, positionals, help } = parseCommand(
+        rest,
+        { ...TENANT, as: { type: 'string' }, publish: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
+        { min: 1, max: 1 },
+      );
+      if (help) return void console.log(reviewHelp);
+      const tenant = requireTenant(values);
+      const result = (await withOps(loadConfig(), (run) =>
+        run('review.accept', { tenant, id: positionals[0], as: values.as, publish: values.publish === true, force: values.force === true }),
+      )) as AcceptResult;
+      print(values.json, result, () => acceptText(result));
+      return;
+    }
+    case 'reject': {
+      const { values, positionals, help } = parseCommand(rest, { ...TENANT, as: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
+      if (help) return void console.log(reviewHelp);
+      const tenant = requireTenant(values);
+      const result = (await withOps(loadConfig(), (run) => run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }))) as RejectResult;
+      print(values.json, result, () => rejectText(result));
+      return;
+    }
+    default:
+      throw new UsageError(`unknown review command "${sub}"; use list, show, accept or reject`);
+  }
+}

@@ -1,0 +1,209 @@
+import { createHash } from 'node:crypto';
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import type { Caller } from '../access/caller.ts';
+import { canCreate, canRead, canWriteArtifact } from '../access/context-decisions.ts';
+import type { ContextRole } from '../access/context-roles.ts';
+import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
+import { createContextResource, isResourceName } from '../access/resources.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import { conflict, notFound, validation } from '../errors.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
+import { ensure, isUuid, positiveVersion } from './common.ts';
+import type { AttachmentInput } from './skill-package.ts';
+import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
+import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
+import { getHead, getVersion, getVersions, listHeads, saveVersion, versionKey } from './versions.ts';
+
+/**
+ * Alignbase Artifacts: explicit inputs, deliverables and handoffs as versioned Markdown plus
+ * files. Every save is an immutable full package version; no published selector, no routes,
+ * no instruction authority. Files follow the Skill package rules (2 MiB a file, 3 MiB in all,
+ * 500 files) and live in the blob store.
+ */
+
+export const ARTIFACT_TEXTS = {
+  invalidId: 'invalid artifact_id',
+  notFound: 'Artifact not found',
+  versionNotFound: 'Artifact version not found',
+  selector: 'version must be latest or a positive version number',
+  conflict: 'version conflict: read the Artifact again before writing',
+  expectedVersion: 'expected_version must be 0 for create or positive for write',
+  idRequired: 'artifact_id is required when expected_version is greater than 0',
+  idOmitted: 'artifact_id must be omitted when expected_version is 0',
+  nameRequired: 'name required',
+  nameTooLong: 'name too long',
+  markdownRequired: 'markdown is required',
+  markdownTooLarge: 'markdown cannot exceed 1 MiB',
+  packagePrefix: 'invalid artifact package: ',
+} as const;
+
+export function parseArtifactId(value: string): string {
+  if (!isUuid(value)) throw validation(ARTIFACT_TEXTS.invalidId);
+  return value.toLowerCase();
+}
+
+/** sha256:<hex> of the Markdown and the manifest: equal packages have equal digests. */
+export function packageDigest(markdown: string, manifest: readonly AttachmentEntry[]): string {
+  const hash = createHash('sha256').update('markdown\n').update(createHash('sha256').update(markdown, 'utf8').digest('hex'));
+  for (const entry of manifest) hash.update(`\n${entry.path}\0${entry.sha256}`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** The Artifact and the caller's role, or `Artifact not found` when the caller cannot read it. */
+export async function artifactAccess(q: Queryable, caller: Caller, id: string, options: { lock?: boolean } = {}): Promise<{ head: ResourceHead; role: ContextRole | undefined }> {
+  const head = await getHead(q, caller.tenant.id, 'artifact', id, options);
+  const role = head === undefined ? undefined : await effectiveContextRole(q, caller.tenant.id, caller.principal.id, 'artifact', id);
+  if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(ARTIFACT_TEXTS.notFound);
+  return { head, role };
+}
+
+/** An exact version of an Artifact the caller may read (read_artifact, read_context_attachment, messages). */
+export async function artifactVersion(q: Queryable, caller: Caller, id: string, selector: 'latest' | { exact: number }): Promise<{ head: ResourceHead; role: ContextRole | undefined; version: SavedVersion }> {
+  const access = await artifactAccess(q, caller, id);
+  const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
+  const version = number > access.head.latestVersion ? undefined : await getVersion(q, caller.tenant.id, id, number);
+  if (version === undefined) throw notFound(ARTIFACT_TEXTS.versionNotFound);
+  return { ...access, version };
+}
+
+export function parseArtifactSelector(value: unknown): 'latest' | { exact: number } {
+  if (value === undefined || value === 'latest') return 'latest';
+  const exact = positiveVersion(value);
+  if (exact === undefined) throw validation(ARTIFACT_TEXTS.selector);
+  return { exact };
+}
+
+export async function listArtifacts(db: Db, caller: Caller) {
+  const [heads, roles] = await Promise.all([listHeads(db, caller.tenant.id, 'artifact'), contextRoleTable(db, caller.tenant.id, caller.principal.id, 'artifact')]);
+  const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
+  const versions = await getVersions(db, caller.tenant.id, readable.map((h) => ({ resourceId: h.id, version: h.latestVersion })), { content: false });
+  return readable.flatMap((head) => {
+    const v = versions.get(versionKey(head.id, head.latestVersion));
+    if (v === undefined) return [];
+    return [
+      {
+        artifact_id: head.id,
+        name: head.name,
+        current_version: v.version,
+        current_version_id: v.id,
+        package_digest: v.digest ?? null,
+        updated_at: head.updatedAt.toISOString(),
+        can_edit: canWriteArtifact(roles.roleOn(head.id), caller.scopes),
+      },
+    ];
+  });
+}
+
+/** Who saved a version: the agent, and the person it acts for. */
+async function provenance(q: Queryable, tenantId: string, version: SavedVersion) {
+  if (version.createdBy === undefined) return null;
+  const [row] = await q.query<{ kind: 'person' | 'agent'; name: string; email: string | null; owner_name: string | null; owner_email: string | null }>(
+    `SELECT p.kind, p.name, p.email, o.name AS owner_name, o.email AS owner_email
+       FROM principals p LEFT JOIN principals o ON o.tenant_id = p.tenant_id AND o.id = p.owner_id
+      WHERE p.tenant_id = $1 AND p.id = $2`,
+    [tenantId, version.createdBy],
+  );
+  if (row === undefined) return null;
+  const byAgent = row.kind === 'agent';
+  return {
+    agent_name: byAgent ? row.name : null,
+    author_name: byAgent ? row.owner_name : row.name,
+    author_email: byAgent ? row.owner_email : row.email,
+    saved_at: version.createdAt.toISOString(),
+  };
+}
+
+export async function readArtifact(db: Db, caller: Caller, input: { artifact_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+  const id = parseArtifactId(input.artifact_id);
+  const selector = parseArtifactSelector(input.version);
+  const { head, role, version } = await artifactVersion(db, caller, id, selector);
+  audit?.touch({ type: 'artifact', id, version: version.version, version_id: version.id });
+  return {
+    artifact_id: id,
+    name: head.name,
+    version_id: version.id,
+    version: version.version,
+    latest_version: head.latestVersion,
+    markdown: version.content,
+    attachment_format: 'v1' as const,
+    attachments: publicManifest(version.attachments),
+    package_digest: version.digest ?? packageDigest(version.content, version.attachments),
+    source_task: version.sourceTask ?? null,
+    provenance: await provenance(db, caller.tenant.id, version),
+    created_at: head.createdAt.toISOString(),
+    updated_at: head.updatedAt.toISOString(),
+    version_created_at: version.createdAt.toISOString(),
+    can_edit: canWriteArtifact(role, caller.scopes),
+  };
+}
+
+export interface WriteArtifactInput {
+  readonly artifact_id?: string | undefined;
+  readonly expected_version: number;
+  readonly name?: string | undefined;
+  readonly markdown: string;
+  readonly attachments?: readonly AttachmentInput[] | undefined;
+  readonly source_task?: string | undefined;
+}
+
+/**
+ * write_artifact: expected_version 0 creates (Artifact Create permission), the exact latest
+ * version replaces the package (Editor). Omitted attachments keep the files, [] clears them;
+ * source_task is kept when omitted and cleared by "". A package equal to the latest saves nothing.
+ */
+export async function writeArtifact(services: { db: Db; blob: BlobStore }, caller: Caller, input: WriteArtifactInput, audit?: AuditTrail) {
+  const expected = input.expected_version;
+  if (!Number.isSafeInteger(expected) || expected < 0) throw validation(ARTIFACT_TEXTS.expectedVersion);
+  if (expected === 0 && input.artifact_id !== undefined) throw validation(ARTIFACT_TEXTS.idOmitted);
+  if (expected > 0 && input.artifact_id === undefined) throw validation(ARTIFACT_TEXTS.idRequired);
+  const id = input.artifact_id === undefined ? undefined : parseArtifactId(input.artifact_id);
+  const name = input.name?.trim();
+  if (expected === 0 || input.name !== undefined) {
+    if (name === undefined || name === '') throw validation(ARTIFACT_TEXTS.nameRequired);
+    if (!isResourceName(name)) throw validation(ARTIFACT_TEXTS.nameTooLong);
+  }
+  if (expected === 0 && input.markdown === '') throw validation(ARTIFACT_TEXTS.markdownRequired);
+  const markdownBytes = Buffer.byteLength(input.markdown, 'utf8');
+  if (markdownBytes > SKILL_MD_MAX_BYTES) throw validation(ARTIFACT_TEXTS.markdownTooLarge);
+  const files =
+    input.attachments === undefined
+      ? undefined
+      : validateAttachments(input.attachments, { errorPrefix: ARTIFACT_TEXTS.packagePrefix, counted: { label: 'the Markdown', bytes: markdownBytes } });
+  const manifest = files === undefined ? undefined : await storeFiles(services.blob, files);
+  return services.db.tx(async (tx) => {
+    if (id === undefined) {
+      ensure(canCreate('artifact', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'artifact', undefined), caller.scopes));
+      const resource = await createContextResource(tx, { tenantId: caller.tenant.id, type: 'artifact', name: name!, createdBy: caller.principal.id });
+      const attachments = manifest ?? [];
+      const saved = await saveVersion(tx, caller.tenant.id, { id: resource.id, latestVersion: 0 }, {
+        content: input.markdown,
+        attachments,
+        sourceTask: input.source_task === '' ? undefined : input.source_task,
+        digest: packageDigest(input.markdown, attachments),
+        createdBy: caller.principal.id,
+      });
+      await audit?.recordIn(tx, 'artifact.create', [{ type: 'artifact', id: resource.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }], { files: attachments.length });
+      return { artifact_id: resource.id, name: resource.name, version_id: saved.id, version: 1, package_digest: saved.digest ?? null, updated: true, created: true };
+    }
+    const { head, role } = await artifactAccess(tx, caller, id, { lock: true });
+    ensure(canWriteArtifact(role, caller.scopes));
+    if (expected !== head.latestVersion) throw conflict(ARTIFACT_TEXTS.conflict, { latest_version: head.latestVersion });
+    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
+    if (latest === undefined) throw notFound(ARTIFACT_TEXTS.notFound);
+    const attachments = manifest ?? latest.attachments;
+    if (manifest === undefined) {
+      validateAttachments([], { errorPrefix: ARTIFACT_TEXTS.packagePrefix, counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) } });
+    }
+    const sourceTask = input.source_task === undefined ? latest.sourceTask : input.source_task === '' ? undefined : input.source_task;
+    const renamed = name !== undefined && name !== head.name;
+    const changed = renamed || latest.content !== input.markdown || !sameManifest(latest.attachments, attachments) || (latest.sourceTask ?? undefined) !== sourceTask;
+    if (!changed) {
+      return { artifact_id: id, name: head.name, version_id: latest.id, version: latest.version, package_digest: latest.digest ?? null, updated: false, created: false };
+    }
+    if (renamed) await tx.query('UPDATE context_resources SET name = $3 WHERE tenant_id = $1 AND id = $2', [caller.tenant.id, id, name]);
+    const saved = await saveVersion(tx, caller.tenant.id, head, { content: input.markdown, attachments, sourceTask, digest: packageDigest(input.markdown, attachments), createdBy: caller.principal.id });
+    await audit?.recordIn(tx, 'artifact.write', [{ type: 'artifact', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed: true }], { files: attachments.length });
+    return { artifact_id: id, name: name ?? head.name, version_id: saved.id, version: saved.version, package_digest: saved.digest ?? null, updated: true, created: false };
+  });
+}

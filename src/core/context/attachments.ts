@@ -1,0 +1,88 @@
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import { blobKey } from '../../../connectors/blob/contract.ts';
+import type { Caller } from '../access/caller.ts';
+import { notFound, validation } from '../errors.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { Db } from '../../store/db.ts';
+import type { VersionedType } from './common.ts';
+import { parseId, positiveVersion, resolveAccess, selectVersion } from './common.ts';
+import type { PackageFile } from './skill-package.ts';
+import type { AttachmentEntry, SavedVersion } from './versions.ts';
+import { artifactVersion, parseArtifactId } from './artifacts.ts';
+
+/**
+ * Attachment bytes live in the blob store under their SHA-256 (written and verified before any
+ * version points at them); a version's manifest lists path, media type, size and digest.
+ * read_context_attachment hands them out in chunks of at most 256 KiB.
+ */
+
+export const CHUNK_BYTES = 256 * 1024;
+
+/** Writes the files' bytes to the blob store (idempotent: the same bytes have the same key) and returns the manifest. */
+export async function storeFiles(blob: BlobStore, files: readonly PackageFile[]): Promise<AttachmentEntry[]> {
+  const manifest: AttachmentEntry[] = [];
+  // A few at a time: a package is at most 3 MiB, but up to 500 files.
+  for (let start = 0; start < files.length; start += 8) {
+    await Promise.all(files.slice(start, start + 8).map((f) => blob.put({ body: f.bytes, size: f.size, sha256: f.sha256 })));
+  }
+  for (const f of files) manifest.push({ path: f.path, media_type: f.mediaType, size: f.size, sha256: f.sha256, digest_encoding: f.digestEncoding });
+  return manifest;
+}
+
+/** The manifest as the read tools show it (without the digest). */
+export function publicManifest(entries: readonly AttachmentEntry[]): { path: string; media_type: string; size: number; digest_encoding: 'text' | 'binary' }[] {
+  return entries.map((e) => ({ path: e.path, media_type: e.media_type, size: e.size, digest_encoding: e.digest_encoding }));
+}
+
+/** Two manifests name the same files with the same bytes. */
+export function sameManifest(a: readonly AttachmentEntry[], b: readonly AttachmentEntry[]): boolean {
+  return a.length === b.length && a.every((e, i) => e.path === b[i]?.path && e.sha256 === b[i]?.sha256 && e.media_type === b[i]?.media_type);
+}
+
+export interface AttachmentChunk {
+  data_base64: string;
+  offset: number;
+  next_offset: number;
+  size: number;
+  eof: boolean;
+  media_type: string;
+  version_id: string;
+}
+
+const CONTEXT_TYPES = ['knowledge', 'skill', 'artifact'] as const;
+
+/**
+ * read_context_attachment for Knowledge, Skills and Artifacts: an exact saved version only,
+ * access checked on every call (a route-only reader of Knowledge or a Skill gets the current
+ * published version only), at most 256 KiB from `offset`.
+ */
+export async function readContextAttachment(
+  services: { db: Db; blob: BlobStore },
+  caller: Caller,
+  input: { context_type: string; context_id: string; version: unknown; path: string; offset?: number | undefined },
+  audit?: AuditTrail,
+): Promise<AttachmentChunk> {
+  if (!(CONTEXT_TYPES as readonly string[]).includes(input.context_type)) throw validation('context_type must be knowledge, skill, or artifact');
+  const type = input.context_type as VersionedType | 'artifact';
+  const exact = positiveVersion(input.version);
+  const offset = input.offset ?? 0;
+  const id = type === 'artifact' ? parseArtifactId(input.context_id) : parseId(type, input.context_id);
+  if (exact === undefined) throw validation('version must be an exact positive version number');
+  if (!Number.isSafeInteger(offset) || offset < 0) throw validation('offset must be a non-negative integer');
+  const version: SavedVersion =
+    type === 'artifact'
+      ? (await artifactVersion(services.db, caller, id, { exact })).version
+      : await selectVersion(services.db, caller, type, await resolveAccess(services.db, caller, type, id, { allowRoute: true }), { exact });
+  const entry = version.attachments.find((e) => e.path === input.path);
+  if (entry === undefined) throw notFound('attachment not found');
+  if (offset > entry.size) throw validation(`offset must not exceed the attachment size (${entry.size})`);
+  const end = Math.min(entry.size, offset + CHUNK_BYTES);
+  let data = Buffer.alloc(0);
+  if (end > offset) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await services.blob.get(blobKey(entry.sha256), { start: offset, end: end - 1 })) chunks.push(chunk as Buffer);
+    data = Buffer.concat(chunks);
+  }
+  audit?.touch({ type, id, version: version.version, version_id: version.id });
+  return { data_base64: data.toString('base64'), offset, next_offset: offset + data.length, size: entry.size, eof: offset + data.length >= entry.size, media_type: entry.media_type, version_id: version.id };
+}

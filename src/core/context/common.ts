@@ -1,0 +1,243 @@
+import type { Caller } from '../access/caller.ts';
+import type { Capabilities, VersionSelector } from '../access/context-decisions.ts';
+import { canPublish, canRead, canReadVersion, capabilities } from '../access/context-decisions.ts';
+import type { ContextRole } from '../access/context-roles.ts';
+import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
+import { isRoutedTo } from '../access/routes.ts';
+import { notFound, permissionDenied, validation } from '../errors.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { ResourceHead, SavedVersion } from './versions.ts';
+import { freshness, getHead, getVersion, getVersions, hasUnpublishedChanges, listHeads, publicationStatus, publishVersion, versionKey } from './versions.ts';
+
+/**
+ * What Knowledge and Skills share: identifiers, version selectors, dates, access, the list
+ * fields and publishing. The error texts are the Alignbase spec's "Common Errors", word for word.
+ */
+
+export type VersionedType = 'knowledge' | 'skill';
+
+export const TEXTS = {
+  knowledge: {
+    invalidId: 'invalid knowledge_id',
+    notFound: 'Knowledge not found',
+    noPublished: 'this Knowledge has no published version',
+    versionNotFound: 'Knowledge version not found',
+    conflict: 'version conflict: read the Knowledge again before writing',
+  },
+  skill: {
+    invalidId: 'invalid skill_id',
+    notFound: 'skill not found',
+    noPublished: 'this skill has no published version',
+    versionNotFound: 'skill version not found',
+    conflict: 'version conflict: read the skill again before writing',
+  },
+} as const satisfies Record<VersionedType, Record<string, string>>;
+
+export const READ_SELECTOR_ERROR = 'version must be latest, published, or a positive version number';
+export const PUBLISH_SELECTOR_ERROR = 'version must be latest or a positive version number';
+export const FORBIDDEN = 'forbidden';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (value: string): boolean => UUID.test(value);
+
+/** A resource id as the tools receive it: a UUID, compared in lower case. */
+export function parseId(type: VersionedType, value: string): string {
+  if (!isUuid(value)) throw validation(TEXTS[type].invalidId);
+  return value.toLowerCase();
+}
+
+/** A positive version number, as an integer or a numeric string; undefined for anything else. */
+export function positiveVersion(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  if (typeof value === 'string' && /^[1-9][0-9]{0,8}$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/** Read tools: omitted or latest, published, or an exact positive version. */
+export function parseReadSelector(value: unknown): VersionSelector {
+  if (value === undefined || value === 'latest') return 'latest';
+  if (value === 'published') return 'published';
+  const exact = positiveVersion(value);
+  if (exact === undefined) throw validation(READ_SELECTOR_ERROR);
+  return { exact };
+}
+
+/** Publish tools: omitted or latest, or an exact positive version. */
+export function parsePublishSelector(value: unknown): 'latest' | { exact: number } {
+  if (value === undefined || value === 'latest') return 'latest';
+  const exact = positiveVersion(value);
+  if (exact === undefined) throw validation(PUBLISH_SELECTOR_ERROR);
+  return { exact };
+}
+
+/** A YYYY-MM-DD calendar date that exists; `field` names it in the spec's error text. */
+export function parseDate(field: 'review_by' | 'expires_at', value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
+  if (date === undefined || date.toISOString().slice(0, 10) !== value) throw validation(`${field} must use YYYY-MM-DD format`);
+  return value;
+}
+
+/** Both dates checked and in order (either may stay as it is: pass the kept one in). */
+export function parseDates(input: { review_by?: string | undefined; expires_at?: string | undefined }, kept: { reviewBy?: string | undefined; expiresAt?: string | undefined } = {}): {
+  reviewBy: string | undefined;
+  expiresAt: string | undefined;
+} {
+  const reviewBy = parseDate('review_by', input.review_by);
+  const expiresAt = parseDate('expires_at', input.expires_at);
+  const effectiveReview = reviewBy ?? kept.reviewBy;
+  const effectiveExpiry = expiresAt ?? kept.expiresAt;
+  if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview) throw validation('expires_at cannot be before review_by');
+  return { reviewBy, expiresAt };
+}
+
+/** The caller's standing on one resource. */
+export interface Access {
+  readonly head: ResourceHead;
+  readonly role: ContextRole | undefined;
+  /** An active Always route delivers it to the caller (only looked up when the role does not read). */
+  readonly routed: boolean;
+}
+
+/**
+ * The resource and the caller's role on it. A resource the caller can neither read nor
+ * receive by route does not exist for the caller (`notFound`), so ids are not probed.
+ */
+export async function resolveAccess(q: Queryable, caller: Caller, type: VersionedType, id: string, options: { lock?: boolean; allowRoute?: boolean } = {}): Promise<Access> {
+  const head = await getHead(q, caller.tenant.id, type, id, { lock: options.lock === true });
+  if (head === undefined || head.latestVersion === 0) throw notFound(TEXTS[type].notFound);
+  const role = await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, id);
+  const routed = !canRead(role) && options.allowRoute === true && (await isRoutedTo(q, caller.tenant.id, caller.principal.id, id));
+  if (!canRead(role) && !routed) throw notFound(TEXTS[type].notFound);
+  return { head, role, routed };
+}
+
+/** Refuses with `forbidden` unless `allowed`: the caller may see the resource but not do this. */
+export function ensure(allowed: boolean): void {
+  if (!allowed) throw permissionDenied(FORBIDDEN);
+}
+
+/** The saved version a read selector names, checked against what the caller may read. */
+export async function selectVersion(q: Queryable, caller: Caller, type: VersionedType, access: Access, selector: VersionSelector): Promise<SavedVersion> {
+  const { head } = access;
+  let number: number;
+  if (selector === 'latest') number = head.latestVersion;
+  else if (selector === 'published') {
+    if (head.publishedVersion === undefined) throw notFound(TEXTS[type].noPublished);
+    number = head.publishedVersion;
+  } else number = selector.exact;
+  if (number > head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
+  ensure(canReadVersion({ role: access.role, routed: access.routed, selector, publishedVersion: head.publishedVersion }));
+  const version = await getVersion(q, caller.tenant.id, head.id, number);
+  if (version === undefined) throw notFound(TEXTS[type].versionNotFound);
+  return version;
+}
+
+/**
+ * publish_knowledge and publish_skill: points the published version at the selected saved
+ * version (latest when omitted). Publisher and context.write; published: false when it already was.
+ */
+export async function publishResource(db: Db, caller: Caller, type: VersionedType, id: string, rawSelector: unknown, audit?: AuditTrail) {
+  const selector = parsePublishSelector(rawSelector);
+  return db.tx(async (tx) => {
+    const access = await resolveAccess(tx, caller, type, id, { lock: true });
+    ensure(canPublish(access.role, caller.scopes));
+    const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
+    if (number > access.head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
+    const version = await getVersion(tx, caller.tenant.id, id, number);
+    if (version === undefined) throw notFound(TEXTS[type].versionNotFound);
+    const published = await publishVersion(tx, caller.tenant.id, access.head, number);
+    if (published) {
+      await audit?.recordIn(tx, `${type}.publish`, [{ type, id, before_version: access.head.publishedVersion ?? null, after_version: number, version_id: version.id }], { owner_id: ownerOf(caller) });
+    }
+    return { id, name: access.head.name, version_id: version.id, version: number, published };
+  });
+}
+
+/**
+ * The person a write is tied to in its audit record (the spec's "agent owner"): an agent's owner,
+ * or the person calling. The audit row itself names the agent and the token.
+ */
+export const ownerOf = (caller: Caller): string => caller.principal.ownerId ?? caller.principal.id;
+
+const iso = (date: Date): string => date.toISOString();
+
+/** The version and freshness fields list_knowledge and list_skills give every item. */
+export interface ListFields extends Capabilities {
+  current_version_id: string;
+  current_version: number;
+  latest_version_id: string;
+  latest_version: number;
+  published_version_id: string | null;
+  published_version: number | null;
+  created_at: string;
+  updated_at: string;
+  current_version_created_at: string;
+  latest_version_created_at: string;
+  published_version_created_at: string | null;
+  review_by: string | null;
+  expires_at: string | null;
+  status: 'live' | 'expired';
+  publication_status: 'unpublished' | 'published' | 'unpublished_changes';
+  has_unpublished_changes: boolean;
+}
+
+export function listFields(head: ResourceHead, latest: SavedVersion, published: SavedVersion | undefined, role: ContextRole | undefined, caller: Caller): ListFields {
+  return {
+    current_version_id: latest.id,
+    current_version: latest.version,
+    latest_version_id: latest.id,
+    latest_version: latest.version,
+    published_version_id: published?.id ?? null,
+    published_version: published?.version ?? null,
+    created_at: iso(head.createdAt),
+    updated_at: iso(head.updatedAt),
+    current_version_created_at: iso(latest.createdAt),
+    latest_version_created_at: iso(latest.createdAt),
+    published_version_created_at: published === undefined ? null : iso(published.createdAt),
+    review_by: head.reviewBy ?? null,
+    expires_at: head.expiresAt ?? null,
+    status: freshness(head),
+    publication_status: publicationStatus(head),
+    has_unpublished_changes: hasUnpublishedChanges(head),
+    ...capabilities(role, caller.scopes),
+  };
+}
+
+/** The fields read_knowledge and read_skill share, for the version read. */
+export function readFields(access: Access, version: SavedVersion, caller: Caller) {
+  const { head } = access;
+  return {
+    version_id: version.id,
+    version: version.version,
+    latest_version: head.latestVersion,
+    published_version: head.publishedVersion ?? null,
+    is_published_version: head.publishedVersion === version.version,
+    has_unpublished_changes: hasUnpublishedChanges(head),
+    created_at: iso(head.createdAt),
+    updated_at: iso(head.updatedAt),
+    version_created_at: iso(version.createdAt),
+    review_by: head.reviewBy ?? null,
+    expires_at: head.expiresAt ?? null,
+    status: freshness(head),
+    publication_status: publicationStatus(head),
+    ...capabilities(access.role, caller.scopes),
+  };
+}
+
+/** Every readable resource of the type with its latest and published versions (no content). */
+export async function listReadable(q: Queryable, caller: Caller, type: VersionedType): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
+  const [heads, roles] = await Promise.all([listHeads(q, caller.tenant.id, type), contextRoleTable(q, caller.tenant.id, caller.principal.id, type)]);
+  const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
+  const refs = readable.flatMap((h) => [{ resourceId: h.id, version: h.latestVersion }, ...(h.publishedVersion === undefined ? [] : [{ resourceId: h.id, version: h.publishedVersion }])]);
+  const versions = await getVersions(q, caller.tenant.id, refs, { content: false });
+  return readable.flatMap((head) => {
+    const latest = versions.get(versionKey(head.id, head.latestVersion));
+    if (latest === undefined) return [];
+    const published = head.publishedVersion === undefined ? undefined : versions.get(versionKey(head.id, head.publishedVersion));
+    return [{ head, role: roles.roleOn(head.id), latest, published }];
+  });
+}

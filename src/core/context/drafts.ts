@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import type { Caller } from '../access/caller.ts';
+import { canDraft, canReadDraft } from '../access/context-decisions.ts';
+import { effectiveContextRole } from '../access/grants.ts';
+import { atLeast } from '../access/context-roles.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import { notFound, permissionDenied, validation } from '../errors.ts';
+import type { Db } from '../../store/db.ts';
+import { storeFiles } from './attachments.ts';
+import type { VersionedType } from './common.ts';
+import { FORBIDDEN, TEXTS, ensure, isUuid, parseId, resolveAccess } from './common.ts';
+import type { Authority } from './knowledge.ts';
+import { checkNewKnowledge } from './knowledge.ts';
+import type { AttachmentInput } from './skill-package.ts';
+import { ATTACHMENTS_ERROR_PREFIX, parseSkillMd, validateAttachments } from './skill-package.ts';
+
+/**
+ * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a
+ * saved version; proposals propose a new Knowledge. Neither creates a version nor is ever
+ * delivered: a person accepts or rejects them (`kgw review`, src/core/context/review.ts).
+ */
+
+export const RATIONALE_MAX = 2000;
+
+const DRAFT_NOT_FOUND = 'draft not found';
+
+function checkRationale(rationale: string | undefined): string | undefined {
+  if (rationale === undefined) return undefined;
+  if ([...rationale].length > RATIONALE_MAX) throw validation(`rationale cannot exceed ${RATIONALE_MAX} characters`);
+  return rationale.trim() === '' ? undefined : rationale;
+}
+
+export interface CreateDraftInput {
+  readonly id: string;
+  readonly base_version: number;
+  readonly content: string;
+  readonly rationale?: string | undefined;
+}
+
+/** create_knowledge_draft and create_skill_draft: Proposer and context.write on the resource. */
+export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit?: AuditTrail) {
+  const id = parseId(type, input.id);
+  if (!Number.isSafeInteger(input.base_version) || input.base_version <= 0) throw validation('base_version must be positive');
+  // A Skill draft is SKILL.md alone, checked like write_skill checks it.
+  if (type === 'skill') parseSkillMd(input.content);
+  const rationale = checkRationale(input.rationale);
+  return db.tx(async (tx) => {
+    const access = await resolveAccess(tx, caller, type, id);
+    ensure(canDraft(access.role, caller.scopes));
+    if (input.base_version > access.head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
+    const draftId = randomUUID();
+    await tx.query(
+      `INSERT INTO context_drafts (tenant_id, id, resource_id, resource_type, base_version, content, rationale, author_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [caller.tenant.id, draftId, id, type, input.base_version, input.content, rationale ?? null, caller.principal.id],
+    );
+    await audit?.recordIn(tx, `${type}.draft`, [{ type, id, version: input.base_version }], { draft_id: draftId });
+    return { draft_id: draftId, id, base_version: input.base_version, created: true as const };
+  });
+}
+
+interface DraftRow {
+  id: string;
+  resource_id: string;
+  resource_type: VersionedType;
+  base_version: number;
+  latest_version: number;
+  content: string;
+  rationale: string | null;
+  author_id: string;
+  author_kind: 'person' | 'agent';
+  author_name: string;
+  author_email: string | null;
+  owner_name: string | null;
+  owner_email: string | null;
+  created_at: Date;
+}
+
+const DRAFT_SELECT = `
+  SELECT d.id, d.resource_id, d.resource_type, d.base_version, r.latest_version, d.content, d.rationale, d.author_id, d.created_at,
+         a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email
+    FROM context_drafts d
+    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'
+    JOIN principals a ON a.tenant_id = d.tenant_id AND a.id = d.author_id
+    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id
+   WHERE d.tenant_id = $1 AND d.status = 'open'`;
+
+/** The fields every draft listing shows: who wrote it (the person, and the agent when an agent did). */
+function draftFields(row: DraftRow, caller: Caller) {
+  const byAgent = row.author_kind === 'agent';
+  return {
+    draft_id: row.id,
+    base_version: Number(row.base_version),
+    current_version: Number(row.latest_version),
+    is_stale: Number(row.base_version) < Number(row.latest_version),
+    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
+    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
+    agent_name: byAgent ? row.author_name : null,
+    rationale: row.rationale,
+    created_at: new Date(row.created_at).toISOString(),
+    created_by_this_agent: row.author_id === caller.principal.id,
+  };
+}
+
+/** list_knowledge_drafts and list_skill_drafts: Viewer on the resource; open drafts, oldest first. */
+export async function listDrafts(db: Db, caller: Caller, type: VersionedType, rawId: string) {
+  const id = parseId(type, rawId);
+  await resolveAccess(db, caller, type, id);
+  const rows = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.resource_id = $2 AND d.resource_type = $3 ORDER BY d.created_at, d.id`, [caller.tenant.id, id, type]);
+  return rows.map((row) => ({ ...draftFields(row, caller), id }));
+}
+
+/** read_knowledge_draft and read_skill_draft: the author, or a Publisher of the resource. */
+export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit?: AuditTrail) {
+  if (!isUuid(draftId)) throw validation('invalid draft_id');
+  const [row] = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.id = $2 AND d.resource_type = $3`, [caller.tenant.id, draftId.toLowerCase(), type]);
+  if (row === undefined) throw notFound(DRAFT_NOT_FOUND);
+  const role = await effectiveContextRole(db, caller.tenant.id, caller.principal.id, type, row.resource_id);
+  const isAuthor = row.author_id === caller.principal.id;
+  if (!canReadDraft(role, isAuthor)) {
+    // Someone who cannot even read the resource learns nothing about its drafts.
+    if (!atLeast(role, 'viewer')) throw notFound(DRAFT_NOT_FOUND);
+    throw permissionDenied(FORBIDDEN);
+  }
+  audit?.touch({ type, id: row.resource_id, version: Number(row.base_version) });
+  return { ...draftFields(row, caller), id: row.resource_id, content: row.content };
+}
+
+export interface ProposeKnowledgeInput {
+  readonly title: string;
+  readonly content: string;
+  readonly rationale?: string | undefined;
+  readonly authority?: Authority | undefined;
+  readonly attachments?: readonly AttachmentInput[] | undefined;
+}
+
+/**
+ * propose_knowledge: a new Knowledge for human review. "Draft access to Default" is Proposer
+ * on All Knowledge (docs/alignbase.md); nothing is saved as Knowledge until a person accepts.
+ */
+export async function proposeKnowledge(services: { db: Db; blob: BlobStore }, caller: Caller, input: ProposeKnowledgeInput, audit?: AuditTrail) {
+  const title = checkNewKnowledge(input);
+  const rationale = checkRationale(input.rationale);
+  const files = validateAttachments(input.attachments ?? [], { errorPrefix: ATTACHMENTS_ERROR_PREFIX });
+  const typeRole = await effectiveContextRole(services.db, caller.tenant.id, caller.principal.id, 'knowledge', undefined);
+  ensure(canDraft(typeRole, caller.scopes));
+  const manifest = await storeFiles(services.blob, files);
+  return services.db.tx(async (tx) => {
+    const proposalId = randomUUID();
+    await tx.query(
+      `INSERT INTO context_proposals (tenant_id, id, title, content, rationale, authority, attachments, author_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
+      [caller.tenant.id, proposalId, title, input.content, rationale ?? null, input.authority ?? 'informational', JSON.stringify(manifest), caller.principal.id],
+    );
+    await audit?.recordIn(tx, 'knowledge.propose', [], { proposal_id: proposalId, attachments: manifest.length });
+    return { proposal_id: proposalId, title, status: 'open' as const, created: true as const };
+  });
+}

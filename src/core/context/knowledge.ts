@@ -1,0 +1,174 @@
+import type { Caller } from '../access/caller.ts';
+import { canCreate, canEdit, canPublish } from '../access/context-decisions.ts';
+import { effectiveContextRole } from '../access/grants.ts';
+import { createContextResource } from '../access/resources.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import { conflict, validation } from '../errors.ts';
+import type { Db, Transaction } from '../../store/db.ts';
+import { publicManifest } from './attachments.ts';
+import type { ListFields } from './common.ts';
+import {
+  TEXTS,
+  listFields,
+  listReadable,
+  ownerOf,
+  parseDates,
+  parseId,
+  publishResource,
+  parseReadSelector,
+  readFields,
+  ensure,
+  resolveAccess,
+  selectVersion,
+} from './common.ts';
+import { getVersion, publishVersion, saveVersion } from './versions.ts';
+import type { NewVersion } from './versions.ts';
+
+/**
+ * Alignbase Knowledge: full-snapshot markdown documents with an authority, staleness dates,
+ * a latest and a published version. The rules are the spec's (list_knowledge, read_knowledge,
+ * write_knowledge, publish_knowledge); docs/alignbase.md says where we decided.
+ */
+
+export type Authority = 'informational' | 'must_follow';
+
+export const TITLE_MAX = 200;
+
+export interface KnowledgeItem extends ListFields {
+  knowledge_id: string;
+  title: string;
+}
+
+export async function listKnowledge(db: Db, caller: Caller): Promise<KnowledgeItem[]> {
+  const rows = await listReadable(db, caller, 'knowledge');
+  return rows.map(({ head, role, latest, published }) => ({ knowledge_id: head.id, title: head.name, ...listFields(head, latest, published, role, caller) }));
+}
+
+export async function readKnowledge(db: Db, caller: Caller, input: { knowledge_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+  const id = parseId('knowledge', input.knowledge_id);
+  const selector = parseReadSelector(input.version);
+  const access = await resolveAccess(db, caller, 'knowledge', id, { allowRoute: true });
+  const version = await selectVersion(db, caller, 'knowledge', access, selector);
+  audit?.touch({ type: 'knowledge', id, version: version.version, version_id: version.id });
+  return {
+    knowledge_id: id,
+    title: access.head.name,
+    ...readFields(access, version, caller),
+    content: version.content,
+    authority: version.authority ?? 'informational',
+    // Knowledge from an accepted proposal may carry files; read them with read_context_attachment.
+    attachment_format: 'v1' as const,
+    attachments: publicManifest(version.attachments),
+  };
+}
+
+export interface WriteKnowledgeInput {
+  readonly knowledge_id?: string | undefined;
+  readonly expected_version: number;
+  readonly title?: string | undefined;
+  readonly content: string;
+  readonly authority?: Authority | undefined;
+  readonly publish?: boolean | undefined;
+  readonly review_by?: string | undefined;
+  readonly expires_at?: string | undefined;
+}
+
+export interface WriteKnowledgeResult {
+  knowledge_id: string;
+  title: string;
+  version_id: string;
+  version: number;
+  updated: boolean;
+  published: boolean;
+  created: boolean;
+}
+
+/** The create rules of write_knowledge, shared with accepted proposals and the org file. */
+export function checkNewKnowledge(input: { title?: string | undefined; content: string }): string {
+  const title = (input.title ?? '').trim();
+  if (title === '') throw validation('title required');
+  if ([...title].length > TITLE_MAX) throw validation('title too long');
+  if (input.content === '') throw validation('content is required');
+  return title;
+}
+
+/**
+ * write_knowledge: creates (expected_version 0) or saves a new full version (the latest
+ * version number). A write equal to the latest version in content and authority saves
+ * nothing and answers updated: false. Concurrent writers of one Knowledge are serialised on
+ * its row, so exactly one of several writers with the same expected_version wins.
+ */
+export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowledgeInput, audit?: AuditTrail): Promise<WriteKnowledgeResult> {
+  const expected = input.expected_version;
+  if (!Number.isSafeInteger(expected) || expected < 0) throw validation('expected_version must be 0 for create or positive for write');
+  if (expected === 0) {
+    if (input.knowledge_id !== undefined) throw validation('knowledge_id must be omitted when expected_version is 0');
+    const title = checkNewKnowledge(input);
+    const dates = parseDates(input);
+    return db.tx(async (tx) => {
+      const typeRole = await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'knowledge', undefined);
+      ensure(canCreate('knowledge', typeRole, caller.scopes));
+      if (input.publish === true) ensure(canPublish(typeRole, caller.scopes));
+      const result = await createKnowledge(tx, caller.tenant.id, { title, content: input.content, authority: input.authority ?? 'informational', createdBy: caller.principal.id, ...dates, publish: input.publish === true });
+      await audit?.recordIn(tx, 'knowledge.create', [{ type: 'knowledge', id: result.knowledge_id, before_version: null, after_version: result.version, version_id: result.version_id, changed: true }], {
+        owner_id: ownerOf(caller),
+        published: result.published,
+        review_by: dates.reviewBy ?? null,
+        expires_at: dates.expiresAt ?? null,
+      });
+      return result;
+    });
+  }
+  if (input.knowledge_id === undefined) throw validation('knowledge_id is required when expected_version is greater than 0');
+  const id = parseId('knowledge', input.knowledge_id);
+  // Only used when creating; checked all the same, so a bad date is never silently dropped.
+  parseDates(input);
+  return db.tx(async (tx) => {
+    const access = await resolveAccess(tx, caller, 'knowledge', id, { lock: true });
+    ensure(canEdit(access.role, caller.scopes));
+    if (input.publish === true) ensure(canPublish(access.role, caller.scopes));
+    const { head } = access;
+    if (expected !== head.latestVersion) throw conflict(TEXTS.knowledge.conflict, { latest_version: head.latestVersion });
+    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
+    if (latest === undefined) throw new Error(`knowledge ${id} has no version ${head.latestVersion}`);
+    const authority = input.authority ?? latest.authority ?? 'informational';
+    const changed = latest.content !== input.content || (latest.authority ?? 'informational') !== authority;
+    // write_knowledge replaces the content; the Knowledge's files (from an accepted proposal) stay with it.
+    const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, authority, attachments: latest.attachments, createdBy: caller.principal.id }) : latest;
+    const published = input.publish === true ? await publishVersion(tx, caller.tenant.id, head, saved.version) : false;
+    if (changed || published) {
+      await audit?.recordIn(tx, 'knowledge.write', [{ type: 'knowledge', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }], { owner_id: ownerOf(caller), published });
+    }
+    return { knowledge_id: id, title: head.name, version_id: saved.id, version: saved.version, updated: changed, published, created: false };
+  });
+}
+
+/** Creates a Knowledge with its first version (and publishes it when asked); no checks of the caller. */
+export async function createKnowledge(
+  tx: Transaction,
+  tenantId: string,
+  input: {
+    title: string;
+    content: string;
+    authority: Authority;
+    createdBy: string | undefined;
+    reviewBy?: string | undefined;
+    expiresAt?: string | undefined;
+    publish: boolean;
+    attachments?: NewVersion['attachments'];
+  },
+): Promise<WriteKnowledgeResult> {
+  const resource = await createContextResource(tx, { tenantId, type: 'knowledge', name: input.title, createdBy: input.createdBy });
+  const head = { id: resource.id, latestVersion: 0, publishedVersion: undefined };
+  if (input.reviewBy !== undefined || input.expiresAt !== undefined) {
+    await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date WHERE tenant_id = $1 AND id = $2', [tenantId, resource.id, input.reviewBy ?? null, input.expiresAt ?? null]);
+  }
+  const saved = await saveVersion(tx, tenantId, head, { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments });
+  const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
+  return { knowledge_id: resource.id, title: resource.name, version_id: saved.id, version: saved.version, updated: true, published, created: true };
+}
+
+export async function publishKnowledge(db: Db, caller: Caller, input: { knowledge_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+  const result = await publishResource(db, caller, 'knowledge', parseId('knowledge', input.knowledge_id), input.version, audit);
+  return { knowledge_id: result.id, title: result.name, version_id: result.version_id, version: result.version, published: result.published };
+}

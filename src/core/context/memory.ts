@@ -1,0 +1,128 @@
+import type { Caller } from '../access/caller.ts';
+import type { AssignmentState } from '../access/context-decisions.ts';
+import { assignmentState, canCreate, canRead, canWriteMemory } from '../access/context-decisions.ts';
+import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
+import { createContextResource, isResourceName } from '../access/resources.ts';
+import { isRoutedTo, routedTo } from '../access/routes.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
+import type { Db } from '../../store/db.ts';
+import { ensure, isUuid } from './common.ts';
+import { getHead, getVersion, getVersions, listHeads, saveVersion, versionKey } from './versions.ts';
+
+/**
+ * Alignbase Memory: working recall with live versions and no draft, review or publish step.
+ * Reading needs Viewer, writing Editor plus the Memory ID and its exact latest version; the
+ * Memory tools run on context.read alone. Routing reports assignment_state and never filters.
+ */
+
+/** "Memory content must be 25 KB or smaller": 25 KiB of UTF-8. */
+export const MEMORY_MAX_BYTES = 25 * 1024;
+
+export const MEMORY_TEXTS = {
+  invalidId: 'invalid memory_id',
+  notFound: 'Memory not found',
+  expectedVersion: 'expected_version must be positive',
+  changed: 'memory_changed: read Memory again, preserve relevant changes, and retry',
+  forbidden: 'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only',
+  tooLarge: 'Memory content must be 25 KB or smaller',
+  nameRequired: 'name required',
+  nameTooLong: 'name too long',
+} as const;
+
+function parseMemoryId(value: string): string {
+  if (!isUuid(value)) throw validation(MEMORY_TEXTS.invalidId);
+  return value.toLowerCase();
+}
+
+function checkContent(content: string): void {
+  if (Buffer.byteLength(content, 'utf8') > MEMORY_MAX_BYTES) throw validation(MEMORY_TEXTS.tooLarge);
+}
+
+export interface MemoryItem {
+  memory_id: string;
+  name: string;
+  version_id: string;
+  version: number;
+  assignment_state: AssignmentState;
+  can_write: boolean;
+}
+
+/** list_memories: every active Memory the agent may read (Viewer), routed or not. */
+export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]> {
+  const [heads, roles, routed] = await Promise.all([
+    listHeads(db, caller.tenant.id, 'memory'),
+    contextRoleTable(db, caller.tenant.id, caller.principal.id, 'memory'),
+    routedTo(db, caller.tenant.id, caller.principal.id),
+  ]);
+  const routedIds = new Set(routed.filter((r) => r.type === 'memory').map((r) => r.id));
+  const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
+  const versions = await getVersions(db, caller.tenant.id, readable.map((h) => ({ resourceId: h.id, version: h.latestVersion })), { content: false });
+  return readable.flatMap((head) => {
+    const v = versions.get(versionKey(head.id, head.latestVersion));
+    if (v === undefined) return [];
+    return [{ memory_id: head.id, name: head.name, version_id: v.id, version: v.version, assignment_state: assignmentState(routedIds.has(head.id)), can_write: canWriteMemory(roles.roleOn(head.id)) }];
+  });
+}
+
+/** read_memory: the latest version, needed for a safe write. */
+export async function readMemory(db: Db, caller: Caller, input: { memory_id: string }, audit?: AuditTrail) {
+  const id = parseMemoryId(input.memory_id);
+  const head = await getHead(db, caller.tenant.id, 'memory', id);
+  const role = head === undefined ? undefined : await effectiveContextRole(db, caller.tenant.id, caller.principal.id, 'memory', id);
+  if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(MEMORY_TEXTS.notFound);
+  const version = await getVersion(db, caller.tenant.id, id, head.latestVersion);
+  if (version === undefined) throw notFound(MEMORY_TEXTS.notFound);
+  audit?.touch({ type: 'memory', id, version: version.version, version_id: version.id });
+  return {
+    name: head.name,
+    content: version.content,
+    version_id: version.id,
+    version: version.version,
+    can_write: canWriteMemory(role),
+    assignment_state: assignmentState(await isRoutedTo(db, caller.tenant.id, caller.principal.id, id)),
+    memory_id: id,
+  };
+}
+
+/**
+ * create_memory: Create permission on the Memory type (Editor on All Memories), which already
+ * lets the creator read and write it. The creator is recorded (created_by) and gains no grant
+ * of its own, as with every resource an agent creates (docs/alignbase.md). Not routed.
+ */
+export async function createMemory(db: Db, caller: Caller, input: { name: string; content: string }, audit?: AuditTrail) {
+  const name = input.name.trim();
+  if (name === '') throw validation(MEMORY_TEXTS.nameRequired);
+  if (!isResourceName(name)) throw validation(MEMORY_TEXTS.nameTooLong);
+  checkContent(input.content);
+  return db.tx(async (tx) => {
+    ensure(canCreate('memory', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'memory', undefined), caller.scopes));
+    const resource = await createContextResource(tx, { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id });
+    const saved = await saveVersion(tx, caller.tenant.id, { id: resource.id, latestVersion: 0 }, { content: input.content, createdBy: caller.principal.id });
+    await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: resource.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
+    return { memory_id: resource.id, name, version_id: saved.id, version: saved.version, created: true as const };
+  });
+}
+
+/**
+ * write_memory: verifies the Memory ID, live Editor permission and the exact latest version
+ * under the Memory's row lock, then saves a new live version; identical content saves nothing.
+ */
+export async function writeMemory(db: Db, caller: Caller, input: { memory_id: string; expected_version: number; content: string }, audit?: AuditTrail) {
+  const id = parseMemoryId(input.memory_id);
+  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation(MEMORY_TEXTS.expectedVersion);
+  checkContent(input.content);
+  return db.tx(async (tx) => {
+    const head = await getHead(tx, caller.tenant.id, 'memory', id, { lock: true });
+    const role = head === undefined ? undefined : await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'memory', id);
+    if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(MEMORY_TEXTS.notFound);
+    if (!canWriteMemory(role)) throw permissionDenied(MEMORY_TEXTS.forbidden);
+    if (input.expected_version !== head.latestVersion) throw conflict(MEMORY_TEXTS.changed, { latest_version: head.latestVersion });
+    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
+    if (latest === undefined) throw notFound(MEMORY_TEXTS.notFound);
+    const changed = latest.content !== input.content;
+    const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
+    await audit?.recordIn(tx, 'memory.write', [{ type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }]);
+    return { name: head.name, memory_id: id, version_id: saved.id, version: saved.version, updated: changed };
+  });
+}

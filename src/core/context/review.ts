@@ -1,0 +1,480 @@
+import type { TenantRef } from '../access/caller.ts';
+import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
+import { findPrincipal, isEmailReference, requireTenant } from '../directory/directory.ts';
+import { conflict, notFound, validation } from '../errors.ts';
+import type { Db, Queryable, Transaction } from '../../store/db.ts';
+import { publicManifest } from './attachments.ts';
+import type { VersionedType } from './common.ts';
+import { isUuid } from './common.ts';
+import { RATIONALE_MAX } from './drafts.ts';
+import type { Authority } from './knowledge.ts';
+import { createKnowledge } from './knowledge.ts';
+import { parseSkillMd } from './skill-package.ts';
+import { checkKeptFiles, renameTo } from './skills.ts';
+import { unifiedDiff } from './unified-diff.ts';
+import type { AttachmentEntry, ResourceHead } from './versions.ts';
+import { HEAD_COLUMNS, getVersion, publishVersion, saveVersion, toHead } from './versions.ts';
+
+/**
+ * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or
+ * Skill, create_knowledge_draft / create_skill_draft) and proposals (a new Knowledge,
+ * propose_knowledge). Nothing an agent submits becomes a version until a person accepts it
+ * here (`kgw review`, later the console). Each decision runs in one transaction with the
+ * resource row locked and is audited in it.
+ */
+
+export type ReviewKind = 'draft' | 'proposal';
+export type ReviewStatus = 'open' | 'accepted' | 'rejected';
+
+const LABEL: Record<VersionedType, string> = { knowledge: 'Knowledge', skill: 'Skill' };
+
+/** One open draft or proposal, as `kgw review list` shows it. */
+export interface ReviewItem {
+  id: string;
+  kind: ReviewKind;
+  type: VersionedType;
+  /** The Knowledge or Skill a draft replaces; null for a proposal. */
+  resource_id: string | null;
+  /** The resource's title or name; a proposal's title. */
+  name: string;
+  /** Drafts: the version the draft was written on, and the latest saved version now. */
+  base_version: number | null;
+  current_version: number | null;
+  /** The resource has moved past the draft's base version. */
+  is_stale: boolean;
+  /** The person (an agent's owner), and the agent when an agent wrote it (as list_knowledge_drafts). */
+  author_name: string | null;
+  author_email: string | null;
+  agent_name: string | null;
+  rationale: string | null;
+  created_at: string;
+}
+
+export interface PublicAttachment {
+  path: string;
+  media_type: string;
+  size: number;
+  digest_encoding: 'text' | 'binary';
+}
+
+/** One draft or proposal in full, as `kgw review show` shows it. */
+export interface ReviewDetail extends ReviewItem {
+  status: ReviewStatus;
+  /** The proposed Knowledge markdown or SKILL.md. */
+  content: string;
+  /** Knowledge: the authority a saved version gets (a draft keeps the latest version's). */
+  authority: Authority | null;
+  /** The files a saved version gets: a proposal's own, or the latest version's (kept) for a draft. */
+  attachments: PublicAttachment[];
+  /** Drafts: the version the draft was written on. */
+  base: { version: number; content: string } | null;
+  /** Stale drafts: the latest saved version, which accepting would replace. */
+  latest: { version: number; content: string } | null;
+  /** Drafts: the base version → the draft, as a unified diff ('' when they are equal). */
+  diff: string | null;
+  /** Stale drafts: the latest version → the draft, what accepting would change. */
+  diff_latest: string | null;
+  decided_at: string | null;
+  /** The reviewer's email; null while open, or when the CLI operator decided without --as. */
+  decided_by: string | null;
+  decision_note: string | null;
+  /** Accepted drafts: the version the draft was saved as (or the equal latest one). */
+  result_version: number | null;
+  /** Accepted proposals: the Knowledge created. */
+  result_resource_id: string | null;
+}
+
+export interface AcceptResult {
+  id: string;
+  kind: ReviewKind;
+  type: VersionedType;
+  resource_id: string;
+  name: string;
+  status: 'accepted';
+  base_version: number | null;
+  /** The latest version before the decision; null for a proposal. */
+  previous_version: number | null;
+  version: number;
+  version_id: string;
+  /** A new version was saved (false: the draft equals the latest version, which is kept). */
+  saved: boolean;
+  published: boolean;
+  /** A stale draft accepted with force. */
+  forced: boolean;
+  decided_at: string;
+  decided_by: string | null;
+}
+
+export interface RejectResult {
+  id: string;
+  kind: ReviewKind;
+  type: VersionedType;
+  resource_id: string | null;
+  name: string;
+  status: 'rejected';
+  note: string | null;
+  decided_at: string;
+  decided_by: string | null;
+}
+
+interface AuthorColumns {
+  author_kind: 'person' | 'agent';
+  author_name: string;
+  author_email: string | null;
+  owner_name: string | null;
+  owner_email: string | null;
+}
+
+interface ItemRow extends AuthorColumns {
+  kind: ReviewKind;
+  id: string;
+  type: VersionedType;
+  resource_id: string | null;
+  name: string;
+  base_version: number | null;
+  current_version: number | null;
+  rationale: string | null;
+  created_at: Date | string;
+}
+
+interface DetailRow extends ItemRow {
+  status: ReviewStatus;
+  content: string;
+  resource_status: 'active' | 'archived' | null;
+  /** Proposals only. */
+  authority: Authority | null;
+  attachments: AttachmentEntry[] | string | null;
+  decided_at: Date | string | null;
+  decided_by_email: string | null;
+  decision_note: string | null;
+  result_version: number | null;
+  author_id: string;
+}
+
+const AUTHOR_COLUMNS = 'a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email';
+const authorJoins = (alias: string) => `
+    JOIN principals a ON a.tenant_id = ${alias}.tenant_id AND a.id = ${alias}.author_id
+    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id`;
+
+const LIST_SQL = `
+  SELECT 'draft' AS kind, d.id, d.resource_type AS type, d.resource_id, r.name, d.base_version, r.latest_version AS current_version,
+         d.rationale, d.created_at, ${AUTHOR_COLUMNS}
+    FROM context_drafts d
+    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}
+   WHERE d.tenant_id = $1 AND d.status = 'open'
+  UNION ALL
+  SELECT 'proposal' AS kind, p.id, p.resource_type AS type, NULL::uuid AS resource_id, p.title AS name, NULL::integer AS base_version, NULL::integer AS current_version,
+         p.rationale, p.created_at, ${AUTHOR_COLUMNS}
+    FROM context_proposals p${authorJoins('p')}
+   WHERE p.tenant_id = $1 AND p.status = 'open'
+   ORDER BY created_at, id`;
+
+const DRAFT_SQL = `
+  SELECT 'draft' AS kind, d.id, d.resource_type AS type, d.resource_id, r.name, r.status AS resource_status, d.base_version, r.latest_version AS current_version,
+         d.content, d.rationale, d.status, d.created_at, d.decided_at, d.decision_note, d.result_version, d.author_id,
+         NULL AS authority, NULL AS attachments, rv.email AS decided_by_email, ${AUTHOR_COLUMNS}
+    FROM context_drafts d
+    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id${authorJoins('d')}
+    LEFT JOIN principals rv ON rv.tenant_id = d.tenant_id AND rv.id = d.decided_by
+   WHERE d.tenant_id = $1 AND d.id = $2`;
+
+const PROPOSAL_SQL = `
+  SELECT 'proposal' AS kind, p.id, p.resource_type AS type, p.resource_id, p.title AS name, NULL AS resource_status, NULL::integer AS base_version, NULL::integer AS current_version,
+         p.content, p.rationale, p.status, p.created_at, p.decided_at, p.decision_note, NULL::integer AS result_version, p.author_id,
+         p.authority, p.attachments, rv.email AS decided_by_email, ${AUTHOR_COLUMNS}
+    FROM context_proposals p${authorJoins('p')}
+    LEFT JOIN principals rv ON rv.tenant_id = p.tenant_id AND rv.id = p.decided_by
+   WHERE p.tenant_id = $1 AND p.id = $2`;
+
+const iso = (value: Date | string): string => new Date(value).toISOString();
+const num = (value: number | null): number | null => (value === null ? null : Number(value));
+
+function toItem(row: ItemRow): ReviewItem {
+  const byAgent = row.author_kind === 'agent';
+  const base = num(row.base_version);
+  const current = num(row.current_version);
+  return {
+    id: row.id,
+    kind: row.kind,
+    type: row.type,
+    // An accepted proposal's Knowledge is its result, not what it replaces.
+    resource_id: row.kind === 'draft' ? row.resource_id : null,
+    name: row.name,
+    base_version: base,
+    current_version: current,
+    is_stale: base !== null && current !== null && base < current,
+    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
+    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
+    agent_name: byAgent ? row.author_name : null,
+    rationale: row.rationale,
+    created_at: iso(row.created_at),
+  };
+}
+
+const manifestOf = (value: AttachmentEntry[] | string | null): AttachmentEntry[] =>
+  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as AttachmentEntry[]) : value;
+
+/** Every open draft (of an active resource) and proposal of the tenant, oldest first. */
+export async function listReviews(db: Db, input: { tenant: string }): Promise<ReviewItem[]> {
+  const tenant = await requireTenant(db, input.tenant);
+  const rows = await db.query<ItemRow>(LIST_SQL, [tenant.id]);
+  return rows.map(toItem);
+}
+
+const missing = (tenant: TenantRef, id: string) => notFound(`no draft or proposal "${id}" in tenant "${tenant.slug}"`);
+
+/** The draft or proposal `id`, any status; `lock` takes its row lock (after the caller locked the resource). */
+async function findDetail(q: Queryable, tenant: TenantRef, id: string, options: { lock?: boolean } = {}): Promise<DetailRow> {
+  if (!isUuid(id)) throw missing(tenant, id);
+  const key = id.toLowerCase();
+  const [draft] = await q.query<DetailRow>(`${DRAFT_SQL}${options.lock === true ? ' FOR UPDATE OF d' : ''}`, [tenant.id, key]);
+  if (draft !== undefined) return draft;
+  const [proposal] = await q.query<DetailRow>(`${PROPOSAL_SQL}${options.lock === true ? ' FOR UPDATE OF p' : ''}`, [tenant.id, key]);
+  if (proposal !== undefined) return proposal;
+  throw missing(tenant, id);
+}
+
+/** One draft or proposal in full: for a draft also its base version and a diff against it. */
+export async function showReview(db: Db, input: { tenant: string; id: string }): Promise<ReviewDetail> {
+  const tenant = await requireTenant(db, input.tenant);
+  const row = await findDetail(db, tenant, input.id);
+  // Staleness is a question about open drafts only (an accepted one is behind its own result).
+  const item = { ...toItem(row), ...(row.status === 'open' ? {} : { is_stale: false }) };
+  const common = {
+    ...item,
+    status: row.status,
+    content: row.content,
+    decided_at: row.decided_at === null ? null : iso(row.decided_at),
+    decided_by: row.decided_by_email,
+    decision_note: row.decision_note,
+    result_version: num(row.result_version),
+    result_resource_id: row.kind === 'proposal' ? row.resource_id : null,
+  };
+  if (row.kind === 'proposal') {
+    return { ...common, authority: row.authority, attachments: publicManifest(manifestOf(row.attachments)), base: null, latest: null, diff: null, diff_latest: null };
+  }
+  const resourceId = row.resource_id as string;
+  const baseVersion = Number(row.base_version);
+  const currentVersion = Number(row.current_version);
+  const [base, latest] = await Promise.all([getVersion(db, tenant.id, resourceId, baseVersion), getVersion(db, tenant.id, resourceId, currentVersion)]);
+  if (base === undefined || latest === undefined) throw new Error(`${row.type} ${resourceId} lacks version ${base === undefined ? baseVersion : currentVersion}`);
+  return {
+    ...common,
+    authority: row.type === 'knowledge' ? (latest.authority ?? 'informational') : null,
+    attachments: publicManifest(latest.attachments),
+    base: { version: base.version, content: base.content },
+    latest: item.is_stale ? { version: latest.version, content: latest.content } : null,
+    diff: unifiedDiff(base.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${base.version}`, to: `draft ${row.id}` }),
+    diff_latest: item.is_stale ? unifiedDiff(latest.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${latest.version}`, to: `draft ${row.id}` }) : null,
+  };
+}
+
+/** The reviewer named by `as` (a person of the tenant, by email); undefined: the CLI operator. */
+async function reviewer(q: Queryable, tenant: TenantRef, as: string | undefined): Promise<{ id: string; email: string } | undefined> {
+  if (as === undefined) return undefined;
+  if (!isEmailReference(as)) throw validation(`the reviewer must be a person, named by email: "${as}"`);
+  const person = await findPrincipal(q, tenant.id, as);
+  if (person === undefined || person.email === undefined) throw notFound(`no person "${as}" in tenant "${tenant.slug}"`);
+  return { id: person.id, email: person.email };
+}
+
+function ensureOpen(row: DetailRow): void {
+  if (row.status !== 'open') {
+    throw conflict(`${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(row.decided_at)}; only open drafts and proposals can be decided`, {
+      status: row.status,
+    });
+  }
+}
+
+/**
+ * Locks the item for a decision. A draft's resource row is locked first (the order every
+ * writer of the resource takes), then the draft row, read again under the lock: of two
+ * decisions on one draft the second waits and then sees it decided.
+ */
+async function lockForDecision(tx: Transaction, tenant: TenantRef, id: string): Promise<{ row: DetailRow; head: ResourceHead | undefined }> {
+  const first = await findDetail(tx, tenant, id);
+  if (first.kind === 'proposal') return { row: await findDetail(tx, tenant, id, { lock: true }), head: undefined };
+  const [headRow] = await tx.query<Parameters<typeof toHead>[0]>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`, [
+    tenant.id,
+    first.resource_id,
+  ]);
+  if (headRow === undefined) throw missing(tenant, id);
+  return { row: await findDetail(tx, tenant, id, { lock: true }), head: toHead(headRow) };
+}
+
+export interface AcceptInput {
+  readonly tenant: string;
+  readonly id: string;
+  /** The reviewer's email; omitted: the CLI operator (decided_by stays NULL). */
+  readonly as?: string | undefined;
+  readonly publish?: boolean | undefined;
+  /** Accept a stale draft (its base version is no longer the latest) anyway. */
+  readonly force?: boolean | undefined;
+}
+
+/**
+ * Accepts an open draft or proposal. A Knowledge draft is saved as the next version with the
+ * latest version's authority and files; a Skill draft as the next version with the latest
+ * version's files, its name and description from the new SKILL.md (a new name renames the
+ * Skill, as write_skill does); a draft equal to the latest version saves nothing. A proposal
+ * creates its Knowledge (created by the proposing agent). A stale draft is refused unless
+ * `force`. `publish` publishes the resulting version.
+ */
+export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput): Promise<AcceptResult> {
+  return db.tx(async (tx) => {
+    const tenant = await requireTenant(tx, input.tenant);
+    const by = await reviewer(tx, tenant, input.as);
+    const { row, head } = await lockForDecision(tx, tenant, input.id);
+    ensureOpen(row);
+    const publish = input.publish === true;
+    if (row.kind === 'proposal') {
+      const created = await createKnowledge(tx, tenant.id, {
+        title: row.name,
+        content: row.content,
+        authority: row.authority ?? 'informational',
+        createdBy: row.author_id,
+        publish,
+        attachments: manifestOf(row.attachments),
+      });
+      const [decided] = await tx.query<{ decided_at: Date | string }>(
+        `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
+          WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
+        [tenant.id, row.id, by?.id ?? null, created.knowledge_id],
+      );
+      await audit.appendIn(tx, {
+        tenantId: tenant.id,
+        surface: 'cli',
+        principalId: by?.id,
+        action: 'review.accept',
+        result: 'ok',
+        resources: [{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: created.version, version_id: created.version_id, changed: true }],
+        details: { kind: 'proposal', proposal_id: row.id, published: created.published },
+      });
+      return {
+        id: row.id,
+        kind: 'proposal',
+        type: 'knowledge',
+        resource_id: created.knowledge_id,
+        name: created.title,
+        status: 'accepted',
+        base_version: null,
+        previous_version: null,
+        version: created.version,
+        version_id: created.version_id,
+        saved: true,
+        published: created.published,
+        forced: false,
+        decided_at: iso(decided!.decided_at),
+        decided_by: by?.email ?? null,
+      };
+    }
+
+    const type = row.type;
+    if (head === undefined || head.status !== 'active' || head.latestVersion === 0) {
+      throw conflict(`the ${LABEL[type]} "${row.name}" of draft ${row.id} is archived; it cannot be accepted`);
+    }
+    const baseVersion = Number(row.base_version);
+    const stale = baseVersion < head.latestVersion;
+    if (stale && input.force !== true) {
+      throw conflict(
+        `draft ${row.id} is stale: it was written on version ${baseVersion} of the ${LABEL[type]} "${head.name}", which is now at version ${head.latestVersion}; accepting it would replace version ${head.latestVersion} (review it and accept with --force to do so)`,
+        { base_version: baseVersion, latest_version: head.latestVersion },
+      );
+    }
+    const latest = await getVersion(tx, tenant.id, head.id, head.latestVersion);
+    if (latest === undefined) throw new Error(`${type} ${head.id} has no version ${head.latestVersion}`);
+    let saved = latest;
+    let name = head.name;
+    if (latest.content !== row.content) {
+      if (type === 'knowledge') {
+        saved = await saveVersion(tx, tenant.id, head, { content: row.content, authority: latest.authority ?? 'informational', attachments: latest.attachments, createdBy: row.author_id });
+      } else {
+        const pkg = parseSkillMd(row.content);
+        checkKeptFiles(row.content, latest.attachments);
+        await renameTo(tx, tenant.id, head, pkg.name);
+        saved = await saveVersion(tx, tenant.id, head, { content: row.content, name: pkg.name, description: pkg.description, attachments: latest.attachments, createdBy: row.author_id });
+        name = pkg.name;
+      }
+    }
+    const changed = saved !== latest;
+    const published = publish ? await publishVersion(tx, tenant.id, head, saved.version) : false;
+    const [decided] = await tx.query<{ decided_at: Date | string }>(
+      `UPDATE context_drafts SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, result_version = $4
+        WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
+      [tenant.id, row.id, by?.id ?? null, saved.version],
+    );
+    const resource: AuditResource = { type, id: head.id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed };
+    await audit.appendIn(tx, {
+      tenantId: tenant.id,
+      surface: 'cli',
+      principalId: by?.id,
+      action: 'review.accept',
+      result: 'ok',
+      resources: [resource],
+      details: { kind: 'draft', draft_id: row.id, base_version: baseVersion, published, forced: stale },
+    });
+    return {
+      id: row.id,
+      kind: 'draft',
+      type,
+      resource_id: head.id,
+      name,
+      status: 'accepted',
+      base_version: baseVersion,
+      previous_version: head.latestVersion,
+      version: saved.version,
+      version_id: saved.id,
+      saved: changed,
+      published,
+      forced: stale,
+      decided_at: iso(decided!.decided_at),
+      decided_by: by?.email ?? null,
+    };
+  });
+}
+
+export interface RejectInput {
+  readonly tenant: string;
+  readonly id: string;
+  readonly as?: string | undefined;
+  /** Why, for the record (at most 2,000 characters). */
+  readonly note?: string | undefined;
+}
+
+/** Rejects an open draft or proposal with an optional note; nothing else changes. */
+export async function rejectReview(db: Db, audit: AuditLog, input: RejectInput): Promise<RejectResult> {
+  if (input.note !== undefined && [...input.note].length > RATIONALE_MAX) throw validation(`note cannot exceed ${RATIONALE_MAX} characters`);
+  const note = input.note === undefined || input.note.trim() === '' ? null : input.note;
+  return db.tx(async (tx) => {
+    const tenant = await requireTenant(tx, input.tenant);
+    const by = await reviewer(tx, tenant, input.as);
+    const { row } = await lockForDecision(tx, tenant, input.id);
+    ensureOpen(row);
+    const table = row.kind === 'draft' ? 'context_drafts' : 'context_proposals';
+    const [decided] = await tx.query<{ decided_at: Date | string }>(
+      `UPDATE ${table} SET status = 'rejected', decided_at = clock_timestamp(), decided_by = $3, decision_note = $4 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
+      [tenant.id, row.id, by?.id ?? null, note],
+    );
+    const item = toItem(row);
+    await audit.appendIn(tx, {
+      tenantId: tenant.id,
+      surface: 'cli',
+      principalId: by?.id,
+      action: 'review.reject',
+      result: 'ok',
+      resources: row.kind === 'draft' ? [{ type: row.type, id: item.resource_id as string, version: Number(row.base_version) }] : [],
+      details: row.kind === 'draft' ? { kind: 'draft', draft_id: row.id } : { kind: 'proposal', proposal_id: row.id },
+    });
+    return {
+      id: row.id,
+      kind: row.kind,
+      type: row.type,
+      resource_id: item.resource_id,
+      name: row.name,
+      status: 'rejected',
+      note,
+      decided_at: iso(decided!.decided_at),
+      decided_by: by?.email ?? null,
+    };
+  });
+}

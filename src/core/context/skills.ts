@@ -1,0 +1,221 @@
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import type { Caller } from '../access/caller.ts';
+import { canCreate, canEdit } from '../access/context-decisions.ts';
+import { effectiveContextRole } from '../access/grants.ts';
+import { createContextResource } from '../access/resources.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import { conflict, isKgwError, validation } from '../errors.ts';
+import type { Db, Queryable, Transaction } from '../../store/db.ts';
+import { isUniqueViolation } from '../../store/db.ts';
+import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
+import type { ListFields } from './common.ts';
+import { TEXTS, ensure, listFields, listReadable, ownerOf, parseDates, parseId, parseReadSelector, publishResource, readFields, resolveAccess, selectVersion } from './common.ts';
+import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
+import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
+import type { AttachmentEntry, ResourceHead } from './versions.ts';
+import { getVersion, publishVersion, saveVersion, setDates } from './versions.ts';
+
+/**
+ * Alignbase Skills: versioned packages of SKILL.md and attachment files. The resource name is
+ * the frontmatter name, which is also the package's directory_name and unique in the tenant.
+ */
+
+type Services = { readonly db: Db; readonly blob: BlobStore };
+
+export interface SkillItem extends ListFields {
+  id: string;
+  name: string;
+  directory_name: string;
+  description: string;
+}
+
+export async function listSkills(db: Db, caller: Caller): Promise<SkillItem[]> {
+  const rows = await listReadable(db, caller, 'skill');
+  return rows.map(({ head, role, latest, published }) => ({
+    id: head.id,
+    name: head.name,
+    directory_name: head.name,
+    description: latest.description ?? '',
+    ...listFields(head, latest, published, role, caller),
+  }));
+}
+
+/** The metadata.alignbase-* keys a local install records (docs/alignbase.md, "Installing a Skill"). */
+export interface InstallMetadata {
+  'alignbase-origin': string;
+  'alignbase-skill-id': string;
+  'alignbase-channel': 'published' | 'draft';
+  'alignbase-version': string;
+  'alignbase-version-id': string;
+}
+
+export async function readSkill(services: Services & { origin: string }, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+  const id = parseId('skill', input.skill_id);
+  const selector = parseReadSelector(input.version);
+  const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
+  const version = await selectVersion(services.db, caller, 'skill', access, selector);
+  audit?.touch({ type: 'skill', id, version: version.version, version_id: version.id });
+  const fields = readFields(access, version, caller);
+  const name = version.name ?? access.head.name;
+  // A published install tracks published_version_id, a draft install latest_version_id.
+  const channel = fields.is_published_version ? 'published' : 'draft';
+  return {
+    skill_id: id,
+    name,
+    directory_name: name,
+    description: version.description ?? '',
+    ...fields,
+    skill_md: version.content,
+    attachment_format: 'v1' as const,
+    attachments: publicManifest(version.attachments),
+    install_metadata: {
+      'alignbase-origin': services.origin,
+      'alignbase-skill-id': id,
+      'alignbase-channel': channel,
+      'alignbase-version': String(version.version),
+      'alignbase-version-id': version.id,
+    } satisfies InstallMetadata,
+  };
+}
+
+/** A taken name, in the words of the package error. */
+function nameTaken(name: string) {
+  return validation(`${SKILL_PACKAGE_ERROR_PREFIX}a skill named "${name}" already exists`);
+}
+
+/** Renames a Skill whose row the caller locked to its new frontmatter name (write_skill, an accepted draft). */
+export async function renameTo(tx: Transaction, tenantId: string, head: ResourceHead, name: string): Promise<void> {
+  if (name === head.name) return;
+  try {
+    await tx.query('SAVEPOINT skill_rename');
+    await tx.query('UPDATE context_resources SET name = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [tenantId, head.id, name]);
+    await tx.query('RELEASE SAVEPOINT skill_rename');
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT skill_rename');
+    throw nameTaken(name);
+  }
+}
+
+export interface CreateSkillInput {
+  readonly skill_md: string;
+  readonly attachments?: readonly AttachmentInput[] | undefined;
+  readonly review_by?: string | undefined;
+  readonly expires_at?: string | undefined;
+}
+
+/** create_skill: Editor on All Skills; the bytes are stored before the version points at them. */
+export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit?: AuditTrail) {
+  const pkg = validatePackage({ skillMd: input.skill_md, attachments: input.attachments ?? [] });
+  const dates = parseDates(input);
+  const typeRole = await effectiveContextRole(services.db, caller.tenant.id, caller.principal.id, 'skill', undefined);
+  ensure(canCreate('skill', typeRole, caller.scopes));
+  const manifest = await storeFiles(services.blob, pkg.files);
+  return services.db.tx(async (tx) => {
+    // Checked again in the transaction: a grant may have gone while the bytes were stored.
+    ensure(canCreate('skill', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'skill', undefined), caller.scopes));
+    const created = await insertSkill(tx, caller.tenant.id, { pkg, manifest, createdBy: caller.principal.id, ...dates, publish: false });
+    await audit?.recordIn(tx, 'skill.create', [{ type: 'skill', id: created.skill_id, before_version: null, after_version: 1, version_id: created.version_id, changed: true }], {
+      owner_id: ownerOf(caller),
+      package_files: manifest.length + 1,
+      review_by: dates.reviewBy ?? null,
+      expires_at: dates.expiresAt ?? null,
+    });
+    return created;
+  });
+}
+
+/** Creates a Skill with its first version; no checks of the caller (create_skill, the org file). */
+export async function insertSkill(
+  tx: Transaction,
+  tenantId: string,
+  input: { pkg: ParsedSkillMd & { skillMd: string }; manifest: AttachmentEntry[]; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined; publish: boolean },
+) {
+  let resourceId: string;
+  try {
+    resourceId = (await createContextResource(tx, { tenantId, type: 'skill', name: input.pkg.name, createdBy: input.createdBy })).id;
+  } catch (error) {
+    if (isKgwError(error, 'conflict')) throw nameTaken(input.pkg.name);
+    throw error;
+  }
+  const head = { id: resourceId, latestVersion: 0, publishedVersion: undefined };
+  if (input.reviewBy !== undefined || input.expiresAt !== undefined) {
+    await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date WHERE tenant_id = $1 AND id = $2', [tenantId, resourceId, input.reviewBy ?? null, input.expiresAt ?? null]);
+  }
+  const saved = await saveVersion(tx, tenantId, head, {
+    content: input.pkg.skillMd,
+    name: input.pkg.name,
+    description: input.pkg.description,
+    attachments: input.manifest,
+    createdBy: input.createdBy,
+  });
+  const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
+  return { skill_id: resourceId, name: input.pkg.name, directory_name: input.pkg.name, version_id: saved.id, version: saved.version, created: true as const, published };
+}
+
+/** The kept files count toward the package limits with the new SKILL.md (write_skill without attachments, an accepted draft). */
+export function checkKeptFiles(skillMd: string, files: readonly AttachmentEntry[]): void {
+  const total = Buffer.byteLength(skillMd, 'utf8') + files.reduce((sum, f) => sum + f.size, 0);
+  if (total > PACKAGE_MAX_BYTES) throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}total package content cannot exceed 3 MiB, got ${total} bytes with the kept attachments`);
+  if (files.length + 1 > PACKAGE_MAX_FILES) throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}a package cannot include more than ${PACKAGE_MAX_FILES} files`);
+}
+
+export interface WriteSkillInput {
+  readonly skill_id: string;
+  readonly expected_version: number;
+  readonly skill_md: string;
+  readonly attachments?: readonly AttachmentInput[] | undefined;
+  readonly review_by?: string | undefined;
+  readonly expires_at?: string | undefined;
+}
+
+/**
+ * write_skill: the full package (attachments omitted = kept, [] = cleared). A new version only
+ * when SKILL.md or the files differ; changed dates alone answer the latest version with
+ * updated: true; nothing changed answers updated: false.
+ */
+export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail) {
+  const id = parseId('skill', input.skill_id);
+  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation('expected_version must be positive');
+  const pkg = input.attachments === undefined ? { ...parseSkillMd(input.skill_md), skillMd: input.skill_md, files: undefined } : validatePackage({ skillMd: input.skill_md, attachments: input.attachments });
+  // The caller, the dates and the version are checked before any bytes are stored, so a refused
+  // write stores nothing, and again on the locked row, which decides.
+  const check = async (q: Queryable, lock: boolean) => {
+    const access = await resolveAccess(q, caller, 'skill', id, { lock });
+    ensure(canEdit(access.role, caller.scopes));
+    const dates = parseDates(input, access.head);
+    if (input.expected_version !== access.head.latestVersion) throw conflict(TEXTS.skill.conflict, { latest_version: access.head.latestVersion });
+    return { head: access.head, dates };
+  };
+  if (pkg.files !== undefined) await check(services.db, false);
+  const manifest = pkg.files === undefined ? undefined : await storeFiles(services.blob, pkg.files);
+  return services.db.tx(async (tx) => {
+    const { head, dates } = await check(tx, true);
+    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
+    if (latest === undefined) throw new Error(`skill ${id} has no version ${head.latestVersion}`);
+    const files = manifest ?? latest.attachments;
+    if (manifest === undefined) checkKeptFiles(input.skill_md, files);
+    const changed = latest.content !== input.skill_md || !sameManifest(latest.attachments, files);
+    const datesChanged = await setDates(tx, caller.tenant.id, head, dates);
+    let saved = latest;
+    if (changed) {
+      await renameTo(tx, caller.tenant.id, head, pkg.name);
+      saved = await saveVersion(tx, caller.tenant.id, head, { content: input.skill_md, name: pkg.name, description: pkg.description, attachments: files, createdBy: caller.principal.id });
+    }
+    if (changed || datesChanged) {
+      await audit?.recordIn(tx, 'skill.write', [{ type: 'skill', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }], {
+        owner_id: ownerOf(caller),
+        package_files: files.length + 1,
+        review_by: dates.reviewBy ?? head.reviewBy ?? null,
+        expires_at: dates.expiresAt ?? head.expiresAt ?? null,
+      });
+    }
+    const name = saved.name ?? head.name;
+    return { skill_id: id, name, directory_name: name, version_id: saved.id, version: saved.version, updated: changed || datesChanged };
+  });
+}
+
+export async function publishSkill(db: Db, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+  const result = await publishResource(db, caller, 'skill', parseId('skill', input.skill_id), input.version, audit);
+  return { skill_id: result.id, name: result.name, version_id: result.version_id, version: result.version, published: result.published };
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../store/db.ts';
+import type { ContextType } from '../access/context-roles.ts';
+
+/**
+ * Full-snapshot versions of Alignbase resources (migration 0008): the resource head with its
+ * latest and published pointers and staleness dates, and immutable saved versions. Knowledge,
+ * Skills, Memory and Artifacts share this; each type's service adds its own rules.
+ */
+
+/** One file of a version's manifest; the bytes are in the blob store under `sha256`. */
+export interface AttachmentEntry {
+  readonly path: string;
+  readonly media_type: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly digest_encoding: 'text' | 'binary';
+}
+
+export interface ResourceHead {
+  readonly id: string;
+  readonly type: ContextType;
+  /** The title of a Knowledge, the name of a Skill, Memory or Artifact. */
+  readonly name: string;
+  readonly status: 'active' | 'archived';
+  readonly latestVersion: number;
+  readonly publishedVersion: number | undefined;
+  /** YYYY-MM-DD. */
+  readonly reviewBy: string | undefined;
+  readonly expiresAt: string | undefined;
+  readonly createdBy: string | undefined;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface SavedVersion {
+  readonly resourceId: string;
+  /** version_id. */
+  readonly id: string;
+  readonly version: number;
+  readonly content: string;
+  readonly authority: 'informational' | 'must_follow' | undefined;
+  readonly name: string | undefined;
+  readonly description: string | undefined;
+  readonly attachments: readonly AttachmentEntry[];
+  /** Artifacts: the task the package came from, and sha256:<hex> of the whole package. */
+  readonly sourceTask: string | undefined;
+  readonly digest: string | undefined;
+  readonly createdBy: string | undefined;
+  readonly createdAt: Date;
+}
+
+interface HeadRow {
+  id: string;
+  type: ContextType;
+  name: string;
+  status: 'active' | 'archived';
+  latest_version: number;
+  published_version: number | null;
+  review_by: string | null;
+  expires_at: string | null;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface VersionRow {
+  resource_id: string;
+  id: string;
+  version: number;
+  content: string;
+  authority: 'informational' | 'must_follow' | null;
+  name: string | null;
+  description: string | null;
+  attachments: AttachmentEntry[] | string;
+  source_task: string | null;
+  digest: string | null;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export const HEAD_COLUMNS =
+  'r.id, r.type, r.name, r.status, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at, r.created_by, r.created_at, r.updated_at';
+const VERSION_COLUMNS = 'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at';
+
+export function toHead(row: HeadRow): ResourceHead {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    status: row.status,
+    latestVersion: Number(row.latest_version),
+    publishedVersion: row.published_version === null ? undefined : Number(row.published_version),
+    reviewBy: row.review_by ?? undefined,
+    expiresAt: row.expires_at ?? undefined,
+    createdBy: row.created_by ?? undefined,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function toVersion(row: VersionRow): SavedVersion {
+  return {
+    resourceId: row.resource_id,
+    id: row.id,
+    version: Number(row.version),
+    content: row.content,
+    authority: row.authority ?? undefined,
+    name: row.name ?? undefined,
+    description: row.description ?? undefined,
+    attachments: typeof row.attachments === 'string' ? (JSON.parse(row.attachments) as AttachmentEntry[]) : row.attachments,
+    sourceTask: row.source_task ?? undefined,
+    digest: row.digest ?? undefined,
+    createdBy: row.created_by ?? undefined,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** The active resource of `type`, or undefined; `lock` takes its row lock for a write (serialising writers). */
+export async function getHead(q: Queryable, tenantId: string, type: ContextType, id: string, options: { lock?: boolean } = {}): Promise<ResourceHead | undefined> {
+  const [row] = await q.query<HeadRow>(
+    `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.type = $2 AND r.id = $3 AND r.status = 'active'${options.lock === true ? ' FOR UPDATE' : ''}`,
+    [tenantId, type, id],
+  );
+  return row && toHead(row);
+}
+
+/** Every active resource of `type` with at least one saved version, by name then id. */
+export async function listHeads(q: Queryable, tenantId: string, type: ContextType): Promise<ResourceHead[]> {
+  const rows = await q.query<HeadRow>(
+    `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.type = $2 AND r.status = 'active' AND r.latest_version > 0 ORDER BY r.name, r.id`,
+    [tenantId, type],
+  );
+  return rows.map(toHead);
+}
+
+export async function getVersion(q: Queryable, tenantId: string, resourceId: string, version: number): Promise<SavedVersion | undefined> {
+  const [row] = await q.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = $3`, [
+    tenantId,
+    resourceId,
+    version,
+  ]);
+  return row && toVersion(row);
+}
+
+/** Several versions at once, keyed `resourceId:version` (for lists and the session bundle). */
+export async function getVersions(q: Queryable, tenantId: string, refs: readonly { resourceId: string; version: number }[], options: { content?: boolean } = {}): Promise<Map<string, SavedVersion>> {
+  const found = new Map<string, SavedVersion>();
+  if (refs.length === 0) return found;
+  const columns = options.content === false ? VERSION_COLUMNS.replace('v.content', "'' AS content") : VERSION_COLUMNS;
+  const rows = await q.query<VersionRow>(
+    `SELECT ${columns} FROM context_versions v
+       JOIN unnest($2::uuid[], $3::int[]) AS want(resource_id, version) ON want.resource_id = v.resource_id AND want.version = v.version
+      WHERE v.tenant_id = $1`,
+    [tenantId, refs.map((r) => r.resourceId), refs.map((r) => r.version)],
+  );
+  for (const row of rows) found.set(`${row.resource_id}:${Number(row.version)}`, toVersion(row));
+  return found;
+}
+
+export const versionKey = (resourceId: string, version: number): string => `${resourceId}:${version}`;
+
+export interface NewVersion {
+  readonly content: string;
+  readonly authority?: 'informational' | 'must_follow' | undefined;
+  readonly name?: string | undefined;
+  readonly description?: string | undefined;
+  readonly attachments?: readonly AttachmentEntry[] | undefined;
+  readonly sourceTask?: string | undefined;
+  readonly digest?: string | undefined;
+  readonly createdBy: string | undefined;
+}
+
+/**
+ * Saves the next version of a resource whose head the caller locked (or created) in this
+ * transaction, and moves the latest pointer to it.
+ */
+export async function saveVersion(tx: Queryable, tenantId: string, head: Pick<ResourceHead, 'id' | 'latestVersion'>, input: NewVersion): Promise<SavedVersion> {
+  const version = head.latestVersion + 1;
+  const [row] = await tx.query<VersionRow>(
+    `INSERT INTO context_versions (tenant_id, resource_id, version, id, content, authority, name, description, attachments, created_by, source_task, digest)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
+     RETURNING resource_id, id, version, content, authority, name, description, attachments, source_task, digest, created_by, created_at`,
+    [
+      tenantId,
+      head.id,
+      version,
+      randomUUID(),
+      input.content,
+      input.authority ?? null,
+      input.name ?? null,
+      input.description ?? null,
+      JSON.stringify(input.attachments ?? []),
+      input.createdBy ?? null,
+      input.sourceTask ?? null,
+      input.digest ?? null,
+    ],
+  );
+  await tx.query('UPDATE context_resources SET latest_version = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [tenantId, head.id, version]);
+  if (!row) throw new Error('INSERT … RETURNING returned no row');
+  return toVersion(row);
+}
+
+/** Points the published version at `version`; false when it already was. */
+export async function publishVersion(tx: Queryable, tenantId: string, head: Pick<ResourceHead, 'id' | 'publishedVersion'>, version: number): Promise<boolean> {
+  if (head.publishedVersion === version) return false;
+  await tx.query('UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    head.id,
+    version,
+  ]);
+  return true;
+}
+
+/** Sets the staleness dates (undefined keeps a date); true when either changed. */
+export async function setDates(tx: Queryable, tenantId: string, head: ResourceHead, dates: { reviewBy?: string | undefined; expiresAt?: string | undefined }): Promise<boolean> {
+  const reviewBy = dates.reviewBy ?? head.reviewBy;
+  const expiresAt = dates.expiresAt ?? head.expiresAt;
+  if (reviewBy === head.reviewBy && expiresAt === head.expiresAt) return false;
+  await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    head.id,
+    reviewBy ?? null,
+    expiresAt ?? null,
+  ]);
+  return true;
+}
+
+/** live or expired: a resource expires on its expires_at date (UTC) and stays expired. */
+export function freshness(head: Pick<ResourceHead, 'expiresAt'>, now: Date = new Date()): 'live' | 'expired' {
+  return head.expiresAt !== undefined && head.expiresAt <= now.toISOString().slice(0, 10) ? 'expired' : 'live';
+}
+
+/** unpublished, published, or unpublished_changes. */
+export function publicationStatus(head: Pick<ResourceHead, 'latestVersion' | 'publishedVersion'>): 'unpublished' | 'published' | 'unpublished_changes' {
+  if (head.publishedVersion === undefined) return 'unpublished';
+  return head.publishedVersion === head.latestVersion ? 'published' : 'unpublished_changes';
+}
+
+/** The latest saved version differs from the published one, or nothing is published. */
+export const hasUnpublishedChanges = (head: Pick<ResourceHead, 'latestVersion' | 'publishedVersion'>): boolean => head.publishedVersion !== head.latestVersion;

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from '../../../store/db.ts';
+import { createContextResource } from '../../access/resources.ts';
+import type { Authority } from '../../context/knowledge.ts';
+import { getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { quote } from '../problems.ts';
+import { resourceKey } from '../reference-index.ts';
+import { authorityRule, knowledgeTitleRule } from '../rules.ts';
+import type { PlannedStep } from '../section.ts';
+import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
+import type { Located } from '../yaml-reader.ts';
+import type { Dates } from './context-content.ts';
+import { DATE_KEYS, dateChanges, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous, writeDates } from './context-content.ts';
+
+interface KnowledgeSpec {
+  readonly title: Located;
+  readonly content: string;
+  readonly authority: Authority;
+  readonly publish: boolean;
+  readonly dates: Dates;
+}
+
+const DEFAULT_AUTHORITY: Authority = 'informational';
+const KNOWLEDGE_WORDS = { itself: 'the markdown itself', kind: 'Knowledge content is markdown' } as const;
+
+/**
+ * `knowledge:` — Alignbase Knowledge by title (the identity in the file), with its markdown
+ * written inline (`content`) or in a file next to the org file (`file`), its authority, its
+ * staleness dates and whether to publish. A difference in content or authority from the latest
+ * version saves one new version (by no one: created_by is the org file's NULL); otherwise none.
+ * Knowledge the file does not list is left alone, and nothing is ever unpublished.
+ */
+export const knowledgeSection = defineSection<KnowledgeSpec[]>({
+  key: 'knowledge',
+
+  read(slot, context) {
+    const { reader } = context;
+    const duplicates = new DuplicateCheck('knowledge title');
+    return readEntries(slot, context, (item) => {
+      const fields = reader.fields(item, ['title', 'content', 'file', 'authority', 'publish', ...DATE_KEYS], ['title']);
+      if (!fields) return undefined;
+      const titleSlot = fields.get('title');
+      const title = titleSlot && reader.string(titleSlot, knowledgeTitleRule);
+      if (title) context.declaredResources.add(resourceKey('knowledge', title.value));
+      const content = readContent(item, fields, context, KNOWLEDGE_WORDS)?.text.value;
+      const authoritySlot = fields.get('authority');
+      const authority = authoritySlot ? reader.string(authoritySlot, authorityRule)?.value : DEFAULT_AUTHORITY;
+      const publish = readPublish(fields, reader);
+      const dates = readDates(fields, reader);
+      if (!title || !duplicates.first(title, reader)) return undefined;
+      if (content === undefined || authority === undefined || publish === undefined || dates === undefined) return undefined;
+      return { title, content, authority: authority as Authority, publish, dates };
+    });
+  },
+
+  async plan(specs, context) {
+    const { tx, tenant, resources } = context;
+    const heads = await loadHeads(tx, tenant.id, 'knowledge', specs.map((spec) => spec.title.value), { archived: false });
+    const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
+    const latest = await getVersions(tx, tenant.id, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+    const steps: PlannedStep[] = [];
+    for (const spec of specs) {
+      const title = spec.title.value;
+      const matches = heads.get(title) ?? [];
+      if (matches.length > 1) {
+        reportAmbiguous(context, spec.title, matches.length, `Knowledge titled ${quote(title)}`);
+        continue;
+      }
+      const head = matches[0];
+      if (!head) {
+        const id = randomUUID();
+        resources.add(resourceKey('knowledge', title), id); // so that grants and routes can name it
+        const write = async (q: Transaction): Promise<void> => {
+          await createContextResource(q, { tenantId: tenant.id, type: 'knowledge', name: title, id });
+          if (spec.dates.reviewBy !== null || spec.dates.expiresAt !== null) await writeDates(q, tenant.id, id, spec.dates);
+          await saveVersion(q, tenant.id, { id, latestVersion: 0 }, { content: spec.content, authority: spec.authority, createdBy: undefined });
+        };
+        const detail = [...(spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`]), ...dateChanges(undefined, spec.dates)].join('; ');
+        steps.push({ change: { action: 'create', kind: 'knowledge', name: title, ...(detail ? { detail } : {}) }, write });
+        if (spec.publish) steps.push(...publishStep(context, 'knowledge', title, { id, publishedVersion: undefined }, 1));
+        continue;
+      }
+      const previous = head.latestVersion > 0 ? latest.get(versionKey(head.id, head.latestVersion)) : undefined;
+      const authorityWas = previous?.authority ?? DEFAULT_AUTHORITY;
+      const differences: string[] = [];
+      if (previous === undefined) differences.push('content set');
+      else if (previous.content !== spec.content) differences.push('content changed');
+      if (previous !== undefined && authorityWas !== spec.authority) differences.push(`authority ${authorityWas} → ${spec.authority}`);
+      const saves = differences.length > 0;
+      const version = saves ? head.latestVersion + 1 : head.latestVersion;
+      if (saves) differences.push(`version ${head.latestVersion} → ${version}`);
+      const dates = dateChanges(head, spec.dates);
+      differences.push(...dates);
+      if (differences.length > 0) {
+        const write = async (q: Transaction): Promise<void> => {
+          if (saves) {
+            // Attachments (from an accepted proposal) are not the file's to manage: they stay.
+            await saveVersion(q, tenant.id, head, { content: spec.content, authority: spec.authority, attachments: previous?.attachments ?? [], createdBy: undefined });
+          }
+          if (dates.length > 0) await writeDates(q, tenant.id, head.id, spec.dates);
+        };
+        steps.push({ change: { action: 'update', kind: 'knowledge', name: title, detail: differences.join('; ') }, write });
+      }
+      if (spec.publish) steps.push(...publishStep(context, 'knowledge', title, head, version));
+    }
+    return steps;
+  },
+});

@@ -1,0 +1,146 @@
+import { Buffer } from 'node:buffer';
+import { createHash, randomUUID } from 'node:crypto';
+import type { Queryable, Transaction } from '../../../store/db.ts';
+import { createContextResource } from '../../access/resources.ts';
+import { MEMORY_MAX_BYTES, MEMORY_TEXTS } from '../../context/memory.ts';
+import { getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { quote } from '../problems.ts';
+import { resourceKey } from '../reference-index.ts';
+import { quotePath } from '../referenced-files.ts';
+import { memoryNameRule } from '../rules.ts';
+import type { PlannedStep } from '../section.ts';
+import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
+import type { Located, YamlReader } from '../yaml-reader.ts';
+import type { EntryContent } from './context-content.ts';
+import { loadHeads, readContent, reportAmbiguous } from './context-content.ts';
+
+interface MemorySpec {
+  readonly name: Located;
+  readonly content: string;
+}
+
+/** What the file last set as a Memory's content (org_memory_content, migration 0012). */
+interface AppliedContent {
+  readonly sha256: string;
+  /** The version that held it then. */
+  readonly version: number;
+}
+
+const MEMORY_WORDS = { itself: 'the text itself', kind: 'Memory content is text' } as const;
+
+/**
+ * `memories:` — Alignbase Memories by name, with their content written inline (`content`) or in
+ * a file next to the org file (`file`), at most 25 KiB of UTF-8. Memory is the agents' working
+ * state with live versions (no publishing), so the file's content is a starting point that the
+ * file changes only deliberately: a Memory the file creates gets it as version 1, and later the
+ * file saves one new version (by no one) only when its content for the Memory differs from the
+ * content it last applied there (remembered as a SHA-256) and from the latest version. Applying
+ * an unchanged file therefore leaves what agents wrote since alone. Memories the file does not
+ * list are left alone.
+ */
+export const memoriesSection = defineSection<MemorySpec[]>({
+  key: 'memories',
+
+  read(slot, context) {
+    const { reader } = context;
+    const duplicates = new DuplicateCheck('memory name');
+    return readEntries(slot, context, (item) => {
+      const fields = reader.fields(item, ['name', 'content', 'file'], ['name']);
+      if (!fields) return undefined;
+      const nameSlot = fields.get('name');
+      const name = nameSlot && reader.string(nameSlot, memoryNameRule);
+      if (name) context.declaredResources.add(resourceKey('memory', name.value));
+      const content = readContent(item, fields, context, MEMORY_WORDS);
+      const fits = content !== undefined && fitsMemory(content, reader);
+      if (!name || !duplicates.first(name, reader)) return undefined;
+      if (content === undefined || !fits) return undefined;
+      return { name, content: content.text.value };
+    });
+  },
+
+  async plan(specs, context) {
+    const { tx, tenant, resources } = context;
+    const heads = await loadHeads(tx, tenant.id, 'memory', specs.map((spec) => spec.name.value), { archived: false });
+    const all = [...heads.values()].flat();
+    const stored = all.filter((head) => head.latestVersion > 0);
+    const latest = await getVersions(tx, tenant.id, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+    const applied = await loadApplied(tx, tenant.id, all.map((head) => head.id));
+    const steps: PlannedStep[] = [];
+    for (const spec of specs) {
+      const name = spec.name.value;
+      const sha256 = contentHash(spec.content);
+      const matches = heads.get(name) ?? [];
+      if (matches.length > 1) {
+        reportAmbiguous(context, spec.name, matches.length, `Memories named ${quote(name)}`);
+        continue;
+      }
+      const head = matches[0];
+      if (!head) {
+        const id = randomUUID();
+        resources.add(resourceKey('memory', name), id); // so that grants and routes can name it
+        const write = async (q: Transaction): Promise<void> => {
+          await createContextResource(q, { tenantId: tenant.id, type: 'memory', name, id });
+          await saveVersion(q, tenant.id, { id, latestVersion: 0 }, { content: spec.content, createdBy: undefined });
+          await remember(q, tenant.id, id, { sha256, version: 1 });
+        };
+        steps.push({ change: { action: 'create', kind: 'memory', name }, write });
+        continue;
+      }
+      const previous = head.latestVersion > 0 ? latest.get(versionKey(head.id, head.latestVersion)) : undefined;
+      const last = applied.get(head.id);
+      // The file says what it said when it was last applied: whatever agents wrote since stays.
+      if (previous !== undefined && last?.sha256 === sha256) continue;
+      if (previous !== undefined && previous.content === spec.content) {
+        // Nothing to save, but remembered, so that a later write by an agent is kept.
+        const write = (q: Transaction): Promise<void> => remember(q, tenant.id, head.id, { sha256, version: head.latestVersion });
+        steps.push({ change: { action: 'update', kind: 'memory', name, detail: `version ${head.latestVersion} already holds the file's content` }, write });
+        continue;
+      }
+      const version = head.latestVersion + 1;
+      const detail = [previous === undefined ? 'content set' : 'content changed', `version ${head.latestVersion} → ${version}`];
+      if (last !== undefined && last.version < head.latestVersion) {
+        const since = last.version + 1 === head.latestVersion ? `version ${head.latestVersion}` : `versions ${last.version + 1}–${head.latestVersion}`;
+        detail.push(`replaces ${since}, written since the last apply`);
+      }
+      const write = async (q: Transaction): Promise<void> => {
+        await saveVersion(q, tenant.id, head, { content: spec.content, createdBy: undefined });
+        await remember(q, tenant.id, head.id, { sha256, version });
+      };
+      steps.push({ change: { action: 'update', kind: 'memory', name, detail: detail.join('; ') }, write });
+    }
+    return steps;
+  },
+});
+
+/** At most MEMORY_MAX_BYTES of UTF-8, as create_memory and write_memory take it; reported on the content's or file's line. */
+function fitsMemory(content: EntryContent, reader: YamlReader): boolean {
+  const bytes = Buffer.byteLength(content.text.value, 'utf8');
+  if (bytes <= MEMORY_MAX_BYTES) return true;
+  const what = content.file === undefined ? 'the content' : quotePath(content.file);
+  reader.fail(content.text, `${content.text.path}: ${MEMORY_TEXTS.tooLarge} (${grouped(MEMORY_MAX_BYTES)} bytes of UTF-8); ${what} is ${grouped(bytes)} bytes`);
+  return false;
+}
+
+const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+const contentHash = (content: string): string => createHash('sha256').update(content, 'utf8').digest('hex');
+
+/** What the file last set as the content of these Memories, by resource id. */
+async function loadApplied(q: Queryable, tenantId: string, resourceIds: readonly string[]): Promise<Map<string, AppliedContent>> {
+  const found = new Map<string, AppliedContent>();
+  if (resourceIds.length === 0) return found;
+  const rows = await q.query<{ resource_id: string; content_sha256: string; version: number }>(
+    'SELECT resource_id, content_sha256, version FROM org_memory_content WHERE tenant_id = $1 AND resource_id = ANY($2::uuid[])',
+    [tenantId, resourceIds],
+  );
+  for (const row of rows) found.set(row.resource_id, { sha256: row.content_sha256, version: Number(row.version) });
+  return found;
+}
+
+async function remember(q: Queryable, tenantId: string, resourceId: string, applied: AppliedContent): Promise<void> {
+  await q.query(
+    `INSERT INTO org_memory_content (tenant_id, resource_id, content_sha256, version) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id, resource_id) DO UPDATE SET content_sha256 = EXCLUDED.content_sha256, version = EXCLUDED.version, applied_at = clock_timestamp()`,
+    [tenantId, resourceId, applied.sha256, applied.version],
+  );
+}

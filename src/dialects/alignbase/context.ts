@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { readContextAttachment } from '../../core/context/attachments.ts';
+import { currentContext } from '../../core/context/current-context.ts';
+import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import { READ } from './schemas.ts';
+
+export const getCurrentContextTool = defineTool({
+  name: 'get_current_context',
+  dialect: 'alignbase',
+  title: 'Get current context',
+  description:
+    'Loads the published Knowledge and Skills routed to the calling agent, plus every routed Memory and up to 10 new messages from other agents (marked read as they are issued; read_inbox returns the rest), as one markdown bundle. Call it at the start of every new conversation. If it fails, tell the user Alignbase context could not be loaded and ask whether to continue without it.',
+  input: z.object({}).strict(),
+  annotations: { ...READ, idempotentHint: false },
+  scopes: ['context.read'],
+  async run({ caller, services, audit }) {
+    return { text: await currentContext(services.db, caller, audit) };
+  },
+});
+
+export const readContextAttachmentTool = defineTool({
+  name: 'read_context_attachment',
+  dialect: 'alignbase',
+  title: 'Read context attachment',
+  description:
+    'Reads one attachment of an exact saved Knowledge, Skill, or Artifact version, at most 256 KiB per call. Start with offset 0; while eof is false call again with offset = next_offset, then join the decoded chunks in order. version must be an exact positive number; verify version_id stays the same across chunks. Access is checked on every call.',
+  input: z
+    .object({
+      context_type: z.string().describe('knowledge, skill, or artifact'),
+      context_id: z.string(),
+      version: z.union([z.number(), z.string()]).describe('An exact positive version number.'),
+      path: z.string(),
+      offset: z.number().int().optional(),
+    })
+    .strict(),
+  output: z.object({
+    data_base64: z.string(),
+    offset: z.number().int(),
+    next_offset: z.number().int(),
+    size: z.number().int(),
+    eof: z.boolean(),
+    media_type: z.string(),
+    version_id: z.string(),
+  }),
+  annotations: READ,
+  scopes: ['context.read'],
+  async run({ caller, services, audit }, args) {
+    return jsonReply({ ...(await readContextAttachment(services, caller, args, audit)) });
+  },
+});
