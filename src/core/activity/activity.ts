@@ -3,6 +3,7 @@ import type { Caller } from '../access/caller.ts';
 import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { currentContext } from '../context/current-context.ts';
+import { FORBIDDEN } from '../context/common.ts';
 import { findPrincipal, requireTenant } from '../directory/directory.ts';
 import { KgwError, notFound, permissionDenied, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
@@ -85,7 +86,6 @@ export const MAX_AGE_MS = 7 * 86_400_000;
 export const MAX_INSTALLATIONS_PER_AGENT = 100;
 
 export const ACTIVITY_TEXTS = {
-  agentOnly: 'Activity tools need an agent connection',
   installationNotFound: 'installation not found: call report_installation_capabilities and use the local_installation_id it returns',
   disabled: 'activity_disabled: Activity is disabled for this tenant; nothing was recorded',
   capability: (what: string, capability: Capability) => `capability_not_reported: ${what} needs the "${capability}" capability; report it with report_installation_capabilities first`,
@@ -143,7 +143,8 @@ export interface HookEventInput {
 const ADVISORY_CLASS = 727_011;
 
 function requireAgent(caller: Caller): void {
-  if (caller.principal.kind !== 'agent') throw permissionDenied(ACTIVITY_TEXTS.agentOnly);
+  // Only agents report activity; a person's connection is refused like any missing role.
+  if (caller.principal.kind !== 'agent') throw permissionDenied(FORBIDDEN);
 }
 
 /** Whether Activity is on for the tenant: on unless an admin switched it off (kgw activity --disable). */

@@ -1,19 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
-import { canCreate, canRead, canWriteArtifact } from '../access/context-decisions.ts';
+import { canWriteArtifact } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
-import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
-import { createContextResource, isResourceName } from '../access/resources.ts';
+import { isResourceName } from '../access/resources.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
-import { ensure, isUuid, positiveVersion } from './common.ts';
+import { NOT_FOUND, ensure, ensureCanCreate, isUuid, listReadable, positiveVersion, resolveAccess } from './common.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
-import { getHead, getVersion, getVersions, listHeads, saveVersion, versionKey } from './versions.ts';
+import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
 
 /**
  * Alignbase Artifacts: explicit inputs, deliverables and handoffs as versioned Markdown plus
@@ -24,7 +23,7 @@ import { getHead, getVersion, getVersions, listHeads, saveVersion, versionKey } 
 
 export const ARTIFACT_TEXTS = {
   invalidId: 'invalid artifact_id',
-  notFound: 'Artifact not found',
+  notFound: NOT_FOUND.artifact,
   versionNotFound: 'Artifact version not found',
   selector: 'version must be latest or a positive version number',
   conflict: 'version conflict: read the Artifact again before writing',
@@ -50,17 +49,9 @@ export function packageDigest(markdown: string, manifest: readonly AttachmentEnt
   return `sha256:${hash.digest('hex')}`;
 }
 
-/** The Artifact and the caller's role, or `Artifact not found` when the caller cannot read it. */
-export async function artifactAccess(q: Queryable, caller: Caller, id: string, options: { lock?: boolean } = {}): Promise<{ head: ResourceHead; role: ContextRole | undefined }> {
-  const head = await getHead(q, caller.tenant.id, 'artifact', id, options);
-  const role = head === undefined ? undefined : await effectiveContextRole(q, caller.tenant.id, caller.principal.id, 'artifact', id);
-  if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(ARTIFACT_TEXTS.notFound);
-  return { head, role };
-}
-
 /** An exact version of an Artifact the caller may read (read_artifact, read_context_attachment, messages). */
 export async function artifactVersion(q: Queryable, caller: Caller, id: string, selector: 'latest' | { exact: number }): Promise<{ head: ResourceHead; role: ContextRole | undefined; version: SavedVersion }> {
-  const access = await artifactAccess(q, caller, id);
+  const access = await resolveAccess(q, caller, 'artifact', id);
   const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
   const version = number > access.head.latestVersion ? undefined : await getVersion(q, caller.tenant.id, id, number);
   if (version === undefined) throw notFound(ARTIFACT_TEXTS.versionNotFound);
@@ -75,24 +66,15 @@ export function parseArtifactSelector(value: unknown): 'latest' | { exact: numbe
 }
 
 export async function listArtifacts(db: Db, caller: Caller) {
-  const [heads, roles] = await Promise.all([listHeads(db, caller.tenant.id, 'artifact'), contextRoleTable(db, caller.tenant.id, caller.principal.id, 'artifact')]);
-  const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
-  const versions = await getVersions(db, caller.tenant.id, readable.map((h) => ({ resourceId: h.id, version: h.latestVersion })), { content: false });
-  return readable.flatMap((head) => {
-    const v = versions.get(versionKey(head.id, head.latestVersion));
-    if (v === undefined) return [];
-    return [
-      {
-        artifact_id: head.id,
-        name: head.name,
-        current_version: v.version,
-        current_version_id: v.id,
-        package_digest: v.digest ?? null,
-        updated_at: head.updatedAt.toISOString(),
-        can_edit: canWriteArtifact(roles.roleOn(head.id), caller.scopes),
-      },
-    ];
-  });
+  return (await listReadable(db, caller, 'artifact')).map(({ head, role, latest }) => ({
+    artifact_id: head.id,
+    name: head.name,
+    current_version: latest.version,
+    current_version_id: latest.id,
+    package_digest: latest.digest ?? null,
+    updated_at: head.updatedAt.toISOString(),
+    can_edit: canWriteArtifact(role, caller.scopes),
+  }));
 }
 
 /** Who saved a version: the agent, and the person it acts for. */
@@ -173,20 +155,23 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
   const manifest = files === undefined ? undefined : await storeFiles(services.blob, files);
   return services.db.tx(async (tx) => {
     if (id === undefined) {
-      ensure(canCreate('artifact', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'artifact', undefined), caller.scopes));
-      const resource = await createContextResource(tx, { tenantId: caller.tenant.id, type: 'artifact', name: name!, createdBy: caller.principal.id });
+      await ensureCanCreate(tx, caller, 'artifact');
       const attachments = manifest ?? [];
-      const saved = await saveVersion(tx, caller.tenant.id, { id: resource.id, latestVersion: 0 }, {
-        content: input.markdown,
-        attachments,
-        sourceTask: input.source_task === '' ? undefined : input.source_task,
-        digest: packageDigest(input.markdown, attachments),
-        createdBy: caller.principal.id,
-      });
-      await audit?.recordIn(tx, 'artifact.create', [{ type: 'artifact', id: resource.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }], { files: attachments.length });
-      return { artifact_id: resource.id, name: resource.name, version_id: saved.id, version: 1, package_digest: saved.digest ?? null, updated: true, created: true };
+      const { head, saved } = await createWithFirstVersion(
+        tx,
+        { tenantId: caller.tenant.id, type: 'artifact', name: name!, createdBy: caller.principal.id },
+        {
+          content: input.markdown,
+          attachments,
+          sourceTask: input.source_task === '' ? undefined : input.source_task,
+          digest: packageDigest(input.markdown, attachments),
+          createdBy: caller.principal.id,
+        },
+      );
+      await audit?.recordIn(tx, 'artifact.create', [{ type: 'artifact', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }], { files: attachments.length });
+      return { artifact_id: head.id, name: head.name, version_id: saved.id, version: 1, package_digest: saved.digest ?? null, updated: true, created: true };
     }
-    const { head, role } = await artifactAccess(tx, caller, id, { lock: true });
+    const { head, role } = await resolveAccess(tx, caller, 'artifact', id, { lock: true });
     ensure(canWriteArtifact(role, caller.scopes));
     if (expected !== head.latestVersion) throw conflict(ARTIFACT_TEXTS.conflict, { latest_version: head.latestVersion });
     const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);

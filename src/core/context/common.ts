@@ -1,7 +1,7 @@
 import type { Caller } from '../access/caller.ts';
 import type { Capabilities, VersionSelector } from '../access/context-decisions.ts';
-import { canPublish, canRead, canReadVersion, capabilities } from '../access/context-decisions.ts';
-import type { ContextRole } from '../access/context-roles.ts';
+import { canCreate, canPublish, canRead, canReadVersion, capabilities } from '../access/context-decisions.ts';
+import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import { isRoutedTo } from '../access/routes.ts';
 import { notFound, permissionDenied, validation } from '../errors.ts';
@@ -33,6 +33,14 @@ export const TEXTS = {
     conflict: 'version conflict: read the skill again before writing',
   },
 } as const satisfies Record<VersionedType, Record<string, string>>;
+
+/** What a resource the caller can neither read nor receive by route is called, per type. */
+export const NOT_FOUND: Readonly<Record<ContextType, string>> = {
+  knowledge: TEXTS.knowledge.notFound,
+  skill: TEXTS.skill.notFound,
+  memory: 'Memory not found',
+  artifact: 'Artifact not found',
+};
 
 export const READ_SELECTOR_ERROR = 'version must be latest, published, or a positive version number';
 export const PUBLISH_SELECTOR_ERROR = 'version must be latest or a positive version number';
@@ -106,18 +114,23 @@ export interface Access {
  * The resource and the caller's role on it. A resource the caller can neither read nor
  * receive by route does not exist for the caller (`notFound`), so ids are not probed.
  */
-export async function resolveAccess(q: Queryable, caller: Caller, type: VersionedType, id: string, options: { lock?: boolean; allowRoute?: boolean } = {}): Promise<Access> {
+export async function resolveAccess(q: Queryable, caller: Caller, type: ContextType, id: string, options: { lock?: boolean; allowRoute?: boolean } = {}): Promise<Access> {
   const head = await getHead(q, caller.tenant.id, type, id, { lock: options.lock === true });
-  if (head === undefined || head.latestVersion === 0) throw notFound(TEXTS[type].notFound);
+  if (head === undefined || head.latestVersion === 0) throw notFound(NOT_FOUND[type]);
   const role = await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, id);
   const routed = !canRead(role) && options.allowRoute === true && (await isRoutedTo(q, caller.tenant.id, caller.principal.id, id));
-  if (!canRead(role) && !routed) throw notFound(TEXTS[type].notFound);
+  if (!canRead(role) && !routed) throw notFound(NOT_FOUND[type]);
   return { head, role, routed };
 }
 
 /** Refuses with `forbidden` unless `allowed`: the caller may see the resource but not do this. */
 export function ensure(allowed: boolean): void {
   if (!allowed) throw permissionDenied(FORBIDDEN);
+}
+
+/** Refuses with `forbidden` unless the caller may create a resource of `type` (Editor on the whole type). */
+export async function ensureCanCreate(q: Queryable, caller: Caller, type: ContextType): Promise<void> {
+  ensure(canCreate(type, await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, undefined), caller.scopes));
 }
 
 /** The saved version a read selector names, checked against what the caller may read. */
@@ -229,7 +242,7 @@ export function readFields(access: Access, version: SavedVersion, caller: Caller
 }
 
 /** Every readable resource of the type with its latest and published versions (no content). */
-export async function listReadable(q: Queryable, caller: Caller, type: VersionedType): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
+export async function listReadable(q: Queryable, caller: Caller, type: ContextType): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
   const [heads, roles] = await Promise.all([listHeads(q, caller.tenant.id, type), contextRoleTable(q, caller.tenant.id, caller.principal.id, type)]);
   const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
   const refs = readable.flatMap((h) => [{ resourceId: h.id, version: h.latestVersion }, ...(h.publishedVersion === undefined ? [] : [{ resourceId: h.id, version: h.publishedVersion }])]);

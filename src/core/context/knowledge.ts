@@ -1,7 +1,6 @@
 import type { Caller } from '../access/caller.ts';
 import { canCreate, canEdit, canPublish } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
-import { createContextResource } from '../access/resources.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, validation } from '../errors.ts';
 import type { Db, Transaction } from '../../store/db.ts';
@@ -21,7 +20,7 @@ import {
   resolveAccess,
   selectVersion,
 } from './common.ts';
-import { getVersion, publishVersion, saveVersion } from './versions.ts';
+import { createWithFirstVersion, getVersion, publishVersion, saveVersion } from './versions.ts';
 import type { NewVersion } from './versions.ts';
 
 /**
@@ -158,14 +157,13 @@ export async function createKnowledge(
     attachments?: NewVersion['attachments'];
   },
 ): Promise<WriteKnowledgeResult> {
-  const resource = await createContextResource(tx, { tenantId, type: 'knowledge', name: input.title, createdBy: input.createdBy });
-  const head = { id: resource.id, latestVersion: 0, publishedVersion: undefined };
-  if (input.reviewBy !== undefined || input.expiresAt !== undefined) {
-    await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date WHERE tenant_id = $1 AND id = $2', [tenantId, resource.id, input.reviewBy ?? null, input.expiresAt ?? null]);
-  }
-  const saved = await saveVersion(tx, tenantId, head, { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments });
+  const { head, saved } = await createWithFirstVersion(
+    tx,
+    { tenantId, type: 'knowledge', name: input.title, createdBy: input.createdBy, reviewBy: input.reviewBy, expiresAt: input.expiresAt },
+    { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments },
+  );
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
-  return { knowledge_id: resource.id, title: resource.name, version_id: saved.id, version: saved.version, updated: true, published, created: true };
+  return { knowledge_id: head.id, title: head.name, version_id: saved.id, version: saved.version, updated: true, published, created: true };
 }
 
 export async function publishKnowledge(db: Db, caller: Caller, input: { knowledge_id: string; version?: string | number | undefined }, audit?: AuditTrail) {

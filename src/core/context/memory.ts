@@ -1,14 +1,13 @@
 import type { Caller } from '../access/caller.ts';
 import type { AssignmentState } from '../access/context-decisions.ts';
-import { assignmentState, canCreate, canRead, canWriteMemory } from '../access/context-decisions.ts';
-import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
-import { createContextResource, isResourceName } from '../access/resources.ts';
+import { assignmentState, canWriteMemory } from '../access/context-decisions.ts';
+import { isResourceName } from '../access/resources.ts';
 import { isRoutedTo, routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { ensure, isUuid } from './common.ts';
-import { getHead, getVersion, getVersions, listHeads, saveVersion, versionKey } from './versions.ts';
+import { NOT_FOUND, ensureCanCreate, isUuid, listReadable, resolveAccess } from './common.ts';
+import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
 
 /**
  * Alignbase Memory: working recall with live versions and no draft, review or publish step.
@@ -21,7 +20,7 @@ export const MEMORY_MAX_BYTES = 25 * 1024;
 
 export const MEMORY_TEXTS = {
   invalidId: 'invalid memory_id',
-  notFound: 'Memory not found',
+  notFound: NOT_FOUND.memory,
   expectedVersion: 'expected_version must be positive',
   changed: 'memory_changed: read Memory again, preserve relevant changes, and retry',
   forbidden: 'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only',
@@ -50,27 +49,22 @@ export interface MemoryItem {
 
 /** list_memories: every active Memory the agent may read (Viewer), routed or not. */
 export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]> {
-  const [heads, roles, routed] = await Promise.all([
-    listHeads(db, caller.tenant.id, 'memory'),
-    contextRoleTable(db, caller.tenant.id, caller.principal.id, 'memory'),
-    routedTo(db, caller.tenant.id, caller.principal.id),
-  ]);
+  const [readable, routed] = await Promise.all([listReadable(db, caller, 'memory'), routedTo(db, caller.tenant.id, caller.principal.id)]);
   const routedIds = new Set(routed.filter((r) => r.type === 'memory').map((r) => r.id));
-  const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
-  const versions = await getVersions(db, caller.tenant.id, readable.map((h) => ({ resourceId: h.id, version: h.latestVersion })), { content: false });
-  return readable.flatMap((head) => {
-    const v = versions.get(versionKey(head.id, head.latestVersion));
-    if (v === undefined) return [];
-    return [{ memory_id: head.id, name: head.name, version_id: v.id, version: v.version, assignment_state: assignmentState(routedIds.has(head.id)), can_write: canWriteMemory(roles.roleOn(head.id)) }];
-  });
+  return readable.map(({ head, role, latest }) => ({
+    memory_id: head.id,
+    name: head.name,
+    version_id: latest.id,
+    version: latest.version,
+    assignment_state: assignmentState(routedIds.has(head.id)),
+    can_write: canWriteMemory(role),
+  }));
 }
 
 /** read_memory: the latest version, needed for a safe write. */
 export async function readMemory(db: Db, caller: Caller, input: { memory_id: string }, audit?: AuditTrail) {
   const id = parseMemoryId(input.memory_id);
-  const head = await getHead(db, caller.tenant.id, 'memory', id);
-  const role = head === undefined ? undefined : await effectiveContextRole(db, caller.tenant.id, caller.principal.id, 'memory', id);
-  if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(MEMORY_TEXTS.notFound);
+  const { head, role } = await resolveAccess(db, caller, 'memory', id);
   const version = await getVersion(db, caller.tenant.id, id, head.latestVersion);
   if (version === undefined) throw notFound(MEMORY_TEXTS.notFound);
   audit?.touch({ type: 'memory', id, version: version.version, version_id: version.id });
@@ -96,11 +90,10 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
   if (!isResourceName(name)) throw validation(MEMORY_TEXTS.nameTooLong);
   checkContent(input.content);
   return db.tx(async (tx) => {
-    ensure(canCreate('memory', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'memory', undefined), caller.scopes));
-    const resource = await createContextResource(tx, { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id });
-    const saved = await saveVersion(tx, caller.tenant.id, { id: resource.id, latestVersion: 0 }, { content: input.content, createdBy: caller.principal.id });
-    await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: resource.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
-    return { memory_id: resource.id, name, version_id: saved.id, version: saved.version, created: true as const };
+    await ensureCanCreate(tx, caller, 'memory');
+    const { head, saved } = await createWithFirstVersion(tx, { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id }, { content: input.content, createdBy: caller.principal.id });
+    await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
+    return { memory_id: head.id, name, version_id: saved.id, version: saved.version, created: true as const };
   });
 }
 
@@ -113,9 +106,7 @@ export async function writeMemory(db: Db, caller: Caller, input: { memory_id: st
   if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation(MEMORY_TEXTS.expectedVersion);
   checkContent(input.content);
   return db.tx(async (tx) => {
-    const head = await getHead(tx, caller.tenant.id, 'memory', id, { lock: true });
-    const role = head === undefined ? undefined : await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'memory', id);
-    if (head === undefined || head.latestVersion === 0 || !canRead(role)) throw notFound(MEMORY_TEXTS.notFound);
+    const { head, role } = await resolveAccess(tx, caller, 'memory', id, { lock: true });
     if (!canWriteMemory(role)) throw permissionDenied(MEMORY_TEXTS.forbidden);
     if (input.expected_version !== head.latestVersion) throw conflict(MEMORY_TEXTS.changed, { latest_version: head.latestVersion });
     const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);

@@ -1,19 +1,17 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
-import { canCreate, canEdit } from '../access/context-decisions.ts';
-import { effectiveContextRole } from '../access/grants.ts';
-import { createContextResource } from '../access/resources.ts';
+import { canEdit } from '../access/context-decisions.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, isKgwError, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
 import type { ListFields } from './common.ts';
-import { TEXTS, ensure, listFields, listReadable, ownerOf, parseDates, parseId, parseReadSelector, publishResource, readFields, resolveAccess, selectVersion } from './common.ts';
+import { TEXTS, ensure, ensureCanCreate, listFields, listReadable, ownerOf, parseDates, parseId, parseReadSelector, publishResource, readFields, resolveAccess, selectVersion } from './common.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead } from './versions.ts';
-import { getVersion, publishVersion, saveVersion, setDates } from './versions.ts';
+import { createWithFirstVersion, getVersion, publishVersion, saveVersion, setDates } from './versions.ts';
 
 /**
  * Alignbase Skills: versioned packages of SKILL.md and attachment files. The resource name is
@@ -108,12 +106,11 @@ export interface CreateSkillInput {
 export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit?: AuditTrail) {
   const pkg = validatePackage({ skillMd: input.skill_md, attachments: input.attachments ?? [] });
   const dates = parseDates(input);
-  const typeRole = await effectiveContextRole(services.db, caller.tenant.id, caller.principal.id, 'skill', undefined);
-  ensure(canCreate('skill', typeRole, caller.scopes));
+  await ensureCanCreate(services.db, caller, 'skill');
   const manifest = await storeFiles(services.blob, pkg.files);
   return services.db.tx(async (tx) => {
     // Checked again in the transaction: a grant may have gone while the bytes were stored.
-    ensure(canCreate('skill', await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'skill', undefined), caller.scopes));
+    await ensureCanCreate(tx, caller, 'skill');
     const created = await insertSkill(tx, caller.tenant.id, { pkg, manifest, createdBy: caller.principal.id, ...dates, publish: false });
     await audit?.recordIn(tx, 'skill.create', [{ type: 'skill', id: created.skill_id, before_version: null, after_version: 1, version_id: created.version_id, changed: true }], {
       owner_id: ownerOf(caller),
@@ -131,26 +128,20 @@ export async function insertSkill(
   tenantId: string,
   input: { pkg: ParsedSkillMd & { skillMd: string }; manifest: AttachmentEntry[]; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined; publish: boolean },
 ) {
-  let resourceId: string;
+  let created: Awaited<ReturnType<typeof createWithFirstVersion>>;
   try {
-    resourceId = (await createContextResource(tx, { tenantId, type: 'skill', name: input.pkg.name, createdBy: input.createdBy })).id;
+    created = await createWithFirstVersion(
+      tx,
+      { tenantId, type: 'skill', name: input.pkg.name, createdBy: input.createdBy, reviewBy: input.reviewBy, expiresAt: input.expiresAt },
+      { content: input.pkg.skillMd, name: input.pkg.name, description: input.pkg.description, attachments: input.manifest, createdBy: input.createdBy },
+    );
   } catch (error) {
     if (isKgwError(error, 'conflict')) throw nameTaken(input.pkg.name);
     throw error;
   }
-  const head = { id: resourceId, latestVersion: 0, publishedVersion: undefined };
-  if (input.reviewBy !== undefined || input.expiresAt !== undefined) {
-    await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date WHERE tenant_id = $1 AND id = $2', [tenantId, resourceId, input.reviewBy ?? null, input.expiresAt ?? null]);
-  }
-  const saved = await saveVersion(tx, tenantId, head, {
-    content: input.pkg.skillMd,
-    name: input.pkg.name,
-    description: input.pkg.description,
-    attachments: input.manifest,
-    createdBy: input.createdBy,
-  });
+  const { head, saved } = created;
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
-  return { skill_id: resourceId, name: input.pkg.name, directory_name: input.pkg.name, version_id: saved.id, version: saved.version, created: true as const, published };
+  return { skill_id: head.id, name: input.pkg.name, directory_name: input.pkg.name, version_id: saved.id, version: saved.version, created: true as const, published };
 }
 
 /** The kept files count toward the package limits with the new SKILL.md (write_skill without attachments, an accepted draft). */

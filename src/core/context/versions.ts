@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../store/db.ts';
+import type { Queryable, Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
+import { createContextResource } from '../access/resources.ts';
 
 /**
  * Full-snapshot versions of Alignbase resources (migration 0008): the resource head with its
@@ -212,18 +213,39 @@ export async function publishVersion(tx: Queryable, tenantId: string, head: Pick
   return true;
 }
 
+/** Sets both staleness dates (YYYY-MM-DD; null or undefined clears one). */
+export async function writeDates(tx: Queryable, tenantId: string, resourceId: string, dates: { reviewBy?: string | null | undefined; expiresAt?: string | null | undefined }): Promise<void> {
+  await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    resourceId,
+    dates.reviewBy ?? null,
+    dates.expiresAt ?? null,
+  ]);
+}
+
 /** Sets the staleness dates (undefined keeps a date); true when either changed. */
 export async function setDates(tx: Queryable, tenantId: string, head: ResourceHead, dates: { reviewBy?: string | undefined; expiresAt?: string | undefined }): Promise<boolean> {
   const reviewBy = dates.reviewBy ?? head.reviewBy;
   const expiresAt = dates.expiresAt ?? head.expiresAt;
   if (reviewBy === head.reviewBy && expiresAt === head.expiresAt) return false;
-  await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    head.id,
-    reviewBy ?? null,
-    expiresAt ?? null,
-  ]);
+  await writeDates(tx, tenantId, head.id, { reviewBy, expiresAt });
   return true;
+}
+
+/**
+ * Creates a resource and saves its first version, with its staleness dates when given: what
+ * every create of a Knowledge, Skill, Memory or Artifact does. The new head is returned so the
+ * caller can publish the version.
+ */
+export async function createWithFirstVersion(
+  tx: Transaction,
+  resource: { tenantId: string; type: ContextType; name: string; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined },
+  version: NewVersion,
+): Promise<{ head: Pick<ResourceHead, 'id' | 'name' | 'latestVersion' | 'publishedVersion'>; saved: SavedVersion }> {
+  const created = await createContextResource(tx, resource);
+  const head = { id: created.id, name: created.name, latestVersion: 0, publishedVersion: undefined };
+  if (resource.reviewBy !== undefined || resource.expiresAt !== undefined) await writeDates(tx, resource.tenantId, created.id, resource);
+  return { head, saved: await saveVersion(tx, resource.tenantId, head, version) };
 }
 
 /** live or expired: a resource expires on its expires_at date (UTC) and stays expired. */

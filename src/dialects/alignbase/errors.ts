@@ -7,7 +7,8 @@ import type { DialectErrors } from '../../mcp/errors.ts';
 export const alignbaseErrors: DialectErrors = {
   forbidden: () => ({ text: 'forbidden' }),
   invalidArguments: (_tool, problems) => ({ text: `invalid arguments: ${problems.join('; ')}` }),
-  // A refusal is `forbidden`, except the one the spec words itself (memory_write_forbidden: ...).
-  fromError: (_tool, error) => ({ text: error.code === 'permission_denied' && !error.message.startsWith('memory_write_forbidden') ? 'forbidden' : error.message }),
+  // The core words every Alignbase refusal as the spec does: `forbidden`, or the spec's own
+  // text where it has one (memory_write_forbidden: ...).
+  fromError: (_tool, error) => ({ text: error.message }),
   internal: (_tool, requestId) => ({ text: `internal error; request id ${requestId}` }),
 };

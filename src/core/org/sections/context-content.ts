@@ -184,16 +184,6 @@ export function dateChanges(head: Pick<ResourceHead, 'reviewBy' | 'expiresAt'> |
   return changes;
 }
 
-/** Sets both dates (null clears one). */
-export async function writeDates(q: Transaction, tenantId: string, resourceId: string, dates: Dates): Promise<void> {
-  await q.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    resourceId,
-    dates.reviewBy,
-    dates.expiresAt,
-  ]);
-}
-
 /** `publish: true`: publishes `version` unless it already is the published one. */
 export function publishStep(context: PlanContext, kind: 'knowledge' | 'skill', name: string, head: { id: string; publishedVersion: number | undefined }, version: number): PlannedStep[] {
   if (head.publishedVersion === version) return [];

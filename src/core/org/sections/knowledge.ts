@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
 import { createContextResource } from '../../access/resources.ts';
 import type { Authority } from '../../context/knowledge.ts';
-import { getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { authorityRule, knowledgeTitleRule } from '../rules.ts';
@@ -10,7 +10,7 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous, writeDates } from './context-content.ts';
+import { DATE_KEYS, dateChanges, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous } from './context-content.ts';
 
 interface KnowledgeSpec {
   readonly title: Located;

@@ -5,7 +5,7 @@ import { sameManifest, storeFiles } from '../../context/attachments.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../../context/skill-package.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../../context/skill-package.ts';
 import type { AttachmentEntry } from '../../context/versions.ts';
-import { getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
 import { isKgwError } from '../../errors.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';
@@ -13,7 +13,7 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, decodeBase64, loadHeads, lookUpFolder, publishStep, readDates, readPublish, readReference, utf8Text, writeDates } from './context-content.ts';
+import { DATE_KEYS, dateChanges, decodeBase64, loadHeads, lookUpFolder, publishStep, readDates, readPublish, readReference, utf8Text } from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
