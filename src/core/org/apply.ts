@@ -71,7 +71,8 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       await lockTenantSlug(tx, file.tenant.slug.value);
       const tenantId = async () => (await tx.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [file.tenant.slug.value]))[0]?.id;
       const existing = await tenantId();
-      const graphBefore = existing === undefined ? EMPTY_GRAPH : await directoryGraph(tx, existing);
+      // A dry run rolls back before the graph difference is needed, so it does not read the graph.
+      const graphBefore = existing === undefined || dryRun ? EMPTY_GRAPH : await directoryGraph(tx, existing);
       const steps = await planOrgFile(tx, file, found, input.blob);
       if (found.count > 0) throw found.toError();
       // Bytes before metadata: Skill files are in the blob store before a version names them.
