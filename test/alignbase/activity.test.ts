@@ -294,6 +294,15 @@ for (const backend of storeBackends()) {
         ['activity.installation_register', 'activity.installation_update', 'activity.installation_register', 'activity.installation_register', 'activity.event', 'activity.event', 'activity.event'],
       );
       assert.deepEqual(audits.at(-1)?.details, { event_type: 'skill_updated', status: 'error' });
+      // The refusals are audited with their kind: a capability not reported is not permitted.
+      const refused = await store.db.query<{ error_code: string }>(
+        "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_activity_event' AND result = 'error' ORDER BY at, id",
+        [tenantId],
+      );
+      assert.deepEqual(
+        refused.slice(-11).map((r) => r.error_code),
+        ['permission_denied', 'permission_denied', 'validation', 'validation', 'validation', 'validation', 'validation', 'validation', 'not_found', 'not_found', 'permission_denied'],
+      );
     });
 
     it('starts a hook session once under 10 concurrent calls and returns the current context', async () => {
@@ -386,6 +395,11 @@ for (const backend of storeBackends()) {
       try {
         await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, DISABLED);
         await fails(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } }, DISABLED);
+        const [disabled] = await store.db.query<{ error_code: string }>(
+          "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_hook_activity_event' AND result = 'error' ORDER BY at DESC, id DESC LIMIT 1",
+          [tenantId],
+        );
+        assert.equal(disabled?.error_code, 'permission_denied');
         const reply = await call(hooky, 'start_hook_session', { local_installation_id: installation, hook: 'session_start', session_id: 'sess-off' });
         assert.equal(reply.isError, false, reply.text);
         assert.match(reply.text, /Remember the release train\./);

@@ -154,7 +154,7 @@ export async function activityEnabled(q: Queryable, tenantId: string): Promise<b
 }
 
 async function requireEnabled(q: Queryable, tenantId: string): Promise<void> {
-  if (!(await activityEnabled(q, tenantId))) throw new KgwError('conflict', ACTIVITY_TEXTS.disabled);
+  if (!(await activityEnabled(q, tenantId))) throw permissionDenied(ACTIVITY_TEXTS.disabled);
 }
 
 /** When the event happened: the client's instant inside the allowed window, else now. */
@@ -190,7 +190,7 @@ async function ownInstallation(q: Queryable, caller: Caller, id: string, touch: 
 }
 
 function requireCapability(installation: InstallationRow, capability: Capability, what: string): void {
-  if (!installation.capabilities.includes(capability)) throw new KgwError('conflict', ACTIVITY_TEXTS.capability(what, capability));
+  if (!installation.capabilities.includes(capability)) throw permissionDenied(ACTIVITY_TEXTS.capability(what, capability));
 }
 
 /** Notes that a native hook of `capability` reached the gateway at `at` (the adapter's declared coverage). */
