@@ -4,11 +4,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { setActivityEnabled } from '../../src/core/activity/activity.ts';
 import { addRoute } from '../../src/core/access/routes.ts';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
+import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import { assertScopeRefused } from './support.ts';
+import { OrgGateway, assertScopeRefused } from './support.ts';
 
 /**
  * The Activity tools through the SDK's client over HTTP: activity.write (with context.read)
@@ -79,47 +77,31 @@ const capability = (what: string, name: string) => `capability_not_reported: ${w
 
 for (const backend of storeBackends()) {
   describe(`Alignbase Activity on ${backend.name}`, () => {
-    let store: TestStore;
-    let running: RunningGateway;
+    let gw: OrgGateway;
     let tenantId: string;
     let hooky: Client;
     let other: Client;
     let spy: Client;
-    const clients: Client[] = [];
     let installation: string;
 
-    const connect = async (tenant: string, principal: string, scopes = FULL) => {
-      const client = await connectClient(`${running.url}/alignbase/mcp`, await issueToken(store.db, tenant, principal, scopes));
-      clients.push(client);
-      // The SDK validates structured content against the output schemas of listed tools.
-      await client.listTools();
-      return client;
-    };
+    const connect = async (tenant: string, principal: string, scopes = FULL) => (await gw.connect(principal, scopes, { tenant })).client;
 
     /** Every Activity row of the store, to show that a refused call stored nothing. */
     const activityRows = async () => ({
-      installations: await store.db.query('SELECT id, integration, transport, capabilities, client_version, coverage::text, updated_at::text, last_seen_at::text FROM activity_installations ORDER BY id'),
-      sessions: await store.db.query('SELECT id, session_id, last_seen_at::text FROM activity_sessions ORDER BY id'),
-      events: await store.db.query('SELECT id FROM activity_events ORDER BY id'),
+      installations: await gw.db.query('SELECT id, integration, transport, capabilities, client_version, coverage::text, updated_at::text, last_seen_at::text FROM activity_installations ORDER BY id'),
+      sessions: await gw.db.query('SELECT id, session_id, last_seen_at::text FROM activity_sessions ORDER BY id'),
+      events: await gw.db.query('SELECT id FROM activity_events ORDER BY id'),
     });
-    const switchActivity = (enabled: boolean) => setActivityEnabled(store.db, new AuditLog(store.db), { tenant: 'act', enabled });
+    const switchActivity = (enabled: boolean) => setActivityEnabled(gw.db, new AuditLog(gw.db), { tenant: 'act', enabled });
 
     before(async () => {
-      store = await backend.open({ migrated: true });
-      await seedOrg(store.db, ORG);
-      await seedOrg(store.db, SPY_ORG);
-      const [tenant] = await store.db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'act'");
-      tenantId = tenant!.id;
-      running = await startGateway(store.db);
+      gw = await OrgGateway.start(backend, [ORG, SPY_ORG], { tenant: 'act' });
+      tenantId = await gw.tenantIdOf();
       hooky = await connect('act', 'hooky');
       other = await connect('act', 'other-bot');
       spy = await connect('spyco', 'spy');
     });
-    after(async () => {
-      for (const client of clients) await client.close();
-      await running.close();
-      await store.dispose();
-    });
+    after(() => gw.close());
 
     it('hides and refuses the Activity tools without activity.write (HTTP 403), and without context.read', async () => {
       const { tools } = await hooky.listTools();
@@ -135,8 +117,8 @@ for (const backend of storeBackends()) {
         for (const name of ACTIVITY_TOOLS) await assertScopeRefused(reader.callTool({ name, arguments: {} }));
       }
       // On the wire: 403 with the insufficient_scope challenge naming activity.write.
-      const token = await issueToken(store.db, 'act', 'hooky', 'context.read');
-      const response = await fetch(`${running.url}/alignbase/mcp`, {
+      const token = await issueToken(gw.db, 'act', 'hooky', 'context.read');
+      const response = await fetch(gw.url, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'report_installation_capabilities', arguments: { integration: 'x', transport: 'stdio', capabilities: [] } } }),
@@ -172,7 +154,7 @@ for (const backend of storeBackends()) {
         registered: false,
         capabilities: ['context_load', 'skills_install', 'skills_update', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook'],
       });
-      const [row] = await store.db.query<{ transport: string; client_version: string | null }>('SELECT transport, client_version FROM activity_installations WHERE id = $1', [installation]);
+      const [row] = await gw.db.query<{ transport: string; client_version: string | null }>('SELECT transport, client_version FROM activity_installations WHERE id = $1', [installation]);
       assert.deepEqual({ ...row }, { transport: 'streamable-http', client_version: null });
 
       // A second installation of the same agent, and one of another agent.
@@ -180,7 +162,7 @@ for (const backend of storeBackends()) {
       assert.equal(second.registered, true);
       assert.notEqual(second.local_installation_id, installation);
       await ok(other, 'report_installation_capabilities', { integration: 'codex', transport: 'stdio', capabilities: ['context_load'] });
-      const [count] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM activity_installations i JOIN principals p ON p.id = i.agent_id WHERE p.name = 'hooky'");
+      const [count] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM activity_installations i JOIN principals p ON p.id = i.agent_id WHERE p.name = 'hooky'");
       assert.equal(count?.n, 2);
 
       // Nobody else can re-report it: another agent, another tenant, an unknown id.
@@ -257,7 +239,7 @@ for (const backend of storeBackends()) {
       const at = new Date(Date.now() - 3_600_000).toISOString();
       const skill = await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_installed', occurred_at: at, subject: { type: 'skill', id: skillId, version: 3 } } });
       await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_updated', subject: { type: 'skill', id: skillId }, status: 'error', error_code: 'write_failed' } });
-      const [row] = await store.db.query<Record<string, unknown>>(
+      const [row] = await gw.db.query<Record<string, unknown>>(
         'SELECT source, type, subject_type, subject_id, subject_version, status, error_code, occurred_at, agent_id FROM activity_events WHERE id = $1',
         [skill.event_id],
       );
@@ -285,7 +267,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await activityRows(), before);
 
       // Audited as identifiers and metadata: no payloads.
-      const audits = await store.db.query<{ action: string; tool: string; details: Record<string, unknown> }>(
+      const audits = await gw.db.query<{ action: string; tool: string; details: Record<string, unknown> }>(
         "SELECT action, tool, details FROM audit_events WHERE tenant_id = $1 AND action LIKE 'activity.%' ORDER BY at, id",
         [tenantId],
       );
@@ -295,7 +277,7 @@ for (const backend of storeBackends()) {
       );
       assert.deepEqual(audits.at(-1)?.details, { event_type: 'skill_updated', status: 'error' });
       // The refusals are audited with their kind: a capability not reported is not permitted.
-      const refused = await store.db.query<{ error_code: string }>(
+      const refused = await gw.db.query<{ error_code: string }>(
         "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_activity_event' AND result = 'error' ORDER BY at, id",
         [tenantId],
       );
@@ -311,7 +293,7 @@ for (const backend of storeBackends()) {
       assert.equal(memory.registered, false);
       const reader = await connect('act', 'hooky', 'context.read context.write');
       const created = await ok(reader, 'create_memory', { name: 'Hook memory', content: 'Remember the release train.' });
-      await store.db.tx(async (tx) => {
+      await gw.db.tx(async (tx) => {
         const [agent] = await tx.query<{ id: string }>("SELECT id FROM principals WHERE tenant_id = $1 AND name = 'hooky'", [tenantId]);
         await addRoute(tx, { tenantId, resourceId: String(created.memory_id), target: { agentId: agent!.id } });
       });
@@ -341,34 +323,34 @@ for (const backend of storeBackends()) {
         assert.equal(reply.data?.activity_enabled, true);
       }
       assert.equal(replies.filter((r) => r.data?.started === true).length, 1);
-      const sessions = await store.db.query('SELECT hook FROM activity_sessions WHERE session_id = $1', ['sess-0001']);
+      const sessions = await gw.db.query('SELECT hook FROM activity_sessions WHERE session_id = $1', ['sess-0001']);
       assert.deepEqual(sessions.map((s) => ({ ...s })), [{ hook: 'session_start' }]);
-      const starts = await store.db.query("SELECT source FROM activity_events WHERE session_id = $1 AND type = 'session_started'", ['sess-0001']);
+      const starts = await gw.db.query("SELECT source FROM activity_events WHERE session_id = $1 AND type = 'session_started'", ['sess-0001']);
       assert.deepEqual(starts.map((s) => ({ ...s })), [{ source: 'hook' }]);
       // Once more, from the prompt hook: the same session, not started again.
       const later = await ok(hooky, 'start_hook_session', { ...args, hook: 'prompt_submit' });
       assert.equal(later.started, false);
       // The start is audited once, and every call as a context request.
-      const [starts2] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'activity.session_start'", [tenantId]);
+      const [starts2] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'activity.session_start'", [tenantId]);
       assert.equal(starts2?.n, 1);
-      const [requests] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND tool = 'start_hook_session'", [tenantId]);
+      const [requests] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND tool = 'start_hook_session'", [tenantId]);
       assert.equal(requests?.n, 11);
-      const [coverage] = await store.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
+      const [coverage] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       assert.deepEqual(Object.keys(coverage!.coverage).sort(), ['prompt_submit_hook', 'session_start_hook']);
     });
 
     it('records hook events and refreshes the hook coverage', async () => {
-      const [before] = await store.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
+      const [before] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       await new Promise((resolve) => setTimeout(resolve, 5));
       const prompt = await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } });
       assert.deepEqual(Object.keys(prompt).sort(), ['event_id', 'recorded']);
       await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'tool_used', tool_name: 'mcp__alignbase__read_skill' } });
       await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0002', event: { type: 'tool_used', tool_name: 'Bash', status: 'error', error_code: 'exit_1' } });
-      const [after] = await store.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
+      const [after] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       assert.deepEqual(Object.keys(after!.coverage).sort(), ['prompt_submit_hook', 'session_start_hook', 'tool_use_hook']);
       assert.ok(after!.coverage.prompt_submit_hook! > before!.coverage.prompt_submit_hook!, 'prompt_submit_hook refreshed');
       assert.equal(after!.coverage.session_start_hook, before!.coverage.session_start_hook);
-      const rows = await store.db.query<{ type: string; session_id: string; tool_name: string | null; source: string }>(
+      const rows = await gw.db.query<{ type: string; session_id: string; tool_name: string | null; source: string }>(
         "SELECT type, session_id, tool_name, source FROM activity_events WHERE installation_id = $1 AND source = 'hook' AND type <> 'session_started' ORDER BY recorded_at, tool_name NULLS FIRST",
         [installation],
       );
@@ -395,7 +377,7 @@ for (const backend of storeBackends()) {
       try {
         await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, DISABLED);
         await fails(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } }, DISABLED);
-        const [disabled] = await store.db.query<{ error_code: string }>(
+        const [disabled] = await gw.db.query<{ error_code: string }>(
           "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_hook_activity_event' AND result = 'error' ORDER BY at DESC, id DESC LIMIT 1",
           [tenantId],
         );
@@ -417,7 +399,7 @@ for (const backend of storeBackends()) {
       await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } });
       const started = await ok(hooky, 'start_hook_session', { local_installation_id: installation, hook: 'session_start', session_id: 'sess-off' });
       assert.equal(started.started, true);
-      const switches = await store.db.query<{ action: string }>("SELECT action FROM audit_events WHERE tenant_id = $1 AND action IN ('activity.enable', 'activity.disable') ORDER BY at, id", [tenantId]);
+      const switches = await gw.db.query<{ action: string }>("SELECT action FROM audit_events WHERE tenant_id = $1 AND action IN ('activity.enable', 'activity.disable') ORDER BY at, id", [tenantId]);
       assert.deepEqual(switches.map((s) => s.action), ['activity.disable', 'activity.enable']);
     });
   });

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Agent, textOf } from './support.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
+import type { Agent } from './support.ts';
+import { OrgGateway, backendLabel, s3GatewayEnv, textOf } from './support.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /** The Artifact tools through the SDK's client over HTTP. */
@@ -57,10 +54,8 @@ async function download(client: Agent, id: string, version: number, path: string
 }
 
 for (const backend of storeBackends()) {
-  describe(`Alignbase Artifacts on ${backend.name}`, () => {
-    let store: TestStore;
-    let running: RunningGateway;
-    const clients: Client[] = [];
+  describe(`Alignbase Artifacts on ${backendLabel(backend)}`, () => {
+    let gw: OrgGateway;
     let maker: Agent;
     let viewer: Agent;
     let outsider: Agent;
@@ -69,28 +64,17 @@ for (const backend of storeBackends()) {
     let artifactId: string;
     const binary = randomBytes(600 * 1024);
 
-    const connect = async (tenant: string, principal: string, scopes = 'context.read context.write') => {
-      const client = await connectClient(`${running.url}/alignbase/mcp`, await issueToken(store.db, tenant, principal, scopes));
-      clients.push(client);
-      return new Agent(principal, client);
-    };
+    const connect = (tenant: string, principal: string, scopes = 'context.read context.write') => gw.connect(principal, scopes, { tenant });
 
     before(async () => {
-      store = await backend.open({ migrated: true });
-      await seedOrg(store.db, ORG);
-      await seedOrg(store.db, OTHER);
-      running = await startGateway(store.db);
+      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'art', env: s3GatewayEnv(backend) });
       maker = await connect('art', 'maker');
       viewer = await connect('art', 'viewer');
       outsider = await connect('art', 'outsider');
       spy = await connect('art-other', 'spy');
       readOnlyMaker = await connect('art', 'maker', 'context.read');
     });
-    after(async () => {
-      for (const client of clients) await client.close();
-      await running.close();
-      await store.dispose();
-    });
+    after(() => gw.close());
 
     it('creates a package version with files, source task, digest and provenance', async () => {
       const created = await maker.ok('write_artifact', {

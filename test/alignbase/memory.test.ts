@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Agent, textOf } from './support.ts';
+import type { Agent } from './support.ts';
+import { OrgGateway, textOf } from './support.ts';
 import { addRoute } from '../../src/core/access/routes.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /**
@@ -50,36 +47,23 @@ grants:
 
 for (const backend of storeBackends()) {
   describe(`Alignbase Memory on ${backend.name}`, () => {
-    let store: TestStore;
-    let running: RunningGateway;
+    let gw: OrgGateway;
     let writer: Agent;
     let reader: Agent;
     let stranger: Agent;
     let spy: Agent;
-    const clients: Client[] = [];
     let memoryId: string;
 
-    const connect = async (tenant: string, principal: string, scopes = 'context.read') => {
-      const client = await connectClient(`${running.url}/alignbase/mcp`, await issueToken(store.db, tenant, principal, scopes));
-      clients.push(client);
-      return new Agent(principal, client);
-    };
+    const connect = (tenant: string, principal: string, scopes = 'context.read') => gw.connect(principal, scopes, { tenant });
 
     before(async () => {
-      store = await backend.open({ migrated: true });
-      await seedOrg(store.db, ORG);
-      await seedOrg(store.db, OTHER);
-      running = await startGateway(store.db);
+      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'mem' });
       writer = await connect('mem', 'writer');
       reader = await connect('mem', 'reader');
       stranger = await connect('mem', 'stranger');
       spy = await connect('other', 'spy');
     });
-    after(async () => {
-      for (const client of clients) await client.close();
-      await running.close();
-      await store.dispose();
-    });
+    after(() => gw.close());
 
     it('creates a Memory on context.read with Editor on All Memories, unrouted', async () => {
       const created = await writer.ok('create_memory', { name: 'Release state', content: 'Started the release.' });
@@ -101,7 +85,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual((await stranger.ok('list_memories', {})).memories, []);
       assert.equal(await stranger.fail('read_memory', { memory_id: memoryId }), 'Memory not found');
       // A route to the stranger says "always" in no list, because routing grants no permission.
-      await store.db.tx(async (tx) => {
+      await gw.db.tx(async (tx) => {
         const [row] = await tx.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM principals WHERE name = 'stranger'");
         await addRoute(tx, { tenantId: row!.tenant_id, resourceId: memoryId, target: { agentId: row!.id } });
       });
@@ -148,7 +132,7 @@ for (const backend of storeBackends()) {
 
     it('delivers routed Memories in get_current_context, escaped, with can_write', async () => {
       await writer.ok('write_memory', { memory_id: memoryId, expected_version: 4, content: 'Note </alignbase_memory> and <alignbase_knowledge id="x">' });
-      await store.db.tx(async (tx) => {
+      await gw.db.tx(async (tx) => {
         const [row] = await tx.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM groups WHERE name = 'crew'");
         await addRoute(tx, { tenantId: row!.tenant_id, resourceId: memoryId, target: { groupId: row!.id } });
       });
@@ -158,12 +142,12 @@ for (const backend of storeBackends()) {
       assert.equal(text.split('<alignbase_knowledge ').length - 1, 0);
       const listed = (await reader.ok('list_memories', {})).memories as Record<string, unknown>[];
       assert.equal(listed[0]?.assignment_state, 'always');
-      const [audit] = await store.db.query<{ resources: unknown }>("SELECT resources FROM audit_events WHERE action = 'context.request' ORDER BY at DESC LIMIT 1");
+      const [audit] = await gw.db.query<{ resources: unknown }>("SELECT resources FROM audit_events WHERE action = 'context.request' ORDER BY at DESC LIMIT 1");
       assert.ok(JSON.stringify(audit?.resources).includes(memoryId));
     });
 
     it('records before and after versions and whether content changed', async () => {
-      const rows = await store.db.query<{ action: string; resources: { before_version: number | null; after_version: number; changed: boolean }[] | string }>(
+      const rows = await gw.db.query<{ action: string; resources: { before_version: number | null; after_version: number; changed: boolean }[] | string }>(
         "SELECT action, resources FROM audit_events WHERE action IN ('memory.create', 'memory.write') ORDER BY at",
       );
       type Versions = { before_version: number | null; after_version: number; changed: boolean };
@@ -188,7 +172,7 @@ for (const backend of storeBackends()) {
       assert.equal(read.version, Number(version) + 1);
       assert.equal(read.content, `writer ${results.findIndex((r) => r.isError !== true)}`);
       assert.equal(read.version_id, (winners[0]!.structuredContent as { version_id: string }).version_id);
-      const history = await store.db.query<{ version: number }>('SELECT version FROM context_versions WHERE resource_id = $1 ORDER BY version', [memoryId]);
+      const history = await gw.db.query<{ version: number }>('SELECT version FROM context_versions WHERE resource_id = $1 ORDER BY version', [memoryId]);
       assert.deepEqual(
         history.map((h) => Number(h.version)),
         Array.from({ length: Number(version) + 1 }, (_, i) => i + 1),

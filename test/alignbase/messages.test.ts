@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/core/access/grants.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
+import { seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import { Agent, UUID, assertScopeRefused } from './support.ts';
+import type { Agent } from './support.ts';
+import { OrgGateway, UUID, assertScopeRefused } from './support.ts';
 
 /**
  * Messages through the SDK's client over HTTP: list_context_recipients, send_context (checks,
@@ -77,9 +76,7 @@ const TABLES = ['context_messages', 'context_message_recipients', 'context_messa
 
 for (const backend of storeBackends()) {
   describe(`Alignbase messages on ${backend.name}`, () => {
-    let store: TestStore;
-    let running: RunningGateway;
-    const agents = new Map<string, Promise<Agent>>();
+    let gw: OrgGateway;
     let tenantId: string;
     const ids = new Map<string, string>();
     let artifactId: string;
@@ -90,20 +87,8 @@ for (const backend of storeBackends()) {
       assert.ok(found, `no id for ${name}`);
       return found;
     };
-    const connect = async (tenant: string, principal: string, scopes: string): Promise<Agent> => {
-      const client = await connectClient(`${running.url}/alignbase/mcp`, await issueToken(store.db, tenant, principal, scopes));
-      await client.listTools();
-      return new Agent(principal, client);
-    };
-    const as = (principal: string, scopes = 'context.read context.write', tenant = 'msg'): Promise<Agent> => {
-      const key = `${tenant}/${principal}/${scopes}`;
-      let agent = agents.get(key);
-      if (agent === undefined) {
-        agent = connect(tenant, principal, scopes);
-        agents.set(key, agent);
-      }
-      return agent;
-    };
+    const connect = (tenant: string, principal: string, scopes: string): Promise<Agent> => gw.connect(principal, scopes, { tenant });
+    const as = (principal: string, scopes = 'context.read context.write', tenant = 'msg'): Promise<Agent> => gw.agent(principal, scopes, tenant);
     const agentTo = (name: string) => ({ type: 'agent', id: id(name) });
     const groupTo = (name: string) => ({ type: 'group', id: id(`group:${name}`) });
     const send = async (from: string, args: Record<string, unknown>): Promise<SendReply> => (await as(from)).ok<SendReply>('send_context', { idempotency_key: randomUUID(), ...args });
@@ -111,10 +96,10 @@ for (const backend of storeBackends()) {
     const counts = async (): Promise<Record<string, number>> => {
       const result: Record<string, number> = {};
       for (const table of TABLES) {
-        const [row] = await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+        const [row] = await gw.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
         result[table] = Number(row?.n);
       }
-      const [audit] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE action = 'message.send'");
+      const [audit] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE action = 'message.send'");
       result.audit = Number(audit?.n);
       return result;
     };
@@ -128,11 +113,8 @@ for (const backend of storeBackends()) {
     };
 
     before(async () => {
-      store = await backend.open({ migrated: true });
-      await seedOrg(store.db, org());
-      await seedOrg(store.db, OTHER);
-      running = await startGateway(store.db);
-      const rows = await store.db.query<{ slug: string; name: string; id: string; tenant_id: string }>(
+      gw = await OrgGateway.start(backend, [org(), OTHER], { tenant: 'msg' });
+      const rows = await gw.db.query<{ slug: string; name: string; id: string; tenant_id: string }>(
         `SELECT t.slug, coalesce(p.email, p.name) AS name, p.id, t.id AS tenant_id FROM principals p JOIN tenants t ON t.id = p.tenant_id
          UNION ALL SELECT t.slug, 'group:' || g.name, g.id, t.id FROM groups g JOIN tenants t ON t.id = g.tenant_id`,
       );
@@ -144,11 +126,7 @@ for (const backend of storeBackends()) {
       const spy = await as('spy', 'context.read context.write', 'msg-other');
       spyArtifactId = (await spy.ok<{ artifact_id: string }>('write_artifact', { expected_version: 0, name: 'Secret plan', markdown: '# Secret' })).artifact_id;
     });
-    after(async () => {
-      for (const agent of agents.values()) await (await agent).client.close();
-      await running.close();
-      await store.dispose();
-    });
+    after(() => gw.close());
 
     it('lists the other agents, then the Groups with another agent, by name', async () => {
       const { recipients } = await (await as('sender')).ok<{ recipients: Record<string, unknown>[] }>('list_context_recipients');
@@ -223,7 +201,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual([page.next_offset, page.unread_remaining], [null, 0]);
 
       // Audited in the send's transaction: the pinned versions, the recipients, the inbox count.
-      const [event] = await store.db.query<{ tool: string; principal_id: string; resources: unknown; details: unknown }>(
+      const [event] = await gw.db.query<{ tool: string; principal_id: string; resources: unknown; details: unknown }>(
         "SELECT tool, principal_id, resources, details FROM audit_events WHERE tenant_id = $1 AND action = 'message.send' ORDER BY at DESC LIMIT 1",
         [tenantId],
       );
@@ -390,7 +368,7 @@ for (const backend of storeBackends()) {
         TABLES.map((t) => after[t]! - before[t]!).concat(after.audit! - before.audit!),
         [1, 2, 1, 3, 2, 1],
       );
-      const rows = await store.db.query<{ agent_id: string }>('SELECT agent_id FROM context_inbox WHERE message_id = $1 ORDER BY agent_id', [replies[0]?.message_id]);
+      const rows = await gw.db.query<{ agent_id: string }>('SELECT agent_id FROM context_inbox WHERE message_id = $1 ORDER BY agent_id', [replies[0]?.message_id]);
       assert.deepEqual(rows.map((r) => r.agent_id), [id('crew-a'), id('crew-b'), id('inboxer')].sort());
     });
 
@@ -409,17 +387,17 @@ for (const backend of storeBackends()) {
       assert.equal(await canRead('newcomer', plan), false);
 
       // The org file adds newcomer to crew (and lists its grants again, which leaves shares alone).
-      await seedOrg(store.db, org(['crew-a', 'crew-b', 'newcomer', 'ann@msg.test']));
+      await seedOrg(gw.db, org(['crew-a', 'crew-b', 'newcomer', 'ann@msg.test']));
       assert.equal(await canRead('newcomer', plan), true);
       assert.equal(await canRead('crew-a', plan), true);
       assert.equal(await canRead('reader'), true, 'the direct share survives the org file');
       const newcomerInbox = await inbox('newcomer', { include_read: true });
       assert.ok(!newcomerInbox.messages.some((m) => m.message_id === sent.message_id));
-      const roleOfNewcomer = await effectiveContextRole(store.db, tenantId, id('newcomer'), 'artifact', plan);
+      const roleOfNewcomer = await effectiveContextRole(gw.db, tenantId, id('newcomer'), 'artifact', plan);
       assert.equal(roleOfNewcomer, 'viewer');
 
       // crew-b leaves: the access check is fresh, the message stays in its inbox.
-      await seedOrg(store.db, org(['crew-a', 'newcomer', 'ann@msg.test']));
+      await seedOrg(gw.db, org(['crew-a', 'newcomer', 'ann@msg.test']));
       assert.equal(await canRead('crew-b', plan), false);
       const left = (await inbox('crew-b', { include_read: true })).messages.find((m) => m.message_id === sent.message_id);
       assert.equal(left?.artifacts[0]?.available, false);
@@ -430,7 +408,7 @@ for (const backend of storeBackends()) {
       const sent = await send('sender', { recipients: [groupTo('pair'), groupTo('crew'), agentTo('crew-a')], message: 'Overlap.' });
       // pair = sender + crew-a, crew = crew-a + newcomer: crew-a once (addressed itself), newcomer through crew.
       assert.equal(sent.delivered_to, 2);
-      const rows = await store.db.query<{ agent_id: string; via_group_id: string | null }>('SELECT agent_id, via_group_id FROM context_inbox WHERE message_id = $1 ORDER BY agent_id', [sent.message_id]);
+      const rows = await gw.db.query<{ agent_id: string; via_group_id: string | null }>('SELECT agent_id, via_group_id FROM context_inbox WHERE message_id = $1 ORDER BY agent_id', [sent.message_id]);
       assert.deepEqual(
         rows.map((r) => [r.agent_id, r.via_group_id]),
         [
@@ -486,13 +464,13 @@ for (const backend of storeBackends()) {
       const sent = await send('sender', { recipients: [agentTo('helper')], artifacts: [{ artifact_id: memo, access: 'viewer' }] });
       const available = async () => (await inbox('helper', { include_read: true })).messages.find((m) => m.message_id === sent.message_id)?.artifacts[0]?.available;
       assert.equal(await available(), true);
-      await store.db.tx((tx) => tx.query('DELETE FROM context_shares WHERE message_id = $1', [sent.message_id]));
+      await gw.db.tx((tx) => tx.query('DELETE FROM context_shares WHERE message_id = $1', [sent.message_id]));
       assert.equal(await available(), false);
       assert.equal(await canRead('helper', memo), false);
       // A grant from the org file makes it available again.
-      await seedOrg(store.db, org(['crew-a', 'newcomer', 'ann@msg.test']).replace('grants:\n', 'grants:\n  - { to: helper, on: "artifact:Memo", role: viewer }\n'));
+      await seedOrg(gw.db, org(['crew-a', 'newcomer', 'ann@msg.test']).replace('grants:\n', 'grants:\n  - { to: helper, on: "artifact:Memo", role: viewer }\n'));
       assert.equal(await available(), true);
-      await seedOrg(store.db, org(['crew-a', 'newcomer', 'ann@msg.test']));
+      await seedOrg(gw.db, org(['crew-a', 'newcomer', 'ann@msg.test']));
       assert.equal(await available(), false);
     });
 
@@ -518,7 +496,7 @@ for (const backend of storeBackends()) {
       assert.ok(!text.includes(`id="${sent[10]?.message_id}"`));
       assert.ok(text.includes('2 more new messages are waiting: call read_inbox to read them'));
 
-      const [audit] = await store.db.query<{ resources: unknown }>("SELECT resources FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND principal_id = $2 ORDER BY at DESC LIMIT 1", [tenantId, id('ctx-bot')]);
+      const [audit] = await gw.db.query<{ resources: unknown }>("SELECT resources FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND principal_id = $2 ORDER BY at DESC LIMIT 1", [tenantId, id('ctx-bot')]);
       const touched = JSON.stringify(audit?.resources);
       for (const s of sent.slice(0, 10)) assert.ok(touched.includes(s.message_id));
 
@@ -546,18 +524,18 @@ for (const backend of storeBackends()) {
       assert.equal(sent.delivered_to, 1);
       // msg's crew is untouched by the other tenant's crew share, and the reverse.
       assert.equal(await canRead('crew-a', spyArtifactId), false);
-      assert.equal(await effectiveContextRole(store.db, tenantId, id('crew-a'), 'artifact', spyArtifactId), undefined);
-      const otherTenant = (await store.db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'msg-other'"))[0]!.id;
-      assert.equal(await effectiveContextRole(store.db, otherTenant, id('msg-other/mole'), 'artifact', spyArtifactId), 'editor');
-      assert.equal(await effectiveContextRole(store.db, otherTenant, id('msg-other/mole'), 'artifact', artifactId), undefined);
-      assert.equal(await effectiveContextRole(store.db, tenantId, id('msg-other/mole'), 'artifact', artifactId), undefined);
+      assert.equal(await effectiveContextRole(gw.db, tenantId, id('crew-a'), 'artifact', spyArtifactId), undefined);
+      const otherTenant = (await gw.db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'msg-other'"))[0]!.id;
+      assert.equal(await effectiveContextRole(gw.db, otherTenant, id('msg-other/mole'), 'artifact', spyArtifactId), 'editor');
+      assert.equal(await effectiveContextRole(gw.db, otherTenant, id('msg-other/mole'), 'artifact', artifactId), undefined);
+      assert.equal(await effectiveContextRole(gw.db, tenantId, id('msg-other/mole'), 'artifact', artifactId), undefined);
       const mole = await as('mole', 'context.read', 'msg-other');
       const moleInbox = await mole.ok<InboxReply>('read_inbox');
       assert.deepEqual(moleInbox.messages.map((m) => [m.from.name, m.via_group?.name, m.artifacts[0]?.available]), [['spy', 'crew', true]]);
       assert.equal((await spy.ok<InboxReply>('read_inbox', { include_read: true })).messages.length, 0);
       // The database refuses a share or inbox row that crosses tenants.
       await assert.rejects(
-        store.db.tx((tx) =>
+        gw.db.tx((tx) =>
           tx.query("INSERT INTO context_shares (tenant_id, id, principal_id, resource_id, role, message_id) VALUES ($1, $2, $3, $4, 'viewer', $5)", [
             otherTenant,
             randomUUID(),

@@ -145,37 +145,36 @@ export function textOf(result: CallToolResult): string {
   return first?.type === 'text' ? first.text : '';
 }
 
-/** One store, one gateway, the tenant above; clients cached per agent and scopes. */
-export class Suite {
+/**
+ * One store with org files applied and one gateway over it: real tokens, the SDK's client over
+ * HTTP, every client closed with the gateway. `tenant` is the slug agents belong to unless a
+ * call names another.
+ */
+export class OrgGateway {
   readonly store: TestStore;
   readonly running: RunningGateway;
-  readonly tenantId: string;
-  readonly s3: boolean;
-  readonly #clients = new Map<string, Promise<Agent>>();
-  readonly #extra: Client[] = [];
-  readonly #grants: string[] = [];
-  readonly #routes: string[] = [];
+  readonly tenant: string;
+  readonly #agents = new Map<string, Promise<Agent>>();
+  readonly #clients: Client[] = [];
   #counter = 0;
 
-  private constructor(store: TestStore, running: RunningGateway, tenantId: string, s3: boolean) {
+  protected constructor(store: TestStore, running: RunningGateway, tenant: string) {
     this.store = store;
     this.running = running;
-    this.tenantId = tenantId;
-    this.s3 = s3;
+    this.tenant = tenant;
   }
 
-  static async open(backend: StoreBackend, options: { globex?: boolean } = {}): Promise<Suite> {
+  /** A store of `backend` with `orgs` applied in order, and a gateway over it (`env`: its extra variables). */
+  static async start(backend: StoreBackend, orgs: readonly string[], options: { tenant: string; env?: Record<string, string> }): Promise<OrgGateway> {
+    const { store, running } = await OrgGateway.launch(backend, orgs, options.env ?? {});
+    return new OrgGateway(store, running, options.tenant);
+  }
+
+  protected static async launch(backend: StoreBackend, orgs: readonly string[], env: Record<string, string>): Promise<{ store: TestStore; running: RunningGateway }> {
     const store = await backend.open({ migrated: true });
     try {
-      // The documented example org first (people, release-bot, group eng, team docs), then this suite's agents.
-      await seedOrg(store.db, ACME_ORG);
-      await seedOrg(store.db, `${BASE_ORG}grants:\n${BASE_GRANTS.map((g) => `  - ${g}`).join('\n')}\n`);
-      if (options.globex === true) await seedOrg(store.db, GLOBEX_WITH_GRANTS);
-      const [tenant] = await store.db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [TENANT]);
-      assert.ok(tenant);
-      const env = s3GatewayEnv(backend);
-      const running = await startGateway(store.db, env);
-      return new Suite(store, running, tenant.id, Object.keys(env).length > 0);
+      for (const org of orgs) await seedOrg(store.db, org);
+      return { store, running: await startGateway(store.db, env) };
     } catch (error) {
       await store.dispose();
       throw error;
@@ -190,31 +189,77 @@ export class Suite {
     return `${this.running.url}${MCP_PATH}`;
   }
 
-  /** A connected client of `principal` (an agent's name) with a fresh token of `scopes`, cached per agent and scopes. */
-  agent(principal: string, scopes = 'context.read context.write', tenant = TENANT): Promise<Agent> {
+  /** A connected client of `principal` (an agent's name) with a fresh token of `scopes`, cached per tenant, agent and scopes. */
+  agent(principal: string, scopes = 'context.read context.write', tenant = this.tenant): Promise<Agent> {
     const key = `${tenant}\n${principal}\n${scopes}`;
-    let agent = this.#clients.get(key);
+    let agent = this.#agents.get(key);
     if (agent === undefined) {
       agent = this.connect(principal, scopes, { tenant });
-      this.#clients.set(key, agent);
+      this.#agents.set(key, agent);
     }
     return agent;
   }
 
-  /** A new client with its own token (closed with the suite); tools listed once so the SDK validates outputs. */
+  /** A new client with its own token (closed with the gateway); tools listed once so the SDK validates outputs. */
   async connect(principal: string, scopes = 'context.read context.write', options: { tenant?: string; path?: string } = {}): Promise<Agent> {
-    const token = await issueToken(this.db, options.tenant ?? TENANT, principal, scopes);
+    const token = await issueToken(this.db, options.tenant ?? this.tenant, principal, scopes);
     const client = await connectClient(`${this.running.url}${options.path ?? MCP_PATH}`, token);
-    this.#extra.push(client);
+    this.#clients.push(client);
     // The SDK validates structured content against the output schemas of listed tools.
     await client.listTools();
     return new Agent(principal, client);
   }
 
-  /** A name no other test of this suite uses. */
+  /** A name no other test of this gateway uses. */
   unique(prefix: string): string {
     this.#counter += 1;
     return `${prefix}-${this.#counter}`;
+  }
+
+  async tenantIdOf(slug = this.tenant): Promise<string> {
+    const [row] = await this.db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
+    assert.ok(row, `no tenant ${slug}`);
+    return row.id;
+  }
+
+  async principalId(name: string, tenant = this.tenant): Promise<string> {
+    const [row] = await this.db.query<{ id: string }>(
+      'SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND coalesce(p.email, p.name) = $2',
+      [tenant, name],
+    );
+    assert.ok(row, `no principal ${name}`);
+    return row.id;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#agents.values());
+    for (const client of this.#clients) await client.close();
+    await this.running.close();
+    await this.store.dispose();
+  }
+}
+
+/** The gateway of the tenant above (docs/examples/org.yaml plus this suite's agents), with grants and routes the tests add. */
+export class Suite extends OrgGateway {
+  readonly tenantId: string;
+  readonly s3: boolean;
+  readonly #grants: string[] = [];
+  readonly #routes: string[] = [];
+
+  private constructor(store: TestStore, running: RunningGateway, tenantId: string, s3: boolean) {
+    super(store, running, TENANT);
+    this.tenantId = tenantId;
+    this.s3 = s3;
+  }
+
+  static async open(backend: StoreBackend, options: { globex?: boolean } = {}): Promise<Suite> {
+    const env = s3GatewayEnv(backend);
+    // The documented example org first (people, release-bot, group eng, team docs), then this suite's agents.
+    const orgs = [ACME_ORG, `${BASE_ORG}grants:\n${BASE_GRANTS.map((g) => `  - ${g}`).join('\n')}\n`, ...(options.globex === true ? [GLOBEX_WITH_GRANTS] : [])];
+    const { store, running } = await OrgGateway.launch(backend, orgs, env);
+    const [tenant] = await store.db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [TENANT]);
+    assert.ok(tenant);
+    return new Suite(store, running, tenant.id, Object.keys(env).length > 0);
   }
 
   /** Adds (or drops) grants and routes of the tenant's org file (whose grants and routes sections are complete lists) and applies it. */
@@ -230,22 +275,6 @@ export class Suite {
     }
     const lines = (items: readonly string[]) => (items.length === 0 ? ' []\n' : `\n${items.map((item) => `  - ${item}`).join('\n')}\n`);
     await seedOrg(this.db, `${BASE_ORG}grants:${lines([...BASE_GRANTS, ...this.#grants])}routes:${lines(this.#routes)}`);
-  }
-
-  async principalId(name: string, tenant = TENANT): Promise<string> {
-    const [row] = await this.db.query<{ id: string }>(
-      'SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND coalesce(p.email, p.name) = $2',
-      [tenant, name],
-    );
-    assert.ok(row, `no principal ${name}`);
-    return row.id;
-  }
-
-  async close(): Promise<void> {
-    await Promise.allSettled(this.#clients.values());
-    for (const client of this.#extra) await client.close();
-    await this.running.close();
-    await this.store.dispose();
   }
 }
 
