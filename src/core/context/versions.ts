@@ -234,12 +234,12 @@ export async function setDates(tx: Queryable, tenantId: string, head: ResourceHe
 
 /**
  * Creates a resource and saves its first version, with its staleness dates when given: what
- * every create of a Knowledge, Skill, Memory or Artifact does. The new head is returned so the
- * caller can publish the version.
+ * every create of a Knowledge, Skill, Memory or Artifact does (`id` when the caller chose it, as
+ * the org file does). The new head is returned so the caller can publish the version.
  */
 export async function createWithFirstVersion(
   tx: Transaction,
-  resource: { tenantId: string; type: ContextType; name: string; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined },
+  resource: { tenantId: string; type: ContextType; name: string; id?: string | undefined; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined },
   version: NewVersion,
 ): Promise<{ head: Pick<ResourceHead, 'id' | 'name' | 'latestVersion' | 'publishedVersion'>; saved: SavedVersion }> {
   const created = await createContextResource(tx, resource);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
-import { createContextResource } from '../../access/resources.ts';
 import type { Authority } from '../../context/knowledge.ts';
-import { getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
+import { createWithFirstVersion, getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { authorityRule, knowledgeTitleRule } from '../rules.ts';
@@ -71,9 +70,8 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('knowledge', title), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          await createContextResource(q, { tenantId: tenant.id, type: 'knowledge', name: title, id });
-          if (spec.dates.reviewBy !== null || spec.dates.expiresAt !== null) await writeDates(q, tenant.id, id, spec.dates);
-          await saveVersion(q, tenant.id, { id, latestVersion: 0 }, { content: spec.content, authority: spec.authority, createdBy: undefined });
+          const resource = { tenantId: tenant.id, type: 'knowledge' as const, name: title, id, createdBy: undefined, reviewBy: spec.dates.reviewBy ?? undefined, expiresAt: spec.dates.expiresAt ?? undefined };
+          await createWithFirstVersion(q, resource, { content: spec.content, authority: spec.authority, createdBy: undefined });
         };
         const detail = [...(spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`]), ...dateChanges(undefined, spec.dates)].join('; ');
         steps.push({ change: { action: 'create', kind: 'knowledge', name: title, ...(detail ? { detail } : {}) }, write });

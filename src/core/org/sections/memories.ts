@@ -1,9 +1,8 @@
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../../store/db.ts';
-import { createContextResource } from '../../access/resources.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TEXTS } from '../../context/memory.ts';
-import { getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { createWithFirstVersion, getVersions, saveVersion, versionKey } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';
@@ -79,8 +78,7 @@ export const memoriesSection = defineSection<MemorySpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('memory', name), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          await createContextResource(q, { tenantId: tenant.id, type: 'memory', name, id });
-          await saveVersion(q, tenant.id, { id, latestVersion: 0 }, { content: spec.content, createdBy: undefined });
+          await createWithFirstVersion(q, { tenantId: tenant.id, type: 'memory', name, id, createdBy: undefined }, { content: spec.content, createdBy: undefined });
           await remember(q, tenant.id, id, { sha256, version: 1 });
         };
         steps.push({ change: { action: 'create', kind: 'memory', name }, write });

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
-import { createContextResource } from '../../access/resources.ts';
 import { sameManifest, storeFiles } from '../../context/attachments.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../../context/skill-package.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../../context/skill-package.ts';
 import type { AttachmentEntry } from '../../context/versions.ts';
-import { getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
+import { createWithFirstVersion, getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
 import { isKgwError } from '../../errors.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';
@@ -76,9 +75,8 @@ export const skillsSection = defineSection<SkillSpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('skill', name), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          await createContextResource(q, { tenantId: tenant.id, type: 'skill', name, id });
-          if (spec.dates.reviewBy !== null || spec.dates.expiresAt !== null) await writeDates(q, tenant.id, id, spec.dates);
-          await saveVersion(q, tenant.id, { id, latestVersion: 0 }, version);
+          const resource = { tenantId: tenant.id, type: 'skill' as const, name, id, createdBy: undefined, reviewBy: spec.dates.reviewBy ?? undefined, expiresAt: spec.dates.expiresAt ?? undefined };
+          await createWithFirstVersion(q, resource, version);
         };
         const files = pkg.files.length;
         const detail = [...(files > 0 ? [`${files} file${files === 1 ? '' : 's'} besides SKILL.md`] : []), ...dateChanges(undefined, spec.dates)].join('; ');
