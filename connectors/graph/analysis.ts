@@ -89,7 +89,7 @@ export function findBridges(nodeIds: readonly string[], relations: readonly Grap
       }
     }
   }
-  return bridges.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return bridges.sort(byId);
 }
 
 export function byId<T extends { readonly id: string }>(a: T, b: T): number {

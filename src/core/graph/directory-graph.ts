@@ -1,3 +1,4 @@
+import { byId } from '../../../connectors/graph/analysis.ts';
 import { GRAPH_PROJECTION, graphEntries, graphResourceKey } from '../../../connectors/graph/projection.ts';
 import type { UpsertNodeInput, UpsertRelationInput } from '../../../connectors/graph/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
@@ -58,7 +59,6 @@ export async function directoryGraph(q: Queryable, tenantId: string): Promise<Gr
     }
   }
   for (const p of principals) if (p.kind === 'agent' && p.owner_id !== null) relate(nodeId.person(p.owner_id), 'owns', nodeId.agent(p.id));
-  const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return { nodes: [...nodes.values()].sort(byId), relations: [...relations.values()].sort(byId) };
 }
 
