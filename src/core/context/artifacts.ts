@@ -8,7 +8,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
-import { NOT_FOUND, ensure, ensureCanCreate, isUuid, listReadable, positiveVersion, resolveAccess } from './common.ts';
+import { INVALID_ID, NOT_FOUND, ensure, ensureCanCreate, listReadable, parseId, parsePublishSelector, resolveAccess } from './common.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
@@ -22,10 +22,9 @@ import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
  */
 
 export const ARTIFACT_TEXTS = {
-  invalidId: 'invalid artifact_id',
+  invalidId: INVALID_ID.artifact,
   notFound: NOT_FOUND.artifact,
   versionNotFound: 'Artifact version not found',
-  selector: 'version must be latest or a positive version number',
   conflict: 'version conflict: read the Artifact again before writing',
   expectedVersion: 'expected_version must be 0 for create or positive for write',
   idRequired: 'artifact_id is required when expected_version is greater than 0',
@@ -36,11 +35,6 @@ export const ARTIFACT_TEXTS = {
   markdownTooLarge: 'markdown cannot exceed 1 MiB',
   packagePrefix: 'invalid artifact package: ',
 } as const;
-
-export function parseArtifactId(value: string): string {
-  if (!isUuid(value)) throw validation(ARTIFACT_TEXTS.invalidId);
-  return value.toLowerCase();
-}
 
 /** sha256:<hex> of the Markdown and the manifest: equal packages have equal digests. */
 export function packageDigest(markdown: string, manifest: readonly AttachmentEntry[]): string {
@@ -56,13 +50,6 @@ export async function artifactVersion(q: Queryable, caller: Caller, id: string, 
   const version = number > access.head.latestVersion ? undefined : await getVersion(q, caller.tenant.id, id, number);
   if (version === undefined) throw notFound(ARTIFACT_TEXTS.versionNotFound);
   return { ...access, version };
-}
-
-export function parseArtifactSelector(value: unknown): 'latest' | { exact: number } {
-  if (value === undefined || value === 'latest') return 'latest';
-  const exact = positiveVersion(value);
-  if (exact === undefined) throw validation(ARTIFACT_TEXTS.selector);
-  return { exact };
 }
 
 export async function listArtifacts(db: Db, caller: Caller) {
@@ -97,8 +84,8 @@ async function provenance(q: Queryable, tenantId: string, version: SavedVersion)
 }
 
 export async function readArtifact(db: Db, caller: Caller, input: { artifact_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const id = parseArtifactId(input.artifact_id);
-  const selector = parseArtifactSelector(input.version);
+  const id = parseId('artifact', input.artifact_id);
+  const selector = parsePublishSelector(input.version);
   const { head, role, version } = await artifactVersion(db, caller, id, selector);
   audit?.touch({ type: 'artifact', id, version: version.version, version_id: version.id });
   return {
@@ -139,7 +126,7 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
   if (!Number.isSafeInteger(expected) || expected < 0) throw validation(ARTIFACT_TEXTS.expectedVersion);
   if (expected === 0 && input.artifact_id !== undefined) throw validation(ARTIFACT_TEXTS.idOmitted);
   if (expected > 0 && input.artifact_id === undefined) throw validation(ARTIFACT_TEXTS.idRequired);
-  const id = input.artifact_id === undefined ? undefined : parseArtifactId(input.artifact_id);
+  const id = input.artifact_id === undefined ? undefined : parseId('artifact', input.artifact_id);
   const name = input.name?.trim();
   if (expected === 0 || input.name !== undefined) {
     if (name === undefined || name === '') throw validation(ARTIFACT_TEXTS.nameRequired);

@@ -8,7 +8,7 @@ import type { VersionedType } from './common.ts';
 import { parseId, positiveVersion, resolveAccess, selectVersion } from './common.ts';
 import type { PackageFile } from './skill-package.ts';
 import type { AttachmentEntry, SavedVersion } from './versions.ts';
-import { artifactVersion, parseArtifactId } from './artifacts.ts';
+import { artifactVersion } from './artifacts.ts';
 
 /**
  * Attachment bytes live in the blob store under their SHA-256 (written and verified before any
@@ -66,7 +66,7 @@ export async function readContextAttachment(
   const type = input.context_type as VersionedType | 'artifact';
   const exact = positiveVersion(input.version);
   const offset = input.offset ?? 0;
-  const id = type === 'artifact' ? parseArtifactId(input.context_id) : parseId(type, input.context_id);
+  const id = parseId(type, input.context_id);
   if (exact === undefined) throw validation('version must be an exact positive version number');
   if (!Number.isSafeInteger(offset) || offset < 0) throw validation('offset must be a non-negative integer');
   const version: SavedVersion =

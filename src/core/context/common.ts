@@ -42,6 +42,14 @@ export const NOT_FOUND: Readonly<Record<ContextType, string>> = {
   artifact: 'Artifact not found',
 };
 
+/** The spec's text for an id that is not a UUID, per type. */
+export const INVALID_ID: Readonly<Record<ContextType, string>> = {
+  knowledge: TEXTS.knowledge.invalidId,
+  skill: TEXTS.skill.invalidId,
+  memory: 'invalid memory_id',
+  artifact: 'invalid artifact_id',
+};
+
 export const READ_SELECTOR_ERROR = 'version must be latest, published, or a positive version number';
 export const PUBLISH_SELECTOR_ERROR = 'version must be latest or a positive version number';
 export const FORBIDDEN = 'forbidden';
@@ -51,8 +59,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID.test(value);
 
 /** A resource id as the tools receive it: a UUID, compared in lower case. */
-export function parseId(type: VersionedType, value: string): string {
-  if (!isUuid(value)) throw validation(TEXTS[type].invalidId);
+export function parseId(type: ContextType, value: string): string {
+  if (!isUuid(value)) throw validation(INVALID_ID[type]);
   return value.toLowerCase();
 }
 
@@ -72,7 +80,7 @@ export function parseReadSelector(value: unknown): VersionSelector {
   return { exact };
 }
 
-/** Publish tools: omitted or latest, or an exact positive version. */
+/** Publish tools and Artifacts (which have no published selector): omitted or latest, or an exact positive version. */
 export function parsePublishSelector(value: unknown): 'latest' | { exact: number } {
   if (value === undefined || value === 'latest') return 'latest';
   const exact = positiveVersion(value);
@@ -158,10 +166,8 @@ export async function publishResource(db: Db, caller: Caller, type: VersionedTyp
   return db.tx(async (tx) => {
     const access = await resolveAccess(tx, caller, type, id, { lock: true });
     ensure(canPublish(access.role, caller.scopes));
-    const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
-    if (number > access.head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
-    const version = await getVersion(tx, caller.tenant.id, id, number);
-    if (version === undefined) throw notFound(TEXTS[type].versionNotFound);
+    const version = await selectVersion(tx, caller, type, access, selector);
+    const number = version.version;
     const published = await publishVersion(tx, caller.tenant.id, access.head, number);
     if (published) {
       await audit?.recordIn(tx, `${type}.publish`, [{ type, id, before_version: access.head.publishedVersion ?? null, after_version: number, version_id: version.id }], { owner_id: ownerOf(caller) });

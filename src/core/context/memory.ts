@@ -6,7 +6,7 @@ import { isRoutedTo, routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { NOT_FOUND, ensureCanCreate, isUuid, listReadable, resolveAccess } from './common.ts';
+import { INVALID_ID, NOT_FOUND, ensureCanCreate, listReadable, parseId, resolveAccess } from './common.ts';
 import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
 
 /**
@@ -19,7 +19,7 @@ import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
 export const MEMORY_MAX_BYTES = 25 * 1024;
 
 export const MEMORY_TEXTS = {
-  invalidId: 'invalid memory_id',
+  invalidId: INVALID_ID.memory,
   notFound: NOT_FOUND.memory,
   expectedVersion: 'expected_version must be positive',
   changed: 'memory_changed: read Memory again, preserve relevant changes, and retry',
@@ -28,11 +28,6 @@ export const MEMORY_TEXTS = {
   nameRequired: 'name required',
   nameTooLong: 'name too long',
 } as const;
-
-function parseMemoryId(value: string): string {
-  if (!isUuid(value)) throw validation(MEMORY_TEXTS.invalidId);
-  return value.toLowerCase();
-}
 
 function checkContent(content: string): void {
   if (Buffer.byteLength(content, 'utf8') > MEMORY_MAX_BYTES) throw validation(MEMORY_TEXTS.tooLarge);
@@ -63,7 +58,7 @@ export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]
 
 /** read_memory: the latest version, needed for a safe write. */
 export async function readMemory(db: Db, caller: Caller, input: { memory_id: string }, audit?: AuditTrail) {
-  const id = parseMemoryId(input.memory_id);
+  const id = parseId('memory', input.memory_id);
   const { head, role } = await resolveAccess(db, caller, 'memory', id);
   const version = await getVersion(db, caller.tenant.id, id, head.latestVersion);
   if (version === undefined) throw notFound(MEMORY_TEXTS.notFound);
@@ -102,7 +97,7 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
  * under the Memory's row lock, then saves a new live version; identical content saves nothing.
  */
 export async function writeMemory(db: Db, caller: Caller, input: { memory_id: string; expected_version: number; content: string }, audit?: AuditTrail) {
-  const id = parseMemoryId(input.memory_id);
+  const id = parseId('memory', input.memory_id);
   if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation(MEMORY_TEXTS.expectedVersion);
   checkContent(input.content);
   return db.tx(async (tx) => {

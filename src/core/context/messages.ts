@@ -8,8 +8,8 @@ import type { AuditTrail } from '../audit/trail.ts';
 import { findPrincipal, requireTenant } from '../directory/directory.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
-import { artifactVersion, parseArtifactId, parseArtifactSelector } from './artifacts.ts';
-import { ensure, isUuid } from './common.ts';
+import { artifactVersion } from './artifacts.ts';
+import { ensure, isUuid, parseId, parsePublishSelector } from './common.ts';
 
 /**
  * Alignbase messages: an agent sends a note and exact Artifact versions to other agents of its
@@ -156,8 +156,8 @@ function parseSend(input: SendInput): SendRequest {
   const artifacts: SendRequest['artifacts'][number][] = [];
   const seenArtifacts = new Set<string>();
   for (const entry of rawArtifacts) {
-    const id = parseArtifactId(entry.artifact_id);
-    const selector = parseArtifactSelector(entry.version);
+    const id = parseId('artifact', entry.artifact_id);
+    const selector = parsePublishSelector(entry.version);
     if (!isShareAccess(entry.access)) throw validation(MESSAGE_TEXTS.access);
     if (seenArtifacts.has(id)) throw validation(MESSAGE_TEXTS.artifactTwice);
     seenArtifacts.add(id);
