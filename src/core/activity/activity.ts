@@ -3,8 +3,8 @@ import type { Caller } from '../access/caller.ts';
 import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { currentContext } from '../context/current-context.ts';
-import { FORBIDDEN } from '../context/common.ts';
-import { findPrincipal, requireTenant } from '../directory/directory.ts';
+import { ensure } from '../context/common.ts';
+import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { KgwError, notFound, permissionDenied, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
@@ -142,10 +142,8 @@ export interface HookEventInput {
 
 const ADVISORY_CLASS = 727_011;
 
-function requireAgent(caller: Caller): void {
-  // Only agents report activity; a person's connection is refused like any missing role.
-  if (caller.principal.kind !== 'agent') throw permissionDenied(FORBIDDEN);
-}
+/** Only agents report activity; a person's connection is refused like any missing role. */
+const ensureAgent = (caller: Caller): void => ensure(caller.principal.kind === 'agent');
 
 /** Whether Activity is on for the tenant: on unless an admin switched it off (kgw activity --disable). */
 export async function activityEnabled(q: Queryable, tenantId: string): Promise<boolean> {
@@ -255,7 +253,7 @@ const installationResource = (id: string): AuditResource => ({ type: 'activity_i
  * Activity is enabled: the registry is configuration, not evidence.
  */
 export async function reportInstallation(db: Db, caller: Caller, input: InstallationReport, audit?: AuditTrail) {
-  requireAgent(caller);
+  ensureAgent(caller);
   const capabilities = CAPABILITIES.filter((c) => input.capabilities.includes(c));
   return db.tx(async (tx) => {
     let id: string;
@@ -293,7 +291,7 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
 
 /** record_activity_event: one allowed event of the caller's own installation, when Activity is enabled. */
 export async function recordActivityEvent(db: Db, caller: Caller, input: ActivityEventInput, audit?: AuditTrail) {
-  requireAgent(caller);
+  ensureAgent(caller);
   const { event } = input;
   const rule = EVENT_RULES[event.type];
   if (rule.subject === 'none' && event.subject !== undefined) throw validation(ACTIVITY_TEXTS.subjectNotAllowed(event.type));
@@ -317,7 +315,7 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
  * returned and nothing is recorded.
  */
 export async function startHookSession(db: Db, auditLog: AuditLog, caller: Caller, input: HookSessionInput, requestId: string, audit?: AuditTrail) {
-  requireAgent(caller);
+  ensureAgent(caller);
   const capability = HOOK_CAPABILITY[input.hook];
   const installation = await ownInstallation(db, caller, input.local_installation_id, false);
   requireCapability(installation, capability, `the ${input.hook} hook`);
@@ -362,7 +360,7 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
 
 /** record_hook_activity_event: one native event of an installed hook; refreshes its coverage. */
 export async function recordHookEvent(db: Db, caller: Caller, input: HookEventInput, audit?: AuditTrail) {
-  requireAgent(caller);
+  ensureAgent(caller);
   const { event } = input;
   if (event.tool_name !== undefined && event.type !== 'tool_used') throw validation(ACTIVITY_TEXTS.toolName);
   const status = checkStatus(event);
@@ -440,13 +438,6 @@ export interface ActivityListing {
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 1000;
 
-async function agentFilter(q: Queryable, tenantId: string, slug: string, agent: string | undefined): Promise<string | undefined> {
-  if (agent === undefined) return undefined;
-  const principal = await findPrincipal(q, tenantId, agent);
-  if (principal === undefined || principal.kind !== 'agent') throw notFound(`no agent "${agent}" in tenant "${slug}"`);
-  return principal.id;
-}
-
 interface InstallationListRow extends Omit<InstallationListing, 'local_installation_id' | 'created_at' | 'updated_at' | 'last_seen_at'> {
   id: string;
   created_at: Date;
@@ -469,7 +460,7 @@ export async function listActivity(db: Db, input: { tenant: string; agent?: stri
   const limit = input.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) throw validation(`limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
   const tenant = await requireTenant(db, input.tenant);
-  const agentId = await agentFilter(db, tenant.id, tenant.slug, input.agent);
+  const agentId = input.agent === undefined ? undefined : (await requireAgent(db, tenant, input.agent)).id;
   const installations = await db.query<InstallationListRow>(
     `SELECT i.id, p.name AS agent, i.integration, i.transport, i.capabilities, i.client_version, i.coverage, i.created_at, i.updated_at, i.last_seen_at,
             (SELECT count(*)::int FROM activity_sessions s WHERE s.tenant_id = i.tenant_id AND s.installation_id = i.id) AS sessions,

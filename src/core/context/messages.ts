@@ -5,7 +5,7 @@ import { atLeast } from '../access/context-roles.ts';
 import { contextRoleTable } from '../access/grants.ts';
 import type { AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { findPrincipal, requireTenant } from '../directory/directory.ts';
+import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { artifactVersion } from './artifacts.ts';
@@ -557,8 +557,7 @@ export interface AdminInbox {
 /** An agent's inbox for an administrator; marks nothing read. */
 export async function adminInbox(db: Db, input: { tenant: string; agent: string; all: boolean }): Promise<AdminInbox> {
   const tenant: TenantRef = await requireTenant(db, input.tenant);
-  const agent = input.agent.includes('@') ? undefined : await findPrincipal(db, tenant.id, input.agent);
-  if (agent === undefined || agent.kind !== 'agent') throw notFound(`no agent "${input.agent}" in tenant "${tenant.slug}"`);
+  const agent = await requireAgent(db, tenant, input.agent);
   const rows = await db.query<InboxRow>(`${INBOX_SELECT}${input.all ? '' : ' AND i.read_at IS NULL'} ORDER BY i.message_seq ${input.all ? 'DESC' : 'ASC'}`, [tenant.id, agent.id]);
   const [messages, unread] = await Promise.all([toMessages(db, tenant.id, agent.id, rows), unreadCount(db, tenant.id, agent.id)]);
   return { tenant: tenant.slug, agent: { id: agent.id, name: agent.name }, unread, messages };

@@ -49,6 +49,13 @@ export async function requirePrincipal(q: Queryable, tenant: TenantRef, referenc
   return principal;
 }
 
+/** An agent of the tenant by name; not found for anything else, a person's email included. */
+export async function requireAgent(q: Queryable, tenant: TenantRef, name: string): Promise<Principal> {
+  const principal = await findPrincipal(q, tenant.id, name);
+  if (principal?.kind !== 'agent') throw notFound(`no agent "${name}" in tenant "${tenant.slug}"`);
+  return principal;
+}
+
 export interface TeamMembership {
   readonly teamId: string;
   readonly slug: string;
