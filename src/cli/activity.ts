@@ -2,7 +2,7 @@ import { loadConfig } from '../config.ts';
 import type { ActivityListing, EventListing } from '../core/activity/activity.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../core/activity/activity.ts';
 import { withOps } from './session.ts';
-import { UsageError, parseCommand, table } from './usage.ts';
+import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const activityHelp = `Usage:
   kgw activity --tenant SLUG [--agent NAME] [--limit N] [--json]
@@ -18,8 +18,6 @@ events, newest first. Events are the clients' own claims, not proof of what a mo
 --enable      switch Activity on for the tenant (the default)
 --disable     switch Activity off: record_activity_event and record_hook_activity_event are
               refused, start_hook_session still returns the context but records nothing`;
-
-const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
 
 function detail(event: EventListing): string {
   const parts: string[] = [];
@@ -89,8 +87,7 @@ export async function activityCommand(argv: readonly string[]): Promise<void> {
     { min: 0, max: 0 },
   );
   if (help) return void console.log(activityHelp);
-  const tenant = values.tenant;
-  if (tenant === undefined) throw new UsageError('--tenant is required');
+  const { tenant } = requireOptions(values, 'tenant');
   const enable = values.enable === true;
   const disable = values.disable === true;
   if (enable || disable) {

@@ -1,7 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { AdminInbox, InboxMessage } from '../core/context/messages.ts';
 import { withOps } from './session.ts';
-import { UsageError, parseCommand, table } from './usage.ts';
+import { parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const inboxHelp = `Usage: kgw inbox --tenant SLUG --agent NAME [--all] [--json]
 
@@ -12,8 +12,6 @@ By default the unread messages, oldest first (the order the agent receives them)
 every message, newest first, with when it was read. ARTIFACTS names each pinned version and
 the access the message granted; "unavailable" means the agent cannot read it now.
 --json prints { tenant, agent, unread, messages } with the full texts.`;
-
-const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
 
 function clip(text: string, max = 60): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -45,9 +43,7 @@ function render(inbox: AdminInbox, all: boolean): string {
 export async function inboxCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { tenant: { type: 'string' }, agent: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
   if (help) return void console.log(inboxHelp);
-  for (const required of ['tenant', 'agent'] as const) {
-    if (values[required] === undefined) throw new UsageError(`--${required} is required`);
-  }
+  requireOptions(values, 'tenant', 'agent');
   const all = values.all === true;
   const inbox = (await withOps(loadConfig(), (run) => run('inbox.list', { tenant: values.tenant, agent: values.agent, all }))) as AdminInbox;
   console.log(values.json === true ? JSON.stringify(inbox, null, 2) : render(inbox, all));

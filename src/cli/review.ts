@@ -1,7 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
 import { withOps } from './session.ts';
-import { UsageError, parseCommand, table } from './usage.ts';
+import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const reviewHelp = `Usage:
   kgw review list --tenant SLUG [--json]
@@ -29,11 +29,6 @@ reject   marks it rejected; --note records why.
 
 const TENANT = { tenant: { type: 'string' } } as const;
 
-function requireTenant(values: { tenant?: string | undefined }): string {
-  if (values.tenant === undefined) throw new UsageError('--tenant is required');
-  return values.tenant;
-}
-
 const LABEL = { knowledge: 'Knowledge', skill: 'Skill' } as const;
 
 /** The person who submitted it, and the agent when an agent did. */
@@ -42,8 +37,6 @@ function author(item: ReviewItem, long = false): string {
   if (item.agent_name === null) return person;
   return long ? `${item.agent_name} (agent of ${person})` : `${item.agent_name} (${person})`;
 }
-
-const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
 
 function versions(item: ReviewItem): string {
   return item.kind === 'proposal' ? 'new' : `${item.base_version}→${item.current_version}`;
@@ -119,7 +112,7 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
     case 'list': {
       const { values, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 0, max: 0 });
       if (help) return void console.log(reviewHelp);
-      const tenant = requireTenant(values);
+      const { tenant } = requireOptions(values, 'tenant');
       const items = (await withOps(loadConfig(), (run) => run('review.list', { tenant }))) as ReviewItem[];
       if (values.json === true) return void console.log(JSON.stringify(items, null, 2));
       if (items.length === 0) return void console.log(`no open drafts or proposals in ${tenant}`);
@@ -134,7 +127,7 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
     case 'show': {
       const { values, positionals, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 1, max: 1 });
       if (help) return void console.log(reviewHelp);
-      const tenant = requireTenant(values);
+      const { tenant } = requireOptions(values, 'tenant');
       const detail = (await withOps(loadConfig(), (run) => run('review.show', { tenant, id: positionals[0] }))) as ReviewDetail;
       print(values.json, detail, () => showText(detail));
       return;
@@ -146,7 +139,7 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
         { min: 1, max: 1 },
       );
       if (help) return void console.log(reviewHelp);
-      const tenant = requireTenant(values);
+      const { tenant } = requireOptions(values, 'tenant');
       const result = (await withOps(loadConfig(), (run) =>
         run('review.accept', { tenant, id: positionals[0], as: values.as, publish: values.publish === true, force: values.force === true }),
       )) as AcceptResult;
@@ -156,7 +149,7 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
     case 'reject': {
       const { values, positionals, help } = parseCommand(rest, { ...TENANT, as: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
       if (help) return void console.log(reviewHelp);
-      const tenant = requireTenant(values);
+      const { tenant } = requireOptions(values, 'tenant');
       const result = (await withOps(loadConfig(), (run) => run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }))) as RejectResult;
       print(values.json, result, () => rejectText(result));
       return;

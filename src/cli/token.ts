@@ -1,7 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { TokenInfo } from '../core/tokens/tokens.ts';
 import { withOps } from './session.ts';
-import { UsageError, parseCommand, table } from './usage.ts';
+import { UsageError, parseCommand, requireOptions, table } from './usage.ts';
 
 export const tokenHelp = `Usage:
   kgw token create --tenant SLUG --principal NAME_OR_EMAIL --scopes "SCOPE ..." [--ttl DURATION] [--label TEXT]
@@ -33,9 +33,7 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
         { min: 0, max: 0 },
       );
       if (help) return void console.log(tokenHelp);
-      for (const required of ['tenant', 'principal', 'scopes'] as const) {
-        if (values[required] === undefined) throw new UsageError(`--${required} is required`);
-      }
+      requireOptions(values, 'tenant', 'principal', 'scopes');
       const created = (await withOps(loadConfig(), (run) => run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }))) as {
         token: string;
       };

@@ -23,6 +23,15 @@ export function parseCommand<O extends Options>(argv: readonly string[], options
   return { values: parsed.values, positionals: parsed.positionals, help };
 }
 
+/** The named options, each required: a usage error names the first one missing. */
+export function requireOptions<V extends object, K extends keyof V & string>(values: V, ...names: K[]): { [P in K]: Exclude<V[P], undefined> } {
+  for (const name of names) if (values[name] === undefined) throw new UsageError(`--${name} is required`);
+  return values as { [P in K]: Exclude<V[P], undefined> };
+}
+
+/** An ISO instant to the second, as the tables show it. */
+export const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
+
 /** Lines of a table, columns padded to their widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
