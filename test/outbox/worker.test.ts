@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Projection } from '../../connectors/projection.ts';
 import { enqueue, projectionStatus } from '../../src/core/outbox/outbox.ts';
 import type { OutboxEntry } from '../../src/core/outbox/outbox.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
@@ -128,6 +129,52 @@ for (const backend of storeBackends()) {
       // 'a' is written to the log before 'b' throws in the batch call; the savepoint undoes it.
       await new OutboxWorker(db, [projection], { idleMs: 5, backoff: { baseMs: 60_000, maxMs: 60_000 } }).drainAll();
       await assertOnceInOrder(db, 1);
+      assert.equal(await backlog(db), 1);
+    });
+
+    it('bounds a backend that never answers: the call is aborted and fails, and so is a hanging health check', async () => {
+      await write(db, [upsert('a', 1)]);
+      const signals: AbortSignal[] = [];
+      const never = () => new Promise<void>(() => undefined);
+      const hanging: Projection = {
+        name: 'search',
+        apply: (_rows, context) => {
+          signals.push(context.signal);
+          return never();
+        },
+        clear: () => Promise.resolve(),
+      };
+      const slow = { idleMs: 5, backoff: { baseMs: 60_000, maxMs: 60_000 }, applyTimeoutMs: 50 };
+      assert.deepEqual(await new OutboxWorker(db, [hanging], slow).drainOnce(), { applied: 0, failed: 1 });
+      assert.equal(signals.length, 1);
+      assert.equal(signals[0]?.aborted, true, 'the hanging call was told to stop');
+      const [state] = await projectionStatus(db, ['search']);
+      assert.equal(state?.lastError, 'projection search did not answer within 50 ms');
+      assert.equal(await backlog(db), 1);
+      await assertOnceInOrder(db, 0);
+
+      let claimed = 0;
+      const unhealthy: Projection = {
+        name: 'search',
+        apply: () => {
+          claimed += 1;
+          return Promise.resolve();
+        },
+        clear: () => Promise.resolve(),
+        health: (signal) => {
+          signals.push(signal);
+          return never();
+        },
+      };
+      const worker = new OutboxWorker(db, [unhealthy], slow);
+      worker.start();
+      try {
+        await waitFor(async () => (await projectionStatus(db, ['search']))[0]?.lastError === 'backend unavailable: projection search health check did not answer within 50 ms');
+      } finally {
+        await worker.stop();
+      }
+      assert.equal(signals[1]?.aborted, true);
+      assert.equal(claimed, 0, 'nothing is claimed while the health check fails');
       assert.equal(await backlog(db), 1);
     });
 
