@@ -157,13 +157,8 @@ export class OutboxWorker {
 
   /** The backend's health check, bounded by the apply timeout; a failure is recorded as the projection's last error. */
   async #healthy(projection: Projection): Promise<boolean> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new Error(`projection ${projection.name} health check did not answer within ${this.#applyTimeoutMs} ms`)), this.#applyTimeoutMs);
     try {
-      await Promise.race([
-        projection.health?.(controller.signal),
-        new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
-      ]);
+      await this.#bounded(projection, 'health check did not answer', (signal) => projection.health?.(signal));
       return true;
     } catch (error) {
       this.#onError(error, projection.name);
@@ -173,8 +168,6 @@ export class OutboxWorker {
         this.#onError(storeError, projection.name);
       }
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -266,23 +259,22 @@ export class OutboxWorker {
   /** One projection call under a savepoint (so a failed write through `tx` is undone) and a timeout. */
   async #apply(tx: Queryable, projection: Projection, rows: readonly OutboxRow[]): Promise<void> {
     await tx.query('SAVEPOINT outbox_apply');
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        projection.apply(rows, { tx, signal: controller.signal }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = new Error(`projection ${projection.name} did not answer within ${this.#applyTimeoutMs} ms`);
-            controller.abort(error);
-            reject(error);
-          }, this.#applyTimeoutMs);
-        }),
-      ]);
+      await this.#bounded(projection, 'did not answer', (signal) => projection.apply(rows, { tx, signal }));
       await tx.query('RELEASE SAVEPOINT outbox_apply');
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT outbox_apply');
       throw error;
+    }
+  }
+
+  /** A backend call bounded by the apply timeout: aborted through its signal and failed with "projection NAME <what> within N ms". */
+  async #bounded(projection: Projection, what: string, call: (signal: AbortSignal) => Promise<unknown> | undefined): Promise<void> {
+    const controller = new AbortController();
+    const timedOut = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true }));
+    const timer = setTimeout(() => controller.abort(new Error(`projection ${projection.name} ${what} within ${this.#applyTimeoutMs} ms`)), this.#applyTimeoutMs);
+    try {
+      await Promise.race([call(controller.signal), timedOut]);
     } finally {
       clearTimeout(timer);
     }
