@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
-import { canDraft, canReadDraft } from '../access/context-decisions.ts';
+import { canDraft, canRead, canReadDraft } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
-import { atLeast } from '../access/context-roles.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { notFound, permissionDenied, validation } from '../errors.ts';
 import type { Db } from '../../store/db.ts';
@@ -25,9 +24,10 @@ export const RATIONALE_MAX = 2000;
 
 const DRAFT_NOT_FOUND = 'draft not found';
 
-function checkRationale(rationale: string | undefined): string | undefined {
+/** A draft's rationale or a reviewer's note (`field`): at most RATIONALE_MAX characters; blank is none. */
+export function checkRationale(rationale: string | undefined, field: 'rationale' | 'note' = 'rationale'): string | undefined {
   if (rationale === undefined) return undefined;
-  if ([...rationale].length > RATIONALE_MAX) throw validation(`rationale cannot exceed ${RATIONALE_MAX} characters`);
+  if ([...rationale].length > RATIONALE_MAX) throw validation(`${field} cannot exceed ${RATIONALE_MAX} characters`);
   return rationale.trim() === '' ? undefined : rationale;
 }
 
@@ -120,7 +120,7 @@ export async function readDraft(db: Db, caller: Caller, type: VersionedType, dra
   const isAuthor = row.author_id === caller.principal.id;
   if (!canReadDraft(role, isAuthor)) {
     // Someone who cannot even read the resource learns nothing about its drafts.
-    if (!atLeast(role, 'viewer')) throw notFound(DRAFT_NOT_FOUND);
+    if (!canRead(role)) throw notFound(DRAFT_NOT_FOUND);
     throw permissionDenied(FORBIDDEN);
   }
   audit?.touch({ type, id: row.resource_id, version: Number(row.base_version) });

@@ -6,14 +6,14 @@ import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { publicManifest } from './attachments.ts';
 import type { VersionedType } from './common.ts';
 import { isUuid } from './common.ts';
-import { RATIONALE_MAX } from './drafts.ts';
+import { checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, renameTo } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from './versions.ts';
-import { HEAD_COLUMNS, getVersion, publishVersion, saveVersion, toHead } from './versions.ts';
+import { HEAD_COLUMNS, getVersion, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
 
 /**
  * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or
@@ -211,9 +211,6 @@ function toItem(row: ItemRow): ReviewItem {
   };
 }
 
-const manifestOf = (value: AttachmentEntry[] | string | null): AttachmentEntry[] =>
-  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as AttachmentEntry[]) : value;
-
 /** Every open draft (of an active resource) and proposal of the tenant, oldest first. */
 export async function listReviews(db: Db, input: { tenant: string }): Promise<ReviewItem[]> {
   const tenant = await requireTenant(db, input.tenant);
@@ -251,12 +248,17 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
     result_resource_id: row.kind === 'proposal' ? row.resource_id : null,
   };
   if (row.kind === 'proposal') {
-    return { ...common, authority: row.authority, attachments: publicManifest(manifestOf(row.attachments)), base: null, latest: null, diff: null, diff_latest: null };
+    return { ...common, authority: row.authority, attachments: publicManifest(parseManifest(row.attachments)), base: null, latest: null, diff: null, diff_latest: null };
   }
   const resourceId = row.resource_id as string;
   const baseVersion = Number(row.base_version);
   const currentVersion = Number(row.current_version);
-  const [base, latest] = await Promise.all([getVersion(db, tenant.id, resourceId, baseVersion), getVersion(db, tenant.id, resourceId, currentVersion)]);
+  const both = await getVersions(db, tenant.id, [
+    { resourceId, version: baseVersion },
+    { resourceId, version: currentVersion },
+  ]);
+  const base = both.get(versionKey(resourceId, baseVersion));
+  const latest = both.get(versionKey(resourceId, currentVersion));
   if (base === undefined || latest === undefined) throw new Error(`${row.type} ${resourceId} lacks version ${base === undefined ? baseVersion : currentVersion}`);
   return {
     ...common,
@@ -334,7 +336,7 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
         authority: row.authority ?? 'informational',
         createdBy: row.author_id,
         publish,
-        attachments: manifestOf(row.attachments),
+        attachments: parseManifest(row.attachments),
       });
       const [decided] = await tx.query<{ decided_at: Date | string }>(
         `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
@@ -443,8 +445,7 @@ export interface RejectInput {
 
 /** Rejects an open draft or proposal with an optional note; nothing else changes. */
 export async function rejectReview(db: Db, audit: AuditLog, input: RejectInput): Promise<RejectResult> {
-  if (input.note !== undefined && [...input.note].length > RATIONALE_MAX) throw validation(`note cannot exceed ${RATIONALE_MAX} characters`);
-  const note = input.note === undefined || input.note.trim() === '' ? null : input.note;
+  const note = checkRationale(input.note, 'note') ?? null;
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const by = await reviewer(tx, tenant, input.as);

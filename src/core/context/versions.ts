@@ -109,13 +109,17 @@ function toVersion(row: VersionRow): SavedVersion {
     authority: row.authority ?? undefined,
     name: row.name ?? undefined,
     description: row.description ?? undefined,
-    attachments: typeof row.attachments === 'string' ? (JSON.parse(row.attachments) as AttachmentEntry[]) : row.attachments,
+    attachments: parseManifest(row.attachments),
     sourceTask: row.source_task ?? undefined,
     digest: row.digest ?? undefined,
     createdBy: row.created_by ?? undefined,
     createdAt: new Date(row.created_at),
   };
 }
+
+/** A manifest column as the driver returns it: JSON text (PGlite), parsed JSON (pg), or null for none. */
+export const parseManifest = (value: AttachmentEntry[] | string | null): AttachmentEntry[] =>
+  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as AttachmentEntry[]) : value;
 
 /** The active resource of `type`, or undefined; `lock` takes its row lock for a write (serialising writers). */
 export async function getHead(q: Queryable, tenantId: string, type: ContextType, id: string, options: { lock?: boolean } = {}): Promise<ResourceHead | undefined> {
@@ -155,7 +159,7 @@ export async function getVersions(q: Queryable, tenantId: string, refs: readonly
       WHERE v.tenant_id = $1`,
     [tenantId, refs.map((r) => r.resourceId), refs.map((r) => r.version)],
   );
-  for (const row of rows) found.set(`${row.resource_id}:${Number(row.version)}`, toVersion(row));
+  for (const row of rows) found.set(versionKey(row.resource_id, Number(row.version)), toVersion(row));
   return found;
 }
 
