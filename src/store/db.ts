@@ -21,6 +21,11 @@ const READ_ONLY = /^\s*(?:select|with|show|explain|values)\b/i;
 const DATA_CHANGE = /\b(?:insert|update|delete|merge|truncate|create|alter|drop|grant|revoke)\b/i;
 
 /** Guards `Db.query`: a statement that could change data must run inside `tx`. */
+/** `($1, $2), ($3, $4)`: the numbered parameters of a multi-row VALUES list of `rows` rows of `width` columns. */
+export function valuesList(rows: number, width: number): string {
+  return Array.from({ length: rows }, (_, row) => `(${Array.from({ length: width }, (_, col) => `$${row * width + col + 1}`).join(', ')})`).join(', ');
+}
+
 export function assertReadOnly(sql: string): void {
   const body = sql.replace(/'(?:[^']|'')*'/g, "''");
   if (!READ_ONLY.test(body) || (/^\s*with\b/i.test(body) && DATA_CHANGE.test(body))) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../../store/db.ts';
+import { valuesList } from '../../store/db.ts';
 
 /** A resource an event touched, by identifier and version only; never its content. */
 export interface AuditResource {
@@ -49,8 +50,7 @@ function values(event: AuditEvent): unknown[] {
 }
 
 function insertSql(count: number): string {
-  const rows = Array.from({ length: count }, (_, row) => `(${Array.from({ length: WIDTH }, (_, col) => `$${row * WIDTH + col + 1}`).join(', ')})`);
-  return `INSERT INTO audit_events (${COLUMNS}) VALUES ${rows.join(', ')}`;
+  return `INSERT INTO audit_events (${COLUMNS}) VALUES ${valuesList(count, WIDTH)}`;
 }
 
 interface Pending {

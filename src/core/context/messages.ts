@@ -8,6 +8,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
+import { valuesList } from '../../store/db.ts';
 import { artifactVersion } from './artifacts.ts';
 import { ensure, isUuid, parseId, parsePublishSelector } from './common.ts';
 
@@ -215,15 +216,7 @@ async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash:
       ORDER BY r.position`,
     [tenantId, stored.id],
   );
-  const artifacts = await q.query<SentArtifact>(
-    `SELECT a.artifact_id, res.name, a.version, v.id AS version_id, a.access
-       FROM context_message_artifacts a
-       JOIN context_resources res ON res.tenant_id = a.tenant_id AND res.id = a.artifact_id
-       JOIN context_versions v ON v.tenant_id = a.tenant_id AND v.resource_id = a.artifact_id AND v.version = a.version
-      WHERE a.tenant_id = $1 AND a.message_id = $2
-      ORDER BY a.position`,
-    [tenantId, stored.id],
-  );
+  const artifacts: SentArtifact[] = (await pinnedArtifacts(q, tenantId, [stored.id])).map(({ artifact_id, name, version, version_id, access }) => ({ artifact_id, name, version, version_id, access }));
   const [count] = await q.query<{ count: number }>('SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND message_id = $2', [tenantId, stored.id]);
   audit?.readAs('message.replay');
   audit?.touch({ type: 'message', id: stored.id }, ...artifactResources(artifacts));
@@ -231,7 +224,7 @@ async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash:
     message_id: stored.id,
     recipients,
     delivered_to: Number(count?.count ?? 0),
-    artifacts: artifacts.map((a) => ({ ...a, version: Number(a.version) })),
+    artifacts,
     created_at: new Date(stored.created_at).toISOString(),
     replayed: true,
   };
@@ -300,10 +293,6 @@ async function resolveArtifacts(tx: Transaction, caller: Caller, artifacts: Send
   return pinned;
 }
 
-/** `(…), (…)` of numbered parameters for `rows` rows of `width` columns. */
-function valuesList(rows: number, width: number): string {
-  return Array.from({ length: rows }, (_, row) => `(${Array.from({ length: width }, (_, col) => `$${row * width + col + 1}`).join(', ')})`).join(', ');
-}
 
 /**
  * send_context. Checks the input, then in one transaction: claims the idempotency key (a
@@ -423,24 +412,30 @@ const INBOX_SELECT = `
 
 const iso = (date: Date | null): string | null => (date === null ? null : new Date(date).toISOString());
 
-/** The rows as messages, with their pinned Artifacts and whether the agent may read each now. */
-async function toMessages(q: Queryable, tenantId: string, agentId: string, rows: readonly InboxRow[]): Promise<InboxMessage[]> {
-  if (rows.length === 0) return [];
-  // One query after another: `q` may be a transaction.
-  const artifactRows = await q.query<{ message_id: string; artifact_id: string; name: string; version: number; version_id: string; access: ShareAccess; active: boolean }>(
+/** The Artifact versions pinned to messages, each message's in the order sent, and whether each Artifact is still active. */
+async function pinnedArtifacts(q: Queryable, tenantId: string, messageIds: readonly string[]): Promise<(SentArtifact & { message_id: string; active: boolean })[]> {
+  const rows = await q.query<SentArtifact & { message_id: string; active: boolean }>(
     `SELECT a.message_id, a.artifact_id, r.name, a.version, v.id AS version_id, a.access, r.status = 'active' AS active
        FROM context_message_artifacts a
        JOIN context_resources r ON r.tenant_id = a.tenant_id AND r.id = a.artifact_id
        JOIN context_versions v ON v.tenant_id = a.tenant_id AND v.resource_id = a.artifact_id AND v.version = a.version
       WHERE a.tenant_id = $1 AND a.message_id = ANY($2::uuid[])
       ORDER BY a.message_id, a.position`,
-    [tenantId, rows.map((r) => r.message_id)],
+    [tenantId, messageIds],
   );
+  return rows.map((row) => ({ ...row, version: Number(row.version) }));
+}
+
+/** The rows as messages, with their pinned Artifacts and whether the agent may read each now. */
+async function toMessages(q: Queryable, tenantId: string, agentId: string, rows: readonly InboxRow[]): Promise<InboxMessage[]> {
+  if (rows.length === 0) return [];
+  // One query after another: `q` may be a transaction.
+  const artifactRows = await pinnedArtifacts(q, tenantId, rows.map((r) => r.message_id));
   const roles = await contextRoleTable(q, tenantId, agentId, 'artifact');
   const byMessage = new Map<string, InboxArtifact[]>();
   for (const a of artifactRows) {
     const list = byMessage.get(a.message_id) ?? [];
-    list.push({ artifact_id: a.artifact_id, name: a.name, version: Number(a.version), version_id: a.version_id, access: a.access, available: a.active && canRead(roles.roleOn(a.artifact_id)) });
+    list.push({ artifact_id: a.artifact_id, name: a.name, version: a.version, version_id: a.version_id, access: a.access, available: a.active && canRead(roles.roleOn(a.artifact_id)) });
     byMessage.set(a.message_id, list);
   }
   return rows.map((row) => ({

@@ -1,5 +1,6 @@
 import type { OutboxEntry, OutboxRow, ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
+import { valuesList } from '../../store/db.ts';
 
 export type { OutboxEntry, OutboxRow } from '../../../connectors/projection.ts';
 
@@ -33,9 +34,8 @@ export async function enqueue(tx: Queryable, entries: readonly OutboxEntry[]): P
   for (const [projection, group] of [...byProjection].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) await lockResources(tx, projection, group);
   for (let start = 0; start < entries.length; start += 500) {
     const chunk = entries.slice(start, start + 500);
-    const rows = chunk.map((_, row) => `(${Array.from({ length: WIDTH }, (_, col) => `$${row * WIDTH + col + 1}`).join(', ')})`);
     await tx.query(
-      `INSERT INTO outbox (tenant_id, projection, resource_key, operation, payload) VALUES ${rows.join(', ')}`,
+      `INSERT INTO outbox (tenant_id, projection, resource_key, operation, payload) VALUES ${valuesList(chunk.length, WIDTH)}`,
       chunk.flatMap((e) => [e.tenantId, e.projection, e.resourceKey, e.operation, JSON.stringify(e.payload ?? {})]),
     );
   }
