@@ -3,7 +3,6 @@ import type { Db } from '../../store/db.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { directoryGraph, EMPTY_GRAPH, graphDiff } from '../graph/directory-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
-import { lockTenantSlug } from './tenant.ts';
 import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
 import { OrgProblems } from './problems.ts';
@@ -66,15 +65,12 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       // The plan is made inside the transaction so that it matches the rows it is applied to;
       // the store may run this function again after a serialisation failure, hence the fork.
       const found = problems.fork();
-      // One apply per tenant at a time, so the graph change below is computed against the
-      // state this transaction replaces (a concurrent apply waits, then sees this one's result).
-      await lockTenantSlug(tx, file.tenant.slug.value);
-      const tenantId = async () => (await tx.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [file.tenant.slug.value]))[0]?.id;
-      const existing = await tenantId();
-      // A dry run rolls back before the graph difference is needed, so it does not read the graph.
-      const graphBefore = existing === undefined || dryRun ? EMPTY_GRAPH : await directoryGraph(tx, existing);
-      const steps = await planOrgFile(tx, file, found, input.blob);
+      // Planning locks the tenant first (one apply per tenant at a time) and writes nothing, so
+      // the graph read after it is the state this transaction replaces.
+      const { id, existed, steps } = await planOrgFile(tx, file, found, input.blob);
       if (found.count > 0) throw found.toError();
+      // A dry run rolls back before the graph difference is needed, so it does not read the graph.
+      const graphBefore = !existed || dryRun ? EMPTY_GRAPH : await directoryGraph(tx, id);
       // Bytes before metadata: Skill files are in the blob store before a version names them.
       // Blobs are content-addressed, so storing them again (a retried transaction) is harmless.
       if (!dryRun) for (const step of steps) await step.prepare?.();
@@ -83,7 +79,6 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       const result: OrgApplyResult = { tenant: file.tenant.slug.value, dryRun, changes: steps.map((step) => step.change) };
       if (dryRun) throw new DryRunRollback(result);
       if (steps.length === 0) return result;
-      const id = (await tenantId())!;
       // The directory's part of the Company Brain graph follows, through the outbox.
       await enqueue(tx, graphDiff(id, graphBefore, await directoryGraph(tx, id)));
       if (audit) {

@@ -4,9 +4,9 @@ import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import { loadGroupIndex, loadResourceIndex, loadTeamIndex } from './reference-index.ts';
 import type { ReferencedFiles } from './referenced-files.ts';
-import type { PlannedStep, SectionPlanner } from './section.ts';
+import type { SectionPlanner } from './section.ts';
 import { ORG_SECTIONS } from './sections/index.ts';
-import type { TenantSpec } from './tenant.ts';
+import type { PlannedTenant, TenantSpec } from './tenant.ts';
 import { planTenant, readTenant, TENANT_KEYS } from './tenant.ts';
 import type { Located } from './yaml-reader.ts';
 import { YamlReader } from './yaml-reader.ts';
@@ -56,11 +56,12 @@ export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvir
 }
 
 /**
- * Compares the file with the tenant's current rows and returns the steps in apply order.
- * Runs inside the apply transaction, after the tenant lock, so the rows cannot change
- * under it; references that name nothing are added to `problems`.
+ * Compares the file with the tenant's current rows and returns the tenant and the steps in
+ * apply order. Runs inside the apply transaction and takes the tenant lock before reading
+ * anything (planTenant), so the rows cannot change under it; it writes nothing. References
+ * that name nothing are added to `problems`.
  */
-export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems, blob?: BlobStore): Promise<PlannedStep[]> {
+export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgProblems, blob?: BlobStore): Promise<PlannedTenant> {
   const slug = file.tenant.slug.value;
   const tenant = await planTenant(tx, file.tenant);
   const ref = { id: tenant.id, slug };
@@ -71,5 +72,5 @@ export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgP
   const context = { tx, tenant: ref, principals, groups, teams, resources, problems, blob };
   const steps = [...tenant.steps];
   for (const planner of file.planners) steps.push(...(await planner(context)));
-  return steps;
+  return { ...tenant, steps };
 }

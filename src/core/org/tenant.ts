@@ -32,8 +32,15 @@ export function readTenant(fields: Fields, reader: YamlReader): TenantSpec {
 const ORG_APPLY_LOCK_CLASS = 727_002;
 
 /** Serialises org applies of one tenant until the transaction ends (re-entrant). */
-export async function lockTenantSlug(tx: Transaction, slug: string): Promise<void> {
+async function lockTenantSlug(tx: Transaction, slug: string): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ORG_APPLY_LOCK_CLASS, slug]);
+}
+
+/** The tenant's id (new when it does not exist yet, and then created by the steps). */
+export interface PlannedTenant {
+  readonly id: string;
+  readonly existed: boolean;
+  readonly steps: PlannedStep[];
 }
 
 /**
@@ -43,7 +50,7 @@ export async function lockTenantSlug(tx: Transaction, slug: string): Promise<voi
  * what the first committed instead of failing on a unique key. A dry run takes it too, so
  * it sees the same rows as an apply would.
  */
-export async function planTenant(tx: Transaction, spec: TenantSpec & { slug: Located }): Promise<{ id: string; steps: PlannedStep[] }> {
+export async function planTenant(tx: Transaction, spec: TenantSpec & { slug: Located }): Promise<PlannedTenant> {
   const slug = spec.slug.value;
   await lockTenantSlug(tx, slug);
   const [row] = await tx.query<{ id: string; name: string; language: string }>('SELECT id, name, language FROM tenants WHERE slug = $1', [slug]);
@@ -55,15 +62,15 @@ export async function planTenant(tx: Transaction, spec: TenantSpec & { slug: Loc
     const write = async (q: Transaction): Promise<void> => {
       await q.query('INSERT INTO tenants (id, slug, name, language) VALUES ($1, $2, $3, $4)', [id, slug, name, language]);
     };
-    return { id, steps: [{ change: { action: 'create', kind: 'tenant', name: slug }, write }] };
+    return { id, existed: false, steps: [{ change: { action: 'create', kind: 'tenant', name: slug }, write }] };
   }
 
   const differences: string[] = [];
   if (row.name !== name) differences.push(`name ${quote(row.name)} → ${quote(name)}`);
   if (row.language !== language) differences.push(`language ${row.language} → ${language}`);
-  if (differences.length === 0) return { id: row.id, steps: [] };
+  if (differences.length === 0) return { id: row.id, existed: true, steps: [] };
   const write = async (q: Transaction): Promise<void> => {
     await q.query('UPDATE tenants SET name = $2, language = $3, updated_at = now() WHERE id = $1', [row.id, name, language]);
   };
-  return { id: row.id, steps: [{ change: { action: 'update', kind: 'tenant', name: slug, detail: differences.join('; ') }, write }] };
+  return { id: row.id, existed: true, steps: [{ change: { action: 'update', kind: 'tenant', name: slug, detail: differences.join('; ') }, write }] };
 }
