@@ -160,12 +160,17 @@ export function formatUpdatedAt(date: Date): string {
   return `${date.toISOString().slice(0, 16)}Z`;
 }
 
-function openTag(element: string, attributes: readonly (readonly [string, string])[]): string {
-  return `<${element}${attributes.map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`).join('')}>`;
-}
+type Attributes = readonly (readonly [string, string])[];
 
-function emptyTag(element: string, attributes: readonly (readonly [string, string])[]): string {
-  return `<${element}${attributes.map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`).join('')} />`;
+/** ` name="value"…`, each value escaped as an attribute. */
+const attributeList = (attributes: Attributes): string => attributes.map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`).join('');
+
+const emptyTag = (element: string, attributes: Attributes): string => `<${element}${attributeList(attributes)} />`;
+
+/** Opening tag, blank line, the (already escaped) body, blank line, closing tag; an empty body leaves one blank line. */
+function wrap(element: string, attributes: Attributes, body: string): string {
+  const open = `<${element}${attributeList(attributes)}>`;
+  return body === '' ? `${open}\n\n</${element}>` : `${open}\n\n${body}\n\n</${element}>`;
 }
 
 /** Drops trailing \n and \r (a loop, not a /(\r?\n)+$/ regex, which backtracks quadratically). */
@@ -180,10 +185,8 @@ function withoutTrailingLineBreaks(text: string): string {
  * the content are dropped so the blank line before the closing tag is always exactly one; empty content
  * renders as the opening tag, one blank line and the closing tag.
  */
-function block(element: string, attributes: readonly (readonly [string, string])[], content: string): string {
-  const body = escapeBoundaries(withoutTrailingLineBreaks(content));
-  const open = openTag(element, attributes);
-  return body === '' ? `${open}\n\n</${element}>` : `${open}\n\n${body}\n\n</${element}>`;
+function block(element: string, attributes: Attributes, content: string): string {
+  return wrap(element, attributes, escapeBoundaries(withoutTrailingLineBreaks(content)));
 }
 
 function skillLine(skill: BundleSkill): string {
@@ -271,8 +274,7 @@ function messageBlock(message: BundleMessage): string {
         .join('\n'),
     );
   }
-  const open = openTag(MESSAGE_ELEMENT, attributes);
-  return parts.length === 0 ? `${open}\n\n</${MESSAGE_ELEMENT}>` : `${open}\n\n${parts.join('\n\n')}\n\n</${MESSAGE_ELEMENT}>`;
+  return wrap(MESSAGE_ELEMENT, attributes, parts.join('\n\n'));
 }
 
 /** What is left after the issued messages, pointing to read_inbox; undefined when nothing is. */
