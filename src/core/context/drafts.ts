@@ -60,7 +60,33 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
   });
 }
 
-interface DraftRow {
+/** Who wrote a draft or proposal: the author (`a`) and, for an agent, the person it acts for (`o`). */
+export interface AuthorColumns {
+  author_kind: 'person' | 'agent';
+  author_name: string;
+  author_email: string | null;
+  owner_name: string | null;
+  owner_email: string | null;
+}
+
+export const AUTHOR_COLUMNS = 'a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email';
+
+/** The joins AUTHOR_COLUMNS reads, for the draft or proposal table aliased `alias`. */
+export const authorJoins = (alias: string): string => `
+    JOIN principals a ON a.tenant_id = ${alias}.tenant_id AND a.id = ${alias}.author_id
+    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id`;
+
+/** The person who wrote it, and the agent when an agent did. */
+export function authorFields(row: AuthorColumns): { author_name: string | null; author_email: string | null; agent_name: string | null } {
+  const byAgent = row.author_kind === 'agent';
+  return {
+    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
+    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
+    agent_name: byAgent ? row.author_name : null,
+  };
+}
+
+interface DraftRow extends AuthorColumns {
   id: string;
   resource_id: string;
   resource_type: VersionedType;
@@ -69,34 +95,24 @@ interface DraftRow {
   content: string;
   rationale: string | null;
   author_id: string;
-  author_kind: 'person' | 'agent';
-  author_name: string;
-  author_email: string | null;
-  owner_name: string | null;
-  owner_email: string | null;
   created_at: Date;
 }
 
 const DRAFT_SELECT = `
   SELECT d.id, d.resource_id, d.resource_type, d.base_version, r.latest_version, d.content, d.rationale, d.author_id, d.created_at,
-         a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email
+         ${AUTHOR_COLUMNS}
     FROM context_drafts d
-    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'
-    JOIN principals a ON a.tenant_id = d.tenant_id AND a.id = d.author_id
-    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id
+    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}
    WHERE d.tenant_id = $1 AND d.status = 'open'`;
 
 /** The fields every draft listing shows: who wrote it (the person, and the agent when an agent did). */
 function draftFields(row: DraftRow, caller: Caller) {
-  const byAgent = row.author_kind === 'agent';
   return {
     draft_id: row.id,
     base_version: Number(row.base_version),
     current_version: Number(row.latest_version),
     is_stale: Number(row.base_version) < Number(row.latest_version),
-    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
-    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
-    agent_name: byAgent ? row.author_name : null,
+    ...authorFields(row),
     rationale: row.rationale,
     created_at: new Date(row.created_at).toISOString(),
     created_by_this_agent: row.author_id === caller.principal.id,

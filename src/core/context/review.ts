@@ -6,7 +6,8 @@ import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { publicManifest } from './attachments.ts';
 import type { VersionedType } from './common.ts';
 import { isUuid } from './common.ts';
-import { checkRationale } from './drafts.ts';
+import type { AuthorColumns } from './drafts.ts';
+import { AUTHOR_COLUMNS, authorFields, authorJoins, checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
@@ -117,14 +118,6 @@ export interface RejectResult {
   decided_by: string | null;
 }
 
-interface AuthorColumns {
-  author_kind: 'person' | 'agent';
-  author_name: string;
-  author_email: string | null;
-  owner_name: string | null;
-  owner_email: string | null;
-}
-
 interface ItemRow extends AuthorColumns {
   kind: ReviewKind;
   id: string;
@@ -150,11 +143,6 @@ interface DetailRow extends ItemRow {
   result_version: number | null;
   author_id: string;
 }
-
-const AUTHOR_COLUMNS = 'a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email';
-const authorJoins = (alias: string) => `
-    JOIN principals a ON a.tenant_id = ${alias}.tenant_id AND a.id = ${alias}.author_id
-    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id`;
 
 const LIST_SQL = `
   SELECT 'draft' AS kind, d.id, d.resource_type AS type, d.resource_id, r.name, d.base_version, r.latest_version AS current_version,
@@ -190,7 +178,6 @@ const iso = (value: Date | string): string => new Date(value).toISOString();
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
 
 function toItem(row: ItemRow): ReviewItem {
-  const byAgent = row.author_kind === 'agent';
   const base = num(row.base_version);
   const current = num(row.current_version);
   return {
@@ -203,9 +190,7 @@ function toItem(row: ItemRow): ReviewItem {
     base_version: base,
     current_version: current,
     is_stale: base !== null && current !== null && base < current,
-    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
-    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
-    agent_name: byAgent ? row.author_name : null,
+    ...authorFields(row),
     rationale: row.rationale,
     created_at: iso(row.created_at),
   };
