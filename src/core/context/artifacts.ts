@@ -12,7 +12,7 @@ import { INVALID_ID, NOT_FOUND, ensure, ensureCanCreate, listReadable, parseId, 
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
-import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
+import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from './versions.ts';
 
 /**
  * Alignbase Artifacts: explicit inputs, deliverables and handoffs as versioned Markdown plus
@@ -161,8 +161,7 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
     const { head, role } = await resolveAccess(tx, caller, 'artifact', id, { lock: true });
     ensure(canWriteArtifact(role, caller.scopes));
     if (expected !== head.latestVersion) throw conflict(ARTIFACT_TEXTS.conflict, { latest_version: head.latestVersion });
-    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
-    if (latest === undefined) throw notFound(ARTIFACT_TEXTS.notFound);
+    const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const attachments = manifest ?? latest.attachments;
     if (manifest === undefined) {
       validateAttachments([], { errorPrefix: ARTIFACT_TEXTS.packagePrefix, counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) } });

@@ -20,7 +20,7 @@ import {
   resolveAccess,
   selectVersion,
 } from './common.ts';
-import { createWithFirstVersion, getVersion, publishVersion, saveVersion } from './versions.ts';
+import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from './versions.ts';
 import type { NewVersion } from './versions.ts';
 
 /**
@@ -128,8 +128,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
     if (input.publish === true) ensure(canPublish(access.role, caller.scopes));
     const { head } = access;
     if (expected !== head.latestVersion) throw conflict(TEXTS.knowledge.conflict, { latest_version: head.latestVersion });
-    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
-    if (latest === undefined) throw new Error(`knowledge ${id} has no version ${head.latestVersion}`);
+    const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const authority = input.authority ?? latest.authority ?? 'informational';
     const changed = latest.content !== input.content || (latest.authority ?? 'informational') !== authority;
     // write_knowledge replaces the content; the Knowledge's files (from an accepted proposal) stay with it.

@@ -4,10 +4,10 @@ import { assignmentState, canWriteMemory } from '../access/context-decisions.ts'
 import { isResourceName } from '../access/resources.ts';
 import { isRoutedTo, routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
+import { conflict, permissionDenied, validation } from '../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { INVALID_ID, NOT_FOUND, ensureCanCreate, listReadable, parseId, resolveAccess } from './common.ts';
-import { createWithFirstVersion, getVersion, saveVersion } from './versions.ts';
+import { createWithFirstVersion, latestVersionOf, saveVersion } from './versions.ts';
 
 /**
  * Alignbase Memory: working recall with live versions and no draft, review or publish step.
@@ -60,8 +60,7 @@ export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]
 export async function readMemory(db: Db, caller: Caller, input: { memory_id: string }, audit?: AuditTrail) {
   const id = parseId('memory', input.memory_id);
   const { head, role } = await resolveAccess(db, caller, 'memory', id);
-  const version = await getVersion(db, caller.tenant.id, id, head.latestVersion);
-  if (version === undefined) throw notFound(MEMORY_TEXTS.notFound);
+  const version = await latestVersionOf(db, caller.tenant.id, head);
   audit?.touch({ type: 'memory', id, version: version.version, version_id: version.id });
   return {
     name: head.name,
@@ -104,8 +103,7 @@ export async function writeMemory(db: Db, caller: Caller, input: { memory_id: st
     const { head, role } = await resolveAccess(tx, caller, 'memory', id, { lock: true });
     if (!canWriteMemory(role)) throw permissionDenied(MEMORY_TEXTS.forbidden);
     if (input.expected_version !== head.latestVersion) throw conflict(MEMORY_TEXTS.changed, { latest_version: head.latestVersion });
-    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
-    if (latest === undefined) throw notFound(MEMORY_TEXTS.notFound);
+    const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
     const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
     await audit?.recordIn(tx, 'memory.write', [{ type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }]);

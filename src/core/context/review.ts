@@ -14,7 +14,7 @@ import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, renameTo } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from './versions.ts';
-import { HEAD_COLUMNS, getVersion, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
+import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
 
 /**
  * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or
@@ -368,8 +368,7 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
         { base_version: baseVersion, latest_version: head.latestVersion },
       );
     }
-    const latest = await getVersion(tx, tenant.id, head.id, head.latestVersion);
-    if (latest === undefined) throw new Error(`${type} ${head.id} has no version ${head.latestVersion}`);
+    const latest = await latestVersionOf(tx, tenant.id, head);
     let saved = latest;
     let name = head.name;
     if (latest.content !== row.content) {

@@ -11,7 +11,7 @@ import { TEXTS, ensure, ensureCanCreate, listFields, listReadable, ownerOf, pars
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead } from './versions.ts';
-import { createWithFirstVersion, getVersion, publishVersion, saveVersion, setDates } from './versions.ts';
+import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from './versions.ts';
 
 /**
  * Alignbase Skills: versioned packages of SKILL.md and attachment files. The resource name is
@@ -182,8 +182,7 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
   const manifest = pkg.files === undefined ? undefined : await storeFiles(services.blob, pkg.files);
   return services.db.tx(async (tx) => {
     const { head, dates } = await check(tx, true);
-    const latest = await getVersion(tx, caller.tenant.id, id, head.latestVersion);
-    if (latest === undefined) throw new Error(`skill ${id} has no version ${head.latestVersion}`);
+    const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const files = manifest ?? latest.attachments;
     if (manifest === undefined) checkKeptFiles(input.skill_md, files);
     const changed = latest.content !== input.skill_md || !sameManifest(latest.attachments, files);

@@ -148,6 +148,13 @@ export async function getVersion(q: Queryable, tenantId: string, resourceId: str
   return row && toVersion(row);
 }
 
+/** The latest saved version of a resource; every active resource has one, so its absence is a broken store. */
+export async function latestVersionOf(q: Queryable, tenantId: string, head: Pick<ResourceHead, 'id' | 'type' | 'latestVersion'>): Promise<SavedVersion> {
+  const version = await getVersion(q, tenantId, head.id, head.latestVersion);
+  if (version === undefined) throw new Error(`${head.type} ${head.id} has no version ${head.latestVersion}`);
+  return version;
+}
+
 /** Several versions at once, keyed `resourceId:version` (for lists and the session bundle). */
 export async function getVersions(q: Queryable, tenantId: string, refs: readonly { resourceId: string; version: number }[], options: { content?: boolean } = {}): Promise<Map<string, SavedVersion>> {
   const found = new Map<string, SavedVersion>();
