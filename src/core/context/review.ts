@@ -11,7 +11,7 @@ import { AUTHOR_COLUMNS, authorFields, authorJoins, checkRationale } from './dra
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
-import { checkKeptFiles, renameTo } from './skills.ts';
+import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from './versions.ts';
 import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
@@ -377,8 +377,7 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
       } else {
         const pkg = parseSkillMd(row.content);
         checkKeptFiles(row.content, latest.attachments);
-        await renameTo(tx, tenant.id, head, pkg.name);
-        saved = await saveVersion(tx, tenant.id, head, { content: row.content, name: pkg.name, description: pkg.description, attachments: latest.attachments, createdBy: row.author_id });
+        saved = await saveSkillVersion(tx, tenant.id, head, { content: row.content, name: pkg.name, description: pkg.description, attachments: latest.attachments, createdBy: row.author_id });
         name = pkg.name;
       }
     }

@@ -10,7 +10,7 @@ import type { ListFields } from './common.ts';
 import { TEXTS, ensure, ensureCanCreate, listFields, listReadable, ownerOf, parseDates, parseId, parseReadSelector, publishResource, readFields, resolveAccess, selectVersion } from './common.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
-import type { AttachmentEntry, ResourceHead } from './versions.ts';
+import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from './versions.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from './versions.ts';
 
 /**
@@ -81,8 +81,16 @@ function nameTaken(name: string) {
   return validation(`${SKILL_PACKAGE_ERROR_PREFIX}a skill named "${name}" already exists`);
 }
 
-/** Renames a Skill whose row the caller locked to its new frontmatter name (write_skill, an accepted draft). */
-export async function renameTo(tx: Transaction, tenantId: string, head: ResourceHead, name: string): Promise<void> {
+/**
+ * Saves a package as the next version of a Skill whose row the caller locked, renaming the
+ * Skill to the package's frontmatter name first (write_skill, an accepted draft).
+ */
+export async function saveSkillVersion(tx: Transaction, tenantId: string, head: ResourceHead, version: NewVersion & { readonly name: string }): Promise<SavedVersion> {
+  await renameTo(tx, tenantId, head, version.name);
+  return saveVersion(tx, tenantId, head, version);
+}
+
+async function renameTo(tx: Transaction, tenantId: string, head: ResourceHead, name: string): Promise<void> {
   if (name === head.name) return;
   try {
     await tx.query('SAVEPOINT skill_rename');
@@ -189,8 +197,7 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
     const datesChanged = await setDates(tx, caller.tenant.id, head, dates);
     let saved = latest;
     if (changed) {
-      await renameTo(tx, caller.tenant.id, head, pkg.name);
-      saved = await saveVersion(tx, caller.tenant.id, head, { content: input.skill_md, name: pkg.name, description: pkg.description, attachments: files, createdBy: caller.principal.id });
+      saved = await saveSkillVersion(tx, caller.tenant.id, head, { content: input.skill_md, name: pkg.name, description: pkg.description, attachments: files, createdBy: caller.principal.id });
     }
     if (changed || datesChanged) {
       await audit?.recordIn(tx, 'skill.write', [{ type: 'skill', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }], {
