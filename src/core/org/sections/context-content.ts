@@ -1,8 +1,8 @@
 import { Buffer, isUtf8 } from 'node:buffer';
 import type { Transaction } from '../../../store/db.ts';
 import type { ContextType } from '../../access/context-roles.ts';
-import type { ResourceHead } from '../../context/versions.ts';
-import { HEAD_COLUMNS, publishVersion, toHead } from '../../context/versions.ts';
+import type { NewVersion, ResourceHead, SavedVersion } from '../../context/versions.ts';
+import { HEAD_COLUMNS, getVersions, publishVersion, saveVersion, toHead, versionKey, writeDates } from '../../context/versions.ts';
 import type { ReferencedEntry, ReferencedFiles } from '../referenced-files.ts';
 import { kindMismatch, quotePath, referencePath } from '../referenced-files.ts';
 import { contentRule, dateRule } from '../rules.ts';
@@ -192,4 +192,40 @@ export function publishStep(context: PlanContext, kind: 'knowledge' | 'skill', n
     await publishVersion(q, context.tenant.id, head, version);
   };
   return [{ change: { action: 'publish', kind, name, detail }, write }];
+}
+
+/** The latest saved version of each of `heads`, read in one query; undefined for a head without one. */
+export async function latestVersions(tx: Transaction, tenantId: string, heads: ReadonlyMap<string, readonly ResourceHead[]>): Promise<(head: ResourceHead) => SavedVersion | undefined> {
+  const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
+  const latest = await getVersions(tx, tenantId, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+  return (head) => latest.get(versionKey(head.id, head.latestVersion));
+}
+
+/**
+ * The steps for a listed Knowledge or Skill that exists. `differences` says what the file
+ * changes in its content (none: nothing to save); a change saves `version` as the next one,
+ * changed dates are written in the same step, and a listed publish points at the version that
+ * results. `prepare` is the step's work outside the database (Skill files).
+ */
+export function updateSteps(
+  context: PlanContext,
+  kind: 'knowledge' | 'skill',
+  name: string,
+  head: ResourceHead,
+  change: { differences: readonly string[]; version: NewVersion; dates: Dates; publish: boolean; prepare?: (() => Promise<void>) | undefined },
+): PlannedStep[] {
+  const steps: PlannedStep[] = [];
+  const saves = change.differences.length > 0;
+  const number = saves ? head.latestVersion + 1 : head.latestVersion;
+  const dates = dateChanges(head, change.dates);
+  const differences = [...change.differences, ...(saves ? [`version ${head.latestVersion} → ${number}`] : []), ...dates];
+  if (differences.length > 0) {
+    const write = async (q: Transaction): Promise<void> => {
+      if (saves) await saveVersion(q, context.tenant.id, head, change.version);
+      if (dates.length > 0) await writeDates(q, context.tenant.id, head.id, change.dates);
+    };
+    steps.push({ change: { action: 'update', kind, name, detail: differences.join('; ') }, write, ...(change.prepare ? { prepare: change.prepare } : {}) });
+  }
+  if (change.publish) steps.push(...publishStep(context, kind, name, head, number));
+  return steps;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
 import type { Authority } from '../../context/knowledge.ts';
-import { createWithFirstVersion, getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
+import { createWithFirstVersion } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { authorityRule, knowledgeTitleRule } from '../rules.ts';
@@ -9,7 +9,7 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous } from './context-content.ts';
+import { DATE_KEYS, dateChanges, latestVersions, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous, updateSteps } from './context-content.ts';
 
 interface KnowledgeSpec {
   readonly title: Located;
@@ -55,8 +55,7 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
   async plan(specs, context) {
     const { tx, tenant, resources } = context;
     const heads = await loadHeads(tx, tenant.id, 'knowledge', specs.map((spec) => spec.title.value), { archived: false });
-    const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
-    const latest = await getVersions(tx, tenant.id, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+    const latestOf = await latestVersions(tx, tenant.id, heads);
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const title = spec.title.value;
@@ -78,28 +77,15 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
         if (spec.publish) steps.push(...publishStep(context, 'knowledge', title, { id, publishedVersion: undefined }, 1));
         continue;
       }
-      const previous = head.latestVersion > 0 ? latest.get(versionKey(head.id, head.latestVersion)) : undefined;
+      const previous = latestOf(head);
       const authorityWas = previous?.authority ?? DEFAULT_AUTHORITY;
       const differences: string[] = [];
       if (previous === undefined) differences.push('content set');
       else if (previous.content !== spec.content) differences.push('content changed');
       if (previous !== undefined && authorityWas !== spec.authority) differences.push(`authority ${authorityWas} → ${spec.authority}`);
-      const saves = differences.length > 0;
-      const version = saves ? head.latestVersion + 1 : head.latestVersion;
-      if (saves) differences.push(`version ${head.latestVersion} → ${version}`);
-      const dates = dateChanges(head, spec.dates);
-      differences.push(...dates);
-      if (differences.length > 0) {
-        const write = async (q: Transaction): Promise<void> => {
-          if (saves) {
-            // Attachments (from an accepted proposal) are not the file's to manage: they stay.
-            await saveVersion(q, tenant.id, head, { content: spec.content, authority: spec.authority, attachments: previous?.attachments ?? [], createdBy: undefined });
-          }
-          if (dates.length > 0) await writeDates(q, tenant.id, head.id, spec.dates);
-        };
-        steps.push({ change: { action: 'update', kind: 'knowledge', name: title, detail: differences.join('; ') }, write });
-      }
-      if (spec.publish) steps.push(...publishStep(context, 'knowledge', title, head, version));
+      // Attachments (from an accepted proposal) are not the file's to manage: they stay.
+      const version = { content: spec.content, authority: spec.authority, attachments: previous?.attachments ?? [], createdBy: undefined };
+      steps.push(...updateSteps(context, 'knowledge', title, head, { differences, version, dates: spec.dates, publish: spec.publish }));
     }
     return steps;
   },

@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../../store/db.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TEXTS } from '../../context/memory.ts';
-import { createWithFirstVersion, getVersions, saveVersion, versionKey } from '../../context/versions.ts';
+import { createWithFirstVersion, saveVersion } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';
@@ -11,7 +11,7 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
 import type { EntryContent } from './context-content.ts';
-import { loadHeads, readContent, reportAmbiguous } from './context-content.ts';
+import { latestVersions, loadHeads, readContent, reportAmbiguous } from './context-content.ts';
 
 interface MemorySpec {
   readonly name: Located;
@@ -61,8 +61,7 @@ export const memoriesSection = defineSection<MemorySpec[]>({
     const { tx, tenant, resources } = context;
     const heads = await loadHeads(tx, tenant.id, 'memory', specs.map((spec) => spec.name.value), { archived: false });
     const all = [...heads.values()].flat();
-    const stored = all.filter((head) => head.latestVersion > 0);
-    const latest = await getVersions(tx, tenant.id, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+    const latestOf = await latestVersions(tx, tenant.id, heads);
     const applied = await loadApplied(tx, tenant.id, all.map((head) => head.id));
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
@@ -84,7 +83,7 @@ export const memoriesSection = defineSection<MemorySpec[]>({
         steps.push({ change: { action: 'create', kind: 'memory', name }, write });
         continue;
       }
-      const previous = head.latestVersion > 0 ? latest.get(versionKey(head.id, head.latestVersion)) : undefined;
+      const previous = latestOf(head);
       const last = applied.get(head.id);
       // The file says what it said when it was last applied: whatever agents wrote since stays.
       if (previous !== undefined && last?.sha256 === sha256) continue;

@@ -4,7 +4,7 @@ import { sameManifest, storeFiles } from '../../context/attachments.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../../context/skill-package.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../../context/skill-package.ts';
 import type { AttachmentEntry } from '../../context/versions.ts';
-import { createWithFirstVersion, getVersions, saveVersion, versionKey, writeDates } from '../../context/versions.ts';
+import { createWithFirstVersion } from '../../context/versions.ts';
 import { isKgwError } from '../../errors.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';
@@ -12,7 +12,7 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, decodeBase64, loadHeads, lookUpFolder, publishStep, readDates, readPublish, readReference, utf8Text } from './context-content.ts';
+import { DATE_KEYS, dateChanges, decodeBase64, latestVersions, loadHeads, lookUpFolder, publishStep, readDates, readPublish, readReference, updateSteps, utf8Text } from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
@@ -59,8 +59,7 @@ export const skillsSection = defineSection<SkillSpec[]>({
     const { tx, tenant, resources, problems, blob } = context;
     // Skill names are unique in the tenant whatever the status, so archived ones are found too.
     const heads = await loadHeads(tx, tenant.id, 'skill', specs.map((spec) => spec.pkg.name), { archived: true });
-    const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
-    const latest = await getVersions(tx, tenant.id, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+    const latestOf = await latestVersions(tx, tenant.id, heads);
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const { pkg } = spec;
@@ -88,24 +87,12 @@ export const skillsSection = defineSection<SkillSpec[]>({
         problems.add(spec.dir.line, `${spec.dir.path}: the Skill ${quotePath(name)} is archived in tenant "${tenant.slug}"; the org file does not change archived Skills`);
         continue;
       }
-      const previous = head.latestVersion > 0 ? latest.get(versionKey(head.id, head.latestVersion)) : undefined;
+      const previous = latestOf(head);
       const differences = previous === undefined ? ['package set'] : packageChanges(previous.content, previous.attachments, spec);
-      const saves = differences.length > 0;
-      const number = saves ? head.latestVersion + 1 : head.latestVersion;
-      if (saves) differences.push(`version ${head.latestVersion} → ${number}`);
-      const dates = dateChanges(head, spec.dates);
-      differences.push(...dates);
-      if (differences.length > 0) {
-        const write = async (q: Transaction): Promise<void> => {
-          if (saves) await saveVersion(q, tenant.id, head, version);
-          if (dates.length > 0) await writeDates(q, tenant.id, head.id, spec.dates);
-        };
-        // Only bytes the latest version does not hold yet: those it holds are in the store already.
-        const held = new Set(previous?.attachments.map((entry) => entry.sha256));
-        const fresh = saves ? pkg.files.filter((file) => !held.has(file.sha256)) : [];
-        steps.push({ change: { action: 'update', kind: 'skill', name, detail: differences.join('; ') }, write, ...(fresh.length > 0 ? { prepare: store(fresh) } : {}) });
-      }
-      if (spec.publish) steps.push(...publishStep(context, 'skill', name, head, number));
+      // Only bytes the latest version does not hold yet: those it holds are in the store already.
+      const held = new Set(previous?.attachments.map((entry) => entry.sha256));
+      const fresh = differences.length > 0 ? pkg.files.filter((file) => !held.has(file.sha256)) : [];
+      steps.push(...updateSteps(context, 'skill', name, head, { differences, version, dates: spec.dates, publish: spec.publish, prepare: fresh.length > 0 ? store(fresh) : undefined }));
     }
     return steps;
   },
