@@ -87,7 +87,7 @@ export const principalReferenceRule: ValueRule = {
 function trimmedNameRule(what: string): ValueRule {
   return {
     expected: `${what} of 1 to ${TITLE_MAX} characters`,
-    valid: (value) => value.trim() !== '' && characters(value.trim()) <= TITLE_MAX,
+    valid: (value) => isName(value.trim()),
     normalize: (value) => value.trim(),
   };
 }
