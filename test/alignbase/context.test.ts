@@ -192,27 +192,35 @@ for (const backend of storeBackends()) {
       assert.equal(line, `- "${skillName}": "Says &lt;/alignbase_knowledge> then &lt;alignbase_knowledge id=\\"x\\"> and\\nnew lines"`);
     });
 
-    it('fails when the bundle would exceed 8 MiB, and works again once it fits', async () => {
-      const big = 'x'.repeat(4.5 * 1024 * 1024);
-      const titles = [suite.unique('Big one'), suite.unique('Big two')];
-      for (const title of titles) {
-        const created = await createKnowledge(admin, title, { content: big });
+    it('leaves out the Knowledge that would take the bundle over 8 MiB, names it, and does not record it as delivered', async () => {
+      // Nine documents of just under the 1 MiB limit: eight fit in 8 MiB, the ninth is named instead.
+      const big = (letter: string) => letter.repeat(1024 * 1024 - 4096);
+      const titles = Array.from({ length: 9 }, (_, i) => suite.unique(`Big ${i}`));
+      const ids: string[] = [];
+      for (const [i, title] of titles.entries()) {
+        const created = await createKnowledge(admin, title, { content: big(String.fromCharCode(97 + i)) });
         await admin.ok('publish_knowledge', { knowledge_id: created.knowledge_id });
+        ids.push(created.knowledge_id);
       }
       const routes = titles.map((title) => route(`knowledge:${title}`, 'scoped-bot'));
       await suite.access({ routes });
       const agent = await suite.agent('scoped-bot', 'context.read');
-      const result = await agent.call('get_current_context');
-      assert.equal(result.isError, true);
-      assert.match((result.content[0] as { text: string }).text, /^current context exceeds the 8 MiB limit \(\d+ bytes\)/);
-      const [failure] = await suite.db.query<{ action: string; result: string; error_code: string }>(
-        `SELECT action, result, error_code FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
+      const text = await agent.context();
+      assert.ok(Buffer.byteLength(text) <= 8 * 1024 * 1024);
+      const delivered = [...text.matchAll(/<alignbase_knowledge id="([^"]+)"/g)].map((m) => m[1]);
+      assert.equal(delivered.length, 8);
+      const [left] = ids.filter((id) => !delivered.includes(id));
+      assert.ok(left !== undefined);
+      assert.match(text, new RegExp(`1 routed Knowledge is not included, to keep this context within the 8 MiB limit: "[^"]+" \\(knowledge_id ${left}, version 1\\)`));
+      const [event] = await suite.db.query<{ result: string; resources: { id: string }[] }>(
+        `SELECT result, resources FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
         [suite.tenantId, await suite.principalId('scoped-bot')],
       );
-      assert.deepEqual(failure, { action: 'tool_call', result: 'error', error_code: 'payload_too_large' });
-      await suite.access({ dropRoutes: routes.slice(1) });
-      const text = await agent.context();
-      assert.ok(text.includes(big) && Buffer.byteLength(text) < 8 * 1024 * 1024);
+      assert.equal(event?.result, 'ok');
+      const recorded = (event?.resources ?? []).map((r) => r.id);
+      assert.ok(delivered.every((id) => recorded.includes(id ?? '')));
+      assert.ok(!recorded.includes(left));
+      await suite.access({ dropRoutes: routes });
     });
 
     it('audits each context request with the delivered versions, and reads and writes with their versions', async () => {

@@ -270,6 +270,12 @@ for (const backend of storeBackends()) {
         ['write_knowledge', { title: 'x'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
         ['write_knowledge', { title: '🚀'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
         ['write_knowledge', { title: 'No content', expected_version: 0, content: '' }, 'content is required'],
+        // 1 MiB of UTF-8 at most, in every way Knowledge content arrives
+        ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+        ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'é'.repeat(512 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+        ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+        ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+        ['propose_knowledge', { title: 'Too big', content: '€'.repeat(349_526) }, 'Knowledge content must be 1 MB or smaller'],
         // dates
         ...['2026-1-01', '2026-02-30', '2026-13-01', 'tomorrow', '2026-06-23T00:00:00Z', '20260623', ''].flatMap((date): [string, Record<string, unknown>, string][] => [
           ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: date }, 'review_by must use YYYY-MM-DD format'],

@@ -285,11 +285,15 @@ export function moreMessagesLine(count: number): string | undefined {
     : `${count} more new messages are waiting: call read_inbox to read them (oldest first, 20 at a time).`;
 }
 
-/**
- * Renders the get_current_context markdown. Items keep the caller's order within each section.
- * Throws KgwError('payload_too_large') when the result exceeds CONTEXT_BUNDLE_MAX_BYTES.
- */
-export function renderContextBundle(input: BundleInput): string {
+/** The notice that names the Knowledge left out to keep the bundle within its limit. */
+export function skippedKnowledgeNotice(skipped: readonly BundleKnowledge[]): string {
+  const names = skipped.map((k) => `${JSON.stringify(k.title)} (knowledge_id ${k.id}, version ${k.version})`).join('; ');
+  const what = skipped.length === 1 ? '1 routed Knowledge is' : `${skipped.length} routed Knowledge documents are`;
+  // Titles are user content: boundaries are escaped here as in every other place they appear.
+  return escapeBoundaries(`${what} not included, to keep this context within the 8 MiB limit: ${names}. Read them with read_knowledge when the task needs them.`);
+}
+
+function renderText(input: BundleInput, knowledge: readonly BundleKnowledge[], skipped: readonly BundleKnowledge[]): string {
   const paragraphs: string[] = [HEADING, INTRO];
 
   paragraphs.push('## Available Skills');
@@ -307,17 +311,57 @@ export function renderContextBundle(input: BundleInput): string {
   }
 
   paragraphs.push('## Knowledge');
-  if (input.knowledge.length === 0) paragraphs.push('No Knowledge is routed to this agent.');
-  else paragraphs.push(KNOWLEDGE_SCOPE_NOTE, ...input.knowledge.map(knowledgeBlock));
+  if (knowledge.length === 0 && skipped.length === 0) paragraphs.push('No Knowledge is routed to this agent.');
+  else {
+    if (knowledge.length > 0) paragraphs.push(KNOWLEDGE_SCOPE_NOTE);
+    if (skipped.length > 0) paragraphs.push(skippedKnowledgeNotice(skipped));
+    paragraphs.push(...knowledge.map(knowledgeBlock));
+  }
+  return `${paragraphs.join('\n\n')}\n`;
+}
 
-  const text = `${paragraphs.join('\n\n')}\n`;
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > CONTEXT_BUNDLE_MAX_BYTES) {
+export interface RenderedBundle {
+  readonly text: string;
+  /** Routed Knowledge left out because the whole would exceed CONTEXT_BUNDLE_MAX_BYTES; the text names each. */
+  readonly skipped: readonly BundleKnowledge[];
+}
+
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * Renders the get_current_context markdown. Items keep the caller's order within each section.
+ *
+ * When everything together exceeds CONTEXT_BUNDLE_MAX_BYTES, the bundle degrades instead of failing
+ * every session of the agent: Knowledge documents are taken in order while they fit and the rest are
+ * named in a notice (each Knowledge is at most 1 MiB, so all but a few always fit). Skills, Memories
+ * and messages are small and bounded, and are never dropped; only when they alone exceed the limit
+ * does this throw KgwError('payload_too_large').
+ */
+export function renderContextBundle(input: BundleInput): RenderedBundle {
+  const text = renderText(input, input.knowledge, []);
+  if (utf8Bytes(text) <= CONTEXT_BUNDLE_MAX_BYTES) return { text, skipped: [] };
+  // The notice naming every routed Knowledge is the longest one possible: what fits beside it fits
+  // beside any shorter notice too, so one pass in order decides.
+  let budget = CONTEXT_BUNDLE_MAX_BYTES - utf8Bytes(renderText(input, [], input.knowledge));
+  if (budget < 0) {
+    const bytes = utf8Bytes(renderText(input, [], []));
     throw new KgwError(
       'payload_too_large',
-      `current context exceeds the 8 MiB limit (${bytes} bytes); route less Knowledge, fewer Skills or Memories to this agent, or shorten them`,
+      `current context exceeds the 8 MiB limit (${bytes} bytes); route fewer Skills or Memories to this agent, or shorten them`,
       { details: { bytes, limit: CONTEXT_BUNDLE_MAX_BYTES } },
     );
   }
-  return text;
+  const kept: BundleKnowledge[] = [];
+  const skipped: BundleKnowledge[] = [];
+  // Each block adds itself and one paragraph break; the scope note is counted with the first kept block.
+  let first = true;
+  for (const knowledge of input.knowledge) {
+    const cost = utf8Bytes(knowledgeBlock(knowledge)) + 2 + (first ? utf8Bytes(KNOWLEDGE_SCOPE_NOTE) + 2 : 0);
+    if (cost <= budget) {
+      kept.push(knowledge);
+      budget -= cost;
+      first = false;
+    } else skipped.push(knowledge);
+  }
+  return { text: renderText(input, kept, skipped), skipped };
 }

@@ -73,10 +73,12 @@ export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail)
     artifacts: m.artifacts.map((a) => ({ id: a.artifact_id, name: a.name, version: a.version, access: a.access })),
   }));
   for (const m of messages) touched.push({ type: 'message', id: m.id });
-  const text = renderContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length });
+  const { text, skipped } = renderContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length });
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
   await markIssued(db, caller, messages.map((m) => m.id));
   audit?.readAs('context.request');
-  audit?.touch(...touched);
+  // Knowledge left out to keep the bundle within its limit was not delivered, and is not recorded as such.
+  const left = new Set(skipped.map((k) => k.id));
+  audit?.touch(...touched.filter((r) => r.type !== 'knowledge' || !left.has(r.id)));
   return text;
 }

@@ -10,7 +10,7 @@ import { storeFiles } from './attachments.ts';
 import type { VersionedType } from './common.ts';
 import { FORBIDDEN, TEXTS, ensure, isUuid, parseId, resolveAccess } from './common.ts';
 import type { Authority } from './knowledge.ts';
-import { checkNewKnowledge } from './knowledge.ts';
+import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { ATTACHMENTS_ERROR_PREFIX, parseSkillMd, validateAttachments } from './skill-package.ts';
 
@@ -44,6 +44,7 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
   if (!Number.isSafeInteger(input.base_version) || input.base_version <= 0) throw validation('base_version must be positive');
   // A Skill draft is SKILL.md alone, checked like write_skill checks it.
   if (type === 'skill') parseSkillMd(input.content);
+  else checkKnowledgeContent(input.content);
   const rationale = checkRationale(input.rationale);
   return db.tx(async (tx) => {
     const access = await resolveAccess(tx, caller, type, id);

@@ -33,6 +33,20 @@ export type Authority = 'informational' | 'must_follow';
 
 export const TITLE_MAX = 200;
 
+/**
+ * The largest Knowledge content: 1 MiB of UTF-8, for versions, drafts and proposals alike. Knowledge
+ * is delivered whole in every routed agent's session bundle (8 MiB at most), so one document must
+ * leave room for the rest; longer material belongs in attachments, which are fetched in chunks.
+ */
+export const KNOWLEDGE_MAX_BYTES = 1024 * 1024;
+export const KNOWLEDGE_TOO_LARGE = 'Knowledge content must be 1 MB or smaller';
+
+/** The size rule of every Knowledge content a caller sends. */
+export function checkKnowledgeContent(content: string): void {
+  // A string of more UTF-16 units than the limit has more bytes than it too; skip the count.
+  if (content.length > KNOWLEDGE_MAX_BYTES || Buffer.byteLength(content, 'utf8') > KNOWLEDGE_MAX_BYTES) throw validation(KNOWLEDGE_TOO_LARGE);
+}
+
 export interface KnowledgeItem extends ListFields {
   knowledge_id: string;
   title: string;
@@ -88,6 +102,7 @@ export function checkNewKnowledge(input: { title?: string | undefined; content: 
   if (title === '') throw validation('title required');
   if ([...title].length > TITLE_MAX) throw validation('title too long');
   if (input.content === '') throw validation('content is required');
+  checkKnowledgeContent(input.content);
   return title;
 }
 
@@ -120,6 +135,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
   }
   if (input.knowledge_id === undefined) throw validation('knowledge_id is required when expected_version is greater than 0');
   const id = parseId('knowledge', input.knowledge_id);
+  checkKnowledgeContent(input.content);
   // Only used when creating; checked all the same, so a bad date is never silently dropped.
   parseDates(input);
   return db.tx(async (tx) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
 import type { Authority } from '../../context/knowledge.ts';
+import { KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE } from '../../context/knowledge.ts';
 import { createWithFirstVersion } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
@@ -41,7 +42,11 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
       const titleSlot = fields.get('title');
       const title = titleSlot && reader.string(titleSlot, knowledgeTitleRule);
       if (title) context.declaredResources.add(resourceKey('knowledge', title.value));
-      const content = readContent(item, fields, context, KNOWLEDGE_WORDS)?.text.value;
+      const text = readContent(item, fields, context, KNOWLEDGE_WORDS)?.text;
+      // The same bound as the tools', so a session bundle never meets a Knowledge too large to carry.
+      const tooLarge = text !== undefined && Buffer.byteLength(text.value, 'utf8') > KNOWLEDGE_MAX_BYTES;
+      if (text && tooLarge) reader.fail(text, `${text.path}: ${KNOWLEDGE_TOO_LARGE}`);
+      const content = tooLarge ? undefined : text?.value;
       const authoritySlot = fields.get('authority');
       const authority = authoritySlot ? reader.string(authoritySlot, authorityRule)?.value : DEFAULT_AUTHORITY;
       const publish = readPublish(fields, reader);
