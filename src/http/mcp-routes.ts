@@ -13,6 +13,13 @@ import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 /** The largest MCP request body accepted; bigger files go through presigned uploads. */
 export const MCP_BODY_LIMIT = 16 * 1024 * 1024;
 
+/**
+ * The most JSON-RPC messages one POST may hold. A batch is for a few calls that belong
+ * together; tens of thousands in one body held the event loop and the memory of the whole
+ * gateway. Its calls run a few at a time (MCP_LIMITS in src/mcp/server.ts).
+ */
+export const MCP_BATCH_MAX = 100;
+
 const UNAUTHORIZED_TEXT: Readonly<Record<string, string>> = {
   '/brain/mcp': 'Unauthorized: the request is missing a valid Company Brain token.',
 };
@@ -91,10 +98,17 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           }
           const batch = Array.isArray(payload);
           const raw = batch ? (payload as unknown[]) : [payload];
+          if (raw.length > MCP_BATCH_MAX) return rpcError(reply, 400, -32600, `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${raw.length})`);
           const messages: JSONRPCMessage[] = [];
+          const ids = new Set<string | number>();
           for (const item of raw) {
             const parsed = JSONRPCMessageSchema.safeParse(item);
             if (!parsed.success) return rpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
+            // Responses are matched to requests by id: two requests with one id could not both be answered.
+            if ('id' in parsed.data && 'method' in parsed.data) {
+              if (ids.has(parsed.data.id)) return rpcError(reply, 400, -32600, 'Invalid Request: two requests in the batch have the same id');
+              ids.add(parsed.data.id);
+            }
             messages.push(parsed.data);
           }
           if (messages.length === 0) return rpcError(reply, 400, -32600, 'Invalid Request: empty batch');

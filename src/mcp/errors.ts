@@ -18,3 +18,11 @@ export interface DialectErrors {
 export function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
   return issues.map((issue) => (issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
 }
+
+/**
+ * Said after every version conflict: optimistic writers that retry at once collide again, and
+ * two of them retrying as fast as they could let one fail 109 times in a row. docs/alignbase.md
+ * ("Concurrent writers") has the numbers the gateway's own clients use.
+ */
+export const CONFLICT_ADVICE =
+  'Another writer saved first. Read the latest version, merge your change, and write again with that version; if it conflicts again, wait a random time that doubles with each retry (full jitter) before the next try, so that concurrent writers stop colliding.';

@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, McpError, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../core/access/caller.ts';
@@ -8,10 +8,12 @@ import { missingScopes } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { KgwError, isKgwError } from '../core/errors.ts';
+import { findUnstorable } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
 import { describeIssues } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
+import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
 
 export interface McpRequest {
@@ -21,8 +23,33 @@ export interface McpRequest {
   readonly log: FastifyBaseLogger;
 }
 
+/** How one POST's calls run: 4 at a time, and every call answered within 60 s. */
+export const MCP_LIMITS: ExchangeLimits = { concurrency: 4, timeoutMs: 60_000 };
+
+/**
+ * The requests this server answers, with the SDK's schema of each. Their params are checked
+ * before the SDK sees them, because the SDK answers a request whose params do not parse with
+ * -32603 Internal error; JSON-RPC calls that -32602 Invalid params.
+ */
+const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(value: unknown): { success: true } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }> = new Map<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof InitializeRequestSchema | typeof PingRequestSchema>([
+  ['initialize', InitializeRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+  ['ping', PingRequestSchema],
+]);
+
+/** The -32602 answer for a request whose params do not fit its method, or undefined when they do. */
+function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!('method' in message) || !('id' in message)) return undefined;
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  const parsed = schema?.safeParse({ method: message.method, params: message.params });
+  if (parsed === undefined || parsed.success) return undefined;
+  const problems = describeIssues(parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.slice(issue.path[0] === 'params' ? 1 : 0) }))).slice(0, 5);
+  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${problems.join('; ')}` } };
+}
+
 function toResult(reply: ToolReply, isError: boolean): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: reply.text }] };
+  const result: CallToolResult = { content: [{ type: 'text', text: reply.text }, ...(reply.notes ?? []).map((text) => ({ type: 'text' as const, text }))] };
   if (reply.structured) result.structuredContent = reply.structured;
   if (isError) result.isError = true;
   return result;
@@ -39,12 +66,29 @@ export class McpService {
   // The SDK builds a new Ajv per Server unless one is passed in; one is enough for the process.
   readonly #validator = new AjvJsonSchemaValidator();
 
-  constructor(registry: ToolRegistry, services: Services) {
+  readonly #limits: ExchangeLimits;
+
+  constructor(registry: ToolRegistry, services: Services, limits: ExchangeLimits = MCP_LIMITS) {
     this.#registry = registry;
     this.#services = services;
+    this.#limits = limits;
   }
 
   async handle(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
+    for (const message of messages) {
+      const answer = invalidParams(message);
+      if (answer !== undefined) refused.set(message, answer);
+    }
+    const answered = refused.size === 0 ? await this.#exchange(request, messages) : await this.#exchange(request, messages.filter((m) => !refused.has(m)));
+    if (refused.size === 0) return answered;
+    // Put the refusals back in request order among the SDK's answers.
+    const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
+    return messages.flatMap((message) => refused.get(message) ?? ('method' in message && 'id' in message ? (byId.get(message.id) ?? []) : []));
+  }
+
+  async #exchange(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    if (messages.length === 0) return [];
     const { endpoint } = request;
     const server = new Server(endpoint.serverInfo, {
       capabilities: { tools: { listChanged: false } },
@@ -57,7 +101,7 @@ export class McpService {
     await server.connect(transport);
     // No close(): the one-shot transport holds no timers or sockets, and the SDK's close builds
     // an error and aborts the finished requests, a quarter of the per-request MCP cost (bench/).
-    return transport.exchange(messages);
+    return transport.exchange(messages, this.#limits);
   }
 
   /**
@@ -80,14 +124,18 @@ export class McpService {
   async #call(request: McpRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const { endpoint, caller, requestId, log } = request;
     const tool = this.#registry.find(endpoint, name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    // A name is echoed back, so a huge one is cut.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
     const errors = this.#registry.errors[tool.dialect];
     const missing = missingScopes(caller, tool.scopes);
     if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;
     let outcome: { ok: true } | { ok: false; errorCode: string };
-    const parsed = tool.input.safeParse(args ?? {});
+    // Text PostgreSQL cannot store (NUL, lone surrogates) and absurd nesting are refused here, for
+    // every tool of every dialect, before a schema or the core sees them.
+    const unstorable = findUnstorable(args ?? {});
+    const parsed = unstorable === undefined ? tool.input.safeParse(args ?? {}) : ({ success: false, error: { issues: [unstorable] } } as const);
     if (!parsed.success) {
       reply = errors.invalidArguments(tool, describeIssues(parsed.error.issues));
       outcome = { ok: false, errorCode: 'validation' };

@@ -12,6 +12,11 @@ export type Dialect = (typeof DIALECTS)[number];
 export interface ToolReply {
   readonly text: string;
   readonly structured?: Record<string, unknown>;
+  /**
+   * Advice after the text, each as a text content block of its own: the first block stays the
+   * spec's exact text for clients that match it, and the advice is there for those that read on.
+   */
+  readonly notes?: readonly string[];
 }
 
 export interface ToolContext {

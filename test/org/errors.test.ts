@@ -31,6 +31,8 @@ const CASES: RefusalCase[] = [
   { title: 'a missing required key', source: acmeWith(['name: Acme Inc.\n', ''], ['    name: Alice\n', '']), errors: [[1, 'the file is missing the required key "name"'], [4, 'people[0] is missing the required key "name"']] },
   { title: 'a list where a map belongs', source: acmeWith(['  - email: Alice@Acme.test\n    name: Alice\n', '  email: alice@acme.test\n']), errors: [[5, 'people must be a list, not a map']] },
   { title: 'a number where text belongs', source: acmeWith(['name: Acme Inc.', 'name: 42']), errors: [[2, 'name must be a name of 1 to 200 characters, not a number; put it in quotes to make it text']] },
+  { title: 'a NUL in text', source: acmeWith(['name: Acme Inc.', 'name: "Acme\\0Inc."']), errors: [[2, 'name must not contain NUL (U+0000)']] },
+  { title: 'a lone surrogate in text', source: acmeWith(['    name: Alice\n', '    name: "Al\\uD800ice"\n']), errors: [[6, 'people[0].name must be well-formed Unicode (it has a lone surrogate)']] },
   { title: 'a bad tenant slug', source: acmeWith(['tenant: acme', 'tenant: Acme_Inc']), errors: [[1, 'tenant: "Acme_Inc" is not a slug (1 to 63 lower-case letters, digits and "-", not starting with "-")']] },
   { title: 'a bad team slug', source: acmeWith(['slug: docs', 'slug: -docs']), errors: [[14, 'teams[0].slug: "-docs" is not a slug (1 to 63 lower-case letters, digits and "-", not starting with "-")']] },
   { title: 'a bad language', source: acmeWith(['language: en', 'language: English']), errors: [[3, 'language: "English" is not a language tag such as "en" or "pt-BR"']] },

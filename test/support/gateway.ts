@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Gateway } from '../../src/app.ts';
+import type { Gateway, GatewayOptions } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
@@ -20,10 +20,10 @@ export interface RunningGateway {
 }
 
 /** Starts a gateway on a free loopback port over an already migrated store. */
-export async function startGateway(db: Db, env: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startGateway(db: Db, env: Record<string, string> = {}, options: Omit<GatewayOptions, 'db'> = {}): Promise<RunningGateway> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-gw-'));
   const config = loadConfig({ KGW_PORT: '0', KGW_LOG_LEVEL: 'silent', KGW_DATA_DIR: dataDir, ...env });
-  const gateway = await createGateway(config, { db });
+  const gateway = await createGateway(config, { ...options, db });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     gateway,

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { YAMLError } from 'yaml';
 import { validation } from '../errors.ts';
+import { unsafeName } from '../text.ts';
 
 /**
  * Validation of a Skill package (SKILL.md plus attachments) and of v1 attachment lists, per the
@@ -374,8 +375,6 @@ function collisionKey(path: string): string {
   return path.normalize('NFC').toLowerCase();
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why `path` is not an acceptable relative package path, or undefined when it is. */
 function checkPath(path: string): string | undefined {
@@ -383,7 +382,10 @@ function checkPath(path: string): string | undefined {
   const length = codePoints(path, PATH_MAX);
   if (length > PATH_MAX) return `cannot exceed ${PATH_MAX} characters (got ${length})`;
   if (path.includes('\0')) return 'must not contain null bytes';
-  if (CONTROL.test(path)) return 'must not contain control characters';
+  if (!path.isWellFormed()) return 'must be well-formed Unicode (it has a lone surrogate)';
+  // C0 and C1 controls and bidi overrides: `\u202Etxt.exe` would install a file whose name reads otherwise.
+  const unsafe = unsafeName(path);
+  if (unsafe !== undefined) return unsafe;
   if (path.includes('\\')) return 'must not use backslashes (separate directories with /)';
   if (path.startsWith('/')) return 'must be relative to the skill directory, not absolute';
   if (/^[A-Za-z]:/.test(path)) return 'must be relative to the skill directory, not start with a drive letter';

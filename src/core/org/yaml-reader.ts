@@ -3,6 +3,7 @@ import type { Document, YAMLError } from 'yaml';
 import type { OrgProblems } from './problems.ts';
 import { quote } from './problems.ts';
 import type { ValueRule } from './rules.ts';
+import { unstorableText } from '../text.ts';
 
 /** A node of the file with its line and its path (`people[0].email`), for messages. */
 export interface Slot {
@@ -123,6 +124,12 @@ export class YamlReader {
     if (!isScalar(node) || typeof node.value !== 'string') {
       const hint = isScalar(node) && node.value !== null ? '; put it in quotes to make it text' : '';
       this.fail(slot, `${name(slot)} must be ${rule.expected}, not ${kindOf(node)}${hint}`);
+      return undefined;
+    }
+    // YAML can spell "\0" and "\uD800": text the store cannot keep, refused like in the tools.
+    const unstorable = unstorableText(node.value);
+    if (unstorable !== undefined) {
+      this.fail(slot, `${name(slot)} ${unstorable}`);
       return undefined;
     }
     if (!rule.valid(node.value)) {

@@ -1,4 +1,5 @@
 import type { DialectErrors } from '../../mcp/errors.ts';
+import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
 
 /**
  * Alignbase answers with the bare error texts of its spec's "Common Errors" table; the core's
@@ -9,6 +10,6 @@ export const alignbaseErrors: DialectErrors = {
   invalidArguments: (_tool, problems) => ({ text: `invalid arguments: ${problems.join('; ')}` }),
   // The core words every Alignbase refusal as the spec does: `forbidden`, or the spec's own
   // text where it has one (memory_write_forbidden: ...).
-  fromError: (_tool, error) => ({ text: error.message }),
+  fromError: (_tool, error) => (error.code === 'conflict' ? { text: error.message, notes: [CONFLICT_ADVICE] } : { text: error.message }),
   internal: (_tool, requestId) => ({ text: `internal error; request id ${requestId}` }),
 };

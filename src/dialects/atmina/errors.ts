@@ -1,4 +1,5 @@
 import type { DialectErrors } from '../../mcp/errors.ts';
+import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
 
 /**
  * Atmina names each failure by its code (validation, permission_denied, not_found, conflict,
@@ -8,6 +9,9 @@ import type { DialectErrors } from '../../mcp/errors.ts';
 export const atminaErrors: DialectErrors = {
   forbidden: (tool, missing) => ({ text: `permission_denied: ${tool.name} needs the ${missing.join(' and ')} scope` }),
   invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
-  fromError: (_tool, error) => ({ text: `${error.code === 'unauthenticated' ? 'permission_denied' : error.code}: ${error.message}` }),
+  fromError: (_tool, error) => {
+    const text = `${error.code === 'unauthenticated' ? 'permission_denied' : error.code}: ${error.message}`;
+    return error.code === 'conflict' ? { text, notes: [CONFLICT_ADVICE] } : { text };
+  },
   internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
 };
