@@ -2,6 +2,7 @@ import { loadConfig } from '../config.ts';
 import type { ActivityListing, EventListing } from '../core/activity/activity.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../core/activity/activity.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const activityHelp = `Usage:
@@ -86,7 +87,7 @@ export async function activityCommand(argv: readonly string[]): Promise<void> {
     { tenant: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' }, enable: { type: 'boolean' }, disable: { type: 'boolean' } },
     { min: 0, max: 0 },
   );
-  if (help) return void console.log(activityHelp);
+  if (help) return void print(activityHelp);
   const { tenant } = requireOptions(values, 'tenant');
   const enable = values.enable === true;
   const disable = values.disable === true;
@@ -94,11 +95,11 @@ export async function activityCommand(argv: readonly string[]): Promise<void> {
     if (enable && disable) throw new UsageError('--enable and --disable exclude each other');
     if (values.agent !== undefined || values.limit !== undefined) throw new UsageError('--enable and --disable take no --agent or --limit');
     const result = (await withOps(loadConfig(), (run) => run('activity.switch', { tenant, enabled: enable }))) as { tenant: string; activity_enabled: boolean; changed: boolean };
-    if (values.json === true) return void console.log(JSON.stringify(result, null, 2));
+    if (values.json === true) return void print(jsonText(result));
     const state = result.activity_enabled ? 'enabled' : 'disabled';
-    return void console.log(result.changed ? `Activity ${state} for ${result.tenant}` : `Activity was already ${state} for ${result.tenant}`);
+    return void print(result.changed ? `Activity ${state} for ${result.tenant}` : `Activity was already ${state} for ${result.tenant}`);
   }
   const limit = parseLimit(values.limit);
   const listing = (await withOps(loadConfig(), (run) => run('activity.list', { tenant, agent: values.agent, limit }))) as ActivityListing;
-  console.log(values.json === true ? JSON.stringify(listing, null, 2) : listingText(listing));
+  print(values.json === true ? jsonText(listing) : listingText(listing));
 }

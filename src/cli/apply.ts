@@ -5,6 +5,7 @@ import type { OrgApplyResult } from '../core/org/apply.ts';
 import { passwordEnvironment } from '../core/org/password-env.ts';
 import { readReferencedFiles } from '../core/org/referenced-files.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand } from './usage.ts';
 
 export const applyHelp = `Usage: kgw apply FILE [--dry-run] [--json]
@@ -23,7 +24,7 @@ const SIGN = { create: '+', add: '+', update: '~', publish: '~', remove: '-' } a
 
 export async function applyCommand(argv: readonly string[]): Promise<void> {
   const { values, positionals, help } = parseCommand(argv, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
-  if (help) return void console.log(applyHelp);
+  if (help) return void print(applyHelp);
   const file = positionals[0] ?? '';
   let source: string;
   try {
@@ -36,10 +37,10 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
   const files = await readReferencedFiles(source, path.dirname(file));
   const args = { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source), files };
   const result = (await withOps(loadConfig(), (run) => run('apply', args))) as OrgApplyResult;
-  if (values.json === true) return void console.log(JSON.stringify(result, null, 2));
+  if (values.json === true) return void print(jsonText(result));
   for (const change of result.changes) {
-    console.log(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);
+    print(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);
   }
   const count = `${result.changes.length} change${result.changes.length === 1 ? '' : 's'}`;
-  console.log(result.changes.length === 0 ? `tenant ${result.tenant} is up to date` : dryRun ? `dry run: ${count} planned for tenant ${result.tenant}, nothing applied` : `applied ${count} to tenant ${result.tenant}`);
+  print(result.changes.length === 0 ? `tenant ${result.tenant} is up to date` : dryRun ? `dry run: ${count} planned for tenant ${result.tenant}, nothing applied` : `applied ${count} to tenant ${result.tenant}`);
 }

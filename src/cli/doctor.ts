@@ -2,6 +2,7 @@ import { loadConfig } from '../config.ts';
 import type { Readiness } from '../core/health/readiness.ts';
 import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { parseCommand, table } from './usage.ts';
 
 export const doctorHelp = `Usage: kgw doctor [--json]
@@ -19,7 +20,7 @@ function age(ms: number): string {
 
 export async function doctorCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { json: { type: 'boolean' } }, { min: 0, max: 0 });
-  if (help) return void console.log(doctorHelp);
+  if (help) return void print(doctorHelp);
   const config = loadConfig();
   // Doctor only looks: it never migrates, and an unreachable store is a row of the table.
   const { readiness, projections, where } = await withOps(
@@ -34,19 +35,19 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
   );
   const remote = where.startsWith('gateway');
   if (values.json === true) {
-    console.log(JSON.stringify({ ok: readiness.ok, via: where, checks: readiness.checks, projections }, null, 2));
+    print(jsonText({ ok: readiness.ok, via: where, checks: readiness.checks, projections }));
   } else {
-    console.log(`configuration  ok (data folder ${config.dataDir}, public URL ${config.publicUrl})`);
-    console.log(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
-    console.log(
+    print(`configuration  ok (data folder ${config.dataDir}, public URL ${config.publicUrl})`);
+    print(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
+    print(
       table(
         ['ROLE', 'BACKEND', 'STATUS', 'LATENCY', 'DETAIL'],
         readiness.checks.map((c) => [c.role, c.backend, c.ok ? 'ok' : 'FAIL', `${c.latencyMs} ms`, c.error ?? '']),
       ),
     );
     if (projections.length > 0) {
-      console.log('');
-      console.log(
+      print('');
+      print(
         table(
           ['PROJECTION', 'BACKLOG', 'OLDEST', 'FAILING', 'LAST ERROR'],
           projections.map((p) => [p.projection, String(p.backlog), p.backlog === 0 ? '-' : age(p.oldestAgeMs), String(p.failing), p.lastError === null ? '' : `${p.lastError} (${p.lastErrorAt ?? ''})`]),

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { AdminInbox, InboxMessage } from '../core/context/messages.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const inboxHelp = `Usage: kgw inbox --tenant SLUG --agent NAME [--all] [--json]
@@ -42,9 +43,9 @@ function render(inbox: AdminInbox, all: boolean): string {
 
 export async function inboxCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { tenant: { type: 'string' }, agent: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
-  if (help) return void console.log(inboxHelp);
+  if (help) return void print(inboxHelp);
   requireOptions(values, 'tenant', 'agent');
   const all = values.all === true;
   const inbox = (await withOps(loadConfig(), (run) => run('inbox.list', { tenant: values.tenant, agent: values.agent, all }))) as AdminInbox;
-  console.log(values.json === true ? JSON.stringify(inbox, null, 2) : render(inbox, all));
+  print(values.json === true ? jsonText(inbox) : render(inbox, all));
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError } from '../config.ts';
 import { isKgwError } from '../core/errors.ts';
+import { print, printError } from './terminal.ts';
 import { UsageError } from './usage.ts';
 
 interface Command {
@@ -38,12 +39,12 @@ async function main(argv: readonly string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
-    if (topic) return void console.log((await topic.load()).help);
-    return void console.log(mainHelp);
+    if (topic) return void print((await topic.load()).help);
+    return void print(mainHelp);
   }
   if (name === '--version' || name === '-v') {
     const { BUILD } = await import('../build.ts');
-    return void console.log(BUILD.version);
+    return void print(BUILD.version);
   }
   const command = commands[name];
   if (!command) throw new UsageError(`unknown command "${name}"; run "kgw --help"`);
@@ -52,13 +53,13 @@ async function main(argv: readonly string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    console.error(`kgw: ${error.message} (see "kgw ${process.argv[2] ?? ''} --help")`);
+    printError(`kgw: ${error.message} (see "kgw ${process.argv[2] ?? ''} --help")`);
     process.exitCode = 2;
   } else if (error instanceof ConfigError || isKgwError(error) || error instanceof Error) {
-    console.error(`kgw: ${error.message}`);
+    printError(`kgw: ${error.message}`);
     process.exitCode = 1;
   } else {
-    console.error(`kgw: ${String(error)}`);
+    printError(`kgw: ${String(error)}`);
     process.exitCode = 1;
   }
 });

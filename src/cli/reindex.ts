@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { RebuildOutcome } from '../admin/ops.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { parseCommand } from './usage.ts';
 
 export const reindexHelp = `Usage: kgw reindex [--search] [--graph] [--json]
@@ -13,11 +14,11 @@ gateway when that gateway holds the data folder.`;
 
 export async function reindexCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { search: { type: 'boolean' }, graph: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
-  if (help) return void console.log(reindexHelp);
+  if (help) return void print(reindexHelp);
   const names = [...(values.search === true ? ['search'] : []), ...(values.graph === true ? ['graph'] : [])];
   const outcome = (await withOps(loadConfig(), (run) => run('projections.rebuild', names.length === 0 ? {} : { names }))) as RebuildOutcome;
-  if (values.json === true) return void console.log(JSON.stringify(outcome, null, 2));
-  if (outcome.configured.length === 0) return void console.log('no projection is configured; nothing to rebuild');
-  for (const report of outcome.rebuilt) console.log(`${report.projection}: cleared, ${report.enqueued} changes enqueued for the outbox worker`);
-  for (const name of outcome.skipped) console.log(`${name}: not configured; skipped`);
+  if (values.json === true) return void print(jsonText(outcome));
+  if (outcome.configured.length === 0) return void print('no projection is configured; nothing to rebuild');
+  for (const report of outcome.rebuilt) print(`${report.projection}: cleared, ${report.enqueued} changes enqueued for the outbox worker`);
+  for (const name of outcome.skipped) print(`${name}: not configured; skipped`);
 }

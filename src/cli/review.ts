@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
 import { withOps } from './session.ts';
+import { jsonText, print, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const reviewHelp = `Usage:
@@ -31,11 +32,14 @@ const TENANT = { tenant: { type: 'string' } } as const;
 
 const LABEL = { knowledge: 'Knowledge', skill: 'Skill' } as const;
 
+/** A name inside a line of the CLI's own: an agent's line break in it must not start another. */
+const named = (text: string): string => visible(text, { inline: true });
+
 /** The person who submitted it, and the agent when an agent did. */
 function author(item: ReviewItem, long = false): string {
-  const person = item.author_email ?? item.author_name ?? 'unknown';
+  const person = named(item.author_email ?? item.author_name ?? 'unknown');
   if (item.agent_name === null) return person;
-  return long ? `${item.agent_name} (agent of ${person})` : `${item.agent_name} (${person})`;
+  return long ? `${named(item.agent_name)} (agent of ${person})` : `${named(item.agent_name)} (${person})`;
 }
 
 function versions(item: ReviewItem): string {
@@ -70,7 +74,7 @@ function decision(detail: ReviewDetail): string | undefined {
 function showText(d: ReviewDetail): string {
   const head = fields([
     [d.kind === 'draft' ? 'Draft' : 'Proposal', `${d.id} (${d.status})`],
-    [LABEL[d.type], d.kind === 'draft' ? `${d.name} (${d.resource_id})` : `${d.name} (new)`],
+    [LABEL[d.type], d.kind === 'draft' ? `${named(d.name)} (${d.resource_id})` : `${named(d.name)} (new)`],
     ['Base', d.kind === 'draft' ? `version ${d.base_version}${d.is_stale ? `; the ${LABEL[d.type]} is now at version ${d.current_version} (stale)` : ''}` : undefined],
     ['Author', author(d, true)],
     ['Created', when(d.created_at)],
@@ -92,31 +96,31 @@ function showText(d: ReviewDetail): string {
 }
 
 function acceptText(r: AcceptResult): string {
-  if (r.kind === 'proposal') return `accepted proposal ${r.id}: created Knowledge "${r.name}" (${r.resource_id}) at version ${r.version}${r.published ? ', published' : ''}`;
+  if (r.kind === 'proposal') return `accepted proposal ${r.id}: created Knowledge "${named(r.name)}" (${r.resource_id}) at version ${r.version}${r.published ? ', published' : ''}`;
   const what = r.saved ? `saved as version ${r.version}` : `unchanged at version ${r.version} (the draft equals it)`;
   const published = r.published ? ', published' : '';
   const forced = r.forced ? ` (stale: written on version ${r.base_version}, replaced version ${r.previous_version})` : '';
-  return `accepted draft ${r.id}: ${LABEL[r.type]} "${r.name}" ${what}${published}${forced}`;
+  return `accepted draft ${r.id}: ${LABEL[r.type]} "${named(r.name)}" ${what}${published}${forced}`;
 }
 
 function rejectText(r: RejectResult): string {
-  return r.kind === 'draft' ? `rejected draft ${r.id} (${LABEL[r.type]} "${r.name}")` : `rejected proposal ${r.id} ("${r.name}")`;
+  return r.kind === 'draft' ? `rejected draft ${r.id} (${LABEL[r.type]} "${named(r.name)}")` : `rejected proposal ${r.id} ("${named(r.name)}")`;
 }
 
-const print = (json: boolean | undefined, value: unknown, text: () => string): void => console.log(json === true ? JSON.stringify(value, null, 2) : text());
+const answer = (json: boolean | undefined, value: unknown, text: () => string): void => print(json === true ? jsonText(value) : text());
 
 export async function reviewCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(reviewHelp);
+  if (sub === undefined || sub === '--help' || sub === '-h') return void print(reviewHelp);
   switch (sub) {
     case 'list': {
       const { values, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 0, max: 0 });
-      if (help) return void console.log(reviewHelp);
+      if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const items = (await withOps(loadConfig(), (run) => run('review.list', { tenant }))) as ReviewItem[];
-      if (values.json === true) return void console.log(JSON.stringify(items, null, 2));
-      if (items.length === 0) return void console.log(`no open drafts or proposals in ${tenant}`);
-      console.log(
+      if (values.json === true) return void print(jsonText(items));
+      if (items.length === 0) return void print(`no open drafts or proposals in ${tenant}`);
+      print(
         table(
           ['ID', 'KIND', 'TYPE', 'NAME', 'BASE→CURRENT', 'STALE', 'AUTHOR', 'CREATED'],
           items.map((i) => [i.id, i.kind, i.type, clip(i.name), versions(i), i.kind === 'proposal' ? '-' : i.is_stale ? 'yes' : 'no', author(i), when(i.created_at)]),
@@ -126,10 +130,10 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
     }
     case 'show': {
       const { values, positionals, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 1, max: 1 });
-      if (help) return void console.log(reviewHelp);
+      if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const detail = (await withOps(loadConfig(), (run) => run('review.show', { tenant, id: positionals[0] }))) as ReviewDetail;
-      print(values.json, detail, () => showText(detail));
+      answer(values.json, detail, () => showText(detail));
       return;
     }
     case 'accept': {
@@ -138,20 +142,20 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
         { ...TENANT, as: { type: 'string' }, publish: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
         { min: 1, max: 1 },
       );
-      if (help) return void console.log(reviewHelp);
+      if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const result = (await withOps(loadConfig(), (run) =>
         run('review.accept', { tenant, id: positionals[0], as: values.as, publish: values.publish === true, force: values.force === true }),
       )) as AcceptResult;
-      print(values.json, result, () => acceptText(result));
+      answer(values.json, result, () => acceptText(result));
       return;
     }
     case 'reject': {
       const { values, positionals, help } = parseCommand(rest, { ...TENANT, as: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
-      if (help) return void console.log(reviewHelp);
+      if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const result = (await withOps(loadConfig(), (run) => run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }))) as RejectResult;
-      print(values.json, result, () => rejectText(result));
+      answer(values.json, result, () => rejectText(result));
       return;
     }
     default:

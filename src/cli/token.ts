@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.ts';
 import type { TokenInfo } from '../core/tokens/tokens.ts';
 import { withOps } from './session.ts';
+import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table } from './usage.ts';
 
 export const tokenHelp = `Usage:
@@ -24,7 +25,7 @@ function status(token: TokenInfo): string {
 
 export async function tokenCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h') return void console.log(tokenHelp);
+  if (sub === undefined || sub === '--help' || sub === '-h') return void print(tokenHelp);
   switch (sub) {
     case 'create': {
       const { values, help } = parseCommand(
@@ -32,21 +33,21 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
         { tenant: { type: 'string' }, principal: { type: 'string' }, scopes: { type: 'string' }, ttl: { type: 'string' }, label: { type: 'string' } },
         { min: 0, max: 0 },
       );
-      if (help) return void console.log(tokenHelp);
+      if (help) return void print(tokenHelp);
       requireOptions(values, 'tenant', 'principal', 'scopes');
       const created = (await withOps(loadConfig(), (run) => run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }))) as {
         token: string;
       };
-      console.log(created.token);
+      print(created.token);
       return;
     }
     case 'list': {
       const { values, help } = parseCommand(rest, { tenant: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
-      if (help) return void console.log(tokenHelp);
+      if (help) return void print(tokenHelp);
       const tokens = (await withOps(loadConfig(), (run) => run('token.list', { tenant: values.tenant, all: values.all === true }))) as TokenInfo[];
-      if (values.json === true) return void console.log(JSON.stringify(tokens, null, 2));
-      if (tokens.length === 0) return void console.log('no tokens');
-      console.log(
+      if (values.json === true) return void print(jsonText(tokens));
+      if (tokens.length === 0) return void print('no tokens');
+      print(
         table(
           ['ID', 'TENANT', 'PRINCIPAL', 'SCOPES', 'EXPIRES', 'STATUS', 'LABEL'],
           tokens.map((t) => [t.id, t.tenant, t.principal, t.scopes.join(' '), t.expiresAt ?? 'never', status(t), t.label ?? '']),
@@ -56,9 +57,9 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
     }
     case 'revoke': {
       const { positionals, help } = parseCommand(rest, {}, { min: 1, max: 1 });
-      if (help) return void console.log(tokenHelp);
+      if (help) return void print(tokenHelp);
       const token = (await withOps(loadConfig(), (run) => run('token.revoke', { id: positionals[0] }))) as TokenInfo;
-      console.log(`revoked ${token.id} (${token.principal} in ${token.tenant})`);
+      print(`revoked ${token.id} (${token.principal} in ${token.tenant})`);
       return;
     }
     default:

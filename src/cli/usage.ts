@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
+import { visible } from './terminal.ts';
 
 /** A mistake in how a command was called; reported with exit code 2. */
 export class UsageError extends Error {
@@ -32,8 +33,13 @@ export function requireOptions<V extends object, K extends keyof V & string>(val
 /** An ISO instant to the second, as the tables show it. */
 export const when = (iso: string): string => iso.replace(/\.\d{3}Z$/, 'Z');
 
-/** Lines of a table, columns padded to their widest cell. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * Lines of a table, columns padded to their widest cell. Each cell is made visible on one line
+ * first (terminal.ts), so that a line break or escape in an agent-written cell can neither forge a
+ * row nor throw the widths off.
+ */
+export function table(header: readonly string[], body: readonly (readonly string[])[]): string {
+  const rows = body.map((row) => row.map((cell) => visible(cell, { inline: true })));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CONFLICT, retryOnConflict } from '../../src/core/retry.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Agent } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill } from './support.ts';
@@ -9,6 +10,9 @@ const KNOWLEDGE_CONFLICT = 'version conflict: read the Knowledge again before wr
 const SKILL_CONFLICT = 'version conflict: read the skill again before writing';
 
 type Written = { version: number; version_id: string; updated: boolean };
+
+/** Each writer retries as a client should (src/core/retry.ts), bounded well above what twenty writers need. */
+const RETRIES = { attempts: 10 * WRITERS };
 
 for (const backend of storeBackends()) {
   describe(`Alignbase concurrent writers on ${backendLabel(backend)}`, () => {
@@ -65,8 +69,8 @@ for (const backend of storeBackends()) {
       const created = await createKnowledge(admin, suite.unique('Retried'));
       const id = created.knowledge_id;
       const saved = await Promise.all(
-        writers.map(async (agent, n) => {
-          for (let attempt = 0; attempt < 10 * WRITERS; attempt++) {
+        writers.map((agent, n) =>
+          retryOnConflict(async () => {
             const { version } = await agent.ok<{ version: number }>('read_knowledge', { knowledge_id: id, version: 'latest' });
             const result = await agent.call('write_knowledge', { knowledge_id: id, expected_version: version, content: `writer ${n}` });
             if (result.isError !== true) {
@@ -75,9 +79,9 @@ for (const backend of storeBackends()) {
               return written.version;
             }
             assert.equal((result.content[0] as { text: string }).text, KNOWLEDGE_CONFLICT);
-          }
-          throw new Error(`writer ${n} never won`);
-        }),
+            return CONFLICT;
+          }, RETRIES),
+        ),
       );
       assert.deepEqual([...saved].sort((a, b) => a - b), Array.from({ length: WRITERS }, (_, n) => n + 2));
       // Each version holds exactly the content of the writer that saved it.
@@ -115,8 +119,8 @@ for (const backend of storeBackends()) {
       const name = suite.unique('retried-skill');
       const created = await createSkill(admin, name);
       const saved = await Promise.all(
-        writers.map(async (agent, n) => {
-          for (let attempt = 0; attempt < 10 * WRITERS; attempt++) {
+        writers.map((agent, n) =>
+          retryOnConflict(async () => {
             const { version } = await agent.ok<{ version: number }>('read_skill', { skill_id: created.skill_id, version: 'latest' });
             const result = await agent.call('write_skill', {
               skill_id: created.skill_id,
@@ -126,9 +130,9 @@ for (const backend of storeBackends()) {
             });
             if (result.isError !== true) return (result.structuredContent as Written).version;
             assert.equal((result.content[0] as { text: string }).text, SKILL_CONFLICT);
-          }
-          throw new Error(`writer ${n} never won`);
-        }),
+            return CONFLICT;
+          }, RETRIES),
+        ),
       );
       assert.deepEqual([...saved].sort((a, b) => a - b), Array.from({ length: WRITERS }, (_, n) => n + 2));
       for (const [n, version] of saved.entries()) {

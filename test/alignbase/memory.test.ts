@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Agent } from './support.ts';
 import { OrgGateway, textOf } from './support.ts';
 import { addRoute } from '../../src/core/access/routes.ts';
+import { CONFLICT, retryOnConflict } from '../../src/core/retry.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /**
@@ -177,17 +178,18 @@ for (const backend of storeBackends()) {
         history.map((h) => Number(h.version)),
         Array.from({ length: Number(version) + 1 }, (_, i) => i + 1),
       );
-      // Rounds of read-merge-retry: every writer eventually lands once, nothing is lost.
+      // Rounds of read-merge-retry, backing off as clients should: every writer eventually lands once, nothing is lost.
       const lines = Array.from({ length: 10 }, (_, i) => `line ${i}`);
       await Promise.all(
-        lines.map(async (line) => {
-          for (;;) {
+        lines.map((line) =>
+          retryOnConflict(async () => {
             const current = await writer.ok('read_memory', { memory_id: memoryId });
             const reply = await writer.call('write_memory', { memory_id: memoryId, expected_version: current.version, content: `${String(current.content)}\n${line}` });
             if (reply.isError !== true) return;
             assert.equal(textOf(reply), 'memory_changed: read Memory again, preserve relevant changes, and retry');
-          }
-        }),
+            return CONFLICT;
+          }),
+        ),
       );
       const final = String((await writer.ok('read_memory', { memory_id: memoryId })).content);
       for (const line of lines) assert.ok(final.includes(line), `${line} lost`);

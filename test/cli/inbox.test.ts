@@ -123,6 +123,44 @@ for (const backend of cliStoreBackends()) {
       assert.ok(data.messages.every((m) => m.read_at !== null));
     });
 
+    it('shows the escapes in agent-written message texts and Artifact names instead of sending them to the terminal', async () => {
+      const sender = await connect('sender', 'context.read context.write');
+      // Clear screen, window title, C1 CSI, a carriage return, bidi override and isolate, a hidden hyperlink.
+      const name = 'Hand\u202eoff\x1b[31m';
+      const message = '\x1b[2J\x1b]0;owned\x07\r\n\u009b31m \u202egnp.exe\u2066 \x1b]8;;http://e.t\x1b\\here\x1b]8;;\x1b\\';
+      const artifact = await call(sender, 'write_artifact', { expected_version: 0, name, markdown: '# Escapes' });
+      const receiverId = ((await call(sender, 'list_context_recipients', {})).recipients as { type: string; id: string }[]).find((r) => r.type === 'agent')!.id;
+      const id = String(
+        (await call(sender, 'send_context', { recipients: [{ type: 'agent', id: receiverId }], message, artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }], idempotency_key: randomUUID() }))
+          .message_id,
+      );
+      // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+      const raw = /[\u001b\u0007\u000d\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+      const run = await inbox('--tenant', 'inbox-co', '--agent', 'receiver');
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stdout, raw);
+      const output = lines(run.stdout);
+      assert.equal(output[0], 'receiver in inbox-co: 1 unread');
+      assert.equal(output.length, 4, run.stdout);
+      const row = output[3]?.split(/ {2,}/);
+      assert.deepEqual(
+        [row?.[0], row?.[4], row?.[5]],
+        [id, 'Hand\\u202eoff\\x1b[31m v1 (viewer)', '\\x1b[2J\\x1b]0;owned\\x07 \\x9b31m \\u202egnp.exe\\u2066 \\x1b]8;;http://e.t\\x1b\\here\\x1b]8;;\\x1b\\'],
+      );
+
+      // --json is exact: C1 and bidi characters as \u escapes too, which parse back to the same text.
+      const json = await inbox('--tenant', 'inbox-co', '--agent', 'receiver', '--json');
+      assert.equal(json.code, 0, json.stderr);
+      assert.doesNotMatch(json.stdout, raw);
+      for (const escape of ['\\u001b[2J', '\\u0007', '\\r\\n', '\\u009b31m', '\\u202e', '\\u2066']) assert.ok(json.stdout.includes(escape), escape);
+      const data = JSON.parse(json.stdout) as AdminInbox;
+      assert.deepEqual(
+        data.messages.map((m) => [m.message_id, m.message, m.artifacts.map((a) => a.name)]),
+        [[id, message, [name]]],
+      );
+    });
+
     it('refuses an unknown agent, a person, and missing options', async () => {
       for (const agent of ['nobody', 'ann@inbox.test']) {
         const run = await inbox('--tenant', 'inbox-co', '--agent', agent);

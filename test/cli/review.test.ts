@@ -373,5 +373,51 @@ for (const backend of cliStoreBackends()) {
       const drafts = await call<{ drafts: unknown[] }>(reader, 'list_knowledge_drafts', { knowledge_id: id('checklist') });
       assert.deepEqual(drafts.drafts, [], 'an accepted draft is no longer open');
     });
+
+    it('shows the escapes in agent-written titles, drafts and rationales instead of sending them to the terminal', async () => {
+      // Clear screen, window title, a hidden hyperlink, C1 CSI, a carriage return, bidi override and isolates, a line break.
+      const title = 'Evil \x1b[2J\x1b]0;pwned\x07 \x1b]8;;http://evil.test\x1b\\link\x1b]8;;\x1b\\ \u009b31mred \u202etxt.exe\u2066x\u2069\rover\nforged';
+      const content = '# Notes\n\n\x1b[31mred\x1b[0m \u009b2J\u202eright-to-left\n';
+      gateway ??= await serve(store.env, { timeoutMs: 120_000 });
+      const hostileWriter = await connect('acme', 'writer-bot');
+      const hostileDrafter = await connect('acme', 'draft-bot');
+      const knowledgeId = (await call<{ knowledge_id: string }>(hostileWriter, 'write_knowledge', { title, expected_version: 0, content: 'plain\n' })).knowledge_id;
+      const draft = (await call<{ draft_id: string }>(hostileDrafter, 'create_knowledge_draft', { knowledge_id: knowledgeId, base_version: 1, content, rationale: 'Because\x1b]0;owned\x07\nof \u2067this\u2069' })).draft_id;
+      await call(hostileWriter, 'write_knowledge', { knowledge_id: knowledgeId, expected_version: 1, content: 'plain, v2\n' });
+
+      // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+      const raw = /[\u001b\u0007\u000d\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+      const clean = (text: string, what: string): string => {
+        assert.doesNotMatch(text, raw, what);
+        return text;
+      };
+      const shownTitle = 'Evil \\x1b[2J\\x1b]0;pwned\\x07 \\x1b]8;;http://evil.test\\x1b\\link\\x1b]8;;\\x1b\\ \\x9b31mred \\u202etxt.exe\\u2066x\\u2069\\x0dover\\x0aforged';
+
+      const list = clean(ok(await review('list', '--tenant', 'acme'), 'list'), 'list');
+      const rows = lines(list).slice(1);
+      assert.equal(rows.length, 1, 'the line break in the title forged no row');
+      assert.ok(rows[0]?.includes('Evil \\x1b[2J\\x1b]0;pwned\\x07'), rows[0]);
+
+      const shown = clean(ok(await review('show', draft, '--tenant', 'acme'), 'show'), 'show');
+      assert.ok(lines(shown).includes(`Knowledge:  ${shownTitle} (${knowledgeId})`), shown);
+      assert.match(shown, /^Rationale: +Because\\x1b\]0;owned\\x07\n +of \\u2067this\\u2069$/m);
+      assert.match(shown, /^\+\\x1b\[31mred\\x1b\[0m \\x9b2J\\u202eright-to-left$/m);
+
+      // --json is exact: C1 and bidi characters as \u escapes too, which parse back to the same text.
+      const json = clean(ok(await review('show', draft, '--tenant', 'acme', '--json'), 'show --json'), 'show --json');
+      const detail = JSON.parse(json) as ReviewDetail;
+      assert.deepEqual([detail.name, detail.content, detail.rationale], [title, content, 'Because\x1b]0;owned\x07\nof \u2067this\u2069']);
+      for (const escape of ['\\u001b[2J', '\\u009b31m', '\\u202e', '\\u2066', '\\r']) assert.ok(json.includes(escape), escape);
+
+      // An error names the Knowledge too. Error texts may hold several lines (an org file's problems), so the
+      // title's line break stays one there; everything else is shown.
+      const refused = await review('accept', draft, '--tenant', 'acme');
+      assert.equal(refused.code, 1);
+      assert.ok(clean(refused.stderr, 'stale error').includes(`of the Knowledge "${shownTitle.replace('\\x0a', '\n')}"`), refused.stderr);
+
+      const accepted = clean(ok(await review('accept', draft, '--tenant', 'acme', '--force'), 'accept --force'), 'accept');
+      assert.equal(lines(accepted).length, 1);
+      assert.ok(accepted.startsWith(`accepted draft ${draft}: Knowledge "${shownTitle}" saved as version 3`), accepted);
+    });
   });
 }
