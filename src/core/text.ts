@@ -31,23 +31,36 @@ export function unsafeName(value: string): string | undefined {
 /** The nesting of JSON values a tool accepts; no tool's schema comes near it. */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * The number of values (strings, numbers, items, keys) a tool's arguments may hold. The
+ * largest real input, an Artifact of 500 files, needs a few thousand; a 16 MiB body of `0,`
+ * could hold eight million, and walking them would hold the event loop for everyone.
+ */
+export const MAX_JSON_VALUES = 100_000;
+
 /** Where in a JSON value a problem is: object keys and array indexes from the top. */
 export type JsonPath = (string | number)[];
 
 /**
  * The first string (key or value) in a JSON value that cannot be stored, with its path, or a
- * value nested deeper than MAX_JSON_DEPTH. Iterative, so no input can exhaust the stack.
+ * value nested deeper than MAX_JSON_DEPTH or holding more than MAX_JSON_VALUES. Iterative, so no
+ * input can exhaust the stack.
  */
 export function findUnstorable(value: unknown): { path: JsonPath; message: string } | undefined {
   const stack: { value: unknown; path: JsonPath }[] = [{ value, path: [] }];
+  let seen = 0;
   while (stack.length > 0) {
     const item = stack.pop();
     if (item === undefined) break;
+    seen += 1;
     if (typeof item.value === 'string') {
       const problem = unstorableText(item.value);
       if (problem !== undefined) return { path: item.path, message: problem };
     } else if (item.value !== null && typeof item.value === 'object') {
       if (item.path.length >= MAX_JSON_DEPTH) return { path: item.path, message: `must not be nested more than ${MAX_JSON_DEPTH} levels deep` };
+      // Counted before they are queued, so one huge array is refused without walking it.
+      const size = Array.isArray(item.value) ? item.value.length : Object.keys(item.value).length;
+      if (seen + stack.length + size > MAX_JSON_VALUES) return { path: [], message: `must not hold more than ${MAX_JSON_VALUES} values` };
       if (Array.isArray(item.value)) {
         for (let i = item.value.length - 1; i >= 0; i -= 1) stack.push({ value: item.value[i], path: [...item.path, i] });
       } else {
@@ -62,4 +75,24 @@ export function findUnstorable(value: unknown): { path: JsonPath; message: strin
     }
   }
   return undefined;
+}
+
+/**
+ * Whether a JSON value holds more than `limit` values, found without walking more than that:
+ * cheap enough to run before any schema parses a request (a schema over a record of 600,000
+ * keys takes seconds of the event loop).
+ */
+export function holdsMoreValues(value: unknown, limit: number = MAX_JSON_VALUES): boolean {
+  const stack: unknown[] = [value];
+  let seen = 0;
+  while (stack.length > 0) {
+    const item = stack.pop();
+    seen += 1;
+    if (item !== null && typeof item === 'object') {
+      const children = Array.isArray(item) ? (item as unknown[]) : Object.values(item);
+      if (seen + stack.length + children.length > limit) return true;
+      for (const child of children) stack.push(child);
+    }
+  }
+  return false;
 }

@@ -10,11 +10,13 @@ const CAUSE_DEPTH = 3;
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text);
 
+// The shape pino's error serializers have (an index signature and a stack, empty when unknown).
 export interface LoggedError {
+  [key: string]: unknown;
   type: string;
   message: string;
+  stack: string;
   code?: string | number;
-  stack?: string;
   cause?: LoggedError;
 }
 
@@ -30,9 +32,9 @@ function databaseMessage(message: string): string {
 const isDatabaseError = (error: Error): boolean => typeof (error as { severity?: unknown }).severity === 'string';
 
 export function serializeError(error: unknown, depth = 0): LoggedError {
-  if (!(error instanceof Error)) return { type: typeof error, message: clip(String(error), MESSAGE_MAX) };
+  if (!(error instanceof Error)) return { type: typeof error, message: clip(String(error), MESSAGE_MAX), stack: '' };
   const message = isDatabaseError(error) ? databaseMessage(error.message) : error.message;
-  const logged: LoggedError = { type: error.name, message: clip(message, MESSAGE_MAX) };
+  const logged: LoggedError = { type: error.name, message: clip(message, MESSAGE_MAX), stack: '' };
   const { code } = error as { code?: unknown };
   if (typeof code === 'string' || typeof code === 'number') logged.code = typeof code === 'string' ? clip(code, 64) : code;
   if (error.stack !== undefined) {

@@ -9,6 +9,7 @@ import type { Services } from '../core/services.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import type { McpService } from '../mcp/server.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
+import { jsonShapeProblem } from './json-shape.ts';
 
 /** The largest MCP request body accepted; bigger files go through presigned uploads. */
 export const MCP_BODY_LIMIT = 16 * 1024 * 1024;
@@ -90,9 +91,12 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
         handler: async (request, reply) => {
           const caller = callers.get(request);
           if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
+          const body = typeof request.body === 'string' ? request.body : '';
+          const shape = jsonShapeProblem(body);
+          if (shape !== undefined) return rpcError(reply, 400, -32600, `Invalid Request: the body ${shape}`);
           let payload: unknown;
           try {
-            payload = JSON.parse(typeof request.body === 'string' ? request.body : '');
+            payload = JSON.parse(body);
           } catch {
             return rpcError(reply, 400, -32700, 'Parse error: the body is not valid JSON');
           }

@@ -8,7 +8,7 @@ import { missingScopes } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { KgwError, isKgwError } from '../core/errors.ts';
-import { findUnstorable } from '../core/text.ts';
+import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
 import { describeIssues } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
@@ -41,6 +41,9 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(value: unknown): { succes
 /** The -32602 answer for a request whose params do not fit its method, or undefined when they do. */
 function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
+  if (holdsMoreValues(message.params)) {
+    return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: must not hold more than ${MAX_JSON_VALUES} values` } };
+  }
   const schema = REQUEST_SCHEMAS.get(message.method);
   const parsed = schema?.safeParse({ method: message.method, params: message.params });
   if (parsed === undefined || parsed.success) return undefined;

@@ -55,6 +55,6 @@ describe('serializeError', () => {
   it('follows a cause a few levels, and non-errors too', () => {
     const logged = serializeError(new Error('outer', { cause: new Error('inner', { cause: 'text' }) }));
     assert.equal(logged.cause?.message, 'inner');
-    assert.deepEqual(logged.cause?.cause, { type: 'string', message: 'text' });
+    assert.deepEqual(logged.cause?.cause, { type: 'string', message: 'text', stack: '' });
   });
 });

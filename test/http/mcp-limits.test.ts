@@ -193,17 +193,28 @@ for (const backend of storeBackends()) {
       });
     }
 
-    it('refuses arguments nested deeper than 32 levels without exhausting anything', async () => {
-      const deep = `${'['.repeat(100_000)}"x"${']'.repeat(100_000)}`;
-      const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_knowledge","arguments":{"title":"deep","expected_version":0,"content":"x","extra":${deep}}}}`;
-      const response = await fetch(`${running.url}/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${token}` }, body, signal: AbortSignal.timeout(30_000) });
-      assert.ok(response.status < 500, `status ${response.status}`);
-      const answer = (await response.json()) as RpcResponse;
-      if (response.status === 200) assert.match(textOf(answer), /^invalid arguments: extra(\.0)+: must not be nested more than 32 levels deep$/);
-      else assert.deepEqual(answer.error?.code, -32700);
-      const shallower = `${'['.repeat(40)}"x"${']'.repeat(40)}`;
-      const { body: refused } = await post(call(1, 'write_knowledge', { title: 'deep', expected_version: 0, content: 'x', extra: JSON.parse(shallower) as unknown }));
-      assert.match(textOf(refused as RpcResponse), /^invalid arguments: extra(\.0){31}: must not be nested more than 32 levels deep$/);
+    it('refuses a body nested deeper than 40 levels or holding more than 200,000 values before parsing it', async () => {
+      for (const [body, problem] of [
+        [`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}}}`, 'is nested more than 40 levels deep'],
+        [JSON.stringify(call(1, 'whoami', { a: new Array<number>(2_000_000).fill(0) })), 'holds more than 200000 values'],
+        [JSON.stringify(call(1, 'whoami', Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, i])))), 'holds more than 200000 values'],
+      ] as const) {
+        const response = await fetch(`${running.url}/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${token}` }, body, signal: AbortSignal.timeout(30_000) });
+        assert.equal(response.status, 400);
+        assert.deepEqual(await response.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the body ${problem}` } });
+      }
+    });
+
+    it("refuses arguments nested deeper than 32 levels in the dialect's words", async () => {
+      const nested = `${'['.repeat(33)}"x"${']'.repeat(33)}`;
+      const { body } = await post(call(1, 'write_knowledge', { title: 'deep', expected_version: 0, content: 'x', extra: JSON.parse(nested) as unknown }));
+      assert.match(textOf(body as RpcResponse), /^invalid arguments: extra(\.0){31}: must not be nested more than 32 levels deep$/);
+    });
+
+    it('refuses params of more than 100,000 values before any schema parses them', async () => {
+      const { status, body } = await post(call(1, 'write_knowledge', { title: 'many', expected_version: 0, content: 'x', extra: new Array<number>(150_000).fill(0) }));
+      assert.equal(status, 200);
+      assert.deepEqual((body as RpcResponse).error, { code: -32602, message: 'Invalid params for tools/call: must not hold more than 100000 values' });
     });
 
     it('answers a version conflict with the spec text first and the advice to back off after it', async () => {
