@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
@@ -16,23 +15,34 @@ import { registerAdminRoutes } from './http/admin-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
+import { serializeError } from './http/log-safety.ts';
 import { registerUploadRoutes } from './http/upload-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
+import type { ExchangeLimits } from './mcp/transport.ts';
 import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { openPglite } from './store/pglite.ts';
 import { openPostgres } from './store/postgres.ts';
+import { checkDataFolder } from './store/private-dir.ts';
 
 import { BUILD } from './build.ts';
+
+/** How long the HTTP server waits for a client; see README "Hardening". */
+export const HTTP_LIMITS = { requestTimeoutMs: 300_000, idleTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000 } as const;
 
 /** The embedded store lives here inside the data folder. */
 export const pgliteDir = (config: Config): string => path.join(config.dataDir, 'pgdata');
 
-/** Opens the store the configuration names: PostgreSQL when DATABASE_URL is set, PGlite otherwise. */
-export async function openStore(config: Config): Promise<Db> {
+/**
+ * Opens the store the configuration names: PostgreSQL when DATABASE_URL is set, PGlite otherwise.
+ * First checks the data folder (src/store/private-dir.ts): what of the gateway's group or others
+ * had access to is made private and `warn` (stderr by default) names it; a path that cannot be
+ * repaired stops the start.
+ */
+export async function openStore(config: Config, options: { warn?: (message: string) => void } = {}): Promise<Db> {
   // The data folder also holds file bytes on local disk, whichever store is used.
-  await mkdir(config.dataDir, { recursive: true });
+  await checkDataFolder(config.dataDir, options.warn ?? ((message) => void process.stderr.write(`kgw: warning: ${message}\n`)));
   if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
   return openPglite(pgliteDir(config));
 }
@@ -46,6 +56,8 @@ export interface GatewayOptions {
   readonly projections?: ProjectionSet;
   /** Outbox worker timing (tests make it fast). */
   readonly outboxWorker?: WorkerOptions;
+  /** How an MCP POST's calls run (tests shorten the deadline); MCP_LIMITS otherwise. */
+  readonly mcpLimits?: ExchangeLimits;
 }
 
 export interface Gateway {
@@ -68,21 +80,33 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
-      logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
-      genReqId: (request) => {
+      logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { err: serializeError, error: serializeError } },
+      // The request id (logs, audit log, x-request-id answer) is always the gateway's own: one a
+      // client chose could repeat another request's id or lay false trails in the audit log.
+      genReqId: () => randomUUID(),
+      // A client's X-Request-Id is kept for correlation only, as `clientRequestId` on the
+      // request's logger: at most 64 characters, visible ASCII only, so it cannot garble a line.
+      childLoggerFactory: (logger, bindings, options, request) => {
         const given = request.headers['x-request-id'];
-        return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
+        if (typeof given !== 'string' || given === '') return logger.child(bindings, options);
+        return logger.child({ ...bindings, clientRequestId: given.slice(0, 64).replace(/[^\x21-\x7e]/g, '_') }, options);
       },
       requestIdHeader: false,
       // Per-request access lines only when debugging; tool calls log their own line at debug.
       logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
       forceCloseConnections: true,
+      // Every request ends: a client must send its whole request (a large upload included) within
+      // 5 minutes and its headers within 60 s (Node's default), a connection idle for 120 s is
+      // closed, and an MCP exchange answers every call within 60 s (src/mcp/server.ts).
+      requestTimeout: HTTP_LIMITS.requestTimeoutMs,
+      connectionTimeout: HTTP_LIMITS.idleTimeoutMs,
+      keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
     });
     app.addHook('onSend', async (request, reply) => {
       reply.header('x-request-id', request.id);
     });
     registerHealthRoutes(app, services);
-    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services));
+    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits));
     registerOAuthRoutes(app, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob);

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KgwError } from '../../src/core/errors.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../src/store/private-dir.ts';
 import type { Probe } from '../probe.ts';
 import { diskProbe } from './probe.ts';
 import {
@@ -66,8 +67,9 @@ const TICKET = /^v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})$/;
 /**
  * Blobs as files under `<dataDir>/blobs/sha256/ab/cd/<hex>`. Each write goes to a temporary
  * file in the blob's own folder, is hashed while streaming, fsynced and renamed into place, so
- * a blob file is always complete. Presigned PUTs are HMAC-signed tickets served by
- * `PUT /uploads/<ticket>` (src/http/upload-routes.ts).
+ * a blob file is always complete. Like everything in the data folder, folders are created
+ * 0700 and files 0600 (tenants' content; src/store/private-dir.ts). Presigned PUTs are
+ * HMAC-signed tickets served by `PUT /uploads/<ticket>` (src/http/upload-routes.ts).
  */
 export class DiskBlobStore implements BlobStore, UploadReceiver {
   readonly root: string;
@@ -105,12 +107,12 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
       return { key, size: input.size, sha256: input.sha256 };
     }
     const dir = path.dirname(file);
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const temp = path.join(dir, `.tmp-${randomBytes(12).toString('hex')}`);
     let renamed = false;
     try {
       // flush: the file is fsynced before it closes, so the rename never exposes partial bytes.
-      await pipeline(body, new VerifyingStream(input), createWriteStream(temp, { flags: 'wx', mode: 0o640, flush: true }));
+      await pipeline(body, new VerifyingStream(input), createWriteStream(temp, { flags: 'wx', mode: PRIVATE_FILE_MODE, flush: true }));
       await rename(temp, file);
       renamed = true;
       await syncDir(dir);
@@ -220,10 +222,10 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
   #key(): Promise<Buffer> {
     this.#macKey ??= (async () => {
       const file = path.join(this.#dataDir, 'upload-secret');
-      await mkdir(this.#dataDir, { recursive: true });
+      await mkdir(this.#dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
       let secret: Buffer;
       try {
-        const handle = await open(file, 'wx', 0o600);
+        const handle = await open(file, 'wx', PRIVATE_FILE_MODE);
         secret = randomBytes(32);
         try {
           await handle.writeFile(secret);
@@ -257,11 +259,11 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
   /** Records the ticket's id, atomically: a second use of the same ticket is a conflict. */
   async #claim(ticket: Ticket): Promise<string> {
     const folder = path.join(this.root, '.uploads');
-    await mkdir(folder, { recursive: true });
+    await mkdir(folder, { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.#prune(folder);
     const file = path.join(folder, `${ticket.e}-${ticket.n}`);
     try {
-      await (await open(file, 'wx', 0o600)).close();
+      await (await open(file, 'wx', PRIVATE_FILE_MODE)).close();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new KgwError('conflict', 'this upload URL was already used');
       throw error;

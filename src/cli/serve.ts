@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createGateway } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import type { FolderLock } from '../store/folder-lock.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
+import { makePrivateDir } from '../store/private-dir.ts';
+import { print } from './terminal.ts';
 import { parseCommand } from './usage.ts';
 
 export const serveHelp = `Usage: kgw serve
@@ -16,7 +17,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The embedded store admits one process: take the data folder, waiting briefly for a CLI command. */
 async function lockDataFolder(dataDir: string, startedAt: string): Promise<FolderLock> {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const deadline = Date.now() + 30_000;
   for (;;) {
     const attempt = tryLockFolder(dataDir, { pid: process.pid, role: 'gateway', startedAt });
@@ -30,7 +31,7 @@ async function lockDataFolder(dataDir: string, startedAt: string): Promise<Folde
 
 export async function serveCommand(argv: readonly string[]): Promise<void> {
   const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
-  if (help) return void console.log(serveHelp);
+  if (help) return void print(serveHelp);
   const config = loadConfig();
   const startedAt = new Date().toISOString();
   const embedded = config.databaseUrl === undefined;

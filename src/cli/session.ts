@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { openStore } from '../app.ts';
 import type { OpName } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
@@ -9,6 +8,7 @@ import type { ErrorCode } from '../core/errors.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
 import type { FolderOwner } from '../store/folder-lock.ts';
 import { migrate } from '../store/migrate.ts';
+import { makePrivateDir } from '../store/private-dir.ts';
 
 /** Runs administrative operations, wherever the store is reachable from this process. */
 export type OpRunner = (op: OpName, args?: Record<string, unknown>) => Promise<unknown>;
@@ -45,7 +45,7 @@ function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: stri
 export async function withOps<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
   const autoMigrate = options.migrate ?? true;
   if (config.databaseUrl === undefined) {
-    mkdirSync(config.dataDir, { recursive: true });
+    makePrivateDir(config.dataDir);
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
       const attempt = tryLockFolder(config.dataDir, { pid: process.pid, role: 'cli', startedAt: new Date().toISOString() });

@@ -1,5 +1,6 @@
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { makePrivateDir } from './private-dir.ts';
 
 /** Who holds an embedded data folder, as written in its lock file. */
 export interface FolderOwner {
@@ -46,10 +47,12 @@ function readOwner(file: string): { text: string; owner: FolderOwner | undefined
 
 /**
  * PGlite admits one process per data folder, so every process that opens one first takes
- * this lock file (created exclusively). A lock left by a dead process is removed. Returns the
- * lock, or the live owner that holds it.
+ * this lock file (created exclusively, mode 0600: it holds the admin secret). A lock left by a
+ * dead process is removed. Returns the lock, or the live owner that holds it.
  */
 export function tryLockFolder(dataDir: string, owner: FolderOwner): { lock: FolderLock } | { heldBy: FolderOwner } {
+  // The lock is the first thing written into the folder: make the folder private before it.
+  makePrivateDir(dataDir);
   const file = path.join(dataDir, LOCK_NAME);
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
@@ -91,7 +94,9 @@ function makeLock(file: string, pid: number): FolderLock {
     path: file,
     update(owner) {
       const temporary = `${file}.${pid}.tmp`;
-      writeFileSync(temporary, JSON.stringify(owner), { mode: 0o600 });
+      // A mode applies only to a file being created: never reuse one left by an earlier life of this pid.
+      rmSync(temporary, { force: true });
+      writeFileSync(temporary, JSON.stringify(owner), { mode: 0o600, flag: 'wx' });
       renameSync(temporary, file);
     },
     release() {
