@@ -21,13 +21,29 @@ export interface FolderLock {
 
 const LOCK_NAME = 'kgw.lock';
 
+/**
+ * A killed process stays in the process table as a zombie until its parent collects it, and
+ * signal 0 still reaches a zombie: where the parent (a shell, a container's first process) is
+ * slow to collect, a gateway killed with -9 would keep its folder locked. Linux says so in
+ * /proc/PID/stat (state Z); elsewhere the signal alone decides.
+ */
+export function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "PID (command) STATE …": the command may hold spaces and parentheses, so read after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
 }
 
 function readOwner(file: string): { text: string; owner: FolderOwner | undefined } | undefined {

@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import path from 'node:path';
+import pg from 'pg';
+import type { Env, RunResult } from '../cli/support.ts';
+import { ROOT, freePort, kgw } from '../cli/support.ts';
+
+/*
+ * Helpers for suites that run the real gateway as OS processes and may kill it with SIGKILL:
+ * `kgw serve` with a handle that can crash it, tokens through the real CLI, the MCP SDK's own
+ * client, bounded polling and a plain `pg` client for checks against a test database.
+ */
+
+const KGW = path.join(ROOT, 'src', 'cli', 'kgw.ts');
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface KgwProcess {
+  readonly pid: number;
+  readonly port: number;
+  /** e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  exited(): boolean;
+  output(): { stdout: string; stderr: string };
+  /** SIGKILL: no shutdown code runs. Resolves once the process is gone and reaped. */
+  kill9(): Promise<RunResult>;
+  /** SIGTERM (a clean shutdown), SIGKILL after 15 s; resolves with how it ended. */
+  stop(): Promise<RunResult>;
+}
+
+/**
+ * Starts `kgw serve` (on `port`, or a free one) and waits until /healthz answers. The child is
+ * this process's own, so once it dies it is reaped at once: a lock file naming it then names a
+ * dead pid, as after a crash on a real host.
+ */
+export async function startKgw(env: Env, options: { port?: number; timeoutMs?: number } = {}): Promise<KgwProcess> {
+  const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  let done = false;
+  const exit = new Promise<RunResult>((resolve) => {
+    child.once('close', (code, signal) => {
+      done = true;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (done) {
+      const result = await exit;
+      throw new Error(`kgw serve exited (code ${result.code}, signal ${result.signal}) before answering /healthz:\n${result.stderr}${result.stdout}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await response.arrayBuffer();
+      if (response.ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exit;
+      throw new Error(`kgw serve did not answer /healthz within ${timeoutMs} ms:\n${stderr}${stdout}`);
+    }
+    await sleep(50);
+  }
+  return {
+    pid: child.pid ?? 0,
+    port,
+    url,
+    exited: () => done,
+    output: () => ({ stdout, stderr }),
+    async kill9() {
+      if (!done) child.kill('SIGKILL');
+      return exit;
+    },
+    async stop() {
+      if (!done) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      try {
+        return await exit;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Runs a `kgw` command that must succeed; returns its stdout. */
+export async function kgwOk(args: readonly string[], env: Env, timeoutMs = 60_000): Promise<string> {
+  const run = await kgw(args, env, { timeoutMs });
+  if (run.code !== 0) throw new Error(`kgw ${args.join(' ')} failed (code ${run.code}, signal ${run.signal}):\n${run.stderr}${run.stdout}`);
+  return run.stdout;
+}
+
+/** A static token from `kgw token create`. */
+export async function createTokenCli(env: Env, tenant: string, principal: string, scopes: string, label?: string): Promise<string> {
+  const args = ['token', 'create', '--tenant', tenant, '--principal', principal, '--scopes', scopes, ...(label === undefined ? [] : ['--label', label])];
+  return (await kgwOk(args, env)).trim();
+}
+
+/** The SDK's own client over Streamable HTTP with a bearer token. */
+export async function mcpClient(endpoint: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'kgw-hardening', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return client;
+}
+
+export function textOf(result: CallToolResult): string {
+  const first = result.content[0];
+  return first?.type === 'text' ? first.text : '';
+}
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** A tool call that must succeed; its structured content. */
+export async function callOk<T>(client: Client, name: string, args: Record<string, unknown>): Promise<T> {
+  const result = await callTool(client, name, args);
+  if (result.isError === true || result.structuredContent === undefined) throw new Error(`${name} failed: ${textOf(result)}`);
+  return result.structuredContent as T;
+}
+
+/** Closes clients whose server may be gone; a failure to close is of no interest here. */
+export async function closeAll(clients: readonly Client[]): Promise<void> {
+  await Promise.allSettled(clients.map((client) => client.close()));
+}
+
+/** Polls `probe` until it returns a value, at most `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last === undefined ? '' : ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})`}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Runs `work` with a plain pg client of `url`, closed afterwards. */
+export async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
