@@ -141,10 +141,28 @@ export function isOpName(name: string): name is OpName {
   return Object.hasOwn(definitions, name);
 }
 
+/**
+ * Where the first text that PostgreSQL cannot hold sits in checked arguments: a NUL (refused in
+ * text with an error) or half of a surrogate pair (refused in jsonb), in a key or a value.
+ */
+function unstorableText(value: unknown, at: readonly string[]): string[] | undefined {
+  if (typeof value === 'string') return value.includes('\0') || !value.isWellFormed() ? [...at] : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, entry] of Object.entries(value)) {
+    if (key.includes('\0') || !key.isWellFormed()) return [...at, key];
+    const found = unstorableText(entry, [...at, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Validates the arguments and runs the operation; bad arguments are a validation error. */
 export async function runOp(services: Services, name: OpName, args: unknown): Promise<unknown> {
   const definition = definitions[name];
   const parsed = definition.args.safeParse(args ?? {});
   if (!parsed.success) throw validation(`bad arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+  // Checked after the schema, which bounds the depth: such text would otherwise fail in the store.
+  const unstorable = unstorableText(parsed.data, []);
+  if (unstorable) throw validation(`bad arguments for ${name}: ${unstorable.join('.')} must not contain NUL (U+0000) or a lone surrogate`);
   return (definition.run as (s: Services, a: unknown) => Promise<unknown>)(services, parsed.data);
 }

@@ -16,18 +16,50 @@ export interface OAuthClient {
 }
 
 export const DEFAULT_CLIENT_SCOPE = 'context.read context.write';
+// The bounds of a registration, listed in docs/oauth.md; the 16 KiB body limit bounds the whole.
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
+const MAX_NAME_LENGTH = 200;
+const MAX_CONTACTS = 10;
+const MAX_CONTACT_LENGTH = 254;
+const MAX_LIST_ENTRIES = 10;
+const MAX_LIST_ENTRY_LENGTH = 100;
+const MAX_SCOPE_LENGTH = 1000;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/** Marks, embeddings, overrides and isolates: they can reorder how a name reads. */
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 // Descriptive fields kept and echoed back as registered; anything else unknown is ignored (RFC 7591 §2).
 const TEXT_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'] as const;
 
-const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
+/**
+ * No NUL, no other C0 or C1 control character or DEL, and no UTF-16 half without its pair.
+ * PostgreSQL stores neither NUL in text nor a lone surrogate in jsonb, so such a value would
+ * fail in the store; control characters have no place in a name, an address or a URL shown on
+ * the consent page either.
+ */
+function isPlainText(value: string): boolean {
+  if (!value.isWellFormed()) return false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return false;
+  }
+  return true;
+}
+
+const PLAIN = 'without control characters or unpaired surrogates';
+const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max && isPlainText(value);
 const metadataError = (description: string) => oauthError('invalid_client_metadata', description);
 
-/** HTTPS anywhere, or plain HTTP on a loopback address; never a fragment or user info. */
+/**
+ * HTTPS anywhere, or plain HTTP on a loopback address; never a fragment or user info. The URI
+ * must be in the normal form the URL parser gives it (`new URL(uri).href`): the redirect is built
+ * from that form, and the authorization request is matched against the registered string, so
+ * a URI the parser would rewrite (`https:host`, a backslash, an upper-case host, a default port)
+ * would show one address on the consent page and redirect to another.
+ */
 export function checkRedirectUri(value: unknown): string {
-  if (!isText(value, MAX_URI_LENGTH) || value === '') throw oauthError('invalid_redirect_uri', `each redirect URI must be a URL of at most ${MAX_URI_LENGTH} characters`);
+  if (typeof value !== 'string' || value === '' || value.length > MAX_URI_LENGTH) throw oauthError('invalid_redirect_uri', `each redirect URI must be a URL of at most ${MAX_URI_LENGTH} characters`);
+  if (!isPlainText(value)) throw oauthError('invalid_redirect_uri', `each redirect URI must be ${PLAIN}`);
   let url: URL;
   try {
     url = new URL(value);
@@ -35,6 +67,7 @@ export function checkRedirectUri(value: unknown): string {
     throw oauthError('invalid_redirect_uri', `"${value}" is not an absolute URL`);
   }
   if (value.includes('#')) throw oauthError('invalid_redirect_uri', `"${value}" must not contain a fragment`);
+  if (url.href !== value) throw oauthError('invalid_redirect_uri', `"${value}" is not in normal form; register it as "${url.href}"`);
   if (url.username !== '' || url.password !== '') throw oauthError('invalid_redirect_uri', `"${value}" must not contain user info`);
   const loopback = url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !loopback) throw oauthError('invalid_redirect_uri', `"${value}" must use https, or http on 127.0.0.1, [::1] or localhost`);
@@ -52,7 +85,7 @@ export interface ClientRegistration {
 function stringList(body: Record<string, unknown>, key: string): string[] | undefined {
   const value = body[key];
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.length > 10 || !value.every((v) => isText(v, 100))) throw metadataError(`${key} must be a list of names`);
+  if (!Array.isArray(value) || value.length > MAX_LIST_ENTRIES || !value.every((v) => isText(v, MAX_LIST_ENTRY_LENGTH))) throw metadataError(`${key} must be a list of names`);
   return value;
 }
 
@@ -76,7 +109,7 @@ export function parseRegistration(body: unknown): ClientRegistration {
   if (unsupported !== undefined) throw metadataError(`grant type "${unsupported}" is not supported; use authorization_code and refresh_token`);
 
   const scope = fields.scope ?? DEFAULT_CLIENT_SCOPE;
-  if (!isText(scope, 1000)) throw metadataError('scope must be a space-separated string');
+  if (!isText(scope, MAX_SCOPE_LENGTH)) throw metadataError(`scope must be a space-separated string of at most ${MAX_SCOPE_LENGTH} characters`);
   let scopes: Scope[];
   try {
     scopes = normalizeScopes(scope.trim() === '' ? DEFAULT_CLIENT_SCOPE : scope);
@@ -85,17 +118,22 @@ export function parseRegistration(body: unknown): ClientRegistration {
   }
 
   const name = fields.client_name;
-  if (name !== undefined && (!isText(name, 200) || [...name].some((c) => c < ' ' || c === '\u007f'))) throw metadataError('client_name must be text of at most 200 characters');
+  if (name !== undefined && !isText(name, MAX_NAME_LENGTH)) throw metadataError(`client_name must be text of at most ${MAX_NAME_LENGTH} characters, ${PLAIN}`);
+  // The consent page shows the name to a person deciding whom to trust: bidirectional formatting
+  // characters could reorder it ("Claude\u202Emoc.evil" reads as "Claudelive.com").
+  if (typeof name === 'string' && BIDI_CONTROL.test(name)) throw metadataError('client_name must not contain bidirectional formatting characters');
   const metadata: Record<string, unknown> = {};
   for (const key of TEXT_FIELDS) {
     const value = fields[key];
     if (value === undefined) continue;
-    if (!isText(value, MAX_URI_LENGTH)) throw metadataError(`${key} must be text of at most ${MAX_URI_LENGTH} characters`);
+    if (!isText(value, MAX_URI_LENGTH)) throw metadataError(`${key} must be text of at most ${MAX_URI_LENGTH} characters, ${PLAIN}`);
     metadata[key] = value;
   }
   const contacts = fields.contacts;
   if (contacts !== undefined) {
-    if (!Array.isArray(contacts) || contacts.length > 10 || !contacts.every((c) => isText(c, 254))) throw metadataError('contacts must be a list of at most 10 addresses');
+    if (!Array.isArray(contacts) || contacts.length > MAX_CONTACTS || !contacts.every((c) => isText(c, MAX_CONTACT_LENGTH))) {
+      throw metadataError(`contacts must be a list of at most ${MAX_CONTACTS} addresses of at most ${MAX_CONTACT_LENGTH} characters, ${PLAIN}`);
+    }
     metadata.contacts = contacts;
   }
   return { clientName: typeof name === 'string' && name.trim() !== '' ? name.trim() : null, redirectUris, grantTypes: [...new Set(grantTypes)], scopes, metadata };
@@ -133,8 +171,12 @@ export async function storeClient(db: Db, registration: ClientRegistration): Pro
   return toClient(row!);
 }
 
+/** The shape storeClient gives every client id. */
+const CLIENT_ID = /^kgwc_[A-Za-z0-9_-]{22}$/;
+
 export async function findClient(q: Queryable, clientId: string): Promise<OAuthClient | undefined> {
-  if (clientId === '' || clientId.length > 100) return undefined;
+  // Anything else is unknown without asking the store, which refuses some text (NUL) with an error.
+  if (!CLIENT_ID.test(clientId)) return undefined;
   const [row] = await q.query<ClientRow>('SELECT * FROM oauth_clients WHERE client_id = $1', [clientId]);
   return row ? toClient(row) : undefined;
 }

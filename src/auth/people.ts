@@ -10,12 +10,17 @@ const NO_PASSWORD = `scrypt$32768$8$1$${'A'.repeat(22)}$${'A'.repeat(43)}`;
 
 /** Checks an organisation slug, email and password; undefined for any mismatch, alike. */
 export async function checkPassword(q: Queryable, tenantSlug: string, email: string, password: string): Promise<{ tenantId: string; personId: string } | undefined> {
-  const [row] = await q.query<{ tenant_id: string; id: string; password_hash: string | null }>(
-    `SELECT p.tenant_id, p.id, p.password_hash
-       FROM principals p JOIN tenants n ON n.id = p.tenant_id
-      WHERE n.slug = $1 AND p.kind = 'person' AND p.email = $2`,
-    [tenantSlug.trim().toLowerCase(), email.trim().toLowerCase()],
-  );
+  // No slug or address holds a NUL, and the store answers one in a parameter with an error, not
+  // "no rows": such a sign-in matches nobody without asking (and still costs the scrypt time).
+  const askable = !tenantSlug.includes('\0') && !email.includes('\0');
+  const [row] = askable
+    ? await q.query<{ tenant_id: string; id: string; password_hash: string | null }>(
+        `SELECT p.tenant_id, p.id, p.password_hash
+           FROM principals p JOIN tenants n ON n.id = p.tenant_id
+          WHERE n.slug = $1 AND p.kind = 'person' AND p.email = $2`,
+        [tenantSlug.trim().toLowerCase(), email.trim().toLowerCase()],
+      )
+    : [];
   const matches = await verifyPassword(row?.password_hash ?? NO_PASSWORD, password);
   return matches && row?.password_hash ? { tenantId: row.tenant_id, personId: row.id } : undefined;
 }

@@ -17,6 +17,19 @@ const STYLESHEET = readFileSync(new URL('./pages/oauth.css', import.meta.url), '
 // Endpoints that machines call: JSON answers, readable cross-origin by browser-based clients.
 const MACHINE_PATHS = /^\/(?:\.well-known\/|oauth\/(?:token|register|jwks)(?:$|\?))/;
 
+/**
+ * Fastify's own refusals of a request it cannot read (a body over the limit, a Content-Type that
+ * is no media type at all, a broken Content-Length) are the client's mistake: they keep their
+ * 4xx status in the OAuth error format instead of turning into a 500.
+ */
+function clientError(error: Error & { statusCode?: number }): OAuthError | undefined {
+  const status = error.statusCode;
+  if (status === 413) return oauthError('invalid_request', `the body exceeds ${OAUTH_BODY_LIMIT} bytes`, 413);
+  if (status === 415) return oauthError('invalid_request', 'the Content-Type header is not a media type', 415);
+  if (status !== undefined && status >= 400 && status < 500) return oauthError('invalid_request', 'the request cannot be read', status);
+  return undefined;
+}
+
 function required(form: URLSearchParams, name: string): string {
   const value = form.get(name);
   if (value === null || value === '') throw oauthError('invalid_request', `${name} is required`);
@@ -42,7 +55,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       if (MACHINE_PATHS.test(request.url)) reply.header('access-control-allow-origin', '*');
     });
     scope.setErrorHandler((error: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
-      const refusal = error instanceof OAuthError ? error : error.statusCode === 413 ? oauthError('invalid_request', `the body exceeds ${OAUTH_BODY_LIMIT} bytes`, 413) : undefined;
+      const refusal = error instanceof OAuthError ? error : clientError(error);
       if (!refusal) request.log.error({ err: error }, 'OAuth request failed');
       const status = refusal?.status ?? 500;
       if (MACHINE_PATHS.test(request.url)) return reply.code(status).send(refusal?.toJSON() ?? { error: 'server_error', error_description: `internal error; request id ${request.id}` });

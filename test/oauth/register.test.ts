@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { parseRegistration } from '../../src/auth/clients.ts';
+import { OAuthError } from '../../src/auth/oauth-error.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { OAuthGateway } from './support.ts';
@@ -9,9 +11,9 @@ for (const backend of storeBackends()) {
   describe(`OAuth client registration on ${backend.name}`, () => {
     let store: TestStore;
     let gw: OAuthGateway;
-    const register = (body: unknown, headers?: Record<string, string>) => postJson(`${gw.url}/oauth/register`, body, headers);
-    const refused = async (body: unknown, error: string, description: RegExp) => {
-      const { status, json, headers } = await register(body);
+    const register = (body: unknown, headers?: Record<string, string>, at: OAuthGateway = gw) => postJson(`${at.url}/oauth/register`, body, headers);
+    const refused = async (body: unknown, error: string, description: RegExp, at: OAuthGateway = gw) => {
+      const { status, json, headers } = await register(body, undefined, at);
       assert.equal(status, 400, JSON.stringify(body));
       assert.equal(json.error, error, JSON.stringify(json));
       assert.match(String(json.error_description), description);
@@ -26,6 +28,15 @@ for (const backend of storeBackends()) {
       await gw.close();
       await store.dispose();
     });
+    /** Runs `test` against a gateway of its own, so its many refusals stay below the registration limit. */
+    const ownGateway = async (test: (at: OAuthGateway) => Promise<void>) => {
+      const own = await startOAuthGateway(store.db);
+      try {
+        await test(own);
+      } finally {
+        await own.close();
+      }
+    };
 
     it('registers a public client with the defaults the spec names', async () => {
       const { status, json, headers } = await register({ client_name: 'Claude', redirect_uris: ['https://claude.ai/api/mcp/auth_callback'], token_endpoint_auth_method: 'none' });
@@ -97,6 +108,92 @@ for (const backend of storeBackends()) {
       const huge = await register({ ...ok, client_uri: 'x'.repeat(20_000) });
       assert.equal(huge.status, 413);
       assert.equal(huge.json.error, 'invalid_request');
+    });
+
+    it('refuses NUL, unpaired surrogates and control characters in every string field, and bidi controls in the name', () => {
+      const ok = { redirect_uris: [REDIRECT] };
+      // Each field with the place a hostile value goes in, and the refusal it gets (RFC 7591 §3.2.2).
+      const fields: [string, (bad: string) => Record<string, unknown>, string][] = [
+        ['redirect_uris', (bad) => ({ redirect_uris: [`https://app.example/c${bad}b`] }), 'invalid_redirect_uri'],
+        ['redirect_uris (second)', (bad) => ({ redirect_uris: [REDIRECT, `http://127.0.0.1:9/${bad}`] }), 'invalid_redirect_uri'],
+        ['client_name', (bad) => ({ ...ok, client_name: `App${bad}` }), 'invalid_client_metadata'],
+        ...['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'].map((key): [string, (bad: string) => Record<string, unknown>, string] => [key, (bad) => ({ ...ok, [key]: `https://app.example/${bad}` }), 'invalid_client_metadata']),
+        ['contacts', (bad) => ({ ...ok, contacts: ['ops@app.example', `a${bad}@app.example`] }), 'invalid_client_metadata'],
+        ['scope', (bad) => ({ ...ok, scope: `context.read${bad}` }), 'invalid_client_metadata'],
+        ['grant_types', (bad) => ({ ...ok, grant_types: ['authorization_code', `refresh_token${bad}`] }), 'invalid_client_metadata'],
+        ['response_types', (bad) => ({ ...ok, response_types: [`code${bad}`] }), 'invalid_client_metadata'],
+        ['token_endpoint_auth_method', (bad) => ({ ...ok, token_endpoint_auth_method: `none${bad}` }), 'invalid_client_metadata'],
+      ];
+      for (const bad of ['\u0000', '\uD800', '\uDFFF', '\u0007', '\u001b', '\t', '\r\n', '\u007f', '\u0085', '\u009f']) {
+        for (const [field, body, error] of fields) {
+          assert.throws(() => parseRegistration(body(bad)), (thrown: unknown) => thrown instanceof OAuthError && thrown.code === error && thrown.status === 400, `${field} with ${JSON.stringify(bad)}`);
+        }
+      }
+      // Well-formed pairs and other scripts are text like any other.
+      assert.equal(parseRegistration({ ...ok, client_name: 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea' }).clientName, 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea');
+      // The consent page shows the name: nothing may reorder how it reads.
+      for (const bidi of ['\u202E', '\u202D', '\u2066', '\u2069', '\u200F', '\u061C']) {
+        assert.throws(() => parseRegistration({ ...ok, client_name: `Claude${bidi}moc.evil` }), /client_name must not contain bidirectional formatting characters/);
+      }
+    });
+
+    it('answers 400, not 500, for the values the store cannot hold, and stores nothing', async () => {
+      const clients = async () => (await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_clients'))[0]!.n;
+      const before = await clients();
+      const ok = { redirect_uris: [REDIRECT] };
+      await ownGateway(async (at) => {
+        await refused({ ...ok, client_uri: 'https://app.example/\u0000' }, 'invalid_client_metadata', /client_uri.*control characters/, at);
+        await refused({ ...ok, contacts: ['ops\u0000@app.example'] }, 'invalid_client_metadata', /contacts.*control characters/, at);
+        await refused({ redirect_uris: ['https://app.example/cb\u0000'] }, 'invalid_redirect_uri', /control characters/, at);
+        await refused({ ...ok, software_id: '\uD800' }, 'invalid_client_metadata', /software_id.*unpaired surrogates/, at);
+        await refused({ ...ok, client_name: 'App\u0085' }, 'invalid_client_metadata', /client_name/, at);
+        await refused(`{"redirect_uris": ["${REDIRECT}"], "software_version": "\\udc00"}`, 'invalid_client_metadata', /software_version/, at);
+      });
+      assert.equal(await clients(), before, 'no refused registration is stored');
+    });
+
+    it('refuses redirect URIs that are not in the normal form the redirect uses', async () => {
+      const rewritten = [
+        'https://app.example/cb\r\nX-Injected: 1',
+        'https:evil.example',
+        'https:/evil.example/cb',
+        'https://app.example/cb\\@evil.example',
+        'https://app.example\\cb',
+        'https://APP.example/cb',
+        'https://app.example:443/cb',
+        'https://app.example',
+        'https://app.example/a/../cb',
+        'https://app.example/c b',
+        'https://xn--nxasmq6b.example/\u00e9',
+        'https://\u00e9.example/cb',
+        'HTTP://127.0.0.1:9/callback',
+        'http://127.0.0.1:80/cb',
+        ' https://app.example/cb',
+      ];
+      // A URI in normal form is stored exactly as sent: the consent page shows what the browser gets.
+      const normal = ['https://app.example/cb', 'https://app.example/', 'https://app.example/cb?x=1&y=%20', 'http://127.0.0.1:9/callback', 'http://[::1]:8080/cb', 'https://xn--bcher-kva.example/cb'];
+      await ownGateway(async (at) => {
+        for (const uri of rewritten) await refused({ redirect_uris: [REDIRECT, uri] }, 'invalid_redirect_uri', /./, at);
+        await refused({ redirect_uris: ['https:evil.example'] }, 'invalid_redirect_uri', /not in normal form; register it as "https:\/\/evil\.example\/"/, at);
+        const { status, json } = await register({ redirect_uris: normal }, undefined, at);
+        assert.equal(status, 201, JSON.stringify(json));
+        assert.deepEqual(json.redirect_uris, normal);
+      });
+      for (const uri of normal) assert.equal(new URL(uri).href, uri);
+    });
+
+    it('bounds the size of every field', async () => {
+      const ok = { redirect_uris: [REDIRECT] };
+      await ownGateway(async (at) => {
+        await refused({ ...ok, contacts: Array.from({ length: 11 }, (_, i) => `ops${i}@app.example`) }, 'invalid_client_metadata', /contacts.*at most 10/, at);
+        await refused({ ...ok, contacts: [`${'a'.repeat(243)}@app.example`] }, 'invalid_client_metadata', /contacts.*254/, at);
+        await refused({ ...ok, contacts: [7] }, 'invalid_client_metadata', /contacts/, at);
+        await refused({ ...ok, software_id: 'a'.repeat(2001) }, 'invalid_client_metadata', /software_id.*2000/, at);
+        await refused({ ...ok, scope: `context.read ${' '.repeat(1000)}` }, 'invalid_client_metadata', /scope.*1000/, at);
+        await refused({ ...ok, grant_types: Array.from({ length: 11 }, () => 'authorization_code') }, 'invalid_client_metadata', /grant_types/, at);
+        const largest = await register({ ...ok, client_name: 'n'.repeat(200), contacts: Array.from({ length: 10 }, (_, i) => `${'a'.repeat(240)}${i}@app.example`) }, undefined, at);
+        assert.equal(largest.status, 201, JSON.stringify(largest.json));
+      });
     });
 
     it('keeps and echoes descriptive metadata, ignoring unknown fields', async () => {

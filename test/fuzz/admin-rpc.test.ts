@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Gateway } from '../../src/app.ts';
+import { createGateway } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { ACME_ORG, seedOrg } from '../support/gateway.ts';
+import type { TestStore } from '../support/stores.ts';
+import { storeBackends } from '../support/stores.ts';
+
+const SECRET = 'admin-rpc-regression-secret';
+
+// Regressions found by test/fuzz/http.fuzz.test.ts: text the store cannot hold answered 500.
+for (const backend of storeBackends()) {
+  describe(`POST /admin/rpc with text the store cannot hold on ${backend.name}`, () => {
+    let store: TestStore;
+    let gateway: Gateway;
+    let dataDir: string;
+
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      await seedOrg(store.db, ACME_ORG);
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-admin-rpc-'));
+      gateway = await createGateway(loadConfig({ KGW_LOG_LEVEL: 'silent', KGW_DATA_DIR: dataDir }), { db: store.db, adminSecret: SECRET });
+    });
+    after(async () => {
+      await gateway.close();
+      await store.dispose();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    const rpc = (op: string, args: unknown) =>
+      gateway.app.inject({ method: 'POST', url: '/admin/rpc', headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' }, payload: JSON.stringify({ op, args }) });
+
+    it('refuses a NUL or a lone surrogate in any argument with 400 validation, naming the argument', async () => {
+      const cases: [string, unknown, string][] = [
+        ['token.list', { tenant: 'acme\u0000' }, 'tenant'],
+        ['token.create', { tenant: 'acme', principal: 'release-bot', scopes: 'context.read', label: 'x\uD800' }, 'label'],
+        ['token.revoke', { id: '\u0000' }, 'id'],
+        ['oauth.login-link', { tenant: 'acme', email: 'alice@acme.test\u0000' }, 'email'],
+        ['inbox.list', { tenant: 'acme', agent: '\uDC00' }, 'agent'],
+        ['projections.rebuild', { names: ['search', 'gr\u0000aph'] }, 'names.1'],
+        ['apply', { source: 'tenant: acme\nname: "Acme"\n', env: { 'A\u0000': 'x' } }, 'env.A\u0000'],
+      ];
+      for (const [op, args, where] of cases) {
+        const response = await rpc(op, args);
+        assert.equal(response.statusCode, 400, `${op}: ${response.body}`);
+        const { error } = response.json<{ error: { code: string; message: string } }>();
+        assert.equal(error.code, 'validation');
+        assert.equal(error.message, `bad arguments for ${op}: ${where} must not contain NUL (U+0000) or a lone surrogate`);
+      }
+      // The endpoint keeps working.
+      const tokens = await rpc('token.list', { tenant: 'acme' });
+      assert.equal(tokens.statusCode, 200, tokens.body);
+    });
+  });
+}
