@@ -38,11 +38,16 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(value: unknown): { succes
   ['ping', PingRequestSchema],
 ]);
 
-/** The -32602 answer for a request whose params do not fit its method, or undefined when they do. */
-function invalidParams(message: JSONRPCMessage): JSONRPCMessage | undefined {
+/** The answer for a request the SDK would answer -32603 (params that do not fit the method, a task), or undefined. */
+function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
   if (holdsMoreValues(message.params)) {
     return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: must not hold more than ${MAX_JSON_VALUES} values` } };
+  }
+  // No tool runs as a task (none declares execution.taskSupport), so a task-augmented call is
+  // answered as MCP 2025-11-25 says for a tool that forbids it: -32601, not the SDK's -32603.
+  if (message.method === 'tools/call' && typeof message.params === 'object' && message.params !== null && 'task' in message.params) {
+    return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found: tools/call as a task; this server runs tools directly, so call the tool without task' } };
   }
   const schema = REQUEST_SCHEMAS.get(message.method);
   const parsed = schema?.safeParse({ method: message.method, params: message.params });
@@ -80,7 +85,7 @@ export class McpService {
   async handle(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
     const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
     for (const message of messages) {
-      const answer = invalidParams(message);
+      const answer = refusedBeforeTheSdk(message);
       if (answer !== undefined) refused.set(message, answer);
     }
     const answered = refused.size === 0 ? await this.#exchange(request, messages) : await this.#exchange(request, messages.filter((m) => !refused.has(m)));
@@ -135,17 +140,24 @@ export class McpService {
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;
     let outcome: { ok: true } | { ok: false; errorCode: string };
-    // Text PostgreSQL cannot store (NUL, lone surrogates) and absurd nesting are refused here, for
-    // every tool of every dialect, before a schema or the core sees them.
-    const unstorable = findUnstorable(args ?? {});
-    const parsed = unstorable === undefined ? tool.input.safeParse(args ?? {}) : ({ success: false, error: { issues: [unstorable] } } as const);
+    // Text PostgreSQL cannot store (NUL, lone surrogates) and nesting past 32 levels are refused
+    // here, for every tool of every dialect, before the core sees them; a tool whose spec words
+    // some of it otherwise says so first (checkFirst). Schemas themselves are safe on such text.
+    const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {
       reply = errors.invalidArguments(tool, describeIssues(parsed.error.issues));
       outcome = { ok: false, errorCode: 'validation' };
     } else {
       try {
-        reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
-        outcome = { ok: true };
+        tool.checkFirst?.(parsed.data);
+        const unstorable = findUnstorable(args ?? {});
+        if (unstorable === undefined) {
+          reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
+          outcome = { ok: true };
+        } else {
+          reply = errors.invalidArguments(tool, describeIssues([unstorable]));
+          outcome = { ok: false, errorCode: 'validation' };
+        }
       } catch (error) {
         reply = this.#failure(tool, error, request);
         outcome = { ok: false, errorCode: isKgwError(error) ? error.code : 'internal' };

@@ -38,6 +38,12 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject> {
   readonly annotations: ToolAnnotations;
   /** Every scope listed here is needed to see or call the tool. */
   readonly scopes: readonly Scope[];
+  /**
+   * Checks that come before the gateway's own refusal of text it cannot store (NUL, lone
+   * surrogates): where the spec gives such text its own error, such as a package path with a
+   * null byte (`invalid skill package: …`), the tool says so first. Throws a KgwError.
+   */
+  readonly checkFirst?: (args: z.infer<Input>) => void;
   run(context: ToolContext, args: z.infer<Input>): Promise<ToolReply>;
 }
 

@@ -88,6 +88,8 @@ describe('parseSkillMd', () => {
       ['tab indentation', skill('name: a', 'description: b', 'metadata:', '\tk: 1'), /^frontmatter is not valid YAML \(line \d+\): /],
       ['unresolved tag', skill('name: a', 'description: !weird b'), 'frontmatter is not valid YAML (line 3): Unresolved tag: !weird'],
       ['two documents', skill('name: a', 'description: b', '...', 'x: 1'), /^frontmatter is not valid YAML/],
+      ['an escaped NUL', skill('name: a', 'description: "b\\0"'), 'frontmatter description must not contain NUL (U+0000)'],
+      ['an escaped lone surrogate', skill('name: a', 'description: b', 'metadata:', '  k: "\\uD800"'), 'frontmatter metadata.k must be well-formed Unicode (it has a lone surrogate)'],
     ];
     for (const [label, md, reason] of cases) it(label, () => rejects(() => parseSkillMd(md), reason));
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { YAMLError } from 'yaml';
 import { validation } from '../errors.ts';
-import { unsafeName } from '../text.ts';
+import { findUnstorable, unsafeName } from '../text.ts';
 
 /**
  * Validation of a Skill package (SKILL.md plus attachments) and of v1 attachment lists, per the
@@ -167,6 +167,9 @@ function parseFrontmatter(source: string, fail: (reason: string) => never): Reco
   } catch (error) {
     fail(`frontmatter could not be read: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // YAML escapes can spell text the store cannot keep ("\0", "\uD800"); the frontmatter is stored.
+  const unstorable = findUnstorable(value);
+  if (unstorable !== undefined) fail(`frontmatter ${unstorable.path.length === 0 ? '' : `${unstorable.path.join('.')} `}${unstorable.message}`);
   return value as Record<string, unknown>;
 }
 
@@ -276,6 +279,19 @@ interface Checked {
   readonly key: string;
   readonly data: string;
   readonly size: number;
+}
+
+/**
+ * The path rule of validateAttachments alone, with its words: the tools run it before the
+ * gateway's generic refusal of NUL and lone surrogates, because the spec words a path with a
+ * null byte as a package error.
+ */
+export function checkAttachmentPaths(attachments: readonly unknown[] | undefined, errorPrefix: string): void {
+  for (const [index, attachment] of (attachments ?? []).entries()) {
+    const path = typeof attachment === 'object' && attachment !== null ? (attachment as { path?: unknown }).path : undefined;
+    const problem = typeof path === 'string' ? checkPath(path) : undefined;
+    if (problem !== undefined) throw validation(`${errorPrefix}attachments[${index}].path ${quote(String(path))} ${problem}`);
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { listArtifacts, readArtifact, writeArtifact } from '../../core/context/artifacts.ts';
+import { ARTIFACT_TEXTS, listArtifacts, readArtifact, writeArtifact } from '../../core/context/artifacts.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE, attachmentsInput, manifestEntry } from './schemas.ts';
+import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 export const listArtifactsTool = defineTool({
   name: 'list_artifacts',
@@ -92,6 +93,7 @@ export const writeArtifactTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, ARTIFACT_TEXTS.packagePrefix),
   async run({ caller, services, audit }, args) {
     return jsonReply(await writeArtifact(services, caller, args, audit));
   },

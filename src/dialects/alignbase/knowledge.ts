@@ -3,6 +3,7 @@ import { createDraft, listDrafts, proposeKnowledge, readDraft } from '../../core
 import { listKnowledge, publishKnowledge, readKnowledge, writeKnowledge } from '../../core/context/knowledge.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { IDEMPOTENT_WRITE, READ, WRITE, attachmentsInput, authority, draftFields, isoDate, listItemFields, manifestEntry, readFields, versionSelector } from './schemas.ts';
+import { ATTACHMENTS_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const knowledgeItem = z.object({ knowledge_id: z.string(), title: z.string(), ...listItemFields });
 
@@ -107,6 +108,7 @@ export const proposeKnowledgeTool = defineTool({
   output: z.object({ proposal_id: z.string(), title: z.string(), status: z.literal('open'), created: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, ATTACHMENTS_ERROR_PREFIX),
   async run({ caller, services, audit }, args) {
     return jsonReply(await proposeKnowledge(services, caller, args, audit));
   },

@@ -3,6 +3,7 @@ import { createDraft, listDrafts, readDraft } from '../../core/context/drafts.ts
 import { createSkill, listSkills, publishSkill, readSkill, writeSkill } from '../../core/context/skills.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { IDEMPOTENT_WRITE, READ, WRITE, attachmentsInput, draftFields, isoDate, listItemFields, manifestEntry, readFields, versionSelector } from './schemas.ts';
+import { SKILL_PACKAGE_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const skillItem = z.object({ id: z.string(), name: z.string(), directory_name: z.string(), description: z.string(), ...listItemFields });
 
@@ -73,6 +74,7 @@ export const createSkillTool = defineTool({
   output: z.object({ skill_id: z.string(), name: z.string(), directory_name: z.string(), version_id: z.string(), version: z.number().int(), created: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
   async run({ caller, services, audit }, args) {
     const created = await createSkill(services, caller, args, audit);
     return jsonReply({ skill_id: created.skill_id, name: created.name, directory_name: created.directory_name, version_id: created.version_id, version: created.version, created: created.created });
@@ -89,6 +91,7 @@ export const writeSkillTool = defineTool({
   output: z.object({ skill_id: z.string(), name: z.string(), directory_name: z.string(), version_id: z.string(), version: z.number().int(), updated: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
   async run({ caller, services, audit }, args) {
     return jsonReply(await writeSkill(services, caller, args, audit));
   },
