@@ -74,32 +74,42 @@ export interface Served {
   readonly port: number;
   /** e.g. http://127.0.0.1:41234 */
   readonly url: string;
-  /** Whether the process has exited (by itself or after `stop`). */
+  /** Whether the process has exited (by itself, after `stop` or after `kill9`). */
   exited(): boolean;
   output(): { stdout: string; stderr: string };
-  /** Sends SIGTERM and waits for the process to exit. */
+  /** SIGKILL: no shutdown code runs. Resolves once the process is gone and reaped. */
+  kill9(): Promise<RunResult>;
+  /** SIGTERM (a clean shutdown), SIGKILL after 15 s; resolves with how it ended. */
   stop(): Promise<RunResult>;
 }
 
-/** Starts `kgw serve` on a free port and waits until /healthz answers. */
-export async function serve(env: Env, options: { timeoutMs?: number } = {}): Promise<Served> {
-  const port = await freePort();
+/**
+ * Starts `kgw serve` (on `port`, or a free one) and waits until /healthz answers. The child is
+ * this process's own, so once it dies it is reaped at once: a lock file naming it then names a
+ * dead pid, as after a crash on a real host.
+ */
+export async function serve(env: Env, options: { port?: number; timeoutMs?: number } = {}): Promise<Served> {
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collect(child);
-  const exit = new Promise<RunResult>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() }));
-  });
   let done = false;
-  void exit.then(() => (done = true));
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const exit = new Promise<RunResult>((resolve) => {
+    child.once('close', (code, signal) => {
+      done = true;
+      resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() });
+    });
+  });
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (done) {
       const result = await exit;
-      throw new Error(`kgw serve exited (code ${result.code}) before answering /healthz:\n${result.stderr}${result.stdout}`);
+      throw new Error(`kgw serve exited (code ${result.code}, signal ${result.signal}) before answering /healthz:\n${result.stderr}${result.stdout}`);
     }
     try {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      await response.arrayBuffer();
       if (response.ok) break;
     } catch {
       // Not listening yet.
@@ -107,7 +117,7 @@ export async function serve(env: Env, options: { timeoutMs?: number } = {}): Pro
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       await exit;
-      throw new Error(`kgw serve did not answer /healthz within ${options.timeoutMs ?? 30_000} ms:\n${output.stderr()}${output.stdout()}`);
+      throw new Error(`kgw serve did not answer /healthz within ${timeoutMs} ms:\n${output.stderr()}${output.stdout()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -117,6 +127,10 @@ export async function serve(env: Env, options: { timeoutMs?: number } = {}): Pro
     url,
     exited: () => done,
     output: () => ({ stdout: output.stdout(), stderr: output.stderr() }),
+    async kill9() {
+      if (!done) child.kill('SIGKILL');
+      return exit;
+    },
     async stop() {
       if (!done) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

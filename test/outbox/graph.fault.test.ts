@@ -7,6 +7,7 @@ import { cliStoreBackends, kgw, serve, writeIn } from '../cli/support.ts';
 import type { CliStore } from '../cli/support.ts';
 import type { PrivateNeo4j } from '../support/services.ts';
 import { neo4jSkip, startNeo4j } from '../support/services.ts';
+import { until as untilWithin } from '../support/kgw-process.ts';
 
 /**
  * Neo4j goes down under a running `kgw serve` while `kgw apply` keeps writing: the writes
@@ -65,20 +66,8 @@ async function readyz(url: string): Promise<{ status: number; body: ReadyBody }>
   return { status: response.status, body: (await response.json()) as ReadyBody };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last === undefined ? '' : ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})`}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** Everything here waits on a real Neo4j restarting: two minutes, polled every 200 ms. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => untilWithin(what, probe, 120_000, 200);
 
 for (const backend of cliStoreBackends()) {
   describe(`the graph projection while Neo4j goes down and comes back, store ${backend.name}`, { skip: neo4jSkip(), timeout: 600_000 }, () => {

@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import path from 'node:path';
 import pg from 'pg';
-import type { Env, RunResult } from '../cli/support.ts';
-import { ROOT, freePort, kgw } from '../cli/support.ts';
+import type { Env, Served } from '../cli/support.ts';
+import { kgw, serve } from '../cli/support.ts';
 
 /*
  * Helpers for suites that run the real gateway as OS processes and may kill it with SIGKILL:
@@ -13,85 +11,12 @@ import { ROOT, freePort, kgw } from '../cli/support.ts';
  * client, bounded polling and a plain `pg` client for checks against a test database.
  */
 
-const KGW = path.join(ROOT, 'src', 'cli', 'kgw.ts');
-
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export interface KgwProcess {
-  readonly pid: number;
-  readonly port: number;
-  /** e.g. http://127.0.0.1:41234 */
-  readonly url: string;
-  exited(): boolean;
-  output(): { stdout: string; stderr: string };
-  /** SIGKILL: no shutdown code runs. Resolves once the process is gone and reaped. */
-  kill9(): Promise<RunResult>;
-  /** SIGTERM (a clean shutdown), SIGKILL after 15 s; resolves with how it ended. */
-  stop(): Promise<RunResult>;
-}
-
-/**
- * Starts `kgw serve` (on `port`, or a free one) and waits until /healthz answers. The child is
- * this process's own, so once it dies it is reaped at once: a lock file naming it then names a
- * dead pid, as after a crash on a real host.
- */
-export async function startKgw(env: Env, options: { port?: number; timeoutMs?: number } = {}): Promise<KgwProcess> {
-  const port = options.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  let done = false;
-  const exit = new Promise<RunResult>((resolve) => {
-    child.once('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (done) {
-      const result = await exit;
-      throw new Error(`kgw serve exited (code ${result.code}, signal ${result.signal}) before answering /healthz:\n${result.stderr}${result.stdout}`);
-    }
-    try {
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-      await response.arrayBuffer();
-      if (response.ok) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      await exit;
-      throw new Error(`kgw serve did not answer /healthz within ${timeoutMs} ms:\n${stderr}${stdout}`);
-    }
-    await sleep(50);
-  }
-  return {
-    pid: child.pid ?? 0,
-    port,
-    url,
-    exited: () => done,
-    output: () => ({ stdout, stderr }),
-    async kill9() {
-      if (!done) child.kill('SIGKILL');
-      return exit;
-    },
-    async stop() {
-      if (!done) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      try {
-        return await exit;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-}
+/** A `kgw serve` child that a test may also kill with SIGKILL. */
+export type KgwProcess = Served;
+/** Starts `kgw serve` and waits for /healthz (see `serve`). */
+export const startKgw = serve;
 
 /** Runs a `kgw` command that must succeed; returns its stdout. */
 export async function kgwOk(args: readonly string[], env: Env, timeoutMs = 60_000): Promise<string> {
