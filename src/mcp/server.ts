@@ -56,6 +56,18 @@ function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefine
   return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${problems.join('; ')}` } };
 }
 
+/**
+ * MCP 2025-11-25: a receiver that does not declare tasks for a method processes the request
+ * normally and ignores its task metadata. This server declares tasks for nothing, so `task` is
+ * dropped from every request but `tools/call` (whose tools forbid tasks: -32601 above). The
+ * SDK would otherwise answer -32603 "Server does not support task creation".
+ */
+function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('method' in message) || message.method === 'tools/call' || typeof message.params !== 'object' || message.params === null || !('task' in message.params)) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params };
+}
+
 function toResult(reply: ToolReply, isError: boolean): CallToolResult {
   const result: CallToolResult = { content: [{ type: 'text', text: reply.text }, ...(reply.notes ?? []).map((text) => ({ type: 'text' as const, text }))] };
   if (reply.structured) result.structuredContent = reply.structured;
@@ -82,7 +94,8 @@ export class McpService {
     this.#limits = limits;
   }
 
-  async handle(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+  async handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    const messages = received.map(withoutTaskAugmentation);
     const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
     for (const message of messages) {
       const answer = refusedBeforeTheSdk(message);

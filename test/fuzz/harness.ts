@@ -1,0 +1,606 @@
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { SCOPES } from '../../src/core/access/scopes.ts';
+import { mcpEndpoints } from '../../src/dialects/index.ts';
+import type { RunningGateway } from '../support/gateway.ts';
+import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import type { StoreBackend, TestStore } from '../support/stores.ts';
+import type { Db } from '../../src/store/db.ts';
+
+/*
+ * The world the fuzz suites run in: one store (PGlite, or PostgreSQL when configured) with two
+ * tenants, each with people, agents, a group, Knowledge, Skills (with files), Memories,
+ * Artifacts (with files), drafts, a proposal, messages, an installation and a hook session;
+ * a gateway listening on 127.0.0.1; a token with every scope for the fuzzing agent; and the
+ * ids of everything, both tenants', for the generators to aim at.
+ */
+
+/** How long one call may take before it counts as hung. */
+export const CALL_TIMEOUT_MS = Number(process.env.KGW_FUZZ_CALL_TIMEOUT_MS ?? 20_000);
+
+/** Runs per property: KGW_FUZZ_RUNS, or a count that keeps a suite file around two minutes on two cores. */
+export function fuzzRuns(fallback: number): number {
+  const value = Number(process.env.KGW_FUZZ_RUNS ?? '');
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+/** The seed: KGW_FUZZ_SEED, or a fixed one so every run replays the same inputs. */
+export function fuzzSeed(): number {
+  const raw = process.env.KGW_FUZZ_SEED;
+  const value = Number(raw);
+  return raw !== undefined && raw.trim() !== '' && Number.isInteger(value) ? value : 20_240_611;
+}
+
+/** Every MCP endpoint the gateway serves (read from the source of truth, so new ones are fuzzed too). */
+export const ENDPOINT_PATHS: readonly string[] = mcpEndpoints('0.0.0').map((e) => e.path);
+
+export const ALL_SCOPES = SCOPES.join(' ');
+export const TENANT = 'fuzz';
+export const OTHER_TENANT = 'fuzz-other';
+export const AGENT = 'fuzz-bot';
+export const OTHER_AGENT = 'other-bot';
+
+const ORG = `tenant: ${TENANT}
+name: Fuzz Inc.
+language: en
+people:
+  - { email: alice@fuzz.test, name: Alice }
+  - { email: bob@fuzz.test, name: Bob }
+agents:
+  - { name: ${AGENT}, owner: alice@fuzz.test }
+  - { name: peer-bot, owner: bob@fuzz.test }
+  - { name: quiet-bot, owner: bob@fuzz.test }
+groups:
+  - { name: crew, members: [${AGENT}, peer-bot, alice@fuzz.test] }
+  - { name: nobody, members: [] }
+teams:
+  - slug: docs
+    name: Docs team
+    members: { alice@fuzz.test: admin, ${AGENT}: editor, bob@fuzz.test: viewer }
+knowledge:
+  - title: Release checklist
+    content: |
+      # Release checklist
+
+      1. Run the tests.
+    authority: must_follow
+    publish: true
+  - title: Writing style
+    content: Write short sentences.
+    review_by: 2030-06-30
+memories:
+  - name: Release state
+    content: No release in progress.
+grants:
+  - { to: ${AGENT}, on: all_knowledge, role: owner }
+  - { to: ${AGENT}, on: all_skills, role: owner }
+  - { to: ${AGENT}, on: all_memories, role: owner }
+  - { to: ${AGENT}, on: all_artifacts, role: owner }
+  - { to: peer-bot, on: all_knowledge, role: viewer }
+  - { to: group:crew, on: all_memories, role: editor }
+routes:
+  - { deliver: "knowledge:Release checklist", to: ${AGENT} }
+  - { deliver: "memory:Release state", to: group:crew }
+`;
+
+/** Texts only the second tenant holds (its org file and seeded content). */
+const OTHER_TEXTS = ['Only for Other GmbH.', 'Other tenant memory.', 'hank@other.test'];
+
+const OTHER_ORG = `tenant: ${OTHER_TENANT}
+name: Other GmbH
+language: de
+people:
+  - { email: hank@other.test, name: Hank }
+agents:
+  - { name: ${OTHER_AGENT}, owner: hank@other.test }
+  - { name: other-peer, owner: hank@other.test }
+groups:
+  - { name: others, members: [${OTHER_AGENT}, other-peer] }
+knowledge:
+  - title: Secret plan
+    content: ${OTHER_TEXTS[0]}
+    publish: true
+memories:
+  - name: Other state
+    content: ${OTHER_TEXTS[1]}
+grants:
+  - { to: ${OTHER_AGENT}, on: all_knowledge, role: owner }
+  - { to: ${OTHER_AGENT}, on: all_skills, role: owner }
+  - { to: ${OTHER_AGENT}, on: all_memories, role: owner }
+  - { to: ${OTHER_AGENT}, on: all_artifacts, role: owner }
+routes:
+  - { deliver: "knowledge:Secret plan", to: ${OTHER_AGENT} }
+`;
+
+export const skillMd = (name: string, description = `Use ${name} when the task needs it.`, body = 'Follow these steps.'): string =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
+
+const b64 = (data: string | Buffer): string => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data).toString('base64');
+
+/** Ids and names of one tenant's content, for the generators. */
+export interface TenantPool {
+  readonly knowledge: readonly Versioned[];
+  readonly skills: readonly Versioned[];
+  readonly memories: readonly Versioned[];
+  readonly artifacts: readonly Versioned[];
+  readonly knowledgeDrafts: readonly string[];
+  readonly skillDrafts: readonly string[];
+  readonly proposals: readonly string[];
+  readonly agents: readonly string[];
+  readonly people: readonly string[];
+  readonly groups: readonly string[];
+  readonly installations: readonly string[];
+  readonly sessions: readonly string[];
+  readonly attachmentPaths: readonly string[];
+  readonly messages: readonly string[];
+}
+
+export interface Versioned {
+  readonly id: string;
+  readonly type: 'knowledge' | 'skill' | 'memory' | 'artifact';
+  readonly name: string;
+  readonly latest: number;
+  /** The attachment paths of the latest version. */
+  readonly paths: readonly string[];
+}
+
+export interface Pools {
+  readonly own: TenantPool;
+  readonly other: TenantPool;
+}
+
+/** One HTTP exchange, as the fuzz client's fetch saw it. */
+export interface Exchange {
+  readonly requestBody: string;
+  readonly status: number;
+  readonly responseBody: string;
+}
+
+/** The SDK client of one endpoint, with the last exchange recorded for failure reports. */
+export class RecordingClient {
+  readonly path: string;
+  readonly client: Client;
+  last: Exchange | undefined;
+
+  private constructor(path: string, client: Client) {
+    this.path = path;
+    this.client = client;
+  }
+
+  static async connect(baseUrl: string, path: string, token: string): Promise<RecordingClient> {
+    const self = new RecordingClient(path, new Client({ name: 'kgw-fuzz', version: '1.0.0' }));
+    const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        const requestBody = typeof init?.body === 'string' ? init.body : '';
+        if (init?.method === 'POST') self.last = { requestBody, status: response.status, responseBody: await response.clone().text() };
+        return response;
+      },
+    });
+    await self.client.connect(transport);
+    return self;
+  }
+
+  /** The exchange the last POST recorded (a method, so narrowing after `last = undefined` does not stick). */
+  lastExchange(): Exchange | undefined {
+    return this.last;
+  }
+
+  async listTools(): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor === undefined ? {} : { cursor });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  /** tools/call through the SDK's request path; `problemsOf` judges the outcome (the SDK's own output check would throw instead). */
+  async call(name: unknown, args: unknown): Promise<CallOutcome> {
+    this.last = undefined;
+    const started = performance.now();
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), CALL_TIMEOUT_MS);
+    });
+    try {
+      const request = this.client.request(
+        { method: 'tools/call', params: { name: name as string, arguments: args as Record<string, unknown> | undefined } },
+        CallToolResultSchema,
+        { timeout: CALL_TIMEOUT_MS * 2, signal: controller.signal },
+      );
+      request.catch(() => undefined);
+      const settled = await Promise.race([request.then((result) => ({ result }), (error: unknown) => ({ error })), timedOut]);
+      const ms = Math.round(performance.now() - started);
+      if (settled === 'timeout') {
+        controller.abort();
+        return { kind: 'timeout', ms, exchange: this.lastExchange() };
+      }
+      if ('result' in settled) return { kind: 'result', result: settled.result, ms, exchange: this.lastExchange() };
+      const error = settled.error;
+      const exchange = this.lastExchange();
+      if (exchange !== undefined && exchange.status >= 400) return { kind: 'http-error', status: exchange.status, body: exchange.responseBody, ms, exchange };
+      if (error instanceof McpError) return { kind: 'rpc-error', code: error.code, message: error.message, ms, exchange };
+      return { kind: 'client-error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error), ms, exchange };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+export type CallOutcome =
+  | { readonly kind: 'result'; readonly result: CallToolResult; readonly ms: number; readonly exchange: Exchange | undefined }
+  | { readonly kind: 'rpc-error'; readonly code: number; readonly message: string; readonly ms: number; readonly exchange: Exchange | undefined }
+  | { readonly kind: 'http-error'; readonly status: number; readonly body: string; readonly ms: number; readonly exchange: Exchange }
+  | { readonly kind: 'timeout'; readonly ms: number; readonly exchange: Exchange | undefined }
+  | { readonly kind: 'client-error'; readonly message: string; readonly ms: number; readonly exchange: Exchange | undefined };
+
+/** The texts the dialects answer an unexpected failure with (src/dialects/<dialect>/errors.ts). */
+export const INTERNAL_TEXT = /internal error/i;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+
+const validators = new AjvJsonSchemaValidator();
+const outputValidators = new WeakMap<object, JsonSchemaValidator<unknown>>();
+
+function outputValidator(tool: Tool): JsonSchemaValidator<unknown> | undefined {
+  if (tool.outputSchema === undefined) return undefined;
+  let validator = outputValidators.get(tool.outputSchema);
+  if (validator === undefined) {
+    validator = validators.getValidator(tool.outputSchema);
+    outputValidators.set(tool.outputSchema, validator);
+  }
+  return validator;
+}
+
+/** JSON-RPC error objects anywhere in a parsed body (a response or a batch of them). */
+export function rpcErrorsIn(body: unknown): { code: unknown; message: unknown }[] {
+  const list = Array.isArray(body) ? body : [body];
+  return list
+    .filter((m): m is { error: { code: unknown; message: unknown } } => typeof m === 'object' && m !== null && typeof (m as { error?: unknown }).error === 'object' && (m as { error?: unknown }).error !== null)
+    .map((m) => m.error);
+}
+
+function textsOf(result: CallToolResult): string[] {
+  return result.content.flatMap((item) => (item.type === 'text' ? [item.text] : []));
+}
+
+/**
+ * What is wrong with one tools/call outcome, as short lines; empty when it is acceptable: a
+ * JSON-RPC result or error, never -32603 nor an internal-error text, never HTTP 5xx, within the
+ * time bound, and structured content of a successful result valid against the output schema.
+ */
+export function problemsOf(outcome: CallOutcome, tool: Tool | undefined): string[] {
+  const problems: string[] = [];
+  switch (outcome.kind) {
+    case 'timeout':
+      problems.push(`no answer within ${CALL_TIMEOUT_MS} ms`);
+      break;
+    case 'client-error':
+      problems.push(outcome.exchange === undefined ? `the fuzz client failed before an answer arrived: ${outcome.message}` : `no JSON-RPC answer: ${outcome.message}`);
+      break;
+    case 'http-error': {
+      if (outcome.status >= 500) problems.push(`HTTP ${outcome.status}`);
+      let body: unknown;
+      try {
+        body = JSON.parse(outcome.body);
+      } catch {
+        problems.push(`HTTP ${outcome.status} with a body that is not JSON`);
+      }
+      for (const error of rpcErrorsIn(body)) if (error.code === JSONRPC_INTERNAL_ERROR) problems.push(`JSON-RPC error ${JSONRPC_INTERNAL_ERROR}`);
+      if (body !== undefined && rpcErrorsIn(body).length === 0) problems.push(`HTTP ${outcome.status} without a JSON-RPC error`);
+      if (INTERNAL_TEXT.test(outcome.body)) problems.push('an internal-error text');
+      break;
+    }
+    case 'rpc-error':
+      if (outcome.code === JSONRPC_INTERNAL_ERROR) problems.push(`JSON-RPC error ${JSONRPC_INTERNAL_ERROR}`);
+      if (INTERNAL_TEXT.test(outcome.message)) problems.push('an internal-error text');
+      break;
+    case 'result': {
+      const { result } = outcome;
+      if (outcome.exchange !== undefined && outcome.exchange.status !== 200) problems.push(`a result with HTTP ${outcome.exchange.status}`);
+      if (textsOf(result).some((text) => INTERNAL_TEXT.test(text))) problems.push('an internal-error text');
+      const validator = tool === undefined ? undefined : outputValidator(tool);
+      if (validator !== undefined && result.isError !== true) {
+        if (result.structuredContent === undefined) problems.push('a successful result without structuredContent although the tool has an output schema');
+        else {
+          const check = validator(result.structuredContent);
+          if (!check.valid) problems.push(`structuredContent does not match the output schema: ${check.errorMessage ?? ''}`);
+        }
+      }
+      break;
+    }
+  }
+  return problems;
+}
+
+/**
+ * The other tenant's identifiers and texts that appear in an answer without having been in the
+ * request: anything of another tenant a caller sees, beyond its own words echoed back, is a leak.
+ */
+export function leaksIn(outcome: CallOutcome, request: string, secrets: readonly string[]): string[] {
+  const answer =
+    outcome.kind === 'result'
+      ? JSON.stringify(outcome.result)
+      : outcome.kind === 'rpc-error'
+        ? outcome.message
+        : outcome.kind === 'http-error'
+          ? outcome.body
+          : '';
+  return secrets.filter((secret) => answer.includes(secret) && !request.includes(secret));
+}
+
+/**
+ * What of the other tenant must never reach the fuzzing agent: its ids (random UUIDs, so they
+ * cannot appear by chance) and the texts its org file seeds. Names are left out: the fuzzing
+ * agent may well create things of the same names in its own tenant.
+ */
+export function secretsOf(pool: TenantPool): string[] {
+  const resources = [...pool.knowledge, ...pool.skills, ...pool.memories, ...pool.artifacts];
+  return [
+    ...resources.map((r) => r.id),
+    ...pool.agents,
+    ...pool.people,
+    ...pool.groups,
+    ...pool.installations,
+    ...pool.knowledgeDrafts,
+    ...pool.skillDrafts,
+    ...pool.proposals,
+    ...pool.messages,
+    ...OTHER_TEXTS,
+  ];
+}
+
+const SHOW = 600;
+
+/** A string cut for reports, with its length when cut. */
+export function cut(text: string, max = SHOW): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} chars)`;
+}
+
+/** How deep a value is nested (arrays and objects), counted without recursion. */
+export function depthOf(value: unknown): number {
+  let depth = 0;
+  let level: unknown[] = [value];
+  while (level.length > 0) {
+    const next: unknown[] = [];
+    for (const item of level) if (typeof item === 'object' && item !== null) next.push(...(Object.values(item) as unknown[]));
+    if (next.length === 0 && !level.some((item) => typeof item === 'object' && item !== null)) break;
+    depth += 1;
+    level = next;
+  }
+  return depth;
+}
+
+function abbreviate(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return value.length > 120 ? `${value.slice(0, 60)}…<${value.length} chars>` : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= 6) return `<nested ${depthOf(value)} deep>`;
+  if (Array.isArray(value)) return value.map((item) => abbreviate(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, abbreviate(item, depth + 1)]));
+}
+
+/** A compact JSON rendering of arguments for reports: long strings and deep nesting cut, escapes kept visible. */
+export function preview(value: unknown, max = SHOW): string {
+  const json = JSON.stringify(abbreviate(value, 0));
+  return cut(json ?? String(value), max);
+}
+
+/** The outcome in a few lines: what came back. */
+export function describeOutcome(outcome: CallOutcome): string {
+  switch (outcome.kind) {
+    case 'timeout':
+      return `timed out after ${outcome.ms} ms`;
+    case 'client-error':
+      return `client error after ${outcome.ms} ms: ${cut(outcome.message)}${outcome.exchange ? `; HTTP ${outcome.exchange.status} ${cut(outcome.exchange.responseBody)}` : ''}`;
+    case 'http-error':
+      return `HTTP ${outcome.status} after ${outcome.ms} ms: ${cut(outcome.body)}`;
+    case 'rpc-error':
+      return `JSON-RPC error ${outcome.code} after ${outcome.ms} ms: ${cut(outcome.message)}`;
+    case 'result':
+      return `result (isError ${String(outcome.result.isError ?? false)}) after ${outcome.ms} ms: ${cut(JSON.stringify({ content: outcome.result.content, structuredContent: outcome.result.structuredContent }))}`;
+  }
+}
+
+/** A failure's class, for grouping: the problems, with ids, numbers and request ids blurred. */
+export function signatureOf(tool: string, problems: readonly string[], outcome: CallOutcome): string {
+  const detail =
+    outcome.kind === 'result'
+      ? textsOf(outcome.result).join(' ')
+      : outcome.kind === 'rpc-error'
+        ? outcome.message
+        : outcome.kind === 'http-error'
+          ? outcome.body
+          : outcome.kind === 'client-error'
+            ? outcome.message
+            : '';
+  const blurred = detail
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '<uuid>')
+    .replace(/request id \S+/gi, 'request id <id>')
+    .replace(/\d+/g, '<n>')
+    .slice(0, 160);
+  return `${tool} | ${problems.map((p) => p.replace(/\d+ ms/g, '<n> ms').replace(/: .*/s, '')).join('; ')} | ${blurred}`;
+}
+
+export class FuzzWorld {
+  readonly store: TestStore;
+  readonly running: RunningGateway;
+  /** Every scope, for the fuzzing agent of the first tenant. */
+  readonly token: string;
+  readonly #clients: RecordingClient[] = [];
+  readonly #tenantIds: { own: string; other: string };
+
+  private constructor(store: TestStore, running: RunningGateway, token: string, tenantIds: { own: string; other: string }) {
+    this.store = store;
+    this.running = running;
+    this.token = token;
+    this.#tenantIds = tenantIds;
+  }
+
+  static async open(backend: StoreBackend): Promise<FuzzWorld> {
+    const store = await backend.open({ migrated: true });
+    let running: RunningGateway | undefined;
+    try {
+      await seedOrg(store.db, ORG);
+      await seedOrg(store.db, OTHER_ORG);
+      running = await startGateway(store.db);
+      const token = await issueToken(store.db, TENANT, AGENT, ALL_SCOPES);
+      const ids = await store.db.query<{ slug: string; id: string }>('SELECT slug, id FROM tenants WHERE slug = ANY($1)', [[TENANT, OTHER_TENANT]]);
+      const idOf = (slug: string) => ids.find((row) => row.slug === slug)?.id ?? assert.fail(`no tenant ${slug}`);
+      const world = new FuzzWorld(store, running, token, { own: idOf(TENANT), other: idOf(OTHER_TENANT) });
+      await world.#seedContent(TENANT, AGENT, token, 'peer-bot');
+      await world.#seedContent(OTHER_TENANT, OTHER_AGENT, await issueToken(store.db, OTHER_TENANT, OTHER_AGENT, ALL_SCOPES), 'other-peer');
+      return world;
+    } catch (error) {
+      await running?.close();
+      await store.dispose();
+      throw error;
+    }
+  }
+
+  get db(): Db {
+    return this.store.db;
+  }
+
+  get baseUrl(): string {
+    return this.running.url;
+  }
+
+  /** A connected SDK client of the fuzzing agent on one endpoint (closed with the world). */
+  async connect(path: string, token = this.token): Promise<RecordingClient> {
+    const client = await RecordingClient.connect(this.baseUrl, path, token);
+    this.#clients.push(client);
+    return client;
+  }
+
+  async healthz(): Promise<number> {
+    const response = await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  /** Creates one tenant's content through the tools, as its agent (so every write path starts from real state). */
+  async #seedContent(tenant: string, agent: string, token: string, peer: string): Promise<void> {
+    const client = await this.connect('/alignbase/mcp', token);
+    const ok = async (tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const outcome = await client.call(tool, args);
+      assert.ok(outcome.kind === 'result' && outcome.result.isError !== true && outcome.result.structuredContent !== undefined, `seeding ${tenant}: ${tool} failed: ${describeOutcome(outcome)}`);
+      return outcome.result.structuredContent;
+    };
+    const prefix = tenant === TENANT ? 'fuzz' : 'other';
+    const knowledge = await ok('write_knowledge', { title: `${prefix} knowledge`, expected_version: 0, content: '# Notes\n\nVersion one.', authority: 'informational', publish: true });
+    await ok('write_knowledge', { knowledge_id: knowledge.knowledge_id, expected_version: 1, content: '# Notes\n\nVersion two.' });
+    await ok('create_knowledge_draft', { knowledge_id: knowledge.knowledge_id, base_version: 2, content: '# Notes\n\nA draft.', rationale: 'clearer' });
+    await ok('propose_knowledge', {
+      title: `${prefix} proposal`,
+      content: 'Proposed.',
+      rationale: 'we need it',
+      attachments: [{ path: 'notes/extra.md', data_base64: b64('# Extra\n') }],
+    });
+    const skillName = `${prefix}-skill`;
+    const files = [
+      { path: 'scripts/check.sh', data_base64: b64('#!/bin/sh\necho ok\n') },
+      { path: 'docs/usage.md', data_base64: b64('# Usage\n') },
+      { path: 'assets/blob.bin', data_base64: b64(Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) % 256))) },
+    ];
+    const skill = await ok('create_skill', { skill_md: skillMd(skillName), attachments: files });
+    await ok('publish_skill', { skill_id: skill.skill_id, version: 1 });
+    await ok('write_skill', { skill_id: skill.skill_id, expected_version: 1, skill_md: skillMd(skillName, 'Second version.'), attachments: files.slice(0, 2) });
+    await ok('create_skill_draft', { skill_id: skill.skill_id, base_version: 2, skill_md: skillMd(skillName, 'A draft.'), rationale: 'try' });
+    await ok('create_skill', { skill_md: skillMd(`${prefix}-plain`) });
+    const memory = await ok('create_memory', { name: `${prefix} memory`, content: 'Remember this.' });
+    await ok('write_memory', { memory_id: memory.memory_id, expected_version: 1, content: 'Remember this, too.' });
+    const artifact = await ok('write_artifact', {
+      expected_version: 0,
+      name: `${prefix} artifact`,
+      markdown: '# Report\n',
+      attachments: [
+        { path: 'data/table.csv', data_base64: b64('a,b\n1,2\n') },
+        { path: 'data/big.txt', data_base64: b64('x'.repeat(270_000)) },
+      ],
+      source_task: 'fuzz seeding',
+    });
+    await ok('write_artifact', { artifact_id: artifact.artifact_id, expected_version: 1, markdown: '# Report v2\n' });
+    const { recipients } = (await ok('list_context_recipients', {})) as { recipients: { type: string; id: string; name: string }[] };
+    const to = recipients.filter((r) => r.name === peer || r.type === 'group').map(({ type, id }) => ({ type, id }));
+    await ok('send_context', { recipients: to, message: 'Hello.', artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }], idempotency_key: crypto.randomUUID() });
+    const installation = await ok('report_installation_capabilities', {
+      integration: 'claude-code',
+      transport: 'streamable-http',
+      capabilities: ['connection_test', 'context_load', 'skills_install', 'session_lifecycle', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook', 'stop_hook', 'session_end_hook'],
+      client_version: '1.2.3',
+    });
+    await ok('start_hook_session', { local_installation_id: installation.local_installation_id, hook: 'session_start', session_id: `${prefix}-session-1` });
+    await ok('record_hook_activity_event', { local_installation_id: installation.local_installation_id, session_id: `${prefix}-session-1`, event: { type: 'tool_used', tool_name: 'Read' } });
+    await ok('record_activity_event', { local_installation_id: installation.local_installation_id, event: { type: 'skill_installed', subject: { type: 'skill', id: skill.skill_id, version: 1 } } });
+    // A message to the agent itself, from its peer, so read_inbox and get_current_context have one.
+    const peerToken = await issueToken(this.db, tenant, peer, ALL_SCOPES);
+    const peerClient = await this.connect('/alignbase/mcp', peerToken);
+    const agentId = recipients.length > 0 ? await this.#principalId(tenant, agent) : undefined;
+    if (agentId !== undefined) {
+      const sent = await peerClient.call('send_context', { recipients: [{ type: 'agent', id: agentId }], message: 'Hi back.', idempotency_key: crypto.randomUUID() });
+      assert.ok(sent.kind === 'result' && sent.result.isError !== true, `seeding ${tenant}: the peer's send_context failed: ${describeOutcome(sent)}`);
+    }
+  }
+
+  async #principalId(tenant: string, name: string): Promise<string> {
+    const [row] = await this.db.query<{ id: string }>('SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND p.name = $2', [tenant, name]);
+    assert.ok(row, `no principal ${name} in ${tenant}`);
+    return row.id;
+  }
+
+  /** The ids of both tenants' content as the store holds it now. */
+  async pools(): Promise<Pools> {
+    return { own: await this.#pool(this.#tenantIds.own), other: await this.#pool(this.#tenantIds.other) };
+  }
+
+  async #pool(tenantId: string): Promise<TenantPool> {
+    const db = this.db;
+    const resources = await db.query<Versioned>(
+      `SELECT r.id, r.type, r.name, r.latest_version AS latest,
+              coalesce((SELECT jsonb_agg(a->>'path') FROM jsonb_array_elements(v.attachments) a), '[]'::jsonb) AS paths
+         FROM context_resources r
+         LEFT JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id AND v.version = r.latest_version
+        WHERE r.tenant_id = $1 ORDER BY r.created_at, r.id LIMIT 400`,
+      [tenantId],
+    );
+    const ofType = (type: string): Versioned[] => resources.filter((r) => r.type === type);
+    const column = async (sql: string): Promise<string[]> => (await db.query<{ v: string }>(sql, [tenantId])).map((row) => row.v);
+    return {
+      knowledge: ofType('knowledge'),
+      skills: ofType('skill'),
+      memories: ofType('memory'),
+      artifacts: ofType('artifact'),
+      knowledgeDrafts: await column("SELECT id::text AS v FROM context_drafts WHERE tenant_id = $1 AND resource_type = 'knowledge' ORDER BY created_at LIMIT 50"),
+      skillDrafts: await column("SELECT id::text AS v FROM context_drafts WHERE tenant_id = $1 AND resource_type = 'skill' ORDER BY created_at LIMIT 50"),
+      proposals: await column('SELECT id::text AS v FROM context_proposals WHERE tenant_id = $1 ORDER BY created_at LIMIT 100'),
+      agents: await column("SELECT id::text AS v FROM principals WHERE tenant_id = $1 AND kind = 'agent' ORDER BY name"),
+      people: await column("SELECT id::text AS v FROM principals WHERE tenant_id = $1 AND kind = 'person' ORDER BY name"),
+      groups: await column('SELECT id::text AS v FROM groups WHERE tenant_id = $1 ORDER BY name'),
+      installations: await column('SELECT id::text AS v FROM activity_installations WHERE tenant_id = $1 ORDER BY created_at LIMIT 20'),
+      sessions: await column('SELECT DISTINCT session_id AS v FROM activity_sessions WHERE tenant_id = $1 ORDER BY 1 LIMIT 20'),
+      attachmentPaths: await column(
+        "SELECT DISTINCT a->>'path' AS v FROM context_versions, jsonb_array_elements(attachments) a WHERE tenant_id = $1 ORDER BY 1 LIMIT 50",
+      ),
+      messages: await column('SELECT id::text AS v FROM context_messages WHERE tenant_id = $1 ORDER BY seq LIMIT 20'),
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.#clients) await client.close().catch(() => undefined);
+    await this.running.close();
+    await this.store.dispose();
+  }
+}
