@@ -55,4 +55,8 @@ console.log('self time by origin:');
 for (const [name, micros] of [...byOrigin].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${pct(micros)}  ${name}`);
 console.log('\ntop self-time functions:');
 const top = Number(topArg ?? 30);
-for (const [key, micros] of [...byFunction].filter(([key]) => !key.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(micros)}  ${key}`);
+for (const [key, micros] of [...byFunction]
+  .filter(([key]) => !key.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  console.log(`  ${pct(micros)}  ${key}`);

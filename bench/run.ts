@@ -39,7 +39,9 @@ const settings = {
   warmupSec: positive('BENCH_WARMUP', 3),
   connections: positive('BENCH_CONNECTIONS', 10),
   pipelining: 1,
-  scenarios: (process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()) ?? [...SCENARIOS]).filter((s): s is Scenario => (SCENARIOS as readonly string[]).includes(s)),
+  scenarios: (process.env.BENCH_SCENARIOS?.split(',').map((s) => s.trim()) ?? [...SCENARIOS]).filter((s): s is Scenario =>
+    (SCENARIOS as readonly string[]).includes(s),
+  ),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
 };
 const name = process.env.BENCH_NAME || `whoami-${settings.store}`;
@@ -84,7 +86,11 @@ async function prepareStore(): Promise<Store> {
   url.pathname = `/${database}`;
   const db = openPostgres(url.toString(), { max: 2 });
   try {
-    return { spec: { kind: 'postgres', url: url.toString() }, token: await seed(db), dispose: () => adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`) };
+    return {
+      spec: { kind: 'postgres', url: url.toString() },
+      token: await seed(db),
+      dispose: () => adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+    };
   } finally {
     await db.close();
   }
@@ -207,15 +213,39 @@ function printTable(results: readonly ScenarioResult[]): void {
     const cell = (value: number | undefined) => (value === undefined ? '-' : String(value));
     const errors = r.errors === undefined ? undefined : r.errors + (r.timeouts ?? 0) + (r.mismatches ?? 0);
     const flag = r.problem !== undefined ? `FAILED: ${r.problem}` : r.flagged ? 'FLAGGED: errors during the run' : '';
-    rows.push([r.scenario, cell(r.requestsPerSec), cell(r.latencyP50Ms), cell(r.latencyP99Ms), cell(r.non2xx), cell(errors), cell(r.peakRssMiB), cell(r.serverCpuMicrosPerRequest), flag]);
+    rows.push([
+      r.scenario,
+      cell(r.requestsPerSec),
+      cell(r.latencyP50Ms),
+      cell(r.latencyP99Ms),
+      cell(r.non2xx),
+      cell(errors),
+      cell(r.peakRssMiB),
+      cell(r.serverCpuMicrosPerRequest),
+      flag,
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  for (const row of rows) console.log(row.map((cell, i) => (i === 0 || i === row.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+  for (const row of rows)
+    console.log(
+      row
+        .map((cell, i) => (i === 0 || i === row.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 async function main(): Promise<void> {
-  const machine = { cpu: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 1024 ** 3, 1), node: process.version, platform: `${process.platform} ${os.release()} ${process.arch}` };
-  console.log(`bench ${name}: ${settings.store}, ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per scenario`);
+  const machine = {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cpus: os.cpus().length,
+    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+    node: process.version,
+    platform: `${process.platform} ${os.release()} ${process.arch}`,
+  };
+  console.log(
+    `bench ${name}: ${settings.store}, ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per scenario`,
+  );
   const store = await prepareStore();
   const results: ScenarioResult[] = [];
   try {
@@ -227,7 +257,15 @@ async function main(): Promise<void> {
     await store.dispose();
   }
   const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
-  const report = { name, date: new Date().toISOString(), machine, settings, results, ratios, goal: { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT } };
+  const report = {
+    name,
+    date: new Date().toISOString(),
+    machine,
+    settings,
+    results,
+    ratios,
+    goal: { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT },
+  };
   const file = path.join(HERE, 'results', `${name}.json`);
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);

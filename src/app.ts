@@ -80,7 +80,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
     const app = Fastify({
-      logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'], serializers: { err: serializeError, error: serializeError } },
+      logger: {
+        level: config.logLevel,
+        redact: ['req.headers.authorization', 'req.headers.cookie'],
+        serializers: { err: serializeError, error: serializeError },
+      },
       // The request id (logs, audit log, x-request-id answer) is always the gateway's own: one a
       // client chose could repeat another request's id or lay false trails in the audit log.
       genReqId: () => randomUUID(),

@@ -138,7 +138,10 @@ function parseS3(env: Env): S3Config | undefined {
     throw new ConfigError('S3_BUCKET', `"${bucket}" is not a valid bucket name (3-63 lower-case letters, digits, dots, hyphens)`);
   }
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new ConfigError(accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+    throw new ConfigError(
+      accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY',
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together',
+    );
   }
   return { endpoint, bucket, region: region ?? 'us-east-1', accessKeyId, secretAccessKey };
 }

@@ -107,7 +107,10 @@ describe('loadConfig', () => {
   });
 
   it('trims values and treats empty ones as unset', () => {
-    const config = loadConfig({ KGW_PORT: ' 9001 ', KGW_HOST: '', KGW_LOG_LEVEL: '  ', DATABASE_URL: ' ', S3_BUCKET: '', MEILI_API_KEY: '', KGW_ALLOWED_ORIGINS: ' , ' }, CWD);
+    const config = loadConfig(
+      { KGW_PORT: ' 9001 ', KGW_HOST: '', KGW_LOG_LEVEL: '  ', DATABASE_URL: ' ', S3_BUCKET: '', MEILI_API_KEY: '', KGW_ALLOWED_ORIGINS: ' , ' },
+      CWD,
+    );
     assert.equal(config.port, 9001);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.logLevel, 'info');
@@ -118,7 +121,10 @@ describe('loadConfig', () => {
   });
 
   it('returns a frozen object, its parts frozen too', () => {
-    const config = loadConfig({ KGW_ALLOWED_ORIGINS: 'https://a.test', S3_BUCKET: 'kgw', MEILI_URL: 'http://m:7700', NEO4J_URL: 'bolt://g:7687', NEO4J_PASSWORD: 'pw' }, CWD);
+    const config = loadConfig(
+      { KGW_ALLOWED_ORIGINS: 'https://a.test', S3_BUCKET: 'kgw', MEILI_URL: 'http://m:7700', NEO4J_URL: 'bolt://g:7687', NEO4J_PASSWORD: 'pw' },
+      CWD,
+    );
     for (const part of [config, config.allowedOrigins, config.s3, config.meili, config.neo4j]) assert.ok(Object.isFrozen(part));
     assert.throws(() => {
       (config as { port: number }).port = 1;
@@ -141,7 +147,11 @@ describe('loadConfig', () => {
     [{ KGW_PUBLIC_URL: 'https://gw.acme.test/?tenant=acme' }, 'KGW_PUBLIC_URL', 'must not have a query or fragment'],
     [{ KGW_PUBLIC_URL: 'https://gw.acme.test/#top' }, 'KGW_PUBLIC_URL', 'must not have a query or fragment'],
     [{ KGW_ALLOWED_ORIGINS: 'not-an-origin' }, 'KGW_ALLOWED_ORIGINS', '"not-an-origin" is not an origin such as https://app.example.com'],
-    [{ KGW_ALLOWED_ORIGINS: 'https://a.test https://b.test/app' }, 'KGW_ALLOWED_ORIGINS', '"https://b.test/app" is not an origin such as https://app.example.com'],
+    [
+      { KGW_ALLOWED_ORIGINS: 'https://a.test https://b.test/app' },
+      'KGW_ALLOWED_ORIGINS',
+      '"https://b.test/app" is not an origin such as https://app.example.com',
+    ],
     [{ KGW_ALLOWED_ORIGINS: 'file:///tmp' }, 'KGW_ALLOWED_ORIGINS', '"file:///tmp" is not an origin such as https://app.example.com'],
     [{ KGW_LOG_LEVEL: 'loud' }, 'KGW_LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'must use postgres or postgresql, got "mysql"'],
@@ -161,7 +171,9 @@ describe('loadConfig', () => {
     [{ NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
   ];
   for (const [env, variable, problem] of BAD) {
-    it(`refuses ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}, naming ${variable}`, () => {
+    it(`refuses ${Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}, naming ${variable}`, () => {
       let caught: unknown;
       try {
         loadConfig(env, CWD);
@@ -181,8 +193,14 @@ describe('loadConfig', () => {
   });
 
   it('does not echo secrets in its messages', () => {
-    assert.throws(() => loadConfig({ NEO4J_URL: 'http://graph:7474', NEO4J_PASSWORD: 'hunter2' }, CWD), (error: Error) => !error.message.includes('hunter2'));
-    assert.throws(() => loadConfig({ S3_BUCKET: 'kgw', S3_SECRET_ACCESS_KEY: 'hunter2' }, CWD), (error: Error) => !error.message.includes('hunter2'));
+    assert.throws(
+      () => loadConfig({ NEO4J_URL: 'http://graph:7474', NEO4J_PASSWORD: 'hunter2' }, CWD),
+      (error: Error) => !error.message.includes('hunter2'),
+    );
+    assert.throws(
+      () => loadConfig({ S3_BUCKET: 'kgw', S3_SECRET_ACCESS_KEY: 'hunter2' }, CWD),
+      (error: Error) => !error.message.includes('hunter2'),
+    );
   });
 
   // src/config.ts parseUrl quotes the whole raw value, credentials included, when new URL() refuses it.

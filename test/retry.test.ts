@@ -61,10 +61,13 @@ describe('retryOnConflict', () => {
     assert.equal(await retryOnConflict(() => Promise.resolve(0), { sleep }), 0);
     let calls = 0;
     await assert.rejects(
-      retryOnConflict(() => {
-        calls += 1;
-        return Promise.reject(new Error('not found'));
-      }, { sleep }),
+      retryOnConflict(
+        () => {
+          calls += 1;
+          return Promise.reject(new Error('not found'));
+        },
+        { sleep },
+      ),
       /^Error: not found$/,
     );
     assert.deepEqual([waits, calls], [[], 1]);

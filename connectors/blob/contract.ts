@@ -189,12 +189,16 @@ export class VerifyingStream extends Transform {
 
   override _flush(callback: TransformCallback): void {
     if (this.#seen !== this.#size) {
-      callback(new KgwError('content_integrity', `got ${this.#seen} bytes, declared ${this.#size}`, { details: { expectedSize: this.#size, actualSize: this.#seen } }));
+      callback(
+        new KgwError('content_integrity', `got ${this.#seen} bytes, declared ${this.#size}`, { details: { expectedSize: this.#size, actualSize: this.#seen } }),
+      );
       return;
     }
     const actual = this.#hash.digest('hex');
     if (actual !== this.#sha256) {
-      callback(new KgwError('content_integrity', 'the bytes do not match the declared SHA-256', { details: { expectedSha256: this.#sha256, actualSha256: actual } }));
+      callback(
+        new KgwError('content_integrity', 'the bytes do not match the declared SHA-256', { details: { expectedSha256: this.#sha256, actualSha256: actual } }),
+      );
       return;
     }
     callback();

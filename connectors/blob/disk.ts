@@ -169,7 +169,9 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     const expires = Math.floor(this.#now() / 1000) + input.expiresInSeconds;
     const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: randomBytes(16).toString('base64url') };
     const payload = Buffer.from(JSON.stringify(ticket)).toString('base64url');
-    const mac = createHmac('sha256', await this.#key()).update(`v1.${payload}`).digest('base64url');
+    const mac = createHmac('sha256', await this.#key())
+      .update(`v1.${payload}`)
+      .digest('base64url');
     return {
       url: `${this.#publicUrl}/uploads/v1.${payload}.${mac}`,
       method: 'PUT',
@@ -248,7 +250,9 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     const denied = new KgwError('permission_denied', 'invalid upload URL');
     if (match === null) throw denied;
     const [, payload = '', mac = ''] = match;
-    const expected = createHmac('sha256', await this.#key()).update(`v1.${payload}`).digest();
+    const expected = createHmac('sha256', await this.#key())
+      .update(`v1.${payload}`)
+      .digest();
     const given = Buffer.from(mac, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw denied;
     const ticket = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Ticket;

@@ -164,7 +164,10 @@ export class S3BlobStore implements BlobStore {
     if (!isKeyPrefix(prefix)) throw new KgwError('validation', 'not a blob key prefix');
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, ContinuationToken: token }), this.#signal());
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, ContinuationToken: token }),
+        this.#signal(),
+      );
       for (const item of page.Contents ?? []) {
         const key = item.Key?.slice(this.#prefix.length);
         if (key === undefined || !/^sha256\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(key)) continue;
@@ -181,8 +184,19 @@ export class S3BlobStore implements BlobStore {
     const issued = Date.now();
     const url = await getSignedUrl(
       this.client,
-      new PutObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key), ContentLength: input.size, ContentType: input.contentType, ChecksumSHA256: checksum }),
-      { expiresIn: input.expiresInSeconds, signableHeaders: SIGNED_HEADERS, unhoistableHeaders: new Set(['x-amz-checksum-sha256']), signingDate: new Date(issued) },
+      new PutObjectCommand({
+        Bucket: this.#bucket,
+        Key: this.#objectKey(key),
+        ContentLength: input.size,
+        ContentType: input.contentType,
+        ChecksumSHA256: checksum,
+      }),
+      {
+        expiresIn: input.expiresInSeconds,
+        signableHeaders: SIGNED_HEADERS,
+        unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
+        signingDate: new Date(issued),
+      },
     );
     return {
       url,
@@ -207,7 +221,10 @@ export class S3BlobStore implements BlobStore {
     }
     const size = output.ContentLength ?? 0;
     // S3 keeps the SHA-256 it verified on upload; without one (uploaded elsewhere) hash the bytes.
-    const sha256 = output.ChecksumSHA256 !== undefined && output.ChecksumType !== 'COMPOSITE' ? base64ToHex(output.ChecksumSHA256) : (await hashStream(await this.get(key))).sha256;
+    const sha256 =
+      output.ChecksumSHA256 !== undefined && output.ChecksumType !== 'COMPOSITE'
+        ? base64ToHex(output.ChecksumSHA256)
+        : (await hashStream(await this.get(key))).sha256;
     if (sha256 !== expected || (typeof target !== 'string' && size !== target.size)) {
       await this.delete(key);
       throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key } });

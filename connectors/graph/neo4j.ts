@@ -2,13 +2,7 @@ import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import type { Neo4jConfig } from '../../src/config.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
-import {
-  ANALYSIS_NODE_CAP,
-  ANALYSIS_RELATION_CAP,
-  GraphEndpointMissing,
-  GraphTooLarge,
-  visibilityFilter,
-} from './contract.ts';
+import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
 import type {
   GraphChange,
   GraphCounts,
@@ -103,7 +97,14 @@ function toNode(row: Row): GraphNode {
 }
 
 function toRelation(row: Row): GraphRelation {
-  return { id: text(row, 'id'), from: text(row, 'from'), to: text(row, 'to'), verb: text(row, 'verb'), status: text(row, 'status') as GraphStatus, properties: props(row) };
+  return {
+    id: text(row, 'id'),
+    from: text(row, 'from'),
+    to: text(row, 'to'),
+    verb: text(row, 'verb'),
+    status: text(row, 'status') as GraphStatus,
+    properties: props(row),
+  };
 }
 
 function isConstraintRace(error: unknown): boolean {
@@ -162,7 +163,15 @@ async function applyChange(tx: ManagedTransaction, change: GraphChange): Promise
     }
     case 'upsertRelation': {
       const r = change.relation;
-      const params = { tenantId: r.tenantId, id: r.id, from: r.from, to: r.to, verb: r.verb, status: r.status ?? 'verified', props: JSON.stringify(r.properties) };
+      const params = {
+        tenantId: r.tenantId,
+        id: r.id,
+        from: r.from,
+        to: r.to,
+        verb: r.verb,
+        status: r.status ?? 'verified',
+        props: JSON.stringify(r.properties),
+      };
       // A relationship cannot move to other nodes: one that now joins different nodes is replaced.
       await tx.run(
         `MATCH (a:KgwNode)-[old:KGW_REL {tenantId: $tenantId, id: $id}]->(b:KgwNode)
@@ -181,11 +190,17 @@ async function applyChange(tx: ManagedTransaction, change: GraphChange): Promise
       return true;
     }
     case 'deleteNode': {
-      const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) DETACH DELETE n RETURN count(*) AS n', { tenantId: change.tenantId, id: change.id });
+      const result = await tx.run('MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) DETACH DELETE n RETURN count(*) AS n', {
+        tenantId: change.tenantId,
+        id: change.id,
+      });
       return Number(result.records[0]?.get('n') ?? 0) > 0;
     }
     case 'deleteRelation': {
-      const result = await tx.run('MATCH ()-[r:KGW_REL {tenantId: $tenantId, id: $id}]->() DELETE r RETURN count(*) AS n', { tenantId: change.tenantId, id: change.id });
+      const result = await tx.run('MATCH ()-[r:KGW_REL {tenantId: $tenantId, id: $id}]->() DELETE r RETURN count(*) AS n', {
+        tenantId: change.tenantId,
+        id: change.id,
+      });
       return Number(result.records[0]?.get('n') ?? 0) > 0;
     }
   }
@@ -359,7 +374,10 @@ export class Neo4jGraphStore implements GraphStore {
 
   async #visibleGraph(tenantId: string, visible: GraphVisibility): Promise<{ nodes: string[]; relations: GraphRelation[] }> {
     const params = { tenantId, ...visibleParams(visible) };
-    const nodes = await this.#read(`MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')} RETURN n.id AS id LIMIT ${ANALYSIS_NODE_CAP + 1}`, params);
+    const nodes = await this.#read(
+      `MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')} RETURN n.id AS id LIMIT ${ANALYSIS_NODE_CAP + 1}`,
+      params,
+    );
     if (nodes.length > ANALYSIS_NODE_CAP) throw new GraphTooLarge('nodes', ANALYSIS_NODE_CAP);
     const relations = await this.#read(
       `MATCH (a:KgwNode {tenantId: $tenantId})-[r:KGW_REL]->(b:KgwNode)

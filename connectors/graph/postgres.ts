@@ -1,13 +1,7 @@
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
-import {
-  ANALYSIS_NODE_CAP,
-  ANALYSIS_RELATION_CAP,
-  GraphEndpointMissing,
-  GraphTooLarge,
-  visibilityFilter,
-} from './contract.ts';
+import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
 import type {
   GraphChange,
   GraphCounts,

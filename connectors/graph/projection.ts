@@ -41,7 +41,8 @@ export const graphEntries = {
 export function graphChange(row: Pick<OutboxRow, 'tenantId' | 'payload'>): GraphChange {
   const payload = row.payload as Partial<Record<'node' | 'relation' | 'nodeId' | 'relationId', unknown>>;
   const tenantId = row.tenantId;
-  if (typeof payload.node === 'object' && payload.node !== null) return { op: 'upsertNode', node: { ...(payload.node as Omit<UpsertNodeInput, 'tenantId'>), tenantId } };
+  if (typeof payload.node === 'object' && payload.node !== null)
+    return { op: 'upsertNode', node: { ...(payload.node as Omit<UpsertNodeInput, 'tenantId'>), tenantId } };
   if (typeof payload.relation === 'object' && payload.relation !== null) {
     return { op: 'upsertRelation', relation: { ...(payload.relation as Omit<UpsertRelationInput, 'tenantId'>), tenantId } };
   }

@@ -85,9 +85,15 @@ export function searchProjection(backend: SearchBackend): Projection {
         const first = run[0];
         if (first === undefined) return;
         if (first.operation === 'upsert') {
-          await backend.upsert(run.map((r) => (r.payload as unknown as SearchUpsertPayload).doc), context);
+          await backend.upsert(
+            run.map((r) => (r.payload as unknown as SearchUpsertPayload).doc),
+            context,
+          );
         } else {
-          await backend.delete(run.map((r) => ({ tenantId: r.tenantId, id: r.resourceKey })), context);
+          await backend.delete(
+            run.map((r) => ({ tenantId: r.tenantId, id: r.resourceKey })),
+            context,
+          );
         }
         run = [];
       };

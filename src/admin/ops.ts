@@ -12,7 +12,7 @@ import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { rebuildProjection } from '../core/outbox/rebuild.ts';
 import type { RebuildReport } from '../core/outbox/rebuild.ts';
 import type { Services } from '../core/services.ts';
-import { parseDuration, } from '../core/tokens/duration.ts';
+import { parseDuration } from '../core/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
 import { validation } from '../core/errors.ts';
 import { migrate } from '../store/migrate.ts';
@@ -40,27 +40,42 @@ const definitions = {
     // env: only the variables the file names with password_env, from the kgw apply process.
     // files: what its file: and dir: name, read by the kgw apply process (readReferencedFiles).
     args: z
-      .object({ source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false), env: z.record(z.string(), z.string()).default({}), files: referencedFiles.default({}) })
+      .object({
+        source: z.string(),
+        fileName: z.string().optional(),
+        dryRun: z.boolean().default(false),
+        env: z.record(z.string(), z.string()).default({}),
+        files: referencedFiles.default({}),
+      })
       .strict(),
     run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string>; files: ReferencedFiles }) =>
-      applyOrgFile(services.db, { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob }, services.audit),
+      applyOrgFile(
+        services.db,
+        { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob },
+        services.audit,
+      ),
   },
   'token.create': {
     args: z
       .object({ tenant: z.string(), principal: z.string(), scopes: z.string(), ttl: z.string().optional(), label: z.string().max(200).optional() })
       .strict(),
     run: (services: Services, args: { tenant: string; principal: string; scopes: string; ttl?: string | undefined; label?: string | undefined }) =>
-      createToken(services.db, {
-        tenant: args.tenant,
-        principal: args.principal,
-        scopes: args.scopes,
-        ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
-        label: args.label,
-      }, services.audit),
+      createToken(
+        services.db,
+        {
+          tenant: args.tenant,
+          principal: args.principal,
+          scopes: args.scopes,
+          ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
+          label: args.label,
+        },
+        services.audit,
+      ),
   },
   'token.list': {
     args: z.object({ tenant: z.string().optional(), all: z.boolean().default(false) }).strict(),
-    run: (services: Services, args: { tenant?: string | undefined; all: boolean }) => listTokens(services.db, { tenant: args.tenant, includeRevoked: args.all }),
+    run: (services: Services, args: { tenant?: string | undefined; all: boolean }) =>
+      listTokens(services.db, { tenant: args.tenant, includeRevoked: args.all }),
   },
   'token.revoke': {
     args: z.object({ id: z.string() }).strict(),
@@ -68,7 +83,8 @@ const definitions = {
   },
   'oauth.login-link': {
     args: z.object({ tenant: z.string(), email: z.string() }).strict(),
-    run: (services: Services, args: { tenant: string; email: string }) => createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
+    run: (services: Services, args: { tenant: string; email: string }) =>
+      createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
   },
   readiness: {
     args: z.object({}).strict(),
@@ -76,7 +92,11 @@ const definitions = {
   },
   'projections.status': {
     args: z.object({}).strict(),
-    run: (services: Services): Promise<ProjectionStatus[]> => projectionStatus(services.db, services.projections.projections.map((p) => p.name)),
+    run: (services: Services): Promise<ProjectionStatus[]> =>
+      projectionStatus(
+        services.db,
+        services.projections.projections.map((p) => p.name),
+      ),
   },
   'projections.rebuild': {
     // names: the projections to rebuild; omitted means every configured one.
@@ -94,12 +114,16 @@ const definitions = {
   },
   'review.accept': {
     // as: the reviewing person's email; omitted, the decision is the CLI operator's.
-    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) }).strict(),
-    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; publish: boolean; force: boolean }) => acceptReview(services.db, services.audit, args),
+    args: z
+      .object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) })
+      .strict(),
+    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; publish: boolean; force: boolean }) =>
+      acceptReview(services.db, services.audit, args),
   },
   'review.reject': {
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
-    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; note?: string | undefined }) => rejectReview(services.db, services.audit, args),
+    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; note?: string | undefined }) =>
+      rejectReview(services.db, services.audit, args),
   },
   // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/context/messages.ts).
   'inbox.list': {

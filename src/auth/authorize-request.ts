@@ -9,7 +9,16 @@ import { defaultResource } from './resources.ts';
 import { isPkceValue } from './secrets.ts';
 
 /** The parameters of an authorization request that the sign-in and consent forms carry along. */
-export const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'code_challenge', 'code_challenge_method', 'scope', 'state', 'resource'] as const;
+export const AUTHORIZE_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'code_challenge',
+  'code_challenge_method',
+  'scope',
+  'state',
+  'resource',
+] as const;
 export type AuthorizeParams = Partial<Record<(typeof AUTHORIZE_PARAMS)[number], string>>;
 
 /** A checked authorization request: everything the consent page and the code need. */

@@ -58,7 +58,8 @@ const metadataError = (description: string) => oauthError('invalid_client_metada
  * would show one address on the consent page and redirect to another.
  */
 export function checkRedirectUri(value: unknown): string {
-  if (typeof value !== 'string' || value === '' || value.length > MAX_URI_LENGTH) throw oauthError('invalid_redirect_uri', `each redirect URI must be a URL of at most ${MAX_URI_LENGTH} characters`);
+  if (typeof value !== 'string' || value === '' || value.length > MAX_URI_LENGTH)
+    throw oauthError('invalid_redirect_uri', `each redirect URI must be a URL of at most ${MAX_URI_LENGTH} characters`);
   if (!isPlainText(value)) throw oauthError('invalid_redirect_uri', `each redirect URI must be ${PLAIN}`);
   let url: URL;
   try {
@@ -85,7 +86,8 @@ export interface ClientRegistration {
 function stringList(body: Record<string, unknown>, key: string): string[] | undefined {
   const value = body[key];
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.length > MAX_LIST_ENTRIES || !value.every((v) => isText(v, MAX_LIST_ENTRY_LENGTH))) throw metadataError(`${key} must be a list of names`);
+  if (!Array.isArray(value) || value.length > MAX_LIST_ENTRIES || !value.every((v) => isText(v, MAX_LIST_ENTRY_LENGTH)))
+    throw metadataError(`${key} must be a list of names`);
   return value;
 }
 
@@ -136,7 +138,13 @@ export function parseRegistration(body: unknown): ClientRegistration {
     }
     metadata.contacts = contacts;
   }
-  return { clientName: typeof name === 'string' && name.trim() !== '' ? name.trim() : null, redirectUris, grantTypes: [...new Set(grantTypes)], scopes, metadata };
+  return {
+    clientName: typeof name === 'string' && name.trim() !== '' ? name.trim() : null,
+    redirectUris,
+    grantTypes: [...new Set(grantTypes)],
+    scopes,
+    metadata,
+  };
 }
 
 interface ClientRow {

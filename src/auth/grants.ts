@@ -38,15 +38,10 @@ export async function approve(tx: Transaction, approval: Approval, audit: AuditL
     approval.resource,
   ]);
   const code = newSecret('kgwa_');
-  await tx.query('INSERT INTO oauth_codes (tenant_id, id, secret_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    approval.tenantId,
-    randomUUID(),
-    sha256(code),
-    grantId,
-    approval.redirectUri,
-    approval.codeChallenge,
-    new Date(Date.now() + CODE_TTL_MS),
-  ]);
+  await tx.query(
+    'INSERT INTO oauth_codes (tenant_id, id, secret_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [approval.tenantId, randomUUID(), sha256(code), grantId, approval.redirectUri, approval.codeChallenge, new Date(Date.now() + CODE_TTL_MS)],
+  );
   await audit.appendIn(tx, {
     tenantId: approval.tenantId,
     surface: 'oauth',
@@ -146,7 +141,8 @@ export async function exchangeCode(
     if (row.revoked) return oauthError('invalid_grant', 'the authorization was revoked');
     if (row.redirect_uri !== input.redirectUri) return oauthError('invalid_grant', 'redirect_uri does not match the authorization request');
     if (!pkceMatches(input.verifier, row.code_challenge)) return oauthError('invalid_grant', 'code_verifier does not match the code challenge');
-    if (input.resource !== undefined && input.resource !== row.audience) return oauthError('invalid_target', `the code was issued for the resource ${row.audience}`);
+    if (input.resource !== undefined && input.resource !== row.audience)
+      return oauthError('invalid_target', `the code was issued for the resource ${row.audience}`);
     return issueTokens(tx, row, input.client, row.scopes);
   });
 }
@@ -177,7 +173,8 @@ export async function refresh(
       await revokeGrant(tx, row.tenant_id, row.grant_id, 'agent changed owner', audit);
       return oauthError('invalid_grant', 'the agent no longer belongs to the person who approved this connection');
     }
-    if (input.resource !== undefined && input.resource !== row.audience) return oauthError('invalid_target', `the refresh token was issued for the resource ${row.audience}`);
+    if (input.resource !== undefined && input.resource !== row.audience)
+      return oauthError('invalid_target', `the refresh token was issued for the resource ${row.audience}`);
     let scopes: Scope[] = row.scopes;
     if (input.scope !== undefined && input.scope.trim() !== '') {
       try {

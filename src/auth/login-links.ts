@@ -37,7 +37,14 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
       person.id,
       expiresAt,
     ]);
-    await audit.appendIn(tx, { tenantId: tenant.id, surface: 'cli', action: 'oauth.login_link', result: 'ok', resources: [{ type: 'login_link', id }], details: { person_id: person.id, expires_at: expiresAt.toISOString() } });
+    await audit.appendIn(tx, {
+      tenantId: tenant.id,
+      surface: 'cli',
+      action: 'oauth.login_link',
+      result: 'ok',
+      resources: [{ type: 'login_link', id }],
+      details: { person_id: person.id, expires_at: expiresAt.toISOString() },
+    });
     return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: expiresAt.toISOString() };
   });
 }

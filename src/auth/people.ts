@@ -9,7 +9,12 @@ import { oauthError } from './oauth-error.ts';
 const NO_PASSWORD = `scrypt$32768$8$1$${'A'.repeat(22)}$${'A'.repeat(43)}`;
 
 /** Checks an organisation slug, email and password; undefined for any mismatch, alike. */
-export async function checkPassword(q: Queryable, tenantSlug: string, email: string, password: string): Promise<{ tenantId: string; personId: string } | undefined> {
+export async function checkPassword(
+  q: Queryable,
+  tenantSlug: string,
+  email: string,
+  password: string,
+): Promise<{ tenantId: string; personId: string } | undefined> {
   // No slug or address holds a NUL, and the store answers one in a parameter with an error, not
   // "no rows": such a sign-in matches nobody without asking (and still costs the scrypt time).
   const askable = !tenantSlug.includes('\0') && !email.includes('\0');
@@ -32,7 +37,10 @@ export interface OwnedAgent {
 
 /** The agents a person owns: the identities a connection approved by them may act as. */
 export async function agentsOwnedBy(q: Queryable, tenantId: string, personId: string): Promise<OwnedAgent[]> {
-  return q.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND owner_id = $2 ORDER BY name, id", [tenantId, personId]);
+  return q.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND owner_id = $2 ORDER BY name, id", [
+    tenantId,
+    personId,
+  ]);
 }
 
 export type AgentChoice = { readonly agentId: string } | { readonly newName: string };
@@ -41,10 +49,19 @@ export type AgentChoice = { readonly agentId: string } | { readonly newName: str
  * Resolves the consent page's choice to an agent of this person in this tenant, creating a
  * new agent when asked. Anything else (another person's or tenant's agent) is refused.
  */
-export async function chooseAgent(tx: Transaction, tenantId: string, personId: string, choice: AgentChoice): Promise<{ id: string; name: string; created: boolean }> {
+export async function chooseAgent(
+  tx: Transaction,
+  tenantId: string,
+  personId: string,
+  choice: AgentChoice,
+): Promise<{ id: string; name: string; created: boolean }> {
   if ('agentId' in choice) {
     const owned = /^[0-9a-f-]{36}$/i.test(choice.agentId)
-      ? await tx.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND id = $2 AND kind = 'agent' AND owner_id = $3", [tenantId, choice.agentId, personId])
+      ? await tx.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND id = $2 AND kind = 'agent' AND owner_id = $3", [
+          tenantId,
+          choice.agentId,
+          personId,
+        ])
       : [];
     if (!owned[0]) throw oauthError('invalid_request', 'Choose one of your own agents.');
     return { ...owned[0], created: false };

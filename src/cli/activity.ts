@@ -77,14 +77,22 @@ function listingText(listing: ActivityListing): string {
 
 function parseLimit(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIST_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
+  if (!/^\d{1,7}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIST_LIMIT)
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIST_LIMIT}`);
   return Number(raw);
 }
 
 export async function activityCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(
     argv,
-    { tenant: { type: 'string' }, agent: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' }, enable: { type: 'boolean' }, disable: { type: 'boolean' } },
+    {
+      tenant: { type: 'string' },
+      agent: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      enable: { type: 'boolean' },
+      disable: { type: 'boolean' },
+    },
     { min: 0, max: 0 },
   );
   if (help) return void print(activityHelp);
@@ -94,7 +102,11 @@ export async function activityCommand(argv: readonly string[]): Promise<void> {
   if (enable || disable) {
     if (enable && disable) throw new UsageError('--enable and --disable exclude each other');
     if (values.agent !== undefined || values.limit !== undefined) throw new UsageError('--enable and --disable take no --agent or --limit');
-    const result = (await withOps(loadConfig(), (run) => run('activity.switch', { tenant, enabled: enable }))) as { tenant: string; activity_enabled: boolean; changed: boolean };
+    const result = (await withOps(loadConfig(), (run) => run('activity.switch', { tenant, enabled: enable }))) as {
+      tenant: string;
+      activity_enabled: boolean;
+      changed: boolean;
+    };
     if (values.json === true) return void print(jsonText(result));
     const state = result.activity_enabled ? 'enabled' : 'disabled';
     return void print(result.changed ? `Activity ${state} for ${result.tenant}` : `Activity was already ${state} for ${result.tenant}`);

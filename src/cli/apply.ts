@@ -42,5 +42,11 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
     print(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);
   }
   const count = `${result.changes.length} change${result.changes.length === 1 ? '' : 's'}`;
-  print(result.changes.length === 0 ? `tenant ${result.tenant} is up to date` : dryRun ? `dry run: ${count} planned for tenant ${result.tenant}, nothing applied` : `applied ${count} to tenant ${result.tenant}`);
+  print(
+    result.changes.length === 0
+      ? `tenant ${result.tenant} is up to date`
+      : dryRun
+        ? `dry run: ${count} planned for tenant ${result.tenant}, nothing applied`
+        : `applied ${count} to tenant ${result.tenant}`,
+  );
 }

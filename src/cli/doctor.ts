@@ -50,7 +50,13 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
       print(
         table(
           ['PROJECTION', 'BACKLOG', 'OLDEST', 'FAILING', 'LAST ERROR'],
-          projections.map((p) => [p.projection, String(p.backlog), p.backlog === 0 ? '-' : age(p.oldestAgeMs), String(p.failing), p.lastError === null ? '' : `${p.lastError} (${p.lastErrorAt ?? ''})`]),
+          projections.map((p) => [
+            p.projection,
+            String(p.backlog),
+            p.backlog === 0 ? '-' : age(p.oldestAgeMs),
+            String(p.failing),
+            p.lastError === null ? '' : `${p.lastError} (${p.lastErrorAt ?? ''})`,
+          ]),
         ),
       );
     }

@@ -42,7 +42,11 @@ function render(inbox: AdminInbox, all: boolean): string {
 }
 
 export async function inboxCommand(argv: readonly string[]): Promise<void> {
-  const { values, help } = parseCommand(argv, { tenant: { type: 'string' }, agent: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
+  const { values, help } = parseCommand(
+    argv,
+    { tenant: { type: 'string' }, agent: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
+    { min: 0, max: 0 },
+  );
   if (help) return void print(inboxHelp);
   requireOptions(values, 'tenant', 'agent');
   const all = values.all === true;

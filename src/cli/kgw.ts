@@ -15,12 +15,30 @@ const commands: Record<string, Command> = {
   migrate: { summary: 'apply database migrations', load: async () => import('./migrate.ts').then((m) => ({ run: m.migrateCommand, help: m.migrateHelp })) },
   apply: { summary: 'apply a declarative org file (YAML)', load: async () => import('./apply.ts').then((m) => ({ run: m.applyCommand, help: m.applyHelp })) },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
-  review: { summary: 'list, show, accept and reject agents\' drafts and proposals', load: async () => import('./review.ts').then((m) => ({ run: m.reviewCommand, help: m.reviewHelp })) },
-  inbox: { summary: 'list the messages agents sent to an agent', load: async () => import('./inbox.ts').then((m) => ({ run: m.inboxCommand, help: m.inboxHelp })) },
-  activity: { summary: 'list Alignbase Activity installations and events; switch Activity', load: async () => import('./activity.ts').then((m) => ({ run: m.activityCommand, help: m.activityHelp })) },
-  'login-link': { summary: 'print a one-time sign-in link for a person', load: async () => import('./login-link.ts').then((m) => ({ run: m.loginLinkCommand, help: m.loginLinkHelp })) },
-  doctor: { summary: 'check the configuration and every backend', load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })) },
-  reindex: { summary: 'rebuild search and graph projections from the store', load: async () => import('./reindex.ts').then((m) => ({ run: m.reindexCommand, help: m.reindexHelp })) },
+  review: {
+    summary: "list, show, accept and reject agents' drafts and proposals",
+    load: async () => import('./review.ts').then((m) => ({ run: m.reviewCommand, help: m.reviewHelp })),
+  },
+  inbox: {
+    summary: 'list the messages agents sent to an agent',
+    load: async () => import('./inbox.ts').then((m) => ({ run: m.inboxCommand, help: m.inboxHelp })),
+  },
+  activity: {
+    summary: 'list Alignbase Activity installations and events; switch Activity',
+    load: async () => import('./activity.ts').then((m) => ({ run: m.activityCommand, help: m.activityHelp })),
+  },
+  'login-link': {
+    summary: 'print a one-time sign-in link for a person',
+    load: async () => import('./login-link.ts').then((m) => ({ run: m.loginLinkCommand, help: m.loginLinkHelp })),
+  },
+  doctor: {
+    summary: 'check the configuration and every backend',
+    load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })),
+  },
+  reindex: {
+    summary: 'rebuild search and graph projections from the store',
+    load: async () => import('./reindex.ts').then((m) => ({ run: m.reindexCommand, help: m.reindexHelp })),
+  },
 };
 
 const mainHelp = `Usage: kgw COMMAND [options]

@@ -75,7 +75,10 @@ function showText(d: ReviewDetail): string {
   const head = fields([
     [d.kind === 'draft' ? 'Draft' : 'Proposal', `${d.id} (${d.status})`],
     [LABEL[d.type], d.kind === 'draft' ? `${named(d.name)} (${d.resource_id})` : `${named(d.name)} (new)`],
-    ['Base', d.kind === 'draft' ? `version ${d.base_version}${d.is_stale ? `; the ${LABEL[d.type]} is now at version ${d.current_version} (stale)` : ''}` : undefined],
+    [
+      'Base',
+      d.kind === 'draft' ? `version ${d.base_version}${d.is_stale ? `; the ${LABEL[d.type]} is now at version ${d.current_version} (stale)` : ''}` : undefined,
+    ],
     ['Author', author(d, true)],
     ['Created', when(d.created_at)],
     ['Authority', d.authority === null ? undefined : `${d.authority}${d.kind === 'draft' ? ` (kept from version ${d.current_version})` : ''}`],
@@ -96,7 +99,8 @@ function showText(d: ReviewDetail): string {
 }
 
 function acceptText(r: AcceptResult): string {
-  if (r.kind === 'proposal') return `accepted proposal ${r.id}: created Knowledge "${named(r.name)}" (${r.resource_id}) at version ${r.version}${r.published ? ', published' : ''}`;
+  if (r.kind === 'proposal')
+    return `accepted proposal ${r.id}: created Knowledge "${named(r.name)}" (${r.resource_id}) at version ${r.version}${r.published ? ', published' : ''}`;
   const what = r.saved ? `saved as version ${r.version}` : `unchanged at version ${r.version} (the draft equals it)`;
   const published = r.published ? ', published' : '';
   const forced = r.forced ? ` (stale: written on version ${r.base_version}, replaced version ${r.previous_version})` : '';
@@ -123,7 +127,16 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       print(
         table(
           ['ID', 'KIND', 'TYPE', 'NAME', 'BASE→CURRENT', 'STALE', 'AUTHOR', 'CREATED'],
-          items.map((i) => [i.id, i.kind, i.type, clip(i.name), versions(i), i.kind === 'proposal' ? '-' : i.is_stale ? 'yes' : 'no', author(i), when(i.created_at)]),
+          items.map((i) => [
+            i.id,
+            i.kind,
+            i.type,
+            clip(i.name),
+            versions(i),
+            i.kind === 'proposal' ? '-' : i.is_stale ? 'yes' : 'no',
+            author(i),
+            when(i.created_at),
+          ]),
         ),
       );
       return;
@@ -151,10 +164,16 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       return;
     }
     case 'reject': {
-      const { values, positionals, help } = parseCommand(rest, { ...TENANT, as: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
+      const { values, positionals, help } = parseCommand(
+        rest,
+        { ...TENANT, as: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } },
+        { min: 1, max: 1 },
+      );
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const result = (await withOps(loadConfig(), (run) => run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }))) as RejectResult;
+      const result = (await withOps(loadConfig(), (run) =>
+        run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }),
+      )) as RejectResult;
       answer(values.json, result, () => rejectText(result));
       return;
     }

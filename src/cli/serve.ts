@@ -23,7 +23,8 @@ async function lockDataFolder(dataDir: string, startedAt: string): Promise<Folde
     const attempt = tryLockFolder(dataDir, { pid: process.pid, role: 'gateway', startedAt });
     if ('lock' in attempt) return attempt.lock;
     const owner = attempt.heldBy;
-    if (owner.role === 'gateway') throw new Error(`data folder ${dataDir} is already served by a gateway (pid ${owner.pid}${owner.adminUrl ? ` at ${owner.adminUrl}` : ''})`);
+    if (owner.role === 'gateway')
+      throw new Error(`data folder ${dataDir} is already served by a gateway (pid ${owner.pid}${owner.adminUrl ? ` at ${owner.adminUrl}` : ''})`);
     if (Date.now() > deadline) throw new Error(`data folder ${dataDir} is busy (kgw command pid ${owner.pid})`);
     await sleep(100);
   }
@@ -48,7 +49,13 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
     }
     const port = new URL(address).port;
     const adminHost = ['0.0.0.0', '::', '127.0.0.1', 'localhost', '::1'].includes(config.host) ? '127.0.0.1' : config.host;
-    lock?.update({ pid: process.pid, role: 'gateway', startedAt, adminUrl: `http://${adminHost.includes(':') ? `[${adminHost}]` : adminHost}:${port}`, adminSecret });
+    lock?.update({
+      pid: process.pid,
+      role: 'gateway',
+      startedAt,
+      adminUrl: `http://${adminHost.includes(':') ? `[${adminHost}]` : adminHost}:${port}`,
+      adminSecret,
+    });
     gateway.app.log.info(
       { mcp: `${config.publicUrl}/mcp`, store: gateway.services.db.kind, dataDir: config.dataDir },
       `Knowledge Gateway ${gateway.services.build.version} serving MCP at ${config.publicUrl}/mcp`,

@@ -28,7 +28,9 @@ function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: stri
         signal: AbortSignal.timeout(120_000),
       });
     } catch (error) {
-      throw new Error(`the gateway (pid ${owner.pid}) holding the data folder did not answer at ${owner.adminUrl}: ${(error as Error).message}`, { cause: error });
+      throw new Error(`the gateway (pid ${owner.pid}) holding the data folder did not answer at ${owner.adminUrl}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const body = (await response.json()) as { result?: unknown; error?: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
     if (body.error) throw new KgwError(body.error.code, body.error.message, { details: body.error.details });

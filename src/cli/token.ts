@@ -35,7 +35,9 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
       );
       if (help) return void print(tokenHelp);
       requireOptions(values, 'tenant', 'principal', 'scopes');
-      const created = (await withOps(loadConfig(), (run) => run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }))) as {
+      const created = (await withOps(loadConfig(), (run) =>
+        run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }),
+      )) as {
         token: string;
       };
       print(created.token);

@@ -19,7 +19,11 @@ export function parseCommand<O extends Options>(argv: readonly string[], options
   }
   const help = (parsed.values as { help?: boolean }).help === true;
   if (!help && (parsed.positionals.length < positionals.min || parsed.positionals.length > positionals.max)) {
-    throw new UsageError(positionals.max === 0 ? 'this command takes no arguments' : `expected ${positionals.min === positionals.max ? positionals.min : `${positionals.min} to ${positionals.max}`} argument(s)`);
+    throw new UsageError(
+      positionals.max === 0
+        ? 'this command takes no arguments'
+        : `expected ${positionals.min === positionals.max ? positionals.min : `${positionals.min} to ${positionals.max}`} argument(s)`,
+    );
   }
   return { values: parsed.values, positionals: parsed.positionals, help };
 }

@@ -17,7 +17,16 @@ import {
 } from './alignbase/knowledge.ts';
 import { createMemoryTool, listMemoriesTool, readMemoryTool, writeMemoryTool } from './alignbase/memory.ts';
 import { listContextRecipientsTool, readInboxTool, sendContextTool } from './alignbase/messages.ts';
-import { createSkillDraftTool, createSkillTool, listSkillDraftsTool, listSkillsTool, publishSkillTool, readSkillDraftTool, readSkillTool, writeSkillTool } from './alignbase/skills.ts';
+import {
+  createSkillDraftTool,
+  createSkillTool,
+  listSkillDraftsTool,
+  listSkillsTool,
+  publishSkillTool,
+  readSkillDraftTool,
+  readSkillTool,
+  writeSkillTool,
+} from './alignbase/skills.ts';
 import { atminaErrors } from './atmina/errors.ts';
 import { health } from './atmina/health.ts';
 import { whoami } from './atmina/whoami.ts';

@@ -13,14 +13,24 @@ import type { Services } from '../core/services.ts';
 async function projectionLag(services: Services): Promise<Record<string, unknown> | undefined> {
   let statuses: ProjectionStatus[];
   try {
-    statuses = await projectionStatus(services.db, services.projections.projections.map((p) => p.name));
+    statuses = await projectionStatus(
+      services.db,
+      services.projections.projections.map((p) => p.name),
+    );
   } catch {
     return undefined; // the store probe already says the store does not answer
   }
   return Object.fromEntries(
     statuses.map((s) => [
       s.projection,
-      { backlog: s.backlog, oldest_age_ms: s.oldestAgeMs, failing: s.failing, last_applied_at: s.lastAppliedAt, last_error: s.lastError, last_error_at: s.lastErrorAt },
+      {
+        backlog: s.backlog,
+        oldest_age_ms: s.oldestAgeMs,
+        failing: s.failing,
+        last_applied_at: s.lastAppliedAt,
+        last_error: s.lastError,
+        last_error_at: s.lastErrorAt,
+      },
     ]),
   );
 }
@@ -33,6 +43,8 @@ export function registerHealthRoutes(app: FastifyInstance, services: Services): 
     const backends = Object.fromEntries(
       readiness.checks.map((c) => [c.role, { backend: c.backend, ok: c.ok, latency_ms: c.latencyMs, ...(c.error === undefined ? {} : { error: c.error }) }]),
     );
-    return reply.code(readiness.ok ? 200 : 503).send({ status: readiness.ok ? 'ready' : 'unavailable', backends, ...(projections === undefined ? {} : { projections }) });
+    return reply
+      .code(readiness.ok ? 200 : 503)
+      .send({ status: readiness.ok ? 'ready' : 'unavailable', backends, ...(projections === undefined ? {} : { projections }) });
   });
 }

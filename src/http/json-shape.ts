@@ -20,7 +20,10 @@ const CLOSE_OBJECT = 0x7d;
 const COMMA = 0x2c;
 
 /** Why the text is too large a shape to parse, or undefined. It does not check that the text is JSON. */
-export function jsonShapeProblem(text: string, limits: { maxValues: number; maxDepth: number } = { maxValues: BODY_MAX_VALUES, maxDepth: BODY_MAX_DEPTH }): string | undefined {
+export function jsonShapeProblem(
+  text: string,
+  limits: { maxValues: number; maxDepth: number } = { maxValues: BODY_MAX_VALUES, maxDepth: BODY_MAX_DEPTH },
+): string | undefined {
   let values = 0;
   let depth = 0;
   let inString = false;

@@ -39,7 +39,10 @@ export function serializeError(error: unknown, depth = 0): LoggedError {
   if (typeof code === 'string' || typeof code === 'number') logged.code = typeof code === 'string' ? clip(code, 64) : code;
   if (error.stack !== undefined) {
     // The stack's first line repeats the message: keep the frames only.
-    const frames = error.stack.split('\n').filter((line) => line.startsWith('    at ')).join('\n');
+    const frames = error.stack
+      .split('\n')
+      .filter((line) => line.startsWith('    at '))
+      .join('\n');
     logged.stack = clip(frames, STACK_MAX);
   }
   if (error.cause !== undefined && depth < CAUSE_DEPTH) logged.cause = serializeError(error.cause, depth + 1);

@@ -62,7 +62,8 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
       scope.route({
         method: ['GET', 'DELETE', 'PUT', 'PATCH'],
         url: endpoint.path,
-        handler: (_request, reply) => rpcError(reply.header('allow', 'POST'), 405, -32000, 'Method not allowed: this server is stateless and answers POST only'),
+        handler: (_request, reply) =>
+          rpcError(reply.header('allow', 'POST'), 405, -32000, 'Method not allowed: this server is stateless and answers POST only'),
       });
       scope.route({
         method: 'POST',
@@ -75,12 +76,14 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if ('failure' in auth) {
             // RFC 9728 §5.1: where to discover the authorization server, and what to ask for.
             const challenge = [`Bearer ${resourceMetadata(endpoint)}`, `scope="${endpointDefaultScopes(endpoint).join(' ')}"`];
-            if (auth.failure === 'invalid') challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
+            if (auth.failure === 'invalid')
+              challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
             reply.header('www-authenticate', challenge.join(', '));
             return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
           }
           if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
-          if (!isJsonContentType(request.headers['content-type'])) return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+          if (!isJsonContentType(request.headers['content-type']))
+            return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
           const version = request.headers['mcp-protocol-version'];
           if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
             return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
@@ -102,7 +105,8 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           }
           const batch = Array.isArray(payload);
           const raw = batch ? (payload as unknown[]) : [payload];
-          if (raw.length > MCP_BATCH_MAX) return rpcError(reply, 400, -32600, `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${raw.length})`);
+          if (raw.length > MCP_BATCH_MAX)
+            return rpcError(reply, 400, -32600, `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${raw.length})`);
           const messages: JSONRPCMessage[] = [];
           const ids = new Set<string | number>();
           for (const item of raw) {
@@ -120,11 +124,17 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if (refused) {
             const scope = [...new Set([...caller.scopes, ...refused.missing])].join(' ');
             reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${scope}", ${resourceMetadata(endpoint)}`);
-            return reply.code(403).type('application/json').send({ jsonrpc: '2.0', id: refused.id, error: { code: -32003, message: refused.text } });
+            return reply
+              .code(403)
+              .type('application/json')
+              .send({ jsonrpc: '2.0', id: refused.id, error: { code: -32003, message: refused.text } });
           }
           const responses = await mcp.handle({ endpoint, caller, requestId: request.id, log: request.log }, messages);
           if (responses.length === 0) return reply.code(202).send();
-          return reply.code(200).type('application/json').send(batch ? responses : responses[0]);
+          return reply
+            .code(200)
+            .type('application/json')
+            .send(batch ? responses : responses[0]);
         },
       });
     }

@@ -58,12 +58,18 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       const refusal = error instanceof OAuthError ? error : clientError(error);
       if (!refusal) request.log.error({ err: error }, 'OAuth request failed');
       const status = refusal?.status ?? 500;
-      if (MACHINE_PATHS.test(request.url)) return reply.code(status).send(refusal?.toJSON() ?? { error: 'server_error', error_description: `internal error; request id ${request.id}` });
+      if (MACHINE_PATHS.test(request.url))
+        return reply.code(status).send(refusal?.toJSON() ?? { error: 'server_error', error_description: `internal error; request id ${request.id}` });
       return sendPage(reply, status, messagePage(config.publicUrl, 'Something went wrong', refusal?.message ?? `Internal error; request id ${request.id}.`));
     });
 
     const cors = (_request: FastifyRequest, reply: FastifyReply) =>
-      reply.code(204).header('access-control-allow-methods', 'GET, POST').header('access-control-allow-headers', 'content-type, mcp-protocol-version').header('access-control-max-age', '600').send();
+      reply
+        .code(204)
+        .header('access-control-allow-methods', 'GET, POST')
+        .header('access-control-allow-headers', 'content-type, mcp-protocol-version')
+        .header('access-control-max-age', '600')
+        .send();
 
     // Protected resource metadata: the root document describes /mcp; each endpoint has its own.
     const resourcePaths = new Map<string, Endpoint>();
@@ -76,22 +82,31 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       scope.options(path, cors);
     }
     // Authorization server metadata at the root and at the path-inserted places clients probe.
-    const serverPaths = new Set(['/.well-known/oauth-authorization-server', ...[basePath, ...endpoints.map((e) => e.path)].filter((p) => p !== '').map((p) => `/.well-known/oauth-authorization-server${p}`)]);
+    const serverPaths = new Set([
+      '/.well-known/oauth-authorization-server',
+      ...[basePath, ...endpoints.map((e) => e.path)].filter((p) => p !== '').map((p) => `/.well-known/oauth-authorization-server${p}`),
+    ]);
     for (const path of serverPaths) {
       scope.get(path, (_request, reply) => reply.send(authorizationServerMetadata(config)));
       scope.options(path, cors);
     }
     scope.get('/oauth/jwks', (_request, reply) => reply.send({ keys: [] }));
-    scope.get('/oauth/static/oauth.css', (_request, reply) => reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(STYLESHEET));
+    scope.get('/oauth/static/oauth.css', (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(STYLESHEET),
+    );
 
     scope.options('/oauth/register', cors);
     scope.post('/oauth/register', async (request, reply) => {
       const wait = registrations.wait(request.ip);
       if (wait !== undefined) {
-        return reply.code(429).header('retry-after', String(wait)).send(oauthError('invalid_request', `too many registrations from this address; retry in ${wait} s`).toJSON());
+        return reply
+          .code(429)
+          .header('retry-after', String(wait))
+          .send(oauthError('invalid_request', `too many registrations from this address; retry in ${wait} s`).toJSON());
       }
       registrations.hit(request.ip);
-      if (!/^application\/json\s*(?:;|$)/i.test(request.headers['content-type'] ?? '')) throw oauthError('invalid_client_metadata', 'the body must be application/json');
+      if (!/^application\/json\s*(?:;|$)/i.test(request.headers['content-type'] ?? ''))
+        throw oauthError('invalid_client_metadata', 'the body must be application/json');
       let body: unknown;
       try {
         body = JSON.parse(typeof request.body === 'string' ? request.body : '');
@@ -115,7 +130,13 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       const grantType = form.get('grant_type');
       const resource = form.get('resource') ?? undefined;
       if (grantType === 'authorization_code') {
-        const input = { client, code: required(form, 'code'), verifier: required(form, 'code_verifier'), redirectUri: required(form, 'redirect_uri'), resource };
+        const input = {
+          client,
+          code: required(form, 'code'),
+          verifier: required(form, 'code_verifier'),
+          redirectUri: required(form, 'redirect_uri'),
+          resource,
+        };
         return exchangeCode(db, input, services.audit);
       }
       if (grantType === 'refresh_token') {

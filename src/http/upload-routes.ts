@@ -42,7 +42,11 @@ export function registerUploadRoutes(app: FastifyInstance, uploads: UploadReceiv
           checksumSha256: header('x-amz-checksum-sha256'),
           body: request.raw,
         });
-        return await reply.code(200).header('x-amz-checksum-sha256', Buffer.from(blob.sha256, 'hex').toString('base64')).header('etag', `"${blob.sha256}"`).send();
+        return await reply
+          .code(200)
+          .header('x-amz-checksum-sha256', Buffer.from(blob.sha256, 'hex').toString('base64'))
+          .header('etag', `"${blob.sha256}"`)
+          .send();
       } catch (error) {
         if (!request.raw.complete) reply.header('connection', 'close');
         if (isKgwError(error)) {

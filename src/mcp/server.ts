@@ -1,6 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, McpError, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../core/access/caller.ts';
@@ -31,7 +38,10 @@ export const MCP_LIMITS: ExchangeLimits = { concurrency: 4, timeoutMs: 60_000 };
  * before the SDK sees them, because the SDK answers a request whose params do not parse with
  * -32603 Internal error; JSON-RPC calls that -32602 Invalid params.
  */
-const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(value: unknown): { success: true } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }> = new Map<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof InitializeRequestSchema | typeof PingRequestSchema>([
+const REQUEST_SCHEMAS: ReadonlyMap<
+  string,
+  { safeParse(value: unknown): { success: true } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }
+> = new Map<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof InitializeRequestSchema | typeof PingRequestSchema>([
   ['initialize', InitializeRequestSchema],
   ['tools/list', ListToolsRequestSchema],
   ['tools/call', CallToolRequestSchema],
@@ -42,12 +52,23 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, { safeParse(value: unknown): { succes
 function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
   if (holdsMoreValues(message.params)) {
-    return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: must not hold more than ${MAX_JSON_VALUES} values` } };
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: must not hold more than ${MAX_JSON_VALUES} values` },
+    };
   }
   // No tool runs as a task (none declares execution.taskSupport), so a task-augmented call is
   // answered as MCP 2025-11-25 says for a tool that forbids it: -32601, not the SDK's -32603.
   if (message.method === 'tools/call' && typeof message.params === 'object' && message.params !== null && 'task' in message.params) {
-    return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found: tools/call as a task; this server runs tools directly, so call the tool without task' } };
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      error: {
+        code: ErrorCode.MethodNotFound,
+        message: 'Method not found: tools/call as a task; this server runs tools directly, so call the tool without task',
+      },
+    };
   }
   const schema = REQUEST_SCHEMAS.get(message.method);
   const parsed = schema?.safeParse({ method: message.method, params: message.params });
@@ -63,7 +84,8 @@ function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefine
  * SDK would otherwise answer -32603 "Server does not support task creation".
  */
 function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
-  if (!('method' in message) || message.method === 'tools/call' || typeof message.params !== 'object' || message.params === null || !('task' in message.params)) return message;
+  if (!('method' in message) || message.method === 'tools/call' || typeof message.params !== 'object' || message.params === null || !('task' in message.params))
+    return message;
   const { task: _ignored, ...params } = message.params;
   return { ...message, params };
 }
@@ -101,7 +123,13 @@ export class McpService {
       const answer = refusedBeforeTheSdk(message);
       if (answer !== undefined) refused.set(message, answer);
     }
-    const answered = refused.size === 0 ? await this.#exchange(request, messages) : await this.#exchange(request, messages.filter((m) => !refused.has(m)));
+    const answered =
+      refused.size === 0
+        ? await this.#exchange(request, messages)
+        : await this.#exchange(
+            request,
+            messages.filter((m) => !refused.has(m)),
+          );
     if (refused.size === 0) return answered;
     // Put the refusals back in request order among the SDK's answers.
     const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
@@ -130,7 +158,11 @@ export class McpService {
    * do not allow, with the scopes missing and the dialect's refusal text. The HTTP layer answers
    * it with 403 insufficient_scope, so OAuth clients can step up.
    */
-  insufficientScope(endpoint: Endpoint, caller: Caller, messages: readonly JSONRPCMessage[]): { id: string | number; missing: Scope[]; text: string } | undefined {
+  insufficientScope(
+    endpoint: Endpoint,
+    caller: Caller,
+    messages: readonly JSONRPCMessage[],
+  ): { id: string | number; missing: Scope[]; text: string } | undefined {
     for (const message of messages) {
       if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) continue;
       const name = (message.params as { name?: unknown } | undefined)?.name;

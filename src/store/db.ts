@@ -37,10 +37,10 @@ export function assertReadOnly(sql: string): void {
 const RETRYABLE = new Set(['40001', '40P01']);
 
 export function isRetryable(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && RETRYABLE.has(String((error).code));
+  return typeof error === 'object' && error !== null && 'code' in error && RETRYABLE.has(String(error.code));
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  if (typeof error !== 'object' || error === null || !('code' in error) || (error).code !== '23505') return false;
+  if (typeof error !== 'object' || error === null || !('code' in error) || error.code !== '23505') return false;
   return constraint === undefined || (error as { constraint?: unknown }).constraint === constraint;
 }

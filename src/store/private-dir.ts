@@ -25,8 +25,7 @@ const POSIX = process.platform !== 'win32';
 const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(4, '0');
 
 /** A path for a one-line message: a name planted in an open folder cannot drive the terminal. */
-const shown = (file: string): string =>
-  file.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (char) => `\\u{${(char.codePointAt(0) ?? 0).toString(16)}}`);
+const shown = (file: string): string => file.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (char) => `\\u{${(char.codePointAt(0) ?? 0).toString(16)}}`);
 
 /**
  * Creates `dir` (and any missing parent) private, before anything is written into it. A folder

@@ -29,7 +29,13 @@ for (const backend of storeBackends()) {
       return store.db.tx((tx) => grantContextRole(tx, { tenantId: world.tenantId, grantee: to, type, resourceId, role }));
     };
     const roleOf = (world: World, principal: string, type: ContextType, resource: string | undefined): Promise<ContextRole | undefined> =>
-      effectiveContextRole(store.db, world.tenantId, id(world.ids, principal), type, resource === undefined ? undefined : id(world.resources, `${type}:${resource}`));
+      effectiveContextRole(
+        store.db,
+        world.tenantId,
+        id(world.ids, principal),
+        type,
+        resource === undefined ? undefined : id(world.resources, `${type}:${resource}`),
+      );
 
     before(async () => {
       store = await backend.open({ migrated: true });
@@ -71,12 +77,18 @@ for (const backend of storeBackends()) {
       assert.equal(await roleOf(acme, 'newcomer', 'knowledge', 'Handbook'), undefined);
       assert.equal(await roleOf(other, 'bot', 'knowledge', 'Handbook'), 'owner');
       // Asking about acme's resource with other's principal, or the reverse, finds nothing.
-      assert.equal(await effectiveContextRole(store.db, other.tenantId, id(other.ids, 'bot'), 'knowledge', id(acme.resources, 'knowledge:Handbook')), undefined);
+      assert.equal(
+        await effectiveContextRole(store.db, other.tenantId, id(other.ids, 'bot'), 'knowledge', id(acme.resources, 'knowledge:Handbook')),
+        undefined,
+      );
       assert.equal(await effectiveContextRole(store.db, acme.tenantId, id(other.ids, 'bot'), 'knowledge', id(acme.resources, 'knowledge:Handbook')), undefined);
     });
 
     it('gives no role on a resource that is not of the asked type', async () => {
-      assert.equal(await effectiveContextRole(store.db, acme.tenantId, id(acme.ids, 'helper'), 'knowledge', id(acme.resources, 'skill:release-check')), undefined);
+      assert.equal(
+        await effectiveContextRole(store.db, acme.tenantId, id(acme.ids, 'helper'), 'knowledge', id(acme.resources, 'skill:release-check')),
+        undefined,
+      );
     });
 
     it('answers list tools from one table per type', async () => {
@@ -94,9 +106,17 @@ for (const backend of storeBackends()) {
       assert.equal(await grant(acme, 'newcomer', 'memory', 'Working state', 'viewer'), false, 'the same role again changes nothing');
       assert.equal(await grant(acme, 'newcomer', 'memory', 'Working state', 'owner'), true);
       assert.equal(await roleOf(acme, 'newcomer', 'memory', 'Working state'), 'owner');
-      const [count] = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM context_grants WHERE tenant_id = $1 AND principal_id = $2', [acme.tenantId, id(acme.ids, 'newcomer')]);
+      const [count] = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM context_grants WHERE tenant_id = $1 AND principal_id = $2', [
+        acme.tenantId,
+        id(acme.ids, 'newcomer'),
+      ]);
       assert.equal(count?.n, 1);
-      const input = { tenantId: acme.tenantId, grantee: { principalId: id(acme.ids, 'newcomer') }, type: 'memory' as const, resourceId: id(acme.resources, 'memory:Working state') };
+      const input = {
+        tenantId: acme.tenantId,
+        grantee: { principalId: id(acme.ids, 'newcomer') },
+        type: 'memory' as const,
+        resourceId: id(acme.resources, 'memory:Working state'),
+      };
       assert.equal(await store.db.tx((tx) => revokeContextGrant(tx, input)), true);
       assert.equal(await store.db.tx((tx) => revokeContextGrant(tx, input)), false);
       assert.equal(await roleOf(acme, 'newcomer', 'memory', 'Working state'), undefined);
@@ -112,7 +132,13 @@ for (const backend of storeBackends()) {
     it('refuses a grant whose type does not match its resource', async () => {
       await assert.rejects(
         store.db.tx((tx) =>
-          grantContextRole(tx, { tenantId: acme.tenantId, grantee: { principalId: id(acme.ids, 'bot') }, type: 'skill', resourceId: id(acme.resources, 'knowledge:Handbook'), role: 'viewer' }),
+          grantContextRole(tx, {
+            tenantId: acme.tenantId,
+            grantee: { principalId: id(acme.ids, 'bot') },
+            type: 'skill',
+            resourceId: id(acme.resources, 'knowledge:Handbook'),
+            role: 'viewer',
+          }),
         ),
         /foreign key/,
       );
@@ -131,7 +157,9 @@ for (const backend of storeBackends()) {
     });
 
     it('creates, finds and archives a resource', async () => {
-      const created = await store.db.tx((tx) => createContextResource(tx, { tenantId: acme.tenantId, type: 'knowledge', name: 'Style guide', createdBy: id(acme.ids, 'bot') }));
+      const created = await store.db.tx((tx) =>
+        createContextResource(tx, { tenantId: acme.tenantId, type: 'knowledge', name: 'Style guide', createdBy: id(acme.ids, 'bot') }),
+      );
       assert.equal(created.status, 'active');
       assert.equal(created.createdBy, id(acme.ids, 'bot'));
       assert.deepEqual(await findContextResource(store.db, acme.tenantId, 'knowledge', 'Style guide'), created);

@@ -29,11 +29,43 @@ const R = 'resource-1';
 describe('context roles combine additively (Alignbase Permissions)', () => {
   const cases: { title: string; grants: ReachingGrant[]; on: string | undefined; role: ContextRole | undefined }[] = [
     { title: 'no grant is no role', grants: [], on: R, role: undefined },
-    { title: 'group Viewer + direct Editor = Editor', grants: [{ resourceId: R, role: 'viewer' }, { resourceId: R, role: 'editor' }], on: R, role: 'editor' },
-    { title: 'whole-type Publisher beats a specific Viewer', grants: [{ resourceId: null, role: 'publisher' }, { resourceId: R, role: 'viewer' }], on: R, role: 'publisher' },
-    { title: 'a specific Owner adds to a whole-type Viewer', grants: [{ resourceId: null, role: 'viewer' }, { resourceId: R, role: 'owner' }], on: R, role: 'owner' },
+    {
+      title: 'group Viewer + direct Editor = Editor',
+      grants: [
+        { resourceId: R, role: 'viewer' },
+        { resourceId: R, role: 'editor' },
+      ],
+      on: R,
+      role: 'editor',
+    },
+    {
+      title: 'whole-type Publisher beats a specific Viewer',
+      grants: [
+        { resourceId: null, role: 'publisher' },
+        { resourceId: R, role: 'viewer' },
+      ],
+      on: R,
+      role: 'publisher',
+    },
+    {
+      title: 'a specific Owner adds to a whole-type Viewer',
+      grants: [
+        { resourceId: null, role: 'viewer' },
+        { resourceId: R, role: 'owner' },
+      ],
+      on: R,
+      role: 'owner',
+    },
     { title: 'a grant on another resource does not reach this one', grants: [{ resourceId: 'other', role: 'owner' }], on: R, role: undefined },
-    { title: 'the whole-type role ignores specific grants', grants: [{ resourceId: R, role: 'owner' }, { resourceId: null, role: 'proposer' }], on: undefined, role: 'proposer' },
+    {
+      title: 'the whole-type role ignores specific grants',
+      grants: [
+        { resourceId: R, role: 'owner' },
+        { resourceId: null, role: 'proposer' },
+      ],
+      on: undefined,
+      role: 'proposer',
+    },
     { title: 'no whole-type grant is no create role', grants: [{ resourceId: R, role: 'owner' }], on: undefined, role: undefined },
   ];
   for (const { title, grants, on, role } of cases) it(title, () => assert.equal(combineGrants(grants, on), role));
@@ -175,7 +207,10 @@ describe('Company Brain tiers', () => {
   };
   for (const tier of TIERS) {
     it(`${tier} clears ${CLEARED[tier].join(', ')}`, () => {
-      assert.deepEqual(TIERS.filter((level) => clears(tier, level)), CLEARED[tier]);
+      assert.deepEqual(
+        TIERS.filter((level) => clears(tier, level)),
+        CLEARED[tier],
+      );
     });
   }
 
@@ -204,7 +239,9 @@ describe('Company Brain tiers', () => {
   };
   for (const tier of TIERS) {
     it(`a ${tier} viewer sees ${VISIBLE[tier].join(', ')}`, () => {
-      const seen = Object.entries(nodes).filter(([, node]) => visibleAtTier(member(tier), node)).map(([name]) => name);
+      const seen = Object.entries(nodes)
+        .filter(([, node]) => visibleAtTier(member(tier), node))
+        .map(([name]) => name);
       assert.deepEqual(seen, VISIBLE[tier]);
     });
   }

@@ -55,7 +55,13 @@ for (const backend of storeBackends()) {
 
     it('covers a group member who joins later', async () => {
       assert.deepEqual(await routed(acme, 'newcomer'), []);
-      await store.db.tx((tx) => tx.query('INSERT INTO group_members (tenant_id, group_id, principal_id) VALUES ($1, $2, $3)', [acme.tenantId, id(acme.ids, 'group:eng'), id(acme.ids, 'newcomer')]));
+      await store.db.tx((tx) =>
+        tx.query('INSERT INTO group_members (tenant_id, group_id, principal_id) VALUES ($1, $2, $3)', [
+          acme.tenantId,
+          id(acme.ids, 'group:eng'),
+          id(acme.ids, 'newcomer'),
+        ]),
+      );
       assert.deepEqual(await routed(acme, 'newcomer'), ['knowledge:Handbook']);
     });
 
@@ -63,7 +69,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await routed(acme, 'alice@acme.test'), []);
     });
 
-    it('never delivers another tenant\'s routes', async () => {
+    it("never delivers another tenant's routes", async () => {
       assert.deepEqual(await routed(other, 'helper'), ['knowledge:Handbook']);
       assert.deepEqual(await routed(acme, 'helper'), []);
       assert.deepEqual(await routedTo(store.db, acme.tenantId, id(other.ids, 'helper')), []);
@@ -81,7 +87,9 @@ for (const backend of storeBackends()) {
       await assert.rejects(route(acme, 'artifact:Report', 'bot'), (error) => isKgwError(error, 'validation'));
       await assert.rejects(route(acme, 'knowledge:Handbook', 'alice@acme.test'), /foreign key/);
       await assert.rejects(
-        store.db.tx((tx) => addRoute(tx, { tenantId: acme.tenantId, resourceId: id(other.resources, 'knowledge:Handbook'), target: { agentId: id(acme.ids, 'bot') } })),
+        store.db.tx((tx) =>
+          addRoute(tx, { tenantId: acme.tenantId, resourceId: id(other.resources, 'knowledge:Handbook'), target: { agentId: id(acme.ids, 'bot') } }),
+        ),
         (error) => isKgwError(error, 'not_found'),
       );
     });

@@ -31,11 +31,14 @@ export async function buildWorld(db: Db, slug: string, resources: readonly [Cont
   const [tenant] = await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
   const tenantId = tenant?.id ?? '';
   const ids: Record<string, string> = {};
-  for (const row of await db.query<{ id: string; ref: string }>('SELECT id, coalesce(email, name) AS ref FROM principals WHERE tenant_id = $1', [tenantId])) ids[row.ref] = row.id;
-  for (const row of await db.query<{ id: string; name: string }>('SELECT id, name FROM groups WHERE tenant_id = $1', [tenantId])) ids[`group:${row.name}`] = row.id;
+  for (const row of await db.query<{ id: string; ref: string }>('SELECT id, coalesce(email, name) AS ref FROM principals WHERE tenant_id = $1', [tenantId]))
+    ids[row.ref] = row.id;
+  for (const row of await db.query<{ id: string; name: string }>('SELECT id, name FROM groups WHERE tenant_id = $1', [tenantId]))
+    ids[`group:${row.name}`] = row.id;
   const created: Record<string, string> = {};
   await db.tx(async (tx) => {
-    for (const [type, name] of resources) created[`${type}:${name}`] = (await createContextResource(tx, { tenantId, type, name, createdBy: ids[`alice@${slug}.test`] })).id;
+    for (const [type, name] of resources)
+      created[`${type}:${name}`] = (await createContextResource(tx, { tenantId, type, name, createdBy: ids[`alice@${slug}.test`] })).id;
   });
   return { tenantId, ids, resources: created };
 }

@@ -44,8 +44,13 @@ async function buildWorld(db: Db, slug: string): Promise<World> {
   const [tenant] = await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
   const tenantId = tenant?.id ?? '';
   const ids: Record<string, string> = {};
-  for (const row of await db.query<{ id: string; ref: string }>('SELECT id, coalesce(split_part(email, \'@\', 1), name) AS ref FROM principals WHERE tenant_id = $1', [tenantId])) ids[row.ref] = row.id;
-  for (const row of await db.query<{ id: string; slug: string }>('SELECT id, slug FROM teams WHERE tenant_id = $1', [tenantId])) ids[`team:${row.slug}`] = row.id;
+  for (const row of await db.query<{ id: string; ref: string }>(
+    "SELECT id, coalesce(split_part(email, '@', 1), name) AS ref FROM principals WHERE tenant_id = $1",
+    [tenantId],
+  ))
+    ids[row.ref] = row.id;
+  for (const row of await db.query<{ id: string; slug: string }>('SELECT id, slug FROM teams WHERE tenant_id = $1', [tenantId]))
+    ids[`team:${row.slug}`] = row.id;
   return { tenantId, ids };
 }
 
@@ -55,7 +60,8 @@ for (const backend of storeBackends()) {
     let acme: World;
     let other: World;
 
-    const grantee = (world: World, name: string): ShareGrantee => (name.startsWith('team:') ? { teamId: id(world.ids, name) } : { principalId: id(world.ids, name) });
+    const grantee = (world: World, name: string): ShareGrantee =>
+      name.startsWith('team:') ? { teamId: id(world.ids, name) } : { principalId: id(world.ids, name) };
     const share = (world: World, team: string, to: string, role: TeamRole): Promise<boolean> =>
       store.db.tx((tx) => shareTeamKbs(tx, { tenantId: world.tenantId, teamId: id(world.ids, `team:${team}`), grantee: grantee(world, to), role }));
     const accessOf = (world: World, principal: string, team = 'docs'): ReturnType<typeof teamKbAccess> =>
@@ -86,13 +92,13 @@ for (const backend of storeBackends()) {
       assert.equal(await roleOf(acme, 'member'), 'editor');
     });
 
-    it('gives the members of a team shared with the share\'s role, whatever their role there', async () => {
+    it("gives the members of a team shared with the share's role, whatever their role there", async () => {
       assert.deepEqual(await accessOf(acme, 'via-team'), { teamRole: undefined, shareRoles: ['editor'], agentPolicyMax: undefined });
       assert.equal(await roleOf(acme, 'via-team'), 'editor');
-      assert.equal(await roleOf(acme, 'uncapped'), 'editor', 'an Admin of eng gets the share\'s Editor on docs');
+      assert.equal(await roleOf(acme, 'uncapped'), 'editor', "an Admin of eng gets the share's Editor on docs");
     });
 
-    it('gives a principal shared with directly the share\'s role', async () => {
+    it("gives a principal shared with directly the share's role", async () => {
       assert.deepEqual(await accessOf(acme, 'direct'), { teamRole: undefined, shareRoles: ['editor'], agentPolicyMax: undefined });
       assert.equal(await roleOf(acme, 'direct'), 'editor');
     });
@@ -117,7 +123,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await accessOf(acme, 'stranger'), { teamRole: undefined, shareRoles: [], agentPolicyMax: undefined });
       assert.equal(await roleOf(acme, 'stranger'), 'none');
       assert.equal(await roleOf(acme, 'stranger', true), 'search');
-      assert.equal(await roleOf(acme, 'stranger', false, 'eng'), 'admin', 'eng\'s share reaches eng\'s KBs only');
+      assert.equal(await roleOf(acme, 'stranger', false, 'eng'), 'admin', "eng's share reaches eng's KBs only");
       assert.equal(await roleOf(acme, 'member', false, 'eng'), 'none', 'shares go one way');
     });
 
@@ -138,10 +144,14 @@ for (const backend of storeBackends()) {
         assert.deepEqual(access, { teamRole: undefined, shareRoles: [], agentPolicyMax: undefined });
       }
       assert.equal(await kbRoleFor(store.db, tenantId, id(other.ids, 'member'), id(acme.ids, 'team:docs'), true), 'search');
-      assert.deepEqual(await teamKbAccess(store.db, tenantId, id(acme.ids, 'member'), '00000000-0000-4000-8000-000000000000'), { teamRole: undefined, shareRoles: [], agentPolicyMax: undefined });
+      assert.deepEqual(await teamKbAccess(store.db, tenantId, id(acme.ids, 'member'), '00000000-0000-4000-8000-000000000000'), {
+        teamRole: undefined,
+        shareRoles: [],
+        agentPolicyMax: undefined,
+      });
     });
 
-    it('replaces a share\'s role when sharing again, and revokes it', async () => {
+    it("replaces a share's role when sharing again, and revokes it", async () => {
       const tenantId = acme.tenantId;
       const teamId = id(acme.ids, 'team:eng');
       const to: ShareGrantee = { teamId: id(acme.ids, 'team:ops') };
@@ -157,10 +167,16 @@ for (const backend of storeBackends()) {
     it('refuses in the database a team sharing with itself, two grantees or none, and a grantee of another tenant', async () => {
       const tenantId = acme.tenantId;
       const docs = id(acme.ids, 'team:docs');
-      await assert.rejects(store.db.tx((tx) => shareTeamKbs(tx, { tenantId, teamId: docs, grantee: { teamId: docs }, role: 'viewer' })), /team_shares_not_itself/);
+      await assert.rejects(
+        store.db.tx((tx) => shareTeamKbs(tx, { tenantId, teamId: docs, grantee: { teamId: docs }, role: 'viewer' })),
+        /team_shares_not_itself/,
+      );
       const insert = (granteeTeamId: string | null, principalId: string | null) =>
         store.db.tx((tx) =>
-          tx.query("INSERT INTO team_shares (tenant_id, id, team_id, grantee_team_id, principal_id, role) VALUES ($1, gen_random_uuid(), $2, $3, $4, 'viewer')", [tenantId, docs, granteeTeamId, principalId]),
+          tx.query(
+            "INSERT INTO team_shares (tenant_id, id, team_id, grantee_team_id, principal_id, role) VALUES ($1, gen_random_uuid(), $2, $3, $4, 'viewer')",
+            [tenantId, docs, granteeTeamId, principalId],
+          ),
         );
       await assert.rejects(insert(id(acme.ids, 'team:eng'), id(acme.ids, 'stranger')), /team_shares_one_grantee/);
       await assert.rejects(insert(null, null), /team_shares_one_grantee/);
@@ -169,14 +185,15 @@ for (const backend of storeBackends()) {
     });
 
     it('removes the shares of and to a team or principal that is deleted', async () => {
-      const count = async (): Promise<number> => (await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM team_shares WHERE tenant_id = $1', [acme.tenantId]))[0]?.n ?? -1;
+      const count = async (): Promise<number> =>
+        (await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM team_shares WHERE tenant_id = $1', [acme.tenantId]))[0]?.n ?? -1;
       const before = await count();
       await store.db.tx((tx) => tx.query('DELETE FROM teams WHERE tenant_id = $1 AND id = $2', [acme.tenantId, id(acme.ids, 'team:ops')]));
       assert.equal(await count(), before - 1, 'the share with ops');
       await store.db.tx((tx) => tx.query('DELETE FROM principals WHERE tenant_id = $1 AND id = $2', [acme.tenantId, id(acme.ids, 'direct')]));
       assert.equal(await count(), before - 2, 'the share with direct');
       await store.db.tx((tx) => tx.query('DELETE FROM teams WHERE tenant_id = $1 AND id = $2', [acme.tenantId, id(acme.ids, 'team:docs')]));
-      assert.equal(await count(), 1, 'eng\'s share with stranger is all that is left');
+      assert.equal(await count(), 1, "eng's share with stranger is all that is left");
       assert.equal(await roleOf(other, 'stranger'), 'admin', 'the other tenant keeps its shares');
     });
   });

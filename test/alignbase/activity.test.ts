@@ -73,7 +73,8 @@ async function fails(client: Client, name: string, args: Record<string, unknown>
   else assert.match(reply.text, text);
 }
 
-const capability = (what: string, name: string) => `capability_not_reported: ${what} needs the "${name}" capability; report it with report_installation_capabilities first`;
+const capability = (what: string, name: string) =>
+  `capability_not_reported: ${what} needs the "${name}" capability; report it with report_installation_capabilities first`;
 
 for (const backend of storeBackends()) {
   describe(`Alignbase Activity on ${backend.name}`, () => {
@@ -88,7 +89,9 @@ for (const backend of storeBackends()) {
 
     /** Every Activity row of the store, to show that a refused call stored nothing. */
     const activityRows = async () => ({
-      installations: await gw.db.query('SELECT id, integration, transport, capabilities, client_version, coverage::text, updated_at::text, last_seen_at::text FROM activity_installations ORDER BY id'),
+      installations: await gw.db.query(
+        'SELECT id, integration, transport, capabilities, client_version, coverage::text, updated_at::text, last_seen_at::text FROM activity_installations ORDER BY id',
+      ),
       sessions: await gw.db.query('SELECT id, session_id, last_seen_at::text FROM activity_sessions ORDER BY id'),
       events: await gw.db.query('SELECT id FROM activity_events ORDER BY id'),
     });
@@ -121,7 +124,12 @@ for (const backend of storeBackends()) {
       const response = await fetch(gw.url, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'report_installation_capabilities', arguments: { integration: 'x', transport: 'stdio', capabilities: [] } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'report_installation_capabilities', arguments: { integration: 'x', transport: 'stdio', capabilities: [] } },
+        }),
       });
       assert.equal(response.status, 403);
       assert.match(response.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="context\.read activity\.write"/);
@@ -154,7 +162,10 @@ for (const backend of storeBackends()) {
         registered: false,
         capabilities: ['context_load', 'skills_install', 'skills_update', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook'],
       });
-      const [row] = await gw.db.query<{ transport: string; client_version: string | null }>('SELECT transport, client_version FROM activity_installations WHERE id = $1', [installation]);
+      const [row] = await gw.db.query<{ transport: string; client_version: string | null }>(
+        'SELECT transport, client_version FROM activity_installations WHERE id = $1',
+        [installation],
+      );
       assert.deepEqual({ ...row }, { transport: 'streamable-http', client_version: null });
 
       // A second installation of the same agent, and one of another agent.
@@ -162,14 +173,31 @@ for (const backend of storeBackends()) {
       assert.equal(second.registered, true);
       assert.notEqual(second.local_installation_id, installation);
       await ok(other, 'report_installation_capabilities', { integration: 'codex', transport: 'stdio', capabilities: ['context_load'] });
-      const [count] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM activity_installations i JOIN principals p ON p.id = i.agent_id WHERE p.name = 'hooky'");
+      const [count] = await gw.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM activity_installations i JOIN principals p ON p.id = i.agent_id WHERE p.name = 'hooky'",
+      );
       assert.equal(count?.n, 2);
 
       // Nobody else can re-report it: another agent, another tenant, an unknown id.
       const before = await activityRows();
-      await fails(other, 'report_installation_capabilities', { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: installation }, NOT_FOUND);
-      await fails(spy, 'report_installation_capabilities', { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: installation }, NOT_FOUND);
-      await fails(hooky, 'report_installation_capabilities', { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: UNKNOWN_ID }, NOT_FOUND);
+      await fails(
+        other,
+        'report_installation_capabilities',
+        { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: installation },
+        NOT_FOUND,
+      );
+      await fails(
+        spy,
+        'report_installation_capabilities',
+        { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: installation },
+        NOT_FOUND,
+      );
+      await fails(
+        hooky,
+        'report_installation_capabilities',
+        { integration: 'codex', transport: 'stdio', capabilities: [], local_installation_id: UNKNOWN_ID },
+        NOT_FOUND,
+      );
       assert.deepEqual(await activityRows(), before);
     });
 
@@ -237,8 +265,14 @@ for (const backend of storeBackends()) {
       assert.match(String(recorded.event_id), UUID);
       const skillId = '11111111-2222-4333-8444-555555555555';
       const at = new Date(Date.now() - 3_600_000).toISOString();
-      const skill = await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_installed', occurred_at: at, subject: { type: 'skill', id: skillId, version: 3 } } });
-      await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_updated', subject: { type: 'skill', id: skillId }, status: 'error', error_code: 'write_failed' } });
+      const skill = await ok(hooky, 'record_activity_event', {
+        local_installation_id: installation,
+        event: { type: 'skill_installed', occurred_at: at, subject: { type: 'skill', id: skillId, version: 3 } },
+      });
+      await ok(hooky, 'record_activity_event', {
+        local_installation_id: installation,
+        event: { type: 'skill_updated', subject: { type: 'skill', id: skillId }, status: 'error', error_code: 'write_failed' },
+      });
       const [row] = await gw.db.query<Record<string, unknown>>(
         'SELECT source, type, subject_type, subject_id, subject_version, status, error_code, occurred_at, agent_id FROM activity_events WHERE id = $1',
         [skill.event_id],
@@ -249,15 +283,55 @@ for (const backend of storeBackends()) {
       assert.equal(new Date(row?.occurred_at as Date).toISOString(), at);
 
       const before = await activityRows();
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'session_started' } }, capability('event type "session_started"', 'session_lifecycle'));
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'connection_tested' } }, capability('event type "connection_tested"', 'connection_test'));
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_installed' } }, 'event type "skill_installed" needs a subject of type skill');
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'skill_installed', subject: { type: 'memory', id: skillId } } }, 'event type "skill_installed" needs a subject of type skill');
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded', subject: { type: 'knowledge', id: skillId } } }, 'event type "context_loaded" takes no subject');
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded', error_code: 'oops' } }, 'error_code is only allowed with status "error"');
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'session_started' } },
+        capability('event type "session_started"', 'session_lifecycle'),
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'connection_tested' } },
+        capability('event type "connection_tested"', 'connection_test'),
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'skill_installed' } },
+        'event type "skill_installed" needs a subject of type skill',
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'skill_installed', subject: { type: 'memory', id: skillId } } },
+        'event type "skill_installed" needs a subject of type skill',
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'context_loaded', subject: { type: 'knowledge', id: skillId } } },
+        'event type "context_loaded" takes no subject',
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'context_loaded', error_code: 'oops' } },
+        'error_code is only allowed with status "error"',
+      );
       const window = 'occurred_at must be within the last 7 days and at most 5 minutes in the future';
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded', occurred_at: new Date(Date.now() - 8 * 86_400_000).toISOString() } }, window);
-      await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded', occurred_at: new Date(Date.now() + 10 * 60_000).toISOString() } }, window);
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'context_loaded', occurred_at: new Date(Date.now() - 8 * 86_400_000).toISOString() } },
+        window,
+      );
+      await fails(
+        hooky,
+        'record_activity_event',
+        { local_installation_id: installation, event: { type: 'context_loaded', occurred_at: new Date(Date.now() + 10 * 60_000).toISOString() } },
+        window,
+      );
       // Another agent's installation, another tenant, an unknown id: not found, alike.
       await fails(other, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, NOT_FOUND);
       await fails(spy, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, NOT_FOUND);
@@ -273,7 +347,15 @@ for (const backend of storeBackends()) {
       );
       assert.deepEqual(
         audits.map((a) => a.action),
-        ['activity.installation_register', 'activity.installation_update', 'activity.installation_register', 'activity.installation_register', 'activity.event', 'activity.event', 'activity.event'],
+        [
+          'activity.installation_register',
+          'activity.installation_update',
+          'activity.installation_register',
+          'activity.installation_register',
+          'activity.event',
+          'activity.event',
+          'activity.event',
+        ],
       );
       assert.deepEqual(audits.at(-1)?.details, { event_type: 'skill_updated', status: 'error' });
       // The refusals are audited with their kind: a capability not reported is not permitted.
@@ -283,13 +365,30 @@ for (const backend of storeBackends()) {
       );
       assert.deepEqual(
         refused.slice(-11).map((r) => r.error_code),
-        ['permission_denied', 'permission_denied', 'validation', 'validation', 'validation', 'validation', 'validation', 'validation', 'not_found', 'not_found', 'permission_denied'],
+        [
+          'permission_denied',
+          'permission_denied',
+          'validation',
+          'validation',
+          'validation',
+          'validation',
+          'validation',
+          'validation',
+          'not_found',
+          'not_found',
+          'permission_denied',
+        ],
       );
     });
 
     it('starts a hook session once under 10 concurrent calls and returns the current context', async () => {
       // Something routed to hooky, so the context is not empty.
-      const memory = await ok(hooky, 'report_installation_capabilities', { integration: 'claude-code', transport: 'stdio', capabilities: [], local_installation_id: installation });
+      const memory = await ok(hooky, 'report_installation_capabilities', {
+        integration: 'claude-code',
+        transport: 'stdio',
+        capabilities: [],
+        local_installation_id: installation,
+      });
       assert.equal(memory.registered, false);
       const reader = await connect('act', 'hooky', 'context.read context.write');
       const created = await ok(reader, 'create_memory', { name: 'Hook memory', content: 'Remember the release train.' });
@@ -324,16 +423,28 @@ for (const backend of storeBackends()) {
       }
       assert.equal(replies.filter((r) => r.data?.started === true).length, 1);
       const sessions = await gw.db.query('SELECT hook FROM activity_sessions WHERE session_id = $1', ['sess-0001']);
-      assert.deepEqual(sessions.map((s) => ({ ...s })), [{ hook: 'session_start' }]);
+      assert.deepEqual(
+        sessions.map((s) => ({ ...s })),
+        [{ hook: 'session_start' }],
+      );
       const starts = await gw.db.query("SELECT source FROM activity_events WHERE session_id = $1 AND type = 'session_started'", ['sess-0001']);
-      assert.deepEqual(starts.map((s) => ({ ...s })), [{ source: 'hook' }]);
+      assert.deepEqual(
+        starts.map((s) => ({ ...s })),
+        [{ source: 'hook' }],
+      );
       // Once more, from the prompt hook: the same session, not started again.
       const later = await ok(hooky, 'start_hook_session', { ...args, hook: 'prompt_submit' });
       assert.equal(later.started, false);
       // The start is audited once, and every call as a context request.
-      const [starts2] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'activity.session_start'", [tenantId]);
+      const [starts2] = await gw.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'activity.session_start'",
+        [tenantId],
+      );
       assert.equal(starts2?.n, 1);
-      const [requests] = await gw.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND tool = 'start_hook_session'", [tenantId]);
+      const [requests] = await gw.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM audit_events WHERE tenant_id = $1 AND action = 'context.request' AND tool = 'start_hook_session'",
+        [tenantId],
+      );
       assert.equal(requests?.n, 11);
       const [coverage] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       assert.deepEqual(Object.keys(coverage!.coverage).sort(), ['prompt_submit_hook', 'session_start_hook']);
@@ -342,10 +453,22 @@ for (const backend of storeBackends()) {
     it('records hook events and refreshes the hook coverage', async () => {
       const [before] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const prompt = await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } });
+      const prompt = await ok(hooky, 'record_hook_activity_event', {
+        local_installation_id: installation,
+        session_id: 'sess-0001',
+        event: { type: 'prompt_submitted' },
+      });
       assert.deepEqual(Object.keys(prompt).sort(), ['event_id', 'recorded']);
-      await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'tool_used', tool_name: 'mcp__alignbase__read_skill' } });
-      await ok(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0002', event: { type: 'tool_used', tool_name: 'Bash', status: 'error', error_code: 'exit_1' } });
+      await ok(hooky, 'record_hook_activity_event', {
+        local_installation_id: installation,
+        session_id: 'sess-0001',
+        event: { type: 'tool_used', tool_name: 'mcp__alignbase__read_skill' },
+      });
+      await ok(hooky, 'record_hook_activity_event', {
+        local_installation_id: installation,
+        session_id: 'sess-0002',
+        event: { type: 'tool_used', tool_name: 'Bash', status: 'error', error_code: 'exit_1' },
+      });
       const [after] = await gw.db.query<{ coverage: Record<string, string> }>('SELECT coverage FROM activity_installations WHERE id = $1', [installation]);
       assert.deepEqual(Object.keys(after!.coverage).sort(), ['prompt_submit_hook', 'session_start_hook', 'tool_use_hook']);
       assert.ok(after!.coverage.prompt_submit_hook! > before!.coverage.prompt_submit_hook!, 'prompt_submit_hook refreshed');
@@ -364,10 +487,30 @@ for (const backend of storeBackends()) {
       );
 
       const snapshot = await activityRows();
-      await fails(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'session_stopped' } }, capability('hook event "session_stopped"', 'stop_hook'));
-      await fails(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted', tool_name: 'Bash' } }, 'tool_name is only allowed for tool_used');
-      await fails(other, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } }, NOT_FOUND);
-      await fails(spy, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } }, NOT_FOUND);
+      await fails(
+        hooky,
+        'record_hook_activity_event',
+        { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'session_stopped' } },
+        capability('hook event "session_stopped"', 'stop_hook'),
+      );
+      await fails(
+        hooky,
+        'record_hook_activity_event',
+        { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted', tool_name: 'Bash' } },
+        'tool_name is only allowed for tool_used',
+      );
+      await fails(
+        other,
+        'record_hook_activity_event',
+        { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } },
+        NOT_FOUND,
+      );
+      await fails(
+        spy,
+        'record_hook_activity_event',
+        { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } },
+        NOT_FOUND,
+      );
       assert.deepEqual(await activityRows(), snapshot);
     });
 
@@ -376,7 +519,12 @@ for (const backend of storeBackends()) {
       assert.equal((await switchActivity(false)).changed, true);
       try {
         await fails(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, DISABLED);
-        await fails(hooky, 'record_hook_activity_event', { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } }, DISABLED);
+        await fails(
+          hooky,
+          'record_hook_activity_event',
+          { local_installation_id: installation, session_id: 'sess-0001', event: { type: 'prompt_submitted' } },
+          DISABLED,
+        );
         const [disabled] = await gw.db.query<{ error_code: string }>(
           "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_hook_activity_event' AND result = 'error' ORDER BY at DESC, id DESC LIMIT 1",
           [tenantId],
@@ -391,7 +539,11 @@ for (const backend of storeBackends()) {
         await fails(other, 'start_hook_session', { local_installation_id: installation, hook: 'session_start', session_id: 'sess-off' }, NOT_FOUND);
         assert.deepEqual(await activityRows(), snapshot);
         // Spyco's switch is its own.
-        const spyInstall = await ok(spy, 'report_installation_capabilities', { integration: 'claude-code', transport: 'stdio', capabilities: ['context_load'] });
+        const spyInstall = await ok(spy, 'report_installation_capabilities', {
+          integration: 'claude-code',
+          transport: 'stdio',
+          capabilities: ['context_load'],
+        });
         await ok(spy, 'record_activity_event', { local_installation_id: spyInstall.local_installation_id, event: { type: 'context_loaded' } });
       } finally {
         assert.equal((await switchActivity(true)).changed, true);
@@ -399,8 +551,14 @@ for (const backend of storeBackends()) {
       await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } });
       const started = await ok(hooky, 'start_hook_session', { local_installation_id: installation, hook: 'session_start', session_id: 'sess-off' });
       assert.equal(started.started, true);
-      const switches = await gw.db.query<{ action: string }>("SELECT action FROM audit_events WHERE tenant_id = $1 AND action IN ('activity.enable', 'activity.disable') ORDER BY at, id", [tenantId]);
-      assert.deepEqual(switches.map((s) => s.action), ['activity.disable', 'activity.enable']);
+      const switches = await gw.db.query<{ action: string }>(
+        "SELECT action FROM audit_events WHERE tenant_id = $1 AND action IN ('activity.enable', 'activity.disable') ORDER BY at, id",
+        [tenantId],
+      );
+      assert.deepEqual(
+        switches.map((s) => s.action),
+        ['activity.disable', 'activity.enable'],
+      );
     });
   });
 }

@@ -129,17 +129,46 @@ for (const backend of storeBackends()) {
       assert.equal(await maker.fail('read_artifact', { artifact_id: 'x' }), 'invalid artifact_id');
       assert.equal(await maker.fail('read_artifact', { artifact_id: artifactId, version: 'published' }), 'version must be latest or a positive version number');
       assert.equal(await maker.fail('read_artifact', { artifact_id: artifactId, version: 9 }), 'Artifact version not found');
-      assert.equal(await maker.fail('write_artifact', { expected_version: -1, name: 'x', markdown: 'x' }), 'expected_version must be 0 for create or positive for write');
-      assert.equal(await maker.fail('write_artifact', { artifact_id: artifactId, expected_version: 0, name: 'x', markdown: 'x' }), 'artifact_id must be omitted when expected_version is 0');
-      assert.equal(await maker.fail('write_artifact', { expected_version: 2, markdown: 'x' }), 'artifact_id is required when expected_version is greater than 0');
+      assert.equal(
+        await maker.fail('write_artifact', { expected_version: -1, name: 'x', markdown: 'x' }),
+        'expected_version must be 0 for create or positive for write',
+      );
+      assert.equal(
+        await maker.fail('write_artifact', { artifact_id: artifactId, expected_version: 0, name: 'x', markdown: 'x' }),
+        'artifact_id must be omitted when expected_version is 0',
+      );
+      assert.equal(
+        await maker.fail('write_artifact', { expected_version: 2, markdown: 'x' }),
+        'artifact_id is required when expected_version is greater than 0',
+      );
       assert.equal(await maker.fail('write_artifact', { expected_version: 0, name: ' ', markdown: 'x' }), 'name required');
       assert.equal(await maker.fail('write_artifact', { expected_version: 0, name: 'n'.repeat(201), markdown: 'x' }), 'name too long');
       assert.equal(await maker.fail('write_artifact', { expected_version: 0, name: 'Empty', markdown: '' }), 'markdown is required');
-      assert.equal(await maker.fail('write_artifact', { artifact_id: artifactId, expected_version: 1, markdown: 'stale' }), 'version conflict: read the Artifact again before writing');
-      assert.match(await maker.fail('write_artifact', { expected_version: 0, name: 'Bad', markdown: 'x', attachments: [{ path: '../x', data_base64: b64('x') }] }), /^invalid artifact package: /);
-      assert.match(await maker.fail('write_artifact', { expected_version: 0, name: 'Big', markdown: 'x', attachments: [{ path: 'big.bin', data_base64: b64(Buffer.alloc(2 * 1024 * 1024 + 1)) }] }), /^invalid artifact package: /);
-      assert.equal(await maker.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 'latest', path: 'summary.md' }), 'version must be an exact positive version number');
-      assert.equal(await maker.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 1, path: 'nope.md' }), 'attachment not found');
+      assert.equal(
+        await maker.fail('write_artifact', { artifact_id: artifactId, expected_version: 1, markdown: 'stale' }),
+        'version conflict: read the Artifact again before writing',
+      );
+      assert.match(
+        await maker.fail('write_artifact', { expected_version: 0, name: 'Bad', markdown: 'x', attachments: [{ path: '../x', data_base64: b64('x') }] }),
+        /^invalid artifact package: /,
+      );
+      assert.match(
+        await maker.fail('write_artifact', {
+          expected_version: 0,
+          name: 'Big',
+          markdown: 'x',
+          attachments: [{ path: 'big.bin', data_base64: b64(Buffer.alloc(2 * 1024 * 1024 + 1)) }],
+        }),
+        /^invalid artifact package: /,
+      );
+      assert.equal(
+        await maker.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 'latest', path: 'summary.md' }),
+        'version must be an exact positive version number',
+      );
+      assert.equal(
+        await maker.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 1, path: 'nope.md' }),
+        'attachment not found',
+      );
       const read = await maker.ok('read_artifact', { artifact_id: artifactId });
       assert.equal(read.version, 3);
       assert.deepEqual(
@@ -163,12 +192,17 @@ for (const backend of storeBackends()) {
 
     it('keeps tenants apart', async () => {
       assert.equal(await spy.fail('read_artifact', { artifact_id: artifactId }), 'Artifact not found');
-      assert.equal(await spy.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 1, path: 'summary.md' }), 'Artifact not found');
+      assert.equal(
+        await spy.fail('read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 1, path: 'summary.md' }),
+        'Artifact not found',
+      );
       assert.deepEqual((await spy.ok('list_artifacts', {})).artifacts, []);
     });
 
     it('lets one of 12 concurrent writers of a version win, the others get the conflict text', async () => {
-      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => maker.call('write_artifact', { artifact_id: artifactId, expected_version: 3, markdown: `writer ${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => maker.call('write_artifact', { artifact_id: artifactId, expected_version: 3, markdown: `writer ${i}` })),
+      );
       assert.equal(results.filter((r) => r.isError !== true).length, 1);
       for (const r of results.filter((r) => r.isError === true)) assert.equal(textOf(r), 'version conflict: read the Artifact again before writing');
       const read = await maker.ok('read_artifact', { artifact_id: artifactId });

@@ -30,7 +30,10 @@ for (const backend of storeBackends()) {
     });
 
     /** Reads a whole attachment chunk by chunk, checking every chunk; returns the bytes and the chunks. */
-    async function download(agent: Agent, args: { context_type: string; context_id: string; version: number | string; path: string }): Promise<{ bytes: Buffer; chunks: Chunk[] }> {
+    async function download(
+      agent: Agent,
+      args: { context_type: string; context_id: string; version: number | string; path: string },
+    ): Promise<{ bytes: Buffer; chunks: Chunk[] }> {
       const chunks: Chunk[] = [];
       let offset = 0;
       for (;;) {
@@ -59,7 +62,12 @@ for (const backend of storeBackends()) {
       const binary = randomBytes(2 * MiB);
       const text = Buffer.from('# Notes\n\nSmall text file.\n');
       const name = suite.unique('binary');
-      const created = await createSkill(admin, name, { attachments: [{ path: 'assets/blob.bin', data_base64: b64(binary) }, { path: 'notes.md', data_base64: b64(text) }] });
+      const created = await createSkill(admin, name, {
+        attachments: [
+          { path: 'assets/blob.bin', data_base64: b64(binary) },
+          { path: 'notes.md', data_base64: b64(text) },
+        ],
+      });
       const read = await admin.ok<SkillRead>('read_skill', { skill_id: created.skill_id, version: 1 });
       assert.deepEqual(read.attachments, [
         { path: 'assets/blob.bin', media_type: 'application/octet-stream', size: 2 * MiB, digest_encoding: 'binary' },
@@ -68,17 +76,35 @@ for (const backend of storeBackends()) {
 
       const { bytes, chunks } = await download(admin, { context_type: 'skill', context_id: created.skill_id, version: 1, path: 'assets/blob.bin' });
       assert.equal(chunks.length, 8);
-      assert.deepEqual(chunks.map((c) => c.offset), [0, 1, 2, 3, 4, 5, 6, 7].map((n) => n * CHUNK));
-      assert.deepEqual(chunks.map((c) => c.eof), [false, false, false, false, false, false, false, true]);
+      assert.deepEqual(
+        chunks.map((c) => c.offset),
+        [0, 1, 2, 3, 4, 5, 6, 7].map((n) => n * CHUNK),
+      );
+      assert.deepEqual(
+        chunks.map((c) => c.eof),
+        [false, false, false, false, false, false, false, true],
+      );
       assert.ok(chunks.every((c) => c.version_id === created.version_id && c.size === 2 * MiB && c.media_type === 'application/octet-stream'));
       assert.ok(bytes.equals(binary), 'the bytes are identical');
 
       // From an offset that is not a chunk boundary; the version as a numeric string.
-      const middle = await admin.ok<Chunk>('read_context_attachment', { context_type: 'skill', context_id: created.skill_id, version: '1', path: 'assets/blob.bin', offset: 2 * MiB - 1000 });
+      const middle = await admin.ok<Chunk>('read_context_attachment', {
+        context_type: 'skill',
+        context_id: created.skill_id,
+        version: '1',
+        path: 'assets/blob.bin',
+        offset: 2 * MiB - 1000,
+      });
       assert.deepEqual([middle.offset, middle.next_offset, middle.eof], [2 * MiB - 1000, 2 * MiB, true]);
       assert.ok(Buffer.from(middle.data_base64, 'base64').equals(binary.subarray(2 * MiB - 1000)));
       // At the very end: empty and eof.
-      const end = await admin.ok<Chunk>('read_context_attachment', { context_type: 'skill', context_id: created.skill_id, version: 1, path: 'assets/blob.bin', offset: 2 * MiB });
+      const end = await admin.ok<Chunk>('read_context_attachment', {
+        context_type: 'skill',
+        context_id: created.skill_id,
+        version: 1,
+        path: 'assets/blob.bin',
+        offset: 2 * MiB,
+      });
       assert.deepEqual([end.data_base64, end.offset, end.next_offset, end.eof], ['', 2 * MiB, 2 * MiB, true]);
 
       const small = await download(admin, { context_type: 'skill', context_id: created.skill_id, version: 1, path: 'notes.md' });
@@ -101,7 +127,12 @@ for (const backend of storeBackends()) {
     it('serves exact versions only, each with its own files, and refuses unknown paths and offsets past the end', async () => {
       const name = suite.unique('versions');
       const created = await createSkill(admin, name, { attachments: [{ path: 'v1.md', data_base64: b64('first') }] });
-      const second = await admin.ok<{ version_id: string }>('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(name), attachments: [{ path: 'v2.md', data_base64: b64('second!') }] });
+      const second = await admin.ok<{ version_id: string }>('write_skill', {
+        skill_id: created.skill_id,
+        expected_version: 1,
+        skill_md: SKILL_MD(name),
+        attachments: [{ path: 'v2.md', data_base64: b64('second!') }],
+      });
       const id = created.skill_id;
       const get = (version: unknown, path: string, extra: Record<string, unknown> = {}) => ({ context_type: 'skill', context_id: id, version, path, ...extra });
       assert.equal(Buffer.from((await admin.ok<Chunk>('read_context_attachment', get(1, 'v1.md'))).data_base64, 'base64').toString(), 'first');
@@ -148,7 +179,10 @@ for (const backend of storeBackends()) {
       const get = (version: number) => ({ context_type: 'skill', context_id: id, version, path: 'f.md' });
 
       const published = await routed.ok<SkillRead>('read_skill', { skill_id: id, version: 'published' });
-      assert.deepEqual(published.attachments.map((a) => a.path), ['f.md']);
+      assert.deepEqual(
+        published.attachments.map((a) => a.path),
+        ['f.md'],
+      );
       assert.equal(Buffer.from((await routed.ok<Chunk>('read_context_attachment', get(published.version))).data_base64, 'base64').toString(), 'one');
       assert.equal(await routed.fail('read_context_attachment', get(2)), 'forbidden');
 
@@ -167,17 +201,33 @@ for (const backend of storeBackends()) {
       const manifest = await storeFiles(suite.running.gateway.services.blob, files);
       const title = suite.unique('With files');
       const adminId = await suite.principalId('admin-bot');
-      const created = await suite.db.tx((tx) => insertKnowledge(tx, suite.tenantId, { title, content: 'See the table.', authority: 'informational', createdBy: adminId, publish: true, attachments: manifest }));
+      const created = await suite.db.tx((tx) =>
+        insertKnowledge(tx, suite.tenantId, {
+          title,
+          content: 'See the table.',
+          authority: 'informational',
+          createdBy: adminId,
+          publish: true,
+          attachments: manifest,
+        }),
+      );
       const id = created.knowledge_id;
       const get = (version: unknown) => ({ context_type: 'knowledge', context_id: id, version, path: 'refs/table.csv' });
 
       const chunk = await admin.ok<Chunk>('read_context_attachment', get(1));
-      assert.deepEqual([Buffer.from(chunk.data_base64, 'base64').toString(), chunk.media_type, chunk.size, chunk.eof, chunk.version_id], ['a,b\n1,2\n', 'text/csv', 8, true, created.version_id]);
+      assert.deepEqual(
+        [Buffer.from(chunk.data_base64, 'base64').toString(), chunk.media_type, chunk.size, chunk.eof, chunk.version_id],
+        ['a,b\n1,2\n', 'text/csv', 8, true, created.version_id],
+      );
       assert.equal(await admin.fail('read_context_attachment', { ...get(1), context_id: 'x' }), 'invalid knowledge_id');
       assert.equal(await admin.fail('read_context_attachment', get(2)), 'Knowledge version not found');
 
       // write_knowledge replaces the content; the files stay with the Knowledge.
-      const written = await admin.ok<{ version: number; version_id: string }>('write_knowledge', { knowledge_id: id, expected_version: 1, content: 'See the table, again.' });
+      const written = await admin.ok<{ version: number; version_id: string }>('write_knowledge', {
+        knowledge_id: id,
+        expected_version: 1,
+        content: 'See the table, again.',
+      });
       const again = await admin.ok<Chunk>('read_context_attachment', get(2));
       assert.deepEqual([Buffer.from(again.data_base64, 'base64').toString(), again.version_id], ['a,b\n1,2\n', written.version_id]);
 

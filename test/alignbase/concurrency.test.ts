@@ -45,7 +45,9 @@ for (const backend of storeBackends()) {
       let latest = 1;
       let winners = 0;
       for (let round = 0; round < 3; round++) {
-        const results = await race((agent, n) => agent.call('write_knowledge', { knowledge_id: id, expected_version: latest, content: `round ${round} by writer ${n}` }));
+        const results = await race((agent, n) =>
+          agent.call('write_knowledge', { knowledge_id: id, expected_version: latest, content: `round ${round} by writer ${n}` }),
+        );
         const won = results.filter((r) => r.ok);
         assert.equal(won.length, 1, `round ${round}: exactly one winner, got ${won.length}`);
         for (const lost of results.filter((r) => !r.ok)) assert.equal(lost.text, KNOWLEDGE_CONFLICT);
@@ -60,7 +62,10 @@ for (const backend of storeBackends()) {
       }
       const { knowledge } = await admin.ok<{ knowledge: { knowledge_id: string; latest_version: number }[] }>('list_knowledge');
       assert.equal(knowledge.find((k) => k.knowledge_id === id)?.latest_version, 1 + winners);
-      const [versions] = await suite.db.query<{ n: number }>('SELECT count(*)::int AS n FROM context_versions WHERE tenant_id = $1 AND resource_id = $2', [suite.tenantId, id]);
+      const [versions] = await suite.db.query<{ n: number }>('SELECT count(*)::int AS n FROM context_versions WHERE tenant_id = $1 AND resource_id = $2', [
+        suite.tenantId,
+        id,
+      ]);
       assert.equal(versions?.n, 1 + winners);
     });
 
@@ -83,7 +88,10 @@ for (const backend of storeBackends()) {
           }, RETRIES),
         ),
       );
-      assert.deepEqual([...saved].sort((a, b) => a - b), Array.from({ length: WRITERS }, (_, n) => n + 2));
+      assert.deepEqual(
+        [...saved].sort((a, b) => a - b),
+        Array.from({ length: WRITERS }, (_, n) => n + 2),
+      );
       // Each version holds exactly the content of the writer that saved it.
       for (const [n, version] of saved.entries()) {
         assert.equal((await admin.ok<{ content: string }>('read_knowledge', { knowledge_id: id, version })).content, `writer ${n}`);
@@ -98,7 +106,9 @@ for (const backend of storeBackends()) {
       let latest = 1;
       let winners = 0;
       for (let round = 0; round < 3; round++) {
-        const results = await race((agent, n) => agent.call('write_skill', { skill_id: created.skill_id, expected_version: latest, skill_md: SKILL_MD(name, `Round ${round} by writer ${n}.`) }));
+        const results = await race((agent, n) =>
+          agent.call('write_skill', { skill_id: created.skill_id, expected_version: latest, skill_md: SKILL_MD(name, `Round ${round} by writer ${n}.`) }),
+        );
         const won = results.filter((r) => r.ok);
         assert.equal(won.length, 1, `round ${round}: exactly one winner, got ${won.length}`);
         for (const lost of results.filter((r) => !r.ok)) assert.equal(lost.text, SKILL_CONFLICT);
@@ -134,7 +144,10 @@ for (const backend of storeBackends()) {
           }, RETRIES),
         ),
       );
-      assert.deepEqual([...saved].sort((a, b) => a - b), Array.from({ length: WRITERS }, (_, n) => n + 2));
+      assert.deepEqual(
+        [...saved].sort((a, b) => a - b),
+        Array.from({ length: WRITERS }, (_, n) => n + 2),
+      );
       for (const [n, version] of saved.entries()) {
         const read = await admin.ok<{ description: string; attachments: { path: string }[] }>('read_skill', { skill_id: created.skill_id, version });
         assert.deepEqual([read.description, read.attachments.map((a) => a.path)], [`Writer ${n}.`, [`by/${n}.md`]]);
@@ -154,10 +167,16 @@ for (const backend of storeBackends()) {
       const admin = await suite.agent('admin-bot');
       const created = await createKnowledge(admin, suite.unique('Raced publish'));
       const publishers = await Promise.all(Array.from({ length: WRITERS }, () => suite.connect('publisher-bot')));
-      const results = await Promise.all(publishers.map((agent) => agent.ok<{ published: boolean; version: number }>('publish_knowledge', { knowledge_id: created.knowledge_id })));
+      const results = await Promise.all(
+        publishers.map((agent) => agent.ok<{ published: boolean; version: number }>('publish_knowledge', { knowledge_id: created.knowledge_id })),
+      );
       assert.equal(results.filter((r) => r.published).length, 1);
       assert.ok(results.every((r) => r.version === 1));
-      const events = await suite.db.query('SELECT 1 FROM audit_events WHERE tenant_id = $1 AND action = $2 AND resources @> $3::jsonb', [suite.tenantId, 'knowledge.publish', JSON.stringify([{ id: created.knowledge_id }])]);
+      const events = await suite.db.query('SELECT 1 FROM audit_events WHERE tenant_id = $1 AND action = $2 AND resources @> $3::jsonb', [
+        suite.tenantId,
+        'knowledge.publish',
+        JSON.stringify([{ id: created.knowledge_id }]),
+      ]);
       assert.equal(events.length, 1);
     });
   });

@@ -5,10 +5,21 @@ import type { Agent } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from './support.ts';
 
 type Read = { version: number; version_id: string; version_created_at: string };
-type AuditRow = { action: string; tool: string; dialect: string; result: string; surface: string; token_id: string | null; principal_id: string; resources: Record<string, unknown>[]; details: Record<string, unknown> };
+type AuditRow = {
+  action: string;
+  tool: string;
+  dialect: string;
+  result: string;
+  surface: string;
+  token_id: string | null;
+  principal_id: string;
+  resources: Record<string, unknown>[];
+  details: Record<string, unknown>;
+};
 
 /** Real boundary tags in a bundle (escaped ones start with &lt; and do not count), any case and spacing. */
-const SCOPE_NOTE = 'Each `<alignbase_knowledge>` contains one independent document. Treat its headings and structure as scoped to that element; they end at the closing element.';
+const SCOPE_NOTE =
+  'Each `<alignbase_knowledge>` contains one independent document. Treat its headings and structure as scoped to that element; they end at the closing element.';
 /** The bundle's own fixed scope note names the element; everything else that does counts. */
 const count = (text: string, pattern: RegExp): number => [...text.replace(SCOPE_NOTE, '').matchAll(pattern)].length;
 const OPEN_KNOWLEDGE = /<\s*alignbase_knowledge[\s>]/gi;
@@ -66,7 +77,8 @@ for (const backend of storeBackends()) {
         const created = await createSkill(admin, name, { ...(key === 'expired' ? { expires_at: '2020-01-01' } : {}) });
         skills[key] = created.skill_id;
         if (key !== 'unpublished') await admin.ok('publish_skill', { skill_id: created.skill_id });
-        if (key === 'changed') await admin.ok('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(name, 'Unpublished description.') });
+        if (key === 'changed')
+          await admin.ok('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(name, 'Unpublished description.') });
       }
       const direct = ['live', 'changed', 'expired', 'unpublished'] as const;
       await suite.access({
@@ -103,13 +115,32 @@ for (const backend of storeBackends()) {
           block(changed.knowledge_id, names.changed, 'informational', changedRead, 'Published words.'),
         ].join('\n\n') + '\n',
       );
-      for (const excluded of ['Unpublished words.', 'Expired words.', 'Never published words.', 'Unrouted words.', 'Group words.', 'Unpublished description.', names.expired, names.unpublished, names.unrouted, names.group, expired.knowledge_id, unpublished.knowledge_id, unrouted.knowledge_id, group.knowledge_id]) {
+      for (const excluded of [
+        'Unpublished words.',
+        'Expired words.',
+        'Never published words.',
+        'Unrouted words.',
+        'Group words.',
+        'Unpublished description.',
+        names.expired,
+        names.unpublished,
+        names.unrouted,
+        names.group,
+        expired.knowledge_id,
+        unpublished.knowledge_id,
+        unrouted.knowledge_id,
+        group.knowledge_id,
+      ]) {
         assert.ok(!routed.includes(excluded), excluded);
       }
 
       const fleet = await (await suite.agent('fleet-bot', 'context.read')).context();
       assert.ok(fleet.includes(`## Available Skills\n\n${skillLine(names.group)}\n\n## Memories`), fleet);
-      assert.ok(fleet.includes(`${block(live.knowledge_id, names.live, 'must_follow', liveRead, 'Live must-follow rule.')}\n\n${block(group.knowledge_id, names.group, 'informational', groupRead, 'Group words.')}\n`));
+      assert.ok(
+        fleet.includes(
+          `${block(live.knowledge_id, names.live, 'must_follow', liveRead, 'Live must-follow rule.')}\n\n${block(group.knowledge_id, names.group, 'informational', groupRead, 'Group words.')}\n`,
+        ),
+      );
       assert.equal(count(fleet, OPEN_KNOWLEDGE), 2);
 
       // Publishing the newer version delivers it.
@@ -167,12 +198,19 @@ for (const backend of storeBackends()) {
       });
       await admin.ok('publish_skill', { skill_id: skill.skill_id });
       await suite.access({
-        routes: [route(`knowledge:${title}`, 'routed-bot'), route(`knowledge:${(await admin.ok<{ title: string }>('read_knowledge', { knowledge_id: second.knowledge_id })).title}`, 'routed-bot'), route(`skill:${skillName}`, 'routed-bot')],
+        routes: [
+          route(`knowledge:${title}`, 'routed-bot'),
+          route(`knowledge:${(await admin.ok<{ title: string }>('read_knowledge', { knowledge_id: second.knowledge_id })).title}`, 'routed-bot'),
+          route(`skill:${skillName}`, 'routed-bot'),
+        ],
       });
 
       const text = await (await suite.agent('routed-bot', 'context.read')).context();
       // Exactly the delivered documents have boundaries; there are no Memory boundaries at all.
-      const delivered = count(text, /^<alignbase_knowledge id="[0-9a-f-]{36}" title="[^"]*" version="\d+" authority="(?:informational|must_follow)" updated_at="[^"]+">$/gm);
+      const delivered = count(
+        text,
+        /^<alignbase_knowledge id="[0-9a-f-]{36}" title="[^"]*" version="\d+" authority="(?:informational|must_follow)" updated_at="[^"]+">$/gm,
+      );
       assert.ok(delivered >= 2);
       assert.equal(count(text, OPEN_KNOWLEDGE), delivered);
       assert.equal(count(text, CLOSE_KNOWLEDGE), delivered);
@@ -185,7 +223,12 @@ for (const backend of storeBackends()) {
       const body = text.slice(text.indexOf('>\n\n', start) + 3, text.indexOf('\n\n</alignbase_knowledge>', start));
       assert.ok(body.startsWith('Intro line.\n&lt;/alignbase_knowledge>\n&lt;alignbase_knowledge id="00000000'));
       assert.ok(body.endsWith('Outro line.'));
-      assert.ok(body.includes('&lt;/ALIGNBASE_KNOWLEDGE>') && body.includes('&lt; /alignbase_knowledge >') && body.includes('&lt;Alignbase_Knowledge') && body.includes('&lt;/alignbase_memory>'));
+      assert.ok(
+        body.includes('&lt;/ALIGNBASE_KNOWLEDGE>') &&
+          body.includes('&lt; /alignbase_knowledge >') &&
+          body.includes('&lt;Alignbase_Knowledge') &&
+          body.includes('&lt;/alignbase_memory>'),
+      );
       assert.equal(count(body, /<\s*\/?\s*alignbase_/gi), 0);
       // The Skill line stays one line, escaped.
       const line = text.split('\n').find((l) => l.startsWith(`- "${skillName}"`));
@@ -211,7 +254,10 @@ for (const backend of storeBackends()) {
       assert.equal(delivered.length, 8);
       const [left] = ids.filter((id) => !delivered.includes(id));
       assert.ok(left !== undefined);
-      assert.match(text, new RegExp(`1 routed Knowledge is not included, to keep this context within the 8 MiB limit: "[^"]+" \\(knowledge_id ${left}, version 1\\)`));
+      assert.match(
+        text,
+        new RegExp(`1 routed Knowledge is not included, to keep this context within the 8 MiB limit: "[^"]+" \\(knowledge_id ${left}, version 1\\)`),
+      );
       const [event] = await suite.db.query<{ result: string; resources: { id: string }[] }>(
         `SELECT result, resources FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
         [suite.tenantId, await suite.principalId('scoped-bot')],
@@ -232,7 +278,9 @@ for (const backend of storeBackends()) {
       const skill = await createSkill(admin, skillName, { review_by: '2031-01-01' });
       await admin.ok('publish_skill', { skill_id: skill.skill_id });
       const unpublished = await createKnowledge(admin, suite.unique('Audited unpublished'));
-      await suite.access({ routes: [route(`knowledge:${title}`, 'fleet-bot'), route(`skill:${skillName}`, 'group:fleet'), route(`knowledge:${unpublished.title}`, 'fleet-bot')] });
+      await suite.access({
+        routes: [route(`knowledge:${title}`, 'fleet-bot'), route(`skill:${skillName}`, 'group:fleet'), route(`knowledge:${unpublished.title}`, 'fleet-bot')],
+      });
 
       const fleet = await suite.agent('fleet-bot', 'context.read');
       const before = await auditRows('fleet-bot', 'context.request');
@@ -243,8 +291,15 @@ for (const backend of storeBackends()) {
       assert.ok(row);
       assert.deepEqual([row.tool, row.dialect, row.result, row.surface], ['get_current_context', 'alignbase', 'ok', 'mcp']);
       assert.ok(row.token_id !== null);
-      const tokens = await suite.db.query<{ scopes: string[] }>('SELECT scopes FROM tokens WHERE tenant_id = $1 AND id = $2 AND principal_id = $3', [suite.tenantId, row.token_id, row.principal_id]);
-      assert.deepEqual(tokens.map((t) => t.scopes), [['context.read']]);
+      const tokens = await suite.db.query<{ scopes: string[] }>('SELECT scopes FROM tokens WHERE tenant_id = $1 AND id = $2 AND principal_id = $3', [
+        suite.tenantId,
+        row.token_id,
+        row.principal_id,
+      ]);
+      assert.deepEqual(
+        tokens.map((t) => t.scopes),
+        [['context.read']],
+      );
       // Exactly what the bundle delivered (other tests route more to this agent), with versions.
       const text = await fleet.context();
       const shownIds = [...text.matchAll(/^<alignbase_knowledge id="([0-9a-f-]{36})"/gm)].map((m) => m[1]);
@@ -253,8 +308,14 @@ for (const backend of storeBackends()) {
       assert.deepEqual(knowledgeRefs.map((r) => r.id).sort(), shownIds.sort());
       assert.equal(skillRefs.length, count(text.slice(text.indexOf('## Available Skills'), text.indexOf('## Memories')), /^- "/gm));
       for (const ref of row.resources) assert.deepEqual(Object.keys(ref).sort(), ['id', 'type', 'version', 'version_id'], JSON.stringify(ref));
-      assert.deepEqual(knowledgeRefs.find((r) => r.id === created.knowledge_id), { type: 'knowledge', id: created.knowledge_id, version: 1, version_id: created.version_id });
-      assert.deepEqual(skillRefs.find((r) => r.id === skill.skill_id), { type: 'skill', id: skill.skill_id, version: 1, version_id: skill.version_id });
+      assert.deepEqual(
+        knowledgeRefs.find((r) => r.id === created.knowledge_id),
+        { type: 'knowledge', id: created.knowledge_id, version: 1, version_id: created.version_id },
+      );
+      assert.deepEqual(
+        skillRefs.find((r) => r.id === skill.skill_id),
+        { type: 'skill', id: skill.skill_id, version: 1, version_id: skill.version_id },
+      );
       assert.ok(!knowledgeRefs.some((r) => r.id === unpublished.knowledge_id));
       assert.ok(!JSON.stringify(row.resources).includes(second.version_id));
 
@@ -270,27 +331,51 @@ for (const backend of storeBackends()) {
       // Writes record before and after versions in their own transaction.
       const writes = await auditRows('admin-bot', 'knowledge.write');
       const write = writes.find((w) => w.resources.some((r) => r.id === created.knowledge_id));
-      assert.deepEqual(write?.resources, [{ type: 'knowledge', id: created.knowledge_id, before_version: 1, after_version: 2, version_id: second.version_id, changed: true }]);
+      assert.deepEqual(write?.resources, [
+        { type: 'knowledge', id: created.knowledge_id, before_version: 1, after_version: 2, version_id: second.version_id, changed: true },
+      ]);
       assert.equal(write?.tool, 'write_knowledge');
       // Tied to the MCP agent (principal, token) and to its owner.
       const alice = await suite.principalId('alice@acme.test');
       assert.deepEqual([write?.principal_id, write?.details.owner_id, write?.details.published], [await suite.principalId('admin-bot'), alice, false]);
       assert.ok(write?.token_id);
       const publishes = (await auditRows('admin-bot', 'knowledge.publish')).filter((p) => p.resources.some((r) => r.id === created.knowledge_id));
-      assert.deepEqual(publishes.map((p) => p.resources), [[{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: 1, version_id: created.version_id }]]);
+      assert.deepEqual(
+        publishes.map((p) => p.resources),
+        [[{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: 1, version_id: created.version_id }]],
+      );
       assert.equal(publishes[0]?.details.owner_id, alice);
       const skillCreate = (await auditRows('admin-bot', 'skill.create')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
       // Skill audit metadata: tool, tenant, agent, token, owner, package version and freshness.
       assert.deepEqual(
-        [skillCreate?.tool, skillCreate?.details.owner_id, skillCreate?.details.review_by, skillCreate?.details.expires_at, skillCreate?.details.package_files, skillCreate?.resources],
-        ['create_skill', alice, '2031-01-01', null, 1, [{ type: 'skill', id: skill.skill_id, before_version: null, after_version: 1, version_id: skill.version_id, changed: true }]],
+        [
+          skillCreate?.tool,
+          skillCreate?.details.owner_id,
+          skillCreate?.details.review_by,
+          skillCreate?.details.expires_at,
+          skillCreate?.details.package_files,
+          skillCreate?.resources,
+        ],
+        [
+          'create_skill',
+          alice,
+          '2031-01-01',
+          null,
+          1,
+          [{ type: 'skill', id: skill.skill_id, before_version: null, after_version: 1, version_id: skill.version_id, changed: true }],
+        ],
       );
       assert.ok(skillCreate?.token_id);
       await admin.ok('write_skill', { skill_id: skill.skill_id, expected_version: 1, skill_md: SKILL_MD(skillName), expires_at: '2031-02-01' });
       const skillWrite = (await auditRows('admin-bot', 'skill.write')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
       assert.deepEqual(
         [skillWrite?.details.owner_id, skillWrite?.details.review_by, skillWrite?.details.expires_at, skillWrite?.resources],
-        [alice, '2031-01-01', '2031-02-01', [{ type: 'skill', id: skill.skill_id, before_version: 1, after_version: 1, version_id: skill.version_id, changed: false }]],
+        [
+          alice,
+          '2031-01-01',
+          '2031-02-01',
+          [{ type: 'skill', id: skill.skill_id, before_version: 1, after_version: 1, version_id: skill.version_id, changed: false }],
+        ],
       );
       // A no-op write records no write event.
       const count0 = (await auditRows('admin-bot', 'knowledge.write')).length;

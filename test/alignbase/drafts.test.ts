@@ -45,7 +45,12 @@ for (const backend of storeBackends()) {
       await admin.ok('publish_knowledge', { knowledge_id: id });
       await suite.access({ routes: [route(`knowledge:${title}`, 'routed-bot')] });
 
-      const first = await proposer.ok<Created>('create_knowledge_draft', { knowledge_id: id, base_version: 1, content: 'DRAFT ONE text', rationale: 'Clearer wording' });
+      const first = await proposer.ok<Created>('create_knowledge_draft', {
+        knowledge_id: id,
+        base_version: 1,
+        content: 'DRAFT ONE text',
+        rationale: 'Clearer wording',
+      });
       assertShape('create_knowledge_draft', first, { draft_id: 'uuid', knowledge_id: 'uuid', base_version: 'int', created: 'bool' });
       assert.deepEqual({ ...first, draft_id: '' }, { draft_id: '', knowledge_id: id, base_version: 1, created: true });
       const second = await proposer.ok<Created>('create_knowledge_draft', { knowledge_id: id.toUpperCase(), base_version: 1, content: 'DRAFT TWO text' });
@@ -62,7 +67,18 @@ for (const backend of storeBackends()) {
       const { drafts } = await viewer.ok<{ drafts: Draft[] }>('list_knowledge_drafts', { knowledge_id: id });
       for (const draft of drafts) assertShape('list_knowledge_drafts item', draft, KNOWLEDGE_DRAFT_ITEM);
       assert.deepEqual(
-        drafts.map((d) => [d.draft_id, d.knowledge_id, d.base_version, d.current_version, d.is_stale, d.author_name, d.author_email, d.agent_name, d.rationale, d.created_by_this_agent]),
+        drafts.map((d) => [
+          d.draft_id,
+          d.knowledge_id,
+          d.base_version,
+          d.current_version,
+          d.is_stale,
+          d.author_name,
+          d.author_email,
+          d.agent_name,
+          d.rationale,
+          d.created_by_this_agent,
+        ]),
         [
           [first.draft_id, id, 1, 1, false, 'Alice', 'alice@acme.test', 'proposer-bot', 'Clearer wording', false],
           [second.draft_id, id, 1, 1, false, 'Alice', 'alice@acme.test', 'proposer-bot', null, false],
@@ -78,7 +94,17 @@ for (const backend of storeBackends()) {
       const stale = await proposer.ok<Draft>('read_knowledge_draft', { draft_id: first.draft_id });
       assertShape('read_knowledge_draft', stale, KNOWLEDGE_DRAFT_READ);
       assert.deepEqual(
-        [stale.draft_id, stale.knowledge_id, stale.base_version, stale.current_version, stale.is_stale, stale.content, stale.rationale, stale.created_by_this_agent, stale.agent_name],
+        [
+          stale.draft_id,
+          stale.knowledge_id,
+          stale.base_version,
+          stale.current_version,
+          stale.is_stale,
+          stale.content,
+          stale.rationale,
+          stale.created_by_this_agent,
+          stale.agent_name,
+        ],
         [first.draft_id, id, 1, 2, true, 'DRAFT ONE text', 'Clearer wording', true, 'proposer-bot'],
       );
       const third = await proposer.ok<Created>('create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'DRAFT THREE', rationale: '   ' });
@@ -109,7 +135,10 @@ for (const backend of storeBackends()) {
 
       assert.equal((await author.ok<Draft>('read_knowledge_draft', { draft_id: draft.draft_id })).content, 'scoped proposal');
       // The author may read with a read-only connection too.
-      assert.equal((await (await suite.agent('scoped-bot', 'context.read')).ok<Draft>('read_knowledge_draft', { draft_id: draft.draft_id })).content, 'scoped proposal');
+      assert.equal(
+        (await (await suite.agent('scoped-bot', 'context.read')).ok<Draft>('read_knowledge_draft', { draft_id: draft.draft_id })).content,
+        'scoped proposal',
+      );
       for (const reviewer of ['publisher-bot', 'admin-bot']) {
         const got = await (await suite.agent(reviewer)).ok<Draft>('read_knowledge_draft', { draft_id: draft.draft_id });
         assert.deepEqual([got.content, got.created_by_this_agent, got.agent_name], ['scoped proposal', false, 'scoped-bot'], reviewer);
@@ -142,13 +171,24 @@ for (const backend of storeBackends()) {
       const proposer = await suite.agent('proposer-bot');
       for (const base of [0, -1, 1.5]) {
         assert.equal(await proposer.fail('create_knowledge_draft', { knowledge_id: id, base_version: base, content: 'x' }), 'base_version must be positive');
-        assert.equal(await proposer.fail('create_skill_draft', { skill_id: skill.skill_id, base_version: base, skill_md: SKILL_MD(skill.name) }), 'base_version must be positive');
+        assert.equal(
+          await proposer.fail('create_skill_draft', { skill_id: skill.skill_id, base_version: base, skill_md: SKILL_MD(skill.name) }),
+          'base_version must be positive',
+        );
       }
       assert.equal(await proposer.fail('create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'x' }), 'Knowledge version not found');
-      assert.equal(await proposer.fail('create_skill_draft', { skill_id: skill.skill_id, base_version: 2, skill_md: SKILL_MD(skill.name) }), 'skill version not found');
-      assert.match(await proposer.fail('create_knowledge_draft', { knowledge_id: id, base_version: 1, content: 'x', rationale: 'r'.repeat(2001) }), /^rationale cannot exceed 2000 characters$/);
+      assert.equal(
+        await proposer.fail('create_skill_draft', { skill_id: skill.skill_id, base_version: 2, skill_md: SKILL_MD(skill.name) }),
+        'skill version not found',
+      );
+      assert.match(
+        await proposer.fail('create_knowledge_draft', { knowledge_id: id, base_version: 1, content: 'x', rationale: 'r'.repeat(2001) }),
+        /^rationale cannot exceed 2000 characters$/,
+      );
       // Drafting is a write: a read-only connection does not even see the tool.
-      await assertScopeRefused((await suite.agent('proposer-bot', 'context.read')).call('create_knowledge_draft', { knowledge_id: id, base_version: 1, content: 'x' }));
+      await assertScopeRefused(
+        (await suite.agent('proposer-bot', 'context.read')).call('create_knowledge_draft', { knowledge_id: id, base_version: 1, content: 'x' }),
+      );
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
     });
 
@@ -167,7 +207,10 @@ for (const backend of storeBackends()) {
       const { drafts } = await (await suite.agent('viewer-bot')).ok<{ drafts: Draft[] }>('list_skill_drafts', { skill_id: skill.skill_id });
       assert.equal(drafts.length, 1);
       assertShape('list_skill_drafts item', drafts[0], SKILL_DRAFT_ITEM);
-      assert.deepEqual([drafts[0]?.skill_id, drafts[0]?.base_version, drafts[0]?.current_version, drafts[0]?.is_stale, drafts[0]?.rationale], [skill.skill_id, 1, 2, true, 'Sharper']);
+      assert.deepEqual(
+        [drafts[0]?.skill_id, drafts[0]?.base_version, drafts[0]?.current_version, drafts[0]?.is_stale, drafts[0]?.rationale],
+        [skill.skill_id, 1, 2, true, 'Sharper'],
+      );
       for (const reader of ['proposer-bot', 'publisher-bot']) {
         const got = await (await suite.agent(reader)).ok<Draft>('read_skill_draft', { draft_id: draft.draft_id });
         assertShape('read_skill_draft', got, SKILL_DRAFT_READ);
@@ -203,7 +246,10 @@ for (const backend of storeBackends()) {
         'SELECT title, content, authority, status, attachments FROM context_proposals WHERE tenant_id = $1 AND id = $2',
         [suite.tenantId, (proposal as { proposal_id: string }).proposal_id],
       );
-      assert.deepEqual([row?.title, row?.content, row?.authority, row?.status, row?.attachments.length], ['A new handbook', '# Handbook', 'must_follow', 'open', 1]);
+      assert.deepEqual(
+        [row?.title, row?.content, row?.authority, row?.status, row?.attachments.length],
+        ['A new handbook', '# Handbook', 'must_follow', 'open', 1],
+      );
       const after = (await snapshot(suite.db, suite.tenantId)) as { resources: unknown[]; versions: unknown[] };
       assert.deepEqual(after.resources, (before as { resources: unknown[] }).resources);
       assert.deepEqual(after.versions, (before as { versions: unknown[] }).versions);
@@ -215,7 +261,10 @@ for (const backend of storeBackends()) {
       assert.equal(await proposer.fail('propose_knowledge', { title: ' ', content: 'x' }), 'title required');
       assert.equal(await proposer.fail('propose_knowledge', { title: 't'.repeat(201), content: 'x' }), 'title too long');
       assert.equal(await proposer.fail('propose_knowledge', { title: 'Empty', content: '' }), 'content is required');
-      assert.match(await proposer.fail('propose_knowledge', { title: 'Bad file', content: 'x', attachments: [{ path: '../x', data_base64: b64('x') }] }), /^invalid attachments: attachments\[0\]\.path "\.\.\/x" must not contain \.\.$/);
+      assert.match(
+        await proposer.fail('propose_knowledge', { title: 'Bad file', content: 'x', attachments: [{ path: '../x', data_base64: b64('x') }] }),
+        /^invalid attachments: attachments\[0\]\.path "\.\.\/x" must not contain \.\.$/,
+      );
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
     });
   });

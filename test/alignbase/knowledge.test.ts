@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
 import type { CreatedKnowledge } from './support.ts';
-import { KNOWLEDGE_ITEM, KNOWLEDGE_PUBLISH, KNOWLEDGE_READ, KNOWLEDGE_WRITE, Suite, assertShape, backendLabel, createKnowledge, snapshot, utcDate } from './support.ts';
+import {
+  KNOWLEDGE_ITEM,
+  KNOWLEDGE_PUBLISH,
+  KNOWLEDGE_READ,
+  KNOWLEDGE_WRITE,
+  Suite,
+  assertShape,
+  backendLabel,
+  createKnowledge,
+  snapshot,
+  utcDate,
+} from './support.ts';
 
 type Item = Record<string, unknown> & { knowledge_id: string };
 type Read = Record<string, unknown> & { version_id: string; version: number; content: string };
@@ -31,9 +42,19 @@ for (const backend of storeBackends()) {
       const title = suite.unique('Release checklist');
       const reviewBy = utcDate(30);
       const expiresAt = utcDate(60);
-      const created = await admin.ok<CreatedKnowledge>('write_knowledge', { title, expected_version: 0, content: '# Checklist\n\nv1', authority: 'must_follow', review_by: reviewBy, expires_at: expiresAt });
+      const created = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        title,
+        expected_version: 0,
+        content: '# Checklist\n\nv1',
+        authority: 'must_follow',
+        review_by: reviewBy,
+        expires_at: expiresAt,
+      });
       assertShape('write_knowledge', created, KNOWLEDGE_WRITE);
-      assert.deepEqual({ ...created, knowledge_id: '', version_id: '' }, { knowledge_id: '', title, version_id: '', version: 1, updated: true, published: false, created: true });
+      assert.deepEqual(
+        { ...created, knowledge_id: '', version_id: '' },
+        { knowledge_id: '', title, version_id: '', version: 1, updated: true, published: false, created: true },
+      );
       const id = created.knowledge_id;
       const v1 = created.version_id;
 
@@ -42,7 +63,15 @@ for (const backend of storeBackends()) {
       assert.ok(item);
       assert.equal(item.title, title);
       assert.deepEqual(
-        [item.current_version_id, item.current_version, item.latest_version_id, item.latest_version, item.published_version_id, item.published_version, item.published_version_created_at],
+        [
+          item.current_version_id,
+          item.current_version,
+          item.latest_version_id,
+          item.latest_version,
+          item.published_version_id,
+          item.published_version,
+          item.published_version_created_at,
+        ],
         [v1, 1, v1, 1, null, null, null],
       );
       assert.equal(item.current_version_created_at, item.latest_version_created_at);
@@ -53,7 +82,19 @@ for (const backend of storeBackends()) {
       let read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
       assertShape('read_knowledge', read, KNOWLEDGE_READ);
       assert.deepEqual(
-        [read.knowledge_id, read.title, read.version_id, read.version, read.latest_version, read.published_version, read.is_published_version, read.has_unpublished_changes, read.content, read.authority, read.publication_status],
+        [
+          read.knowledge_id,
+          read.title,
+          read.version_id,
+          read.version,
+          read.latest_version,
+          read.published_version,
+          read.is_published_version,
+          read.has_unpublished_changes,
+          read.content,
+          read.authority,
+          read.publication_status,
+        ],
         [id, title, v1, 1, 1, null, false, true, '# Checklist\n\nv1', 'must_follow', 'unpublished'],
       );
       assert.equal(read.created_at, item.created_at);
@@ -63,19 +104,34 @@ for (const backend of storeBackends()) {
       const published = await admin.ok('publish_knowledge', { knowledge_id: id });
       assertShape('publish_knowledge', published, KNOWLEDGE_PUBLISH);
       assert.deepEqual(published, { knowledge_id: id, title, version_id: v1, version: 1, published: true });
-      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: 'latest' }), { knowledge_id: id, title, version_id: v1, version: 1, published: false });
+      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: 'latest' }), {
+        knowledge_id: id,
+        title,
+        version_id: v1,
+        version: 1,
+        published: false,
+      });
       item = await listed('admin-bot', id);
-      assert.deepEqual([item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes], [v1, 1, 'published', false]);
+      assert.deepEqual(
+        [item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
+        [v1, 1, 'published', false],
+      );
       assert.equal(item?.published_version_created_at, item?.latest_version_created_at);
 
       // A new version, authority omitted: kept.
       const written = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 1, content: '# Checklist\n\nv2' });
       assertShape('write_knowledge', written, KNOWLEDGE_WRITE);
-      assert.deepEqual({ ...written, version_id: '' }, { knowledge_id: id, title, version_id: '', version: 2, updated: true, published: false, created: false });
+      assert.deepEqual(
+        { ...written, version_id: '' },
+        { knowledge_id: id, title, version_id: '', version: 2, updated: true, published: false, created: false },
+      );
       assert.notEqual(written.version_id, v1);
       const v2 = written.version_id;
       read = await admin.ok<Read>('read_knowledge', { knowledge_id: id, version: 'latest' });
-      assert.deepEqual([read.version_id, read.version, read.authority, read.content, read.is_published_version, read.published_version], [v2, 2, 'must_follow', '# Checklist\n\nv2', false, 1]);
+      assert.deepEqual(
+        [read.version_id, read.version, read.authority, read.content, read.is_published_version, read.published_version],
+        [v2, 2, 'must_follow', '# Checklist\n\nv2', false, 1],
+      );
       assert.deepEqual([read.publication_status, read.has_unpublished_changes], ['unpublished_changes', true]);
       item = await listed('admin-bot', id);
       assert.deepEqual([item?.latest_version_id, item?.latest_version, item?.published_version_id, item?.published_version], [v2, 2, v1, 1]);
@@ -99,21 +155,46 @@ for (const backend of storeBackends()) {
       }
 
       // The same content and authority: updated: false, no version.
-      const same = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 2, content: '# Checklist\n\nv2', authority: 'must_follow' });
+      const same = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        knowledge_id: id,
+        expected_version: 2,
+        content: '# Checklist\n\nv2',
+        authority: 'must_follow',
+      });
       assert.deepEqual(same, { knowledge_id: id, title, version_id: v2, version: 2, updated: false, published: false, created: false });
       assert.equal((await listed('admin-bot', id))?.latest_version, 2);
 
       // Only the authority differs: a new version.
-      const authority = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 2, content: '# Checklist\n\nv2', authority: 'informational' });
+      const authority = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        knowledge_id: id,
+        expected_version: 2,
+        content: '# Checklist\n\nv2',
+        authority: 'informational',
+      });
       assert.deepEqual([authority.version, authority.updated], [3, true]);
       assert.equal((await admin.ok<Read>('read_knowledge', { knowledge_id: id })).authority, 'informational');
 
       // Publishing an exact version (a numeric string), then an older one again.
-      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: '3' }), { knowledge_id: id, title, version_id: authority.version_id, version: 3, published: true });
+      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: '3' }), {
+        knowledge_id: id,
+        title,
+        version_id: authority.version_id,
+        version: 3,
+        published: true,
+      });
       assert.equal((await listed('admin-bot', id))?.publication_status, 'published');
-      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: 1 }), { knowledge_id: id, title, version_id: v1, version: 1, published: true });
+      assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: 1 }), {
+        knowledge_id: id,
+        title,
+        version_id: v1,
+        version: 1,
+        published: true,
+      });
       item = await listed('admin-bot', id);
-      assert.deepEqual([item?.published_version, item?.latest_version, item?.publication_status, item?.has_unpublished_changes], [1, 3, 'unpublished_changes', true]);
+      assert.deepEqual(
+        [item?.published_version, item?.latest_version, item?.publication_status, item?.has_unpublished_changes],
+        [1, 3, 'unpublished_changes', true],
+      );
 
       // publish: true with a write; then an unchanged write with publish: true of the published latest.
       const live = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 3, content: '# Checklist\n\nv4', publish: true });
@@ -158,7 +239,10 @@ for (const backend of storeBackends()) {
       const created = await createKnowledge(admin, title);
       assert.equal(created.title, title);
       const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id.toUpperCase() });
-      assert.deepEqual([read.knowledge_id, read.authority, read.review_by, read.expires_at, read.status], [created.knowledge_id, 'informational', null, null, 'live']);
+      assert.deepEqual(
+        [read.knowledge_id, read.authority, read.review_by, read.expires_at, read.status],
+        [created.knowledge_id, 'informational', null, null, 'live'],
+      );
       // 200 characters that are not all one UTF-16 unit each.
       const wide = `${suite.unique('W')}-${'🚀'.repeat(200)}`;
       const wideTitle = [...wide].slice(0, 200).join('');
@@ -197,12 +281,21 @@ for (const backend of storeBackends()) {
     it('ignores dates on writes of existing Knowledge but still refuses malformed ones', async () => {
       const admin = await suite.agent('admin-bot');
       const created = await createKnowledge(admin, suite.unique('Dated'), { review_by: '2030-01-01', expires_at: '2030-02-01' });
-      const written = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'v2', review_by: '2031-01-01', expires_at: '2031-02-01' });
+      const written = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        knowledge_id: created.knowledge_id,
+        expected_version: 1,
+        content: 'v2',
+        review_by: '2031-01-01',
+        expires_at: '2031-02-01',
+      });
       assert.equal(written.version, 2);
       const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id });
       assert.deepEqual([read.review_by, read.expires_at], ['2030-01-01', '2030-02-01']);
       const before = await snapshot(suite.db, suite.tenantId);
-      assert.equal(await admin.fail('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 2, content: 'v3', review_by: '01/02/2031' }), 'review_by must use YYYY-MM-DD format');
+      assert.equal(
+        await admin.fail('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 2, content: 'v3', review_by: '01/02/2031' }),
+        'review_by must use YYYY-MM-DD format',
+      );
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), before);
     });
 
@@ -245,14 +338,22 @@ for (const backend of storeBackends()) {
           { knowledge_id: id, version },
           'version must be latest, published, or a positive version number',
         ]),
-        ...[0, -1, 1.5].map((version): [string, Record<string, unknown>, string] => ['read_knowledge', { knowledge_id: id, version }, 'version must be latest, published, or a positive version number']),
+        ...[0, -1, 1.5].map((version): [string, Record<string, unknown>, string] => [
+          'read_knowledge',
+          { knowledge_id: id, version },
+          'version must be latest, published, or a positive version number',
+        ]),
         // publish selectors
         ...['published', 'draft', '0', '', '2.5'].map((version): [string, Record<string, unknown>, string] => [
           'publish_knowledge',
           { knowledge_id: id, version },
           'version must be latest or a positive version number',
         ]),
-        ...[0, -2, 1.5].map((version): [string, Record<string, unknown>, string] => ['publish_knowledge', { knowledge_id: id, version }, 'version must be latest or a positive version number']),
+        ...[0, -2, 1.5].map((version): [string, Record<string, unknown>, string] => [
+          'publish_knowledge',
+          { knowledge_id: id, version },
+          'version must be latest or a positive version number',
+        ]),
         // version conflicts: behind and ahead
         ['write_knowledge', { knowledge_id: id, expected_version: 1, content: 'stale' }, 'version conflict: read the Knowledge again before writing'],
         ['write_knowledge', { knowledge_id: id, expected_version: 3, content: 'ahead' }, 'version conflict: read the Knowledge again before writing'],
@@ -277,11 +378,17 @@ for (const backend of storeBackends()) {
         ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
         ['propose_knowledge', { title: 'Too big', content: '€'.repeat(349_526) }, 'Knowledge content must be 1 MB or smaller'],
         // dates
-        ...['2026-1-01', '2026-02-30', '2026-13-01', 'tomorrow', '2026-06-23T00:00:00Z', '20260623', ''].flatMap((date): [string, Record<string, unknown>, string][] => [
-          ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: date }, 'review_by must use YYYY-MM-DD format'],
-          ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', expires_at: date }, 'expires_at must use YYYY-MM-DD format'],
-        ]),
-        ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: '2030-02-01', expires_at: '2030-01-31' }, 'expires_at cannot be before review_by'],
+        ...['2026-1-01', '2026-02-30', '2026-13-01', 'tomorrow', '2026-06-23T00:00:00Z', '20260623', ''].flatMap(
+          (date): [string, Record<string, unknown>, string][] => [
+            ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: date }, 'review_by must use YYYY-MM-DD format'],
+            ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', expires_at: date }, 'expires_at must use YYYY-MM-DD format'],
+          ],
+        ),
+        [
+          'write_knowledge',
+          { title: 'Dated', expected_version: 0, content: 'x', review_by: '2030-02-01', expires_at: '2030-01-31' },
+          'expires_at cannot be before review_by',
+        ],
         // forbidden: readable but not writable
         ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'viewer' }, 'forbidden'],
         ['publish_knowledge', { knowledge_id: id }, 'forbidden'],

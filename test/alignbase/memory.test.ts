@@ -73,7 +73,15 @@ for (const backend of storeBackends()) {
       assert.equal(created.created, true);
       memoryId = String(created.memory_id);
       const read = await writer.ok('read_memory', { memory_id: memoryId });
-      assert.deepEqual(read, { name: 'Release state', content: 'Started the release.', version_id: created.version_id, version: 1, can_write: true, assignment_state: 'available', memory_id: memoryId });
+      assert.deepEqual(read, {
+        name: 'Release state',
+        content: 'Started the release.',
+        version_id: created.version_id,
+        version: 1,
+        can_write: true,
+        assignment_state: 'available',
+        memory_id: memoryId,
+      });
       assert.equal(await reader.fail('create_memory', { name: 'Mine', content: 'x' }), 'forbidden');
     });
 
@@ -103,7 +111,10 @@ for (const backend of storeBackends()) {
       assert.equal(same.updated, false);
       assert.equal(same.version, 2);
       assert.equal(same.version_id, written.version_id);
-      assert.equal(await writer.fail('write_memory', { memory_id: memoryId, expected_version: 1, content: 'stale' }), 'memory_changed: read Memory again, preserve relevant changes, and retry');
+      assert.equal(
+        await writer.fail('write_memory', { memory_id: memoryId, expected_version: 1, content: 'stale' }),
+        'memory_changed: read Memory again, preserve relevant changes, and retry',
+      );
       assert.equal((await writer.ok('read_memory', { memory_id: memoryId })).content, 'Tagged v1.2.');
     });
 
@@ -112,11 +123,20 @@ for (const backend of storeBackends()) {
       assert.equal(await writer.fail('write_memory', { memory_id: 'nope', expected_version: 2, content: 'x' }), 'invalid memory_id');
       assert.equal(await writer.fail('write_memory', { memory_id: memoryId, expected_version: 0, content: 'x' }), 'expected_version must be positive');
       assert.equal(await writer.fail('write_memory', { memory_id: memoryId, expected_version: -3, content: 'x' }), 'expected_version must be positive');
-      assert.equal(await writer.fail('write_memory', { memory_id: memoryId, expected_version: 2, content: 'x'.repeat(25 * 1024 + 1) }), 'Memory content must be 25 KB or smaller');
+      assert.equal(
+        await writer.fail('write_memory', { memory_id: memoryId, expected_version: 2, content: 'x'.repeat(25 * 1024 + 1) }),
+        'Memory content must be 25 KB or smaller',
+      );
       assert.equal(await writer.fail('create_memory', { name: '  ', content: 'x' }), 'name required');
       assert.equal(await writer.fail('create_memory', { name: 'n', content: 'é'.repeat(13 * 1024) }), 'Memory content must be 25 KB or smaller');
-      assert.equal(await reader.fail('write_memory', { memory_id: memoryId, expected_version: 2, content: 'x' }), 'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only');
-      assert.equal(await writer.fail('write_memory', { memory_id: '00000000-0000-4000-8000-000000000000', expected_version: 1, content: 'x' }), 'Memory not found');
+      assert.equal(
+        await reader.fail('write_memory', { memory_id: memoryId, expected_version: 2, content: 'x' }),
+        'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only',
+      );
+      assert.equal(
+        await writer.fail('write_memory', { memory_id: '00000000-0000-4000-8000-000000000000', expected_version: 1, content: 'x' }),
+        'Memory not found',
+      );
       // Exactly 25 KiB is allowed.
       const full = await writer.ok('write_memory', { memory_id: memoryId, expected_version: 2, content: 'y'.repeat(25 * 1024) });
       assert.equal(full.version, 3);
@@ -138,7 +158,12 @@ for (const backend of storeBackends()) {
         await addRoute(tx, { tenantId: row!.tenant_id, resourceId: memoryId, target: { groupId: row!.id } });
       });
       const text = await reader.context();
-      assert.match(text, new RegExp(`<alignbase_memory id="${memoryId}" name="Release state" version="5" version_id="[0-9a-f-]{36}" assignment_state="enabled" can_write="false">`));
+      assert.match(
+        text,
+        new RegExp(
+          `<alignbase_memory id="${memoryId}" name="Release state" version="5" version_id="[0-9a-f-]{36}" assignment_state="enabled" can_write="false">`,
+        ),
+      );
       assert.equal(text.split('</alignbase_memory>').length - 1, 1);
       assert.equal(text.split('<alignbase_knowledge ').length - 1, 0);
       const listed = (await reader.ok('list_memories', {})).memories as Record<string, unknown>[];
@@ -152,7 +177,10 @@ for (const backend of storeBackends()) {
         "SELECT action, resources FROM audit_events WHERE action IN ('memory.create', 'memory.write') ORDER BY at",
       );
       type Versions = { before_version: number | null; after_version: number; changed: boolean };
-      const parsed = rows.map((r) => ({ action: r.action, resource: (typeof r.resources === 'string' ? (JSON.parse(r.resources) as Versions[]) : r.resources)[0]! }));
+      const parsed = rows.map((r) => ({
+        action: r.action,
+        resource: (typeof r.resources === 'string' ? (JSON.parse(r.resources) as Versions[]) : r.resources)[0]!,
+      }));
       assert.deepEqual(parsed[0], { action: 'memory.create', resource: parsed[0]!.resource });
       assert.deepEqual(
         parsed.slice(1, 3).map((p) => [p.resource.before_version, p.resource.after_version, p.resource.changed]),
@@ -165,10 +193,13 @@ for (const backend of storeBackends()) {
 
     it('50 concurrent writers of one version: exactly one wins, the history stays linear', async () => {
       const { version } = await writer.ok('read_memory', { memory_id: memoryId });
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => writer.call('write_memory', { memory_id: memoryId, expected_version: version, content: `writer ${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => writer.call('write_memory', { memory_id: memoryId, expected_version: version, content: `writer ${i}` })),
+      );
       const winners = results.filter((r) => r.isError !== true);
       assert.equal(winners.length, 1);
-      for (const loser of results.filter((r) => r.isError === true)) assert.equal(textOf(loser), 'memory_changed: read Memory again, preserve relevant changes, and retry');
+      for (const loser of results.filter((r) => r.isError === true))
+        assert.equal(textOf(loser), 'memory_changed: read Memory again, preserve relevant changes, and retry');
       const read = await writer.ok('read_memory', { memory_id: memoryId });
       assert.equal(read.version, Number(version) + 1);
       assert.equal(read.content, `writer ${results.findIndex((r) => r.isError !== true)}`);
@@ -184,7 +215,11 @@ for (const backend of storeBackends()) {
         lines.map((line) =>
           retryOnConflict(async () => {
             const current = await writer.ok('read_memory', { memory_id: memoryId });
-            const reply = await writer.call('write_memory', { memory_id: memoryId, expected_version: current.version, content: `${String(current.content)}\n${line}` });
+            const reply = await writer.call('write_memory', {
+              memory_id: memoryId,
+              expected_version: current.version,
+              content: `${String(current.content)}\n${line}`,
+            });
             if (reply.isError !== true) return;
             assert.equal(textOf(reply), 'memory_changed: read Memory again, preserve relevant changes, and retry');
             return CONFLICT;

@@ -21,7 +21,16 @@ const READ_TOOLS = [
   'read_skill_draft',
   'read_context_attachment',
 ];
-const WRITE_TOOLS = ['write_knowledge', 'publish_knowledge', 'create_knowledge_draft', 'propose_knowledge', 'create_skill', 'write_skill', 'publish_skill', 'create_skill_draft'];
+const WRITE_TOOLS = [
+  'write_knowledge',
+  'publish_knowledge',
+  'create_knowledge_draft',
+  'propose_knowledge',
+  'create_skill',
+  'write_skill',
+  'publish_skill',
+  'create_skill_draft',
+];
 
 const caps = (c: Caps) => [c.can_read, c.can_draft, c.can_edit, c.can_publish];
 
@@ -64,20 +73,37 @@ for (const backend of storeBackends()) {
         // Publishing with a write needs Publisher: refused before anything is saved.
         const snap = await snapshot(suite.db, suite.tenantId);
         if (!publish) {
-          assert.equal(await agent.fail('write_knowledge', { knowledge_id: id, expected_version: latest, content: `publish by ${name}`, publish: true }), 'forbidden', `${name} write+publish`);
+          assert.equal(
+            await agent.fail('write_knowledge', { knowledge_id: id, expected_version: latest, content: `publish by ${name}`, publish: true }),
+            'forbidden',
+            `${name} write+publish`,
+          );
           assert.equal(await agent.fail('publish_knowledge', { knowledge_id: id }), 'forbidden', `${name} publish`);
           assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
         }
         if (!edit) {
-          assert.equal(await agent.fail('write_knowledge', { knowledge_id: id, expected_version: latest, content: `by ${name}` }), 'forbidden', `${name} write`);
+          assert.equal(
+            await agent.fail('write_knowledge', { knowledge_id: id, expected_version: latest, content: `by ${name}` }),
+            'forbidden',
+            `${name} write`,
+          );
           assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
           continue;
         }
-        const written = await agent.ok<{ version: number; published: boolean }>('write_knowledge', { knowledge_id: id, expected_version: latest, content: `by ${name}` });
+        const written = await agent.ok<{ version: number; published: boolean }>('write_knowledge', {
+          knowledge_id: id,
+          expected_version: latest,
+          content: `by ${name}`,
+        });
         assert.deepEqual([written.version, written.published], [latest + 1, false]);
         if (publish) {
           assert.equal((await agent.ok<{ published: boolean }>('publish_knowledge', { knowledge_id: id })).published, true);
-          const both = await agent.ok<{ version: number; published: boolean; updated: boolean }>('write_knowledge', { knowledge_id: id, expected_version: latest + 1, content: `live by ${name}`, publish: true });
+          const both = await agent.ok<{ version: number; published: boolean; updated: boolean }>('write_knowledge', {
+            knowledge_id: id,
+            expected_version: latest + 1,
+            content: `live by ${name}`,
+            publish: true,
+          });
           assert.deepEqual([both.version, both.updated, both.published], [latest + 2, true, true]);
         }
       }
@@ -106,13 +132,25 @@ for (const backend of storeBackends()) {
           assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
         }
         if (!edit) {
-          assert.equal(await agent.fail('write_skill', { skill_id: id, expected_version: latest, skill_md: SKILL_MD(name, `by ${agentName}`) }), 'forbidden', `${agentName} write`);
+          assert.equal(
+            await agent.fail('write_skill', { skill_id: id, expected_version: latest, skill_md: SKILL_MD(name, `by ${agentName}`) }),
+            'forbidden',
+            `${agentName} write`,
+          );
           // A date change is a write too.
-          assert.equal(await agent.fail('write_skill', { skill_id: id, expected_version: latest, skill_md: current.skill_md, review_by: '2040-01-01' }), 'forbidden', `${agentName} dates`);
+          assert.equal(
+            await agent.fail('write_skill', { skill_id: id, expected_version: latest, skill_md: current.skill_md, review_by: '2040-01-01' }),
+            'forbidden',
+            `${agentName} dates`,
+          );
           assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
           continue;
         }
-        const written = await agent.ok<{ version: number; updated: boolean }>('write_skill', { skill_id: id, expected_version: latest, skill_md: SKILL_MD(name, `by ${agentName}`) });
+        const written = await agent.ok<{ version: number; updated: boolean }>('write_skill', {
+          skill_id: id,
+          expected_version: latest,
+          skill_md: SKILL_MD(name, `by ${agentName}`),
+        });
         assert.deepEqual([written.version, written.updated], [latest + 1, true]);
         if (publish) assert.equal((await agent.ok<{ published: boolean }>('publish_skill', { skill_id: id })).published, true);
       }
@@ -138,19 +176,37 @@ for (const backend of storeBackends()) {
       // The scoped owner uses what it holds: all capabilities on those two, nothing else listed.
       const scoped = await suite.agent('scoped-bot');
       const { knowledge } = await scoped.ok<{ knowledge: (Caps & { title: string })[] }>('list_knowledge');
-      assert.deepEqual(knowledge.map((k) => [k.title, ...caps(k)]), [[title, true, true, true, true]]);
+      assert.deepEqual(
+        knowledge.map((k) => [k.title, ...caps(k)]),
+        [[title, true, true, true, true]],
+      );
       const { skills } = await scoped.ok<{ skills: (Caps & { name: string; id: string })[] }>('list_skills');
-      assert.deepEqual(skills.map((s) => [s.name, ...caps(s)]), [[skillName, true, true, true, true]]);
+      assert.deepEqual(
+        skills.map((s) => [s.name, ...caps(s)]),
+        [[skillName, true, true, true, true]],
+      );
       assert.equal((await scoped.ok<{ published: boolean }>('publish_skill', { skill_id: skills[0]?.id })).published, true);
 
-      const byEditor = await editor.ok<{ created: boolean; published: boolean; version: number }>('write_knowledge', { title: suite.unique('By editor'), expected_version: 0, content: 'x' });
+      const byEditor = await editor.ok<{ created: boolean; published: boolean; version: number }>('write_knowledge', {
+        title: suite.unique('By editor'),
+        expected_version: 0,
+        content: 'x',
+      });
       assert.deepEqual([byEditor.created, byEditor.published, byEditor.version], [true, false, 1]);
       const skill = await editor.ok<{ created: boolean; version: number }>('create_skill', { skill_md: SKILL_MD(suite.unique('by-editor')) });
       assert.deepEqual([skill.created, skill.version], [true, 1]);
       const publisher = await suite.agent('publisher-bot');
-      const live = await publisher.ok<{ knowledge_id: string; created: boolean; published: boolean }>('write_knowledge', { title: suite.unique('By publisher'), expected_version: 0, content: 'live', publish: true });
+      const live = await publisher.ok<{ knowledge_id: string; created: boolean; published: boolean }>('write_knowledge', {
+        title: suite.unique('By publisher'),
+        expected_version: 0,
+        content: 'live',
+        publish: true,
+      });
       assert.deepEqual([live.created, live.published], [true, true]);
-      const read = await publisher.ok<{ publication_status: string; published_version: number }>('read_knowledge', { knowledge_id: live.knowledge_id, version: 'published' });
+      const read = await publisher.ok<{ publication_status: string; published_version: number }>('read_knowledge', {
+        knowledge_id: live.knowledge_id,
+        version: 'published',
+      });
       assert.deepEqual([read.publication_status, read.published_version], ['published', 1]);
     });
 
@@ -161,8 +217,14 @@ for (const backend of storeBackends()) {
       await suite.access({ grants: [grant('group:fleet', `knowledge:${title}`, 'editor'), grant('viewer-bot', `knowledge:${title}`, 'publisher')] });
       const fleet = await suite.agent('fleet-bot');
       const { knowledge } = await fleet.ok<{ knowledge: (Caps & { knowledge_id: string })[] }>('list_knowledge');
-      assert.deepEqual(knowledge.map((k) => [k.knowledge_id, ...caps(k)]), [[created.knowledge_id, true, true, true, false]]);
-      assert.equal((await fleet.ok<{ version: number }>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'by the fleet' })).version, 2);
+      assert.deepEqual(
+        knowledge.map((k) => [k.knowledge_id, ...caps(k)]),
+        [[created.knowledge_id, true, true, true, false]],
+      );
+      assert.equal(
+        (await fleet.ok<{ version: number }>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'by the fleet' })).version,
+        2,
+      );
       assert.equal(await fleet.fail('publish_knowledge', { knowledge_id: created.knowledge_id }), 'forbidden');
 
       const viewer = await suite.agent('viewer-bot');
@@ -183,7 +245,11 @@ for (const backend of storeBackends()) {
       for (const name of READ_TOOLS) assert.ok(names.includes(name), `${name} is listed for context.read`);
       for (const name of WRITE_TOOLS) assert.ok(!names.includes(name), `${name} is hidden without context.write`);
       const { tools: all } = await admin.client.listTools();
-      for (const name of [...READ_TOOLS, ...WRITE_TOOLS]) assert.ok(all.some((t) => t.name === name), `${name} is listed for context.write`);
+      for (const name of [...READ_TOOLS, ...WRITE_TOOLS])
+        assert.ok(
+          all.some((t) => t.name === name),
+          `${name} is listed for context.write`,
+        );
       for (const tool of all.filter((t) => [...READ_TOOLS, ...WRITE_TOOLS].includes(t.name))) {
         assert.ok(tool.outputSchema !== undefined || tool.name === 'get_current_context', `${tool.name} has an output schema`);
       }
@@ -234,22 +300,39 @@ for (const backend of storeBackends()) {
       await admin.ok('write_skill', { skill_id: skill.skill_id, expected_version: 1, skill_md: SKILL_MD(skillName, 'unpublished') });
       const unpublishedTitle = suite.unique('Routed unpublished');
       const unpublished = await createKnowledge(admin, unpublishedTitle);
-      const routes = [route(`knowledge:${title}`, 'routed-bot'), route(`skill:${skillName}`, 'routed-bot'), route(`knowledge:${unpublishedTitle}`, 'routed-bot'), route(`knowledge:${title}`, 'group:fleet'), route(`skill:${skillName}`, 'group:fleet')];
+      const routes = [
+        route(`knowledge:${title}`, 'routed-bot'),
+        route(`skill:${skillName}`, 'routed-bot'),
+        route(`knowledge:${unpublishedTitle}`, 'routed-bot'),
+        route(`knowledge:${title}`, 'group:fleet'),
+        route(`skill:${skillName}`, 'group:fleet'),
+      ];
       await suite.access({ routes });
 
       for (const name of ['routed-bot', 'fleet-bot']) {
         const reader = await suite.agent(name);
         const published = await reader.ok<KnowledgeRead>('read_knowledge', { knowledge_id: id, version: 'published' });
-        assert.deepEqual([published.version, published.content, published.latest_version, published.published_version, ...caps(published)], [1, 'published content', 2, 1, false, false, false, false], name);
+        assert.deepEqual(
+          [published.version, published.content, published.latest_version, published.published_version, ...caps(published)],
+          [1, 'published content', 2, 1, false, false, false, false],
+          name,
+        );
         // The exact number of the published version is the published version.
         assert.equal((await reader.ok<KnowledgeRead>('read_knowledge', { knowledge_id: id, version: 1 })).content, 'published content');
         for (const version of [undefined, 'latest', 2, '2']) {
-          assert.equal(await reader.fail('read_knowledge', version === undefined ? { knowledge_id: id } : { knowledge_id: id, version }), 'forbidden', `${name} ${String(version)}`);
+          assert.equal(
+            await reader.fail('read_knowledge', version === undefined ? { knowledge_id: id } : { knowledge_id: id, version }),
+            'forbidden',
+            `${name} ${String(version)}`,
+          );
         }
         const skillRead = await reader.ok<SkillRead>('read_skill', { skill_id: skill.skill_id, version: 'published' });
         assert.deepEqual([skillRead.version, skillRead.skill_md, ...caps(skillRead)], [1, SKILL_MD(skillName), false, false, false, false]);
         for (const version of [undefined, 'latest', 2]) {
-          assert.equal(await reader.fail('read_skill', version === undefined ? { skill_id: skill.skill_id } : { skill_id: skill.skill_id, version }), 'forbidden');
+          assert.equal(
+            await reader.fail('read_skill', version === undefined ? { skill_id: skill.skill_id } : { skill_id: skill.skill_id, version }),
+            'forbidden',
+          );
         }
         // Not listed, no drafts, no writes: for these a route is not access at all.
         assert.ok(!(await reader.ok<{ knowledge: { knowledge_id: string }[] }>('list_knowledge')).knowledge.some((k) => k.knowledge_id === id));
@@ -263,7 +346,10 @@ for (const backend of storeBackends()) {
         assert.equal(await reader.fail('publish_skill', { skill_id: skill.skill_id }), 'skill not found');
       }
       const routed = await suite.agent('routed-bot');
-      assert.equal(await routed.fail('read_knowledge', { knowledge_id: unpublished.knowledge_id, version: 'published' }), 'this Knowledge has no published version');
+      assert.equal(
+        await routed.fail('read_knowledge', { knowledge_id: unpublished.knowledge_id, version: 'published' }),
+        'this Knowledge has no published version',
+      );
       // Without the route, nothing is left.
       await suite.access({ dropRoutes: routes });
       assert.equal(await routed.fail('read_knowledge', { knowledge_id: id, version: 'published' }), 'Knowledge not found');
@@ -274,7 +360,11 @@ for (const backend of storeBackends()) {
       const created = await createKnowledge(admin, suite.unique('Combined'));
       const combined = await suite.connect('viewer-bot', 'context.read context.write', { path: '/mcp' });
       const { tools } = await combined.client.listTools();
-      for (const name of [...READ_TOOLS, ...WRITE_TOOLS]) assert.ok(tools.some((t) => t.name === name), name);
+      for (const name of [...READ_TOOLS, ...WRITE_TOOLS])
+        assert.ok(
+          tools.some((t) => t.name === name),
+          name,
+        );
       assert.equal((await combined.ok<KnowledgeRead>('read_knowledge', { knowledge_id: created.knowledge_id })).version, 1);
       assert.equal(await combined.fail('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'x' }), 'forbidden');
       assert.equal(await combined.fail('read_knowledge', { knowledge_id: 'x' }), 'invalid knowledge_id');

@@ -178,7 +178,13 @@ class Session {
   }
 
   /** tools/call of `tool`; returns the structured content of a success (empty for errors and text-only results). */
-  async call(as: string, tool: string, args: Record<string, unknown>, expect: Exclude<Expect, 'accepted'> = 'ok', label = ''): Promise<Record<string, unknown>> {
+  async call(
+    as: string,
+    tool: string,
+    args: Record<string, unknown>,
+    expect: Exclude<Expect, 'accepted'> = 'ok',
+    label = '',
+  ): Promise<Record<string, unknown>> {
     const reply = await this.post(as, tool, { method: 'tools/call', params: { name: tool, arguments: args } }, expect, label);
     return reply.result?.structuredContent ?? {};
   }
@@ -192,7 +198,10 @@ class Session {
     const index = this.steps.length - 1;
     const expected = this.#golden?.[index];
     const where = `step ${actual.step} (tool/method ${what})`;
-    assert.ok(expected !== undefined, `${where}: the session has more steps than ${GOLDEN_URL.pathname} (${this.#golden?.length ?? 0}); re-record only for an intended wire change`);
+    assert.ok(
+      expected !== undefined,
+      `${where}: the session has more steps than ${GOLDEN_URL.pathname} (${this.#golden?.length ?? 0}); re-record only for an intended wire change`,
+    );
     assert.equal(actual.step, expected.step, `step ${index + 1}: the session's steps differ from the golden file (tool/method ${what})`);
     assert.equal(JSON.stringify(actual.request), JSON.stringify(expected.request), `${where}: the request differs from the recorded one`);
     assert.equal(actual.status, expected.status, `${where}: HTTP status differs`);
@@ -215,8 +224,13 @@ const GRANTS = [
   grant('proposer-bot', 'all_knowledge', 'proposer'),
   grant('proposer-bot', 'all_skills', 'proposer'),
 ];
-const FIRST_ROUTES = [route('knowledge:Release checklist', 'admin-bot'), route('memory:Release state', 'admin-bot'), route('knowledge:Release checklist', 'group:fleet')];
-const orgFile = (routes: readonly string[]): string => `${BASE_ORG}grants:\n${GRANTS.map((g) => `  - ${g}\n`).join('')}routes:\n${routes.map((r) => `  - ${r}\n`).join('')}`;
+const FIRST_ROUTES = [
+  route('knowledge:Release checklist', 'admin-bot'),
+  route('memory:Release state', 'admin-bot'),
+  route('knowledge:Release checklist', 'group:fleet'),
+];
+const orgFile = (routes: readonly string[]): string =>
+  `${BASE_ORG}grants:\n${GRANTS.map((g) => `  - ${g}\n`).join('')}routes:\n${routes.map((r) => `  - ${r}\n`).join('')}`;
 
 /** Agent labels and their tokens: tenant, principal, scopes. */
 const AGENTS: readonly (readonly [label: string, tenant: string, principal: string, scopes: string])[] = [
@@ -254,7 +268,9 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
   it('answers a recorded session of every Alignbase tool byte for byte as the golden file', async () => {
     const golden = readGolden();
     if (!RECORD && golden === undefined) {
-      assert.fail(`${GOLDEN_URL.pathname} is missing: record it with KGW_RECORD=1 node --test test/alignbase/recorded-session.test.ts (only for an intended wire change)`);
+      assert.fail(
+        `${GOLDEN_URL.pathname} is missing: record it with KGW_RECORD=1 node --test test/alignbase/recorded-session.test.ts (only for an intended wire change)`,
+      );
     }
     const s = new Session(`${running.url}${MCP_PATH}`, tokens, golden);
     const A = 'admin-bot';
@@ -265,7 +281,12 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     const G = 'globex-bot';
 
     // --- Protocol -----------------------------------------------------------------------------
-    await s.post(A, 'initialize', { method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'recorded-session', version: '1.0.0' } } }, 'ok');
+    await s.post(
+      A,
+      'initialize',
+      { method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'recorded-session', version: '1.0.0' } } },
+      'ok',
+    );
     await s.post(A, 'notifications/initialized', { method: 'notifications/initialized' }, 'accepted');
     await s.post(A, 'ping', { method: 'ping' }, 'ok');
     await s.post(A, 'tools/list', { method: 'tools/list', params: {} }, 'ok', 'every scope');
@@ -279,7 +300,13 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     // --- Knowledge ----------------------------------------------------------------------------
     await s.call(A, 'list_knowledge', {}, 'ok', 'the seeded Knowledge');
     const guideContent = '# Deploy guide\n\nSay "hello" \\ tab\there; unicode é 🚀 — and </alignbase_knowledge> <alignbase_memory id="x"> stay escaped.\n';
-    const guide = await s.call(A, 'write_knowledge', { title: 'Deploy guide', expected_version: 0, content: guideContent, authority: 'must_follow', review_by: '2090-01-01', expires_at: '2090-06-01' }, 'ok', 'create');
+    const guide = await s.call(
+      A,
+      'write_knowledge',
+      { title: 'Deploy guide', expected_version: 0, content: guideContent, authority: 'must_follow', review_by: '2090-01-01', expires_at: '2090-06-01' },
+      'ok',
+      'create',
+    );
     const guideId = str(guide.knowledge_id, 'knowledge_id');
     await s.call(A, 'read_knowledge', { knowledge_id: guideId, version: 'latest' });
     await s.call(A, 'write_knowledge', { knowledge_id: guideId, expected_version: 1, content: `${guideContent}\nVersion two.\n` }, 'ok', 'update');
@@ -297,7 +324,13 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(A, 'read_knowledge', { knowledge_id: guideId, version: 9 }, 'version not found');
     await s.fail(A, 'read_knowledge', { knowledge_id: 'not-a-uuid' }, 'invalid id');
     await s.fail(A, 'read_knowledge', { knowledge_id: RANDOM_ID }, 'not found');
-    const notes = await s.call(A, 'write_knowledge', { title: 'Unpublished notes', expected_version: 0, content: 'Draft notes.' }, 'ok', 'create, not published');
+    const notes = await s.call(
+      A,
+      'write_knowledge',
+      { title: 'Unpublished notes', expected_version: 0, content: 'Draft notes.' },
+      'ok',
+      'create, not published',
+    );
     await s.fail(A, 'read_knowledge', { knowledge_id: str(notes.knowledge_id, 'knowledge_id'), version: 'published' }, 'no published version');
     await s.fail(A, 'write_knowledge', { knowledge_id: guideId, expected_version: -1, content: 'x' }, 'negative expected_version');
     await s.fail(A, 'write_knowledge', { expected_version: 2, content: 'x' }, 'knowledge_id missing');
@@ -308,7 +341,12 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(A, 'write_knowledge', { title: 'Too big', expected_version: 0, content: 'x'.repeat(1024 * 1024 + 1) }, 'content too large');
     await s.fail(A, 'write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: 'tomorrow' }, 'bad review_by');
     await s.fail(A, 'write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', expires_at: '2090-13-01' }, 'bad expires_at');
-    await s.fail(A, 'write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: '2090-02-01', expires_at: '2090-01-31' }, 'expiry before review');
+    await s.fail(
+      A,
+      'write_knowledge',
+      { title: 'Dated', expected_version: 0, content: 'x', review_by: '2090-02-01', expires_at: '2090-01-31' },
+      'expiry before review',
+    );
     await s.fail(A, 'write_knowledge', { title: 'Nul', expected_version: 0, content: 'before\u0000after' }, 'NUL in content');
     await s.fail(A, 'write_knowledge', { title: 'Typed', expected_version: '0', content: 'x' }, 'expected_version as a string');
     await s.fail(A, 'write_knowledge', { title: 'Extra', expected_version: 0, content: 'x', colour: 'blue' }, 'unknown field');
@@ -318,7 +356,13 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.call(V, 'list_knowledge', {}, 'ok', 'viewer capabilities');
     await s.fail(O, 'read_knowledge', { knowledge_id: guideId }, 'no role: not found');
     await s.call(O, 'list_knowledge', {}, 'ok', 'no role: empty');
-    const expired = await s.call(A, 'write_knowledge', { title: 'Old policy', expected_version: 0, content: 'Expired text.', review_by: '2020-01-01', expires_at: '2020-01-02', publish: true }, 'ok', 'create expired, published');
+    const expired = await s.call(
+      A,
+      'write_knowledge',
+      { title: 'Old policy', expected_version: 0, content: 'Expired text.', review_by: '2020-01-01', expires_at: '2020-01-02', publish: true },
+      'ok',
+      'create expired, published',
+    );
     await s.call(A, 'read_knowledge', { knowledge_id: str(expired.knowledge_id, 'knowledge_id') }, 'ok', 'expired');
     const secret = await s.call(G, 'write_knowledge', { title: 'Globex secret', expected_version: 0, content: 'Globex only.' }, 'ok', 'other tenant creates');
     const secretId = str(secret.knowledge_id, 'knowledge_id');
@@ -346,7 +390,13 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.call(A, 'write_knowledge', { knowledge_id: guideId, expected_version: 2, content: proposedGuide }, 'ok', 'take the draft’s text');
     await s.call(A, 'publish_knowledge', { knowledge_id: guideId, version: 3 }, 'ok', 'publish the drafted text');
     await s.call(P, 'list_knowledge_drafts', { knowledge_id: guideId }, 'ok', 'now stale');
-    await s.call(P, 'propose_knowledge', { title: '  Incident handbook  ', content: '# Incidents\n\nPage the on-call.', rationale: 'We need one', authority: 'must_follow', attachments: [{ path: 'refs/contacts.md', data_base64: b64('# Contacts\n') }] });
+    await s.call(P, 'propose_knowledge', {
+      title: '  Incident handbook  ',
+      content: '# Incidents\n\nPage the on-call.',
+      rationale: 'We need one',
+      authority: 'must_follow',
+      attachments: [{ path: 'refs/contacts.md', data_base64: b64('# Contacts\n') }],
+    });
     await s.fail(P, 'propose_knowledge', { title: ' ', content: 'x' }, 'blank title');
     await s.fail(P, 'propose_knowledge', { title: 'Bad file', content: 'x', attachments: [{ path: '../x', data_base64: b64('x') }] }, 'path escapes');
     await s.fail(V, 'propose_knowledge', { title: 'Nope', content: 'x' }, 'viewer may not propose');
@@ -370,12 +420,34 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     );
     const skillId = str(skill.skill_id, 'skill_id');
     await s.call(A, 'read_skill', { skill_id: skillId, version: 'latest' });
-    await s.call(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: 1, path: 'references/guide.md', offset: 0 }, 'ok', 'text file');
+    await s.call(
+      A,
+      'read_context_attachment',
+      { context_type: 'skill', context_id: skillId, version: 1, path: 'references/guide.md', offset: 0 },
+      'ok',
+      'text file',
+    );
     await s.call(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: 1, path: 'assets/logo.png' }, 'ok', 'binary file');
-    await s.call(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: '1', path: 'assets/logo.png', offset: 8 }, 'ok', 'from an offset');
-    await s.fail(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: 'latest', path: 'references/guide.md' }, 'version not exact');
+    await s.call(
+      A,
+      'read_context_attachment',
+      { context_type: 'skill', context_id: skillId, version: '1', path: 'assets/logo.png', offset: 8 },
+      'ok',
+      'from an offset',
+    );
+    await s.fail(
+      A,
+      'read_context_attachment',
+      { context_type: 'skill', context_id: skillId, version: 'latest', path: 'references/guide.md' },
+      'version not exact',
+    );
     await s.fail(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: 1, path: 'nope.md' }, 'no such file');
-    await s.fail(A, 'read_context_attachment', { context_type: 'skill', context_id: skillId, version: 1, path: 'assets/logo.png', offset: 1000 }, 'offset past the end');
+    await s.fail(
+      A,
+      'read_context_attachment',
+      { context_type: 'skill', context_id: skillId, version: 1, path: 'assets/logo.png', offset: 1000 },
+      'offset past the end',
+    );
     await s.fail(A, 'read_context_attachment', { context_type: 'document', context_id: skillId, version: 1, path: 'references/guide.md' }, 'bad context_type');
     const skillMd2 = SKILL_MD('release-check', 'Check a release before deployment, twice.', 'Run the checklist twice.');
     await s.call(A, 'write_skill', { skill_id: skillId, expected_version: 1, skill_md: skillMd2 }, 'ok', 'new SKILL.md, files kept');
@@ -399,7 +471,12 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(A, 'create_skill', { skill_md: SKILL_MD('a'.repeat(65)) }, 'name too long');
     await s.fail(A, 'create_skill', { skill_md: SKILL_MD('nul-path'), attachments: [{ path: 'nul\u0000.md', data_base64: b64('x') }] }, 'NUL in a path');
     await s.fail(A, 'create_skill', { skill_md: SKILL_MD('nul-text', 'Has a \u0000 NUL.') }, 'NUL in SKILL.md');
-    await s.fail(A, 'create_skill', { skill_md: SKILL_MD('huge-file'), attachments: [{ path: 'huge.bin', data_base64: b64(Buffer.alloc(2 * 1024 * 1024 + 1)) }] }, 'file too large');
+    await s.fail(
+      A,
+      'create_skill',
+      { skill_md: SKILL_MD('huge-file'), attachments: [{ path: 'huge.bin', data_base64: b64(Buffer.alloc(2 * 1024 * 1024 + 1)) }] },
+      'file too large',
+    );
     await s.fail(A, 'create_skill', { skill_md: SKILL_MD('self-md'), attachments: [{ path: 'SKILL.md', data_base64: b64('x') }] }, 'SKILL.md as a file');
     await s.fail(A, 'create_skill', { skill_md: SKILL_MD('dated'), review_by: '2090-02-30' }, 'bad review_by');
     await s.fail(V, 'write_skill', { skill_id: skillId, expected_version: 2, skill_md: skillMd2 }, 'viewer may not edit');
@@ -409,7 +486,12 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(G, 'read_skill', { skill_id: skillId }, "other tenant's id");
     await s.call(A, 'list_skills', {});
     await s.call(V, 'list_skills', {}, 'ok', 'viewer capabilities');
-    const skillDraft = await s.call(P, 'create_skill_draft', { skill_id: skillId, base_version: 2, skill_md: SKILL_MD('release-check', 'Proposed description.', 'Proposed steps.'), rationale: 'Sharper' });
+    const skillDraft = await s.call(P, 'create_skill_draft', {
+      skill_id: skillId,
+      base_version: 2,
+      skill_md: SKILL_MD('release-check', 'Proposed description.', 'Proposed steps.'),
+      rationale: 'Sharper',
+    });
     const skillDraftId = str(skillDraft.draft_id, 'draft_id');
     await s.fail(P, 'create_skill_draft', { skill_id: skillId, base_version: 2, skill_md: 'not a skill' }, 'invalid SKILL.md');
     await s.fail(P, 'create_skill_draft', { skill_id: skillId, base_version: 3, skill_md: skillMd2 }, 'base version not found');
@@ -461,11 +543,23 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     );
     const artifactId = str(artifact.artifact_id, 'artifact_id');
     await s.call(A, 'read_artifact', { artifact_id: artifactId });
-    await s.call(A, 'read_context_attachment', { context_type: 'artifact', context_id: artifactId, version: 1, path: 'data/numbers.bin', offset: 0 }, 'ok', 'artifact file');
+    await s.call(
+      A,
+      'read_context_attachment',
+      { context_type: 'artifact', context_id: artifactId, version: 1, path: 'data/numbers.bin', offset: 0 },
+      'ok',
+      'artifact file',
+    );
     await s.call(A, 'write_artifact', { artifact_id: artifactId, expected_version: 1, markdown: '# Notes v2' }, 'ok', 'files and source task kept');
     await s.call(A, 'write_artifact', { artifact_id: artifactId, expected_version: 2, markdown: '# Notes v2' }, 'ok', 'unchanged');
     await s.fail(A, 'write_artifact', { artifact_id: artifactId, expected_version: 1, markdown: 'stale' }, 'stale expected_version');
-    await s.call(A, 'write_artifact', { artifact_id: artifactId, expected_version: 2, markdown: '# Notes v3', attachments: [], source_task: '' }, 'ok', 'files and source task cleared');
+    await s.call(
+      A,
+      'write_artifact',
+      { artifact_id: artifactId, expected_version: 2, markdown: '# Notes v3', attachments: [], source_task: '' },
+      'ok',
+      'files and source task cleared',
+    );
     await s.call(A, 'read_artifact', { artifact_id: artifactId, version: 1 }, 'ok', 'exact version 1');
     await s.fail(A, 'read_artifact', { artifact_id: artifactId, version: 'published' }, 'no published selector');
     await s.fail(A, 'read_artifact', { artifact_id: artifactId, version: 9 }, 'version not found');
@@ -473,7 +567,12 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(A, 'write_artifact', { expected_version: 0, name: ' ', markdown: 'x' }, 'blank name');
     await s.fail(A, 'write_artifact', { expected_version: 0, name: 'Empty', markdown: '' }, 'empty markdown');
     await s.fail(A, 'write_artifact', { expected_version: 2, markdown: 'x' }, 'artifact_id missing');
-    await s.fail(A, 'write_artifact', { expected_version: 0, name: 'Bad', markdown: 'x', attachments: [{ path: '/etc/passwd', data_base64: b64('x') }] }, 'absolute path');
+    await s.fail(
+      A,
+      'write_artifact',
+      { expected_version: 0, name: 'Bad', markdown: 'x', attachments: [{ path: '/etc/passwd', data_base64: b64('x') }] },
+      'absolute path',
+    );
     await s.call(A, 'list_artifacts', {});
     await s.call(V, 'list_artifacts', {}, 'ok', 'viewer');
     await s.fail(V, 'write_artifact', { artifact_id: artifactId, expected_version: 3, markdown: 'viewer' }, 'viewer may not edit');
@@ -496,12 +595,24 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.call(A, 'send_context', sendArgs, 'ok', 'to an agent and a Group, with an Artifact');
     await s.call(A, 'send_context', sendArgs, 'ok', 'the same key and input: replayed');
     await s.fail(A, 'send_context', { ...sendArgs, message: 'Different text' }, 'the same key, other input');
-    const adminId = (await s.call(V, 'list_context_recipients', {}, 'ok', 'as the viewer') as { recipients?: { name: string; id: string }[] }).recipients?.find((r) => r.name === 'admin-bot')?.id;
-    await s.fail(A, 'send_context', { recipients: [{ type: 'agent', id: str(adminId, 'admin id') }], message: 'hi me', idempotency_key: UNUSED_KEY }, 'to itself');
+    const adminId = (
+      (await s.call(V, 'list_context_recipients', {}, 'ok', 'as the viewer')) as { recipients?: { name: string; id: string }[] }
+    ).recipients?.find((r) => r.name === 'admin-bot')?.id;
+    await s.fail(
+      A,
+      'send_context',
+      { recipients: [{ type: 'agent', id: str(adminId, 'admin id') }], message: 'hi me', idempotency_key: UNUSED_KEY },
+      'to itself',
+    );
     await s.fail(A, 'send_context', { recipients: [recipient('viewer-bot')], message: '   ', idempotency_key: UNUSED_KEY }, 'nothing to send');
     await s.fail(A, 'send_context', { recipients: [recipient('viewer-bot')], message: 'x', idempotency_key: 'abc' }, 'key not a UUID');
     await s.fail(A, 'send_context', { recipients: [recipient('viewer-bot')], message: 'm'.repeat(10_001), idempotency_key: UNUSED_KEY }, 'message too long');
-    await s.fail(A, 'send_context', { recipients: [recipient('viewer-bot')], artifacts: [{ artifact_id: artifactId, access: 'owner' }], idempotency_key: UNUSED_KEY }, 'bad access');
+    await s.fail(
+      A,
+      'send_context',
+      { recipients: [recipient('viewer-bot')], artifacts: [{ artifact_id: artifactId, access: 'owner' }], idempotency_key: UNUSED_KEY },
+      'bad access',
+    );
     await s.fail(A, 'send_context', { recipients: [{ type: 'person', id: RANDOM_ID }], message: 'x', idempotency_key: UNUSED_KEY }, 'bad recipient type');
     await s.fail(A, 'send_context', { recipients: [{ type: 'agent', id: RANDOM_ID }], message: 'x', idempotency_key: UNUSED_KEY }, 'unknown recipient');
     await s.fail(A, 'send_context', { recipients: [recipient('viewer-bot')], message: 'nul \u0000', idempotency_key: UNUSED_KEY }, 'NUL in the message');
@@ -511,56 +622,163 @@ describe('Alignbase recorded session (golden wire bytes) on pglite', () => {
     await s.fail(F, 'read_inbox', { offset: 1 }, 'offset without include_read');
     await s.call(F, 'read_artifact', { artifact_id: artifactId, version: 1 }, 'ok', 'shared through the Group');
     await s.call(F, 'read_artifact', { artifact_id: artifactId }, 'ok', 'the share covers the later versions');
-    await s.fail(G, 'send_context', { recipients: [recipient('viewer-bot')], message: 'hello from Globex', idempotency_key: UNUSED_KEY }, "other tenant's recipient");
+    await s.fail(
+      G,
+      'send_context',
+      { recipients: [recipient('viewer-bot')], message: 'hello from Globex', idempotency_key: UNUSED_KEY },
+      "other tenant's recipient",
+    );
 
     // --- Activity -----------------------------------------------------------------------------
-    const installation = await s.call(A, 'report_installation_capabilities', { integration: 'claude-code', transport: 'stdio', capabilities: ['skills_install', 'context_load', 'context_load'], client_version: '2.1.0' }, 'ok', 'register');
+    const installation = await s.call(
+      A,
+      'report_installation_capabilities',
+      { integration: 'claude-code', transport: 'stdio', capabilities: ['skills_install', 'context_load', 'context_load'], client_version: '2.1.0' },
+      'ok',
+      'register',
+    );
     const installationId = str(installation.local_installation_id, 'local_installation_id');
     await s.call(
       A,
       'report_installation_capabilities',
-      { integration: 'claude-code', transport: 'streamable-http', capabilities: ['context_load', 'skills_install', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook'], local_installation_id: installationId },
+      {
+        integration: 'claude-code',
+        transport: 'streamable-http',
+        capabilities: ['context_load', 'skills_install', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook'],
+        local_installation_id: installationId,
+      },
       'ok',
       'update',
     );
-    await s.fail(A, 'report_installation_capabilities', { integration: 'claude-code', transport: 'stdio', capabilities: ['read_everything'] }, 'unknown capability');
-    await s.fail(A, 'report_installation_capabilities', { integration: 'claude-code', transport: 'stdio', capabilities: [], local_installation_id: RANDOM_ID }, 'unknown installation');
+    await s.fail(
+      A,
+      'report_installation_capabilities',
+      { integration: 'claude-code', transport: 'stdio', capabilities: ['read_everything'] },
+      'unknown capability',
+    );
+    await s.fail(
+      A,
+      'report_installation_capabilities',
+      { integration: 'claude-code', transport: 'stdio', capabilities: [], local_installation_id: RANDOM_ID },
+      'unknown installation',
+    );
     await s.call(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded' } });
-    await s.call(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'skill_installed', subject: { type: 'skill', id: skillId, version: 2 } } }, 'ok', 'with a subject');
+    await s.call(
+      A,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'skill_installed', subject: { type: 'skill', id: skillId, version: 2 } } },
+      'ok',
+      'with a subject',
+    );
     await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'session_started' } }, 'capability not reported');
-    await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded', subject: { type: 'knowledge', id: guideId } } }, 'subject not allowed');
+    await s.fail(
+      A,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'context_loaded', subject: { type: 'knowledge', id: guideId } } },
+      'subject not allowed',
+    );
     await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'skill_installed' } }, 'subject required');
-    await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded', error_code: 'oops' } }, 'error_code without status error');
-    await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded', occurred_at: LONG_AGO } }, 'occurred_at too old');
-    await s.fail(A, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded', prompt: 'the whole prompt' } }, 'payload refused');
+    await s.fail(
+      A,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'context_loaded', error_code: 'oops' } },
+      'error_code without status error',
+    );
+    await s.fail(
+      A,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'context_loaded', occurred_at: LONG_AGO } },
+      'occurred_at too old',
+    );
+    await s.fail(
+      A,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'context_loaded', prompt: 'the whole prompt' } },
+      'payload refused',
+    );
     await s.fail(O, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded' } }, "another agent's installation");
-    await s.call(V, 'record_activity_event', { local_installation_id: installationId, event: { type: 'context_loaded' } }, 'refused', 'no activity.write scope');
+    await s.call(
+      V,
+      'record_activity_event',
+      { local_installation_id: installationId, event: { type: 'context_loaded' } },
+      'refused',
+      'no activity.write scope',
+    );
     await s.call(A, 'start_hook_session', { local_installation_id: installationId, hook: 'session_start', session_id: 'sess-0001' }, 'ok', 'first start');
     await s.call(A, 'start_hook_session', { local_installation_id: installationId, hook: 'prompt_submit', session_id: 'sess-0001' }, 'ok', 'already started');
     await s.fail(A, 'start_hook_session', { local_installation_id: installationId, hook: 'session_start', session_id: 'has space' }, 'bad session id');
-    await s.fail(O, 'start_hook_session', { local_installation_id: installationId, hook: 'session_start', session_id: 'sess-0002' }, "another agent's installation");
+    await s.fail(
+      O,
+      'start_hook_session',
+      { local_installation_id: installationId, hook: 'session_start', session_id: 'sess-0002' },
+      "another agent's installation",
+    );
     await s.call(A, 'record_hook_activity_event', { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'prompt_submitted' } });
-    await s.call(A, 'record_hook_activity_event', { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'tool_used', tool_name: 'mcp__alignbase__read_skill', status: 'error', error_code: 'exit_1' } }, 'ok', 'tool used, failed');
-    await s.fail(A, 'record_hook_activity_event', { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'session_stopped' } }, 'capability not reported');
-    await s.fail(A, 'record_hook_activity_event', { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'prompt_submitted', tool_name: 'Bash' } }, 'tool_name only for tool_used');
+    await s.call(
+      A,
+      'record_hook_activity_event',
+      {
+        local_installation_id: installationId,
+        session_id: 'sess-0001',
+        event: { type: 'tool_used', tool_name: 'mcp__alignbase__read_skill', status: 'error', error_code: 'exit_1' },
+      },
+      'ok',
+      'tool used, failed',
+    );
+    await s.fail(
+      A,
+      'record_hook_activity_event',
+      { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'session_stopped' } },
+      'capability not reported',
+    );
+    await s.fail(
+      A,
+      'record_hook_activity_event',
+      { local_installation_id: installationId, session_id: 'sess-0001', event: { type: 'prompt_submitted', tool_name: 'Bash' } },
+      'tool_name only for tool_used',
+    );
 
     // --- The session bundle at the end --------------------------------------------------------
     // Routes to what the session made (the org file is the only way to route; tools do not).
     await seedOrg(
       store.db,
-      orgFile([...FIRST_ROUTES, route('knowledge:Deploy guide', 'admin-bot'), route('knowledge:Old policy', 'admin-bot'), route('knowledge:Unpublished notes', 'admin-bot'), route('skill:release-check', 'admin-bot'), route('skill:lint-check', 'admin-bot'), route('memory:Scratchpad', 'group:fleet')]),
+      orgFile([
+        ...FIRST_ROUTES,
+        route('knowledge:Deploy guide', 'admin-bot'),
+        route('knowledge:Old policy', 'admin-bot'),
+        route('knowledge:Unpublished notes', 'admin-bot'),
+        route('skill:release-check', 'admin-bot'),
+        route('skill:lint-check', 'admin-bot'),
+        route('memory:Scratchpad', 'group:fleet'),
+      ]),
     );
     await s.call(F, 'read_skill', { skill_id: skillId, version: 'published' }, 'error', 'not routed to fleet-bot');
-    await s.call(V, 'send_context', { recipients: [{ type: 'agent', id: str(adminId, 'admin id') }], message: 'Reviewed: looks good.', idempotency_key: SEND_KEY_2 }, 'ok', 'a reply to admin-bot');
+    await s.call(
+      V,
+      'send_context',
+      { recipients: [{ type: 'agent', id: str(adminId, 'admin id') }], message: 'Reviewed: looks good.', idempotency_key: SEND_KEY_2 },
+      'ok',
+      'a reply to admin-bot',
+    );
     await s.call(A, 'get_current_context', {}, 'ok', 'the session bundle');
     await s.call(A, 'get_current_context', {}, 'ok', 'again: the message was issued');
     await s.call(F, 'get_current_context', {}, 'ok', 'through the Group');
-    await s.call(A, 'start_hook_session', { local_installation_id: installationId, hook: 'session_start', session_id: 'sess-0003' }, 'ok', 'a new session with the bundle');
+    await s.call(
+      A,
+      'start_hook_session',
+      { local_installation_id: installationId, hook: 'session_start', session_id: 'sess-0003' },
+      'ok',
+      'a new session with the bundle',
+    );
 
     if (RECORD) {
       writeFileSync(GOLDEN_URL, `${JSON.stringify(s.steps, null, 2)}\n`);
       return;
     }
-    assert.equal(s.steps.length, golden?.length, `the session has ${s.steps.length} steps, the golden file ${golden?.length}: steps were removed; re-record only for an intended wire change`);
+    assert.equal(
+      s.steps.length,
+      golden?.length,
+      `the session has ${s.steps.length} steps, the golden file ${golden?.length}: steps were removed; re-record only for an intended wire change`,
+    );
   });
 });

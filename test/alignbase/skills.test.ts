@@ -4,7 +4,21 @@ import { after, before, describe, it } from 'node:test';
 import { blobKey } from '../../connectors/blob/contract.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { CreatedSkill } from './support.ts';
-import { SKILL_CREATE, SKILL_ITEM, SKILL_MD, SKILL_PUBLISH, SKILL_READ, SKILL_WRITE, Suite, assertShape, b64, backendLabel, createSkill, snapshot, utcDate } from './support.ts';
+import {
+  SKILL_CREATE,
+  SKILL_ITEM,
+  SKILL_MD,
+  SKILL_PUBLISH,
+  SKILL_READ,
+  SKILL_WRITE,
+  Suite,
+  assertShape,
+  b64,
+  backendLabel,
+  createSkill,
+  snapshot,
+  utcDate,
+} from './support.ts';
 
 type Item = Record<string, unknown> & { id: string; name: string };
 type Manifest = { path: string; media_type: string; size: number; digest_encoding: string }[];
@@ -55,14 +69,31 @@ for (const backend of storeBackends()) {
       let item = await listed(id);
       assert.ok(item);
       assert.deepEqual([item.name, item.directory_name, item.description], [name, name, 'Check a release before deployment.']);
-      assert.deepEqual([item.latest_version_id, item.current_version_id, item.latest_version, item.published_version_id, item.published_version], [created.version_id, created.version_id, 1, null, null]);
-      assert.deepEqual([item.review_by, item.expires_at, item.status, item.publication_status, item.has_unpublished_changes], [reviewBy, expiresAt, 'live', 'unpublished', true]);
+      assert.deepEqual(
+        [item.latest_version_id, item.current_version_id, item.latest_version, item.published_version_id, item.published_version],
+        [created.version_id, created.version_id, 1, null, null],
+      );
+      assert.deepEqual(
+        [item.review_by, item.expires_at, item.status, item.publication_status, item.has_unpublished_changes],
+        [reviewBy, expiresAt, 'live', 'unpublished', true],
+      );
       assert.deepEqual([item.can_read, item.can_draft, item.can_edit, item.can_publish], [true, true, true, true]);
 
       const read = await admin.ok<Read>('read_skill', { skill_id: id });
       assertShape('read_skill', read, SKILL_READ);
       assert.deepEqual(
-        [read.skill_id, read.name, read.directory_name, read.description, read.version_id, read.version, read.latest_version, read.published_version, read.is_published_version, read.has_unpublished_changes],
+        [
+          read.skill_id,
+          read.name,
+          read.directory_name,
+          read.description,
+          read.version_id,
+          read.version,
+          read.latest_version,
+          read.published_version,
+          read.is_published_version,
+          read.has_unpublished_changes,
+        ],
         [id, name, name, 'Check a release before deployment.', created.version_id, 1, 1, null, false, true],
       );
       assert.equal(read.skill_md, skillMd);
@@ -86,9 +117,15 @@ for (const backend of storeBackends()) {
       assert.deepEqual(published, { skill_id: id, name, version_id: created.version_id, version: 1, published: true });
       assert.deepEqual(await admin.ok('publish_skill', { skill_id: id, version: 1 }), { ...published, published: false });
       item = await listed(id);
-      assert.deepEqual([item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes], [created.version_id, 1, 'published', false]);
+      assert.deepEqual(
+        [item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
+        [created.version_id, 1, 'published', false],
+      );
       const readPublished = await admin.ok<Read>('read_skill', { skill_id: id, version: 'published' });
-      assert.deepEqual([readPublished.version_id, readPublished.is_published_version, (readPublished.install_metadata as Record<string, string>)['alignbase-channel']], [created.version_id, true, 'published']);
+      assert.deepEqual(
+        [readPublished.version_id, readPublished.is_published_version, (readPublished.install_metadata as Record<string, string>)['alignbase-channel']],
+        [created.version_id, true, 'published'],
+      );
     });
 
     it('marks a Skill expired from its expires_at date on, still listed and readable', async () => {
@@ -103,9 +140,15 @@ for (const backend of storeBackends()) {
     it('keeps omitted attachments, clears them with [], replaces the set, and keeps each version’s own files', async () => {
       const admin = await suite.agent('admin-bot');
       const name = suite.unique('files');
-      const created = await createSkill(admin, name, { attachments: [{ path: 'a.md', data_base64: b64('A') }, { path: 'b.txt', data_base64: b64('B') }] });
+      const created = await createSkill(admin, name, {
+        attachments: [
+          { path: 'a.md', data_base64: b64('A') },
+          { path: 'b.txt', data_base64: b64('B') },
+        ],
+      });
       const id = created.skill_id;
-      const manifest = async (version?: number) => (await admin.ok<Read>('read_skill', version === undefined ? { skill_id: id } : { skill_id: id, version })).attachments.map((a) => a.path);
+      const manifest = async (version?: number) =>
+        (await admin.ok<Read>('read_skill', version === undefined ? { skill_id: id } : { skill_id: id, version })).attachments.map((a) => a.path);
 
       // Omitted: kept, with a changed SKILL.md.
       const kept = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name, 'Second description.') });
@@ -115,27 +158,55 @@ for (const backend of storeBackends()) {
       assert.equal((await listed(id))?.description, 'Second description.');
 
       // The same SKILL.md with a different file set: a new version.
-      const replaced = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 2, skill_md: SKILL_MD(name, 'Second description.'), attachments: [{ path: 'c/d.json', data_base64: b64('{"x":1}') }] });
+      const replaced = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 2,
+        skill_md: SKILL_MD(name, 'Second description.'),
+        attachments: [{ path: 'c/d.json', data_base64: b64('{"x":1}') }],
+      });
       assert.deepEqual([replaced.version, replaced.updated], [3, true]);
       const read = await admin.ok<Read>('read_skill', { skill_id: id });
       assert.deepEqual(read.attachments, [{ path: 'c/d.json', media_type: 'application/json', size: 7, digest_encoding: 'text' }]);
 
       // []: cleared.
-      const cleared = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 3, skill_md: SKILL_MD(name, 'Second description.'), attachments: [] });
+      const cleared = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 3,
+        skill_md: SKILL_MD(name, 'Second description.'),
+        attachments: [],
+      });
       assert.deepEqual([cleared.version, cleared.updated], [4, true]);
       assert.deepEqual(await manifest(), []);
 
       // [] again, or omitted, with the same SKILL.md: nothing to save.
       for (const attachments of [[], undefined]) {
-        const same = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 4, skill_md: SKILL_MD(name, 'Second description.'), ...(attachments === undefined ? {} : { attachments }) });
+        const same = await admin.ok<Written>('write_skill', {
+          skill_id: id,
+          expected_version: 4,
+          skill_md: SKILL_MD(name, 'Second description.'),
+          ...(attachments === undefined ? {} : { attachments }),
+        });
         assert.deepEqual(same, { ...cleared, updated: false });
       }
 
       // The same files sent again in another order: unchanged too.
-      const two = [{ path: 'x.md', data_base64: b64('X') }, { path: 'y.md', data_base64: b64('Y') }];
-      const withTwo = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 4, skill_md: SKILL_MD(name, 'Second description.'), attachments: two });
+      const two = [
+        { path: 'x.md', data_base64: b64('X') },
+        { path: 'y.md', data_base64: b64('Y') },
+      ];
+      const withTwo = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 4,
+        skill_md: SKILL_MD(name, 'Second description.'),
+        attachments: two,
+      });
       assert.equal(withTwo.version, 5);
-      const again = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 5, skill_md: SKILL_MD(name, 'Second description.'), attachments: [...two].reverse() });
+      const again = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 5,
+        skill_md: SKILL_MD(name, 'Second description.'),
+        attachments: [...two].reverse(),
+      });
       assert.deepEqual(again, { ...withTwo, updated: false });
 
       // Old versions keep their own files.
@@ -153,10 +224,19 @@ for (const backend of storeBackends()) {
       await admin.ok('publish_skill', { skill_id: id });
       const before = await listed(id);
 
-      const dated = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), review_by: '2030-02-01', expires_at: '2030-03-01' });
+      const dated = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 1,
+        skill_md: SKILL_MD(name),
+        review_by: '2030-02-01',
+        expires_at: '2030-03-01',
+      });
       assert.deepEqual(dated, { skill_id: id, name, directory_name: name, version_id: created.version_id, version: 1, updated: true });
       const after = await listed(id);
-      assert.deepEqual([after?.review_by, after?.expires_at, after?.latest_version, after?.latest_version_id, after?.publication_status], ['2030-02-01', '2030-03-01', 1, created.version_id, 'published']);
+      assert.deepEqual(
+        [after?.review_by, after?.expires_at, after?.latest_version, after?.latest_version_id, after?.publication_status],
+        ['2030-02-01', '2030-03-01', 1, created.version_id, 'published'],
+      );
       assert.equal(after?.latest_version_created_at, before?.latest_version_created_at);
 
       // Omitted dates keep the stored ones; the same dates again change nothing.
@@ -166,17 +246,37 @@ for (const backend of storeBackends()) {
       }
       // Order is checked against the kept date.
       const snap = await snapshot(suite.db, suite.tenantId);
-      assert.equal(await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), expires_at: '2030-01-15' }), 'expires_at cannot be before review_by');
-      assert.equal(await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), review_by: '2030-03-02' }), 'expires_at cannot be before review_by');
-      assert.equal(await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), review_by: '2030-3-02' }), 'review_by must use YYYY-MM-DD format');
-      assert.equal(await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), expires_at: '2030-02-31' }), 'expires_at must use YYYY-MM-DD format');
+      assert.equal(
+        await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), expires_at: '2030-01-15' }),
+        'expires_at cannot be before review_by',
+      );
+      assert.equal(
+        await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), review_by: '2030-03-02' }),
+        'expires_at cannot be before review_by',
+      );
+      assert.equal(
+        await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), review_by: '2030-3-02' }),
+        'review_by must use YYYY-MM-DD format',
+      );
+      assert.equal(
+        await admin.fail('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name), expires_at: '2030-02-31' }),
+        'expires_at must use YYYY-MM-DD format',
+      );
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
 
       // A package change and a date change together: one new version.
-      const both = await admin.ok<Written>('write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name, 'New words.'), expires_at: '2031-01-01' });
+      const both = await admin.ok<Written>('write_skill', {
+        skill_id: id,
+        expected_version: 1,
+        skill_md: SKILL_MD(name, 'New words.'),
+        expires_at: '2031-01-01',
+      });
       assert.deepEqual([both.version, both.updated], [2, true]);
       const item = await listed(id);
-      assert.deepEqual([item?.expires_at, item?.latest_version, item?.published_version, item?.publication_status, item?.has_unpublished_changes], ['2031-01-01', 2, 1, 'unpublished_changes', true]);
+      assert.deepEqual(
+        [item?.expires_at, item?.latest_version, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
+        ['2031-01-01', 2, 1, 'unpublished_changes', true],
+      );
     });
 
     it('renames through the frontmatter name and refuses a name another Skill has', async () => {
@@ -188,7 +288,10 @@ for (const backend of storeBackends()) {
       await createSkill(admin, other);
 
       const renamed = await admin.ok<Written>('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(newName) });
-      assert.deepEqual({ ...renamed, version_id: '' }, { skill_id: created.skill_id, name: newName, directory_name: newName, version_id: '', version: 2, updated: true });
+      assert.deepEqual(
+        { ...renamed, version_id: '' },
+        { skill_id: created.skill_id, name: newName, directory_name: newName, version_id: '', version: 2, updated: true },
+      );
       assert.deepEqual([(await listed(created.skill_id))?.name, (await listed(created.skill_id))?.directory_name], [newName, newName]);
       const latest = await admin.ok<Read>('read_skill', { skill_id: created.skill_id });
       assert.deepEqual([latest.name, latest.directory_name], [newName, newName]);
@@ -200,7 +303,10 @@ for (const backend of storeBackends()) {
 
       const snap = await snapshot(suite.db, suite.tenantId);
       assert.equal(await admin.fail('create_skill', { skill_md: SKILL_MD(other) }), `${PACKAGE_ERROR}a skill named "${other}" already exists`);
-      assert.equal(await admin.fail('write_skill', { skill_id: created.skill_id, expected_version: 2, skill_md: SKILL_MD(other) }), `${PACKAGE_ERROR}a skill named "${other}" already exists`);
+      assert.equal(
+        await admin.fail('write_skill', { skill_id: created.skill_id, expected_version: 2, skill_md: SKILL_MD(other) }),
+        `${PACKAGE_ERROR}a skill named "${other}" already exists`,
+      );
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
       assert.equal((await listed(created.skill_id))?.name, newName);
     });
@@ -226,18 +332,35 @@ for (const backend of storeBackends()) {
       ];
       for (const [skillMd, error] of skillMdCases) {
         assert.match(await admin.fail('create_skill', { skill_md: skillMd }), error, `create_skill ${JSON.stringify(skillMd)}`);
-        assert.match(await admin.fail('write_skill', { skill_id: target.skill_id, expected_version: 1, skill_md: skillMd }), error, `write_skill ${JSON.stringify(skillMd)}`);
-        assert.match(await admin.fail('create_skill_draft', { skill_id: target.skill_id, base_version: 1, skill_md: skillMd }), error, `create_skill_draft ${JSON.stringify(skillMd)}`);
+        assert.match(
+          await admin.fail('write_skill', { skill_id: target.skill_id, expected_version: 1, skill_md: skillMd }),
+          error,
+          `write_skill ${JSON.stringify(skillMd)}`,
+        );
+        assert.match(
+          await admin.fail('create_skill_draft', { skill_id: target.skill_id, base_version: 1, skill_md: skillMd }),
+          error,
+          `create_skill_draft ${JSON.stringify(skillMd)}`,
+        );
       }
       const attachmentCases: [{ path: string; data_base64: string }[], RegExp][] = [
-        [[{ path: 'SKILL.md', data_base64: b64('x') }], /^invalid skill package: attachments\[0\]\.path "SKILL\.md" is not allowed: send SKILL\.md as skill_md/],
+        [
+          [{ path: 'SKILL.md', data_base64: b64('x') }],
+          /^invalid skill package: attachments\[0\]\.path "SKILL\.md" is not allowed: send SKILL\.md as skill_md/,
+        ],
         [[{ path: '/etc/passwd', data_base64: b64('x') }], /^invalid skill package: attachments\[0\]\.path "\/etc\/passwd" must be relative/],
         [[{ path: '../up.md', data_base64: b64('x') }], /^invalid skill package: attachments\[0\]\.path "\.\.\/up\.md" must not contain \.\.$/],
         [[{ path: 'a\\b.md', data_base64: b64('x') }], /must not use backslashes/],
         [[{ path: 'a/./b.md', data_base64: b64('x') }], /needs normalization/],
         [[{ path: 'nul\u0000.md', data_base64: b64('x') }], /must not contain null bytes/],
         [[{ path: `${'p'.repeat(513)}`, data_base64: b64('x') }], /cannot exceed 512 characters/],
-        [[{ path: 'dup.md', data_base64: b64('x') }, { path: 'dup.md', data_base64: b64('y') }], /^invalid skill package: attachments\[1\]\.path "dup\.md" duplicates attachments\[0\]\.path "dup\.md"$/],
+        [
+          [
+            { path: 'dup.md', data_base64: b64('x') },
+            { path: 'dup.md', data_base64: b64('y') },
+          ],
+          /^invalid skill package: attachments\[1\]\.path "dup\.md" duplicates attachments\[0\]\.path "dup\.md"$/,
+        ],
         [[{ path: 'empty.md', data_base64: '' }], /^invalid skill package: attachments\[0\] \("empty\.md"\) must have non-empty data_base64$/],
         [[{ path: 'bad.md', data_base64: 'not base64!' }], /^invalid skill package: attachments\[0\]\.data_base64 \("bad\.md"\) is not valid base64/],
       ];
@@ -257,7 +380,12 @@ for (const backend of storeBackends()) {
     it('refuses oversize packages: a file over 2 MiB, more than 3 MiB in all, 501 files', async () => {
       const admin = await suite.agent('admin-bot');
       const name = suite.unique('big');
-      const target = await createSkill(admin, name, { attachments: [{ path: 'half.bin', data_base64: b64(randomBytes(1.5 * MiB)) }, { path: 'more.bin', data_base64: b64(randomBytes(1.5 * MiB - 100)) }] });
+      const target = await createSkill(admin, name, {
+        attachments: [
+          { path: 'half.bin', data_base64: b64(randomBytes(1.5 * MiB)) },
+          { path: 'more.bin', data_base64: b64(randomBytes(1.5 * MiB - 100)) },
+        ],
+      });
       const snap = await snapshot(suite.db, suite.tenantId);
       const skillMd = SKILL_MD(suite.unique('too-big'));
       assert.match(
@@ -265,11 +393,17 @@ for (const backend of storeBackends()) {
         /^invalid skill package: attachments\[0\] \("huge\.bin"\) cannot exceed 2 MiB decoded, got 2097153 bytes$/,
       );
       assert.match(
-        await admin.fail('create_skill', { skill_md: skillMd, attachments: [1, 2].map((n) => ({ path: `part-${n}.bin`, data_base64: b64(randomBytes(1.5 * MiB + 1)) })) }),
+        await admin.fail('create_skill', {
+          skill_md: skillMd,
+          attachments: [1, 2].map((n) => ({ path: `part-${n}.bin`, data_base64: b64(randomBytes(1.5 * MiB + 1)) })),
+        }),
         /^invalid skill package: total decoded package content cannot exceed 3 MiB \(3145728 bytes\), got \d+ bytes/,
       );
       const files = Array.from({ length: 500 }, (_, n) => ({ path: `f/${n}.txt`, data_base64: b64(`file ${n}`) }));
-      assert.match(await admin.fail('create_skill', { skill_md: skillMd, attachments: files }), /^invalid skill package: a package cannot include more than 500 files, got 501/);
+      assert.match(
+        await admin.fail('create_skill', { skill_md: skillMd, attachments: files }),
+        /^invalid skill package: a package cannot include more than 500 files, got 501/,
+      );
       // Kept attachments count with a new SKILL.md.
       assert.match(
         await admin.fail('write_skill', { skill_id: target.skill_id, expected_version: 1, skill_md: SKILL_MD(name, 'Grown.', 'x'.repeat(200)) }),
@@ -278,7 +412,10 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
 
       // The limits themselves are accepted: a 2 MiB file, 500 files with SKILL.md.
-      const exact = await admin.ok<CreatedSkill>('create_skill', { skill_md: SKILL_MD(suite.unique('exact')), attachments: [{ path: 'two.bin', data_base64: b64(randomBytes(2 * MiB)) }] });
+      const exact = await admin.ok<CreatedSkill>('create_skill', {
+        skill_md: SKILL_MD(suite.unique('exact')),
+        attachments: [{ path: 'two.bin', data_base64: b64(randomBytes(2 * MiB)) }],
+      });
       assert.equal((await admin.ok<Read>('read_skill', { skill_id: exact.skill_id })).attachments[0]?.size, 2 * MiB);
       const many = await admin.ok<CreatedSkill>('create_skill', { skill_md: SKILL_MD(suite.unique('many')), attachments: files.slice(0, 499) });
       assert.equal((await admin.ok<Read>('read_skill', { skill_id: many.skill_id })).attachments.length, 499);
@@ -296,12 +433,18 @@ for (const backend of storeBackends()) {
         ['viewer-bot', { skill_id: created.skill_id, expected_version: 2 }, 'forbidden'],
         ['proposer-bot', { skill_id: created.skill_id, expected_version: 2 }, 'forbidden'],
         ['editor-bot', { skill_id: created.skill_id, expected_version: 1 }, 'version conflict: read the skill again before writing'],
-        ['editor-bot', { skill_id: created.skill_id, expected_version: 2, expires_at: '2030-01-01', review_by: '2030-02-01' }, 'expires_at cannot be before review_by'],
+        [
+          'editor-bot',
+          { skill_id: created.skill_id, expected_version: 2, expires_at: '2030-01-01', review_by: '2030-02-01' },
+          'expires_at cannot be before review_by',
+        ],
       ];
       const snap = await snapshot(suite.db, suite.tenantId);
       for (const [agentName, args, text] of attempts) {
         const bytes = randomBytes(4096);
-        const result = await (await suite.agent(agentName)).fail('write_skill', { ...args, skill_md: SKILL_MD(name, 'refused'), attachments: [{ path: 'payload.bin', data_base64: b64(bytes) }] });
+        const result = await (
+          await suite.agent(agentName)
+        ).fail('write_skill', { ...args, skill_md: SKILL_MD(name, 'refused'), attachments: [{ path: 'payload.bin', data_base64: b64(bytes) }] });
         assert.equal(result, text, agentName);
         assert.equal(await blob.head(blobKey(createHash('sha256').update(bytes).digest('hex'))), undefined, `${agentName}: ${text} stored no bytes`);
       }
@@ -338,8 +481,16 @@ for (const backend of storeBackends()) {
         ['read_skill', { skill_id: id, version: '3' }, 'skill version not found'],
         ['publish_skill', { skill_id: id, version: 3 }, 'skill version not found'],
         ['create_skill_draft', { skill_id: id, base_version: 3, skill_md: md }, 'skill version not found'],
-        ...(['draft', '', '0', '-1', '1.5', 0, -1, 2.5] as const).map((version): [string, Record<string, unknown>, string] => ['read_skill', { skill_id: id, version }, readSelector]),
-        ...(['published', 'x', '0', 0, -3] as const).map((version): [string, Record<string, unknown>, string] => ['publish_skill', { skill_id: id, version }, publishSelector]),
+        ...(['draft', '', '0', '-1', '1.5', 0, -1, 2.5] as const).map((version): [string, Record<string, unknown>, string] => [
+          'read_skill',
+          { skill_id: id, version },
+          readSelector,
+        ]),
+        ...(['published', 'x', '0', 0, -3] as const).map((version): [string, Record<string, unknown>, string] => [
+          'publish_skill',
+          { skill_id: id, version },
+          publishSelector,
+        ]),
         ['write_skill', { skill_id: id, expected_version: 1, skill_md: md }, conflict],
         ['write_skill', { skill_id: id, expected_version: 3, skill_md: md }, conflict],
         ['write_skill', { skill_id: id, expected_version: 1, skill_md: SKILL_MD(name, 'v2') }, conflict],
@@ -347,7 +498,11 @@ for (const backend of storeBackends()) {
         ['write_skill', { skill_id: id, expected_version: -1, skill_md: md }, 'expected_version must be positive'],
         ['create_skill', { skill_md: SKILL_MD(suite.unique('dated')), review_by: '2030/01/01' }, 'review_by must use YYYY-MM-DD format'],
         ['create_skill', { skill_md: SKILL_MD(suite.unique('dated')), expires_at: '2030-1-1' }, 'expires_at must use YYYY-MM-DD format'],
-        ['create_skill', { skill_md: SKILL_MD(suite.unique('dated')), review_by: '2030-01-02', expires_at: '2030-01-01' }, 'expires_at cannot be before review_by'],
+        [
+          'create_skill',
+          { skill_md: SKILL_MD(suite.unique('dated')), review_by: '2030-01-02', expires_at: '2030-01-01' },
+          'expires_at cannot be before review_by',
+        ],
       ];
       for (const [tool, args, text] of cases) assert.equal(await admin.fail(tool, args), text, `${tool} ${JSON.stringify(args)}`);
       for (const [tool, args] of [

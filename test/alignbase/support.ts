@@ -74,7 +74,8 @@ export function s3GatewayEnv(backend: StoreBackend): Record<string, string> {
   if (backend.name !== 'postgres') return {};
   const endpoint = process.env.KGW_TEST_S3_ENDPOINT;
   if (endpoint === undefined || endpoint === '') {
-    if (process.env.CI === 'true') throw new Error('KGW_TEST_S3_ENDPOINT must be set in CI: the Alignbase suite runs on PostgreSQL with the S3 blob store (test/services/minio.sh)');
+    if (process.env.CI === 'true')
+      throw new Error('KGW_TEST_S3_ENDPOINT must be set in CI: the Alignbase suite runs on PostgreSQL with the S3 blob store (test/services/minio.sh)');
     return {};
   }
   return {
@@ -170,7 +171,11 @@ export class OrgGateway {
     return new OrgGateway(store, running, options.tenant);
   }
 
-  protected static async launch(backend: StoreBackend, orgs: readonly string[], env: Record<string, string>): Promise<{ store: TestStore; running: RunningGateway }> {
+  protected static async launch(
+    backend: StoreBackend,
+    orgs: readonly string[],
+    env: Record<string, string>,
+  ): Promise<{ store: TestStore; running: RunningGateway }> {
     const store = await backend.open({ migrated: true });
     try {
       for (const org of orgs) await seedOrg(store.db, org);
@@ -263,10 +268,18 @@ export class Suite extends OrgGateway {
   }
 
   /** Adds (or drops) grants and routes of the tenant's org file (whose grants and routes sections are complete lists) and applies it. */
-  async access(input: { grants?: readonly string[]; routes?: readonly string[]; dropGrants?: readonly string[]; dropRoutes?: readonly string[] }): Promise<void> {
+  async access(input: {
+    grants?: readonly string[];
+    routes?: readonly string[];
+    dropGrants?: readonly string[];
+    dropRoutes?: readonly string[];
+  }): Promise<void> {
     this.#grants.push(...(input.grants ?? []));
     this.#routes.push(...(input.routes ?? []));
-    for (const [list, drop] of [[this.#grants, input.dropGrants], [this.#routes, input.dropRoutes]] as const) {
+    for (const [list, drop] of [
+      [this.#grants, input.dropGrants],
+      [this.#routes, input.dropRoutes],
+    ] as const) {
       for (const line of drop ?? []) {
         const at = list.indexOf(line);
         assert.ok(at >= 0, `no ${line} to drop`);
@@ -324,7 +337,23 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-type Kind = 'string' | 'uuid' | 'iso' | 'date?' | 'uuid?' | 'iso?' | 'int' | 'int?' | 'count' | 'bool' | 'status' | 'publication' | 'authority' | 'string?' | 'array' | 'object';
+type Kind =
+  | 'string'
+  | 'uuid'
+  | 'iso'
+  | 'date?'
+  | 'uuid?'
+  | 'iso?'
+  | 'int'
+  | 'int?'
+  | 'count'
+  | 'bool'
+  | 'status'
+  | 'publication'
+  | 'authority'
+  | 'string?'
+  | 'array'
+  | 'object';
 
 function checkField(where: string, key: string, kind: Kind, value: unknown): void {
   const at = `${where}.${key}`;
@@ -407,8 +436,24 @@ const READ_FIELDS = {
 /** The spec's list_knowledge item. */
 export const KNOWLEDGE_ITEM = { knowledge_id: 'uuid', title: 'string', ...LIST_FIELDS } as const;
 /** The spec's read_knowledge output, plus authority and the attachment manifest (ours, docs/alignbase.md). */
-export const KNOWLEDGE_READ = { knowledge_id: 'uuid', title: 'string', ...READ_FIELDS, content: 'string', authority: 'authority', attachment_format: 'string', attachments: 'array' } as const;
-export const KNOWLEDGE_WRITE = { knowledge_id: 'uuid', title: 'string', version_id: 'uuid', version: 'int', updated: 'bool', published: 'bool', created: 'bool' } as const;
+export const KNOWLEDGE_READ = {
+  knowledge_id: 'uuid',
+  title: 'string',
+  ...READ_FIELDS,
+  content: 'string',
+  authority: 'authority',
+  attachment_format: 'string',
+  attachments: 'array',
+} as const;
+export const KNOWLEDGE_WRITE = {
+  knowledge_id: 'uuid',
+  title: 'string',
+  version_id: 'uuid',
+  version: 'int',
+  updated: 'bool',
+  published: 'bool',
+  created: 'bool',
+} as const;
 export const KNOWLEDGE_PUBLISH = { knowledge_id: 'uuid', title: 'string', version_id: 'uuid', version: 'int', published: 'bool' } as const;
 /** The spec's list_skills item. */
 export const SKILL_ITEM = { id: 'uuid', name: 'string', directory_name: 'string', description: 'string', ...LIST_FIELDS } as const;
@@ -443,7 +488,15 @@ export const KNOWLEDGE_DRAFT_ITEM = { ...DRAFT_FIELDS, knowledge_id: 'uuid' } as
 export const KNOWLEDGE_DRAFT_READ = { ...KNOWLEDGE_DRAFT_ITEM, content: 'string' } as const;
 export const SKILL_DRAFT_ITEM = { ...DRAFT_FIELDS, skill_id: 'uuid' } as const;
 export const SKILL_DRAFT_READ = { ...SKILL_DRAFT_ITEM, skill_md: 'string' } as const;
-export const ATTACHMENT_CHUNK = { data_base64: 'string', offset: 'count', next_offset: 'count', size: 'count', eof: 'bool', media_type: 'string', version_id: 'uuid' } as const;
+export const ATTACHMENT_CHUNK = {
+  data_base64: 'string',
+  offset: 'count',
+  next_offset: 'count',
+  size: 'count',
+  eof: 'bool',
+  media_type: 'string',
+  version_id: 'uuid',
+} as const;
 
 /** The Knowledge and Skill rows of the tenant, to show that a failed call changed nothing. */
 export async function snapshot(db: Db, tenantId: string): Promise<unknown> {
@@ -452,7 +505,10 @@ export async function snapshot(db: Db, tenantId: string): Promise<unknown> {
        FROM context_resources WHERE tenant_id = $1 ORDER BY id`,
     [tenantId],
   );
-  const versions = await db.query('SELECT resource_id, version, id, content, authority, name, description, attachments::text FROM context_versions WHERE tenant_id = $1 ORDER BY resource_id, version', [tenantId]);
+  const versions = await db.query(
+    'SELECT resource_id, version, id, content, authority, name, description, attachments::text FROM context_versions WHERE tenant_id = $1 ORDER BY resource_id, version',
+    [tenantId],
+  );
   const drafts = await db.query('SELECT id, resource_id, status FROM context_drafts WHERE tenant_id = $1 ORDER BY id', [tenantId]);
   const proposals = await db.query('SELECT id, status FROM context_proposals WHERE tenant_id = $1 ORDER BY id', [tenantId]);
   return { resources, versions, drafts, proposals };

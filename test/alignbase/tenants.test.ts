@@ -27,10 +27,21 @@ for (const backend of storeBackends()) {
       await acme.ok('publish_knowledge', { knowledge_id: knowledge.knowledge_id });
       const skill = await createSkill(acme, skillName, { attachments: [{ path: 'secret.md', data_base64: b64('ACME-ONLY file') }] });
       await acme.ok('publish_skill', { skill_id: skill.skill_id });
-      const draft = await acme.ok<{ draft_id: string }>('create_knowledge_draft', { knowledge_id: knowledge.knowledge_id, base_version: 1, content: 'ACME-ONLY draft' });
-      const skillDraft = await acme.ok<{ draft_id: string }>('create_skill_draft', { skill_id: skill.skill_id, base_version: 1, skill_md: SKILL_MD(skillName, 'ACME-ONLY draft') });
+      const draft = await acme.ok<{ draft_id: string }>('create_knowledge_draft', {
+        knowledge_id: knowledge.knowledge_id,
+        base_version: 1,
+        content: 'ACME-ONLY draft',
+      });
+      const skillDraft = await acme.ok<{ draft_id: string }>('create_skill_draft', {
+        skill_id: skill.skill_id,
+        base_version: 1,
+        skill_md: SKILL_MD(skillName, 'ACME-ONLY draft'),
+      });
       // Routed to everyone in acme who could be mistaken for the caller.
-      await suite.access({ routes: [route(`knowledge:${title}`, 'routed-bot'), route(`skill:${skillName}`, 'routed-bot')], grants: [grant('group:fleet', `knowledge:${title}`, 'owner')] });
+      await suite.access({
+        routes: [route(`knowledge:${title}`, 'routed-bot'), route(`skill:${skillName}`, 'routed-bot')],
+        grants: [grant('group:fleet', `knowledge:${title}`, 'owner')],
+      });
 
       const before = await snapshot(suite.db, suite.tenantId);
       const kid = knowledge.knowledge_id;
@@ -77,9 +88,15 @@ for (const backend of storeBackends()) {
       const globexKnowledge = await globex.ok<Created>('write_knowledge', { title, expected_version: 0, content: 'Globex words.', publish: true });
 
       const globexList = await globex.ok<{ knowledge: { knowledge_id: string; title: string }[] }>('list_knowledge');
-      assert.deepEqual(globexList.knowledge.map((k) => k.knowledge_id), [globexKnowledge.knowledge_id]);
+      assert.deepEqual(
+        globexList.knowledge.map((k) => k.knowledge_id),
+        [globexKnowledge.knowledge_id],
+      );
       const globexSkills = await globex.ok<{ skills: { id: string; description: string }[] }>('list_skills');
-      assert.deepEqual(globexSkills.skills.map((s) => [s.id, s.description]), [[globexSkill.skill_id, 'Globex words.']]);
+      assert.deepEqual(
+        globexSkills.skills.map((s) => [s.id, s.description]),
+        [[globexSkill.skill_id, 'Globex words.']],
+      );
       // And the other way round.
       for (const name of ['admin-bot', 'viewer-bot', 'routed-bot']) {
         const agent = await suite.agent(name);

@@ -40,7 +40,10 @@ for (const backend of storeBackends()) {
     });
 
     const rows = (tool: string) =>
-      store.db.query<Row>('SELECT surface, principal_id, token_id, request_id, dialect, tool, action, result, error_code FROM audit_events WHERE tenant_id = $1 AND tool = $2 ORDER BY at', [tenantId, tool]);
+      store.db.query<Row>(
+        'SELECT surface, principal_id, token_id, request_id, dialect, tool, action, result, error_code FROM audit_events WHERE tenant_id = $1 AND tool = $2 ORDER BY at',
+        [tenantId, tool],
+      );
 
     it('records every tool call with tenant, principal, token, tool and result', async () => {
       const client = await connectClient(`${running.url}/atmina/mcp`, token);
@@ -51,8 +54,24 @@ for (const backend of storeBackends()) {
         const events = await rows('whoami');
         assert.equal(events.length, 2);
         const [ok, failed] = events;
-        const [tokenRow] = await store.db.query<{ id: string }>('SELECT id FROM tokens WHERE tenant_id = $1 AND principal_id = $2', [tenantId, me.principal.id]);
-        assert.deepEqual({ ...ok, request_id: undefined }, { surface: 'mcp', principal_id: me.principal.id, token_id: tokenRow!.id, request_id: undefined, dialect: 'atmina', tool: 'whoami', action: 'tool_call', result: 'ok', error_code: null });
+        const [tokenRow] = await store.db.query<{ id: string }>('SELECT id FROM tokens WHERE tenant_id = $1 AND principal_id = $2', [
+          tenantId,
+          me.principal.id,
+        ]);
+        assert.deepEqual(
+          { ...ok, request_id: undefined },
+          {
+            surface: 'mcp',
+            principal_id: me.principal.id,
+            token_id: tokenRow!.id,
+            request_id: undefined,
+            dialect: 'atmina',
+            tool: 'whoami',
+            action: 'tool_call',
+            result: 'ok',
+            error_code: null,
+          },
+        );
         assert.ok((ok?.request_id ?? '').length > 0);
         assert.equal(failed?.result, 'error');
         assert.equal(failed?.error_code, 'validation');
@@ -74,14 +93,24 @@ for (const backend of storeBackends()) {
 
     it('records token issue and revocation in their own transactions, never the secret', async () => {
       const log = new AuditLog(store.db);
-      const { token: secret, info } = await createToken(store.db, { tenant: 'acme', principal: 'bob@acme.test', scopes: 'context.read', ttlMs: undefined }, log);
+      const { token: secret, info } = await createToken(
+        store.db,
+        { tenant: 'acme', principal: 'bob@acme.test', scopes: 'context.read', ttlMs: undefined },
+        log,
+      );
       await revokeToken(store.db, info.id, log);
       await revokeToken(store.db, info.id, log);
       const events = await store.db.query<{ action: string; surface: string; resources: unknown; details: unknown }>(
         "SELECT action, surface, resources, details FROM audit_events WHERE tenant_id = $1 AND action LIKE 'token.%' AND resources @> $2::jsonb ORDER BY at",
         [tenantId, JSON.stringify([{ id: info.id }])],
       );
-      assert.deepEqual(events.map((e) => [e.action, e.surface]), [['token.create', 'cli'], ['token.revoke', 'cli']]);
+      assert.deepEqual(
+        events.map((e) => [e.action, e.surface]),
+        [
+          ['token.create', 'cli'],
+          ['token.revoke', 'cli'],
+        ],
+      );
       assert.ok(!JSON.stringify(events).includes(secret));
     });
 
@@ -99,8 +128,14 @@ for (const backend of storeBackends()) {
     });
 
     it('is append-only, and an event written in a rolled-back transaction is gone with it', async () => {
-      await assert.rejects(store.db.tx((tx) => tx.query("UPDATE audit_events SET result = 'ok' WHERE tenant_id = $1", [tenantId])), /append-only/);
-      await assert.rejects(store.db.tx((tx) => tx.query('DELETE FROM audit_events WHERE tenant_id = $1', [tenantId])), /append-only/);
+      await assert.rejects(
+        store.db.tx((tx) => tx.query("UPDATE audit_events SET result = 'ok' WHERE tenant_id = $1", [tenantId])),
+        /append-only/,
+      );
+      await assert.rejects(
+        store.db.tx((tx) => tx.query('DELETE FROM audit_events WHERE tenant_id = $1', [tenantId])),
+        /append-only/,
+      );
       const log = new AuditLog(store.db);
       await assert.rejects(
         store.db.tx(async (tx) => {

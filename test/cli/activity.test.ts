@@ -26,7 +26,11 @@ for (const backend of cliStoreBackends()) {
     };
     const tool = async (name: string, args: Record<string, unknown>) => {
       const result = await client.callTool({ name, arguments: args });
-      return { isError: result.isError === true, text: (result.content as { text: string }[])[0]?.text ?? '', data: result.structuredContent as Record<string, unknown> | undefined };
+      return {
+        isError: result.isError === true,
+        text: (result.content as { text: string }[])[0]?.text ?? '',
+        data: result.structuredContent as Record<string, unknown> | undefined,
+      };
     };
 
     before(async () => {
@@ -65,9 +69,22 @@ for (const backend of cliStoreBackends()) {
       installation = String(reported.data?.local_installation_id);
       for (const [name, args] of [
         ['record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }],
-        ['record_activity_event', { local_installation_id: installation, event: { type: 'skill_installed', subject: { type: 'skill', id: '11111111-2222-4333-8444-555555555555', version: 2 } } }],
+        [
+          'record_activity_event',
+          {
+            local_installation_id: installation,
+            event: { type: 'skill_installed', subject: { type: 'skill', id: '11111111-2222-4333-8444-555555555555', version: 2 } },
+          },
+        ],
         ['start_hook_session', { local_installation_id: installation, hook: 'session_start', session_id: 'cli-session' }],
-        ['record_hook_activity_event', { local_installation_id: installation, session_id: 'cli-session', event: { type: 'tool_used', tool_name: 'Bash', status: 'error', error_code: 'exit_2' } }],
+        [
+          'record_hook_activity_event',
+          {
+            local_installation_id: installation,
+            session_id: 'cli-session',
+            event: { type: 'tool_used', tool_name: 'Bash', status: 'error', error_code: 'exit_2' },
+          },
+        ],
       ] as const) {
         const reply = await tool(name, args);
         assert.equal(reply.isError, false, `${name}: ${reply.text}`);
@@ -105,7 +122,10 @@ for (const backend of cliStoreBackends()) {
           ['client', 'context_loaded', null, null, null, 'ok', null],
         ],
       );
-      assert.deepEqual((await listing('--agent', 'release-bot', '--limit', '1')).events.map((e) => e.type), ['tool_used']);
+      assert.deepEqual(
+        (await listing('--agent', 'release-bot', '--limit', '1')).events.map((e) => e.type),
+        ['tool_used'],
+      );
 
       const text = await activity('--tenant', 'acme', '--limit', '2');
       assert.equal(text.code, 0, text.stderr);
@@ -114,10 +134,30 @@ for (const backend of cliStoreBackends()) {
       assert.equal(output[2], 'Installations (1):');
       assert.match(output[3] ?? '', /^ID +AGENT +INTEGRATION +TRANSPORT +VERSION +SESSIONS +EVENTS +LAST SEEN +CAPABILITIES +HOOKS SEEN$/);
       const row = (output[4] ?? '').split(/ {2,}/);
-      assert.deepEqual([...row.slice(0, 7), ...row.slice(8)], [installation, 'release-bot', 'claude-code', 'stdio', '2.1.0', '1', '4', 'context_load,skills_install,session_start_hook,tool_use_hook', 'session_start_hook,tool_use_hook']);
+      assert.deepEqual(
+        [...row.slice(0, 7), ...row.slice(8)],
+        [
+          installation,
+          'release-bot',
+          'claude-code',
+          'stdio',
+          '2.1.0',
+          '1',
+          '4',
+          'context_load,skills_install,session_start_hook,tool_use_hook',
+          'session_start_hook,tool_use_hook',
+        ],
+      );
       assert.equal(output[6], 'Recent events (newest first, at most 2):');
       assert.match(output[7] ?? '', /^RECORDED +OCCURRED +AGENT +INSTALLATION +SOURCE +TYPE +STATUS +DETAIL$/);
-      assert.deepEqual((output[8] ?? '').split(/ {2,}/).slice(2), ['release-bot', installation, 'hook', 'tool_used', 'error (exit_2)', 'session cli-session, tool Bash']);
+      assert.deepEqual((output[8] ?? '').split(/ {2,}/).slice(2), [
+        'release-bot',
+        installation,
+        'hook',
+        'tool_used',
+        'error (exit_2)',
+        'session cli-session, tool Bash',
+      ]);
       assert.deepEqual((output[9] ?? '').split(/ {2,}/).slice(2), ['release-bot', installation, 'hook', 'session_started', 'ok', 'session cli-session']);
       assert.equal(output.length, 10);
     });

@@ -74,7 +74,11 @@ for (const backend of cliStoreBackends()) {
       assert.deepEqual(lines(dry.stdout), ['+ create tenant t-dry', ...CREATE_LINES, 'dry run: 10 changes planned for tenant t-dry, nothing applied']);
       const real = await apply(orgFor('t-dry'));
       assert.equal(real.code, 0, real.stderr);
-      assert.deepEqual(lines(real.stdout), ['+ create tenant t-dry', ...CREATE_LINES, 'applied 10 changes to tenant t-dry'], 'the dry run left everything to do');
+      assert.deepEqual(
+        lines(real.stdout),
+        ['+ create tenant t-dry', ...CREATE_LINES, 'applied 10 changes to tenant t-dry'],
+        'the dry run left everything to do',
+      );
     });
 
     it('--json prints the result as JSON', async () => {

@@ -62,7 +62,11 @@ for (const backend of cliStoreBackends()) {
         }),
       );
       for (const args of [
-        { recipients: [{ type: 'agent', id: receiverId }], message: 'First:\nplease take over.', artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }] },
+        {
+          recipients: [{ type: 'agent', id: receiverId }],
+          message: 'First:\nplease take over.',
+          artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }],
+        },
         { recipients: [{ type: 'group', id: teamId }], message: 'Second, to the team.' },
       ]) {
         sent.push(String((await call(sender, 'send_context', { ...args, idempotency_key: randomUUID() })).message_id));
@@ -131,8 +135,14 @@ for (const backend of cliStoreBackends()) {
       const artifact = await call(sender, 'write_artifact', { expected_version: 0, name, markdown: '# Escapes' });
       const receiverId = ((await call(sender, 'list_context_recipients', {})).recipients as { type: string; id: string }[]).find((r) => r.type === 'agent')!.id;
       const id = String(
-        (await call(sender, 'send_context', { recipients: [{ type: 'agent', id: receiverId }], message, artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }], idempotency_key: randomUUID() }))
-          .message_id,
+        (
+          await call(sender, 'send_context', {
+            recipients: [{ type: 'agent', id: receiverId }],
+            message,
+            artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }],
+            idempotency_key: randomUUID(),
+          })
+        ).message_id,
       );
       // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
       const raw = /[\u001b\u0007\u000d\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;

@@ -53,7 +53,10 @@ describe('kgw migrate on PostgreSQL', { skip: postgres === undefined ? 'KGW_TEST
         }
         assert.equal(runs.filter((r) => r.stdout === APPLIED).length, 1, runs.map((r) => r.stdout).join(''));
         assert.equal(runs.filter((r) => r.stdout === UP_TO_DATE).length, 1, runs.map((r) => r.stdout).join(''));
-        assert.deepEqual(await migrationRows(store.databaseUrl ?? ''), (await loadMigrations()).map((m) => ({ number: m.number, name: m.name, count: 1 })));
+        assert.deepEqual(
+          await migrationRows(store.databaseUrl ?? ''),
+          (await loadMigrations()).map((m) => ({ number: m.number, name: m.name, count: 1 })),
+        );
         const again = await kgw(['migrate'], store.env);
         assert.equal(again.stdout, UP_TO_DATE);
       } finally {

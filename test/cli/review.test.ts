@@ -56,7 +56,13 @@ async function attachment(client: Client, type: string, id: string, version: num
   const chunks: Buffer[] = [];
   let offset = 0;
   for (;;) {
-    const chunk = await call<{ data_base64: string; next_offset: number; eof: boolean }>(client, 'read_context_attachment', { context_type: type, context_id: id, version, path, offset });
+    const chunk = await call<{ data_base64: string; next_offset: number; eof: boolean }>(client, 'read_context_attachment', {
+      context_type: type,
+      context_id: id,
+      version,
+      path,
+      offset,
+    });
     chunks.push(Buffer.from(chunk.data_base64, 'base64'));
     offset = chunk.next_offset;
     if (chunk.eof) return Buffer.concat(chunks).toString('utf8');
@@ -113,7 +119,8 @@ for (const backend of cliStoreBackends()) {
 
     /** The store opened from the test (no kgw process may hold an embedded data folder meanwhile). */
     async function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
-      const lock = store.databaseUrl === undefined ? tryLockFolder(store.dataDir, { pid: process.pid, role: 'cli', startedAt: new Date().toISOString() }) : undefined;
+      const lock =
+        store.databaseUrl === undefined ? tryLockFolder(store.dataDir, { pid: process.pid, role: 'cli', startedAt: new Date().toISOString() }) : undefined;
       if (lock !== undefined && !('lock' in lock)) throw new Error(`the data folder is held by pid ${lock.heldBy.pid}`);
       const db = await openStore(loadConfig({ KGW_DATA_DIR: store.dataDir, ...(store.databaseUrl === undefined ? {} : { DATABASE_URL: store.databaseUrl }) }));
       try {
@@ -137,7 +144,14 @@ for (const backend of cliStoreBackends()) {
       const knowledge = async (title: string, content: string, authority = 'informational') =>
         (await call<{ knowledge_id: string }>(writer, 'write_knowledge', { title, expected_version: 0, content, authority })).knowledge_id;
       const draft = async (knowledgeId: string, content: string, rationale?: string) =>
-        (await call<{ draft_id: string }>(drafter, 'create_knowledge_draft', { knowledge_id: knowledgeId, base_version: 1, content, ...(rationale === undefined ? {} : { rationale }) })).draft_id;
+        (
+          await call<{ draft_id: string }>(drafter, 'create_knowledge_draft', {
+            knowledge_id: knowledgeId,
+            base_version: 1,
+            content,
+            ...(rationale === undefined ? {} : { rationale }),
+          })
+        ).draft_id;
 
       ids.checklist = await knowledge('Release checklist', '# Release\n\n- build\n- test\n', 'must_follow');
       ids.checklistDraft = await draft(ids.checklist, '# Release\n\n- build\n- test\n- tag\n', 'Tagging was missing');
@@ -146,7 +160,13 @@ for (const backend of cliStoreBackends()) {
         attachments: [{ path: 'scripts/run.sh', data_base64: b64(RUN_SH) }],
       });
       ids.skill = skill.skill_id;
-      ids.skillDraft = (await call<{ draft_id: string }>(drafter, 'create_skill_draft', { skill_id: ids.skill, base_version: 1, skill_md: SKILL_MD('Checks a release before deployment.', 'Run the script twice.') })).draft_id;
+      ids.skillDraft = (
+        await call<{ draft_id: string }>(drafter, 'create_skill_draft', {
+          skill_id: ids.skill,
+          base_version: 1,
+          skill_md: SKILL_MD('Checks a release before deployment.', 'Run the script twice.'),
+        })
+      ).draft_id;
       ids.proposal = (
         await call<{ proposal_id: string }>(drafter, 'propose_knowledge', {
           title: 'Rollback plan',
@@ -202,7 +222,10 @@ for (const backend of cliStoreBackends()) {
           [id('raceDraft'), 'draft', 'knowledge', 'Race', '1→1', 'no', 'draft-bot (bob@acme.test)', created(5)],
         ],
       );
-      assert.deepEqual((await json<ReviewItem[]>('list', '--tenant', 'globex')).map((i) => i.id), [id('theirDraft')]);
+      assert.deepEqual(
+        (await json<ReviewItem[]>('list', '--tenant', 'globex')).map((i) => i.id),
+        [id('theirDraft')],
+      );
       failed(await review('list', '--tenant', 'initech'), 1, 'kgw: tenant "initech" not found');
     });
 
@@ -231,7 +254,10 @@ for (const backend of cliStoreBackends()) {
         ].join('\n'),
       );
       const detail = await json<ReviewDetail>('show', draft, '--tenant', 'acme');
-      assert.deepEqual([detail.base, detail.content, detail.status], [{ version: 1, content: '# Release\n\n- build\n- test\n' }, '# Release\n\n- build\n- test\n- tag\n', 'open']);
+      assert.deepEqual(
+        [detail.base, detail.content, detail.status],
+        [{ version: 1, content: '# Release\n\n- build\n- test\n' }, '# Release\n\n- build\n- test\n- tag\n', 'open'],
+      );
 
       const stale = ok(await review('show', id('staleDraft'), '--tenant', 'acme'), 'show stale');
       assert.match(stale, /^Base: +version 1; the Knowledge is now at version 2 \(stale\)$/m);
@@ -259,7 +285,10 @@ for (const backend of cliStoreBackends()) {
       assert.match(ok(await review('show', draft, '--tenant', 'acme'), 'show accepted'), /^Decision: +accepted as version 2 at \S+Z by alice@acme\.test$/m);
 
       const skill = await json<AcceptResult>('accept', id('skillDraft'), '--tenant', 'acme');
-      assert.deepEqual([skill.kind, skill.type, skill.name, skill.version, skill.saved, skill.published, skill.decided_by], ['draft', 'skill', 'release-check', 2, true, false, null]);
+      assert.deepEqual(
+        [skill.kind, skill.type, skill.name, skill.version, skill.saved, skill.published, skill.decided_by],
+        ['draft', 'skill', 'release-check', 2, true, false, null],
+      );
       assert.ok(!(await json<ReviewItem[]>('list', '--tenant', 'acme')).some((i) => i.id === draft || i.id === id('skillDraft')), 'no longer listed');
     });
 
@@ -279,10 +308,17 @@ for (const backend of cliStoreBackends()) {
     it('reject records a note; deciding twice is refused', async () => {
       const draft = id('rejectDraft');
       const rejected = await json<RejectResult>('reject', draft, '--tenant', 'acme', '--as', 'bob@acme.test', '--note', 'Not sourced');
-      assert.deepEqual([rejected.status, rejected.kind, rejected.name, rejected.note, rejected.decided_by], ['rejected', 'draft', 'Doubtful', 'Not sourced', 'bob@acme.test']);
+      assert.deepEqual(
+        [rejected.status, rejected.kind, rejected.name, rejected.note, rejected.decided_by],
+        ['rejected', 'draft', 'Doubtful', 'Not sourced', 'bob@acme.test'],
+      );
       const shown = await json<ReviewDetail>('show', draft, '--tenant', 'acme');
       assert.deepEqual([shown.status, shown.decision_note, shown.decided_by], ['rejected', 'Not sourced', 'bob@acme.test']);
-      failed(await review('reject', draft, '--tenant', 'acme'), 1, new RegExp(`^kgw: draft ${draft} was already rejected at \\S+Z; only open drafts and proposals can be decided$`));
+      failed(
+        await review('reject', draft, '--tenant', 'acme'),
+        1,
+        new RegExp(`^kgw: draft ${draft} was already rejected at \\S+Z; only open drafts and proposals can be decided$`),
+      );
       failed(await review('accept', draft, '--tenant', 'acme'), 1, /was already rejected/);
       failed(await review('reject', id('checklistDraft'), '--tenant', 'acme'), 1, /was already accepted/);
     });
@@ -303,7 +339,11 @@ for (const backend of cliStoreBackends()) {
       failed(await review('show', unknown, '--tenant', 'acme'), 1, `kgw: no draft or proposal "${unknown}" in tenant "acme"`);
       failed(await review('accept', id('theirDraft'), '--tenant', 'acme'), 1, `kgw: no draft or proposal "${id('theirDraft')}" in tenant "acme"`);
       failed(await review('accept', id('proposal'), '--tenant', 'acme', '--as', 'carol@acme.test'), 1, 'kgw: no person "carol@acme.test" in tenant "acme"');
-      failed(await review('reject', id('proposal'), '--tenant', 'acme', '--as', 'draft-bot'), 1, 'kgw: the reviewer must be a person, named by email: "draft-bot"');
+      failed(
+        await review('reject', id('proposal'), '--tenant', 'acme', '--as', 'draft-bot'),
+        1,
+        'kgw: the reviewer must be a person, named by email: "draft-bot"',
+      );
       // Usage errors and help never open the store, so these run side by side.
       const [noTenant, noId, badOption, badCommand, help, listHelp, showHelp, acceptHelp, rejectHelp, helpReview, mainHelp, badEnvHelp] = await Promise.all([
         review('accept', id('proposal')),
@@ -324,7 +364,8 @@ for (const backend of cliStoreBackends()) {
       failed(noId, 2, 'kgw: expected 1 argument(s) (see "kgw review --help")');
       failed(badOption, 2, /^kgw: Unknown option '--force'/);
       failed(badCommand, 2, 'kgw: unknown review command "approve"; use list, show, accept or reject (see "kgw review --help")');
-      for (const run of [help, listHelp, showHelp, acceptHelp, rejectHelp, helpReview, badEnvHelp]) assert.match(ok(run, 'help'), /^Usage:\n {2}kgw review list --tenant SLUG \[--json\]\n/);
+      for (const run of [help, listHelp, showHelp, acceptHelp, rejectHelp, helpReview, badEnvHelp])
+        assert.match(ok(run, 'help'), /^Usage:\n {2}kgw review list --tenant SLUG \[--json\]\n/);
       assert.match(ok(mainHelp, '--help'), /^ {2}review {6}list, show, accept and reject agents' drafts and proposals$/m);
       // The proposal is still open after all of that.
       assert.equal((await json<ReviewDetail>('show', id('proposal'), '--tenant', 'acme')).status, 'open');
@@ -358,17 +399,32 @@ for (const backend of cliStoreBackends()) {
       assert.equal(ok(await review('list', '--tenant', 'acme'), 'empty list'), 'no open drafts or proposals in acme\n');
 
       const reader = await connect('acme', 'draft-bot');
-      const created = await call<{ title: string; content: string; authority: string; version: number; is_published_version: boolean }>(reader, 'read_knowledge', {
-        knowledge_id: accepted.resource_id,
-        version: 'published',
-      });
-      assert.deepEqual([created.title, created.content, created.authority, created.version, created.is_published_version], ['Rollback plan', '# Rollback\n\nRevert the tag.', 'must_follow', 1, true]);
+      const created = await call<{ title: string; content: string; authority: string; version: number; is_published_version: boolean }>(
+        reader,
+        'read_knowledge',
+        {
+          knowledge_id: accepted.resource_id,
+          version: 'published',
+        },
+      );
+      assert.deepEqual(
+        [created.title, created.content, created.authority, created.version, created.is_published_version],
+        ['Rollback plan', '# Rollback\n\nRevert the tag.', 'must_follow', 1, true],
+      );
       assert.equal(await attachment(reader, 'knowledge', accepted.resource_id, 1, 'steps.csv'), TABLE_CSV);
 
-      const checklist = await call<{ content: string; authority: string; version: number }>(reader, 'read_knowledge', { knowledge_id: id('checklist'), version: 'published' });
+      const checklist = await call<{ content: string; authority: string; version: number }>(reader, 'read_knowledge', {
+        knowledge_id: id('checklist'),
+        version: 'published',
+      });
       assert.deepEqual([checklist.content, checklist.authority, checklist.version], ['# Release\n\n- build\n- test\n- tag\n', 'must_follow', 2]);
-      const skill = await call<{ skill_md: string; description: string; version: number; attachments: { path: string }[] }>(reader, 'read_skill', { skill_id: id('skill') });
-      assert.deepEqual([skill.version, skill.description, skill.attachments.map((a) => a.path)], [2, 'Checks a release before deployment.', ['scripts/run.sh']]);
+      const skill = await call<{ skill_md: string; description: string; version: number; attachments: { path: string }[] }>(reader, 'read_skill', {
+        skill_id: id('skill'),
+      });
+      assert.deepEqual(
+        [skill.version, skill.description, skill.attachments.map((a) => a.path)],
+        [2, 'Checks a release before deployment.', ['scripts/run.sh']],
+      );
       assert.equal(await attachment(reader, 'skill', id('skill'), 2, 'scripts/run.sh'), RUN_SH);
       const drafts = await call<{ drafts: unknown[] }>(reader, 'list_knowledge_drafts', { knowledge_id: id('checklist') });
       assert.deepEqual(drafts.drafts, [], 'an accepted draft is no longer open');
@@ -381,8 +437,16 @@ for (const backend of cliStoreBackends()) {
       gateway ??= await serve(store.env, { timeoutMs: 120_000 });
       const hostileWriter = await connect('acme', 'writer-bot');
       const hostileDrafter = await connect('acme', 'draft-bot');
-      const knowledgeId = (await call<{ knowledge_id: string }>(hostileWriter, 'write_knowledge', { title, expected_version: 0, content: 'plain\n' })).knowledge_id;
-      const draft = (await call<{ draft_id: string }>(hostileDrafter, 'create_knowledge_draft', { knowledge_id: knowledgeId, base_version: 1, content, rationale: 'Because\x1b]0;owned\x07\nof \u2067this\u2069' })).draft_id;
+      const knowledgeId = (await call<{ knowledge_id: string }>(hostileWriter, 'write_knowledge', { title, expected_version: 0, content: 'plain\n' }))
+        .knowledge_id;
+      const draft = (
+        await call<{ draft_id: string }>(hostileDrafter, 'create_knowledge_draft', {
+          knowledge_id: knowledgeId,
+          base_version: 1,
+          content,
+          rationale: 'Because\x1b]0;owned\x07\nof \u2067this\u2069',
+        })
+      ).draft_id;
       await call(hostileWriter, 'write_knowledge', { knowledge_id: knowledgeId, expected_version: 1, content: 'plain, v2\n' });
 
       // eslint-disable-next-line no-control-regex -- the control characters are what is looked for
@@ -391,7 +455,8 @@ for (const backend of cliStoreBackends()) {
         assert.doesNotMatch(text, raw, what);
         return text;
       };
-      const shownTitle = 'Evil \\x1b[2J\\x1b]0;pwned\\x07 \\x1b]8;;http://evil.test\\x1b\\link\\x1b]8;;\\x1b\\ \\x9b31mred \\u202etxt.exe\\u2066x\\u2069\\x0dover\\x0aforged';
+      const shownTitle =
+        'Evil \\x1b[2J\\x1b]0;pwned\\x07 \\x1b]8;;http://evil.test\\x1b\\link\\x1b]8;;\\x1b\\ \\x9b31mred \\u202etxt.exe\\u2066x\\u2069\\x0dover\\x0aforged';
 
       const list = clean(ok(await review('list', '--tenant', 'acme'), 'list'), 'list');
       const rows = lines(list).slice(1);

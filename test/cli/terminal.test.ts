@@ -53,7 +53,13 @@ describe('terminal output', () => {
   });
 
   it('table() lays out the visible form of each cell on one line', () => {
-    const text = table(['NAME', 'NOTE'], [['a\nforged row', '\x1b[31mred'], ['b', 'ok']]);
+    const text = table(
+      ['NAME', 'NOTE'],
+      [
+        ['a\nforged row', '\x1b[31mred'],
+        ['b', 'ok'],
+      ],
+    );
     assert.deepEqual(lines(text), ['NAME             NOTE', 'a\\x0aforged row  \\x1b[31mred', 'b                ok']);
   });
 
@@ -62,7 +68,8 @@ describe('terminal output', () => {
     const text = jsonText(value);
     assert.deepEqual(JSON.parse(text), value);
     assert.doesNotMatch(text, RAW);
-    for (const escape of ['\\u001b[2J', '\\u0007', '\\u009b31m', '\\u0085', '\\u007f', '\\u202e', '\\u2066', '\\u2028', '\\u200b', '\\udb40\\udc41', '\\n']) assert.ok(text.includes(escape), escape);
+    for (const escape of ['\\u001b[2J', '\\u0007', '\\u009b31m', '\\u0085', '\\u007f', '\\u202e', '\\u2066', '\\u2028', '\\u200b', '\\udb40\\udc41', '\\n'])
+      assert.ok(text.includes(escape), escape);
     assert.ok(text.includes('"plain": "é 🚀 👩‍💻"'));
     assert.equal(jsonText([1, { a: 'b' }]), JSON.stringify([1, { a: 'b' }], null, 2), 'ordinary JSON is unchanged');
     assert.equal(visible(text), text, 'printing it changes nothing');

@@ -20,7 +20,8 @@ for (const backend of cliStoreBackends()) {
   describe(`kgw token on ${backend.name}`, () => {
     let store: CliStore;
     const token = (...args: string[]) => kgw(['token', ...args], store.env);
-    const create = (label: string, ...more: string[]) => token('create', '--tenant', 'acme', '--principal', 'release-bot', '--scopes', 'context.read', '--label', label, ...more);
+    const create = (label: string, ...more: string[]) =>
+      token('create', '--tenant', 'acme', '--principal', 'release-bot', '--scopes', 'context.read', '--label', label, ...more);
     const list = async (...flags: string[]): Promise<TokenInfo[]> => {
       const run = await token('list', '--json', ...flags);
       assert.equal(run.code, 0, run.stderr);
@@ -80,12 +81,25 @@ for (const backend of cliStoreBackends()) {
     });
 
     it('--ttl never, --ttl 1h and scope normalisation', async () => {
-      for (const [label, ttl] of [['never', 'never'], ['hour', '1h']] as const) {
+      for (const [label, ttl] of [
+        ['never', 'never'],
+        ['hour', '1h'],
+      ] as const) {
         const run = await create(label, '--ttl', ttl);
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, TOKEN_LINE);
       }
-      const person = await token('create', '--tenant', 'acme', '--principal', 'Alice@Acme.test', '--scopes', 'documents.write,activity.write', '--label', 'alice');
+      const person = await token(
+        'create',
+        '--tenant',
+        'acme',
+        '--principal',
+        'Alice@Acme.test',
+        '--scopes',
+        'documents.write,activity.write',
+        '--label',
+        'alice',
+      );
       assert.equal(person.code, 0, person.stderr);
       assert.match(person.stdout, TOKEN_LINE);
 
@@ -107,12 +121,39 @@ for (const backend of cliStoreBackends()) {
         everywhere: true,
       },
       { title: 'no scope at all', args: ['--principal', 'release-bot', '--scopes', ' '], line: 'kgw: at least one scope is required' },
-      { title: 'an unknown principal', args: ['--principal', 'carol@acme.test', '--scopes', 'context.read'], line: 'kgw: no person or agent "carol@acme.test" in tenant "acme"', everywhere: true },
-      { title: 'an unknown agent', args: ['--principal', 'deploy-bot', '--scopes', 'context.read'], line: 'kgw: no person or agent "deploy-bot" in tenant "acme"' },
-      { title: 'an unknown tenant', args: ['--tenant', 'globex', '--principal', 'release-bot', '--scopes', 'context.read'], line: 'kgw: tenant "globex" not found', everywhere: true },
-      { title: 'a bad ttl', args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '5 days'], line: 'kgw: invalid duration "5 days"; use e.g. 30m, 12h, 90d, 1w or never', everywhere: true },
-      { title: 'a zero ttl', args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '0h'], line: 'kgw: duration "0h" must be longer than zero' },
-      { title: 'a ttl over ten years', args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '522w'], line: 'kgw: duration "522w" is longer than ten years' },
+      {
+        title: 'an unknown principal',
+        args: ['--principal', 'carol@acme.test', '--scopes', 'context.read'],
+        line: 'kgw: no person or agent "carol@acme.test" in tenant "acme"',
+        everywhere: true,
+      },
+      {
+        title: 'an unknown agent',
+        args: ['--principal', 'deploy-bot', '--scopes', 'context.read'],
+        line: 'kgw: no person or agent "deploy-bot" in tenant "acme"',
+      },
+      {
+        title: 'an unknown tenant',
+        args: ['--tenant', 'globex', '--principal', 'release-bot', '--scopes', 'context.read'],
+        line: 'kgw: tenant "globex" not found',
+        everywhere: true,
+      },
+      {
+        title: 'a bad ttl',
+        args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '5 days'],
+        line: 'kgw: invalid duration "5 days"; use e.g. 30m, 12h, 90d, 1w or never',
+        everywhere: true,
+      },
+      {
+        title: 'a zero ttl',
+        args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '0h'],
+        line: 'kgw: duration "0h" must be longer than zero',
+      },
+      {
+        title: 'a ttl over ten years',
+        args: ['--principal', 'release-bot', '--scopes', 'context.read', '--ttl', '522w'],
+        line: 'kgw: duration "522w" is longer than ten years',
+      },
     ];
     it('create refuses bad input with exit 1 and one line, and creates nothing', async () => {
       for (const { title, args, line } of FAILURES.filter((f) => f.everywhere === true || backend.name === 'postgres')) {
@@ -127,7 +168,10 @@ for (const backend of cliStoreBackends()) {
         assert.deepEqual(lines(listed.stderr), ['kgw: tenant "globex" not found']);
       }
       const all = await list('--all');
-      assert.deepEqual(all.filter((t) => t.label === 'refused'), []);
+      assert.deepEqual(
+        all.filter((t) => t.label === 'refused'),
+        [],
+      );
     });
 
     it('revoke hides a token from list; --all shows it revoked', async () => {
@@ -137,7 +181,11 @@ for (const backend of cliStoreBackends()) {
       assert.equal(revoked.code, 0, revoked.stderr);
       assert.equal(revoked.stdout, `revoked ${id} (release-bot in acme)\n`);
 
-      assert.deepEqual((await list()).filter((t) => t.id === id), [], 'list leaves it out');
+      assert.deepEqual(
+        (await list()).filter((t) => t.id === id),
+        [],
+        'list leaves it out',
+      );
       const table = await token('list', '--all');
       assert.equal(table.code, 0, table.stderr);
       const rows = lines(table.stdout).map((r) => r.split(/ {2,}/));

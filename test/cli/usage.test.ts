@@ -38,7 +38,11 @@ describe('kgw --help and usage errors', { concurrency: 4 }, () => {
   }
 
   it('-h, "kgw help COMMAND" and "kgw token SUB --help" print the same usage', async () => {
-    for (const [args, command] of [[['apply', '-h'], 'apply'], [['help', 'doctor'], 'doctor'], [['token', 'create', '--help'], 'token']] as const) {
+    for (const [args, command] of [
+      [['apply', '-h'], 'apply'],
+      [['help', 'doctor'], 'doctor'],
+      [['token', 'create', '--help'], 'token'],
+    ] as const) {
       const run = await kgw(args, env);
       assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, usage(command), args.join(' '));
@@ -98,7 +102,9 @@ describe('configuration errors stop start-up', { concurrency: 4 }, () => {
   for (const command of ['serve', 'doctor']) {
     for (const { env, line } of CONFIG_ERRORS) {
       const variable = line.slice(0, line.indexOf(':'));
-      it(`kgw ${command} with ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')} exits 1 naming ${variable}`, async () => {
+      it(`kgw ${command} with ${Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')} exits 1 naming ${variable}`, async () => {
         const dataDir = path.join(dir, `${command}-${variable}-${Object.values(env).join('').replace(/\W/g, '')}`);
         const run = await kgw([command], cliEnv({ KGW_DATA_DIR: dataDir, ...env }), { timeoutMs: 20_000 });
         assert.equal(run.code, 1, `exit code; stderr: ${run.stderr}`);
@@ -112,7 +118,13 @@ describe('configuration errors stop start-up', { concurrency: 4 }, () => {
 
   it('every store-using command checks the configuration first', async () => {
     const file = await writeIn(dir, 'org.yaml', 'tenant: acme\nname: Acme\n');
-    const args = [['migrate'], ['apply', file], ['token', 'list'], ['token', 'create', '--tenant', 'a', '--principal', 'b', '--scopes', 'context.read'], ['token', 'revoke', 'x']];
+    const args = [
+      ['migrate'],
+      ['apply', file],
+      ['token', 'list'],
+      ['token', 'create', '--tenant', 'a', '--principal', 'b', '--scopes', 'context.read'],
+      ['token', 'revoke', 'x'],
+    ];
     for (const command of args) {
       const dataDir = path.join(dir, `other-${command.join('-').replace(/\W/g, '')}`);
       const run = await kgw(command, cliEnv({ KGW_DATA_DIR: dataDir, KGW_PORT: 'abc' }));
@@ -126,7 +138,11 @@ describe('configuration errors stop start-up', { concurrency: 4 }, () => {
 describe('help with a bad configuration', () => {
   it('kgw COMMAND --help works whatever the environment says', async () => {
     const env = cliEnv({ KGW_DATA_DIR: '/nonexistent/kgw', KGW_PORT: 'abc' });
-    for (const args of [['serve', '--help'], ['doctor', '--help'], ['token', '--help']]) {
+    for (const args of [
+      ['serve', '--help'],
+      ['doctor', '--help'],
+      ['token', '--help'],
+    ]) {
       const run = await kgw(args, env);
       assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stdout, /^Usage:/);

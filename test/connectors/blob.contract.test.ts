@@ -92,7 +92,10 @@ function openS3(): Promise<Backend | undefined> {
   if (s3 === undefined) return Promise.resolve(undefined);
   // Each run in its own key space, removed afterwards.
   const keyPrefix = `run-${randomBytes(6).toString('hex')}/`;
-  const store = new S3BlobStore({ endpoint: s3.endpoint, bucket: s3.bucket, region: 'us-east-1', accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, { keyPrefix, timeoutMs: 10_000 });
+  const store = new S3BlobStore(
+    { endpoint: s3.endpoint, bucket: s3.bucket, region: 'us-east-1', accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    { keyPrefix, timeoutMs: 10_000 },
+  );
   return Promise.resolve({
     name: 's3',
     store,
@@ -169,278 +172,292 @@ const backends: Array<{ name: string; open: () => Promise<Backend | undefined> }
 ];
 
 for (const { name, open } of backends) {
-  describe(`blob store contract on ${name}`, { skip: name === 's3' && !process.env.KGW_TEST_S3_ENDPOINT && process.env.CI !== 'true' ? 'KGW_TEST_S3_ENDPOINT is not set' : false }, () => {
-    let backend: Backend;
-    let store: BlobStore;
+  describe(
+    `blob store contract on ${name}`,
+    { skip: name === 's3' && !process.env.KGW_TEST_S3_ENDPOINT && process.env.CI !== 'true' ? 'KGW_TEST_S3_ENDPOINT is not set' : false },
+    () => {
+      let backend: Backend;
+      let store: BlobStore;
 
-    before(async () => {
-      const opened = await open();
-      assert.ok(opened);
-      backend = opened;
-      store = opened.store;
-    });
-    after(async () => {
-      await backend.dispose();
-    });
-
-    it('answers its health probe', async () => {
-      assert.equal(store.health.role, 'blob');
-      await store.health.check(AbortSignal.timeout(5000));
-    });
-
-    it('stores bytes under their SHA-256 and reads them back, whole and by range', async () => {
-      const bytes = randomBytes(10_000);
-      const info = await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
-      assert.equal(info.key, blobKey(sha(bytes)));
-      assert.match(info.key, /^sha256\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/);
-      assert.deepEqual(await store.head(info.key), { size: 10_000 });
-      assert.deepEqual(await collect(await store.get(info.key)), bytes);
-      assert.deepEqual(await collect(await store.get(info.key, { start: 100, end: 199 })), bytes.subarray(100, 200));
-      assert.deepEqual(await collect(await store.get(info.key, { start: 9_990 })), bytes.subarray(9_990));
-      assert.deepEqual(await collect(await store.get(info.key, { end: 9 })), bytes.subarray(0, 10));
-      assert.deepEqual(await collect(await store.get(info.key, { start: 9_999, end: 50_000 })), bytes.subarray(9_999));
-      await rejectsWith(store.get(info.key, { start: 10_000 }), 'validation');
-      await rejectsWith(store.get(info.key, { start: 5, end: 4 }), 'validation');
-    });
-
-    it('stores an empty blob', async () => {
-      const empty = Buffer.alloc(0);
-      const info = await store.put({ body: empty, size: 0, sha256: sha(empty) });
-      assert.deepEqual(await store.head(info.key), { size: 0 });
-      assert.equal((await collect(await store.get(info.key))).length, 0);
-    });
-
-    it('lists by prefix and deletes', async () => {
-      const blobs = [randomBytes(10), randomBytes(20), randomBytes(30)];
-      const keys = await Promise.all(blobs.map(async (b) => (await store.put({ body: b, size: b.length, sha256: sha(b) })).key));
-      const all = new Map<string, number>();
-      for await (const entry of store.list('sha256/')) all.set(entry.key, entry.size);
-      for (const [i, key] of keys.entries()) assert.equal(all.get(key), blobs[i]?.length);
-      const first = keys[0] ?? '';
-      const narrow: string[] = [];
-      for await (const entry of store.list(first.slice(0, 12))) narrow.push(entry.key);
-      assert.ok(narrow.includes(first));
-      assert.ok(narrow.every((k) => k.startsWith(first.slice(0, 12))));
-      await store.delete(first);
-      assert.equal(await store.head(first), undefined);
-      await rejectsWith(store.get(first), 'not_found');
-      await store.delete(first); // deleting twice is fine
-      const after: string[] = [];
-      for await (const entry of store.list('')) after.push(entry.key);
-      assert.ok(!after.includes(first));
-    });
-
-    it('is idempotent: the same bytes again are a no-op, wrong bytes for an existing blob still fail', async () => {
-      const bytes = randomBytes(4096);
-      const a = await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
-      const b = await store.put({ body: Readable.from([bytes]), size: bytes.length, sha256: sha(bytes) });
-      assert.deepEqual(a, b);
-      await rejectsWith(store.put({ body: randomBytes(4096), size: 4096, sha256: sha(bytes) }), 'content_integrity');
-      assert.deepEqual(await collect(await store.get(a.key)), bytes);
-    });
-
-    it('refuses a wrong checksum and leaves nothing behind', async () => {
-      const bytes = randomBytes(70_000);
-      const claimed = sha(randomBytes(8));
-      await rejectsWith(store.put({ body: bytes, size: bytes.length, sha256: claimed }), 'content_integrity');
-      assert.equal(await store.head(blobKey(claimed)), undefined);
-      assert.deepEqual(await backend.leftovers(), []);
-    });
-
-    it('refuses a wrong size, both too few and too many bytes', async () => {
-      const bytes = randomBytes(5000);
-      await rejectsWith(store.put({ body: bytes, size: 4999, sha256: sha(bytes) }), 'content_integrity');
-      await rejectsWith(store.put({ body: bytes, size: 5001, sha256: sha(bytes) }), 'content_integrity');
-      assert.equal(await store.head(blobKey(sha(bytes))), undefined);
-      assert.deepEqual(await backend.leftovers(), []);
-    });
-
-    it('refuses a truncated stream and a stream that fails midway', async () => {
-      const bytes = randomBytes(300_000);
-      const truncated = Readable.from([bytes.subarray(0, 100_000), bytes.subarray(100_000, 200_000)]);
-      await rejectsWith(store.put({ body: truncated, size: bytes.length, sha256: sha(bytes) }), 'content_integrity');
-      let sentChunks = 0;
-      const failing = new Readable({
-        read() {
-          if (sentChunks++ < 2) this.push(bytes.subarray(0, 100_000));
-          else this.destroy(new Error('connection reset by peer'));
-        },
+      before(async () => {
+        const opened = await open();
+        assert.ok(opened);
+        backend = opened;
+        store = opened.store;
       });
-      await assert.rejects(store.put({ body: failing, size: bytes.length, sha256: sha(bytes) }));
-      assert.equal(await store.head(blobKey(sha(bytes))), undefined);
-      assert.deepEqual(await backend.leftovers(), []);
-    });
-
-    it('takes concurrent writers of the same blob and of different blobs', async () => {
-      const same = randomBytes(256 * 1024);
-      const results = await Promise.all(Array.from({ length: 6 }, () => store.put({ body: Readable.from([same.subarray(0, 100_000), same.subarray(100_000)]), size: same.length, sha256: sha(same) })));
-      assert.equal(new Set(results.map((r) => r.key)).size, 1);
-      assert.deepEqual(await collect(await store.get(results[0]?.key ?? '')), same);
-      const many = Array.from({ length: 8 }, () => randomBytes(50_000));
-      const stored = await Promise.all(many.map((b) => store.put({ body: b, size: b.length, sha256: sha(b) })));
-      for (const [i, info] of stored.entries()) assert.deepEqual(await collect(await store.get(info.key)), many[i]);
-      assert.deepEqual(await backend.leftovers(), []);
-    });
-
-    it('streams 100 MiB without holding it in memory', { timeout: 180_000 }, async () => {
-      const total = 100 * MiB;
-      const digest = await hashOf(deterministic(total));
-      // Measure what is live, not garbage a lazy collector has not reclaimed
-      // yet: collect before every sixteenth sample (one per MiB streamed).
-      const gc = exposedGc();
-      gc();
-      const base = process.memoryUsage();
-      let peakHeap = 0;
-      let peakBuffers = 0;
-      let samples = 0;
-      const sample = () => {
-        if (++samples % 16 !== 0) return;
-        gc();
-        const now = process.memoryUsage();
-        peakHeap = Math.max(peakHeap, now.heapUsed - base.heapUsed);
-        peakBuffers = Math.max(peakBuffers, now.arrayBuffers - base.arrayBuffers);
-      };
-      const info = await store.put({ body: deterministic(total, sample), size: total, sha256: digest });
-      assert.deepEqual(await store.head(info.key), { size: total });
-      const read = await store.get(info.key);
-      read.on('data', sample);
-      assert.equal(await hashOf(read), digest);
-      assert.ok(peakHeap < 16 * MiB, `heap grew by ${(peakHeap / MiB).toFixed(1)} MiB`);
-      assert.ok(peakBuffers < 16 * MiB, `buffers grew by ${(peakBuffers / MiB).toFixed(1)} MiB`);
-      await store.delete(info.key);
-    });
-
-    it('refuses hostile and malformed keys', async () => {
-      const hex = sha(Buffer.from('x'));
-      const hostile = [
-        '',
-        '../../etc/passwd',
-        '/etc/passwd',
-        `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/../../${hex}`,
-        `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}\0`,
-        `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex.toUpperCase()}`,
-        `sha256/zz/${hex.slice(2, 4)}/${hex}`,
-        `sha256/${hex.slice(2, 4)}/${hex.slice(0, 2)}/${hex}`,
-        `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex.slice(0, 63)}ａ`,
-        `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}/`,
-        `sha256\\${hex.slice(0, 2)}\\${hex.slice(2, 4)}\\${hex}`,
-        `SHA256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}`,
-        `sha256/é/${hex}`,
-      ];
-      for (const key of hostile) {
-        await rejectsWith(store.get(key), 'validation');
-        await rejectsWith(store.head(key), 'validation');
-        await rejectsWith(store.delete(key), 'validation');
-        await rejectsWith(store.verifyUpload(key), 'validation');
-      }
-      for (const prefix of ['../', '/', 'sha256/../', 'sha256/ab/../', 'sha256/é', 'x']) {
-        assert.equal(isKeyPrefix(prefix), false, prefix);
-        await rejectsWith(
-          (async () => {
-            for await (const entry of store.list(prefix)) void entry;
-          })(),
-          'validation',
-        );
-      }
-      await rejectsWith(store.put({ body: Buffer.from('x'), size: 1, sha256: hex.toUpperCase() }), 'validation');
-      await rejectsWith(store.put({ body: Buffer.from('x'), size: -1, sha256: hex }), 'validation');
-    });
-
-    describe('presigned PUT', () => {
-      it('takes the exact bytes with the returned headers, then verifies them', async () => {
-        const bytes = randomBytes(200_000);
-        const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'application/pdf', expiresInSeconds: 300 });
-        assert.equal(ticket.method, 'PUT');
-        assert.equal(ticket.key, blobKey(sha(bytes)));
-        assert.equal(ticket.headers['content-length'], String(bytes.length));
-        assert.equal(ticket.headers['x-amz-checksum-sha256'], Buffer.from(sha(bytes), 'hex').toString('base64'));
-        assert.ok(Date.parse(ticket.expiresAt) > Date.now() + 250_000);
-        await rejectsWith(store.verifyUpload(ticket), 'not_found');
-        const response = await putPresigned(ticket, bytes);
-        assert.equal(response.status, 200, await response.text());
-        assert.deepEqual(await store.verifyUpload(ticket), { size: bytes.length, sha256: sha(bytes) });
-        assert.deepEqual(await store.verifyUpload(ticket.key), { size: bytes.length, sha256: sha(bytes) });
-        assert.deepEqual(await collect(await store.get(ticket.key)), bytes);
+      after(async () => {
+        await backend.dispose();
       });
 
-      it('is refused by the store for wrong bytes of the right length', async () => {
-        const bytes = randomBytes(50_000);
-        const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'application/octet-stream', expiresInSeconds: 300 });
-        const response = await putPresigned(ticket, randomBytes(50_000));
-        await response.arrayBuffer();
-        assert.equal(response.status, 400);
-        await rejectsWith(store.verifyUpload(ticket), 'not_found');
+      it('answers its health probe', async () => {
+        assert.equal(store.health.role, 'blob');
+        await store.health.check(AbortSignal.timeout(5000));
+      });
+
+      it('stores bytes under their SHA-256 and reads them back, whole and by range', async () => {
+        const bytes = randomBytes(10_000);
+        const info = await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
+        assert.equal(info.key, blobKey(sha(bytes)));
+        assert.match(info.key, /^sha256\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/);
+        assert.deepEqual(await store.head(info.key), { size: 10_000 });
+        assert.deepEqual(await collect(await store.get(info.key)), bytes);
+        assert.deepEqual(await collect(await store.get(info.key, { start: 100, end: 199 })), bytes.subarray(100, 200));
+        assert.deepEqual(await collect(await store.get(info.key, { start: 9_990 })), bytes.subarray(9_990));
+        assert.deepEqual(await collect(await store.get(info.key, { end: 9 })), bytes.subarray(0, 10));
+        assert.deepEqual(await collect(await store.get(info.key, { start: 9_999, end: 50_000 })), bytes.subarray(9_999));
+        await rejectsWith(store.get(info.key, { start: 10_000 }), 'validation');
+        await rejectsWith(store.get(info.key, { start: 5, end: 4 }), 'validation');
+      });
+
+      it('stores an empty blob', async () => {
+        const empty = Buffer.alloc(0);
+        const info = await store.put({ body: empty, size: 0, sha256: sha(empty) });
+        assert.deepEqual(await store.head(info.key), { size: 0 });
+        assert.equal((await collect(await store.get(info.key))).length, 0);
+      });
+
+      it('lists by prefix and deletes', async () => {
+        const blobs = [randomBytes(10), randomBytes(20), randomBytes(30)];
+        const keys = await Promise.all(blobs.map(async (b) => (await store.put({ body: b, size: b.length, sha256: sha(b) })).key));
+        const all = new Map<string, number>();
+        for await (const entry of store.list('sha256/')) all.set(entry.key, entry.size);
+        for (const [i, key] of keys.entries()) assert.equal(all.get(key), blobs[i]?.length);
+        const first = keys[0] ?? '';
+        const narrow: string[] = [];
+        for await (const entry of store.list(first.slice(0, 12))) narrow.push(entry.key);
+        assert.ok(narrow.includes(first));
+        assert.ok(narrow.every((k) => k.startsWith(first.slice(0, 12))));
+        await store.delete(first);
+        assert.equal(await store.head(first), undefined);
+        await rejectsWith(store.get(first), 'not_found');
+        await store.delete(first); // deleting twice is fine
+        const after: string[] = [];
+        for await (const entry of store.list('')) after.push(entry.key);
+        assert.ok(!after.includes(first));
+      });
+
+      it('is idempotent: the same bytes again are a no-op, wrong bytes for an existing blob still fail', async () => {
+        const bytes = randomBytes(4096);
+        const a = await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
+        const b = await store.put({ body: Readable.from([bytes]), size: bytes.length, sha256: sha(bytes) });
+        assert.deepEqual(a, b);
+        await rejectsWith(store.put({ body: randomBytes(4096), size: 4096, sha256: sha(bytes) }), 'content_integrity');
+        assert.deepEqual(await collect(await store.get(a.key)), bytes);
+      });
+
+      it('refuses a wrong checksum and leaves nothing behind', async () => {
+        const bytes = randomBytes(70_000);
+        const claimed = sha(randomBytes(8));
+        await rejectsWith(store.put({ body: bytes, size: bytes.length, sha256: claimed }), 'content_integrity');
+        assert.equal(await store.head(blobKey(claimed)), undefined);
         assert.deepEqual(await backend.leftovers(), []);
       });
 
-      it('is refused for another size, another checksum header or another content type', async () => {
-        const bytes = randomBytes(10_000);
-        const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'image/png', expiresInSeconds: 300 });
-        const bigger = await putPresigned(ticket, Buffer.concat([bytes, Buffer.from('!')]));
-        await bigger.arrayBuffer();
-        assert.ok(bigger.status >= 400 && bigger.status < 500, String(bigger.status));
-        const otherSum = await putPresigned(ticket, bytes, { 'x-amz-checksum-sha256': Buffer.from(sha(Buffer.from('y')), 'hex').toString('base64') });
-        await otherSum.arrayBuffer();
-        assert.ok(otherSum.status >= 400 && otherSum.status < 500, String(otherSum.status));
-        const otherType = await putPresigned(ticket, bytes, { 'content-type': 'text/html' });
-        await otherType.arrayBuffer();
-        assert.ok(otherType.status >= 400 && otherType.status < 500, String(otherType.status));
-        assert.equal(await store.head(ticket.key), undefined);
+      it('refuses a wrong size, both too few and too many bytes', async () => {
+        const bytes = randomBytes(5000);
+        await rejectsWith(store.put({ body: bytes, size: 4999, sha256: sha(bytes) }), 'content_integrity');
+        await rejectsWith(store.put({ body: bytes, size: 5001, sha256: sha(bytes) }), 'content_integrity');
+        assert.equal(await store.head(blobKey(sha(bytes))), undefined);
+        assert.deepEqual(await backend.leftovers(), []);
       });
 
-      it('is refused once expired', { timeout: 20_000 }, async () => {
-        const bytes = randomBytes(1000);
-        const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 1 });
-        await backend.expire(1);
-        const response = await putPresigned(ticket, bytes);
-        await response.arrayBuffer();
-        assert.equal(response.status, 403);
-        assert.equal(await store.head(ticket.key), undefined);
+      it('refuses a truncated stream and a stream that fails midway', async () => {
+        const bytes = randomBytes(300_000);
+        const truncated = Readable.from([bytes.subarray(0, 100_000), bytes.subarray(100_000, 200_000)]);
+        await rejectsWith(store.put({ body: truncated, size: bytes.length, sha256: sha(bytes) }), 'content_integrity');
+        let sentChunks = 0;
+        const failing = new Readable({
+          read() {
+            if (sentChunks++ < 2) this.push(bytes.subarray(0, 100_000));
+            else this.destroy(new Error('connection reset by peer'));
+          },
+        });
+        await assert.rejects(store.put({ body: failing, size: bytes.length, sha256: sha(bytes) }));
+        assert.equal(await store.head(blobKey(sha(bytes))), undefined);
+        assert.deepEqual(await backend.leftovers(), []);
       });
 
-      it('refuses sizes over the single-PUT ceiling and bad input', async () => {
-        await rejectsWith(store.presignPut({ size: 100 * MiB + 1, sha256: sha(Buffer.from('z')), contentType: 'application/pdf', expiresInSeconds: 60 }), 'payload_too_large');
-        await rejectsWith(store.presignPut({ size: 1, sha256: 'nope', contentType: 'text/plain', expiresInSeconds: 60 }), 'validation');
-        await rejectsWith(store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain\r\nx: y', expiresInSeconds: 60 }), 'validation');
-        await rejectsWith(store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain', expiresInSeconds: 0 }), 'validation');
+      it('takes concurrent writers of the same blob and of different blobs', async () => {
+        const same = randomBytes(256 * 1024);
+        const results = await Promise.all(
+          Array.from({ length: 6 }, () =>
+            store.put({ body: Readable.from([same.subarray(0, 100_000), same.subarray(100_000)]), size: same.length, sha256: sha(same) }),
+          ),
+        );
+        assert.equal(new Set(results.map((r) => r.key)).size, 1);
+        assert.deepEqual(await collect(await store.get(results[0]?.key ?? '')), same);
+        const many = Array.from({ length: 8 }, () => randomBytes(50_000));
+        const stored = await Promise.all(many.map((b) => store.put({ body: b, size: b.length, sha256: sha(b) })));
+        for (const [i, info] of stored.entries()) assert.deepEqual(await collect(await store.get(info.key)), many[i]);
+        assert.deepEqual(await backend.leftovers(), []);
       });
 
-      if (name === 'disk') {
-        it('is single use, but a failed attempt may be retried (disk)', async () => {
-          const bytes = randomBytes(3000);
-          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
-          const wrong = await putPresigned(ticket, randomBytes(3000));
-          await wrong.arrayBuffer();
-          assert.equal(wrong.status, 400);
-          const first = await putPresigned(ticket, bytes);
-          await first.arrayBuffer();
-          assert.equal(first.status, 200);
-          const again = await putPresigned(ticket, bytes);
-          await again.arrayBuffer();
-          assert.equal(again.status, 409);
+      it('streams 100 MiB without holding it in memory', { timeout: 180_000 }, async () => {
+        const total = 100 * MiB;
+        const digest = await hashOf(deterministic(total));
+        // Measure what is live, not garbage a lazy collector has not reclaimed
+        // yet: collect before every sixteenth sample (one per MiB streamed).
+        const gc = exposedGc();
+        gc();
+        const base = process.memoryUsage();
+        let peakHeap = 0;
+        let peakBuffers = 0;
+        let samples = 0;
+        const sample = () => {
+          if (++samples % 16 !== 0) return;
+          gc();
+          const now = process.memoryUsage();
+          peakHeap = Math.max(peakHeap, now.heapUsed - base.heapUsed);
+          peakBuffers = Math.max(peakBuffers, now.arrayBuffers - base.arrayBuffers);
+        };
+        const info = await store.put({ body: deterministic(total, sample), size: total, sha256: digest });
+        assert.deepEqual(await store.head(info.key), { size: total });
+        const read = await store.get(info.key);
+        read.on('data', sample);
+        assert.equal(await hashOf(read), digest);
+        assert.ok(peakHeap < 16 * MiB, `heap grew by ${(peakHeap / MiB).toFixed(1)} MiB`);
+        assert.ok(peakBuffers < 16 * MiB, `buffers grew by ${(peakBuffers / MiB).toFixed(1)} MiB`);
+        await store.delete(info.key);
+      });
+
+      it('refuses hostile and malformed keys', async () => {
+        const hex = sha(Buffer.from('x'));
+        const hostile = [
+          '',
+          '../../etc/passwd',
+          '/etc/passwd',
+          `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/../../${hex}`,
+          `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}\0`,
+          `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex.toUpperCase()}`,
+          `sha256/zz/${hex.slice(2, 4)}/${hex}`,
+          `sha256/${hex.slice(2, 4)}/${hex.slice(0, 2)}/${hex}`,
+          `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex.slice(0, 63)}ａ`,
+          `sha256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}/`,
+          `sha256\\${hex.slice(0, 2)}\\${hex.slice(2, 4)}\\${hex}`,
+          `SHA256/${hex.slice(0, 2)}/${hex.slice(2, 4)}/${hex}`,
+          `sha256/é/${hex}`,
+        ];
+        for (const key of hostile) {
+          await rejectsWith(store.get(key), 'validation');
+          await rejectsWith(store.head(key), 'validation');
+          await rejectsWith(store.delete(key), 'validation');
+          await rejectsWith(store.verifyUpload(key), 'validation');
+        }
+        for (const prefix of ['../', '/', 'sha256/../', 'sha256/ab/../', 'sha256/é', 'x']) {
+          assert.equal(isKeyPrefix(prefix), false, prefix);
+          await rejectsWith(
+            (async () => {
+              for await (const entry of store.list(prefix)) void entry;
+            })(),
+            'validation',
+          );
+        }
+        await rejectsWith(store.put({ body: Buffer.from('x'), size: 1, sha256: hex.toUpperCase() }), 'validation');
+        await rejectsWith(store.put({ body: Buffer.from('x'), size: -1, sha256: hex }), 'validation');
+      });
+
+      describe('presigned PUT', () => {
+        it('takes the exact bytes with the returned headers, then verifies them', async () => {
+          const bytes = randomBytes(200_000);
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'application/pdf', expiresInSeconds: 300 });
+          assert.equal(ticket.method, 'PUT');
+          assert.equal(ticket.key, blobKey(sha(bytes)));
+          assert.equal(ticket.headers['content-length'], String(bytes.length));
+          assert.equal(ticket.headers['x-amz-checksum-sha256'], Buffer.from(sha(bytes), 'hex').toString('base64'));
+          assert.ok(Date.parse(ticket.expiresAt) > Date.now() + 250_000);
+          await rejectsWith(store.verifyUpload(ticket), 'not_found');
+          const response = await putPresigned(ticket, bytes);
+          assert.equal(response.status, 200, await response.text());
+          assert.deepEqual(await store.verifyUpload(ticket), { size: bytes.length, sha256: sha(bytes) });
+          assert.deepEqual(await store.verifyUpload(ticket.key), { size: bytes.length, sha256: sha(bytes) });
+          assert.deepEqual(await collect(await store.get(ticket.key)), bytes);
         });
 
-        it('refuses forged and tampered tickets (disk)', async () => {
-          const bytes = randomBytes(100);
-          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
-          const url = new URL(ticket.url);
-          const [version, payload = '', mac = ''] = (url.pathname.split('/').pop() ?? '').split('.');
-          const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
-          const forged = Buffer.from(JSON.stringify({ ...claims, e: Number(claims.e) + 3600 })).toString('base64url');
-          for (const bad of [`${version}.${forged}.${mac}`, `${version}.${payload}.${'A'.repeat(43)}`, 'v1..', '..%2F..%2Fetc', `${version}.${payload}`]) {
-            const response = await putPresigned({ ...ticket, url: `${url.origin}/uploads/${bad}` }, bytes);
-            await response.arrayBuffer();
-            assert.equal(response.status, 403, bad);
-          }
+        it('is refused by the store for wrong bytes of the right length', async () => {
+          const bytes = randomBytes(50_000);
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'application/octet-stream', expiresInSeconds: 300 });
+          const response = await putPresigned(ticket, randomBytes(50_000));
+          await response.arrayBuffer();
+          assert.equal(response.status, 400);
+          await rejectsWith(store.verifyUpload(ticket), 'not_found');
+          assert.deepEqual(await backend.leftovers(), []);
+        });
+
+        it('is refused for another size, another checksum header or another content type', async () => {
+          const bytes = randomBytes(10_000);
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'image/png', expiresInSeconds: 300 });
+          const bigger = await putPresigned(ticket, Buffer.concat([bytes, Buffer.from('!')]));
+          await bigger.arrayBuffer();
+          assert.ok(bigger.status >= 400 && bigger.status < 500, String(bigger.status));
+          const otherSum = await putPresigned(ticket, bytes, { 'x-amz-checksum-sha256': Buffer.from(sha(Buffer.from('y')), 'hex').toString('base64') });
+          await otherSum.arrayBuffer();
+          assert.ok(otherSum.status >= 400 && otherSum.status < 500, String(otherSum.status));
+          const otherType = await putPresigned(ticket, bytes, { 'content-type': 'text/html' });
+          await otherType.arrayBuffer();
+          assert.ok(otherType.status >= 400 && otherType.status < 500, String(otherType.status));
           assert.equal(await store.head(ticket.key), undefined);
         });
 
-        it('keeps the upload secret private (disk)', async () => {
-          const disk = store as DiskBlobStore;
-          const secret = await stat(path.join(path.dirname(disk.root), 'upload-secret'));
-          assert.equal(secret.mode & 0o777, 0o600);
+        it('is refused once expired', { timeout: 20_000 }, async () => {
+          const bytes = randomBytes(1000);
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 1 });
+          await backend.expire(1);
+          const response = await putPresigned(ticket, bytes);
+          await response.arrayBuffer();
+          assert.equal(response.status, 403);
+          assert.equal(await store.head(ticket.key), undefined);
         });
-      }
-    });
-  });
+
+        it('refuses sizes over the single-PUT ceiling and bad input', async () => {
+          await rejectsWith(
+            store.presignPut({ size: 100 * MiB + 1, sha256: sha(Buffer.from('z')), contentType: 'application/pdf', expiresInSeconds: 60 }),
+            'payload_too_large',
+          );
+          await rejectsWith(store.presignPut({ size: 1, sha256: 'nope', contentType: 'text/plain', expiresInSeconds: 60 }), 'validation');
+          await rejectsWith(
+            store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain\r\nx: y', expiresInSeconds: 60 }),
+            'validation',
+          );
+          await rejectsWith(store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain', expiresInSeconds: 0 }), 'validation');
+        });
+
+        if (name === 'disk') {
+          it('is single use, but a failed attempt may be retried (disk)', async () => {
+            const bytes = randomBytes(3000);
+            const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
+            const wrong = await putPresigned(ticket, randomBytes(3000));
+            await wrong.arrayBuffer();
+            assert.equal(wrong.status, 400);
+            const first = await putPresigned(ticket, bytes);
+            await first.arrayBuffer();
+            assert.equal(first.status, 200);
+            const again = await putPresigned(ticket, bytes);
+            await again.arrayBuffer();
+            assert.equal(again.status, 409);
+          });
+
+          it('refuses forged and tampered tickets (disk)', async () => {
+            const bytes = randomBytes(100);
+            const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
+            const url = new URL(ticket.url);
+            const [version, payload = '', mac = ''] = (url.pathname.split('/').pop() ?? '').split('.');
+            const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+            const forged = Buffer.from(JSON.stringify({ ...claims, e: Number(claims.e) + 3600 })).toString('base64url');
+            for (const bad of [`${version}.${forged}.${mac}`, `${version}.${payload}.${'A'.repeat(43)}`, 'v1..', '..%2F..%2Fetc', `${version}.${payload}`]) {
+              const response = await putPresigned({ ...ticket, url: `${url.origin}/uploads/${bad}` }, bytes);
+              await response.arrayBuffer();
+              assert.equal(response.status, 403, bad);
+            }
+            assert.equal(await store.head(ticket.key), undefined);
+          });
+
+          it('keeps the upload secret private (disk)', async () => {
+            const disk = store as DiskBlobStore;
+            const secret = await stat(path.join(path.dirname(disk.root), 'upload-secret'));
+            assert.equal(secret.mode & 0o777, 0o600);
+          });
+        }
+      });
+    },
+  );
 }

@@ -21,7 +21,10 @@ describe('graph analysis (components and bridges in memory)', () => {
 
   it('ignores relations to nodes outside the given set, self-relations and counts parallels', () => {
     const relations = [rel('ab', 'a', 'b'), rel('ba', 'b', 'a'), rel('bc', 'b', 'c'), rel('cc', 'c', 'c'), rel('cx', 'c', 'hidden')];
-    assert.deepEqual(findBridges(['a', 'b', 'c'], relations).map((r) => r.id), ['bc']);
+    assert.deepEqual(
+      findBridges(['a', 'b', 'c'], relations).map((r) => r.id),
+      ['bc'],
+    );
     assert.deepEqual(connectedComponents(['c', 'b', 'a', 'd'], relations), [['a', 'b', 'c'], ['d']]);
     assert.deepEqual(connectedComponents([], []), []);
   });

@@ -108,7 +108,10 @@ for (const backend of graphBackends()) {
 
       let around = await h.store.neighbours({ tenantId: t, id: 'a', depth: 1, direction: 'out', visible: ALL });
       assert.deepEqual(around.nodes, [
-        { node: { id: 'b', type: 'concept', properties: { name: 'b' }, access: 'public', department: undefined, project: undefined, status: 'inferred' }, depth: 1 },
+        {
+          node: { id: 'b', type: 'concept', properties: { name: 'b' }, access: 'public', department: undefined, project: undefined, status: 'inferred' },
+          depth: 1,
+        },
       ]);
       assert.deepEqual(around.relations, [{ id: 'r1', from: 'a', to: 'b', verb: 'relates_to', status: 'verified', properties: { weight: 2 } }]);
 
@@ -116,7 +119,15 @@ for (const backend of graphBackends()) {
       await h.store.upsertNode(node(t, 'b', { type: 'person', properties: { name: 'B2' }, access: 'department', department: 'Sales', status: 'unresolved' }));
       await h.store.upsertRelation({ tenantId: t, id: 'r1', from: 'a', to: 'b', verb: 'owns', status: 'inferred', properties: {} });
       around = await h.store.neighbours({ tenantId: t, id: 'a', depth: 1, direction: 'out', visible: ALL });
-      assert.deepEqual(around.nodes[0]?.node, { id: 'b', type: 'person', properties: { name: 'B2' }, access: 'department', department: 'Sales', project: undefined, status: 'unresolved' });
+      assert.deepEqual(around.nodes[0]?.node, {
+        id: 'b',
+        type: 'person',
+        properties: { name: 'B2' },
+        access: 'department',
+        department: 'Sales',
+        project: undefined,
+        status: 'unresolved',
+      });
       assert.deepEqual(around.relations, [{ id: 'r1', from: 'a', to: 'b', verb: 'owns', status: 'inferred', properties: {} }]);
       const a = await h.store.neighbours({ tenantId: t, id: 'b', depth: 1, direction: 'in', visible: ALL });
       assert.deepEqual(a.nodes[0]?.node.properties, { name: 'A', tags: ['x', 'y'], nested: { n: 1.5, flag: true } });
@@ -125,7 +136,10 @@ for (const backend of graphBackends()) {
       await h.store.upsertNode(node(t, 'c'));
       await h.store.upsertRelation({ tenantId: t, id: 'r1', from: 'c', to: 'a', verb: 'owns', properties: {} });
       assert.deepEqual(await h.store.counts(t), { nodes: 3, relations: 1 });
-      assert.deepEqual((await h.store.neighbours({ tenantId: t, id: 'a', depth: 1, direction: 'both', visible: ALL })).nodes.map((n) => n.node.id), ['c']);
+      assert.deepEqual(
+        (await h.store.neighbours({ tenantId: t, id: 'a', depth: 1, direction: 'both', visible: ALL })).nodes.map((n) => n.node.id),
+        ['c'],
+      );
 
       await assert.rejects(h.store.upsertRelation({ tenantId: t, id: 'r2', from: 'a', to: 'missing', verb: 'owns', properties: {} }), GraphEndpointMissing);
       assert.equal((await h.store.counts(t)).relations, 1);
@@ -151,7 +165,10 @@ for (const backend of graphBackends()) {
       ]);
       assert.deepEqual(await h.store.counts(t), { nodes: 2, relations: 1 });
       const around = await h.store.neighbours({ tenantId: t, id: 'b', depth: 1, direction: 'in', visible: ALL });
-      assert.deepEqual(around.nodes.map((n) => n.node.properties), [{ name: 'A2' }]);
+      assert.deepEqual(
+        around.nodes.map((n) => n.node.properties),
+        [{ name: 'A2' }],
+      );
       // A relation to a missing node fails the whole batch: the node written before it is not kept.
       await assert.rejects(
         h.store.write([
@@ -175,13 +192,18 @@ for (const backend of graphBackends()) {
     it('walks depth 1 and 2 by direction and verb', async () => {
       const t = await h.tenant();
       // a -x-> b -x-> c ; d -y-> a ; b -y-> e ; e -x-> a (cycle) ; f isolated
-      await chain(h.store, t, ['a', 'b', 'c', 'd', 'e', 'f'], [
-        ['ab', 'a', 'b', 'x'],
-        ['bc', 'b', 'c', 'x'],
-        ['da', 'd', 'a', 'y'],
-        ['be', 'b', 'e', 'y'],
-        ['ea', 'e', 'a', 'x'],
-      ]);
+      await chain(
+        h.store,
+        t,
+        ['a', 'b', 'c', 'd', 'e', 'f'],
+        [
+          ['ab', 'a', 'b', 'x'],
+          ['bc', 'b', 'c', 'x'],
+          ['da', 'd', 'a', 'y'],
+          ['be', 'b', 'e', 'y'],
+          ['ea', 'e', 'a', 'x'],
+        ],
+      );
       const walk = async (direction: 'out' | 'in' | 'both', depth: 1 | 2, verbs?: string[]) => {
         const result = await h.store.neighbours({ tenantId: t, id: 'a', depth, direction, verbs, visible: ALL });
         return { nodes: result.nodes.map((n) => `${n.node.id}${n.depth}`), relations: result.relations.map((r) => r.id) };
@@ -201,7 +223,14 @@ for (const backend of graphBackends()) {
 
     it('applies exactly the visibleAtTier rule to every node and viewer', async () => {
       const t = await h.tenant();
-      const scopes: { department?: string; project?: string }[] = [{}, { department: 'Sales' }, { department: 'Ops' }, { project: 'Apollo' }, { project: 'Zeus' }, { department: 'Sales', project: 'Apollo' }];
+      const scopes: { department?: string; project?: string }[] = [
+        {},
+        { department: 'Sales' },
+        { department: 'Ops' },
+        { project: 'Apollo' },
+        { project: 'Zeus' },
+        { department: 'Sales', project: 'Apollo' },
+      ];
       const nodes: UpsertNodeInput[] = [];
       for (const access of TIERS) scopes.forEach((scope, i) => nodes.push(node(t, `${access}-${i}`, { access, ...scope })));
       await h.store.upsertNode(node(t, 'hub'));
@@ -218,9 +247,19 @@ for (const backend of graphBackends()) {
       for (const tier of TIERS) {
         for (const membership of memberships) {
           const viewer: GraphVisibility = { tier, ...membership };
-          const expected = nodes.filter((n) => visibleAtTier(viewer, n)).map((n) => n.id).sort();
+          const expected = nodes
+            .filter((n) => visibleAtTier(viewer, n))
+            .map((n) => n.id)
+            .sort();
           const weak = await h.store.weaklyLinked({ tenantId: t, maxDegree: 1_000, visible: viewer });
-          assert.deepEqual(weak.map((w) => w.node.id).filter((id) => id !== 'hub').sort(), expected, `weaklyLinked for ${JSON.stringify(viewer)}`);
+          assert.deepEqual(
+            weak
+              .map((w) => w.node.id)
+              .filter((id) => id !== 'hub')
+              .sort(),
+            expected,
+            `weaklyLinked for ${JSON.stringify(viewer)}`,
+          );
           const around = await h.store.neighbours({ tenantId: t, id: 'hub', depth: 1, direction: 'out', visible: viewer });
           assert.deepEqual(around.nodes.map((n) => n.node.id).sort(), expected, `neighbours for ${JSON.stringify(viewer)}`);
           assert.equal(around.relations.length, expected.length);
@@ -242,19 +281,27 @@ for (const backend of graphBackends()) {
       assert.deepEqual(await h.store.neighbours({ tenantId: t, id: 'secret', depth: 1, direction: 'both', visible: exec }), { nodes: [], relations: [] });
       const hr: GraphVisibility = { tier: 'hr', departments: [], projects: [] };
       const seen = await h.store.neighbours({ tenantId: t, id: 'a', depth: 2, direction: 'out', visible: hr });
-      assert.deepEqual(seen.nodes.map((n) => `${n.node.id}${n.depth}`), ['secret1', 'b2']);
+      assert.deepEqual(
+        seen.nodes.map((n) => `${n.node.id}${n.depth}`),
+        ['secret1', 'b2'],
+      );
       assert.deepEqual(await h.store.components({ tenantId: t, visible: exec }), [['a'], ['b']]);
       assert.deepEqual(await h.store.components({ tenantId: t, visible: hr }), [['a', 'b', 'secret']]);
     });
 
     it('finds weakly linked nodes by visible degree', async () => {
       const t = await h.tenant();
-      await chain(h.store, t, ['a', 'b', 'c', 'd'], [
-        ['ab', 'a', 'b', 'x'],
-        ['ac', 'a', 'c', 'x'],
-        ['ca', 'c', 'a', 'y'],
-        ['dd', 'd', 'd', 'x'],
-      ]);
+      await chain(
+        h.store,
+        t,
+        ['a', 'b', 'c', 'd'],
+        [
+          ['ab', 'a', 'b', 'x'],
+          ['ac', 'a', 'c', 'x'],
+          ['ca', 'c', 'a', 'y'],
+          ['dd', 'd', 'd', 'x'],
+        ],
+      );
       await h.store.upsertNode(node(t, 'e'));
       await h.store.upsertNode(node(t, 'hidden', { access: 'manager' }));
       await h.store.upsertRelation({ tenantId: t, id: 'bh', from: 'b', to: 'hidden', verb: 'x', properties: {} });
@@ -271,17 +318,22 @@ for (const backend of graphBackends()) {
       const t = await h.tenant();
       // Triangle a-b-c; c-d the only link to d; d=e held twice (parallel, either way round); e-f bridge;
       // g-h separate pair; i alone; j-k linked only through a project node.
-      await chain(h.store, t, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'], [
-        ['ab', 'a', 'b', 'x'],
-        ['bc', 'b', 'c', 'x'],
-        ['ca', 'c', 'a', 'x'],
-        ['cd', 'c', 'd', 'x'],
-        ['de1', 'd', 'e', 'x'],
-        ['de2', 'e', 'd', 'y'],
-        ['ef', 'e', 'f', 'x'],
-        ['gh', 'g', 'h', 'x'],
-        ['ii', 'i', 'i', 'x'],
-      ]);
+      await chain(
+        h.store,
+        t,
+        ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'],
+        [
+          ['ab', 'a', 'b', 'x'],
+          ['bc', 'b', 'c', 'x'],
+          ['ca', 'c', 'a', 'x'],
+          ['cd', 'c', 'd', 'x'],
+          ['de1', 'd', 'e', 'x'],
+          ['de2', 'e', 'd', 'y'],
+          ['ef', 'e', 'f', 'x'],
+          ['gh', 'g', 'h', 'x'],
+          ['ii', 'i', 'i', 'x'],
+        ],
+      );
       await h.store.upsertNode(node(t, 'p', { access: 'project', project: 'Apollo' }));
       await h.store.upsertRelation({ tenantId: t, id: 'jp', from: 'j', to: 'p', verb: 'x', properties: {} });
       await h.store.upsertRelation({ tenantId: t, id: 'pk', from: 'p', to: 'k', verb: 'x', properties: {} });
@@ -290,12 +342,21 @@ for (const backend of graphBackends()) {
       assert.deepEqual(await h.store.components({ tenantId: t, visible: member }), [['a', 'b', 'c', 'd', 'e', 'f'], ['j', 'k', 'p'], ['g', 'h'], ['i']]);
       assert.deepEqual(await h.store.components({ tenantId: t, visible: outsider }), [['a', 'b', 'c', 'd', 'e', 'f'], ['g', 'h'], ['i'], ['j'], ['k']]);
       const bridges = await h.store.bridges({ tenantId: t, visible: member });
-      assert.deepEqual(bridges.map((b) => b.id), ['cd', 'ef', 'gh', 'jp', 'pk']);
+      assert.deepEqual(
+        bridges.map((b) => b.id),
+        ['cd', 'ef', 'gh', 'jp', 'pk'],
+      );
       assert.deepEqual(bridges[0], { id: 'cd', from: 'c', to: 'd', verb: 'x', status: 'verified', properties: {} });
-      assert.deepEqual((await h.store.bridges({ tenantId: t, visible: outsider })).map((b) => b.id), ['cd', 'ef', 'gh']);
+      assert.deepEqual(
+        (await h.store.bridges({ tenantId: t, visible: outsider })).map((b) => b.id),
+        ['cd', 'ef', 'gh'],
+      );
       // Removing one of the parallel relations makes the other a bridge.
       await h.store.deleteRelation({ tenantId: t, id: 'de2' });
-      assert.deepEqual((await h.store.bridges({ tenantId: t, visible: outsider })).map((b) => b.id), ['cd', 'de1', 'ef', 'gh']);
+      assert.deepEqual(
+        (await h.store.bridges({ tenantId: t, visible: outsider })).map((b) => b.id),
+        ['cd', 'de1', 'ef', 'gh'],
+      );
     });
 
     it('keeps tenants apart', async () => {
@@ -305,8 +366,14 @@ for (const backend of graphBackends()) {
       await chain(h.store, t2, ['a', 'b', 'c'], [['ab', 'a', 'c', 'y']]);
       assert.deepEqual(await h.store.counts(t1), { nodes: 2, relations: 1 });
       assert.deepEqual(await h.store.counts(t2), { nodes: 3, relations: 1 });
-      assert.deepEqual((await h.store.neighbours({ tenantId: t1, id: 'a', depth: 2, direction: 'both', visible: ALL })).nodes.map((n) => n.node.id), ['b']);
-      assert.deepEqual((await h.store.neighbours({ tenantId: t2, id: 'a', depth: 2, direction: 'both', visible: ALL })).relations.map((r) => r.verb), ['y']);
+      assert.deepEqual(
+        (await h.store.neighbours({ tenantId: t1, id: 'a', depth: 2, direction: 'both', visible: ALL })).nodes.map((n) => n.node.id),
+        ['b'],
+      );
+      assert.deepEqual(
+        (await h.store.neighbours({ tenantId: t2, id: 'a', depth: 2, direction: 'both', visible: ALL })).relations.map((r) => r.verb),
+        ['y'],
+      );
       // A relation cannot join nodes of another tenant.
       const t3 = await h.tenant();
       await h.store.upsertNode(node(t3, 'z'));
@@ -324,32 +391,46 @@ for (const backend of graphBackends()) {
       await Promise.all(Array.from({ length: 16 }, (_, i) => h.store.upsertNode(node(t, 'same', { properties: { n: i } }))));
       assert.deepEqual(await h.store.counts(t), { nodes: 1, relations: 0 });
       await h.store.upsertNode(node(t, 'other'));
-      await Promise.all(Array.from({ length: 16 }, (_, i) => h.store.upsertRelation({ tenantId: t, id: 'rel', from: 'same', to: 'other', verb: `v${i}`, properties: {} })));
+      await Promise.all(
+        Array.from({ length: 16 }, (_, i) => h.store.upsertRelation({ tenantId: t, id: 'rel', from: 'same', to: 'other', verb: `v${i}`, properties: {} })),
+      );
       assert.deepEqual(await h.store.counts(t), { nodes: 2, relations: 1 });
       await h.store.upsertNode(node(t, 'same', { properties: { n: 'final' } }));
       const seen = await h.store.neighbours({ tenantId: t, id: 'other', depth: 1, direction: 'in', visible: ALL });
-      assert.deepEqual(seen.nodes.map((n) => n.node.properties), [{ n: 'final' }]);
+      assert.deepEqual(
+        seen.nodes.map((n) => n.node.properties),
+        [{ n: 'final' }],
+      );
       assert.equal(seen.relations.length, 1);
     });
 
     it('stores unicode ids, verbs and properties unchanged', async () => {
       const t = await h.tenant();
-      const ids = ['Müller & Söhne', '東京-プロジェクト', '🚀 launch', "O'Brien \"quoted\" \\ back"];
-      for (const id of ids) await h.store.upsertNode(node(t, id, { properties: { label: `${id} ✓`, emoji: '👩‍💻', rtl: 'שלום' }, access: 'department', department: 'Ventes é' }));
+      const ids = ['Müller & Söhne', '東京-プロジェクト', '🚀 launch', 'O\'Brien "quoted" \\ back'];
+      for (const id of ids)
+        await h.store.upsertNode(node(t, id, { properties: { label: `${id} ✓`, emoji: '👩‍💻', rtl: 'שלום' }, access: 'department', department: 'Ventes é' }));
       await h.store.upsertRelation({ tenantId: t, id: 'ключ', from: ids[0] as string, to: ids[1] as string, verb: 'gehört_zu', properties: { note: 'ß' } });
       await h.store.upsertRelation({ tenantId: t, id: '关系', from: ids[1] as string, to: ids[2] as string, verb: 'x', properties: {} });
       const viewer: GraphVisibility = { tier: 'department', departments: ['Ventes é'], projects: [] };
       const seen = await h.store.neighbours({ tenantId: t, id: ids[0] as string, depth: 2, direction: 'out', visible: viewer });
-      assert.deepEqual(seen.nodes.map((n) => n.node.id), [ids[1], ids[2]]);
+      assert.deepEqual(
+        seen.nodes.map((n) => n.node.id),
+        [ids[1], ids[2]],
+      );
       assert.deepEqual(seen.nodes[0]?.node.properties, { label: `${ids[1]} ✓`, emoji: '👩‍💻', rtl: 'שלום' });
-      assert.deepEqual(seen.relations.map((r) => [r.id, r.verb, r.properties]), [['ключ', 'gehört_zu', { note: 'ß' }], ['关系', 'x', {}]].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)));
+      assert.deepEqual(
+        seen.relations.map((r) => [r.id, r.verb, r.properties]),
+        [
+          ['ключ', 'gehört_zu', { note: 'ß' }],
+          ['关系', 'x', {}],
+        ].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)),
+      );
       const other: GraphVisibility = { tier: 'department', departments: ['Ventes e'], projects: [] };
       assert.deepEqual(await h.store.weaklyLinked({ tenantId: t, maxDegree: 5, visible: other }), []);
       assert.deepEqual((await h.store.bridges({ tenantId: t, visible: viewer })).map((b) => b.id).sort(), ['ключ', '关系'].sort());
     });
   });
 }
-
 
 // clearAll empties every tenant, so it runs only where the store is the test's own (the shared
 // Neo4j server's clearAll runs in the fault suite, on a private server).

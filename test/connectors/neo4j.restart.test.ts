@@ -8,7 +8,11 @@ import { neo4jSkip, startNeo4j } from '../support/services.ts';
 
 function connect(server: PrivateNeo4j): Driver {
   // Auth is disabled in the launcher: any credentials do.
-  return neo4j.driver(server.url, neo4j.auth.basic('neo4j', 'x'), { connectionTimeout: 5000, connectionAcquisitionTimeout: 10_000, maxTransactionRetryTime: 5000 });
+  return neo4j.driver(server.url, neo4j.auth.basic('neo4j', 'x'), {
+    connectionTimeout: 5000,
+    connectionAcquisitionTimeout: 10_000,
+    maxTransactionRetryTime: 5000,
+  });
 }
 
 async function ids(driver: Driver, marker: string): Promise<string[]> {

@@ -47,7 +47,8 @@ grants:
   - { to: globex-bot, on: all_knowledge, role: owner }
 `;
 
-const SKILL_MD = (name: string, description: string, body = 'Follow these steps.'): string => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
+const SKILL_MD = (name: string, description: string, body = 'Follow these steps.'): string =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 /** Asserts `promise` fails with a KgwError of `code` whose message matches `message`. */
@@ -93,7 +94,10 @@ for (const backend of storeBackends()) {
     const draftOn = async (type: 'knowledge' | 'skill', id: string, base: number, content: string, rationale?: string, by = drafter) =>
       (await createDraft(store.db, by, type, { id, base_version: base, content, rationale })).draft_id;
     const auditOf = (id: string) =>
-      store.db.query<AuditRow>(`SELECT surface, principal_id, action, result, resources, details FROM audit_events WHERE details->>'draft_id' = $1 OR details->>'proposal_id' = $1 ORDER BY at`, [id]);
+      store.db.query<AuditRow>(
+        `SELECT surface, principal_id, action, result, resources, details FROM audit_events WHERE details->>'draft_id' = $1 OR details->>'proposal_id' = $1 ORDER BY at`,
+        [id],
+      );
 
     before(async () => {
       store = await backend.open({ migrated: true });
@@ -131,7 +135,10 @@ for (const backend of storeBackends()) {
         assert.ok(item, id);
         return item;
       };
-      assert.deepEqual(items.map((i) => i.id), [d1, d2, p1, personDraft]);
+      assert.deepEqual(
+        items.map((i) => i.id),
+        [d1, d2, p1, personDraft],
+      );
       assert.deepEqual(
         { ...at(d1), created_at: '' },
         {
@@ -153,13 +160,26 @@ for (const backend of storeBackends()) {
       assert.match(at(d1).created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       assert.deepEqual([at(d2).type, at(d2).name, at(d2).base_version, at(d2).current_version, at(d2).is_stale], ['skill', 'list-check', 1, 1, false]);
       assert.deepEqual(
-        [at(p1).kind, at(p1).type, at(p1).resource_id, at(p1).name, at(p1).base_version, at(p1).current_version, at(p1).is_stale, at(p1).agent_name, at(p1).rationale],
+        [
+          at(p1).kind,
+          at(p1).type,
+          at(p1).resource_id,
+          at(p1).name,
+          at(p1).base_version,
+          at(p1).current_version,
+          at(p1).is_stale,
+          at(p1).agent_name,
+          at(p1).rationale,
+        ],
         ['proposal', 'knowledge', null, 'New idea', null, null, false, 'draft-bot', 'We lack it'],
       );
       assert.deepEqual([at(personDraft).author_email, at(personDraft).author_name, at(personDraft).agent_name], ['bob@acme.test', 'Bob Brown', null]);
 
       const globex = await listReviews(store.db, { tenant: 'globex' });
-      assert.deepEqual(globex.map((i) => i.name), ['Handbook']);
+      assert.deepEqual(
+        globex.map((i) => i.name),
+        ['Handbook'],
+      );
       await refused(listReviews(store.db, { tenant: 'initech' }), 'not_found', 'tenant "initech" not found');
     });
 
@@ -175,7 +195,10 @@ for (const backend of storeBackends()) {
       assert.equal(shown.latest, null);
       assert.equal(shown.diff, `--- Knowledge "Show me" version 1\n+++ draft ${draft}\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n`);
       assert.equal(shown.diff_latest, null);
-      assert.deepEqual([shown.decided_at, shown.decided_by, shown.decision_note, shown.result_version, shown.result_resource_id], [null, null, null, null, null]);
+      assert.deepEqual(
+        [shown.decided_at, shown.decided_by, shown.decision_note, shown.result_version, shown.result_resource_id],
+        [null, null, null, null, null],
+      );
 
       await writeKnowledge(store.db, writer, { knowledge_id: id, expected_version: 1, content: 'alpha\nbeta\ngamma\ndelta\n' });
       const stale = await showReview(store.db, { tenant: 'acme', id: draft });
@@ -243,7 +266,10 @@ for (const backend of storeBackends()) {
       const draft = await draftOn('knowledge', id, 1, 'same text');
       const result = await accept(draft);
       assert.deepEqual([result.saved, result.version, result.previous_version, result.decided_by, result.published], [false, 1, 1, null, false]);
-      const [row] = await store.db.query<{ decided_by: string | null; result_version: number }>('SELECT decided_by, result_version FROM context_drafts WHERE id = $1', [draft]);
+      const [row] = await store.db.query<{ decided_by: string | null; result_version: number }>(
+        'SELECT decided_by, result_version FROM context_drafts WHERE id = $1',
+        [draft],
+      );
       assert.deepEqual([row?.decided_by, Number(row?.result_version)], [null, 1]);
       const [event] = await auditOf(draft).then((rows) => rows.filter((r) => r.action === 'review.accept'));
       assert.equal(event?.principal_id, null);
@@ -259,7 +285,10 @@ for (const backend of storeBackends()) {
       });
       const draft = await draftOn('skill', skill.skill_id, 1, SKILL_MD('new-name', 'New description.', 'Better steps.'));
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
-      assert.deepEqual(shown.attachments.map((a) => a.path), ['notes.md', 'scripts/run.sh']);
+      assert.deepEqual(
+        shown.attachments.map((a) => a.path),
+        ['notes.md', 'scripts/run.sh'],
+      );
       assert.equal(shown.authority, null);
       assert.equal(
         shown.diff,
@@ -269,8 +298,17 @@ for (const backend of storeBackends()) {
       const result = await accept(draft, { as: 'bob@acme.test' });
       assert.deepEqual([result.type, result.name, result.version, result.saved, result.published], ['skill', 'new-name', 2, true, false]);
       const read = await readSkill({ ...services(), origin: 'http://gw/alignbase/mcp' }, writer, { skill_id: skill.skill_id });
-      assert.deepEqual([read.name, read.description, read.version, read.skill_md], ['new-name', 'New description.', 2, SKILL_MD('new-name', 'New description.', 'Better steps.')]);
-      assert.deepEqual(read.attachments.map((a) => [a.path, a.size]), [['notes.md', 8], ['scripts/run.sh', 19]]);
+      assert.deepEqual(
+        [read.name, read.description, read.version, read.skill_md],
+        ['new-name', 'New description.', 2, SKILL_MD('new-name', 'New description.', 'Better steps.')],
+      );
+      assert.deepEqual(
+        read.attachments.map((a) => [a.path, a.size]),
+        [
+          ['notes.md', 8],
+          ['scripts/run.sh', 19],
+        ],
+      );
       const chunk = await readContextAttachment(services(), writer, { context_type: 'skill', context_id: skill.skill_id, version: 2, path: 'scripts/run.sh' });
       assert.equal(Buffer.from(chunk.data_base64, 'base64').toString('utf8'), '#!/bin/sh\necho run\n');
     });
@@ -301,20 +339,32 @@ for (const backend of storeBackends()) {
       );
 
       const result = await accept(proposal, { publish: true });
-      assert.deepEqual([result.kind, result.name, result.version, result.previous_version, result.published, result.saved], ['proposal', 'Proposed policy', 1, null, true, true]);
+      assert.deepEqual(
+        [result.kind, result.name, result.version, result.previous_version, result.published, result.saved],
+        ['proposal', 'Proposed policy', 1, null, true, true],
+      );
       const read = await readKnowledge(store.db, drafter, { knowledge_id: result.resource_id, version: 'published' });
       assert.deepEqual([read.title, read.content, read.authority, read.version], ['Proposed policy', '# Policy\n\nDo it.', 'must_follow', 1]);
-      const chunk = await readContextAttachment(services(), drafter, { context_type: 'knowledge', context_id: result.resource_id, version: 1, path: 'data/table.csv' });
+      const chunk = await readContextAttachment(services(), drafter, {
+        context_type: 'knowledge',
+        context_id: result.resource_id,
+        version: 1,
+        path: 'data/table.csv',
+      });
       assert.equal(Buffer.from(chunk.data_base64, 'base64').toString('utf8'), 'a,b\n1,2\n');
       const [resource] = await store.db.query<{ created_by: string }>('SELECT created_by FROM context_resources WHERE id = $1', [result.resource_id]);
       assert.equal(resource?.created_by, drafter.principal.id);
-      const [row] = await store.db.query<{ status: string; resource_id: string }>('SELECT status, resource_id FROM context_proposals WHERE id = $1', [proposal]);
+      const [row] = await store.db.query<{ status: string; resource_id: string }>('SELECT status, resource_id FROM context_proposals WHERE id = $1', [
+        proposal,
+      ]);
       assert.deepEqual([row?.status, row?.resource_id], ['accepted', result.resource_id]);
       const after = await showReview(store.db, { tenant: 'acme', id: proposal });
       assert.deepEqual([after.status, after.result_resource_id, after.resource_id], ['accepted', result.resource_id, null]);
 
       const [event] = (await auditOf(proposal)).filter((e) => e.action === 'review.accept');
-      assert.deepEqual(event?.resources, [{ type: 'knowledge', id: result.resource_id, before_version: null, after_version: 1, version_id: result.version_id, changed: true }]);
+      assert.deepEqual(event?.resources, [
+        { type: 'knowledge', id: result.resource_id, before_version: null, after_version: 1, version_id: result.version_id, changed: true },
+      ]);
       assert.deepEqual(event?.details, { kind: 'proposal', proposal_id: proposal, published: true });
     });
 
@@ -344,7 +394,17 @@ for (const backend of storeBackends()) {
       const rejected = await rejectReview(store.db, audit, { tenant: 'acme', id: draft, as: 'bob@acme.test', note: 'Not accurate' });
       assert.deepEqual(
         { ...rejected, decided_at: '' },
-        { id: draft, kind: 'draft', type: 'knowledge', resource_id: id, name: 'Reject me', status: 'rejected', note: 'Not accurate', decided_at: '', decided_by: 'bob@acme.test' },
+        {
+          id: draft,
+          kind: 'draft',
+          type: 'knowledge',
+          resource_id: id,
+          name: 'Reject me',
+          status: 'rejected',
+          note: 'Not accurate',
+          decided_at: '',
+          decided_by: 'bob@acme.test',
+        },
       );
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
       assert.deepEqual([shown.status, shown.decision_note, shown.decided_by], ['rejected', 'Not accurate', 'bob@acme.test']);
@@ -366,7 +426,10 @@ for (const backend of storeBackends()) {
         (await auditOf(draft)).map((e) => [e.action, e.surface, e.result, e.principal_id, e.resources, e.details]),
         [['review.reject', 'cli', 'ok', bob, [{ type: 'knowledge', id, version: 1 }], { kind: 'draft', draft_id: draft }]],
       );
-      assert.deepEqual((await auditOf(proposal)).map((e) => [e.action, e.resources, e.details]), [['review.reject', [], { kind: 'proposal', proposal_id: proposal }]]);
+      assert.deepEqual(
+        (await auditOf(proposal)).map((e) => [e.action, e.resources, e.details]),
+        [['review.reject', [], { kind: 'proposal', proposal_id: proposal }]],
+      );
     });
 
     it('of two concurrent accepts of one draft exactly one wins; of two drafts on one base the second is stale', async () => {

@@ -89,13 +89,22 @@ describe('parseSkillMd', () => {
       ['unresolved tag', skill('name: a', 'description: !weird b'), 'frontmatter is not valid YAML (line 3): Unresolved tag: !weird'],
       ['two documents', skill('name: a', 'description: b', '...', 'x: 1'), /^frontmatter is not valid YAML/],
       ['an escaped NUL', skill('name: a', 'description: "b\\0"'), 'frontmatter description must not contain NUL (U+0000)'],
-      ['an escaped lone surrogate', skill('name: a', 'description: b', 'metadata:', '  k: "\\uD800"'), 'frontmatter metadata.k must be well-formed Unicode (it has a lone surrogate)'],
+      [
+        'an escaped lone surrogate',
+        skill('name: a', 'description: b', 'metadata:', '  k: "\\uD800"'),
+        'frontmatter metadata.k must be well-formed Unicode (it has a lone surrogate)',
+      ],
     ];
     for (const [label, md, reason] of cases) it(label, () => rejects(() => parseSkillMd(md), reason));
 
     it('refuses an alias bomb', () => {
       const lines = ['name: a', 'description: b', 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-      for (let i = 1; i < 8; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+      for (let i = 1; i < 8; i++)
+        lines.push(
+          `a${i}: &a${i} [${Array(10)
+            .fill(`*a${i - 1}`)
+            .join(', ')}]`,
+        );
       rejects(() => parseSkillMd(skill(...lines)), /^frontmatter could not be read: /);
     });
 
@@ -108,7 +117,8 @@ describe('parseSkillMd', () => {
 
   describe('name', () => {
     const ok = ['a', '7z', 'my-skill', 'skill-2-go', 'a1b2', 'x'.repeat(64), `${'ab-'.repeat(21)}a`];
-    for (const name of ok) it(`accepts ${name.length > 20 ? `${name.length} chars` : name}`, () => assert.equal(parseSkillMd(skill(`name: ${name}`, 'description: d')).name, name));
+    for (const name of ok)
+      it(`accepts ${name.length > 20 ? `${name.length} chars` : name}`, () => assert.equal(parseSkillMd(skill(`name: ${name}`, 'description: d')).name, name));
 
     const bad: [string, string][] = [
       ['x'.repeat(65), 'name cannot exceed 64 characters (got 65)'],
@@ -129,7 +139,9 @@ describe('parseSkillMd', () => {
       ['[a]', 'name must be a string, not a list'],
       ['{a: b}', 'name must be a string, not a map'],
     ];
-    for (const [name, reason] of bad) it(`rejects ${JSON.stringify(name.length > 20 ? `${name.length} chars` : name)}`, () => rejects(() => parseSkillMd(skill(`name: ${name}`, 'description: d')), reason));
+    for (const [name, reason] of bad)
+      it(`rejects ${JSON.stringify(name.length > 20 ? `${name.length} chars` : name)}`, () =>
+        rejects(() => parseSkillMd(skill(`name: ${name}`, 'description: d')), reason));
 
     it('accepts a quoted number', () => assert.equal(parseSkillMd(skill('name: "123"', 'description: d')).name, '123'));
   });
@@ -156,7 +168,8 @@ describe('parseSkillMd', () => {
   describe('optional fields', () => {
     const parse = (...extra: string[]): Record<string, unknown> => parseSkillMd(skill('name: a', 'description: d', ...extra)).frontmatter;
     it('accepts compatibility of 500 characters', () => assert.equal(parse(`compatibility: ${'c'.repeat(500)}`).compatibility, 'c'.repeat(500)));
-    it('rejects compatibility of 501 characters', () => rejects(() => parse(`compatibility: ${'c'.repeat(501)}`), 'compatibility cannot exceed 500 characters (got 501)'));
+    it('rejects compatibility of 501 characters', () =>
+      rejects(() => parse(`compatibility: ${'c'.repeat(501)}`), 'compatibility cannot exceed 500 characters (got 501)'));
     it('rejects a non-string compatibility', () => rejects(() => parse('compatibility: [node]'), 'compatibility must be a string, not a list'));
     it('treats a null compatibility as absent', () => assert.equal(parse('compatibility:').compatibility, null));
 
@@ -196,7 +209,8 @@ describe('parseSkillMd', () => {
       assert.deepEqual(parse('allowed-tools: [Read, "Bash(git:*)"]')['allowed-tools'], ['Read', 'Bash(git:*)']);
     });
     it('rejects a non-string license', () => rejects(() => parse('license: [MIT]'), 'license must be a string, not a list'));
-    it('rejects allowed-tools with non-strings', () => rejects(() => parse('allowed-tools: [Read, 3]'), 'allowed-tools must be a string or a list of strings, not a list'));
+    it('rejects allowed-tools with non-strings', () =>
+      rejects(() => parse('allowed-tools: [Read, 3]'), 'allowed-tools must be a string or a list of strings, not a list'));
     it('accepts unknown top-level keys and keeps them', () => assert.equal(parse('model: opus', 'x-custom: {a: 1}').model, 'opus'));
   });
 
@@ -210,7 +224,8 @@ describe('parseSkillMd', () => {
       assert.equal(Buffer.byteLength(md), SKILL_MD_MAX_BYTES);
       assert.equal(parseSkillMd(md).name, 'a');
     });
-    it('rejects 1 MiB + 1 byte', () => rejects(() => parseSkillMd(`${sized(SKILL_MD_MAX_BYTES)}x`), `SKILL.md cannot exceed 1 MiB (1048576 bytes), got 1048577 bytes`));
+    it('rejects 1 MiB + 1 byte', () =>
+      rejects(() => parseSkillMd(`${sized(SKILL_MD_MAX_BYTES)}x`), `SKILL.md cannot exceed 1 MiB (1048576 bytes), got 1048577 bytes`));
     it('counts UTF-8 bytes, not characters', () => {
       const md = `${sized(SKILL_MD_MAX_BYTES - 1)}é`; // é is two bytes
       assert.ok(md.length <= SKILL_MD_MAX_BYTES);
@@ -224,28 +239,41 @@ describe('validatePackage', () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
     const result = validatePackage({
       skillMd: BASIC,
-      attachments: [file('scripts/run.py', 'print(1)\n'), file('assets/logo.png', png), file('references/example.md', 'Reference text'), file('Zebra.txt', 'z'), file('é.txt', 'e')],
+      attachments: [
+        file('scripts/run.py', 'print(1)\n'),
+        file('assets/logo.png', png),
+        file('references/example.md', 'Reference text'),
+        file('Zebra.txt', 'z'),
+        file('é.txt', 'e'),
+      ],
     });
     assert.equal(result.name, 'my-skill');
     assert.equal(result.description, 'Does the thing.');
     assert.equal(result.skillMd, BASIC);
-    assert.deepEqual(result.files.map((f) => f.path), ['Zebra.txt', 'assets/logo.png', 'references/example.md', 'scripts/run.py', 'é.txt']);
+    assert.deepEqual(
+      result.files.map((f) => f.path),
+      ['Zebra.txt', 'assets/logo.png', 'references/example.md', 'scripts/run.py', 'é.txt'],
+    );
     const reference = result.files[2]!;
-    assert.deepEqual({ ...reference, bytes: reference.bytes.toString() }, {
-      path: 'references/example.md',
-      bytes: 'Reference text',
-      size: 14,
-      mediaType: 'text/markdown',
-      digestEncoding: 'text',
-      sha256: createHash('sha256').update('Reference text').digest('hex'),
-    });
+    assert.deepEqual(
+      { ...reference, bytes: reference.bytes.toString() },
+      {
+        path: 'references/example.md',
+        bytes: 'Reference text',
+        size: 14,
+        mediaType: 'text/markdown',
+        digestEncoding: 'text',
+        sha256: createHash('sha256').update('Reference text').digest('hex'),
+      },
+    );
     assert.equal(result.files[1]!.mediaType, 'image/png');
     assert.equal(result.files[1]!.digestEncoding, 'binary');
   });
 
   it('accepts no attachments', () => assert.deepEqual(validatePackage({ skillMd: BASIC, attachments: [] }).files, []));
 
-  it('validates SKILL.md before attachments', () => rejects(() => validatePackage({ skillMd: '# no frontmatter', attachments: [file('/abs')] }), /first line must be ---/));
+  it('validates SKILL.md before attachments', () =>
+    rejects(() => validatePackage({ skillMd: '# no frontmatter', attachments: [file('/abs')] }), /first line must be ---/));
 
   describe('paths', () => {
     const bad: [string, string][] = [
@@ -280,7 +308,10 @@ describe('validatePackage', () => {
     ];
     for (const [path, reason] of bad) {
       it(`rejects ${JSON.stringify(path.length > 20 ? `${path.length} chars` : path)}`, () => {
-        rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('ok.md'), file(path)] }), `attachments[1].path ${JSON.stringify(path.length > 80 ? `${path.slice(0, 80)}…` : path)} ${reason}`);
+        rejects(
+          () => validatePackage({ skillMd: BASIC, attachments: [file('ok.md'), file(path)] }),
+          `attachments[1].path ${JSON.stringify(path.length > 80 ? `${path.slice(0, 80)}…` : path)} ${reason}`,
+        );
       });
     }
 
@@ -291,34 +322,76 @@ describe('validatePackage', () => {
       });
     }
 
-    it('names the offending path in the example form', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('a'), file('b'), file('c'), file('a/../b')] }), 'attachments[3].path "a/../b" must not contain ..'));
+    it('names the offending path in the example form', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('a'), file('b'), file('c'), file('a/../b')] }),
+        'attachments[3].path "a/../b" must not contain ..',
+      ));
 
-    it('reserves SKILL.md', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('SKILL.md')] }), 'attachments[0].path "SKILL.md" is not allowed: send SKILL.md as skill_md, not as an attachment'));
+    it('reserves SKILL.md', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('SKILL.md')] }),
+        'attachments[0].path "SKILL.md" is not allowed: send SKILL.md as skill_md, not as an attachment',
+      ));
     it('reserves case variants of SKILL.md at the root', () => {
       for (const path of ['skill.md', 'Skill.MD']) {
-        rejects(() => validatePackage({ skillMd: BASIC, attachments: [file(path)] }), `attachments[0].path ${JSON.stringify(path)} is not allowed (it would collide with SKILL.md on case-insensitive file systems): send SKILL.md as skill_md, not as an attachment`);
+        rejects(
+          () => validatePackage({ skillMd: BASIC, attachments: [file(path)] }),
+          `attachments[0].path ${JSON.stringify(path)} is not allowed (it would collide with SKILL.md on case-insensitive file systems): send SKILL.md as skill_md, not as an attachment`,
+        );
       }
     });
-    it('refuses a directory named SKILL.md', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('skill.md/x')] }), 'attachments[0].path "skill.md/x" would make SKILL.md a directory'));
-    it('does not reserve SKILL.md for plain attachments', () => assert.equal(validateAttachments([file('SKILL.md')], { errorPrefix: 'invalid attachments: ' }).length, 1));
+    it('refuses a directory named SKILL.md', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('skill.md/x')] }),
+        'attachments[0].path "skill.md/x" would make SKILL.md a directory',
+      ));
+    it('does not reserve SKILL.md for plain attachments', () =>
+      assert.equal(validateAttachments([file('SKILL.md')], { errorPrefix: 'invalid attachments: ' }).length, 1));
 
-    it('rejects duplicates', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('a.md'), file('b.md'), file('a.md')] }), 'attachments[2].path "a.md" duplicates attachments[0].path "a.md"'));
-    it('rejects paths differing only in case', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('Docs/A.md'), file('docs/a.md')] }), 'attachments[1].path "docs/a.md" differs only in case from attachments[0].path "Docs/A.md"'));
+    it('rejects duplicates', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('a.md'), file('b.md'), file('a.md')] }),
+        'attachments[2].path "a.md" duplicates attachments[0].path "a.md"',
+      ));
+    it('rejects paths differing only in case', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('Docs/A.md'), file('docs/a.md')] }),
+        'attachments[1].path "docs/a.md" differs only in case from attachments[0].path "Docs/A.md"',
+      ));
     it('rejects paths differing only in Unicode normalization', () => {
-      rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('caf\u00e9.md'), file('cafe\u0301.md')] }), /^attachments\[1\]\.path "cafe\u0301\.md" differs only in case from attachments\[0\]\.path "caf\u00e9\.md"$/);
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('caf\u00e9.md'), file('cafe\u0301.md')] }),
+        /^attachments\[1\]\.path "cafe\u0301\.md" differs only in case from attachments\[0\]\.path "caf\u00e9\.md"$/,
+      );
     });
     it('rejects a path that is both a file and a directory', () => {
-      rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('a/b/c.md'), file('a/b')] }), 'attachments[0].path "a/b/c.md" needs "a/b" to be a directory, but attachments[1].path "a/b" is a file');
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('a/b/c.md'), file('a/b')] }),
+        'attachments[0].path "a/b/c.md" needs "a/b" to be a directory, but attachments[1].path "a/b" is a file',
+      );
     });
-    it('rejects a non-string path', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [{ path: 3, data_base64: 'eA==' } as unknown as AttachmentInput] }), 'attachments[0].path must be a string'));
+    it('rejects a non-string path', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [{ path: 3, data_base64: 'eA==' } as unknown as AttachmentInput] }),
+        'attachments[0].path must be a string',
+      ));
   });
 
   describe('base64', () => {
     const bad: [string, string, string][] = [
       ['empty', '', 'attachments[0] ("f.bin") must have non-empty data_base64'],
       ['an invalid character', 'ab!d', 'attachments[0].data_base64 ("f.bin") is not valid base64: character "!" at offset 2 is outside the base64 alphabet'],
-      ['URL-safe -', 'ab-d', 'attachments[0].data_base64 ("f.bin") is not valid base64: character "-" at offset 2 is URL-safe base64; use the standard alphabet (+ and /)'],
-      ['URL-safe _', 'ab_d', 'attachments[0].data_base64 ("f.bin") is not valid base64: character "_" at offset 2 is URL-safe base64; use the standard alphabet (+ and /)'],
+      [
+        'URL-safe -',
+        'ab-d',
+        'attachments[0].data_base64 ("f.bin") is not valid base64: character "-" at offset 2 is URL-safe base64; use the standard alphabet (+ and /)',
+      ],
+      [
+        'URL-safe _',
+        'ab_d',
+        'attachments[0].data_base64 ("f.bin") is not valid base64: character "_" at offset 2 is URL-safe base64; use the standard alphabet (+ and /)',
+      ],
       ['a line break', 'YWJj\nZGVm', 'attachments[0].data_base64 ("f.bin") is not valid base64: line break at offset 4; send base64 without line wrapping'],
       ['a CRLF', 'YWJj\r\nZGVm', 'attachments[0].data_base64 ("f.bin") is not valid base64: line break at offset 4; send base64 without line wrapping'],
       ['a space', 'YWJj ZGVm', 'attachments[0].data_base64 ("f.bin") is not valid base64: whitespace at offset 4'],
@@ -329,19 +402,40 @@ describe('validatePackage', () => {
       ['only padding', '====', 'attachments[0].data_base64 ("f.bin") is not valid base64: = padding at offset 0 may only end the data'],
       ['padding in the middle', 'YQ==YQ==', 'attachments[0].data_base64 ("f.bin") is not valid base64: = padding at offset 2 may only end the data'],
       ['too much padding for its length', 'YWJjZ===', 'attachments[0].data_base64 ("f.bin") is not valid base64: = padding at offset 5 may only end the data'],
-      ['non-canonical bits (==)', 'YR==', 'attachments[0].data_base64 ("f.bin") is not valid base64: it is not canonical: the unused bits before the = padding must be zero'],
-      ['non-canonical bits (=)', 'YWJ=', 'attachments[0].data_base64 ("f.bin") is not valid base64: it is not canonical: the unused bits before the = padding must be zero'],
+      [
+        'non-canonical bits (==)',
+        'YR==',
+        'attachments[0].data_base64 ("f.bin") is not valid base64: it is not canonical: the unused bits before the = padding must be zero',
+      ],
+      [
+        'non-canonical bits (=)',
+        'YWJ=',
+        'attachments[0].data_base64 ("f.bin") is not valid base64: it is not canonical: the unused bits before the = padding must be zero',
+      ],
     ];
-    for (const [label, data, reason] of bad) it(`rejects ${label}`, () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [{ path: 'f.bin', data_base64: data }] }), reason));
+    for (const [label, data, reason] of bad)
+      it(`rejects ${label}`, () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [{ path: 'f.bin', data_base64: data }] }), reason));
 
     it('accepts canonical padded and unpadded-length forms', () => {
       const files = validateAttachments(
-        [{ path: 'a', data_base64: 'YQ==' }, { path: 'b', data_base64: 'YWI=' }, { path: 'c', data_base64: 'YWJj' }, { path: 'd', data_base64: '+/+/' }],
+        [
+          { path: 'a', data_base64: 'YQ==' },
+          { path: 'b', data_base64: 'YWI=' },
+          { path: 'c', data_base64: 'YWJj' },
+          { path: 'd', data_base64: '+/+/' },
+        ],
         { errorPrefix: 'x: ' },
       );
-      assert.deepEqual(files.map((f) => f.bytes), [Buffer.from('a'), Buffer.from('ab'), Buffer.from('abc'), Buffer.from([0xfb, 0xff, 0xbf])]);
+      assert.deepEqual(
+        files.map((f) => f.bytes),
+        [Buffer.from('a'), Buffer.from('ab'), Buffer.from('abc'), Buffer.from([0xfb, 0xff, 0xbf])],
+      );
     });
-    it('rejects a non-string', () => rejects(() => validatePackage({ skillMd: BASIC, attachments: [{ path: 'f', data_base64: null } as unknown as AttachmentInput] }), 'attachments[0].data_base64 must be a string'));
+    it('rejects a non-string', () =>
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [{ path: 'f', data_base64: null } as unknown as AttachmentInput] }),
+        'attachments[0].data_base64 must be a string',
+      ));
   });
 
   describe('limits', () => {
@@ -350,16 +444,25 @@ describe('validatePackage', () => {
       assert.equal(only!.size, FILE_MAX_BYTES);
     });
     it('rejects a file of 2 MiB + 1', () => {
-      rejects(() => validatePackage({ skillMd: BASIC, attachments: [file('big.bin', Buffer.alloc(FILE_MAX_BYTES + 1, 1))] }), 'attachments[0] ("big.bin") cannot exceed 2 MiB decoded, got 2097153 bytes');
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [file('big.bin', Buffer.alloc(FILE_MAX_BYTES + 1, 1))] }),
+        'attachments[0] ("big.bin") cannot exceed 2 MiB decoded, got 2097153 bytes',
+      );
     });
     it('rejects an oversized file from its length, before checking its characters', () => {
-      rejects(() => validatePackage({ skillMd: BASIC, attachments: [{ path: 'big.bin', data_base64: '!'.repeat(4 * 1024 * 1024) }] }), 'attachments[0] ("big.bin") cannot exceed 2 MiB decoded, got 3145728 bytes');
+      rejects(
+        () => validatePackage({ skillMd: BASIC, attachments: [{ path: 'big.bin', data_base64: '!'.repeat(4 * 1024 * 1024) }] }),
+        'attachments[0] ("big.bin") cannot exceed 2 MiB decoded, got 3145728 bytes',
+      );
     });
 
     it('accepts a package of exactly 3 MiB including SKILL.md', () => {
       const rest = PACKAGE_MAX_BYTES - FILE_MAX_BYTES - Buffer.byteLength(BASIC);
       const result = validatePackage({ skillMd: BASIC, attachments: [file('a.bin', Buffer.alloc(FILE_MAX_BYTES)), file('b.bin', Buffer.alloc(rest))] });
-      assert.equal(result.files.reduce((sum, f) => sum + f.size, Buffer.byteLength(BASIC)), PACKAGE_MAX_BYTES);
+      assert.equal(
+        result.files.reduce((sum, f) => sum + f.size, Buffer.byteLength(BASIC)),
+        PACKAGE_MAX_BYTES,
+      );
     });
     it('rejects a package of 3 MiB + 1 including SKILL.md', () => {
       const md = Buffer.byteLength(BASIC);
@@ -372,7 +475,10 @@ describe('validatePackage', () => {
     it('rejects a package too large only because of SKILL.md', () => {
       const md = skill('name: a', 'description: d') + 'x'.repeat(1000);
       const fill = PACKAGE_MAX_BYTES - FILE_MAX_BYTES - Buffer.byteLength(md) + 1;
-      rejects(() => validatePackage({ skillMd: md, attachments: [file('a', Buffer.alloc(FILE_MAX_BYTES)), file('b', Buffer.alloc(fill))] }), /^total decoded package content cannot exceed 3 MiB/);
+      rejects(
+        () => validatePackage({ skillMd: md, attachments: [file('a', Buffer.alloc(FILE_MAX_BYTES)), file('b', Buffer.alloc(fill))] }),
+        /^total decoded package content cannot exceed 3 MiB/,
+      );
     });
 
     it('accepts 500 files: SKILL.md and 499 attachments', () => {
@@ -388,31 +494,64 @@ describe('validatePackage', () => {
 
 describe('validateAttachments', () => {
   const rules = { errorPrefix: 'invalid attachments: ' };
-  it('uses the given prefix', () => rejects(() => validateAttachments([file('../x')], rules), 'attachments[0].path "../x" must not contain ..', 'invalid attachments: '));
+  it('uses the given prefix', () =>
+    rejects(() => validateAttachments([file('../x')], rules), 'attachments[0].path "../x" must not contain ..', 'invalid attachments: '));
   it('accepts 500 attachments without SKILL.md', () => {
-    assert.equal(validateAttachments(Array.from({ length: 500 }, (_, i) => file(`${i}.md`)), rules).length, 500);
+    assert.equal(
+      validateAttachments(
+        Array.from({ length: 500 }, (_, i) => file(`${i}.md`)),
+        rules,
+      ).length,
+      500,
+    );
   });
   it('rejects 501 attachments', () => {
-    rejects(() => validateAttachments(Array.from({ length: 501 }, (_, i) => file(`${i}.md`)), rules), 'a package cannot include more than 500 files, got 501', 'invalid attachments: ');
+    rejects(
+      () =>
+        validateAttachments(
+          Array.from({ length: 501 }, (_, i) => file(`${i}.md`)),
+          rules,
+        ),
+      'a package cannot include more than 500 files, got 501',
+      'invalid attachments: ',
+    );
   });
   it('applies the 3 MiB total to the attachments alone', () => {
     const at = [file('a', Buffer.alloc(FILE_MAX_BYTES)), file('b', Buffer.alloc(PACKAGE_MAX_BYTES - FILE_MAX_BYTES))];
     assert.equal(validateAttachments(at, rules).length, 2);
     at.push(file('c', 'x'));
-    rejects(() => validateAttachments(at, rules), 'total decoded package content cannot exceed 3 MiB (3145728 bytes), got 3145729 bytes', 'invalid attachments: ');
+    rejects(
+      () => validateAttachments(at, rules),
+      'total decoded package content cannot exceed 3 MiB (3145728 bytes), got 3145729 bytes',
+      'invalid attachments: ',
+    );
   });
   it('honours custom limits and reserved paths', () => {
     const custom = { errorPrefix: 'p: ', maxFiles: 2, maxFileBytes: 4, maxTotalBytes: 6, reservedPaths: [{ path: 'index.md', reason: 'send it as content' }] };
     rejects(() => validateAttachments([file('a'), file('b'), file('c')], custom), 'a package cannot include more than 2 files, got 3', 'p: ');
     rejects(() => validateAttachments([file('a', '12345')], custom), 'attachments[0] ("a") cannot exceed 4 bytes decoded, got 5 bytes', 'p: ');
-    rejects(() => validateAttachments([file('a', '1234'), file('b', '123')], custom), 'total decoded package content cannot exceed 6 bytes (6 bytes), got 7 bytes', 'p: ');
-    rejects(() => validateAttachments([file('INDEX.md')], custom), 'attachments[0].path "INDEX.md" is not allowed (it would collide with index.md on case-insensitive file systems): send it as content', 'p: ');
+    rejects(
+      () => validateAttachments([file('a', '1234'), file('b', '123')], custom),
+      'total decoded package content cannot exceed 6 bytes (6 bytes), got 7 bytes',
+      'p: ',
+    );
+    rejects(
+      () => validateAttachments([file('INDEX.md')], custom),
+      'attachments[0].path "INDEX.md" is not allowed (it would collide with index.md on case-insensitive file systems): send it as content',
+      'p: ',
+    );
   });
-  it('rejects a non-object entry', () => rejects(() => validateAttachments([null as unknown as AttachmentInput], rules), 'attachments[0] must be an object with path and data_base64', 'invalid attachments: '));
+  it('rejects a non-object entry', () =>
+    rejects(
+      () => validateAttachments([null as unknown as AttachmentInput], rules),
+      'attachments[0] must be an object with path and data_base64',
+      'invalid attachments: ',
+    ));
 });
 
 describe('detectMediaType', () => {
-  const bytes = (...parts: (number[] | string)[]): Buffer => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
+  const bytes = (...parts: (number[] | string)[]): Buffer =>
+    Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
   const pad = (buffer: Buffer, length = 64): Buffer => Buffer.concat([buffer, Buffer.alloc(Math.max(0, length - buffer.length))]);
   const u32le = (n: number): number[] => [n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >>> 24) & 0xff];
 
@@ -502,7 +641,8 @@ describe('detectMediaType', () => {
     ['utf8.md', 'Ünïcödé 😀 text', 'text/markdown'],
   ];
   for (const [path, content, mediaType] of text) {
-    it(`types ${path} ${JSON.stringify(content.slice(0, 20))} as ${mediaType}`, () => assert.deepEqual(detectMediaType(Buffer.from(content), path), { mediaType, digestEncoding: 'text' }));
+    it(`types ${path} ${JSON.stringify(content.slice(0, 20))} as ${mediaType}`, () =>
+      assert.deepEqual(detectMediaType(Buffer.from(content), path), { mediaType, digestEncoding: 'text' }));
   }
 
   const octet: [string, Buffer][] = [
@@ -514,9 +654,12 @@ describe('detectMediaType', () => {
     ['random bytes', Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00, 0x01])],
   ];
   for (const [label, data] of octet) {
-    it(`treats ${label} as application/octet-stream`, () => assert.deepEqual(detectMediaType(data, 'notes.md'), { mediaType: 'application/octet-stream', digestEncoding: 'binary' }));
+    it(`treats ${label} as application/octet-stream`, () =>
+      assert.deepEqual(detectMediaType(data, 'notes.md'), { mediaType: 'application/octet-stream', digestEncoding: 'binary' }));
   }
-  it('allows 10% control characters in text', () => assert.equal(detectMediaType(Buffer.from(`${'\u0001'.repeat(10)}${'a'.repeat(90)}`), 'a.txt').digestEncoding, 'text'));
+  it('allows 10% control characters in text', () =>
+    assert.equal(detectMediaType(Buffer.from(`${'\u0001'.repeat(10)}${'a'.repeat(90)}`), 'a.txt').digestEncoding, 'text'));
   it('treats empty bytes as text', () => assert.deepEqual(detectMediaType(Buffer.alloc(0), 'a.md'), { mediaType: 'text/markdown', digestEncoding: 'text' }));
-  it('prefers magic numbers over the extension', () => assert.equal(detectMediaType(pad(bytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'notes.txt').mediaType, 'image/png'));
+  it('prefers magic numbers over the extension', () =>
+    assert.equal(detectMediaType(pad(bytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'notes.txt').mediaType, 'image/png'));
 });

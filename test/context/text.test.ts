@@ -12,7 +12,10 @@ describe('text the store cannot keep', () => {
 
   it('finds the first unstorable string or key with its path', () => {
     assert.deepEqual(findUnstorable({ a: [{ b: 'ok' }, { c: 'x\u0000' }] }), { path: ['a', 1, 'c'], message: 'must not contain NUL (U+0000)' });
-    assert.deepEqual(findUnstorable({ a: { ['k\ud800']: 1 } }), { path: ['a'], message: 'has a key that must be well-formed Unicode (it has a lone surrogate)' });
+    assert.deepEqual(findUnstorable({ a: { ['k\ud800']: 1 } }), {
+      path: ['a'],
+      message: 'has a key that must be well-formed Unicode (it has a lone surrogate)',
+    });
     assert.equal(findUnstorable({ a: ['ok', 1, null, true, { b: '😀' }] }), undefined);
   });
 
@@ -34,7 +37,8 @@ describe('text the store cannot keep', () => {
 
 describe('names shown to people', () => {
   it('refuses C0, DEL, C1 and bidi formatting characters', () => {
-    for (const bad of ['a\u0001', 'a\u007f', 'x\u0085y', 'a\u009b', '\u202etxt.exe', 'a\u2066b', 'a\u200fb', 'a\u061cb']) assert.ok(unsafeName(bad) !== undefined, JSON.stringify(bad));
+    for (const bad of ['a\u0001', 'a\u007f', 'x\u0085y', 'a\u009b', '\u202etxt.exe', 'a\u2066b', 'a\u200fb', 'a\u061cb'])
+      assert.ok(unsafeName(bad) !== undefined, JSON.stringify(bad));
     for (const fine of ['notes.md', 'docs/über.md', '👨‍👩‍👧.png']) assert.equal(unsafeName(fine), undefined);
   });
 });

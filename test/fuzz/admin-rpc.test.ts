@@ -32,7 +32,12 @@ for (const backend of storeBackends()) {
     });
 
     const rpc = (op: string, args: unknown) =>
-      gateway.app.inject({ method: 'POST', url: '/admin/rpc', headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' }, payload: JSON.stringify({ op, args }) });
+      gateway.app.inject({
+        method: 'POST',
+        url: '/admin/rpc',
+        headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ op, args }),
+      });
 
     it('refuses a NUL or a lone surrogate in any argument with 400 validation, naming the argument', async () => {
       const cases: [string, unknown, string][] = [

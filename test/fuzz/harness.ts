@@ -219,7 +219,13 @@ export class RecordingClient {
         { timeout: CALL_TIMEOUT_MS * 2, signal: controller.signal },
       );
       request.catch(() => undefined);
-      const settled = await Promise.race([request.then((result) => ({ result }), (error: unknown) => ({ error })), timedOut]);
+      const settled = await Promise.race([
+        request.then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        ),
+        timedOut,
+      ]);
       const ms = Math.round(performance.now() - started);
       if (settled === 'timeout') {
         controller.abort();
@@ -269,7 +275,10 @@ function outputValidator(tool: Tool): JsonSchemaValidator<unknown> | undefined {
 export function rpcErrorsIn(body: unknown): { code: unknown; message: unknown }[] {
   const list = Array.isArray(body) ? body : [body];
   return list
-    .filter((m): m is { error: { code: unknown; message: unknown } } => typeof m === 'object' && m !== null && typeof (m as { error?: unknown }).error === 'object' && (m as { error?: unknown }).error !== null)
+    .filter(
+      (m): m is { error: { code: unknown; message: unknown } } =>
+        typeof m === 'object' && m !== null && typeof (m as { error?: unknown }).error === 'object' && (m as { error?: unknown }).error !== null,
+    )
     .map((m) => m.error);
 }
 
@@ -289,7 +298,9 @@ export function problemsOf(outcome: CallOutcome, tool: Tool | undefined): string
       problems.push(`no answer within ${CALL_TIMEOUT_MS} ms`);
       break;
     case 'client-error':
-      problems.push(outcome.exchange === undefined ? `the fuzz client failed before an answer arrived: ${outcome.message}` : `no JSON-RPC answer: ${outcome.message}`);
+      problems.push(
+        outcome.exchange === undefined ? `the fuzz client failed before an answer arrived: ${outcome.message}` : `no JSON-RPC answer: ${outcome.message}`,
+      );
       break;
     case 'http-error': {
       if (outcome.status >= 500) problems.push(`HTTP ${outcome.status}`);
@@ -496,11 +507,20 @@ export class FuzzWorld {
     const client = await this.connect('/alignbase/mcp', token);
     const ok = async (tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
       const outcome = await client.call(tool, args);
-      assert.ok(outcome.kind === 'result' && outcome.result.isError !== true && outcome.result.structuredContent !== undefined, `seeding ${tenant}: ${tool} failed: ${describeOutcome(outcome)}`);
+      assert.ok(
+        outcome.kind === 'result' && outcome.result.isError !== true && outcome.result.structuredContent !== undefined,
+        `seeding ${tenant}: ${tool} failed: ${describeOutcome(outcome)}`,
+      );
       return outcome.result.structuredContent;
     };
     const prefix = tenant === TENANT ? 'fuzz' : 'other';
-    const knowledge = await ok('write_knowledge', { title: `${prefix} knowledge`, expected_version: 0, content: '# Notes\n\nVersion one.', authority: 'informational', publish: true });
+    const knowledge = await ok('write_knowledge', {
+      title: `${prefix} knowledge`,
+      expected_version: 0,
+      content: '# Notes\n\nVersion one.',
+      authority: 'informational',
+      publish: true,
+    });
     await ok('write_knowledge', { knowledge_id: knowledge.knowledge_id, expected_version: 1, content: '# Notes\n\nVersion two.' });
     await ok('create_knowledge_draft', { knowledge_id: knowledge.knowledge_id, base_version: 2, content: '# Notes\n\nA draft.', rationale: 'clearer' });
     await ok('propose_knowledge', {
@@ -535,28 +555,57 @@ export class FuzzWorld {
     await ok('write_artifact', { artifact_id: artifact.artifact_id, expected_version: 1, markdown: '# Report v2\n' });
     const { recipients } = (await ok('list_context_recipients', {})) as { recipients: { type: string; id: string; name: string }[] };
     const to = recipients.filter((r) => r.name === peer || r.type === 'group').map(({ type, id }) => ({ type, id }));
-    await ok('send_context', { recipients: to, message: 'Hello.', artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }], idempotency_key: crypto.randomUUID() });
+    await ok('send_context', {
+      recipients: to,
+      message: 'Hello.',
+      artifacts: [{ artifact_id: artifact.artifact_id, access: 'viewer' }],
+      idempotency_key: crypto.randomUUID(),
+    });
     const installation = await ok('report_installation_capabilities', {
       integration: 'claude-code',
       transport: 'streamable-http',
-      capabilities: ['connection_test', 'context_load', 'skills_install', 'session_lifecycle', 'session_start_hook', 'prompt_submit_hook', 'tool_use_hook', 'stop_hook', 'session_end_hook'],
+      capabilities: [
+        'connection_test',
+        'context_load',
+        'skills_install',
+        'session_lifecycle',
+        'session_start_hook',
+        'prompt_submit_hook',
+        'tool_use_hook',
+        'stop_hook',
+        'session_end_hook',
+      ],
       client_version: '1.2.3',
     });
     await ok('start_hook_session', { local_installation_id: installation.local_installation_id, hook: 'session_start', session_id: `${prefix}-session-1` });
-    await ok('record_hook_activity_event', { local_installation_id: installation.local_installation_id, session_id: `${prefix}-session-1`, event: { type: 'tool_used', tool_name: 'Read' } });
-    await ok('record_activity_event', { local_installation_id: installation.local_installation_id, event: { type: 'skill_installed', subject: { type: 'skill', id: skill.skill_id, version: 1 } } });
+    await ok('record_hook_activity_event', {
+      local_installation_id: installation.local_installation_id,
+      session_id: `${prefix}-session-1`,
+      event: { type: 'tool_used', tool_name: 'Read' },
+    });
+    await ok('record_activity_event', {
+      local_installation_id: installation.local_installation_id,
+      event: { type: 'skill_installed', subject: { type: 'skill', id: skill.skill_id, version: 1 } },
+    });
     // A message to the agent itself, from its peer, so read_inbox and get_current_context have one.
     const peerToken = await issueToken(this.db, tenant, peer, ALL_SCOPES);
     const peerClient = await this.connect('/alignbase/mcp', peerToken);
     const agentId = recipients.length > 0 ? await this.#principalId(tenant, agent) : undefined;
     if (agentId !== undefined) {
-      const sent = await peerClient.call('send_context', { recipients: [{ type: 'agent', id: agentId }], message: 'Hi back.', idempotency_key: crypto.randomUUID() });
+      const sent = await peerClient.call('send_context', {
+        recipients: [{ type: 'agent', id: agentId }],
+        message: 'Hi back.',
+        idempotency_key: crypto.randomUUID(),
+      });
       assert.ok(sent.kind === 'result' && sent.result.isError !== true, `seeding ${tenant}: the peer's send_context failed: ${describeOutcome(sent)}`);
     }
   }
 
   async #principalId(tenant: string, name: string): Promise<string> {
-    const [row] = await this.db.query<{ id: string }>('SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND p.name = $2', [tenant, name]);
+    const [row] = await this.db.query<{ id: string }>('SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND p.name = $2', [
+      tenant,
+      name,
+    ]);
     assert.ok(row, `no principal ${name} in ${tenant}`);
     return row.id;
   }
@@ -583,7 +632,9 @@ export class FuzzWorld {
       skills: ofType('skill'),
       memories: ofType('memory'),
       artifacts: ofType('artifact'),
-      knowledgeDrafts: await column("SELECT id::text AS v FROM context_drafts WHERE tenant_id = $1 AND resource_type = 'knowledge' ORDER BY created_at LIMIT 50"),
+      knowledgeDrafts: await column(
+        "SELECT id::text AS v FROM context_drafts WHERE tenant_id = $1 AND resource_type = 'knowledge' ORDER BY created_at LIMIT 50",
+      ),
       skillDrafts: await column("SELECT id::text AS v FROM context_drafts WHERE tenant_id = $1 AND resource_type = 'skill' ORDER BY created_at LIMIT 50"),
       proposals: await column('SELECT id::text AS v FROM context_proposals WHERE tenant_id = $1 ORDER BY created_at LIMIT 100'),
       agents: await column("SELECT id::text AS v FROM principals WHERE tenant_id = $1 AND kind = 'agent' ORDER BY name"),

@@ -181,7 +181,10 @@ const longString: fc.Arbitrary<string> = fc
 
 /** A string with hostile fragments spliced into ordinary text. */
 const spliced: fc.Arbitrary<string> = fc
-  .array(fc.oneof({ arbitrary: fc.string({ maxLength: 8 }), weight: 2 }, { arbitrary: fc.constantFrom(...HOSTILE_FRAGMENTS), weight: 2 }), { minLength: 1, maxLength: 5 })
+  .array(fc.oneof({ arbitrary: fc.string({ maxLength: 8 }), weight: 2 }, { arbitrary: fc.constantFrom(...HOSTILE_FRAGMENTS), weight: 2 }), {
+    minLength: 1,
+    maxLength: 5,
+  })
   .map((parts) => parts.join(''));
 
 export interface HostileStringOptions {
@@ -249,7 +252,9 @@ export function nested(depth: number, kind: 'array' | 'object'): unknown {
   return value;
 }
 
-const deepNesting: fc.Arbitrary<unknown> = fc.tuple(fc.constantFrom(10, 100, 1_000, 2_000), fc.constantFrom('array' as const, 'object' as const)).map(([depth, kind]) => nested(depth, kind));
+const deepNesting: fc.Arbitrary<unknown> = fc
+  .tuple(fc.constantFrom(10, 100, 1_000, 2_000), fc.constantFrom('array' as const, 'object' as const))
+  .map(([depth, kind]) => nested(depth, kind));
 
 /** A value of the wrong type for almost any position. */
 export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
@@ -261,7 +266,21 @@ export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Keys that must never reach an object unchecked. */
-export const HOSTILE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype', 'toString', '', ' ', '\u0000', 'a.b', '$where', 'tenant_id', 'tenant', 'principal_id', 'caller'];
+export const HOSTILE_KEYS: readonly string[] = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '',
+  ' ',
+  '\u0000',
+  'a.b',
+  '$where',
+  'tenant_id',
+  'tenant',
+  'principal_id',
+  'caller',
+];
 
 /** One way to break otherwise valid arguments. */
 export type Mutation =
@@ -277,13 +296,18 @@ function mutations(schema: SchemaObject): fc.Arbitrary<Mutation> {
   const choices: fc.WeightedArbitrary<Mutation>[] = [
     { arbitrary: fc.constant<Mutation>({ kind: 'none' }), weight: 12 },
     {
-      arbitrary: fc.record({ kind: fc.constant('extra-field' as const), key: fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 10 })), value: fc.oneof(wrongType, hostileString()) }),
+      arbitrary: fc.record({
+        kind: fc.constant('extra-field' as const),
+        key: fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 10 })),
+        value: fc.oneof(wrongType, hostileString()),
+      }),
       weight: 1,
     },
     { arbitrary: fc.constant<Mutation>({ kind: 'drop-all' }), weight: 1 },
   ];
   if (required > 0) choices.push({ arbitrary: fc.record({ kind: fc.constant('drop-required' as const), pick: fc.nat({ max: required - 1 }) }), weight: 2 });
-  if (properties > 0) choices.push({ arbitrary: fc.record({ kind: fc.constant('wrong-type' as const), pick: fc.nat({ max: properties - 1 }), value: wrongType }), weight: 2 });
+  if (properties > 0)
+    choices.push({ arbitrary: fc.record({ kind: fc.constant('wrong-type' as const), pick: fc.nat({ max: properties - 1 }), value: wrongType }), weight: 2 });
   return fc.oneof(...choices);
 }
 
@@ -363,7 +387,8 @@ export function withOneHostileValue(valid: fc.Arbitrary<Record<string, unknown>>
     if (place === undefined) return args;
     let current: unknown = args;
     for (const step of place) current = (current as Record<string | number, unknown>)[step];
-    const replacement = hostile.swapType === 0 ? hostile.other : typeof current === 'string' ? hostile.string : typeof current === 'number' ? hostile.number : hostile.other;
+    const replacement =
+      hostile.swapType === 0 ? hostile.other : typeof current === 'string' ? hostile.string : typeof current === 'number' ? hostile.number : hostile.other;
     return replaceAt(args, place, replacement) as Record<string, unknown>;
   });
 }

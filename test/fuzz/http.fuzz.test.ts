@@ -46,7 +46,12 @@ function short(text: string, max = 300): string {
 function shorten(value: unknown): unknown {
   if (typeof value === 'string') return value.length > 300 ? `${value.slice(0, 300)}… (${value.length} characters)` : value;
   if (Array.isArray(value)) return value.slice(0, 20).map(shorten);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).slice(0, 20).map(([key, entry]) => [key, shorten(entry)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.entries(value)
+        .slice(0, 20)
+        .map(([key, entry]) => [key, shorten(entry)]),
+    );
   return value;
 }
 
@@ -55,7 +60,9 @@ async function fuzz<T extends unknown[]>(property: fc.IAsyncPropertyWithHooks<T>
   const details = await fc.check(property, { numRuns: RUNS, seed: SEED, endOnFailure: true });
   if (!details.failed) return;
   const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-  throw new Error(`failed after ${details.numRuns} runs (replay: KGW_FUZZ_SEED=${details.seed}, path ${details.counterexamplePath})\ninput: ${JSON.stringify(shorten(details.counterexample)).slice(0, 4000)}\n${error.slice(0, 4000)}`);
+  throw new Error(
+    `failed after ${details.numRuns} runs (replay: KGW_FUZZ_SEED=${details.seed}, path ${details.counterexamplePath})\ninput: ${JSON.stringify(shorten(details.counterexample)).slice(0, 4000)}\n${error.slice(0, 4000)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -63,13 +70,100 @@ async function fuzz<T extends unknown[]>(property: fc.IAsyncPropertyWithHooks<T>
 
 /** Pieces that have broken parsers, stores and pages elsewhere. */
 const NASTY = [
-  '\u0000', '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\u202E', '\u202D', '\u2066', '\u0085', '\u009F', '\u0080', '\u001B', '\u0007', '\u007F',
-  '\r\n', '\n', '\r', '\t', '\u2028', '\u2029', '\uFEFF', '\uFFFE', '\uFFFF', '\u{1F600}', '\u{10FFFF}', 'e\u0301', '\u00e9', '\u4e2d',
-  '%00', '%', '%zz', '%2e%2e%2f', '%252e', '../', '..\\', '/..', '....//', '/etc/passwd', 'C:\\Windows', '\\\\server\\share',
-  '"', "'", '`', '<', '>', '<script>alert(1)</script>', '&amp;', '&', '=', '?', '#', ';', ',', ' ', '+', '*', '$', '{', '}', '[', ']',
-  '${x}', '{{x}}', '%s%n', "' OR '1'='1", '--', '/*', '__proto__', 'constructor', 'prototype', 'null', 'undefined', 'NaN', 'true', '-1', '1e400',
-  'https://evil.example', 'https:evil.example', 'javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', 'http://127.0.0.1:9/callback',
-  'kgw_', 'kgws_', 'kgwc_', 'kgwl_', 'v1.', 'Bearer ', 'context.read', 'context.write', 'authorization_code', 'refresh_token', 'S256', 'code',
+  '\u0000',
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  '\u202E',
+  '\u202D',
+  '\u2066',
+  '\u0085',
+  '\u009F',
+  '\u0080',
+  '\u001B',
+  '\u0007',
+  '\u007F',
+  '\r\n',
+  '\n',
+  '\r',
+  '\t',
+  '\u2028',
+  '\u2029',
+  '\uFEFF',
+  '\uFFFE',
+  '\uFFFF',
+  '\u{1F600}',
+  '\u{10FFFF}',
+  'e\u0301',
+  '\u00e9',
+  '\u4e2d',
+  '%00',
+  '%',
+  '%zz',
+  '%2e%2e%2f',
+  '%252e',
+  '../',
+  '..\\',
+  '/..',
+  '....//',
+  '/etc/passwd',
+  'C:\\Windows',
+  '\\\\server\\share',
+  '"',
+  "'",
+  '`',
+  '<',
+  '>',
+  '<script>alert(1)</script>',
+  '&amp;',
+  '&',
+  '=',
+  '?',
+  '#',
+  ';',
+  ',',
+  ' ',
+  '+',
+  '*',
+  '$',
+  '{',
+  '}',
+  '[',
+  ']',
+  '${x}',
+  '{{x}}',
+  '%s%n',
+  "' OR '1'='1",
+  '--',
+  '/*',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'null',
+  'undefined',
+  'NaN',
+  'true',
+  '-1',
+  '1e400',
+  'https://evil.example',
+  'https:evil.example',
+  'javascript:alert(1)',
+  'data:text/html,x',
+  'file:///etc/passwd',
+  'http://127.0.0.1:9/callback',
+  'kgw_',
+  'kgws_',
+  'kgwc_',
+  'kgwl_',
+  'v1.',
+  'Bearer ',
+  'context.read',
+  'context.write',
+  'authorization_code',
+  'refresh_token',
+  'S256',
+  'code',
 ];
 
 /** The hazards this suite exists for, drawn often enough to reach every field of every route. */
@@ -85,7 +179,9 @@ const nastyUnit = fc.oneof(
 );
 
 /** 1 to 10 MB of one repeated piece: bodies and fields far beyond every bound. */
-const huge = fc.tuple(fc.integer({ min: 1, max: 10 }), fc.constantFrom('A', '\u0000', '\uD800', '\u202E', '\u0085', '../', '%00', 'é')).map(([mb, piece]) => piece.repeat(Math.ceil((mb * MB) / piece.length)));
+const huge = fc
+  .tuple(fc.integer({ min: 1, max: 10 }), fc.constantFrom('A', '\u0000', '\uD800', '\u202E', '\u0085', '../', '%00', 'é'))
+  .map(([mb, piece]) => piece.repeat(Math.ceil((mb * MB) / piece.length)));
 
 /**
  * Hostile text for one field. Megabytes are kept for whole bodies and single fields (`huge`):
@@ -112,17 +208,38 @@ const { hostileValue } = fc.letrec<{ hostileValue: unknown }>((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('hostileValue'), { maxLength: 4 }),
-    fc.dictionary(hostileString.filter((key) => key.length < 100), tie('hostileValue'), { maxKeys: 4 }),
+    fc.dictionary(
+      hostileString.filter((key) => key.length < 100),
+      tie('hostileValue'),
+      { maxKeys: 4 },
+    ),
   ),
 }));
 
 /** JSON nested far deeper than any parser's recursion would like. */
-const deepJson = fc.tuple(fc.integer({ min: 10, max: 200_000 }), fc.constantFrom('array', 'object')).map(([depth, kind]) => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
+const deepJson = fc
+  .tuple(fc.integer({ min: 10, max: 200_000 }), fc.constantFrom('array', 'object'))
+  .map(([depth, kind]) => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
 
 /** Raw JSON text that JSON.stringify would never write: huge numbers, duplicate and prototype keys. */
 const oddJson = fc.constantFrom(
-  '1e400', '-1e400', '123456789012345678901234567890123456789', '{"__proto__": {"polluted": true}}', '{"constructor": {"prototype": {"polluted": true}}}',
-  '{"a": 1, "a": 2}', '"\\ud800"', '"\\u0000"', '[1,]', '{', '', 'null', 'true', '[]', '"x"', '\uFEFF{}', '{"op": "migrate"}garbage',
+  '1e400',
+  '-1e400',
+  '123456789012345678901234567890123456789',
+  '{"__proto__": {"polluted": true}}',
+  '{"constructor": {"prototype": {"polluted": true}}}',
+  '{"a": 1, "a": 2}',
+  '"\\ud800"',
+  '"\\u0000"',
+  '[1,]',
+  '{',
+  '',
+  'null',
+  'true',
+  '[]',
+  '"x"',
+  '\uFEFF{}',
+  '{"op": "migrate"}garbage',
 );
 
 /**
@@ -139,7 +256,13 @@ const urlValue = fc.oneof({ weight: 9, arbitrary: hostileString }, { weight: 1, 
 
 /** Header values HTTP lets through: visible ASCII, Latin-1 and spaces; no CR, LF or NUL. */
 const headerValue = fc.oneof(
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 80 }),
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength: 80,
+  }),
   urlValue.map((text) => urlEncode(text)),
 );
 
@@ -187,7 +310,8 @@ for (const backend of storeBackends()) {
         clearTimeout(timer);
       }
       const body = response.body;
-      const context = () => `${what} with ${short(typeof options.payload === 'string' ? options.payload : JSON.stringify(options.payload ?? ''))} answered ${response.statusCode}: ${short(body)}`;
+      const context = () =>
+        `${what} with ${short(typeof options.payload === 'string' ? options.payload : JSON.stringify(options.payload ?? ''))} answered ${response.statusCode}: ${short(body)}`;
       assert.ok(response.statusCode < 500, context());
       assert.doesNotMatch(body, /internal error|internal server error/i, context());
       return response;
@@ -204,9 +328,19 @@ for (const backend of storeBackends()) {
       await setPassword(store.db, 'acme', 'alice@acme.test', PASSWORD);
       dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-fuzz-'));
       // KGW_FUZZ_LOG=error shows the gateway's own account of a failure.
-      const config = loadConfig({ KGW_PORT: '7400', KGW_PUBLIC_URL: 'http://127.0.0.1:7400', KGW_LOG_LEVEL: process.env.KGW_FUZZ_LOG ?? 'silent', KGW_DATA_DIR: dataDir });
+      const config = loadConfig({
+        KGW_PORT: '7400',
+        KGW_PUBLIC_URL: 'http://127.0.0.1:7400',
+        KGW_LOG_LEVEL: process.env.KGW_FUZZ_LOG ?? 'silent',
+        KGW_DATA_DIR: dataDir,
+      });
       gateway = await createGateway(config, { db: store.db, adminSecret: ADMIN_SECRET });
-      const registered = await send({ method: 'POST', url: '/oauth/register', headers: { 'content-type': 'application/json' }, payload: { client_name: 'Fuzz', redirect_uris: [REDIRECT] } });
+      const registered = await send({
+        method: 'POST',
+        url: '/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        payload: { client_name: 'Fuzz', redirect_uris: [REDIRECT] },
+      });
       assert.equal(registered.statusCode, 201, registered.body);
       clientId = registered.json<{ client_id: string }>().client_id;
       const [alice] = await store.db.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM principals WHERE email = 'alice@acme.test'");
@@ -222,8 +356,29 @@ for (const backend of storeBackends()) {
     });
 
     it('POST /oauth/register refuses hostile registrations with 4xx, and stores only normal redirect URIs', async () => {
-      const known = ['redirect_uris', 'client_name', 'client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version', 'contacts', 'scope', 'grant_types', 'response_types', 'token_endpoint_auth_method', 'jwks_uri', '__proto__'];
-      const redirectUri = fc.oneof(pick([REDIRECT, 'https://app.example/cb', 'http://localhost:1/x']), hostileString, hostileString.map((text) => `https://app.example/${text}`), hostileString.map((text) => `http://127.0.0.1:9/${text}`));
+      const known = [
+        'redirect_uris',
+        'client_name',
+        'client_uri',
+        'logo_uri',
+        'tos_uri',
+        'policy_uri',
+        'software_id',
+        'software_version',
+        'contacts',
+        'scope',
+        'grant_types',
+        'response_types',
+        'token_endpoint_auth_method',
+        'jwks_uri',
+        '__proto__',
+      ];
+      const redirectUri = fc.oneof(
+        pick([REDIRECT, 'https://app.example/cb', 'http://localhost:1/x']),
+        hostileString,
+        hostileString.map((text) => `https://app.example/${text}`),
+        hostileString.map((text) => `http://127.0.0.1:9/${text}`),
+      );
       const typedBody = fc.record(
         {
           redirect_uris: fc.oneof({ weight: 4, arbitrary: fc.array(redirectUri, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: hostileValue }),
@@ -233,7 +388,11 @@ for (const backend of storeBackends()) {
           software_version: hostileValue,
           contacts: fc.oneof(fc.array(hostileString, { maxLength: 12 }), hostileValue),
           scope: fc.oneof(pick(['context.read', 'context.write brain:read']), hostileString, hostileValue),
-          grant_types: fc.oneof(fc.array(pick(['authorization_code', 'refresh_token']), { maxLength: 3 }), fc.array(hostileString, { maxLength: 3 }), hostileValue),
+          grant_types: fc.oneof(
+            fc.array(pick(['authorization_code', 'refresh_token']), { maxLength: 3 }),
+            fc.array(hostileString, { maxLength: 3 }),
+            hostileValue,
+          ),
           response_types: fc.oneof(fc.constant(['code']), hostileValue),
           token_endpoint_auth_method: fc.oneof(fc.constant('none'), hostileValue),
         },
@@ -241,10 +400,22 @@ for (const backend of storeBackends()) {
       );
       // Text a registration may well hold: bidi overrides, zero-width and astral characters,
       // backslashes and dot segments, but no control characters. Some of it is accepted.
-      const oddText = fc.string({ unit: fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }), pick(['\u202E', '\u2066', '\u200B', '\uFEFF', '\u{1F600}', 'é', '%', '%2e', '../', '\\', '@', ':', '?', ' '])), maxLength: 30 });
+      const oddText = fc.string({
+        unit: fc.oneof(
+          fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+          pick(['\u202E', '\u2066', '\u200B', '\uFEFF', '\u{1F600}', 'é', '%', '%2e', '../', '\\', '@', ':', '?', ' ']),
+        ),
+        maxLength: 30,
+      });
       const plausibleBody = fc.record(
         {
-          redirect_uris: fc.array(fc.oneof(pick(['https://app.example/', 'https://app.example:8443/cb?x=', 'http://127.0.0.1:9/', 'http://[::1]:1/', 'https://xn--e1afmkfd.example/']), oddText.map((text) => `https://app.example/${text}`)), { minLength: 1, maxLength: 3 }),
+          redirect_uris: fc.array(
+            fc.oneof(
+              pick(['https://app.example/', 'https://app.example:8443/cb?x=', 'http://127.0.0.1:9/', 'http://[::1]:1/', 'https://xn--e1afmkfd.example/']),
+              oddText.map((text) => `https://app.example/${text}`),
+            ),
+            { minLength: 1, maxLength: 3 },
+          ),
           client_name: oddText,
           client_uri: oddText,
           contacts: fc.array(oddText, { maxLength: 3 }),
@@ -259,9 +430,19 @@ for (const backend of storeBackends()) {
         { weight: 2, arbitrary: fc.dictionary(pick(known), hostileValue, { maxKeys: 6 }).map((value) => JSON.stringify(value)) },
         { weight: 1, arbitrary: hostileValue.map((value) => JSON.stringify(value) ?? 'null') },
         { weight: 1, arbitrary: fc.oneof(deepJson, oddJson, hostileString) },
-        { weight: 1, arbitrary: fc.oneof(huge, huge.map((text) => JSON.stringify({ redirect_uris: [REDIRECT], client_name: text }))) },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            huge,
+            huge.map((text) => JSON.stringify({ redirect_uris: [REDIRECT], client_name: text })),
+          ),
+        },
       );
-      const contentType = fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: pick(['application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'APPLICATION/JSON']) }, { weight: 1, arbitrary: headerValue });
+      const contentType = fc.oneof(
+        { weight: 8, arbitrary: fc.constant('application/json') },
+        { weight: 1, arbitrary: pick(['application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'APPLICATION/JSON']) },
+        { weight: 1, arbitrary: headerValue },
+      );
       await fuzz(
         fc.asyncProperty(body, contentType, async (payload, type) => {
           const response = await send({ method: 'POST', url: '/oauth/register', headers: { 'content-type': type }, payload, remoteAddress: nextAddress() });
@@ -292,7 +473,14 @@ for (const backend of storeBackends()) {
             },
             { requiredKeys: [] },
           )
-          .map((extra) => ({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', ...extra })),
+          .map((extra) => ({
+            response_type: 'code',
+            client_id: clientId,
+            redirect_uri: REDIRECT,
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+            ...extra,
+          })),
         fc.record(
           {
             response_type: fc.oneof(fc.constant('code'), value),
@@ -329,8 +517,16 @@ for (const backend of storeBackends()) {
 
     // Browser forms: mostly well-formed posts from the gateway's own page, so the checks behind
     // the Origin and Content-Type gates are reached; sometimes not.
-    const formOrigin = fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: pick(['http://127.0.0.1:7400', 'https://evil.example', 'null']) }, { weight: 1, arbitrary: headerValue });
-    const formType = fc.oneof({ weight: 12, arbitrary: fc.constant('application/x-www-form-urlencoded') }, { weight: 1, arbitrary: pick(['application/json', 'multipart/form-data; boundary=x', 'text/plain']) }, { weight: 1, arbitrary: headerValue });
+    const formOrigin = fc.oneof(
+      { weight: 8, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: pick(['http://127.0.0.1:7400', 'https://evil.example', 'null']) },
+      { weight: 1, arbitrary: headerValue },
+    );
+    const formType = fc.oneof(
+      { weight: 12, arbitrary: fc.constant('application/x-www-form-urlencoded') },
+      { weight: 1, arbitrary: pick(['application/json', 'multipart/form-data; boundary=x', 'text/plain']) },
+      { weight: 1, arbitrary: headerValue },
+    );
     const formHeaders = (type: string, origin: string | undefined, sessionCookie: string | undefined) => ({
       'content-type': type,
       ...(origin === undefined ? {} : { origin }),
@@ -352,11 +548,23 @@ for (const backend of storeBackends()) {
         { weight: 1, arbitrary: fc.oneof(hostileString, huge) },
       );
       await fuzz(
-        fc.asyncProperty(payload, formOrigin, formType, fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), async (body, origin, type, signedIn) => {
-          const response = await send({ method: 'POST', url: '/oauth/authorize', headers: formHeaders(type, origin, signedIn ? cookie : undefined), payload: body, remoteAddress: nextAddress() });
-          if (response.statusCode === 303) assert.ok(response.headers.location?.startsWith(`${REDIRECT}?`), `redirected to ${response.headers.location}`);
-          await healthy();
-        }),
+        fc.asyncProperty(
+          payload,
+          formOrigin,
+          formType,
+          fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+          async (body, origin, type, signedIn) => {
+            const response = await send({
+              method: 'POST',
+              url: '/oauth/authorize',
+              headers: formHeaders(type, origin, signedIn ? cookie : undefined),
+              payload: body,
+              remoteAddress: nextAddress(),
+            });
+            if (response.statusCode === 303) assert.ok(response.headers.location?.startsWith(`${REDIRECT}?`), `redirected to ${response.headers.location}`);
+            await healthy();
+          },
+        ),
       );
     });
 
@@ -371,22 +579,49 @@ for (const backend of storeBackends()) {
                 authorize: fc.oneof({ weight: 3, arbitrary: authorizeParams().map((params) => form(params)) }, { weight: 1, arbitrary: hostileString }),
                 tenant: fc.oneof(fc.constant('acme'), hostileString),
                 email: fc.oneof(fc.constant('alice@acme.test'), hostileString),
-                password: fc.oneof(fc.constant(PASSWORD), hostileString, huge.map((text) => text.slice(0, 1000))),
+                password: fc.oneof(
+                  fc.constant(PASSWORD),
+                  hostileString,
+                  huge.map((text) => text.slice(0, 1000)),
+                ),
               },
               { requiredKeys: [] },
             )
             .map((fields) => ({ method: 'POST' as const, url: '/oauth/login', payload: form(fields) })),
         },
-        { weight: 1, arbitrary: fc.tuple(authorizeParams(), fc.record({ csrf: hostileString }, { requiredKeys: [] })).map(([params, extra]) => ({ method: 'POST' as const, url: '/oauth/logout', payload: form({ authorize: form(params), ...extra }) })) },
-        { weight: 2, arbitrary: fc.tuple(pick(['GET', 'POST'] as const), fc.oneof(fc.constant(loginLink), urlValue.map((text) => `/oauth/login/${urlEncode(text)}`))).map(([method, url]) => ({ method, url, payload: '' })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(authorizeParams(), fc.record({ csrf: hostileString }, { requiredKeys: [] }))
+            .map(([params, extra]) => ({ method: 'POST' as const, url: '/oauth/logout', payload: form({ authorize: form(params), ...extra }) })),
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(
+              pick(['GET', 'POST'] as const),
+              fc.oneof(
+                fc.constant(loginLink),
+                urlValue.map((text) => `/oauth/login/${urlEncode(text)}`),
+              ),
+            )
+            .map(([method, url]) => ({ method, url, payload: '' })),
+        },
       );
       await fuzz(
         fc.asyncProperty(target, formOrigin, formType, sometimes(headerValue), async (request, origin, type, otherCookie) => {
           const headers = formHeaders(type, origin, otherCookie === undefined ? undefined : `kgw_session=${otherCookie}`);
-          const response = await send({ method: request.method, url: request.url, headers, payload: request.method === 'GET' ? undefined : request.payload, remoteAddress: nextAddress() });
+          const response = await send({
+            method: request.method,
+            url: request.url,
+            headers,
+            payload: request.method === 'GET' ? undefined : request.payload,
+            remoteAddress: nextAddress(),
+          });
           // Back to the authorization request, or its error to the registered client; nowhere else.
           const location = response.headers.location ?? '';
-          if (response.statusCode === 303) assert.ok(location.startsWith('http://127.0.0.1:7400/oauth/authorize?') || location.startsWith(`${REDIRECT}?`), `redirected to ${location}`);
+          if (response.statusCode === 303)
+            assert.ok(location.startsWith('http://127.0.0.1:7400/oauth/authorize?') || location.startsWith(`${REDIRECT}?`), `redirected to ${location}`);
           await healthy();
         }),
       );
@@ -395,7 +630,11 @@ for (const backend of storeBackends()) {
     it('POST /oauth/token refuses hostile token requests with OAuth errors', async () => {
       const fields = fc.record(
         {
-          grant_type: fc.oneof({ weight: 4, arbitrary: pick(['authorization_code', 'refresh_token']) }, { weight: 1, arbitrary: pick(['client_credentials', 'password', '']) }, { weight: 1, arbitrary: hostileString }),
+          grant_type: fc.oneof(
+            { weight: 4, arbitrary: pick(['authorization_code', 'refresh_token']) },
+            { weight: 1, arbitrary: pick(['client_credentials', 'password', '']) },
+            { weight: 1, arbitrary: hostileString },
+          ),
           client_id: fc.oneof({ weight: 3, arbitrary: fc.constant(clientId) }, { weight: 1, arbitrary: hostileString }),
           code: hostileString,
           code_verifier: fc.oneof(fc.constant('a'.repeat(43)), hostileString),
@@ -406,8 +645,17 @@ for (const backend of storeBackends()) {
         },
         { requiredKeys: ['grant_type', 'client_id'] },
       );
-      const payload = fc.oneof({ weight: 5, arbitrary: fields.map((f) => form(f)) }, { weight: 1, arbitrary: fc.tuple(fields, fields).map(([a, b]) => `${form(a)}&${form(b)}`) }, { weight: 1, arbitrary: fc.oneof(hostileString, deepJson, oddJson, huge) }, { weight: 1, arbitrary: fc.tuple(fields, hostileString).map(([f, secret]) => form({ ...f, client_secret: secret })) });
-      const contentType = fc.oneof({ weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') }, { weight: 1, arbitrary: pick(['application/json', 'text/plain']) }, { weight: 1, arbitrary: headerValue });
+      const payload = fc.oneof(
+        { weight: 5, arbitrary: fields.map((f) => form(f)) },
+        { weight: 1, arbitrary: fc.tuple(fields, fields).map(([a, b]) => `${form(a)}&${form(b)}`) },
+        { weight: 1, arbitrary: fc.oneof(hostileString, deepJson, oddJson, huge) },
+        { weight: 1, arbitrary: fc.tuple(fields, hostileString).map(([f, secret]) => form({ ...f, client_secret: secret })) },
+      );
+      const contentType = fc.oneof(
+        { weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') },
+        { weight: 1, arbitrary: pick(['application/json', 'text/plain']) },
+        { weight: 1, arbitrary: headerValue },
+      );
       await fuzz(
         fc.asyncProperty(payload, contentType, sometimes(headerValue, 8), async (body, type, authorization) => {
           const headers: Record<string, string> = { 'content-type': type };
@@ -424,31 +672,96 @@ for (const backend of storeBackends()) {
     });
 
     it('the metadata documents and other OAuth paths answer hostile paths and methods with 2xx, 3xx or 4xx', async () => {
-      const bases = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/oauth/jwks', '/oauth/static/oauth.css', '/oauth/register', '/oauth/token', '/oauth/login', '/oauth/', '/'];
-      const suffix = fc.oneof(fc.constant(''), pick(['/mcp', '/atmina/mcp', '/brain/mcp', '/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2f', '//', '/.', '/%00', '%00', '?x=%00', '?a=1&a=2']), urlValue.map((text) => `/${urlEncode(text)}`), urlValue.map((text) => `?${urlEncode(text)}=${urlEncode(text)}`));
+      const bases = [
+        '/.well-known/oauth-protected-resource',
+        '/.well-known/oauth-authorization-server',
+        '/.well-known/openid-configuration',
+        '/oauth/jwks',
+        '/oauth/static/oauth.css',
+        '/oauth/register',
+        '/oauth/token',
+        '/oauth/login',
+        '/oauth/',
+        '/',
+      ];
+      const suffix = fc.oneof(
+        fc.constant(''),
+        pick([
+          '/mcp',
+          '/atmina/mcp',
+          '/brain/mcp',
+          '/../../etc/passwd',
+          '/%2e%2e/%2e%2e/etc/passwd',
+          '/..%2f..%2f',
+          '//',
+          '/.',
+          '/%00',
+          '%00',
+          '?x=%00',
+          '?a=1&a=2',
+        ]),
+        urlValue.map((text) => `/${urlEncode(text)}`),
+        urlValue.map((text) => `?${urlEncode(text)}=${urlEncode(text)}`),
+      );
       await fuzz(
-        fc.asyncProperty(pick(bases), suffix, pick(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE', 'PATCH'] as const), sometimes(headerValue), async (base, tail, method, accept) => {
-          const headers: Record<string, string> = {};
-          if (accept !== undefined) headers.accept = accept;
-          await send({ method, url: `${base}${tail}`, headers, remoteAddress: nextAddress() });
-          await healthy();
-        }),
+        fc.asyncProperty(
+          pick(bases),
+          suffix,
+          pick(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE', 'PATCH'] as const),
+          sometimes(headerValue),
+          async (base, tail, method, accept) => {
+            const headers: Record<string, string> = {};
+            if (accept !== undefined) headers.accept = accept;
+            await send({ method, url: `${base}${tail}`, headers, remoteAddress: nextAddress() });
+            await healthy();
+          },
+        ),
       );
     });
 
     it('PUT /uploads/<ticket> refuses hostile tickets, headers and bodies with 4xx', async () => {
       const presign = async (bytes: Buffer) =>
-        gateway.services.blob.presignPut({ size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), contentType: 'application/octet-stream', expiresInSeconds: 300 });
-      const forged = fc.tuple(hostileString, hostileString).map(([payload, mac]) => `v1.${Buffer.from(payload).toString('base64url').slice(0, 3000)}.${Buffer.from(mac).toString('base64url').padEnd(43, 'A').slice(0, 43)}`);
+        gateway.services.blob.presignPut({
+          size: bytes.length,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+          contentType: 'application/octet-stream',
+          expiresInSeconds: 300,
+        });
+      const forged = fc
+        .tuple(hostileString, hostileString)
+        .map(
+          ([payload, mac]) =>
+            `v1.${Buffer.from(payload).toString('base64url').slice(0, 3000)}.${Buffer.from(mac).toString('base64url').padEnd(43, 'A').slice(0, 43)}`,
+        );
       const ticket = fc.oneof(
         { weight: 6, arbitrary: fc.constant('valid') },
         { weight: 2, arbitrary: forged },
         { weight: 2, arbitrary: urlValue.map((text) => urlEncode(text)) },
-        { weight: 1, arbitrary: pick(['', '../../upload-secret', '..%2f..%2fupload-secret', '%2e%2e/%2e%2e/pgdata', 'v1..', `v1.${'A'.repeat(2049)}.${'A'.repeat(43)}`, 'v1.e30.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) },
+        {
+          weight: 1,
+          arbitrary: pick([
+            '',
+            '../../upload-secret',
+            '..%2f..%2fupload-secret',
+            '%2e%2e/%2e%2e/pgdata',
+            'v1..',
+            `v1.${'A'.repeat(2049)}.${'A'.repeat(43)}`,
+            'v1.e30.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+          ]),
+        },
       );
-      const declared = fc.oneof(fc.constant(Buffer.from('hello, fuzz')), fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)));
-      const body = fc.oneof({ weight: 4, arbitrary: fc.constant('declared') }, { weight: 2, arbitrary: hostileString }, { weight: 1, arbitrary: huge }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)) });
-      const header = (arbitrary: fc.Arbitrary<string>) => fc.oneof({ weight: 6, arbitrary: fc.constant('declared') }, { weight: 1, arbitrary }, { weight: 1, arbitrary: fc.constant(undefined) });
+      const declared = fc.oneof(
+        fc.constant(Buffer.from('hello, fuzz')),
+        fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+      );
+      const body = fc.oneof(
+        { weight: 4, arbitrary: fc.constant('declared') },
+        { weight: 2, arbitrary: hostileString },
+        { weight: 1, arbitrary: huge },
+        { weight: 1, arbitrary: fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)) },
+      );
+      const header = (arbitrary: fc.Arbitrary<string>) =>
+        fc.oneof({ weight: 6, arbitrary: fc.constant('declared') }, { weight: 1, arbitrary }, { weight: 1, arbitrary: fc.constant(undefined) });
       await fuzz(
         fc.asyncProperty(ticket, declared, body, header(headerValue), header(headerValue), async (which, bytes, sent, type, checksum) => {
           const presigned = await presign(bytes);
@@ -488,7 +801,12 @@ for (const backend of storeBackends()) {
         hostileString,
         fc.oneof(
           fc.record({ file: hostileString }),
-          fc.record({ folder: fc.array(fc.record({ path: fc.oneof(pick(['../../etc/passwd', '/etc/passwd', 'a/../../b', 'SKILL.md']), hostileString), data_base64: hostileString }), { maxLength: 3 }) }),
+          fc.record({
+            folder: fc.array(
+              fc.record({ path: fc.oneof(pick(['../../etc/passwd', '/etc/passwd', 'a/../../b', 'SKILL.md']), hostileString), data_base64: hostileString }),
+              { maxLength: 3 },
+            ),
+          }),
           fc.record({ errors: fc.array(hostileString, { maxLength: 2 }) }),
         ),
         { maxKeys: 3 },
@@ -496,7 +814,10 @@ for (const backend of storeBackends()) {
       // Org files that parse, with hostile values where names, emails and titles go.
       const orgSource = fc
         .tuple(hostileString, hostileString, hostileString, pick(['fuzz', 'acme']))
-        .map(([name, email, agent, tenant]) => `tenant: ${tenant}\nname: ${JSON.stringify(name)}\npeople:\n  - email: ${JSON.stringify(email)}\n    name: ${JSON.stringify(name)}\nagents:\n  - name: ${JSON.stringify(agent)}\n    owner: ${JSON.stringify(email)}\n`);
+        .map(
+          ([name, email, agent, tenant]) =>
+            `tenant: ${tenant}\nname: ${JSON.stringify(name)}\npeople:\n  - email: ${JSON.stringify(email)}\n    name: ${JSON.stringify(name)}\nagents:\n  - name: ${JSON.stringify(agent)}\n    owner: ${JSON.stringify(email)}\n`,
+        );
       const VALUES: Readonly<Record<string, fc.Arbitrary<unknown>>> = {
         source: fc.oneof(orgSource, hostileString),
         fileName: text('org.yaml', '../../etc/passwd'),
@@ -526,7 +847,9 @@ for (const backend of storeBackends()) {
           args: fc.oneof(
             {
               weight: 6,
-              arbitrary: fc.record(Object.fromEntries(keysOf(op).map((key) => [key, VALUES[key] ?? hostileValue])), { requiredKeys: (OP_KEYS[op] ?? []).filter((key) => !key.endsWith('?')) }),
+              arbitrary: fc.record(Object.fromEntries(keysOf(op).map((key) => [key, VALUES[key] ?? hostileValue])), {
+                requiredKeys: (OP_KEYS[op] ?? []).filter((key) => !key.endsWith('?')),
+              }),
             },
             { weight: 1, arbitrary: hostileValue },
           ),
@@ -535,25 +858,48 @@ for (const backend of storeBackends()) {
       const body = fc.oneof(
         { weight: 8, arbitrary: call.map((value) => JSON.stringify(value)) },
         { weight: 1, arbitrary: fc.record({ op: hostileValue, args: hostileValue }).map((value) => JSON.stringify(value)) },
-        { weight: 1, arbitrary: fc.oneof(deepJson, oddJson, hostileString, deepJson.map((deep) => `{"op": "apply", "args": ${deep}}`)) },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            deepJson,
+            oddJson,
+            hostileString,
+            deepJson.map((deep) => `{"op": "apply", "args": ${deep}}`),
+          ),
+        },
         { weight: 1, arbitrary: fc.tuple(pick(Object.keys(OP_KEYS)), huge).map(([op, big]) => JSON.stringify({ op, args: { [keysOf(op)[0]!]: big } })) },
       );
       const secret = fc.oneof(
         { weight: 8, arbitrary: fc.constant(`Bearer ${ADMIN_SECRET}`) },
         { weight: 1, arbitrary: headerValue.map((value) => `Bearer ${value}`) },
         { weight: 1, arbitrary: headerValue },
-        { weight: 1, arbitrary: pick([`Bearer ${ADMIN_SECRET} `, `bearer ${ADMIN_SECRET}`, `Bearer ${ADMIN_SECRET.slice(1)}`, `Bearer ${ADMIN_SECRET}x`, `Basic ${Buffer.from(`x:${ADMIN_SECRET}`).toString('base64')}`, 'Bearer ']) },
+        {
+          weight: 1,
+          arbitrary: pick([
+            `Bearer ${ADMIN_SECRET} `,
+            `bearer ${ADMIN_SECRET}`,
+            `Bearer ${ADMIN_SECRET.slice(1)}`,
+            `Bearer ${ADMIN_SECRET}x`,
+            `Basic ${Buffer.from(`x:${ADMIN_SECRET}`).toString('base64')}`,
+            'Bearer ',
+          ]),
+        },
         { weight: 1, arbitrary: fc.constant(undefined) },
       );
       const fromLoopback = fc.oneof({ weight: 8, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) });
-      const contentType = fc.oneof({ weight: 12, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: pick(['text/plain', 'application/x-www-form-urlencoded']) }, { weight: 1, arbitrary: headerValue });
+      const contentType = fc.oneof(
+        { weight: 12, arbitrary: fc.constant('application/json') },
+        { weight: 1, arbitrary: pick(['text/plain', 'application/x-www-form-urlencoded']) },
+        { weight: 1, arbitrary: headerValue },
+      );
       await fuzz(
         fc.asyncProperty(body, secret, fromLoopback, contentType, async (payload, authorization, loopback, type) => {
           const headers: Record<string, string> = { 'content-type': type };
           if (authorization !== undefined) headers.authorization = authorization;
           const response = await send({ method: 'POST', url: '/admin/rpc', headers, payload, remoteAddress: loopback ? '127.0.0.1' : nextAddress() });
           // Without the secret from loopback, nothing runs: the body may be refused first, never accepted.
-          if (!loopback || authorization !== `Bearer ${ADMIN_SECRET}`) assert.ok([400, 401, 413, 415].includes(response.statusCode), `${response.statusCode}: ${response.body}`);
+          if (!loopback || authorization !== `Bearer ${ADMIN_SECRET}`)
+            assert.ok([400, 401, 413, 415].includes(response.statusCode), `${response.statusCode}: ${response.body}`);
           await healthy();
         }),
       );

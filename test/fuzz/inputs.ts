@@ -52,7 +52,13 @@ export function realValues(pools: Pools, position: SchemaPosition): fc.Arbitrary
     case 'context_id':
       return idsOf(ids(ownResources), ids(resourcesOf(other)), []);
     case 'draft_id':
-      return weighted([pick(own.knowledgeDrafts), 4], [pick(own.skillDrafts), 4], [pick(own.proposals), 1], [pick([...other.knowledgeDrafts, ...other.skillDrafts]), 2], [pick(ids(ownResources)), 1]);
+      return weighted(
+        [pick(own.knowledgeDrafts), 4],
+        [pick(own.skillDrafts), 4],
+        [pick(own.proposals), 1],
+        [pick([...other.knowledgeDrafts, ...other.skillDrafts]), 2],
+        [pick(ids(ownResources)), 1],
+      );
     case 'local_installation_id':
       return weighted([pick(own.installations), 8], [pick(other.installations), 2], [fc.uuid({ version: 4 }), 1]);
     case 'session_id':
@@ -115,7 +121,10 @@ export function realValues(pools: Pools, position: SchemaPosition): fc.Arbitrary
 const hostileFrontmatter: fc.Arbitrary<string> = fc
   .record({
     name: fc.oneof({ arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/), weight: 4 }, { arbitrary: hostileString({ pathish: true }), weight: 1 }),
-    field: fc.oneof({ arbitrary: fc.constant('description'), weight: 3 }, { arbitrary: fc.constantFrom('license', 'compatibility', 'allowed-tools', 'metadata', 'version'), weight: 1 }),
+    field: fc.oneof(
+      { arbitrary: fc.constant('description'), weight: 3 },
+      { arbitrary: fc.constantFrom('license', 'compatibility', 'allowed-tools', 'metadata', 'version'), weight: 1 },
+    ),
     text: fc.oneof(
       { arbitrary: fc.constantFrom('\\0', '\\x00', 'a\\u0000b', '\\ud800', '\\udfff', '\\U0010FFFF', '\\u202e', '\\x85', '\\x9b', '\\e[31m'), weight: 3 },
       { arbitrary: hostileString(), weight: 1 },
@@ -124,7 +133,8 @@ const hostileFrontmatter: fc.Arbitrary<string> = fc
     body: fc.oneof(fc.constant('Follow these steps.'), hostileString()),
   })
   .map(({ name, field, text, style, body }) => {
-    const value = style === 'double' ? `"${text}"` : style === 'json' ? JSON.stringify(text) : style === 'block' ? `|\n  ${text.replaceAll('\n', '\n  ')}` : text;
+    const value =
+      style === 'double' ? `"${text}"` : style === 'json' ? JSON.stringify(text) : style === 'block' ? `|\n  ${text.replaceAll('\n', '\n  ')}` : text;
     const rendered = field === 'metadata' ? `metadata:\n  note: ${value}` : `${field}: ${value}`;
     const description = field === 'description' ? rendered : `description: Use it.\n${rendered}`;
     return `---\nname: ${name}\n${description}\n---\n\n${body}\n`;
@@ -215,7 +225,13 @@ function cohere(
   const out = withUniquePaths(withTypesOfIds(args, index, kinds)) as Record<string, unknown>;
   // A review date after the expiry date is refused before anything else is looked at.
   const date = /^\d{4}-\d{2}-\d{2}$/;
-  if (typeof out.review_by === 'string' && typeof out.expires_at === 'string' && date.test(out.review_by) && date.test(out.expires_at) && out.expires_at < out.review_by) {
+  if (
+    typeof out.review_by === 'string' &&
+    typeof out.expires_at === 'string' &&
+    date.test(out.review_by) &&
+    date.test(out.expires_at) &&
+    out.expires_at < out.review_by
+  ) {
     [out.review_by, out.expires_at] = [out.expires_at, out.review_by];
   }
   if (out.expected_version === 0 && ID_KEYS.some((key) => key in out && !required.includes(key))) {
@@ -261,9 +277,13 @@ export function argumentsFor(tool: Tool, pools: Pools): fc.Arbitrary<Record<stri
     for (const id of pool.agents) kinds.set(id, 'agent');
     for (const id of pool.groups) kinds.set(id, 'group');
   }
-  const asObject = (value: unknown): Record<string, unknown> => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+  const asObject = (value: unknown): Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   const plausible = fc
-    .tuple(arbitraryFromSchema(schema, { extra: plausibleExtra(pools), optionalFreq: 2 }), fc.record({ use: fc.nat({ max: 4 }).map((n) => n > 0), pick: fc.nat() }))
+    .tuple(
+      arbitraryFromSchema(schema, { extra: plausibleExtra(pools), optionalFreq: 2 }),
+      fc.record({ use: fc.nat({ max: 4 }).map((n) => n > 0), pick: fc.nat() }),
+    )
     .map(([args, choice]) => cohere(asObject(args), Array.isArray(schema.required) ? (schema.required as string[]) : [], index, kinds, choice));
   const hostile = withMutations(schema, arbitraryFromSchema(schema, { extra: hostileExtra(pools) }));
   return fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: withOneHostileValue(plausible), weight: 3 }, { arbitrary: hostile, weight: 2 });

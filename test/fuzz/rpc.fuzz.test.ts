@@ -119,16 +119,35 @@ function fixedCases(tools: readonly string[]): [string, string][] {
     ['tools/call asking for a task with an empty object', rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {}, task: {} } })],
     ['ping asking for a task', rpc({ id: 1, method: 'ping', params: { task: {} } })],
     ['tools/list asking for a task', rpc({ id: 1, method: 'tools/list', params: { task: { ttl: 1 } } })],
-    ['initialize asking for a task', rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' }, task: {} } })],
-    ['tools/call with a related-task _meta', rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {}, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'x' } } } })],
+    [
+      'initialize asking for a task',
+      rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' }, task: {} } }),
+    ],
+    [
+      'tools/call with a related-task _meta',
+      rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {}, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'x' } } } }),
+    ],
     ['tools/call with a progress token', rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {}, _meta: { progressToken: 'p1' } } })],
     ['tools/call with a string _meta', rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {}, _meta: 'x' } })],
     ['initialize without params', rpc({ id: 1, method: 'initialize' })],
     ['initialize with null params', rpc({ id: 1, method: 'initialize', params: null })],
     ['initialize with empty params', rpc({ id: 1, method: 'initialize', params: {} })],
-    ['initialize with an unknown protocol version', rpc({ id: 1, method: 'initialize', params: { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })],
-    ['initialize with capabilities of the wrong type', rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: [], clientInfo: 'x' } })],
-    ['initialize asking for tasks', rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { tasks: { requests: { tools: { call: {} } } } }, clientInfo: { name: 'x', version: '1' } } })],
+    [
+      'initialize with an unknown protocol version',
+      rpc({ id: 1, method: 'initialize', params: { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    ],
+    [
+      'initialize with capabilities of the wrong type',
+      rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: [], clientInfo: 'x' } }),
+    ],
+    [
+      'initialize asking for tasks',
+      rpc({
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: { tasks: { requests: { tools: { call: {} } } } }, clientInfo: { name: 'x', version: '1' } },
+      }),
+    ],
     ['tools/list with a cursor', rpc({ id: 1, method: 'tools/list', params: { cursor: 'nope' } })],
     ['tools/list with array params', rpc({ id: 1, method: 'tools/list', params: [] })],
     ['ping with params', rpc({ id: 1, method: 'ping', params: { a: 1 } })],
@@ -139,7 +158,10 @@ function fixedCases(tools: readonly string[]): [string, string][] {
     ['resources/list', rpc({ id: 1, method: 'resources/list' })],
     ['resources/read', rpc({ id: 1, method: 'resources/read', params: { uri: 'file:///etc/passwd' } })],
     ['prompts/get', rpc({ id: 1, method: 'prompts/get', params: { name: 'x' } })],
-    ['completion/complete', rpc({ id: 1, method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: 'b' } } })],
+    [
+      'completion/complete',
+      rpc({ id: 1, method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: 'b' } } }),
+    ],
     ['logging/setLevel', rpc({ id: 1, method: 'logging/setLevel', params: { level: 'debug' } })],
     ['sampling/createMessage from the client', rpc({ id: 1, method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } })],
     ['an unknown method', rpc({ id: 1, method: 'no/such/method' })],
@@ -165,16 +187,28 @@ function fixedCases(tools: readonly string[]): [string, string][] {
     ['no jsonrpc', JSON.stringify({ id: 1, method: 'ping' })],
     ['jsonrpc as a number', JSON.stringify({ jsonrpc: 2, id: 1, method: 'ping' })],
     ['duplicate keys', '{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":{"name":"x"}}'],
-    ['a "__proto__" key in params', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{},"__proto__":{"polluted":true}}}`],
-    ['a "__proto__" key in arguments', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"__proto__":{"polluted":true}}}}`],
+    [
+      'a "__proto__" key in params',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{},"__proto__":{"polluted":true}}}`,
+    ],
+    [
+      'a "__proto__" key in arguments',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"__proto__":{"polluted":true}}}}`,
+    ],
     ['an empty batch', '[]'],
     ['a batch of a number', '[1]'],
     ['a batch of an empty batch', '[[]]'],
     ['a batch of one request and one response with the same id', `[${rpc({ id: 1, method: 'ping' })},${rpc({ id: 1, result: {} })}]`],
     ['a batch with two requests of one id', `[${rpc({ id: 1, method: 'ping' })},${rpc({ id: 1, method: 'tools/list' })}]`],
     ['a batch with ids 1 and "1"', `[${rpc({ id: 1, method: 'ping' })},${rpc({ id: '1', method: 'tools/list' })}]`],
-    ['a batch with a request and its cancellation', `[${rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {} } })},${rpc({ method: 'notifications/cancelled', params: { requestId: 1 } })}]`],
-    ['a batch of 100 tools/call', `[${Array.from({ length: 100 }, (_, i) => rpc({ id: i, method: 'tools/call', params: { name: tool, arguments: {} } })).join(',')}]`],
+    [
+      'a batch with a request and its cancellation',
+      `[${rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: {} } })},${rpc({ method: 'notifications/cancelled', params: { requestId: 1 } })}]`,
+    ],
+    [
+      'a batch of 100 tools/call',
+      `[${Array.from({ length: 100 }, (_, i) => rpc({ id: i, method: 'tools/call', params: { name: tool, arguments: {} } })).join(',')}]`,
+    ],
     ['a batch of 101 pings', `[${Array.from({ length: 101 }, (_, i) => rpc({ id: i, method: 'ping' })).join(',')}]`],
     ['a batch of 100,000 pings', `[${Array.from({ length: 100_000 }, (_, i) => rpc({ id: i, method: 'ping' })).join(',')}]`],
     ['a batch of 100 notifications', `[${Array.from({ length: 100 }, () => rpc({ method: 'notifications/initialized' })).join(',')}]`],
@@ -191,9 +225,18 @@ function fixedCases(tools: readonly string[]): [string, string][] {
     ['a truncated body', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":'],
     ['a million nested arrays', `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`],
     ['a million nested objects', `${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`],
-    ['deep arguments', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"a":${'['.repeat(35)}${']'.repeat(35)}}}}`],
-    ['a million values in arguments', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"a":[${'0,'.repeat(999_999)}0]}}}`],
-    ['half a million keys in arguments', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{${Array.from({ length: 500_000 }, (_, i) => `"k${i}":0`).join(',')}}}}`],
+    [
+      'deep arguments',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"a":${'['.repeat(35)}${']'.repeat(35)}}}}`,
+    ],
+    [
+      'a million values in arguments',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{"a":[${'0,'.repeat(999_999)}0]}}}`,
+    ],
+    [
+      'half a million keys in arguments',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(tool)},"arguments":{${Array.from({ length: 500_000 }, (_, i) => `"k${i}":0`).join(',')}}}}`,
+    ],
     ['a 15 MB string argument', rpc({ id: 1, method: 'tools/call', params: { name: tool, arguments: { a: 'x'.repeat(15_000_000) } } })],
   ];
   // Every listed tool with arguments of every wrong type.
@@ -212,7 +255,18 @@ function fixedCases(tools: readonly string[]): [string, string][] {
   return cases;
 }
 
-const METHODS = ['tools/call', 'tools/list', 'initialize', 'ping', 'notifications/initialized', 'notifications/cancelled', 'tasks/get', 'resources/list', 'logging/setLevel', 'completion/complete'];
+const METHODS = [
+  'tools/call',
+  'tools/list',
+  'initialize',
+  'ping',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'tasks/get',
+  'resources/list',
+  'logging/setLevel',
+  'completion/complete',
+];
 
 /** A JSON-RPC-ish message: mostly well-formed envelopes with arbitrary parts, sometimes not a message at all. */
 function messageArbitrary(tools: readonly string[]): fc.Arbitrary<unknown> {
@@ -221,7 +275,13 @@ function messageArbitrary(tools: readonly string[]): fc.Arbitrary<unknown> {
     { arbitrary: hostileString({ idish: true }), weight: 1 },
     { arbitrary: wrongType, weight: 1 },
   );
-  const args = fc.oneof({ arbitrary: fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileString(), hostileNumber), { maxKeys: 4 }), weight: 3 }, { arbitrary: wrongType, weight: 1 });
+  const args = fc.oneof(
+    {
+      arbitrary: fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileString(), hostileNumber), { maxKeys: 4 }),
+      weight: 3,
+    },
+    { arbitrary: wrongType, weight: 1 },
+  );
   const meta = fc.oneof(
     fc.record({ progressToken: fc.oneof(fc.string(), fc.integer()) }),
     fc.constant({ 'io.modelcontextprotocol/related-task': { taskId: 'x' } }),
@@ -233,13 +293,34 @@ function messageArbitrary(tools: readonly string[]): fc.Arbitrary<unknown> {
   );
   const params = fc.oneof(
     { arbitrary: callParams, weight: 4 },
-    { arbitrary: fc.record({ protocolVersion: fc.oneof(fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05'), hostileString()), capabilities: fc.oneof(fc.constant({}), wrongType), clientInfo: fc.oneof(fc.constant({ name: 'x', version: '1' }), wrongType) }, { requiredKeys: [] }), weight: 1 },
+    {
+      arbitrary: fc.record(
+        {
+          protocolVersion: fc.oneof(fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05'), hostileString()),
+          capabilities: fc.oneof(fc.constant({}), wrongType),
+          clientInfo: fc.oneof(fc.constant({ name: 'x', version: '1' }), wrongType),
+        },
+        { requiredKeys: [] },
+      ),
+      weight: 1,
+    },
     { arbitrary: fc.record({ requestId: fc.oneof(fc.nat(), fc.string()), reason: fc.string() }, { requiredKeys: [] }), weight: 1 },
     { arbitrary: wrongType, weight: 2 },
   );
-  const id = fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: fc.string({ maxLength: 10 }), weight: 2 }, { arbitrary: fc.oneof(hostileNumber, fc.constantFrom<unknown>(null, true, {}, [])), weight: 1 });
-  const method = fc.oneof({ arbitrary: fc.constantFrom(...METHODS), weight: 6 }, { arbitrary: fc.constantFrom(...NUMBERISH, ...HOSTILE_FRAGMENTS), weight: 1 }, { arbitrary: fc.string(), weight: 1 });
-  const envelope = fc.record({ jsonrpc: fc.oneof({ arbitrary: fc.constant<unknown>('2.0'), weight: 12 }, { arbitrary: wrongType, weight: 1 }), id, method, params }, { requiredKeys: ['jsonrpc', 'method'] });
+  const id = fc.oneof(
+    { arbitrary: fc.nat(), weight: 4 },
+    { arbitrary: fc.string({ maxLength: 10 }), weight: 2 },
+    { arbitrary: fc.oneof(hostileNumber, fc.constantFrom<unknown>(null, true, {}, [])), weight: 1 },
+  );
+  const method = fc.oneof(
+    { arbitrary: fc.constantFrom(...METHODS), weight: 6 },
+    { arbitrary: fc.constantFrom(...NUMBERISH, ...HOSTILE_FRAGMENTS), weight: 1 },
+    { arbitrary: fc.string(), weight: 1 },
+  );
+  const envelope = fc.record(
+    { jsonrpc: fc.oneof({ arbitrary: fc.constant<unknown>('2.0'), weight: 12 }, { arbitrary: wrongType, weight: 1 }), id, method, params },
+    { requiredKeys: ['jsonrpc', 'method'] },
+  );
   const response = fc.record({ jsonrpc: fc.constant('2.0'), id, result: fc.jsonValue({ maxDepth: 2 }) });
   return fc.oneof({ arbitrary: envelope, weight: 10 }, { arbitrary: response, weight: 1 }, { arbitrary: wrongType, weight: 1 });
 }

@@ -28,7 +28,8 @@ function withoutNullable(schema: JsonSchema): JsonSchema {
 
 function assertGeneratesValid(schema: JsonSchema, runs = 200): void {
   // The SDK's Ajv wrapper takes object schemas only; `true` admits everything anyway.
-  const validate = typeof schema === 'boolean' ? () => ({ valid: schema, errorMessage: 'false admits nothing' }) : ajv.getValidator(withoutNullable(schema) as SchemaObject);
+  const validate =
+    typeof schema === 'boolean' ? () => ({ valid: schema, errorMessage: 'false admits nothing' }) : ajv.getValidator(withoutNullable(schema) as SchemaObject);
   fc.assert(
     fc.property(arbitraryFromSchema(schema), (value) => {
       const result = validate(value);
@@ -113,7 +114,10 @@ describe('fuzz: the JSON Schema generator', () => {
     ];
     for (const [schema, problem] of cases) {
       const problems = unsupportedKeywords(schema);
-      assert.ok(problems.some((p) => problem.test(p)), `${JSON.stringify(schema)}: ${JSON.stringify(problems)}`);
+      assert.ok(
+        problems.some((p) => problem.test(p)),
+        `${JSON.stringify(schema)}: ${JSON.stringify(problems)}`,
+      );
     }
     assert.deepEqual(unsupportedKeywords(false), ['$: the schema false admits no value']);
   });
@@ -122,7 +126,10 @@ describe('fuzz: the JSON Schema generator', () => {
     const seen: SchemaPosition[] = [];
     const schema: SchemaObject = {
       type: 'object',
-      properties: { list: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } }, n: { type: ['integer', 'null'] } },
+      properties: {
+        list: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+        n: { type: ['integer', 'null'] },
+      },
       required: ['list', 'n'],
       additionalProperties: false,
     };
@@ -152,11 +159,16 @@ describe('fuzz: the JSON Schema generator', () => {
     assert.deepEqual(replaceAt({ a: [{ b: 1 }, 2] }, ['a', 0, 'b'], 'z'), { a: [{ b: 'z' }, 2] });
     const valid = { a: 'plain', b: 1, c: ['x', 'y'] };
     for (const mutated of fc.sample(withOneHostileValue(fc.constant(valid)), { seed: 3, numRuns: 100 })) {
-      const get = (v: unknown, place: readonly (string | number)[]) => place.reduce<unknown>((at, step) => (at as Record<string | number, unknown> | undefined)?.[step], v);
+      const get = (v: unknown, place: readonly (string | number)[]) =>
+        place.reduce<unknown>((at, step) => (at as Record<string | number, unknown> | undefined)?.[step], v);
       const differing = placesIn(valid).filter((place) => JSON.stringify(get(valid, place)) !== JSON.stringify(get(mutated, place)));
       // One place changed: every differing place is it or inside it.
       const [first] = [...differing].sort((x, y) => x.length - y.length);
-      if (first !== undefined) assert.ok(differing.every((place) => first.every((step, i) => place[i] === step)), `one value changed: ${JSON.stringify(mutated)}`);
+      if (first !== undefined)
+        assert.ok(
+          differing.every((place) => first.every((step, i) => place[i] === step)),
+          `one value changed: ${JSON.stringify(mutated)}`,
+        );
     }
   });
 });

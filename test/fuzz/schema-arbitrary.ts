@@ -73,7 +73,20 @@ const HANDLED = new Set([
 ]);
 
 /** Keywords that only annotate. */
-const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', 'contentMediaType', 'contentEncoding']);
+const ANNOTATIONS = new Set([
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'contentMediaType',
+  'contentEncoding',
+]);
 
 const FORMATS = new Set(['uuid', 'date-time', 'date', 'time', 'email', 'uri', 'url']);
 
@@ -116,7 +129,8 @@ export function unsupportedKeywords(schema: JsonSchema, path = '$'): string[] {
     if (!TYPES.includes(t as JsonType)) problems.push(`${path}: unknown type ${JSON.stringify(t)}`);
   }
   if (type !== undefined && typeof type !== 'string' && !Array.isArray(type)) problems.push(`${path}: type is neither a string nor a list`);
-  if (schema.format !== undefined && (typeof schema.format !== 'string' || !FORMATS.has(schema.format))) problems.push(`${path}: unsupported format ${JSON.stringify(schema.format)}`);
+  if (schema.format !== undefined && (typeof schema.format !== 'string' || !FORMATS.has(schema.format)))
+    problems.push(`${path}: unsupported format ${JSON.stringify(schema.format)}`);
   if (schema.pattern !== undefined) {
     if (typeof schema.pattern !== 'string') problems.push(`${path}: pattern is not a string`);
     else {
@@ -133,17 +147,22 @@ export function unsupportedKeywords(schema: JsonSchema, path = '$'): string[] {
   }
   for (const bound of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
     const value = schema[bound];
-    if (value !== undefined && typeof value !== 'number') problems.push(`${path}: ${bound} is not a number (draft 4 boolean exclusive bounds are not supported)`);
+    if (value !== undefined && typeof value !== 'number')
+      problems.push(`${path}: ${bound} is not a number (draft 4 boolean exclusive bounds are not supported)`);
   }
-  if (typeof schema.minLength === 'number' && typeof schema.maxLength === 'number' && schema.minLength > schema.maxLength) problems.push(`${path}: minLength > maxLength`);
-  if (typeof schema.minItems === 'number' && typeof schema.maxItems === 'number' && schema.minItems > schema.maxItems) problems.push(`${path}: minItems > maxItems`);
+  if (typeof schema.minLength === 'number' && typeof schema.maxLength === 'number' && schema.minLength > schema.maxLength)
+    problems.push(`${path}: minLength > maxLength`);
+  if (typeof schema.minItems === 'number' && typeof schema.maxItems === 'number' && schema.minItems > schema.maxItems)
+    problems.push(`${path}: minItems > maxItems`);
   if (schema.enum !== undefined && (!Array.isArray(schema.enum) || schema.enum.length === 0)) problems.push(`${path}: enum is not a non-empty list`);
-  if (schema.required !== undefined && (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== 'string'))) problems.push(`${path}: required is not a list of names`);
+  if (schema.required !== undefined && (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== 'string')))
+    problems.push(`${path}: required is not a list of names`);
   if (schema.properties !== undefined) {
     if (!isObject(schema.properties)) problems.push(`${path}: properties is not an object`);
     else for (const [name, sub] of Object.entries(schema.properties)) problems.push(...unsupportedKeywords(sub as JsonSchema, `${path}.${name}`));
   }
-  if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean') problems.push(...unsupportedKeywords(schema.additionalProperties as JsonSchema, `${path}.*`));
+  if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean')
+    problems.push(...unsupportedKeywords(schema.additionalProperties as JsonSchema, `${path}.*`));
   if (schema.items !== undefined) {
     if (Array.isArray(schema.items)) problems.push(`${path}: tuple items are not supported`);
     else problems.push(...unsupportedKeywords(schema.items as JsonSchema, `${path}[]`));
@@ -267,7 +286,14 @@ class Builder {
       freq === undefined
         ? fc.record(model, { requiredKeys })
         : fc
-            .record(Object.fromEntries(Object.entries(model).map(([name, arbitrary]) => [name, requiredKeys.includes(name) ? arbitrary : fc.option(arbitrary, { nil: undefined, freq })])))
+            .record(
+              Object.fromEntries(
+                Object.entries(model).map(([name, arbitrary]) => [
+                  name,
+                  requiredKeys.includes(name) ? arbitrary : fc.option(arbitrary, { nil: undefined, freq }),
+                ]),
+              ),
+            )
             .map((value) => Object.fromEntries(Object.entries(value).filter(([name, item]) => item !== undefined || requiredKeys.includes(name))));
     const additional = schema.additionalProperties;
     if (additional === false) return record;
@@ -314,7 +340,10 @@ function numbers(schema: SchemaObject): fc.Arbitrary<number> {
   const exclusiveMin = bound(schema, 'exclusiveMinimum');
   const exclusiveMax = bound(schema, 'exclusiveMaximum');
   const inRange = (n: number) =>
-    (minimum === undefined || n >= minimum) && (maximum === undefined || n <= maximum) && (exclusiveMin === undefined || n > exclusiveMin) && (exclusiveMax === undefined || n < exclusiveMax);
+    (minimum === undefined || n >= minimum) &&
+    (maximum === undefined || n <= maximum) &&
+    (exclusiveMin === undefined || n > exclusiveMin) &&
+    (exclusiveMax === undefined || n < exclusiveMax);
   const min = Math.max(minimum ?? -Number.MAX_VALUE, exclusiveMin ?? -Number.MAX_VALUE);
   const max = Math.min(maximum ?? Number.MAX_VALUE, exclusiveMax ?? Number.MAX_VALUE);
   // JSON has no NaN or Infinity; -0 is written as 0.

@@ -28,7 +28,12 @@ import { argumentsFor, inputSchemaProblems } from './inputs.ts';
 const RUNS = fuzzRuns(100);
 const SEED = fuzzSeed();
 const COLLECT = process.env.KGW_FUZZ_COLLECT === '1';
-const ONLY = new Set((process.env.KGW_FUZZ_TOOLS ?? '').split(',').map((name) => name.trim()).filter((name) => name !== ''));
+const ONLY = new Set(
+  (process.env.KGW_FUZZ_TOOLS ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== ''),
+);
 /** Bounds a property, shrinking included; an interrupted property still reports its failure. */
 const TIME_LIMIT_MS = Number(process.env.KGW_FUZZ_TIME_LIMIT_MS ?? 60_000 + RUNS * 4_000);
 
@@ -58,15 +63,24 @@ async function fuzzTool(t: TestContext, world: FuzzWorld, client: RecordingClien
   const property = fc.asyncProperty(arbitrary, async (args) => {
     calls += 1;
     const outcome = await client.call(tool.name, args);
-    const kind = outcome.kind === 'result' ? (outcome.result.isError === true ? 'tool error' : 'ok') : outcome.kind === 'http-error' ? `HTTP ${outcome.status}` : outcome.kind;
+    const kind =
+      outcome.kind === 'result'
+        ? outcome.result.isError === true
+          ? 'tool error'
+          : 'ok'
+        : outcome.kind === 'http-error'
+          ? `HTTP ${outcome.status}`
+          : outcome.kind;
     tally.set(kind, (tally.get(kind) ?? 0) + 1);
     const leaked = leaksIn(outcome, client.lastExchange()?.requestBody ?? JSON.stringify(args), secrets);
     const problems = [...problemsOf(outcome, tool), ...(leaked.length > 0 ? [`the other tenant's ${leaked.join(', ')} in the answer`] : [])];
     if (problems.length === 0) return;
-    if (!COLLECT) throw new Error(`${tool.name} on ${client.path}: ${problems.join('; ')}\n  arguments: ${preview(args)}\n  answer: ${describeOutcome(outcome)}`);
+    if (!COLLECT)
+      throw new Error(`${tool.name} on ${client.path}: ${problems.join('; ')}\n  arguments: ${preview(args)}\n  answer: ${describeOutcome(outcome)}`);
     const signature = signatureOf(tool.name, problems, outcome);
     const seen = found.get(signature);
-    if (seen === undefined || preview(args, 100_000).length < preview(seen.args, 100_000).length) found.set(signature, { args, outcome, problems, count: (seen?.count ?? 0) + 1 });
+    if (seen === undefined || preview(args, 100_000).length < preview(seen.args, 100_000).length)
+      found.set(signature, { args, outcome, problems, count: (seen?.count ?? 0) + 1 });
     else seen.count += 1;
   });
   let failure: Error | undefined;
@@ -82,7 +96,8 @@ async function fuzzTool(t: TestContext, world: FuzzWorld, client: RecordingClien
   if (failure !== undefined) throw failure;
   if (found.size > 0) {
     const report = [...found.values()].map(
-      (f) => `- ${tool.name} on ${client.path} (${f.count}×): ${f.problems.join('; ')}\n    arguments: ${preview(f.args)}\n    answer: ${describeOutcome(f.outcome)}`,
+      (f) =>
+        `- ${tool.name} on ${client.path} (${f.count}×): ${f.problems.join('; ')}\n    arguments: ${preview(f.args)}\n    answer: ${describeOutcome(f.outcome)}`,
     );
     assert.fail(`${found.size} distinct failure(s) of ${tool.name} on ${client.path}:\n${report.join('\n')}`);
   }

@@ -169,7 +169,11 @@ for (const backend of cliStoreBackends()) {
           }
           conflicts = 0;
           const written = result.structuredContent as Written;
-          assert.deepEqual([written.knowledge_id, written.version, written.updated], [ids[item], latest + 1, true], `writer ${w}: an acknowledged write is the next version`);
+          assert.deepEqual(
+            [written.knowledge_id, written.version, written.updated],
+            [ids[item], latest + 1, true],
+            `writer ${w}: an acknowledged write is the next version`,
+          );
           attempt.outcome = 'acked';
           attempt.version = written.version;
           attempt.versionId = written.version_id;
@@ -264,7 +268,10 @@ for (const backend of cliStoreBackends()) {
       const storedAttempts: Attempt[] = [];
       for (const v of versions.slice(1)) {
         const attempt = byContent.get(v.content);
-        assert.ok(attempt, `item ${item} version ${v.version}: its content is exactly one a writer sent (${v.content.length} chars, starts ${JSON.stringify(v.content.slice(0, 40))})`);
+        assert.ok(
+          attempt,
+          `item ${item} version ${v.version}: its content is exactly one a writer sent (${v.content.length} chars, starts ${JSON.stringify(v.content.slice(0, 40))})`,
+        );
         assert.notEqual(attempt.outcome, 'conflict', `item ${item} version ${v.version}: a write refused as a conflict was stored`);
         assert.equal(attempt.expected, v.version - 1, `item ${item} version ${v.version}: written against the version before it`);
         if (attempt.outcome === 'acked') assert.deepEqual([attempt.version, attempt.versionId], [v.version, v.id]);
@@ -291,9 +298,23 @@ for (const backend of cliStoreBackends()) {
       const client = await mcpClient(`${gateway.url}${MCP}`, tokens[1]!);
       try {
         const head = await callOk<{ version: number }>(client, 'read_knowledge', { knowledge_id: ids[0], version: 'latest' });
-        const written = await callOk<Written>(client, 'write_knowledge', { knowledge_id: ids[0], expected_version: head.version, content: '# after the crashes\n' });
+        const written = await callOk<Written>(client, 'write_knowledge', {
+          knowledge_id: ids[0],
+          expected_version: head.version,
+          content: '# after the crashes\n',
+        });
         assert.equal(written.version, head.version + 1);
-        attempts.push({ round: ROUNDS + 1, writer: -1, seq: 0, item: 0, expected: head.version, content: '# after the crashes\n', outcome: 'acked', version: written.version, versionId: written.version_id });
+        attempts.push({
+          round: ROUNDS + 1,
+          writer: -1,
+          seq: 0,
+          item: 0,
+          expected: head.version,
+          content: '# after the crashes\n',
+          outcome: 'acked',
+          version: written.version,
+          versionId: written.version_id,
+        });
       } finally {
         await closeAll([client]);
       }

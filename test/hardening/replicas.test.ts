@@ -121,7 +121,9 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
     await Promise.all([gatewayEnv('a'), gatewayEnv('b')]);
     // Started together: both migrate the empty database at once.
     [a, b] = await Promise.all([startKgw(envs.a), startKgw(envs.b)]);
-    const [migrations] = await sql<{ n: number; distinct_n: number }>('SELECT count(*)::int AS n, count(DISTINCT number)::int AS distinct_n FROM schema_migrations');
+    const [migrations] = await sql<{ n: number; distinct_n: number }>(
+      'SELECT count(*)::int AS n, count(DISTINCT number)::int AS distinct_n FROM schema_migrations',
+    );
     assert.equal(migrations?.n, migrations?.distinct_n, 'each migration applied once');
     await withPg(databaseUrl, (client) => client.query(LOGS));
     await kgwOk(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
@@ -150,7 +152,13 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
       let conflicts = 0;
       for (let seq = 0; acked < WRITES_PER_WRITER && seq < 500 && Date.now() < deadline; seq++) {
         const { version } = await callOk<{ version: number }>(client, 'read_knowledge', { knowledge_id: id, version: 'latest' });
-        const attempt: Attempt = { gateway, writer: w, expected: version, content: `gateway ${gateway} writer ${w} seq ${seq}\n${randomBytes(64).toString('hex')}\n`, outcome: 'pending' };
+        const attempt: Attempt = {
+          gateway,
+          writer: w,
+          expected: version,
+          content: `gateway ${gateway} writer ${w} seq ${seq}\n${randomBytes(64).toString('hex')}\n`,
+          outcome: 'pending',
+        };
         attempts.push(attempt);
         const result = await callTool(client, 'write_knowledge', { knowledge_id: id, expected_version: version, content: attempt.content });
         if (result.isError === true) {
@@ -170,10 +178,12 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
     };
     const started = Date.now();
     try {
-      const done = await Promise.all(
-        Array.from({ length: 2 * WRITERS_PER_GATEWAY }, (_, w) => writer(w < WRITERS_PER_GATEWAY ? 'a' : 'b', w)),
+      const done = await Promise.all(Array.from({ length: 2 * WRITERS_PER_GATEWAY }, (_, w) => writer(w < WRITERS_PER_GATEWAY ? 'a' : 'b', w)));
+      assert.deepEqual(
+        done,
+        Array.from({ length: 2 * WRITERS_PER_GATEWAY }, () => WRITES_PER_WRITER),
+        'every writer got its writes through',
       );
-      assert.deepEqual(done, Array.from({ length: 2 * WRITERS_PER_GATEWAY }, () => WRITES_PER_WRITER), 'every writer got its writes through');
     } finally {
       await closeAll(clients);
     }
@@ -215,8 +225,13 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
 
   it('(b) both gateways drain the outbox: each graph row applied once, the graph equals the directory, applied_total not doubled', async (t) => {
     const counters = async () => {
-      const [state] = await sql<{ applied_total: number; last_applied_id: number | null }>("SELECT applied_total, last_applied_id FROM projection_state WHERE projection = 'graph'");
-      return { appliedTotal: Number(state?.applied_total ?? 0), lastApplied: state?.last_applied_id === null || state === undefined ? 0 : Number(state.last_applied_id) };
+      const [state] = await sql<{ applied_total: number; last_applied_id: number | null }>(
+        "SELECT applied_total, last_applied_id FROM projection_state WHERE projection = 'graph'",
+      );
+      return {
+        appliedTotal: Number(state?.applied_total ?? 0),
+        lastApplied: state?.last_applied_id === null || state === undefined ? 0 : Number(state.last_applied_id),
+      };
     };
     const backlog = async () => Number((await sql<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'graph'"))[0]?.n);
     await until('the outbox drained before the applies', async () => ((await backlog()) === 0 ? true : undefined), 30_000, 100);
@@ -242,17 +257,27 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
 
     const applyRound = async (round: number, variant: 1 | 2, size = 24, crash = false) => {
       const before = await counters();
-      const [marks] = await sql<{ enqueued: number; writes: number }>('SELECT (SELECT coalesce(max(outbox_id), 0) FROM test_outbox_enqueued) AS enqueued, (SELECT coalesce(max(seq), 0) FROM test_graph_writes) AS writes');
+      const [marks] = await sql<{ enqueued: number; writes: number }>(
+        'SELECT (SELECT coalesce(max(outbox_id), 0) FROM test_outbox_enqueued) AS enqueued, (SELECT coalesce(max(seq), 0) FROM test_graph_writes) AS writes',
+      );
       const sinceOutbox = Number(marks?.enqueued ?? 0);
-      const files = await Promise.all(Array.from({ length: GRAPH_TENANTS }, (_, n) => writeIn(store.workDir, `graph-${n}-${round}.yaml`, graphOrg(n, variant, size))));
+      const files = await Promise.all(
+        Array.from({ length: GRAPH_TENANTS }, (_, n) => writeIn(store.workDir, `graph-${n}-${round}.yaml`, graphOrg(n, variant, size))),
+      );
       const started = Date.now();
       // Every tenant's apply in its own process at once, while both gateways poll the outbox.
-      const [runs, kill] = await Promise.all([Promise.all(files.map((file) => kgw(['apply', file], store.env))), crash ? killTheDrainer(Number(marks?.writes ?? 0)) : undefined]);
+      const [runs, kill] = await Promise.all([
+        Promise.all(files.map((file) => kgw(['apply', file], store.env))),
+        crash ? killTheDrainer(Number(marks?.writes ?? 0)) : undefined,
+      ]);
       for (const run of runs) assert.equal(run.code, 0, run.stderr);
       const applied = Date.now();
       await until('the outbox drained', async () => ((await backlog()) === 0 ? true : undefined), 60_000, 50);
       const drained = Date.now();
-      const enqueued = await sql<{ outbox_id: number; operation: string }>("SELECT outbox_id, operation FROM test_outbox_enqueued WHERE projection = 'graph' AND outbox_id > $1", [sinceOutbox]);
+      const enqueued = await sql<{ outbox_id: number; operation: string }>(
+        "SELECT outbox_id, operation FROM test_outbox_enqueued WHERE projection = 'graph' AND outbox_id > $1",
+        [sinceOutbox],
+      );
       const writes = await sql<{ tenant_id: string; kind: string; id: string; op: string; app: string; txid: string }>(
         'SELECT tenant_id::text, kind, id, op, app, txid::text FROM test_graph_writes WHERE seq > $1 ORDER BY seq',
         [Number(marks?.writes ?? 0)],
@@ -302,8 +327,18 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
       assert.equal(tenants.length, GRAPH_TENANTS + 1);
       for (const tenant of tenants) {
         const expected = await directoryGraph(q, tenant.id);
-        const nodes = (await client.query<{ id: string; type: string; title: string }>("SELECT id, type, properties->>'title' AS title FROM graph_nodes WHERE tenant_id = $1 ORDER BY id", [tenant.id])).rows;
-        const relations = (await client.query<{ id: string; from_id: string; to_id: string; verb: string }>('SELECT id, from_id, to_id, verb FROM graph_relations WHERE tenant_id = $1 ORDER BY id', [tenant.id])).rows;
+        const nodes = (
+          await client.query<{ id: string; type: string; title: string }>(
+            "SELECT id, type, properties->>'title' AS title FROM graph_nodes WHERE tenant_id = $1 ORDER BY id",
+            [tenant.id],
+          )
+        ).rows;
+        const relations = (
+          await client.query<{ id: string; from_id: string; to_id: string; verb: string }>(
+            'SELECT id, from_id, to_id, verb FROM graph_relations WHERE tenant_id = $1 ORDER BY id',
+            [tenant.id],
+          )
+        ).rows;
         assert.deepEqual(
           nodes.map((n) => [n.id, n.type, n.title]),
           expected.nodes.map((n) => [n.id, n.type, n.properties.title]).sort((x, y) => String(x[0]).localeCompare(String(y[0]), 'en')),
@@ -362,7 +397,10 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
       const beforeRevoke = seen.filter((s) => s.end < revokeStart);
       const afterRevoke = seen.filter((s) => s.start > revokeEnd);
       assert.ok(beforeRevoke.length > 0 && afterRevoke.length > 0, `requests before (${beforeRevoke.length}) and after (${afterRevoke.length}) the revocation`);
-      assert.ok(beforeRevoke.every((s) => s.status === 200), 'accepted until revoked');
+      assert.ok(
+        beforeRevoke.every((s) => s.status === 200),
+        'accepted until revoked',
+      );
       assert.deepEqual([...new Set(afterRevoke.map((s) => s.status))], [401], 'refused from the first request after the revocation on');
       // The SDK client connected to B before: its next call is refused too, and so is A.
       await assert.rejects(callTool(client, 'list_knowledge', {}), (error: unknown) => {

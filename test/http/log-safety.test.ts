@@ -35,7 +35,11 @@ for (const backend of storeBackends()) {
     });
 
     it('keeps identifiers such as a relation and a constraint name', async () => {
-      const error = await failure(() => store.db.tx((tx) => tx.query(`INSERT INTO tenants (id, slug, name) VALUES (gen_random_uuid(), $1, $2), (gen_random_uuid(), $1, $2)`, ['dup-slug', SECRET])));
+      const error = await failure(() =>
+        store.db.tx((tx) =>
+          tx.query(`INSERT INTO tenants (id, slug, name) VALUES (gen_random_uuid(), $1, $2), (gen_random_uuid(), $1, $2)`, ['dup-slug', SECRET]),
+        ),
+      );
       const logged = serializeError(error);
       assert.ok(!JSON.stringify(logged).includes('tenant secret'));
       assert.equal(logged.message, 'new row for relation "tenants" violates check constraint "tenants_name_check"');

@@ -46,7 +46,11 @@ for (const backend of storeBackends()) {
     });
 
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${running.url}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}`, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      fetch(`${running.url}${path}`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
 
     it('initializes, lists and calls tools with the SDK client on /mcp and /atmina/mcp', async () => {
       for (const path of ['/mcp', '/atmina/mcp']) {
@@ -56,17 +60,31 @@ for (const backend of storeBackends()) {
           if (path === '/atmina/mcp') assert.deepEqual(names.sort(), ['health', 'whoami']);
           else {
             // Every dialect's tools that context.read allows; none needing context.write or activity.write.
-            for (const name of ['health', 'whoami', 'get_current_context', 'list_knowledge', 'read_skill', 'list_memories']) assert.ok(names.includes(name), name);
-            for (const name of ['write_knowledge', 'create_skill', 'write_artifact', 'report_installation_capabilities']) assert.ok(!names.includes(name), name);
+            for (const name of ['health', 'whoami', 'get_current_context', 'list_knowledge', 'read_skill', 'list_memories'])
+              assert.ok(names.includes(name), name);
+            for (const name of ['write_knowledge', 'create_skill', 'write_artifact', 'report_installation_capabilities'])
+              assert.ok(!names.includes(name), name);
           }
           const whoami = await client.callTool({ name: 'whoami', arguments: {} });
           assert.equal(whoami.isError, undefined);
-          const me = whoami.structuredContent as { tenant: { slug: string }; principal: { email: string; kind: string }; teams: { slug: string; role: string }[]; groups: { name: string }[]; scopes: string[] };
+          const me = whoami.structuredContent as {
+            tenant: { slug: string };
+            principal: { email: string; kind: string };
+            teams: { slug: string; role: string }[];
+            groups: { name: string }[];
+            scopes: string[];
+          };
           assert.equal(me.tenant.slug, 'acme');
           assert.equal(me.principal.email, 'alice@acme.test');
           assert.equal(me.principal.kind, 'person');
-          assert.deepEqual(me.teams.map((t) => [t.slug, t.role]), [['docs', 'admin']]);
-          assert.deepEqual(me.groups.map((g) => g.name), ['eng']);
+          assert.deepEqual(
+            me.teams.map((t) => [t.slug, t.role]),
+            [['docs', 'admin']],
+          );
+          assert.deepEqual(
+            me.groups.map((g) => g.name),
+            ['eng'],
+          );
           assert.deepEqual(me.scopes, ['context.read']);
           assert.deepEqual(JSON.parse(text(whoami)), me);
           const health = await client.callTool({ name: 'health', arguments: {} });
@@ -108,14 +126,17 @@ for (const backend of storeBackends()) {
       try {
         const { tools } = await client.listTools();
         assert.deepEqual(tools, []);
-        await assert.rejects(client.callTool({ name: "whoami", arguments: {} }), /permission_denied: whoami needs the context.read scope/);
+        await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /permission_denied: whoami needs the context.read scope/);
         await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Tool no_such_tool not found/);
       } finally {
         await client.close();
       }
       const writer = await connectClient(`${running.url}/mcp`, botToken);
       try {
-        const me = (await writer.callTool({ name: 'whoami', arguments: {} })).structuredContent as { principal: { kind: string; name: string }; scopes: string[] };
+        const me = (await writer.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+          principal: { kind: string; name: string };
+          scopes: string[];
+        };
         assert.equal(me.principal.kind, 'agent');
         assert.equal(me.principal.name, 'release-bot');
         assert.deepEqual(me.scopes, ['context.read', 'context.write', 'activity.write']);
@@ -124,12 +145,15 @@ for (const backend of storeBackends()) {
       }
     });
 
-    it('answers 403 insufficient_scope, in the dialect\'s words, for a tool the scopes do not allow', async () => {
+    it("answers 403 insufficient_scope, in the dialect's words, for a tool the scopes do not allow", async () => {
       const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
       const response = await post('/atmina/mcp', call, { authorization: `Bearer ${brainOnlyToken}` });
       assert.equal(response.status, 403);
       const challenge = response.headers.get('www-authenticate') ?? '';
-      assert.match(challenge, /^Bearer error="insufficient_scope", scope="brain:read context.read", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/atmina\/mcp"$/);
+      assert.match(
+        challenge,
+        /^Bearer error="insufficient_scope", scope="brain:read context.read", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/atmina\/mcp"$/,
+      );
       const body = (await response.json()) as { id: number; error: { message: string } };
       assert.equal(body.id, 7);
       assert.equal(body.error.message, 'permission_denied: whoami needs the context.read scope');
@@ -153,7 +177,11 @@ for (const backend of storeBackends()) {
     it('keeps tenants apart', async () => {
       const client = await connectClient(`${running.url}/mcp`, hankToken);
       try {
-        const me = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { tenant: { slug: string; language: string }; teams: unknown[]; groups: unknown[] };
+        const me = (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+          tenant: { slug: string; language: string };
+          teams: unknown[];
+          groups: unknown[];
+        };
         assert.equal(me.tenant.slug, 'globex');
         assert.equal(me.tenant.language, 'de');
         assert.deepEqual(me.teams, []);
@@ -181,20 +209,29 @@ for (const backend of storeBackends()) {
 
       const revocable = await issueToken(store.db, 'acme', 'bob@acme.test', 'context.read');
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${revocable}` })).status, 200);
-      const [row] = await store.db.query<{ id: string }>("SELECT t.id FROM tokens t JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id WHERE p.email = 'bob@acme.test'");
+      const [row] = await store.db.query<{ id: string }>(
+        "SELECT t.id FROM tokens t JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id WHERE p.email = 'bob@acme.test'",
+      );
       const { revokeToken } = await import('../../src/core/tokens/tokens.ts');
       await revokeToken(store.db, row!.id, new AuditLog(store.db));
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${revocable}` })).status, 401);
 
       const expiring = await issueToken(store.db, 'acme', 'bob@acme.test', 'context.read', 60_000);
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${expiring}` })).status, 200);
-      await store.db.tx((tx) => tx.query("UPDATE tokens SET expires_at = now() - interval '1 second' WHERE expires_at > now() + interval '30 seconds' AND expires_at < now() + interval '2 minutes'"));
+      await store.db.tx((tx) =>
+        tx.query(
+          "UPDATE tokens SET expires_at = now() - interval '1 second' WHERE expires_at > now() + interval '30 seconds' AND expires_at < now() + interval '2 minutes'",
+        ),
+      );
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${expiring}` })).status, 401);
     });
 
     it('answers 405 to GET and DELETE, 403 to a foreign Origin, 406 and 415 to wrong headers, 413 to oversized bodies', async () => {
       for (const method of ['GET', 'DELETE']) {
-        const response = await fetch(`${running.url}/mcp`, { method, headers: { authorization: `Bearer ${aliceToken}`, accept: 'application/json, text/event-stream' } });
+        const response = await fetch(`${running.url}/mcp`, {
+          method,
+          headers: { authorization: `Bearer ${aliceToken}`, accept: 'application/json, text/event-stream' },
+        });
         assert.equal(response.status, 405, method);
         assert.equal(response.headers.get('allow'), 'POST');
       }
@@ -210,10 +247,14 @@ for (const backend of storeBackends()) {
       assert.equal((await post('/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
       // fetch() will not send a foreign Host header, so speak HTTP/1.1 directly.
       const status = await new Promise<number>((resolve, reject) => {
-        const request = http.request(`${running.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}`, host: 'attacker.example' } }, (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        });
+        const request = http.request(
+          `${running.url}/mcp`,
+          { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${aliceToken}`, host: 'attacker.example' } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
         request.on('error', reject);
         request.end(JSON.stringify(INIT));
       });
@@ -224,7 +265,10 @@ for (const backend of storeBackends()) {
       const response = await post('/atmina/mcp', [INIT, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]);
       assert.equal(response.status, 200);
       const body = (await response.json()) as { id: number; result: { tools?: unknown[] } }[];
-      assert.deepEqual(body.map((m) => m.id), [1, 2]);
+      assert.deepEqual(
+        body.map((m) => m.id),
+        [1, 2],
+      );
       assert.equal(body[1]?.result.tools?.length, 2);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);

@@ -56,12 +56,19 @@ for (const backend of storeBackends()) {
     });
 
     const post = async (body: unknown, gateway: RunningGateway = running, path = '/mcp'): Promise<{ status: number; body: unknown }> => {
-      const response = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(`${gateway.url}${path}`, {
+        method: 'POST',
+        headers: { ...HEADERS, authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
       const text = await response.text();
       return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
     };
     const knowledgeCount = async (): Promise<number> => {
-      const [row] = await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM context_resources r JOIN tenants t ON t.id = r.tenant_id WHERE t.slug = 'limits' AND r.type = 'knowledge'`);
+      const [row] = await store.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM context_resources r JOIN tenants t ON t.id = r.tenant_id WHERE t.slug = 'limits' AND r.type = 'knowledge'`,
+      );
       return row?.n ?? 0;
     };
 
@@ -70,16 +77,25 @@ for (const backend of storeBackends()) {
       const { status, body } = await post(batch);
       assert.equal(status, 200);
       const responses = body as RpcResponse[];
-      assert.deepEqual(responses.map((r) => r.id), batch.map((c) => c.id));
+      assert.deepEqual(
+        responses.map((r) => r.id),
+        batch.map((c) => c.id),
+      );
       assert.ok(responses.every((r) => r.result?.isError === undefined && r.result?.structuredContent !== undefined));
     });
 
     it(`refuses a batch of ${MCP_BATCH_MAX + 1} messages with a JSON-RPC error and runs none of it`, async () => {
-      const batch = Array.from({ length: MCP_BATCH_MAX + 1 }, (_, i) => call(i + 1, 'write_knowledge', { title: `batch ${i}`, expected_version: 0, content: 'x' }));
+      const batch = Array.from({ length: MCP_BATCH_MAX + 1 }, (_, i) =>
+        call(i + 1, 'write_knowledge', { title: `batch ${i}`, expected_version: 0, content: 'x' }),
+      );
       const before = await knowledgeCount();
       const { status, body } = await post(batch);
       assert.equal(status, 400);
-      assert.deepEqual(body, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${MCP_BATCH_MAX + 1})` } });
+      assert.deepEqual(body, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${MCP_BATCH_MAX + 1})` },
+      });
       assert.equal(await knowledgeCount(), before);
     });
 
@@ -91,7 +107,9 @@ for (const backend of storeBackends()) {
     });
 
     it('keeps answering /healthz while a full batch of writes runs', async () => {
-      const batch = Array.from({ length: MCP_BATCH_MAX }, (_, i) => call(i + 1, 'write_knowledge', { title: `health ${i} ${Date.now()}`, expected_version: 0, content: 'x'.repeat(10_000) }));
+      const batch = Array.from({ length: MCP_BATCH_MAX }, (_, i) =>
+        call(i + 1, 'write_knowledge', { title: `health ${i} ${Date.now()}`, expected_version: 0, content: 'x'.repeat(10_000) }),
+      );
       const pending = post(batch);
       const health = await fetch(`${running.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
       assert.equal(health.status, 200);
@@ -121,41 +139,57 @@ for (const backend of storeBackends()) {
 
     // PostgreSQL only: an open PGlite transaction holds the whole embedded store, the token check
     // included, so the call would never start. test/http/transport.test.ts covers the deadline alone.
-    it('answers a call still running at the deadline with a timeout error, and a call not started with another', { skip: backend.name !== 'postgres' }, async () => {
-      // Lock the Knowledge table against writes in an open transaction: the create waits past the
-      // 300 ms deadline (reads, the token check included, go on). The holder then rolls back.
-      const title = `held ${Date.now()}`;
-      let release: () => void = () => undefined;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let locked: () => void = () => undefined;
-      const isLocked = new Promise<void>((resolve) => (locked = resolve));
-      const rollback = new Error('roll back');
-      const holder = store.db
-        .tx(async (tx) => {
-          await tx.exec('LOCK TABLE context_resources IN EXCLUSIVE MODE');
-          locked();
-          await held;
-          throw rollback;
-        })
-        .catch((error: unknown) => assert.equal(error, rollback));
-      await isLocked;
-      try {
-        const { status, body } = await post([call(1, 'write_knowledge', { title, expected_version: 0, content: 'late' }), call(2, 'whoami')], slow);
-        assert.equal(status, 200);
-        const [first, second] = body as RpcResponse[];
-        assert.deepEqual(first, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Request timed out after 300 ms; a write it made may still be applied: read before retrying' } });
-        assert.deepEqual(second, { jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Request not started: the batch ran out of time after 300 ms' } });
-      } finally {
-        release();
-        await holder;
-      }
-    });
+    it(
+      'answers a call still running at the deadline with a timeout error, and a call not started with another',
+      { skip: backend.name !== 'postgres' },
+      async () => {
+        // Lock the Knowledge table against writes in an open transaction: the create waits past the
+        // 300 ms deadline (reads, the token check included, go on). The holder then rolls back.
+        const title = `held ${Date.now()}`;
+        let release: () => void = () => undefined;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let locked: () => void = () => undefined;
+        const isLocked = new Promise<void>((resolve) => (locked = resolve));
+        const rollback = new Error('roll back');
+        const holder = store.db
+          .tx(async (tx) => {
+            await tx.exec('LOCK TABLE context_resources IN EXCLUSIVE MODE');
+            locked();
+            await held;
+            throw rollback;
+          })
+          .catch((error: unknown) => assert.equal(error, rollback));
+        await isLocked;
+        try {
+          const { status, body } = await post([call(1, 'write_knowledge', { title, expected_version: 0, content: 'late' }), call(2, 'whoami')], slow);
+          assert.equal(status, 200);
+          const [first, second] = body as RpcResponse[];
+          assert.deepEqual(first, {
+            jsonrpc: '2.0',
+            id: 1,
+            error: { code: -32001, message: 'Request timed out after 300 ms; a write it made may still be applied: read before retrying' },
+          });
+          assert.deepEqual(second, { jsonrpc: '2.0', id: 2, error: { code: -32001, message: 'Request not started: the batch ran out of time after 300 ms' } });
+        } finally {
+          release();
+          await holder;
+        }
+      },
+    );
 
     for (const [what, message, expected] of [
       ['tools/call without params', { jsonrpc: '2.0', id: 1, method: 'tools/call' }, /^Invalid params for tools\/call: /],
       ['a numeric tool name', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 42 } }, /^Invalid params for tools\/call: name: /],
-      ['array arguments', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: [] } }, /^Invalid params for tools\/call: arguments: /],
-      ['null arguments', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: null } }, /^Invalid params for tools\/call: arguments: /],
+      [
+        'array arguments',
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: [] } },
+        /^Invalid params for tools\/call: arguments: /,
+      ],
+      [
+        'null arguments',
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: null } },
+        /^Invalid params for tools\/call: arguments: /,
+      ],
       ['initialize without params', { jsonrpc: '2.0', id: 1, method: 'initialize' }, /^Invalid params for initialize: /],
     ] as const) {
       it(`answers ${what} with -32602 invalid params`, async () => {
@@ -173,9 +207,20 @@ for (const backend of storeBackends()) {
     });
 
     it('answers a bad request in a batch with -32602 and the others as usual, in order', async () => {
-      const { body } = await post([call(1, 'whoami'), { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: null } }, call(3, 'whoami')]);
+      const { body } = await post([
+        call(1, 'whoami'),
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'whoami', arguments: null } },
+        call(3, 'whoami'),
+      ]);
       const responses = body as RpcResponse[];
-      assert.deepEqual(responses.map((r) => [r.id, r.error?.code ?? 'ok']), [[1, 'ok'], [2, -32602], [3, 'ok']]);
+      assert.deepEqual(
+        responses.map((r) => [r.id, r.error?.code ?? 'ok']),
+        [
+          [1, 'ok'],
+          [2, -32602],
+          [3, 'ok'],
+        ],
+      );
     });
 
     const hostile: [string, Record<string, unknown>, string][] = [
@@ -198,11 +243,19 @@ for (const backend of storeBackends()) {
 
     it('refuses a body nested deeper than 40 levels or holding more than 200,000 values before parsing it', async () => {
       for (const [body, problem] of [
-        [`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}}}`, 'is nested more than 40 levels deep'],
+        [
+          `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}}}`,
+          'is nested more than 40 levels deep',
+        ],
         [JSON.stringify(call(1, 'whoami', { a: new Array<number>(2_000_000).fill(0) })), 'holds more than 200000 values'],
         [JSON.stringify(call(1, 'whoami', Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, i])))), 'holds more than 200000 values'],
       ] as const) {
-        const response = await fetch(`${running.url}/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${token}` }, body, signal: AbortSignal.timeout(30_000) });
+        const response = await fetch(`${running.url}/mcp`, {
+          method: 'POST',
+          headers: { ...HEADERS, authorization: `Bearer ${token}` },
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
         assert.equal(response.status, 400);
         assert.deepEqual(await response.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the body ${problem}` } });
       }
@@ -215,7 +268,9 @@ for (const backend of storeBackends()) {
     });
 
     it('refuses params of more than 100,000 values before any schema parses them', async () => {
-      const { status, body } = await post(call(1, 'write_knowledge', { title: 'many', expected_version: 0, content: 'x', extra: new Array<number>(150_000).fill(0) }));
+      const { status, body } = await post(
+        call(1, 'write_knowledge', { title: 'many', expected_version: 0, content: 'x', extra: new Array<number>(150_000).fill(0) }),
+      );
       assert.equal(status, 200);
       assert.deepEqual((body as RpcResponse).error, { code: -32602, message: 'Invalid params for tools/call: must not hold more than 100000 values' });
     });

@@ -6,7 +6,15 @@ import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
 // Port 9 (discard) has no listener on loopback: each configured backend there is down.
-const DOWN = { MEILI_URL: 'http://127.0.0.1:9', NEO4J_URL: 'bolt://127.0.0.1:9', NEO4J_PASSWORD: 'x', S3_ENDPOINT: 'http://127.0.0.1:9', S3_BUCKET: 'kgw', S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b' };
+const DOWN = {
+  MEILI_URL: 'http://127.0.0.1:9',
+  NEO4J_URL: 'bolt://127.0.0.1:9',
+  NEO4J_PASSWORD: 'x',
+  S3_ENDPOINT: 'http://127.0.0.1:9',
+  S3_BUCKET: 'kgw',
+  S3_ACCESS_KEY_ID: 'a',
+  S3_SECRET_ACCESS_KEY: 'b',
+};
 
 for (const backend of storeBackends()) {
   describe(`readiness with backends down on ${backend.name}`, () => {
@@ -31,7 +39,11 @@ for (const backend of storeBackends()) {
       const body = (await response.json()) as { status: string; backends: Record<string, { backend: string; ok: boolean; error?: string }> };
       assert.equal(body.status, 'unavailable');
       assert.equal(body.backends.store?.ok, true);
-      for (const [role, name] of [['blob', 's3'], ['search', 'meilisearch'], ['graph', 'neo4j']] as const) {
+      for (const [role, name] of [
+        ['blob', 's3'],
+        ['search', 'meilisearch'],
+        ['graph', 'neo4j'],
+      ] as const) {
         assert.equal(body.backends[role]?.backend, name);
         assert.equal(body.backends[role]?.ok, false, role);
         assert.ok((body.backends[role]?.error ?? '').length > 0, role);

@@ -44,11 +44,18 @@ for (const backend of storeBackends()) {
 
     it('records the generated id in the audit log, not the client one', async () => {
       const forged = 'forged-audit-request-id';
-      const response = await fetch(`${running.url}/atmina/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'x-request-id': forged }, body: JSON.stringify(WHOAMI) });
+      const response = await fetch(`${running.url}/atmina/mcp`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'x-request-id': forged },
+        body: JSON.stringify(WHOAMI),
+      });
       assert.equal(response.status, 200, await response.clone().text());
       const id = response.headers.get('x-request-id') ?? '';
       assert.match(id, UUID);
-      const recorded = await store.db.query<{ request_id: string; tool: string }>('SELECT request_id, tool FROM audit_events WHERE request_id = $1 OR request_id = $2', [id, forged]);
+      const recorded = await store.db.query<{ request_id: string; tool: string }>(
+        'SELECT request_id, tool FROM audit_events WHERE request_id = $1 OR request_id = $2',
+        [id, forged],
+      );
       assert.deepEqual(recorded, [{ request_id: id, tool: 'whoami' }]);
     });
   });

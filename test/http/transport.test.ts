@@ -26,14 +26,23 @@ describe('OneShotTransport', () => {
     const { transport } = connect((id, t) => {
       running += 1;
       most = Math.max(most, running);
-      setTimeout(() => {
-        running -= 1;
-        void t.send(answer(id));
-      }, 10 - (id % 5));
+      setTimeout(
+        () => {
+          running -= 1;
+          void t.send(answer(id));
+        },
+        10 - (id % 5),
+      );
     });
-    const responses = await transport.exchange(Array.from({ length: 20 }, (_, i) => request(i + 1)), { concurrency: 3, timeoutMs: 10_000 });
+    const responses = await transport.exchange(
+      Array.from({ length: 20 }, (_, i) => request(i + 1)),
+      { concurrency: 3, timeoutMs: 10_000 },
+    );
     assert.equal(most, 3);
-    assert.deepEqual(responses.map((r) => ('id' in r ? r.id : undefined)), Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(
+      responses.map((r) => ('id' in r ? r.id : undefined)),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
   });
 
   it('answers a request still running at the deadline, and one never started, with timeout errors', async () => {

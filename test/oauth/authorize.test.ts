@@ -13,7 +13,8 @@ for (const backend of storeBackends()) {
     let gw: OAuthGateway;
     let client: Client;
     const { challenge } = pkcePair();
-    const agentId = async (name: string) => (await store.db.query<{ id: string }>("SELECT id FROM principals WHERE kind = 'agent' AND name = $1", [name]))[0]!.id;
+    const agentId = async (name: string) =>
+      (await store.db.query<{ id: string }>("SELECT id FROM principals WHERE kind = 'agent' AND name = $1", [name]))[0]!.id;
 
     /** A browser signed in as alice, looking at the consent page of a fresh request. */
     async function consentAsAlice(query = authorizeQuery({ client, challenge })) {
@@ -112,7 +113,9 @@ for (const backend of storeBackends()) {
       assert.deepEqual(sorted(signedIn.location!.split('?')[1]!), sorted(query));
       const cookie = signedIn.headers.get('set-cookie') ?? '';
       assert.match(cookie, /^kgw_session=kgws_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=28800; HttpOnly; SameSite=Lax$/);
-      const [stored] = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_sessions WHERE secret_hash LIKE $1', [`${cookie.slice(12, 17)}%`]);
+      const [stored] = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM oauth_sessions WHERE secret_hash LIKE $1', [
+        `${cookie.slice(12, 17)}%`,
+      ]);
       assert.equal(stored?.n, 0, 'the session secret itself is not stored');
       const consent = await browser.request(signedIn.location!);
       assert.equal(consent.status, 200);
@@ -128,7 +131,8 @@ for (const backend of storeBackends()) {
     });
 
     it('signs in with the password an org file set through password_env, until the file removes it', async () => {
-      const org = (password: string) => `tenant: initech\nname: Initech\npeople:\n  - email: peter@initech.test\n    name: Peter\n    password_env:${password}\n`;
+      const org = (password: string) =>
+        `tenant: initech\nname: Initech\npeople:\n  - email: peter@initech.test\n    name: Peter\n    password_env:${password}\n`;
       await applyOrgFile(store.db, { source: org(' PETER_PASSWORD'), env: { PETER_PASSWORD: 'tps-report-2' } });
       const query = authorizeQuery({ client, challenge });
       const browser = new Browser(gw.url);
@@ -145,7 +149,7 @@ for (const backend of storeBackends()) {
       assert.match(page.text, /&lt;script&gt;alert\(1\)&lt;\/script&gt;&quot;&gt;&lt;img src=x&gt;/);
     });
 
-    it('refuses a decision without the session\'s CSRF token, from another origin or without a session', async () => {
+    it("refuses a decision without the session's CSRF token, from another origin or without a session", async () => {
       const { browser, fields, agents } = await consentAsAlice();
       const decide = (form: Record<string, string>, headers?: Record<string, string>) => browser.request('/oauth/authorize', { form, headers });
       const approve = { ...fields, agent: agents[0]!, decision: 'approve' };
@@ -157,7 +161,7 @@ for (const backend of storeBackends()) {
       const withoutCsrf = Object.fromEntries(Object.entries(approve).filter(([key]) => key !== 'csrf'));
       assert.equal((await decide(withoutCsrf)).status, 403);
       const other = await consentAsAlice();
-      assert.equal((await decide({ ...approve, csrf: other.fields.csrf! })).status, 403, 'another session\'s token');
+      assert.equal((await decide({ ...approve, csrf: other.fields.csrf! })).status, 403, "another session's token");
       assert.equal((await decide(approve, { origin: 'https://evil.example' })).status, 403);
       const anonymous = new Browser(gw.url);
       const expired = await anonymous.request('/oauth/authorize', { form: approve });
@@ -180,7 +184,8 @@ for (const backend of storeBackends()) {
 
     it('lets a person act only as their own agents in their own tenant, or a new one', async () => {
       const { browser, fields } = await consentAsAlice();
-      const approveAs = (agent: string, extra: Record<string, string> = {}) => browser.request('/oauth/authorize', { form: { ...fields, agent, decision: 'approve', ...extra } });
+      const approveAs = (agent: string, extra: Record<string, string> = {}) =>
+        browser.request('/oauth/authorize', { form: { ...fields, agent, decision: 'approve', ...extra } });
       for (const foreign of [await agentId('globex-bot'), '00000000-0000-4000-8000-000000000000', 'release-bot', '']) {
         const refused = await approveAs(foreign);
         assert.equal(refused.status, 400, foreign);
@@ -188,7 +193,10 @@ for (const backend of storeBackends()) {
       }
       const bobs = await store.db.tx(async (tx) => {
         const [bob] = await tx.query<{ id: string; tenant_id: string }>("SELECT id, tenant_id FROM principals WHERE email = 'bob@acme.test'");
-        await tx.query("INSERT INTO principals (tenant_id, id, kind, name, owner_id) VALUES ($1, '11111111-1111-4111-8111-111111111111', 'agent', 'bobs-bot', $2)", [bob!.tenant_id, bob!.id]);
+        await tx.query(
+          "INSERT INTO principals (tenant_id, id, kind, name, owner_id) VALUES ($1, '11111111-1111-4111-8111-111111111111', 'agent', 'bobs-bot', $2)",
+          [bob!.tenant_id, bob!.id],
+        );
         return '11111111-1111-4111-8111-111111111111';
       });
       assert.equal((await approveAs(bobs)).status, 400, "another person's agent in the same tenant");
@@ -199,7 +207,9 @@ for (const backend of storeBackends()) {
       assert.match((await approveAs('new', { new_agent_name: '' })).text, /agent name/);
       const created = await approveAs('new', { new_agent_name: "Alice's laptop".replace("'", '') });
       assert.equal(created.status, 303, created.text);
-      const [agent] = await store.db.query<{ owner: string }>("SELECT o.email AS owner FROM principals a JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id WHERE a.name = 'Alices laptop'");
+      const [agent] = await store.db.query<{ owner: string }>(
+        "SELECT o.email AS owner FROM principals a JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id WHERE a.name = 'Alices laptop'",
+      );
       assert.equal(agent?.owner, 'alice@acme.test');
       const again = await consentAsAlice();
       assert.equal(again.agents.length, 3, 'the new agent is offered next time');
@@ -225,7 +235,10 @@ for (const backend of storeBackends()) {
       try {
         const browser = new Browser(secure.url);
         const httpsClient = await registerClient(secure.url);
-        const signedIn = await browser.request('/oauth/login', { form: { authorize: authorizeQuery({ client: httpsClient, challenge }), tenant: 'acme', email: 'alice@acme.test', password: PASSWORD }, headers: { origin: 'https://gateway.acme.test' } });
+        const signedIn = await browser.request('/oauth/login', {
+          form: { authorize: authorizeQuery({ client: httpsClient, challenge }), tenant: 'acme', email: 'alice@acme.test', password: PASSWORD },
+          headers: { origin: 'https://gateway.acme.test' },
+        });
         assert.equal(signedIn.status, 303, signedIn.text);
         assert.match(signedIn.headers.get('set-cookie') ?? '', /^__Host-kgw_session=kgws_[^;]+; Path=\/; Max-Age=28800; HttpOnly; SameSite=Lax; Secure$/);
         assert.ok(signedIn.location?.startsWith('https://gateway.acme.test/oauth/authorize?'));

@@ -49,7 +49,13 @@ class BrowserProvider implements OAuthClientProvider {
     this.page = page;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Browser Test Client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'Browser Test Client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   state = () => 'browser-state';
   clientInformation = () => this.client;
@@ -77,7 +83,16 @@ for (const backend of storeBackends()) {
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
     });
     after(async () => {
@@ -126,7 +141,10 @@ for (const backend of storeBackends()) {
           try {
             const { tools } = await client.listTools();
             assert.deepEqual(tools.map((t) => t.name).sort(), ['health', 'whoami']);
-            return (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as { principal: { kind: string; name: string }; scopes: string[] };
+            return (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+              principal: { kind: string; name: string };
+              scopes: string[];
+            };
           } finally {
             await client.close();
           }

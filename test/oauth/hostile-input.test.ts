@@ -44,7 +44,17 @@ for (const backend of storeBackends()) {
     });
 
     it('treats a client_id with a NUL as unknown instead of asking the store', async () => {
-      const token = await post('/oauth/token', 'application/x-www-form-urlencoded', new URLSearchParams({ grant_type: 'authorization_code', client_id: `${client.client_id}\u0000`, code: 'x', code_verifier: 'x', redirect_uri: 'x' }).toString());
+      const token = await post(
+        '/oauth/token',
+        'application/x-www-form-urlencoded',
+        new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: `${client.client_id}\u0000`,
+          code: 'x',
+          code_verifier: 'x',
+          redirect_uri: 'x',
+        }).toString(),
+      );
       assert.equal(token.status, 401);
       assert.deepEqual(await token.json(), { error: 'invalid_client', error_description: 'unknown client_id' });
       const { challenge } = pkcePair();
@@ -57,13 +67,25 @@ for (const backend of storeBackends()) {
     it('refuses a sign-in whose organisation or email holds a NUL like any wrong password', async () => {
       const { challenge } = pkcePair();
       const authorize = authorizeQuery({ client, challenge });
-      for (const [tenant, email] of [['acme\u0000', 'alice@acme.test'], ['acme', 'alice@acme.test\u0000'], ['\u0000', '\u0000']]) {
-        const response = await post('/oauth/login', 'application/x-www-form-urlencoded', new URLSearchParams({ authorize, tenant: tenant!, email: email!, password: PASSWORD }).toString());
+      for (const [tenant, email] of [
+        ['acme\u0000', 'alice@acme.test'],
+        ['acme', 'alice@acme.test\u0000'],
+        ['\u0000', '\u0000'],
+      ]) {
+        const response = await post(
+          '/oauth/login',
+          'application/x-www-form-urlencoded',
+          new URLSearchParams({ authorize, tenant: tenant!, email: email!, password: PASSWORD }).toString(),
+        );
         assert.equal(response.status, 401, JSON.stringify([tenant, email]));
         assert.match(await response.text(), /The organisation, email or password is not right/);
       }
       // The right credentials still sign in.
-      const ok = await post('/oauth/login', 'application/x-www-form-urlencoded', new URLSearchParams({ authorize, tenant: 'acme', email: 'alice@acme.test', password: PASSWORD }).toString());
+      const ok = await post(
+        '/oauth/login',
+        'application/x-www-form-urlencoded',
+        new URLSearchParams({ authorize, tenant: 'acme', email: 'alice@acme.test', password: PASSWORD }).toString(),
+      );
       assert.equal(ok.status, 303);
     });
   });

@@ -74,7 +74,10 @@ for (const backend of storeBackends()) {
       assert.equal(browser.cookie, undefined);
       await assert.rejects(link('nobody@acme.test'), /no person "nobody@acme\.test" in tenant "acme"/);
       await assert.rejects(link('release-bot'), /no person/);
-      await assert.rejects(createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test', gw.gateway.services.audit), /tenant "nope" not found/);
+      await assert.rejects(
+        createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test', gw.gateway.services.audit),
+        /tenant "nope" not found/,
+      );
     });
 
     it('lasts fifteen minutes', async () => {

@@ -14,7 +14,11 @@ for (const backend of storeBackends()) {
     let gw: OAuthGateway;
     const get = async (path: string) => {
       const response = await fetch(`${gw.url}${path}`);
-      return { status: response.status, headers: response.headers, json: response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined };
+      return {
+        status: response.status,
+        headers: response.headers,
+        json: response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined,
+      };
     };
 
     before(async () => {
@@ -68,12 +72,15 @@ for (const backend of storeBackends()) {
         });
       }
       assert.deepEqual((await get('/oauth/jwks')).json, { keys: [] });
-      const preflight = await fetch(`${gw.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      const preflight = await fetch(`${gw.url}/oauth/token`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
       assert.equal(preflight.status, 204);
       assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
     });
 
-    it('challenges with resource_metadata and the endpoint\'s default scopes on 401', async () => {
+    it("challenges with resource_metadata and the endpoint's default scopes on 401", async () => {
       const expected: Record<string, string> = {
         '/mcp': 'context.read context.write brain:read',
         '/alignbase/mcp': 'context.read context.write',
@@ -81,11 +88,25 @@ for (const backend of storeBackends()) {
         '/brain/mcp': 'brain:read',
       };
       for (const [path, scope] of Object.entries(expected)) {
-        const response = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(INIT) });
+        const response = await fetch(`${gw.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(INIT),
+        });
         assert.equal(response.status, 401);
-        assert.equal(response.headers.get('www-authenticate'), `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource${path}", scope="${scope}"`);
-        const invalid = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer kgw_nope' }, body: JSON.stringify(INIT) });
-        assert.match(invalid.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer resource_metadata="[^"]+${path.replace(/\//g, '\\/')}", scope="${scope}", error="invalid_token", error_description="[^"]+"$`));
+        assert.equal(
+          response.headers.get('www-authenticate'),
+          `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource${path}", scope="${scope}"`,
+        );
+        const invalid = await fetch(`${gw.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer kgw_nope' },
+          body: JSON.stringify(INIT),
+        });
+        assert.match(
+          invalid.headers.get('www-authenticate') ?? '',
+          new RegExp(`^Bearer resource_metadata="[^"]+${path.replace(/\//g, '\\/')}", scope="${scope}", error="invalid_token", error_description="[^"]+"$`),
+        );
       }
     });
 

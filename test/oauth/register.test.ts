@@ -39,7 +39,11 @@ for (const backend of storeBackends()) {
     };
 
     it('registers a public client with the defaults the spec names', async () => {
-      const { status, json, headers } = await register({ client_name: 'Claude', redirect_uris: ['https://claude.ai/api/mcp/auth_callback'], token_endpoint_auth_method: 'none' });
+      const { status, json, headers } = await register({
+        client_name: 'Claude',
+        redirect_uris: ['https://claude.ai/api/mcp/auth_callback'],
+        token_endpoint_auth_method: 'none',
+      });
       assert.equal(status, 201);
       assert.equal(headers.get('cache-control'), 'no-store');
       assert.match(String(json.client_id), /^kgwc_[A-Za-z0-9_-]{22}$/);
@@ -68,7 +72,11 @@ for (const backend of storeBackends()) {
         ['brain:read', 'brain:read'],
       ];
       for (const [asked, registered] of cases) {
-        const { status, json } = await register({ redirect_uris: ['http://127.0.0.1:3000/cb', 'http://[::1]/cb', 'http://localhost:8080/x?y=1'], scope: asked, grant_types: ['authorization_code'] });
+        const { status, json } = await register({
+          redirect_uris: ['http://127.0.0.1:3000/cb', 'http://[::1]/cb', 'http://localhost:8080/x?y=1'],
+          scope: asked,
+          grant_types: ['authorization_code'],
+        });
         assert.equal(status, 201, JSON.stringify(json));
         assert.equal(json.scope, registered);
         assert.deepEqual(json.grant_types, ['authorization_code']);
@@ -76,7 +84,17 @@ for (const backend of storeBackends()) {
     });
 
     it('refuses redirect URIs that are not HTTPS or loopback HTTP, or carry a fragment', async () => {
-      for (const uri of ['http://example.com/cb', 'ftp://127.0.0.1/cb', 'cursor://callback', 'https://example.com/cb#frag', 'https://example.com/cb#', 'https://user:pw@example.com/cb', 'not a url', '', 42]) {
+      for (const uri of [
+        'http://example.com/cb',
+        'ftp://127.0.0.1/cb',
+        'cursor://callback',
+        'https://example.com/cb#frag',
+        'https://example.com/cb#',
+        'https://user:pw@example.com/cb',
+        'not a url',
+        '',
+        42,
+      ]) {
         await refused({ redirect_uris: [uri] }, 'invalid_redirect_uri', /./);
       }
       await refused({ client_name: 'x' }, 'invalid_redirect_uri', /at least one/);
@@ -102,7 +120,11 @@ for (const backend of storeBackends()) {
       await refused({ ...ok, contacts: 'a@b.c' }, 'invalid_client_metadata', /contacts/);
       await refused([ok], 'invalid_client_metadata', /JSON object/);
       await refused('{"redirect_uris": [', 'invalid_client_metadata', /not valid JSON/);
-      const form = await fetch(`${gw.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'redirect_uris=x' });
+      const form = await fetch(`${gw.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'redirect_uris=x',
+      });
       assert.equal(form.status, 400);
       assert.equal(((await form.json()) as { error: string }).error, 'invalid_client_metadata');
       const huge = await register({ ...ok, client_uri: 'x'.repeat(20_000) });
@@ -117,7 +139,13 @@ for (const backend of storeBackends()) {
         ['redirect_uris', (bad) => ({ redirect_uris: [`https://app.example/c${bad}b`] }), 'invalid_redirect_uri'],
         ['redirect_uris (second)', (bad) => ({ redirect_uris: [REDIRECT, `http://127.0.0.1:9/${bad}`] }), 'invalid_redirect_uri'],
         ['client_name', (bad) => ({ ...ok, client_name: `App${bad}` }), 'invalid_client_metadata'],
-        ...['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'].map((key): [string, (bad: string) => Record<string, unknown>, string] => [key, (bad) => ({ ...ok, [key]: `https://app.example/${bad}` }), 'invalid_client_metadata']),
+        ...['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'software_id', 'software_version'].map(
+          (key): [string, (bad: string) => Record<string, unknown>, string] => [
+            key,
+            (bad) => ({ ...ok, [key]: `https://app.example/${bad}` }),
+            'invalid_client_metadata',
+          ],
+        ),
         ['contacts', (bad) => ({ ...ok, contacts: ['ops@app.example', `a${bad}@app.example`] }), 'invalid_client_metadata'],
         ['scope', (bad) => ({ ...ok, scope: `context.read${bad}` }), 'invalid_client_metadata'],
         ['grant_types', (bad) => ({ ...ok, grant_types: ['authorization_code', `refresh_token${bad}`] }), 'invalid_client_metadata'],
@@ -126,14 +154,24 @@ for (const backend of storeBackends()) {
       ];
       for (const bad of ['\u0000', '\uD800', '\uDFFF', '\u0007', '\u001b', '\t', '\r\n', '\u007f', '\u0085', '\u009f']) {
         for (const [field, body, error] of fields) {
-          assert.throws(() => parseRegistration(body(bad)), (thrown: unknown) => thrown instanceof OAuthError && thrown.code === error && thrown.status === 400, `${field} with ${JSON.stringify(bad)}`);
+          assert.throws(
+            () => parseRegistration(body(bad)),
+            (thrown: unknown) => thrown instanceof OAuthError && thrown.code === error && thrown.status === 400,
+            `${field} with ${JSON.stringify(bad)}`,
+          );
         }
       }
       // Well-formed pairs and other scripts are text like any other.
-      assert.equal(parseRegistration({ ...ok, client_name: 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea' }).clientName, 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea');
+      assert.equal(
+        parseRegistration({ ...ok, client_name: 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea' }).clientName,
+        'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea',
+      );
       // The consent page shows the name: nothing may reorder how it reads.
       for (const bidi of ['\u202E', '\u202D', '\u2066', '\u2069', '\u200F', '\u061C']) {
-        assert.throws(() => parseRegistration({ ...ok, client_name: `Claude${bidi}moc.evil` }), /client_name must not contain bidirectional formatting characters/);
+        assert.throws(
+          () => parseRegistration({ ...ok, client_name: `Claude${bidi}moc.evil` }),
+          /client_name must not contain bidirectional formatting characters/,
+        );
       }
     });
 
@@ -171,7 +209,14 @@ for (const backend of storeBackends()) {
         ' https://app.example/cb',
       ];
       // A URI in normal form is stored exactly as sent: the consent page shows what the browser gets.
-      const normal = ['https://app.example/cb', 'https://app.example/', 'https://app.example/cb?x=1&y=%20', 'http://127.0.0.1:9/callback', 'http://[::1]:8080/cb', 'https://xn--bcher-kva.example/cb'];
+      const normal = [
+        'https://app.example/cb',
+        'https://app.example/',
+        'https://app.example/cb?x=1&y=%20',
+        'http://127.0.0.1:9/callback',
+        'http://[::1]:8080/cb',
+        'https://xn--bcher-kva.example/cb',
+      ];
       await ownGateway(async (at) => {
         for (const uri of rewritten) await refused({ redirect_uris: [REDIRECT, uri] }, 'invalid_redirect_uri', /./, at);
         await refused({ redirect_uris: ['https:evil.example'] }, 'invalid_redirect_uri', /not in normal form; register it as "https:\/\/evil\.example\/"/, at);
@@ -191,13 +236,25 @@ for (const backend of storeBackends()) {
         await refused({ ...ok, software_id: 'a'.repeat(2001) }, 'invalid_client_metadata', /software_id.*2000/, at);
         await refused({ ...ok, scope: `context.read ${' '.repeat(1000)}` }, 'invalid_client_metadata', /scope.*1000/, at);
         await refused({ ...ok, grant_types: Array.from({ length: 11 }, () => 'authorization_code') }, 'invalid_client_metadata', /grant_types/, at);
-        const largest = await register({ ...ok, client_name: 'n'.repeat(200), contacts: Array.from({ length: 10 }, (_, i) => `${'a'.repeat(240)}${i}@app.example`) }, undefined, at);
+        const largest = await register(
+          { ...ok, client_name: 'n'.repeat(200), contacts: Array.from({ length: 10 }, (_, i) => `${'a'.repeat(240)}${i}@app.example`) },
+          undefined,
+          at,
+        );
         assert.equal(largest.status, 201, JSON.stringify(largest.json));
       });
     });
 
     it('keeps and echoes descriptive metadata, ignoring unknown fields', async () => {
-      const { status, json } = await register({ redirect_uris: [REDIRECT], client_uri: 'https://app.example', logo_uri: 'https://app.example/logo.png', software_id: 'app', contacts: ['ops@app.example'], jwks_uri: 'https://app.example/jwks', extra: { a: 1 } });
+      const { status, json } = await register({
+        redirect_uris: [REDIRECT],
+        client_uri: 'https://app.example',
+        logo_uri: 'https://app.example/logo.png',
+        software_id: 'app',
+        contacts: ['ops@app.example'],
+        jwks_uri: 'https://app.example/jwks',
+        extra: { a: 1 },
+      });
       assert.equal(status, 201);
       assert.equal(json.client_uri, 'https://app.example');
       assert.equal(json.software_id, 'app');

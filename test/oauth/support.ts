@@ -40,7 +40,9 @@ export async function startOAuthGateway(db: Db, env: Record<string, string> = {}
 
 export async function setPassword(db: Db, tenant: string, email: string, password: string): Promise<void> {
   const hash = await hashPassword(password);
-  await db.tx((tx) => tx.query('UPDATE principals SET password_hash = $1 WHERE email = $2 AND tenant_id = (SELECT id FROM tenants WHERE slug = $3)', [hash, email, tenant]));
+  await db.tx((tx) =>
+    tx.query('UPDATE principals SET password_hash = $1 WHERE email = $2 AND tenant_id = (SELECT id FROM tenants WHERE slug = $3)', [hash, email, tenant]),
+  );
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {
@@ -48,13 +50,29 @@ export function pkcePair(): { verifier: string; challenge: string } {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.status, json: (await response.json()) as Record<string, unknown>, headers: response.headers };
 }
 
-export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString() });
+export async function postForm(
+  url: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
   return { status: response.status, json: (await response.json()) as Record<string, unknown>, headers: response.headers };
 }
 
@@ -65,7 +83,14 @@ export interface Client {
 }
 
 export async function registerClient(base: string, extra: Record<string, unknown> = {}): Promise<Client> {
-  const { status, json } = await postJson(`${base}/oauth/register`, { client_name: 'Test Client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], ...extra });
+  const { status, json } = await postJson(`${base}/oauth/register`, {
+    client_name: 'Test Client',
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    ...extra,
+  });
   assert.equal(status, 201, JSON.stringify(json));
   return json as unknown as Client;
 }
@@ -81,7 +106,13 @@ export function formFields(html: string, action: string): { fields: Record<strin
   return { fields, agents };
 }
 
-const unescape = (text: string) => text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** A minimal browser: one cookie, redirects left to the test. */
 export class Browser {
@@ -91,12 +122,20 @@ export class Browser {
     this.base = base;
   }
 
-  async request(pathOrUrl: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string; headers: Headers; location: string | null }> {
+  async request(
+    pathOrUrl: string,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; text: string; headers: Headers; location: string | null }> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.cookie !== undefined) headers.cookie = this.cookie;
     if (init.form) headers['content-type'] = 'application/x-www-form-urlencoded';
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${this.base}${pathOrUrl}`;
-    const response = await fetch(url, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body: init.form ? new URLSearchParams(init.form).toString() : undefined, redirect: 'manual' });
+    const response = await fetch(url, {
+      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      headers,
+      body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+      redirect: 'manual',
+    });
     const set = response.headers.get('set-cookie');
     if (set !== null) {
       const [pair] = set.split(';');
@@ -135,7 +174,10 @@ export function authorizeQuery(options: AuthorizeOptions): string {
 }
 
 /** Signs in (if needed), approves as the first listed agent or a new one, and returns the code. */
-export async function authorizeCode(browser: Browser, options: AuthorizeOptions & { tenant?: string; email?: string; agent?: string; newAgent?: string }): Promise<string> {
+export async function authorizeCode(
+  browser: Browser,
+  options: AuthorizeOptions & { tenant?: string; email?: string; agent?: string; newAgent?: string },
+): Promise<string> {
   const query = authorizeQuery(options);
   let page = await browser.request(`/oauth/authorize?${query}`);
   if (page.text.includes('action="' + browser.base + '/oauth/login"')) {
@@ -165,20 +207,39 @@ export interface Tokens {
 
 /** Exchanges a code for tokens, asserting success. */
 export async function exchange(base: string, client: Client, code: string, verifier: string, extra: Record<string, string> = {}): Promise<Tokens> {
-  const { status, json } = await postForm(`${base}/oauth/token`, { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT, ...extra });
+  const { status, json } = await postForm(`${base}/oauth/token`, {
+    grant_type: 'authorization_code',
+    client_id: client.client_id,
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT,
+    ...extra,
+  });
   assert.equal(status, 200, JSON.stringify(json));
   return json as unknown as Tokens;
 }
 
-export const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'oauth-test', version: '1' } } };
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'oauth-test', version: '1' } },
+};
 
 /** POSTs initialize to an MCP endpoint with a bearer token and returns the response. */
 export function mcpInit(url: string, token: string): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` }, body: JSON.stringify(INIT) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify(INIT),
+  });
 }
 
 /** Calls whoami on an MCP endpoint; returns the status and, on success, the profile. */
-export async function whoami(url: string, token: string): Promise<{ status: number; me?: { principal: { kind: string; name: string }; tenant: { slug: string }; scopes: string[] } }> {
+export async function whoami(
+  url: string,
+  token: string,
+): Promise<{ status: number; me?: { principal: { kind: string; name: string }; tenant: { slug: string }; scopes: string[] } }> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },

@@ -6,7 +6,20 @@ import { ACME_ORG, issueToken, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Client, OAuthGateway, Tokens } from './support.ts';
-import { Browser, PASSWORD, REDIRECT, authorizeCode, exchange, mcpInit, pkcePair, postForm, registerClient, setPassword, startOAuthGateway, whoami } from './support.ts';
+import {
+  Browser,
+  PASSWORD,
+  REDIRECT,
+  authorizeCode,
+  exchange,
+  mcpInit,
+  pkcePair,
+  postForm,
+  registerClient,
+  setPassword,
+  startOAuthGateway,
+  whoami,
+} from './support.ts';
 
 const HOUR = 3_600_000;
 
@@ -17,7 +30,8 @@ for (const backend of storeBackends()) {
     let client: Client;
     let browser: Browser;
     const token = (form: Record<string, string>, headers?: Record<string, string>) => postForm(`${gw.url}/oauth/token`, form, headers);
-    const refreshWith = (refreshToken: string, extra: Record<string, string> = {}, by: Client = client) => token({ grant_type: 'refresh_token', client_id: by.client_id, refresh_token: refreshToken, ...extra });
+    const refreshWith = (refreshToken: string, extra: Record<string, string> = {}, by: Client = client) =>
+      token({ grant_type: 'refresh_token', client_id: by.client_id, refresh_token: refreshToken, ...extra });
     const refused = async (response: Promise<{ status: number; json: Record<string, unknown>; headers: Headers }>, error: string, status = 400) => {
       const { status: actual, json, headers } = await response;
       assert.equal(actual, status, JSON.stringify(json));
@@ -51,7 +65,13 @@ for (const backend of storeBackends()) {
 
     it('exchanges a code for an access token acting as the chosen agent, bound to its resource', async () => {
       const { code, verifier } = await grant();
-      const { status, json, headers } = await token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT });
+      const { status, json, headers } = await token({
+        grant_type: 'authorization_code',
+        client_id: client.client_id,
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+      });
       assert.equal(status, 200, JSON.stringify(json));
       assert.equal(headers.get('cache-control'), 'no-store');
       assert.equal(headers.get('pragma'), 'no-cache');
@@ -95,10 +115,19 @@ for (const backend of storeBackends()) {
     it('refuses a wrong PKCE verifier, and the code is then used up', async () => {
       const { code, verifier } = await grant();
       const other = pkcePair().verifier;
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: other, redirect_uri: REDIRECT }), 'invalid_grant');
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: other, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
       const second = await grant();
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: second.code, code_verifier: 'too-short', redirect_uri: REDIRECT }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code: second.code, code_verifier: 'too-short', redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
     });
 
     it('revokes every token issued from a code that is presented twice', async () => {
@@ -107,7 +136,10 @@ for (const backend of storeBackends()) {
       const refreshed = await refreshWith(first.refresh_token!);
       assert.equal(refreshed.status, 200);
       assert.equal((await mcpInit(`${gw.url}/mcp`, first.access_token)).status, 200);
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
       assert.equal((await mcpInit(`${gw.url}/mcp`, first.access_token)).status, 401);
       assert.equal((await mcpInit(`${gw.url}/mcp`, String(refreshed.json.access_token))).status, 401);
       await refused(refreshWith(String(refreshed.json.refresh_token)), 'invalid_grant');
@@ -124,19 +156,51 @@ for (const backend of storeBackends()) {
 
     it('refuses a redirect_uri or resource that differs from the authorization, another client and an expired code', async () => {
       const a = await grant();
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: a.code, code_verifier: a.verifier, redirect_uri: `${REDIRECT}?x=1` }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code: a.code, code_verifier: a.verifier, redirect_uri: `${REDIRECT}?x=1` }),
+        'invalid_grant',
+      );
       const b = await grant();
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: b.code, code_verifier: b.verifier, redirect_uri: REDIRECT, resource: `${gw.url}/atmina/mcp` }), 'invalid_target');
+      await refused(
+        token({
+          grant_type: 'authorization_code',
+          client_id: client.client_id,
+          code: b.code,
+          code_verifier: b.verifier,
+          redirect_uri: REDIRECT,
+          resource: `${gw.url}/atmina/mcp`,
+        }),
+        'invalid_target',
+      );
       const c = await grant({ resource: `${gw.url}/brain/mcp` });
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: c.code, code_verifier: c.verifier, redirect_uri: REDIRECT, resource: `${gw.url}/mcp` }), 'invalid_target');
+      await refused(
+        token({
+          grant_type: 'authorization_code',
+          client_id: client.client_id,
+          code: c.code,
+          code_verifier: c.verifier,
+          redirect_uri: REDIRECT,
+          resource: `${gw.url}/mcp`,
+        }),
+        'invalid_target',
+      );
       const other = await registerClient(gw.url);
       const d = await grant();
-      await refused(token({ grant_type: 'authorization_code', client_id: other.client_id, code: d.code, code_verifier: d.verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: other.client_id, code: d.code, code_verifier: d.verifier, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
       assert.equal((await exchange(gw.url, client, d.code, d.verifier)).token_type, 'Bearer', 'another client cannot use the code up');
       const e = await grant();
       await store.db.tx((tx) => tx.query("UPDATE oauth_codes SET expires_at = now() - interval '1 second' WHERE used_at IS NULL"));
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: e.code, code_verifier: e.verifier, redirect_uri: REDIRECT }), 'invalid_grant');
-      await refused(token({ grant_type: 'authorization_code', client_id: client.client_id, code: 'kgwa_unknown', code_verifier: e.verifier, redirect_uri: REDIRECT }), 'invalid_grant');
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code: e.code, code_verifier: e.verifier, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
+      await refused(
+        token({ grant_type: 'authorization_code', client_id: client.client_id, code: 'kgwa_unknown', code_verifier: e.verifier, redirect_uri: REDIRECT }),
+        'invalid_grant',
+      );
     });
 
     it('authenticates clients by client_id only and answers malformed requests per RFC 6749', async () => {
@@ -153,7 +217,11 @@ for (const backend of storeBackends()) {
       for (const missing of ['code', 'code_verifier', 'redirect_uri']) {
         await refused(token(Object.fromEntries(Object.entries(good).filter(([key]) => key !== missing))), 'invalid_request');
       }
-      const repeated = await fetch(`${gw.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `${new URLSearchParams(good).toString()}&code=${code}` });
+      const repeated = await fetch(`${gw.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `${new URLSearchParams(good).toString()}&code=${code}`,
+      });
       assert.equal(repeated.status, 400);
       assert.equal(((await repeated.json()) as { error: string }).error, 'invalid_request');
       const json = await fetch(`${gw.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(good) });
@@ -186,7 +254,8 @@ for (const backend of storeBackends()) {
       const third = await refreshWith(String(second.json.refresh_token), { resource: `${gw.url}/mcp` });
       assert.equal(third.status, 200);
       await refused(refreshWith(first.refresh_token!), 'invalid_grant');
-      for (const access of [first.access_token, second.json.access_token, third.json.access_token]) assert.equal((await mcpInit(`${gw.url}/mcp`, String(access))).status, 401);
+      for (const access of [first.access_token, second.json.access_token, third.json.access_token])
+        assert.equal((await mcpInit(`${gw.url}/mcp`, String(access))).status, 401);
       await refused(refreshWith(String(third.json.refresh_token)), 'invalid_grant');
       const unrelated = await tokens();
       assert.equal((await refreshWith(unrelated.refresh_token!)).status, 200, 'other families are untouched');
@@ -223,12 +292,16 @@ for (const backend of storeBackends()) {
       await refused(refreshWith('kgwr_whatever', {}, codeOnly), 'unauthorized_client');
 
       const moved = await tokens();
-      await store.db.tx((tx) => tx.query("UPDATE principals SET owner_id = (SELECT id FROM principals WHERE email = 'bob@acme.test') WHERE name = 'release-bot'"));
+      await store.db.tx((tx) =>
+        tx.query("UPDATE principals SET owner_id = (SELECT id FROM principals WHERE email = 'bob@acme.test') WHERE name = 'release-bot'"),
+      );
       try {
         await refused(refreshWith(moved.refresh_token!), 'invalid_grant');
         assert.equal((await mcpInit(`${gw.url}/mcp`, moved.access_token)).status, 401, 'the family was revoked');
       } finally {
-        await store.db.tx((tx) => tx.query("UPDATE principals SET owner_id = (SELECT id FROM principals WHERE email = 'alice@acme.test') WHERE name = 'release-bot'"));
+        await store.db.tx((tx) =>
+          tx.query("UPDATE principals SET owner_id = (SELECT id FROM principals WHERE email = 'alice@acme.test') WHERE name = 'release-bot'"),
+        );
       }
     });
   });

@@ -52,17 +52,41 @@ for (const backend of storeBackends()) {
         const env = { ALICE_PASSWORD: 'correct horse battery staple' };
         const first = await applyOrgFile(store.db, { source: FILE, env });
         assert.deepEqual(first.changes.slice(1), [
-          { action: 'create', kind: 'person', name: 'alice@acme.test', detail: 'tier hr; departments [Finance, People]; projects [Apollo]; brain_role manager; password set' },
+          {
+            action: 'create',
+            kind: 'person',
+            name: 'alice@acme.test',
+            detail: 'tier hr; departments [Finance, People]; projects [Apollo]; brain_role manager; password set',
+          },
           { action: 'create', kind: 'person', name: 'bob@acme.test' },
-          { action: 'create', kind: 'agent', name: 'release-bot', detail: 'owner alice@acme.test; tier project; projects [Apollo]; policy max_team_role viewer' },
+          {
+            action: 'create',
+            kind: 'agent',
+            name: 'release-bot',
+            detail: 'owner alice@acme.test; tier project; projects [Apollo]; policy max_team_role viewer',
+          },
         ]);
         const access = await accessOf(store.db);
         const { password_hash: hash, ...alice } = access['alice@acme.test']!;
         assert.deepEqual(alice, { tier: 'hr', brain_role: 'manager', departments: ['Finance', 'People'], projects: ['Apollo'], policy_max_team_role: null });
         assert.ok(hash !== null && (await verifyPassword(hash, env.ALICE_PASSWORD)));
         assert.ok(!hash.includes(env.ALICE_PASSWORD));
-        assert.deepEqual(access['bob@acme.test'], { tier: 'public', brain_role: 'viewer', departments: [], projects: [], policy_max_team_role: null, password_hash: null });
-        assert.deepEqual(access['release-bot'], { tier: 'project', brain_role: 'viewer', departments: [], projects: ['Apollo'], policy_max_team_role: 'viewer', password_hash: null });
+        assert.deepEqual(access['bob@acme.test'], {
+          tier: 'public',
+          brain_role: 'viewer',
+          departments: [],
+          projects: [],
+          policy_max_team_role: null,
+          password_hash: null,
+        });
+        assert.deepEqual(access['release-bot'], {
+          tier: 'project',
+          brain_role: 'viewer',
+          departments: [],
+          projects: ['Apollo'],
+          policy_max_team_role: 'viewer',
+          password_hash: null,
+        });
 
         // The same password is no change although a fresh hash would differ; reordering a list is none either.
         const before = await snapshot(store.db);
@@ -78,7 +102,9 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'one' } });
-        const [{ password_hash: oldHash } = { password_hash: null }] = await store.db.query<{ password_hash: string | null }>("SELECT password_hash FROM principals WHERE email = 'alice@acme.test'");
+        const [{ password_hash: oldHash } = { password_hash: null }] = await store.db.query<{ password_hash: string | null }>(
+          "SELECT password_hash FROM principals WHERE email = 'alice@acme.test'",
+        );
         const changed = FILE.replace('    tier: hr\n', '')
           .replace('    brain_role: manager\n', '    brain_role: admin\n')
           .replace('    password_env: ALICE_PASSWORD\n', '')
@@ -94,8 +120,13 @@ for (const backend of storeBackends()) {
         assert.equal(access['alice@acme.test']?.password_hash, oldHash, 'password_env left out keeps the password');
 
         const newPassword = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'three' } });
-        assert.deepEqual(newPassword.changes.find((c) => c.name === 'alice@acme.test')?.detail, 'tier public → hr; brain_role admin → manager; password changed');
-        const removed = await applyOrgFile(store.db, { source: FILE.replace('password_env: ALICE_PASSWORD', 'password_env:').replace('    policy: { max_team_role: viewer }\n', '') });
+        assert.deepEqual(
+          newPassword.changes.find((c) => c.name === 'alice@acme.test')?.detail,
+          'tier public → hr; brain_role admin → manager; password changed',
+        );
+        const removed = await applyOrgFile(store.db, {
+          source: FILE.replace('password_env: ALICE_PASSWORD', 'password_env:').replace('    policy: { max_team_role: viewer }\n', ''),
+        });
         assert.deepEqual(removed.changes, [
           { action: 'update', kind: 'person', name: 'alice@acme.test', detail: 'password removed' },
           { action: 'update', kind: 'agent', name: 'release-bot', detail: 'policy max_team_role viewer → none' },

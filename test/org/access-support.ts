@@ -34,4 +34,3 @@ export async function prepare(db: Db): Promise<string> {
   });
   return tenantId;
 }
-

@@ -91,13 +91,18 @@ for (const backend of storeBackends()) {
           groups: { eng: ['release-bot'] },
           teams: { docs: { name: 'Docs team', members: { 'alice@acme.test': 'admin', 'release-bot': 'viewer', 'bob@acme.test': 'editor' } } },
         });
-        assert.ok((await stamp("SELECT updated_at AS at FROM principals WHERE email = 'alice@acme.test'")) > aliceBefore, 'a renamed person has a new updated_at');
+        assert.ok(
+          (await stamp("SELECT updated_at AS at FROM principals WHERE email = 'alice@acme.test'")) > aliceBefore,
+          'a renamed person has a new updated_at',
+        );
         assert.equal(await stamp("SELECT updated_at AS at FROM teams WHERE slug = 'docs'"), teamBefore, 'a team whose name is unchanged keeps its updated_at');
         assert.deepEqual((await applyOrgFile(store.db, { source: ACME_CHANGED })).changes, []);
 
         // The file is the whole truth about the tenant: leaving the language out means "en".
         const withoutLanguage = ACME_CHANGED.replace('language: de\n', '');
-        assert.deepEqual((await applyOrgFile(store.db, { source: withoutLanguage })).changes, [{ action: 'update', kind: 'tenant', name: 'acme', detail: 'language de → en' }]);
+        assert.deepEqual((await applyOrgFile(store.db, { source: withoutLanguage })).changes, [
+          { action: 'update', kind: 'tenant', name: 'acme', detail: 'language de → en' },
+        ]);
       } finally {
         await store.dispose();
       }
@@ -166,9 +171,15 @@ teams:
     it('reads an alias as the node its anchor names', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        const source = ACME.replace('[release-bot, alice@acme.test]', '&engineers [release-bot, alice@acme.test]\n  - name: reviewers\n    members: *engineers');
+        const source = ACME.replace(
+          '[release-bot, alice@acme.test]',
+          '&engineers [release-bot, alice@acme.test]\n  - name: reviewers\n    members: *engineers',
+        );
         await applyOrgFile(store.db, { source });
-        assert.deepEqual((await directoryOf(store.db, 'acme')).groups, { eng: ['alice@acme.test', 'release-bot'], reviewers: ['alice@acme.test', 'release-bot'] });
+        assert.deepEqual((await directoryOf(store.db, 'acme')).groups, {
+          eng: ['alice@acme.test', 'release-bot'],
+          reviewers: ['alice@acme.test', 'release-bot'],
+        });
       } finally {
         await store.dispose();
       }

@@ -48,11 +48,20 @@ for (const backend of storeBackends()) {
       const dbs = connections(store);
       try {
         await applyOrgFile(store.db, { source: ACME });
-        const changed = ACME.replace('name: Alice', 'name: Alice Smith\n  - email: bob@acme.test\n    name: Bob').replace('[release-bot, alice@acme.test]', '[bob@acme.test]');
+        const changed = ACME.replace('name: Alice', 'name: Alice Smith\n  - email: bob@acme.test\n    name: Bob').replace(
+          '[release-bot, alice@acme.test]',
+          '[bob@acme.test]',
+        );
         const globex = ACME.replace('tenant: acme', 'tenant: globex');
         const results = await Promise.all(dbs.flatMap((db) => [applyOrgFile(db, { source: changed }), applyOrgFile(db, { source: globex })]));
-        const acmeChanges = results.filter((result) => result.tenant === 'acme').map((result) => result.changes.length).sort((a, b) => a - b);
-        const globexChanges = results.filter((result) => result.tenant === 'globex').map((result) => result.changes.length).sort((a, b) => a - b);
+        const acmeChanges = results
+          .filter((result) => result.tenant === 'acme')
+          .map((result) => result.changes.length)
+          .sort((a, b) => a - b);
+        const globexChanges = results
+          .filter((result) => result.tenant === 'globex')
+          .map((result) => result.changes.length)
+          .sort((a, b) => a - b);
         assert.deepEqual(acmeChanges, [...Array<number>(RUNNERS - 1).fill(0), 5]);
         assert.deepEqual(globexChanges, [...Array<number>(RUNNERS - 1).fill(0), 9]);
         const acme = await directoryOf(store.db, 'acme');

@@ -94,7 +94,10 @@ for (const backend of cliStoreBackends()) {
         await blob.close();
       }
 
-      await writeTree(folder, { 'policies/release.md': '# Release policy\n\nAlways run the release check, twice.\n', 'skills/release-check/scripts/check.sh': '#!/bin/sh\necho ready now\n' });
+      await writeTree(folder, {
+        'policies/release.md': '# Release policy\n\nAlways run the release check, twice.\n',
+        'skills/release-check/scripts/check.sh': '#!/bin/sh\necho ready now\n',
+      });
       const dry = await kgw(['apply', '--dry-run', path.join(folder, 'org.yaml')], store.env);
       assert.equal(dry.code, 0, dry.stderr);
       const planned = [
@@ -171,11 +174,17 @@ describe('kgw apply with knowledge and skills while kgw serve holds the embedded
       assert.ok(skill, 'release-bot sees the Skill through its grant');
       const read = await call('read_skill', { skill_id: skill.id, version: 'published' });
       assert.equal(read.skill_md, TREE['skills/release-check/SKILL.md']);
-      assert.deepEqual((read.attachments as { path: string }[]).map((a) => a.path), ['assets/logo.png', 'scripts/check.sh']);
+      assert.deepEqual(
+        (read.attachments as { path: string }[]).map((a) => a.path),
+        ['assets/logo.png', 'scripts/check.sh'],
+      );
       const chunk = await call('read_context_attachment', { context_type: 'skill', context_id: skill.id, version: 1, path: 'assets/logo.png' });
       assert.deepEqual(Buffer.from(chunk.data_base64 as string, 'base64'), PNG);
       const knowledge = (await call('list_knowledge', {})) as { knowledge: { title: string }[] };
-      assert.deepEqual(knowledge.knowledge.map((k) => k.title), ['Release policy']);
+      assert.deepEqual(
+        knowledge.knowledge.map((k) => k.title),
+        ['Release policy'],
+      );
     } finally {
       await client.close();
     }

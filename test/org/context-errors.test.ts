@@ -211,12 +211,20 @@ for (const backend of storeBackends()) {
     });
     after(() => store.dispose());
 
-    itRefuses(() => store.db, CASES, {}, () => store.blob);
+    itRefuses(
+      () => store.db,
+      CASES,
+      {},
+      () => store.blob,
+    );
 
     it('applies the good folder of the same fixtures, so the refusals above are about the bad ones only', async () => {
       const source = file('knowledge:\n  - { title: OK, file: docs/ok.md }\nskills:\n  - { dir: skills/good }\n');
       const result = await applyOrgFile(store.db, { source, files: await readReferencedFiles(source, FOLDER), blob: store.blob, dryRun: true });
-      assert.deepEqual(result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`), ['create knowledge OK', 'create skill good']);
+      assert.deepEqual(
+        result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
+        ['create knowledge OK', 'create skill good'],
+      );
     });
   });
 }
@@ -225,11 +233,15 @@ describe('reading the files an org file references', () => {
   after(() => rmSync(FOLDER, { recursive: true, force: true }));
 
   it('finds file: and dir: values by their normalised path, and none in a file that does not parse', () => {
-    const source = 'knowledge:\n  - { title: A, file: ./docs//a.md }\n  - { title: B, file: ../b.md }\nskills:\n  - { dir: skills/x/ }\n  - { dir: docs/a.md }\n';
-    assert.deepEqual([...referencesOf(source)].map(([key, kinds]) => [key, [...kinds]]), [
-      ['docs/a.md', ['file', 'folder']],
-      ['skills/x', ['folder']],
-    ]);
+    const source =
+      'knowledge:\n  - { title: A, file: ./docs//a.md }\n  - { title: B, file: ../b.md }\nskills:\n  - { dir: skills/x/ }\n  - { dir: docs/a.md }\n';
+    assert.deepEqual(
+      [...referencesOf(source)].map(([key, kinds]) => [key, [...kinds]]),
+      [
+        ['docs/a.md', ['file', 'folder']],
+        ['skills/x', ['folder']],
+      ],
+    );
     assert.deepEqual(referencesOf('knowledge: ['), new Map());
   });
 
@@ -242,7 +254,10 @@ describe('reading the files an org file references', () => {
       ],
     });
     assert.deepEqual(files['skills/with-links'], {
-      errors: ['"skills/with-links/pipe" is not a regular file or folder', '"skills/with-links/ref.md" is a symbolic link; the org file reads only regular files and folders'],
+      errors: [
+        '"skills/with-links/pipe" is not a regular file or folder',
+        '"skills/with-links/ref.md" is a symbolic link; the org file reads only regular files and folders',
+      ],
     });
   });
 
@@ -254,7 +269,10 @@ describe('reading the files an org file references', () => {
       writeFileSync(path.join(big, 'a.md'), Buffer.alloc(6 * 1024 * 1024, 0x61));
       writeFileSync(path.join(big, 'b.md'), Buffer.alloc(5 * 1024 * 1024, 0x62));
       writeFileSync(path.join(big, 'c.md'), 'small\n');
-      const files = await readReferencedFiles('knowledge:\n  - { title: A, file: a.md }\n  - { title: B, file: b.md }\n  - { title: C, file: c.md }\nskills:\n  - { dir: many }\n', big);
+      const files = await readReferencedFiles(
+        'knowledge:\n  - { title: A, file: a.md }\n  - { title: B, file: b.md }\n  - { title: C, file: c.md }\nskills:\n  - { dir: many }\n',
+        big,
+      );
       assert.ok('file' in files['a.md']!);
       assert.deepEqual(files['b.md'], { errors: ['"b.md" takes the files the org file references over 10 MiB together'] });
       assert.deepEqual(files['c.md'], { file: Buffer.from('small\n').toString('base64') });

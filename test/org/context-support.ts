@@ -85,7 +85,11 @@ export async function writeTree(root: string, tree: Readonly<Record<string, stri
  * Applies `source` as `kgw apply` would from `store.folder`: the referenced files read from
  * there. For a tenant scope, its slug replaces the file's `tenant: acme`.
  */
-export async function applyIn(store: ContextStore | TenantScope, source: string, options: { dryRun?: boolean; db?: Db; audit?: AuditLog; folder?: string } = {}): Promise<OrgApplyResult> {
+export async function applyIn(
+  store: ContextStore | TenantScope,
+  source: string,
+  options: { dryRun?: boolean; db?: Db; audit?: AuditLog; folder?: string } = {},
+): Promise<OrgApplyResult> {
   const scoped = 'slug' in store ? source.replace(/^tenant: acme$/m, `tenant: ${store.slug}`) : source;
   const files = await readReferencedFiles(scoped, options.folder ?? store.folder);
   return applyOrgFile(options.db ?? store.db, { source: scoped, files, blob: store.blob, dryRun: options.dryRun }, options.audit);
@@ -132,7 +136,14 @@ export interface StoredResource {
 
 /** Every resource of the type and name in the tenant, with its versions, oldest first. */
 export async function resourcesNamed(db: Db, slug: string, type: 'knowledge' | 'skill' | 'memory', name: string): Promise<StoredResource[]> {
-  const heads = await db.query<{ id: string; latest_version: number; published_version: number | null; review_by: string | null; expires_at: string | null; created_by: string | null }>(
+  const heads = await db.query<{
+    id: string;
+    latest_version: number;
+    published_version: number | null;
+    review_by: string | null;
+    expires_at: string | null;
+    created_by: string | null;
+  }>(
     `SELECT r.id, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at, r.created_by
        FROM context_resources r JOIN tenants t ON t.id = r.tenant_id
       WHERE t.slug = $1 AND r.type = $2 AND r.name = $3 ORDER BY r.created_at, r.id`,
@@ -151,7 +162,11 @@ export async function resourcesNamed(db: Db, slug: string, type: 'knowledge' | '
       reviewBy: head.review_by,
       expiresAt: head.expires_at,
       createdBy: head.created_by,
-      versions: versions.map((v) => ({ ...v, version: Number(v.version), attachments: typeof v.attachments === 'string' ? (JSON.parse(v.attachments) as StoredVersion['attachments']) : v.attachments })),
+      versions: versions.map((v) => ({
+        ...v,
+        version: Number(v.version),
+        attachments: typeof v.attachments === 'string' ? (JSON.parse(v.attachments) as StoredVersion['attachments']) : v.attachments,
+      })),
     });
   }
   return result;
@@ -183,4 +198,5 @@ export async function blobCount(blob: BlobStore): Promise<number> {
 export const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0xfe, 0x00, 0x01]);
 
 /** A SKILL.md with the given name and description. */
-export const skillMd = (name: string, description = `Does ${name}.`, body = `Follow the steps of ${name}.\n`): string => `---\nname: ${name}\ndescription: ${description}\n---\n${body}`;
+export const skillMd = (name: string, description = `Does ${name}.`, body = `Follow the steps of ${name}.\n`): string =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n${body}`;

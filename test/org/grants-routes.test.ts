@@ -44,7 +44,10 @@ for (const backend of storeBackends()) {
         const [checklist] = await store.db.query<{ id: string }>("SELECT id FROM context_resources WHERE name = 'Release: checklist'");
         assert.equal(await effectiveContextRole(store.db, tenantId, bot, 'knowledge', checklist?.id), 'publisher');
         assert.equal(await effectiveContextRole(store.db, tenantId, bot, 'knowledge', undefined), 'viewer');
-        assert.deepEqual((await routedTo(store.db, tenantId, bot)).map((r) => r.name), ['Handbook', 'release-check']);
+        assert.deepEqual(
+          (await routedTo(store.db, tenantId, bot)).map((r) => r.name),
+          ['Handbook', 'release-check'],
+        );
 
         const before = await snapshot(store.db);
         assert.deepEqual((await applyOrgFile(store.db, { source: ACCESS })).changes, []);
@@ -54,7 +57,7 @@ for (const backend of storeBackends()) {
       }
     });
 
-    it('makes the file\'s sets exact: role updates, additions and removals; a left-out section is untouched', async () => {
+    it("makes the file's sets exact: role updates, additions and removals; a left-out section is untouched", async () => {
       const store = await backend.open({ migrated: true });
       try {
         await prepare(store.db);
@@ -84,9 +87,17 @@ routes:
         const emptied = await applyOrgFile(store.db, { source: `${BASE}grants: []\nroutes:\n` });
         assert.deepEqual(
           emptied.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
-          ['remove grant group:eng', 'remove grant triage-bot', 'remove grant triage-bot', 'remove route knowledge:Handbook', 'remove route knowledge:Release: checklist'],
+          [
+            'remove grant group:eng',
+            'remove grant triage-bot',
+            'remove grant triage-bot',
+            'remove route knowledge:Handbook',
+            'remove route knowledge:Release: checklist',
+          ],
         );
-        const [counts] = await store.db.query<{ grants: number; routes: number }>('SELECT (SELECT count(*)::int FROM context_grants) AS grants, (SELECT count(*)::int FROM context_routes) AS routes');
+        const [counts] = await store.db.query<{ grants: number; routes: number }>(
+          'SELECT (SELECT count(*)::int FROM context_grants) AS grants, (SELECT count(*)::int FROM context_routes) AS routes',
+        );
         assert.deepEqual(counts, { grants: 0, routes: 0 });
       } finally {
         await store.dispose();
@@ -108,7 +119,10 @@ routes:
         assert.deepEqual(real.changes, dry.changes);
         assert.ok(real.changes.some((c) => c.kind === 'route' && c.detail === 'to group:new-team'));
         const bot = await principalId(store.db, tenantId, 'new-bot');
-        assert.deepEqual((await routedTo(store.db, tenantId, bot)).map((r) => r.name), ['Handbook']);
+        assert.deepEqual(
+          (await routedTo(store.db, tenantId, bot)).map((r) => r.name),
+          ['Handbook'],
+        );
         assert.equal(await effectiveContextRole(store.db, tenantId, bot, 'memory', undefined), 'editor');
       } finally {
         await store.dispose();

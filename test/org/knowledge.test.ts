@@ -61,15 +61,24 @@ for (const backend of BACKENDS) {
         assert.equal(policy.latest, 1);
         assert.equal(policy.published, 1);
         assert.equal(policy.createdBy, null);
-        assert.deepEqual(policy.versions.map((v) => [v.version, v.content, v.authority, v.created_by]), [[1, 'Always run the release check.', 'must_follow', null]]);
+        assert.deepEqual(
+          policy.versions.map((v) => [v.version, v.content, v.authority, v.created_by]),
+          [[1, 'Always run the release check.', 'must_follow', null]],
+        );
         const handbook = await resourceNamed(store.db, store.slug, 'knowledge', 'Handbook');
         assert.deepEqual([handbook.published, handbook.reviewBy, handbook.expiresAt], [null, '2030-01-01', '2031-06-30']);
-        assert.deepEqual(handbook.versions.map((v) => [v.content, v.authority]), [[HANDBOOK, 'informational']]);
+        assert.deepEqual(
+          handbook.versions.map((v) => [v.content, v.authority]),
+          [[HANDBOOK, 'informational']],
+        );
 
         const { tenantId: tenant, principalId: bot } = await idsOf(store.db, store.slug, 'release-bot');
         assert.equal(await effectiveContextRole(store.db, tenant, bot, 'knowledge', policy.id), 'publisher');
         assert.equal(await effectiveContextRole(store.db, tenant, bot, 'knowledge', handbook.id), 'viewer');
-        assert.deepEqual((await routedTo(store.db, tenant, bot)).map((r) => r.name), ['Release policy']);
+        assert.deepEqual(
+          (await routedTo(store.db, tenant, bot)).map((r) => r.name),
+          ['Release policy'],
+        );
 
         const before = await snapshot(store.db);
         assert.deepEqual((await applyIn(store, KNOWLEDGE)).changes, [], 'applying the unchanged file again changes nothing');
@@ -96,20 +105,31 @@ for (const backend of BACKENDS) {
         assert.equal(await countVersions(store.db, store.slug), versions + 1);
 
         // The file is the whole truth for authority (informational when left out) and the dates.
-        const relaxed = edited.replace('    authority: must_follow\n', '').replace('    expires_at: 2031-06-30\n', '').replace('review_by: 2030-01-01', 'review_by: 2030-02-01');
+        const relaxed = edited
+          .replace('    authority: must_follow\n', '')
+          .replace('    expires_at: 2031-06-30\n', '')
+          .replace('review_by: 2030-01-01', 'review_by: 2030-02-01');
         await writeTree(store.folder, { 'docs/handbook.md': `${HANDBOOK}More.\n` });
         const second = await applyIn(store, relaxed);
         assert.deepEqual(second.changes, [
           { action: 'update', kind: 'knowledge', name: 'Release policy', detail: 'authority must_follow → informational; version 2 → 3' },
-          { action: 'update', kind: 'knowledge', name: 'Handbook', detail: 'content changed; version 1 → 2; review_by 2030-01-01 → 2030-02-01; expires_at 2031-06-30 → none' },
+          {
+            action: 'update',
+            kind: 'knowledge',
+            name: 'Handbook',
+            detail: 'content changed; version 1 → 2; review_by 2030-01-01 → 2030-02-01; expires_at 2031-06-30 → none',
+          },
         ]);
         assert.equal(await countVersions(store.db, store.slug), versions + 3);
         policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
-        assert.deepEqual(policy.versions.map((v) => [v.version, v.authority, v.created_by]), [
-          [1, 'must_follow', null],
-          [2, 'must_follow', null],
-          [3, 'informational', null],
-        ]);
+        assert.deepEqual(
+          policy.versions.map((v) => [v.version, v.authority, v.created_by]),
+          [
+            [1, 'must_follow', null],
+            [2, 'must_follow', null],
+            [3, 'informational', null],
+          ],
+        );
         assert.equal(policy.published, 2, 'publish: false never unpublishes');
         const handbook = await resourceNamed(store.db, store.slug, 'knowledge', 'Handbook');
         assert.deepEqual([handbook.latest, handbook.reviewBy, handbook.expiresAt], [2, '2030-02-01', null]);
@@ -127,24 +147,37 @@ for (const backend of BACKENDS) {
         const { tenantId: tenant } = await idsOf(store.db, store.slug, 'release-bot');
         const attachment = { path: 'a.txt', media_type: 'text/plain', size: 1, sha256: 'a'.repeat(64), digest_encoding: 'text' as const };
         await store.db.tx(async (tx) => {
-          await createKnowledge(tx, tenant, { title: 'Release policy', content: 'Old text.', authority: 'informational', createdBy: undefined, publish: true, attachments: [attachment] });
+          await createKnowledge(tx, tenant, {
+            title: 'Release policy',
+            content: 'Old text.',
+            authority: 'informational',
+            createdBy: undefined,
+            publish: true,
+            attachments: [attachment],
+          });
           await tx.query("INSERT INTO context_resources (tenant_id, id, type, name) VALUES ($1, gen_random_uuid(), 'knowledge', 'Handbook')", [tenant]);
         });
         await writeTree(store.folder, { 'docs/handbook.md': HANDBOOK });
-        const result = await applyIn(store, `${BASE}knowledge:
+        const result = await applyIn(
+          store,
+          `${BASE}knowledge:
   - { title: Release policy, content: New text. }
   - { title: Handbook, file: docs/handbook.md, publish: true }
-`);
+`,
+        );
         assert.deepEqual(result.changes, [
           { action: 'update', kind: 'knowledge', name: 'Release policy', detail: 'content changed; version 1 → 2' },
           { action: 'update', kind: 'knowledge', name: 'Handbook', detail: 'content set; version 0 → 1' },
           { action: 'publish', kind: 'knowledge', name: 'Handbook', detail: 'version 1' },
         ]);
         const policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
-        assert.deepEqual(policy.versions.map((v) => [v.content, v.attachments.map((a) => a.path)]), [
-          ['Old text.', ['a.txt']],
-          ['New text.', ['a.txt']],
-        ]);
+        assert.deepEqual(
+          policy.versions.map((v) => [v.content, v.attachments.map((a) => a.path)]),
+          [
+            ['Old text.', ['a.txt']],
+            ['New text.', ['a.txt']],
+          ],
+        );
         assert.equal(policy.published, 1);
       });
     });
@@ -154,7 +187,8 @@ for (const backend of BACKENDS) {
         await applyIn(store, BASE);
         const { tenantId: tenant } = await idsOf(store.db, store.slug, 'release-bot');
         await store.db.tx(async (tx) => {
-          for (const content of ['One.', 'Two.']) await createKnowledge(tx, tenant, { title: 'Handbook', content, authority: 'informational', createdBy: undefined, publish: false });
+          for (const content of ['One.', 'Two.'])
+            await createKnowledge(tx, tenant, { title: 'Handbook', content, authority: 'informational', createdBy: undefined, publish: false });
         });
         const rows = await snapshot(store.db);
         const source = `${BASE}knowledge:
@@ -170,9 +204,18 @@ routes:
             assert.ok(isKgwError(error, 'validation'), String(error));
             assert.deepEqual(error.details, {
               errors: [
-                { line: 10, message: `knowledge[0].title: tenant "${store.slug}" has 2 Knowledge titled "Handbook"; the file cannot tell which one it declares (rename all but one)` },
-                { line: 13, message: `grants[0].on: knowledge "Handbook" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)` },
-                { line: 15, message: `routes[0].deliver: knowledge "Handbook" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)` },
+                {
+                  line: 10,
+                  message: `knowledge[0].title: tenant "${store.slug}" has 2 Knowledge titled "Handbook"; the file cannot tell which one it declares (rename all but one)`,
+                },
+                {
+                  line: 13,
+                  message: `grants[0].on: knowledge "Handbook" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)`,
+                },
+                {
+                  line: 15,
+                  message: `routes[0].deliver: knowledge "Handbook" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)`,
+                },
               ],
             });
             return true;
@@ -181,10 +224,16 @@ routes:
         assert.deepEqual(await snapshot(store.db), rows);
         // An archived Knowledge of that title does not count: the active one is meant.
         await store.db.tx((tx) =>
-          tx.query("UPDATE context_resources SET status = 'archived' WHERE id = (SELECT min(id::text)::uuid FROM context_resources WHERE tenant_id = $1 AND name = 'Handbook')", [tenant]),
+          tx.query(
+            "UPDATE context_resources SET status = 'archived' WHERE id = (SELECT min(id::text)::uuid FROM context_resources WHERE tenant_id = $1 AND name = 'Handbook')",
+            [tenant],
+          ),
         );
         const result = await applyIn(store, source);
-        assert.deepEqual(result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`), ['update knowledge Handbook', 'add grant release-bot', 'add route knowledge:Handbook']);
+        assert.deepEqual(
+          result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
+          ['update knowledge Handbook', 'add grant release-bot', 'add route knowledge:Handbook'],
+        );
         assert.equal((await resourcesNamed(store.db, store.slug, 'knowledge', 'Handbook')).length, 2);
       });
     });
@@ -195,10 +244,16 @@ routes:
         const rows = await snapshot(store.db);
         const dry = await applyIn(store, KNOWLEDGE, { dryRun: true });
         assert.equal(dry.dryRun, true);
-        assert.deepEqual(dry.changes.filter((c) => c.kind === 'knowledge').map((c) => `${c.action} ${c.name}`), ['create Release policy', 'publish Release policy', 'create Handbook']);
+        assert.deepEqual(
+          dry.changes.filter((c) => c.kind === 'knowledge').map((c) => `${c.action} ${c.name}`),
+          ['create Release policy', 'publish Release policy', 'create Handbook'],
+        );
         assert.deepEqual(await snapshot(store.db), rows);
         const real = await applyIn(store, KNOWLEDGE);
-        assert.deepEqual(real.changes, dry.changes.map((c) => c));
+        assert.deepEqual(
+          real.changes,
+          dry.changes.map((c) => c),
+        );
       });
     });
 
@@ -212,10 +267,23 @@ routes:
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply' ORDER BY e.at",
           [store.slug],
         );
-        assert.deepEqual(events.map((e) => e.details.changes), [
-          { 'create tenant': 1, 'create person': 1, 'create agent': 1, 'create group': 1, 'add group member': 1, 'create knowledge': 2, 'publish knowledge': 1, 'add grant': 2, 'add route': 1 },
-          { 'update knowledge': 1, 'publish knowledge': 1 },
-        ]);
+        assert.deepEqual(
+          events.map((e) => e.details.changes),
+          [
+            {
+              'create tenant': 1,
+              'create person': 1,
+              'create agent': 1,
+              'create group': 1,
+              'add group member': 1,
+              'create knowledge': 2,
+              'publish knowledge': 1,
+              'add grant': 2,
+              'add route': 1,
+            },
+            { 'update knowledge': 1, 'publish knowledge': 1 },
+          ],
+        );
       });
     });
 

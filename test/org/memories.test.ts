@@ -59,7 +59,9 @@ const BASE_CHANGES = 7; // tenant, person, two agents, group, two members
 
 /** What the file last applied to a Memory (migration 0012), by the Memory's id. */
 async function appliedOf(db: Db, resourceId: string): Promise<{ version: number; sha256: string } | undefined> {
-  const [row] = await db.query<{ version: number; content_sha256: string }>('SELECT version, content_sha256 FROM org_memory_content WHERE resource_id = $1', [resourceId]);
+  const [row] = await db.query<{ version: number; content_sha256: string }>('SELECT version, content_sha256 FROM org_memory_content WHERE resource_id = $1', [
+    resourceId,
+  ]);
   return row && { version: Number(row.version), sha256: row.content_sha256 };
 }
 
@@ -101,9 +103,16 @@ for (const backend of BACKENDS) {
         ]);
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
         assert.deepEqual([state.latest, state.published, state.createdBy], [1, null, null], 'one live version, nothing to publish, no author');
-        assert.deepEqual(state.versions.map((v) => [v.version, v.content, v.authority, v.created_by]), [[1, 'No release in progress.', null, null]]);
+        assert.deepEqual(
+          state.versions.map((v) => [v.version, v.content, v.authority, v.created_by]),
+          [[1, 'No release in progress.', null, null]],
+        );
         const notes = await resourceNamed(store.db, store.slug, 'memory', 'Support notes');
-        assert.deepEqual(notes.versions.map((v) => v.content), [SUPPORT], 'the file exactly as it is');
+        assert.deepEqual(
+          notes.versions.map((v) => v.content),
+          [SUPPORT],
+          'the file exactly as it is',
+        );
         assert.equal((await appliedOf(store.db, notes.id))?.version, 1);
 
         const { tenantId: tenant, principalId: bot } = await idsOf(store.db, store.slug, 'release-bot');
@@ -134,10 +143,13 @@ for (const backend of BACKENDS) {
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
         assert.deepEqual([state.latest, state.published], [2, null], 'live at once: Memory has no publish step');
-        assert.deepEqual(state.versions.map((v) => [v.content, v.created_by]), [
-          ['No release in progress.', null],
-          ['Release 1.2 is being prepared.', null],
-        ]);
+        assert.deepEqual(
+          state.versions.map((v) => [v.content, v.created_by]),
+          [
+            ['No release in progress.', null],
+            ['Release 1.2 is being prepared.', null],
+          ],
+        );
         assert.deepEqual((await applyIn(store, edited)).changes, []);
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
 
@@ -163,24 +175,41 @@ for (const backend of BACKENDS) {
 
         const edited = MEMORIES.replace('No release in progress.', 'Release 1.3 is planned.');
         const dry = await applyIn(store, edited, { dryRun: true });
-        const expected = [{ action: 'update', kind: 'memory', name: 'Release state', detail: 'content changed; version 3 → 4; replaces versions 2–3, written since the last apply' }];
+        const expected = [
+          {
+            action: 'update',
+            kind: 'memory',
+            name: 'Release state',
+            detail: 'content changed; version 3 → 4; replaces versions 2–3, written since the last apply',
+          },
+        ];
         assert.deepEqual(dry.changes, expected, 'a dry run says which writes the change replaces');
         assert.deepEqual(await snapshot(store.db), rows);
         assert.deepEqual((await applyIn(store, edited)).changes, expected);
         const after = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
-        assert.deepEqual(after.versions.map((v) => [v.version, v.content, v.created_by]), [
-          [1, 'No release in progress.', null],
-          [2, 'Release 1.2 tagged.', bot],
-          [3, 'Release 1.2 tagged; changelog pending.', bot],
-          [4, 'Release 1.3 is planned.', null],
-        ]);
+        assert.deepEqual(
+          after.versions.map((v) => [v.version, v.content, v.created_by]),
+          [
+            [1, 'No release in progress.', null],
+            [2, 'Release 1.2 tagged.', bot],
+            [3, 'Release 1.2 tagged; changelog pending.', bot],
+            [4, 'Release 1.3 is planned.', null],
+          ],
+        );
         assert.equal((await appliedOf(store.db, state.id))?.version, 4);
 
         // One agent write later, the replaced range is that one version.
         await agentWrite(store.db, tenant, state.id, bot, 'Release 1.3 branch cut.');
         assert.deepEqual((await applyIn(store, edited)).changes, []);
         const again = await applyIn(store, MEMORIES);
-        assert.deepEqual(again.changes, [{ action: 'update', kind: 'memory', name: 'Release state', detail: 'content changed; version 5 → 6; replaces version 5, written since the last apply' }]);
+        assert.deepEqual(again.changes, [
+          {
+            action: 'update',
+            kind: 'memory',
+            name: 'Release state',
+            detail: 'content changed; version 5 → 6; replaces version 5, written since the last apply',
+          },
+        ]);
       });
     });
 
@@ -190,7 +219,9 @@ for (const backend of BACKENDS) {
         const { tenantId: tenant, principalId: bot } = await idsOf(store.db, store.slug, 'release-bot');
         const stateId = await agentMemory(store.db, tenant, bot, 'Release state', 'Started the release.');
         const notesId = await agentMemory(store.db, tenant, bot, 'Support notes', SUPPORT);
-        await store.db.tx((tx) => tx.query("INSERT INTO context_resources (tenant_id, id, type, name) VALUES ($1, gen_random_uuid(), 'memory', 'Empty')", [tenant]));
+        await store.db.tx((tx) =>
+          tx.query("INSERT INTO context_resources (tenant_id, id, type, name) VALUES ($1, gen_random_uuid(), 'memory', 'Empty')", [tenant]),
+        );
         await writeTree(store.folder, { 'memories/support.md': SUPPORT });
         const source = `${BASE}memories:
   - { name: Release state, content: Declared by the file. }
@@ -205,12 +236,19 @@ for (const backend of BACKENDS) {
         ]);
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
         assert.equal(state.createdBy, bot, 'the Memory keeps its creator');
-        assert.deepEqual(state.versions.map((v) => [v.content, v.created_by]), [
-          ['Started the release.', bot],
-          ['Declared by the file.', null],
-        ]);
+        assert.deepEqual(
+          state.versions.map((v) => [v.content, v.created_by]),
+          [
+            ['Started the release.', bot],
+            ['Declared by the file.', null],
+          ],
+        );
         assert.equal((await resourceNamed(store.db, store.slug, 'memory', 'Support notes')).latest, 1, 'no version for the same content');
-        assert.deepEqual(await appliedOf(store.db, notesId), { version: 1, sha256: createHash('sha256').update(SUPPORT).digest('hex') }, 'remembered as the file\'s');
+        assert.deepEqual(
+          await appliedOf(store.db, notesId),
+          { version: 1, sha256: createHash('sha256').update(SUPPORT).digest('hex') },
+          "remembered as the file's",
+        );
         assert.equal((await resourceNamed(store.db, store.slug, 'memory', 'Empty')).versions[0]?.content, 'Filled by the file.');
 
         // Remembered: an agent's later write to Support notes survives the same file.
@@ -240,9 +278,18 @@ routes:
             assert.ok(isKgwError(error, 'validation'), String(error));
             assert.deepEqual(error.details, {
               errors: [
-                { line: 11, message: `memories[0].name: tenant "${store.slug}" has 2 Memories named "Release state"; the file cannot tell which one it declares (rename all but one)` },
-                { line: 14, message: `grants[0].on: memory "Release state" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)` },
-                { line: 16, message: `routes[0].deliver: memory "Release state" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)` },
+                {
+                  line: 11,
+                  message: `memories[0].name: tenant "${store.slug}" has 2 Memories named "Release state"; the file cannot tell which one it declares (rename all but one)`,
+                },
+                {
+                  line: 14,
+                  message: `grants[0].on: memory "Release state" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)`,
+                },
+                {
+                  line: 16,
+                  message: `routes[0].deliver: memory "Release state" is ambiguous: tenant "${store.slug}" has 2 with that name (rename all but one to name it here)`,
+                },
               ],
             });
             return true;
@@ -251,10 +298,16 @@ routes:
         assert.deepEqual(await snapshot(store.db), rows);
         // An archived Memory of that name does not count: the active one is meant.
         await store.db.tx((tx) =>
-          tx.query("UPDATE context_resources SET status = 'archived' WHERE id = (SELECT min(id::text)::uuid FROM context_resources WHERE tenant_id = $1 AND name = 'Release state')", [tenant]),
+          tx.query(
+            "UPDATE context_resources SET status = 'archived' WHERE id = (SELECT min(id::text)::uuid FROM context_resources WHERE tenant_id = $1 AND name = 'Release state')",
+            [tenant],
+          ),
         );
         const result = await applyIn(store, source);
-        assert.deepEqual(result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`), ['update memory Release state', 'add grant release-bot', 'add route memory:Release state']);
+        assert.deepEqual(
+          result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
+          ['update memory Release state', 'add grant release-bot', 'add route memory:Release state'],
+        );
         assert.equal((await resourcesNamed(store.db, store.slug, 'memory', 'Release state')).length, 2);
       });
     });
@@ -265,7 +318,10 @@ routes:
         assert.equal(Buffer.byteLength(full), 25 * 1024);
         await writeTree(store.folder, { 'memories/full.md': full });
         const result = await applyIn(store, `${BASE}memories:\n  - { name: Inline, content: "${full}" }\n  - { name: From a file, file: memories/full.md }\n`);
-        assert.deepEqual(result.changes.slice(BASE_CHANGES).map((c) => `${c.action} ${c.name}`), ['create Inline', 'create From a file']);
+        assert.deepEqual(
+          result.changes.slice(BASE_CHANGES).map((c) => `${c.action} ${c.name}`),
+          ['create Inline', 'create From a file'],
+        );
         assert.equal((await resourceNamed(store.db, store.slug, 'memory', 'From a file')).versions[0]?.content, full);
       });
     });
@@ -276,7 +332,10 @@ routes:
         const rows = await snapshot(store.db);
         const dry = await applyIn(store, MEMORIES, { dryRun: true });
         assert.equal(dry.dryRun, true);
-        assert.deepEqual(dry.changes.filter((c) => c.kind === 'memory').map((c) => `${c.action} ${c.name}`), ['create Release state', 'create Support notes']);
+        assert.deepEqual(
+          dry.changes.filter((c) => c.kind === 'memory').map((c) => `${c.action} ${c.name}`),
+          ['create Release state', 'create Support notes'],
+        );
         assert.deepEqual(await snapshot(store.db), rows);
         const real = await applyIn(store, MEMORIES);
         assert.deepEqual(real.changes, dry.changes);
@@ -294,10 +353,22 @@ routes:
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply' ORDER BY e.at",
           [store.slug],
         );
-        assert.deepEqual(events.map((e) => e.details.changes), [
-          { 'create tenant': 1, 'create person': 1, 'create agent': 2, 'create group': 1, 'add group member': 2, 'create memory': 2, 'add grant': 2, 'add route': 2 },
-          { 'update memory': 1 },
-        ]);
+        assert.deepEqual(
+          events.map((e) => e.details.changes),
+          [
+            {
+              'create tenant': 1,
+              'create person': 1,
+              'create agent': 2,
+              'create group': 1,
+              'add group member': 2,
+              'create memory': 2,
+              'add grant': 2,
+              'add route': 2,
+            },
+            { 'update memory': 1 },
+          ],
+        );
       });
     });
 
@@ -309,7 +380,14 @@ routes:
         const dbs = url === undefined ? [store.db, store.db, store.db, store.db] : Array.from({ length: 4 }, () => openPostgres(url, { max: 2 }));
         try {
           const results = await Promise.all(dbs.map((db) => applyIn(store, MEMORIES, { db })));
-          assert.deepEqual(results.map((r) => r.changes.length).sort((a, b) => a - b).slice(0, 3), [0, 0, 0], 'one apply does it all, the others find it done');
+          assert.deepEqual(
+            results
+              .map((r) => r.changes.length)
+              .sort((a, b) => a - b)
+              .slice(0, 3),
+            [0, 0, 0],
+            'one apply does it all, the others find it done',
+          );
           assert.equal((await resourcesNamed(store.db, store.slug, 'memory', 'Release state')).length, 1);
           assert.equal(await countVersions(store.db, store.slug), 2);
           const edited = MEMORIES.replace('No release', 'A release');
@@ -351,7 +429,9 @@ async function gatewayChecks(store: TenantScope, agent: (name: string) => Promis
   const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
   const notes = await resourceNamed(store.db, store.slug, 'memory', 'Support notes');
   const open = (id: string, name: string, version: number, canWrite: boolean) =>
-    new RegExp(`<alignbase_memory id="${id}" name="${name}" version="${version}" version_id="[0-9a-f-]{36}" assignment_state="enabled" can_write="${canWrite}">\\n\\n`);
+    new RegExp(
+      `<alignbase_memory id="${id}" name="${name}" version="${version}" version_id="[0-9a-f-]{36}" assignment_state="enabled" can_write="${canWrite}">\\n\\n`,
+    );
 
   const watched = await watchBot.context();
   assert.match(watched, open(state.id, 'Release state', 1, false));
@@ -378,7 +458,10 @@ async function gatewayChecks(store: TenantScope, agent: (name: string) => Promis
     await releaseBot.fail('write_memory', { memory_id: state.id, expected_version: 2, content: 'Stale.' }),
     'memory_changed: read Memory again, preserve relevant changes, and retry',
   );
-  assert.equal(await watchBot.fail('write_memory', { memory_id: notes.id, expected_version: 1, content: 'x' }), 'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only');
+  assert.equal(
+    await watchBot.fail('write_memory', { memory_id: notes.id, expected_version: 1, content: 'x' }),
+    'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -485,12 +568,20 @@ for (const backend of BACKENDS) {
     });
     after(() => store.dispose());
 
-    itRefuses(() => store.db, CASES, {}, () => store.blob);
+    itRefuses(
+      () => store.db,
+      CASES,
+      {},
+      () => store.blob,
+    );
 
     it('applies the good file of the same fixtures, so the refusals above are about the bad ones only', async () => {
       const source = file('memories:\n  - { name: OK, file: memories/ok.md }\n');
       const result = await applyOrgFile(store.db, { source, files: await readReferencedFiles(source, FOLDER), dryRun: true });
-      assert.deepEqual(result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`), ['create memory OK']);
+      assert.deepEqual(
+        result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
+        ['create memory OK'],
+      );
     });
   });
 }

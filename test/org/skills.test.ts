@@ -82,7 +82,10 @@ for (const backend of storeBackends()) {
 
         const { tenantId, principalId } = await idsOf(store.db, store.slug, 'release-bot');
         assert.equal(await effectiveContextRole(store.db, tenantId, principalId, 'skill', skill.id), 'editor');
-        assert.deepEqual((await routedTo(store.db, tenantId, principalId)).map((r) => r.name), ['triage']);
+        assert.deepEqual(
+          (await routedTo(store.db, tenantId, principalId)).map((r) => r.name),
+          ['triage'],
+        );
 
         const rows = await snapshot(store.db);
         const blobs = await blobCount(store.blob);
@@ -97,11 +100,19 @@ for (const backend of storeBackends()) {
         await writeTree(store.folder, FILES);
         await applyIn(store, SKILLS);
         const versions = await countVersions(store.db, store.slug);
-        await writeTree(store.folder, { 'skills/release-check/scripts/check.sh': '#!/bin/sh\necho still ready\n', 'skills/release-check/docs/usage.md': '# Usage\n' });
+        await writeTree(store.folder, {
+          'skills/release-check/scripts/check.sh': '#!/bin/sh\necho still ready\n',
+          'skills/release-check/docs/usage.md': '# Usage\n',
+        });
         await rm(path.join(store.folder, 'skills/release-check/.hidden-notes.txt'));
         const changed = await applyIn(store, SKILLS);
         assert.deepEqual(changed.changes, [
-          { action: 'update', kind: 'skill', name: 'release-check', detail: 'added docs/usage.md; changed scripts/check.sh; removed .hidden-notes.txt; version 1 → 2' },
+          {
+            action: 'update',
+            kind: 'skill',
+            name: 'release-check',
+            detail: 'added docs/usage.md; changed scripts/check.sh; removed .hidden-notes.txt; version 1 → 2',
+          },
           { action: 'publish', kind: 'skill', name: 'release-check', detail: 'version 1 → 2' },
         ]);
         assert.equal(await countVersions(store.db, store.slug), versions + 1);
@@ -109,12 +120,17 @@ for (const backend of storeBackends()) {
 
         await writeTree(store.folder, { 'skills/triage/SKILL.md': skillMd('triage', 'Sorts incoming issues.') });
         const edited = await applyIn(store, SKILLS.replace('review_by: 2030-01-01', 'review_by: 2030-01-01\n    expires_at: 2030-12-31'));
-        assert.deepEqual(edited.changes, [{ action: 'update', kind: 'skill', name: 'triage', detail: 'SKILL.md changed; version 1 → 2; expires_at none → 2030-12-31' }]);
-        const triage = await resourceNamed(store.db, store.slug, 'skill', 'triage');
-        assert.deepEqual(triage.versions.map((v) => [v.version, v.description]), [
-          [1, 'Does triage.'],
-          [2, 'Sorts incoming issues.'],
+        assert.deepEqual(edited.changes, [
+          { action: 'update', kind: 'skill', name: 'triage', detail: 'SKILL.md changed; version 1 → 2; expires_at none → 2030-12-31' },
         ]);
+        const triage = await resourceNamed(store.db, store.slug, 'skill', 'triage');
+        assert.deepEqual(
+          triage.versions.map((v) => [v.version, v.description]),
+          [
+            [1, 'Does triage.'],
+            [2, 'Sorts incoming issues.'],
+          ],
+        );
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
       });
     });
@@ -122,12 +138,18 @@ for (const backend of storeBackends()) {
     it('a dry run shows the plan and writes nothing, not even blobs', async () => {
       await withStore('s-dry', async (store) => {
         // Bytes of this test's own (the blob store is the suite's): none of them may be stored by the dry run.
-        const own = { 'skills/release-check/scripts/check.sh': '#!/bin/sh\necho dry run\n', 'skills/release-check/assets/logo.png': Buffer.concat([PNG, Buffer.from('dry')]) };
+        const own = {
+          'skills/release-check/scripts/check.sh': '#!/bin/sh\necho dry run\n',
+          'skills/release-check/assets/logo.png': Buffer.concat([PNG, Buffer.from('dry')]),
+        };
         await writeTree(store.folder, { ...FILES, ...own });
         const rows = await snapshot(store.db);
         const blobs = await blobCount(store.blob);
         const dry = await applyIn(store, SKILLS, { dryRun: true });
-        assert.deepEqual(dry.changes.filter((c) => c.kind === 'skill').map((c) => `${c.action} ${c.name}`), ['create release-check', 'publish release-check', 'create triage']);
+        assert.deepEqual(
+          dry.changes.filter((c) => c.kind === 'skill').map((c) => `${c.action} ${c.name}`),
+          ['create release-check', 'publish release-check', 'create triage'],
+        );
         assert.deepEqual(await snapshot(store.db), rows);
         assert.equal(await countVersions(store.db, store.slug), 0);
         assert.equal(await blobCount(store.blob), blobs);
@@ -147,7 +169,15 @@ for (const backend of storeBackends()) {
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply'",
           [store.slug],
         );
-        assert.deepEqual(event?.details.changes, { 'create tenant': 1, 'create person': 1, 'create agent': 1, 'create skill': 2, 'publish skill': 1, 'add grant': 1, 'add route': 1 });
+        assert.deepEqual(event?.details.changes, {
+          'create tenant': 1,
+          'create person': 1,
+          'create agent': 1,
+          'create skill': 2,
+          'publish skill': 1,
+          'add grant': 1,
+          'add route': 1,
+        });
       });
     });
 

@@ -110,7 +110,7 @@ for (const backend of storeBackends()) {
       }
     });
 
-    it('makes a listed team\'s shares exact: role updates, additions and removals, the same in a dry run', async () => {
+    it("makes a listed team's shares exact: role updates, additions and removals, the same in a dry run", async () => {
       const store = await backend.open({ migrated: true });
       try {
         await applyOrgFile(store.db, { source: SHARED });
@@ -140,7 +140,10 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         // eng shares too, so that changing docs' shares is seen not to touch eng's.
-        const both = SHARED.replace('members: { bob@acme.test: viewer, bot: editor }\n', 'members: { bob@acme.test: viewer, bot: editor }\n    shares: [{ with: alice@acme.test, role: viewer }]\n');
+        const both = SHARED.replace(
+          'members: { bob@acme.test: viewer, bot: editor }\n',
+          'members: { bob@acme.test: viewer, bot: editor }\n    shares: [{ with: alice@acme.test, role: viewer }]\n',
+        );
         await applyOrgFile(store.db, { source: both });
         const rows = await snapshot(store.db);
         const withoutKey = SHARED.replace(/ {4}shares:\n(?: {6}- .*\n)+/, '');
@@ -150,14 +153,18 @@ for (const backend of storeBackends()) {
         assert.deepEqual(await snapshot(store.db), rows);
 
         // `shares:` with nothing under it, like `shares: []`, is the empty list: docs shares nothing.
-        const emptied = await applyOrgFile(store.db, { source: withoutKey.replace('members: { alice@acme.test: admin }\n', 'members: { alice@acme.test: admin }\n    shares:\n') });
+        const emptied = await applyOrgFile(store.db, {
+          source: withoutKey.replace('members: { alice@acme.test: admin }\n', 'members: { alice@acme.test: admin }\n    shares:\n'),
+        });
         assert.deepEqual(emptied.changes, [
           { action: 'remove', kind: 'team share', name: 'bob@acme.test', detail: 'team docs' },
           { action: 'remove', kind: 'team share', name: 'bot', detail: 'team docs' },
           { action: 'remove', kind: 'team share', name: 'team:eng', detail: 'team docs' },
         ]);
         assert.deepEqual(await sharesOf(store.db, 'acme'), ['eng → alice@acme.test: viewer']);
-        const none = await applyOrgFile(store.db, { source: `${PEOPLE}teams:\n  - { slug: eng, name: Engineering, members: { bob@acme.test: viewer, bot: editor }, shares: [] }\n` });
+        const none = await applyOrgFile(store.db, {
+          source: `${PEOPLE}teams:\n  - { slug: eng, name: Engineering, members: { bob@acme.test: viewer, bot: editor }, shares: [] }\n`,
+        });
         assert.deepEqual(none.changes, [{ action: 'remove', kind: 'team share', name: 'alice@acme.test', detail: 'team eng' }]);
         assert.deepEqual(await sharesOf(store.db, 'acme'), []);
       } finally {
@@ -231,17 +238,34 @@ const shares = (...entries: string[]): string => `${BASE}    shares:\n${entries.
 const GRANTEE = `a team (team:SLUG), a person's email or an agent's name`;
 
 const CASES: RefusalCase[] = [
-  { title: 'a team sharing with itself', source: shares('{ with: team:docs, role: viewer }'), errors: [[12, 'teams[0].shares[0].with: team "docs" cannot share with itself']] },
+  {
+    title: 'a team sharing with itself',
+    source: shares('{ with: team:docs, role: viewer }'),
+    errors: [[12, 'teams[0].shares[0].with: team "docs" cannot share with itself']],
+  },
   {
     title: 'duplicate shares (emails in any case)',
-    source: shares('{ with: team:eng, role: viewer }', '{ with: team:eng, role: editor }', '{ with: alice@acme.test, role: viewer }', '{ with: Alice@Acme.test, role: admin }'),
+    source: shares(
+      '{ with: team:eng, role: viewer }',
+      '{ with: team:eng, role: editor }',
+      '{ with: alice@acme.test, role: viewer }',
+      '{ with: Alice@Acme.test, role: admin }',
+    ),
     errors: [
       [13, 'teams[0].shares[1]: duplicate share "team:eng" (already listed at line 12)'],
       [15, 'teams[0].shares[3]: duplicate share "alice@acme.test" (already listed at line 14)'],
     ],
   },
-  { title: 'a bad share role', source: shares('{ with: bot, role: owner }'), errors: [[12, 'teams[0].shares[0].role: "owner" is not a role: viewer, editor, admin']] },
-  { title: 'an unknown share key', source: shares('{ with: bot, role: viewer, until: tomorrow }'), errors: [[12, 'unknown key "until" in teams[0].shares[0] (expected with, role)']] },
+  {
+    title: 'a bad share role',
+    source: shares('{ with: bot, role: owner }'),
+    errors: [[12, 'teams[0].shares[0].role: "owner" is not a role: viewer, editor, admin']],
+  },
+  {
+    title: 'an unknown share key',
+    source: shares('{ with: bot, role: viewer, until: tomorrow }'),
+    errors: [[12, 'unknown key "until" in teams[0].shares[0] (expected with, role)']],
+  },
   {
     title: 'missing share keys',
     source: shares('{ with: bot }', '{ role: viewer }'),
@@ -252,7 +276,12 @@ const CASES: RefusalCase[] = [
   },
   {
     title: 'bad grantees',
-    source: shares('{ with: group:eng, role: viewer }', '{ with: team:Eng_Team, role: viewer }', '{ with: "team:", role: viewer }', '{ with: 42, role: viewer }'),
+    source: shares(
+      '{ with: group:eng, role: viewer }',
+      '{ with: team:Eng_Team, role: viewer }',
+      '{ with: "team:", role: viewer }',
+      '{ with: 42, role: viewer }',
+    ),
     errors: [
       [12, `teams[0].shares[0].with: "group:eng" is not ${GRANTEE}`],
       [13, `teams[0].shares[1].with: "team:Eng_Team" is not ${GRANTEE}`],
@@ -269,7 +298,11 @@ const CASES: RefusalCase[] = [
       [14, 'teams[0].shares[2].with: no agent "ghost-bot" is declared in the file or exists in tenant "acme"'],
     ],
   },
-  { title: 'shares that are not a list', source: `${BASE}    shares: { with: bot, role: viewer }\n${ENG}`, errors: [[11, 'teams[0].shares must be a list, not a map']] },
+  {
+    title: 'shares that are not a list',
+    source: `${BASE}    shares: { with: bot, role: viewer }\n${ENG}`,
+    errors: [[11, 'teams[0].shares must be a list, not a map']],
+  },
   {
     title: 'a share with a later team that has a problem of its own, reported once',
     source: shares('{ with: team:ops, role: viewer }').replace(ENG, '  - { slug: ops, name: 42, members: {} }\n'),

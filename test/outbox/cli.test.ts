@@ -75,7 +75,10 @@ for (const backend of cliStoreBackends()) {
     it('shows a backlog in a second doctor table, without failing', async () => {
       await withDb((db) =>
         db.tx((tx) =>
-          enqueue(tx, [1, 2, 3].map((n) => ({ tenantId: TENANT, projection: 'search', resourceKey: `kb_file:${n}`, operation: 'upsert' as const, payload: { n } }))),
+          enqueue(
+            tx,
+            [1, 2, 3].map((n) => ({ tenantId: TENANT, projection: 'search', resourceKey: `kb_file:${n}`, operation: 'upsert' as const, payload: { n } })),
+          ),
         ),
       );
       const run = await kgw(['doctor'], store.env);
@@ -87,7 +90,10 @@ for (const backend of cliStoreBackends()) {
       const search = output.slice(header + 1).find((l) => l.startsWith('search '));
       assert.deepEqual(search?.split(/ {2,}/).slice(0, 2), ['search', '3'], run.stdout);
       // The configured graph projection is listed even with nothing waiting.
-      assert.ok(output.slice(header + 1).some((l) => l.startsWith('graph ')), run.stdout);
+      assert.ok(
+        output.slice(header + 1).some((l) => l.startsWith('graph ')),
+        run.stdout,
+      );
       const json = await kgw(['doctor', '--json'], store.env);
       const report = JSON.parse(json.stdout) as { projections: ProjectionStatus[] };
       assert.deepEqual(

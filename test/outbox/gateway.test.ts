@@ -66,7 +66,9 @@ for (const backend of storeBackends()) {
       projection.down = true;
       try {
         for (let i = 0; i < 20; i++) {
-          await store.db.tx((tx) => enqueue(tx, [{ tenantId: TENANT, projection: 'search', resourceKey: `kb_file:${i % 4}`, operation: 'upsert', payload: { n: 100 + i } }]));
+          await store.db.tx((tx) =>
+            enqueue(tx, [{ tenantId: TENANT, projection: 'search', resourceKey: `kb_file:${i % 4}`, operation: 'upsert', payload: { n: 100 + i } }]),
+          );
         }
         await waitFor(async () => ((await ready()).body.projections.search?.last_error ?? '').includes('ECONNREFUSED'));
         const { code, body } = await ready();
@@ -126,7 +128,10 @@ for (const backend of storeBackends()) {
         skipped: ['search'],
       });
       const status = (await runOp(gateway.services, 'projections.status', {})) as ProjectionStatus[];
-      assert.deepEqual(status.map((s) => [s.projection, s.backlog, s.lastError]), [['graph', 0, null]]);
+      assert.deepEqual(
+        status.map((s) => [s.projection, s.backlog, s.lastError]),
+        [['graph', 0, null]],
+      );
       const body = (await gateway.app.inject({ method: 'GET', url: '/readyz' })).json<ReadyBody>();
       assert.deepEqual(Object.keys(body.projections), ['graph']);
       assert.equal(body.projections.graph?.backlog, 0);

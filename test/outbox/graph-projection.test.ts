@@ -41,7 +41,11 @@ async function tenantId(db: Db, slug: string): Promise<string> {
  * What the graph store shows of a tenant, read through its query interface: every node of the
  * truth with its title, and every relation reached from one of them.
  */
-async function projected(store: GraphStore, tenant: string, truth: GraphSnapshot): Promise<{ counts: { nodes: number; relations: number }; titles: Record<string, unknown>; relations: string[] }> {
+async function projected(
+  store: GraphStore,
+  tenant: string,
+  truth: GraphSnapshot,
+): Promise<{ counts: { nodes: number; relations: number }; titles: Record<string, unknown>; relations: string[] }> {
   const titles: Record<string, unknown> = {};
   const relations = new Set<string>();
   for (const node of truth.nodes) {
@@ -79,7 +83,11 @@ function harnesses(): Harness[] {
     list.push({
       name: 'neo4j',
       privateStore: false,
-      open: () => openNeo4jGraphStore({ url, user: process.env.KGW_TEST_NEO4J_USER ?? 'neo4j', password: process.env.KGW_TEST_NEO4J_PASSWORD ?? 'neo4j' }, { timeoutMs: 20_000 }),
+      open: () =>
+        openNeo4jGraphStore(
+          { url, user: process.env.KGW_TEST_NEO4J_USER ?? 'neo4j', password: process.env.KGW_TEST_NEO4J_PASSWORD ?? 'neo4j' },
+          { timeoutMs: 20_000 },
+        ),
     });
   } else if (process.env.CI === 'true') throw new Error('KGW_TEST_NEO4J_URL must be set in CI (test/services/neo4j.sh)');
   return list;
@@ -121,7 +129,9 @@ for (const backend of storeBackends()) {
 
       it('follows org applies: created, changed and emptied departments, owners of agents', async () => {
         const a = slug('alpha');
-        await applyOrgFile(store.db, { source: orgFile(a, { ada: { departments: ['research'], projects: ['engine'] }, bo: { departments: ['research', 'sales'] } }, { helper: 'ada' }) });
+        await applyOrgFile(store.db, {
+          source: orgFile(a, { ada: { departments: ['research'], projects: ['engine'] }, bo: { departments: ['research', 'sales'] } }, { helper: 'ada' }),
+        });
         const first = await worker.drainAll();
         assert.deepEqual(first.failed, 0);
         await assertMirrors('alpha');
@@ -129,13 +139,19 @@ for (const backend of storeBackends()) {
         assert.deepEqual(truth.nodes.map((n) => n.type).sort(), ['agent', 'department', 'department', 'organization', 'person', 'person', 'project']);
 
         // Bo leaves sales (the department goes, nobody is in it), Ada moves to the engine's sibling.
-        await applyOrgFile(store.db, { source: orgFile(a, { ada: { departments: ['research'], projects: ['turbine'] }, bo: { departments: ['research'] } }, { helper: 'bo' }) });
+        await applyOrgFile(store.db, {
+          source: orgFile(a, { ada: { departments: ['research'], projects: ['turbine'] }, bo: { departments: ['research'] } }, { helper: 'bo' }),
+        });
         await worker.drainAll();
         await assertMirrors('alpha');
         const { truth: now } = await truthFor('alpha');
         assert.ok(!now.nodes.some((n) => n.id === 'department:sales'));
         assert.ok(!now.nodes.some((n) => n.id === 'project:engine'));
-        const ids = Object.fromEntries((await store.db.query<{ name: string; id: string }>('SELECT name, id FROM principals WHERE tenant_id = $1', [await tenantId(store.db, a)])).map((p) => [p.name, p.id]));
+        const ids = Object.fromEntries(
+          (await store.db.query<{ name: string; id: string }>('SELECT name, id FROM principals WHERE tenant_id = $1', [await tenantId(store.db, a)])).map(
+            (p) => [p.name, p.id],
+          ),
+        );
         assert.deepEqual(
           now.relations.filter((r) => r.verb === 'owns').map((r) => [r.from, r.to]),
           [[`person:${String(ids.bo)}`, `agent:${String(ids.helper)}`]],
@@ -161,7 +177,9 @@ for (const backend of storeBackends()) {
         // Eight writers, each moving people between departments; every interleaving must converge.
         await Promise.all(
           Array.from({ length: 8 }, (_, i) =>
-            applyOrgFile(store.db, { source: orgFile(c, { dee: { departments: [`d${i % 3}`] }, [`p${i}`]: { departments: [`d${(i + 1) % 3}`], projects: [`x${i % 2}`] } }) }),
+            applyOrgFile(store.db, {
+              source: orgFile(c, { dee: { departments: [`d${i % 3}`] }, [`p${i}`]: { departments: [`d${(i + 1) % 3}`], projects: [`x${i % 2}`] } }),
+            }),
           ),
         );
         await worker.drainAll();
@@ -172,7 +190,9 @@ for (const backend of storeBackends()) {
         const d = slug('delta');
         await applyOrgFile(store.db, { source: orgFile(d, { eve: { departments: ['qa'], projects: ['p'] } }, { bot: 'eve' }) });
         const { id, truth } = await truthFor('delta');
-        const rows = await store.db.query<{ tenant_id: string; payload: Record<string, unknown> }>("SELECT tenant_id, payload FROM outbox WHERE projection = 'graph' ORDER BY id");
+        const rows = await store.db.query<{ tenant_id: string; payload: Record<string, unknown> }>(
+          "SELECT tenant_id, payload FROM outbox WHERE projection = 'graph' ORDER BY id",
+        );
         const changes = rows.map((r) => graphChange({ tenantId: r.tenant_id, payload: r.payload }));
         await graph.write(changes);
         await graph.write(changes);

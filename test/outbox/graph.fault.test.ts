@@ -100,7 +100,9 @@ for (const backend of cliStoreBackends()) {
           'MATCH (a:KgwNode)-[r:KGW_REL {verb: $verb}]->(b:KgwNode) RETURN a.props AS a, b.props AS b ORDER BY a.props, b.props',
           { verb },
         );
-        return result.records.map((r) => `${(JSON.parse(String(r.get('a'))) as { title: string }).title} -> ${(JSON.parse(String(r.get('b'))) as { title: string }).title}`);
+        return result.records.map(
+          (r) => `${(JSON.parse(String(r.get('a'))) as { title: string }).title} -> ${(JSON.parse(String(r.get('b'))) as { title: string }).title}`,
+        );
       } finally {
         await session.close();
       }

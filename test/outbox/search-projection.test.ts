@@ -34,10 +34,13 @@ describe('searchProjection', () => {
     });
     const projection = searchProjection(backend);
     assert.equal(projection.name, 'search');
-    await projection.apply([row(1, 'a', 'upsert', 'one'), row(2, 'b', 'upsert', 'two'), row(3, 'c', 'delete'), row(4, 'd', 'delete'), row(5, 'c', 'upsert', 'three')], {
-      tx: { query: () => Promise.resolve([]) },
-      signal: new AbortController().signal,
-    });
+    await projection.apply(
+      [row(1, 'a', 'upsert', 'one'), row(2, 'b', 'upsert', 'two'), row(3, 'c', 'delete'), row(4, 'd', 'delete'), row(5, 'c', 'upsert', 'three')],
+      {
+        tx: { query: () => Promise.resolve([]) },
+        signal: new AbortController().signal,
+      },
+    );
     await projection.clear();
     assert.deepEqual(calls, ['upsert a=one,b=two', 'delete c,d', 'upsert c=three', 'clear']);
   });

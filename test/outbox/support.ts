@@ -62,7 +62,8 @@ export class TableProjection implements Projection {
         row.operation,
         n,
       ]);
-      if (row.operation === 'delete') await context.tx.query('DELETE FROM test_projection_docs WHERE projection = $1 AND resource_key = $2', [this.name, row.resourceKey]);
+      if (row.operation === 'delete')
+        await context.tx.query('DELETE FROM test_projection_docs WHERE projection = $1 AND resource_key = $2', [this.name, row.resourceKey]);
       else {
         await context.tx.query(
           'INSERT INTO test_projection_docs (projection, resource_key, n) VALUES ($1, $2, $3) ON CONFLICT (projection, resource_key) DO UPDATE SET n = EXCLUDED.n',
@@ -78,7 +79,9 @@ export class TableProjection implements Projection {
   }
 
   async docs(): Promise<Map<string, number | null>> {
-    const rows = await this.#db.query<{ resource_key: string; n: number | null }>('SELECT resource_key, n FROM test_projection_docs WHERE projection = $1', [this.name]);
+    const rows = await this.#db.query<{ resource_key: string; n: number | null }>('SELECT resource_key, n FROM test_projection_docs WHERE projection = $1', [
+      this.name,
+    ]);
     return new Map(rows.map((r) => [r.resource_key, r.n]));
   }
 }

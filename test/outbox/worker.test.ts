@@ -13,7 +13,13 @@ import { TENANT, TableProjection, backlog, logRows, openOutboxStore, projectionS
 
 const FAST = { idleMs: 5, backoff: { baseMs: 1, maxMs: 5 } } as const;
 
-const upsert = (key: string, n: number, projection = 'search'): OutboxEntry => ({ tenantId: TENANT, projection, resourceKey: key, operation: 'upsert', payload: { n } });
+const upsert = (key: string, n: number, projection = 'search'): OutboxEntry => ({
+  tenantId: TENANT,
+  projection,
+  resourceKey: key,
+  operation: 'upsert',
+  payload: { n },
+});
 const remove = (key: string, projection = 'search'): OutboxEntry => ({ tenantId: TENANT, projection, resourceKey: key, operation: 'delete', payload: {} });
 
 /** Each write in its own transaction, as writers do. */
@@ -45,7 +51,11 @@ for (const backend of storeBackends()) {
     });
     after(() => store.dispose());
     beforeEach(async () => {
-      await db.tx((tx) => tx.exec('DELETE FROM outbox; DELETE FROM projection_state; DELETE FROM test_projection_log; DELETE FROM test_projection_docs; DELETE FROM test_source;'));
+      await db.tx((tx) =>
+        tx.exec(
+          'DELETE FROM outbox; DELETE FROM projection_state; DELETE FROM test_projection_log; DELETE FROM test_projection_docs; DELETE FROM test_source;',
+        ),
+      );
     });
 
     it('enqueues inside the writer transaction: a rolled-back write leaves no row', async () => {
@@ -113,7 +123,14 @@ for (const backend of storeBackends()) {
       await worker.drainAll();
       assert.deepEqual(Object.fromEntries(await projection.docs()), { good: 2 });
       const waiting = await db.query<{ n: number; attempts: number }>("SELECT (payload->>'n')::int AS n, attempts FROM outbox ORDER BY id");
-      assert.deepEqual(waiting.map((r) => [r.n, r.attempts]), [[1, 1], [2, 0]], 'the later row never ran ahead');
+      assert.deepEqual(
+        waiting.map((r) => [r.n, r.attempts]),
+        [
+          [1, 1],
+          [2, 0],
+        ],
+        'the later row never ran ahead',
+      );
       // The backend accepts it again; the backoff ends.
       projection.poison.clear();
       await db.tx((tx) => tx.query('UPDATE outbox SET next_attempt_at = clock_timestamp()'));
@@ -169,7 +186,10 @@ for (const backend of storeBackends()) {
       const worker = new OutboxWorker(db, [unhealthy], slow);
       worker.start();
       try {
-        await waitFor(async () => (await projectionStatus(db, ['search']))[0]?.lastError === 'backend unavailable: projection search health check did not answer within 50 ms');
+        await waitFor(
+          async () =>
+            (await projectionStatus(db, ['search']))[0]?.lastError === 'backend unavailable: projection search health check did not answer within 50 ms',
+        );
       } finally {
         await worker.stop();
       }
@@ -218,7 +238,10 @@ for (const backend of storeBackends()) {
         if (second !== db) await second.close();
       }
       await assertOnceInOrder(db, 500);
-      assert.ok(projections.every((p) => p.calls > 0), 'both workers took part');
+      assert.ok(
+        projections.every((p) => p.calls > 0),
+        'both workers took part',
+      );
       const [state] = await db.query<{ applied_total: number | string }>("SELECT applied_total FROM projection_state WHERE projection = 'search'");
       assert.equal(Number(state?.applied_total), 500);
       const docs = await new TableProjection(db).docs();

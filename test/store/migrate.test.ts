@@ -38,7 +38,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         await assert.rejects(store.db.query("INSERT INTO tenants (id, slug, name) VALUES (gen_random_uuid(), 'x', 'X')"), /use Db.tx for writes/);
-        await assert.rejects(store.db.query("WITH x AS (DELETE FROM tenants RETURNING 1) SELECT * FROM x"), /use Db.tx for writes/);
+        await assert.rejects(store.db.query('WITH x AS (DELETE FROM tenants RETURNING 1) SELECT * FROM x'), /use Db.tx for writes/);
         const rows = await store.db.query("SELECT 'insert' AS word");
         assert.equal(rows.length, 1);
       } finally {
@@ -53,7 +53,10 @@ for (const backend of storeBackends()) {
         try {
           const reports = await Promise.all(pools.map((db) => migrate(db)));
           const all = await loadMigrations();
-          assert.equal(reports.reduce((sum, r) => sum + r.applied.length, 0), all.length);
+          assert.equal(
+            reports.reduce((sum, r) => sum + r.applied.length, 0),
+            all.length,
+          );
           const rows = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
           assert.equal(rows[0]?.n, all.length);
         } finally {

@@ -65,7 +65,11 @@ const walSegments = (dataDir: string): number => readdirSync(path.join(dataDir, 
 async function writeRows(db: Db): Promise<void> {
   await db.tx((tx) => tx.exec('CREATE TABLE private_dir_probe (id serial PRIMARY KEY, body text NOT NULL)'));
   for (let round = 0; round < 40; round++) {
-    await db.tx((tx) => tx.exec(`INSERT INTO private_dir_probe (body) SELECT string_agg(md5(g::text || random()::text), '') FROM generate_series(1, 32) g, generate_series(1, 1000) r GROUP BY r`));
+    await db.tx((tx) =>
+      tx.exec(
+        `INSERT INTO private_dir_probe (body) SELECT string_agg(md5(g::text || random()::text), '') FROM generate_series(1, 32) g, generate_series(1, 1000) r GROUP BY r`,
+      ),
+    );
   }
 }
 
@@ -150,7 +154,9 @@ describe('the data folder is private', { skip: posix ? false : 'POSIX modes only
         const db = await openStore(configFor(dataDir, base), { warn: (message) => warnings.push(message) });
         try {
           assert.deepEqual(
-            walk(dataDir).filter((e) => e.mode !== (e.kind === 'folder' ? 0o700 : 0o600)).map((e) => e.path),
+            walk(dataDir)
+              .filter((e) => e.mode !== (e.kind === 'folder' ? 0o700 : 0o600))
+              .map((e) => e.path),
             ['notes.txt'],
           );
         } finally {
@@ -207,23 +213,27 @@ describe('the data folder is private', { skip: posix ? false : 'POSIX modes only
     }
   });
 
-  it('refuses, in one line naming the path, what another user owns and others can reach', { skip: process.getuid?.() === 0 ? false : 'needs root to give a file to another user' }, async () => {
-    const base = await tempBase();
-    try {
-      const dataDir = path.join(base, 'data');
-      const planted = path.join(dataDir, 'blobs', 'planted');
-      mkdirSync(path.dirname(planted), { recursive: true, mode: 0o700 });
-      writeFileSync(planted, 'x');
-      chmodSync(planted, 0o644);
-      chownSync(planted, 65534, 65534);
-      const warnings: string[] = [];
-      await assert.rejects(openStore(configFor(dataDir, base), { warn: (message) => warnings.push(message) }), (error: Error) => {
-        assert.equal(error.message, `cannot make ${planted} private (mode 0644): it belongs to uid 65534, not to this user (uid 0)`);
-        return true;
-      });
-      assert.equal(lstatSync(planted).mode & 0o777, 0o644, 'left as it was');
-    } finally {
-      await rm(base, { recursive: true, force: true });
-    }
-  });
+  it(
+    'refuses, in one line naming the path, what another user owns and others can reach',
+    { skip: process.getuid?.() === 0 ? false : 'needs root to give a file to another user' },
+    async () => {
+      const base = await tempBase();
+      try {
+        const dataDir = path.join(base, 'data');
+        const planted = path.join(dataDir, 'blobs', 'planted');
+        mkdirSync(path.dirname(planted), { recursive: true, mode: 0o700 });
+        writeFileSync(planted, 'x');
+        chmodSync(planted, 0o644);
+        chownSync(planted, 65534, 65534);
+        const warnings: string[] = [];
+        await assert.rejects(openStore(configFor(dataDir, base), { warn: (message) => warnings.push(message) }), (error: Error) => {
+          assert.equal(error.message, `cannot make ${planted} private (mode 0644): it belongs to uid 65534, not to this user (uid 0)`);
+          return true;
+        });
+        assert.equal(lstatSync(planted).mode & 0o777, 0o644, 'left as it was');
+      } finally {
+        await rm(base, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -91,7 +91,12 @@ export type VersionSelector = 'latest' | 'published' | { readonly exact: number 
  * names versions by number). Memory is not read this way: get_current_context delivers a
  * routed Memory, and read_memory needs Viewer.
  */
-export function canReadVersion(input: { role: ContextRole | undefined; routed: boolean; selector: VersionSelector; publishedVersion?: number | undefined }): boolean {
+export function canReadVersion(input: {
+  role: ContextRole | undefined;
+  routed: boolean;
+  selector: VersionSelector;
+  publishedVersion?: number | undefined;
+}): boolean {
   const { role, routed, selector, publishedVersion } = input;
   if (canRead(role)) return true;
   if (!routed) return false;

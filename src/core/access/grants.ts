@@ -25,7 +25,13 @@ const REACHING = `
  * group grants and whole-type grants; undefined when none reaches it. A resource that is not
  * of `type` in this tenant has no role, so a whole-type grant cannot leak onto it.
  */
-export async function effectiveContextRole(q: Queryable, tenantId: string, principalId: string, type: ContextType, resourceId: string | undefined): Promise<ContextRole | undefined> {
+export async function effectiveContextRole(
+  q: Queryable,
+  tenantId: string,
+  principalId: string,
+  type: ContextType,
+  resourceId: string | undefined,
+): Promise<ContextRole | undefined> {
   if (resourceId === undefined) {
     const rows = await q.query<ReachingGrant>(`${REACHING} AND g.resource_id IS NULL`, [tenantId, principalId, type]);
     return combineGrants(rows, undefined);
@@ -55,8 +61,7 @@ export async function contextRoleTable(q: Queryable, tenantId: string, principal
   return { typeRole, grantedResourceIds, roleOn: (resourceId) => combineGrants(rows, resourceId) };
 }
 
-const granteeColumns = (grantee: Grantee): [string | null, string | null] =>
-  'principalId' in grantee ? [grantee.principalId, null] : [null, grantee.groupId];
+const granteeColumns = (grantee: Grantee): [string | null, string | null] => ('principalId' in grantee ? [grantee.principalId, null] : [null, grantee.groupId]);
 
 /**
  * Grants `role` to the grantee on one resource or, with `resourceId` undefined, on the whole
@@ -79,7 +84,10 @@ export async function grantContextRole(
 }
 
 /** Removes the grantee's grant on the target; returns whether there was one. */
-export async function revokeContextGrant(tx: Transaction, input: { tenantId: string; grantee: Grantee; type: ContextType; resourceId: string | undefined }): Promise<boolean> {
+export async function revokeContextGrant(
+  tx: Transaction,
+  input: { tenantId: string; grantee: Grantee; type: ContextType; resourceId: string | undefined },
+): Promise<boolean> {
   const [principalId, groupId] = granteeColumns(input.grantee);
   const rows = await tx.query(
     `DELETE FROM context_grants

@@ -82,6 +82,10 @@ export async function findContextResource(q: Queryable, tenantId: string, type: 
 
 /** Archives or reactivates a resource; archived resources keep their grants but are not routed. */
 export async function setContextResourceStatus(tx: Transaction, tenantId: string, id: string, status: 'active' | 'archived'): Promise<boolean> {
-  const rows = await tx.query('UPDATE context_resources SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status <> $3 RETURNING id', [tenantId, id, status]);
+  const rows = await tx.query('UPDATE context_resources SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status <> $3 RETURNING id', [
+    tenantId,
+    id,
+    status,
+  ]);
   return rows.length > 0;
 }

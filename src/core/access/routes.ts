@@ -51,7 +51,10 @@ const targetColumns = (target: RouteTarget): [string | null, string | null] => (
  */
 export async function addRoute(tx: Transaction, input: { tenantId: string; resourceId: string; target: RouteTarget }): Promise<boolean> {
   const [agentId, groupId] = targetColumns(input.target);
-  const [resource] = await tx.query<{ type: string }>('SELECT type FROM context_resources WHERE tenant_id = $1 AND id = $2', [input.tenantId, input.resourceId]);
+  const [resource] = await tx.query<{ type: string }>('SELECT type FROM context_resources WHERE tenant_id = $1 AND id = $2', [
+    input.tenantId,
+    input.resourceId,
+  ]);
   if (!resource) throw notFound(`no context resource ${input.resourceId}`);
   if (!isRoutableType(resource.type)) throw validation(`a ${resource.type} cannot be routed; only ${ROUTABLE_TYPES.join(', ')}`);
   const rows = await tx.query(

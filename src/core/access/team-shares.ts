@@ -62,8 +62,7 @@ export async function kbRoleFor(q: Queryable, tenantId: string, principalId: str
   return effectiveKbRole({ ...(await teamKbAccess(q, tenantId, principalId, owningTeamId)), isPublic });
 }
 
-const granteeColumns = (grantee: ShareGrantee): [string | null, string | null] =>
-  'teamId' in grantee ? [grantee.teamId, null] : [null, grantee.principalId];
+const granteeColumns = (grantee: ShareGrantee): [string | null, string | null] => ('teamId' in grantee ? [grantee.teamId, null] : [null, grantee.principalId]);
 
 /**
  * Shares every KB of `teamId` with the grantee at `role`; sharing again replaces the role.

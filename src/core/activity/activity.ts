@@ -88,7 +88,8 @@ export const MAX_INSTALLATIONS_PER_AGENT = 100;
 export const ACTIVITY_TEXTS = {
   installationNotFound: 'installation not found: call report_installation_capabilities and use the local_installation_id it returns',
   disabled: 'activity_disabled: Activity is disabled for this tenant; nothing was recorded',
-  capability: (what: string, capability: Capability) => `capability_not_reported: ${what} needs the "${capability}" capability; report it with report_installation_capabilities first`,
+  capability: (what: string, capability: Capability) =>
+    `capability_not_reported: ${what} needs the "${capability}" capability; report it with report_installation_capabilities first`,
   occurredAt: 'occurred_at must be within the last 7 days and at most 5 minutes in the future',
   subjectRequired: (type: string, subject: SubjectType) => `event type "${type}" needs a subject of type ${subject}`,
   subjectNotAllowed: (type: string) => `event type "${type}" takes no subject`,
@@ -181,7 +182,10 @@ interface InstallationRow {
 async function ownInstallation(q: Queryable, caller: Caller, id: string, touch: boolean): Promise<InstallationRow> {
   const params = [caller.tenant.id, id.toLowerCase(), caller.principal.id];
   const [row] = touch
-    ? await q.query<InstallationRow>('UPDATE activity_installations SET last_seen_at = now() WHERE tenant_id = $1 AND id = $2 AND agent_id = $3 RETURNING id, capabilities', params)
+    ? await q.query<InstallationRow>(
+        'UPDATE activity_installations SET last_seen_at = now() WHERE tenant_id = $1 AND id = $2 AND agent_id = $3 RETURNING id, capabilities',
+        params,
+      )
     : await q.query<InstallationRow>('SELECT id, capabilities FROM activity_installations WHERE tenant_id = $1 AND id = $2 AND agent_id = $3', params);
   if (row === undefined) throw notFound(ACTIVITY_TEXTS.installationNotFound);
   return row;
@@ -202,7 +206,11 @@ async function refreshCoverage(tx: Transaction, caller: Caller, installationId: 
 }
 
 async function touchSession(tx: Transaction, caller: Caller, installationId: string, sessionId: string): Promise<void> {
-  await tx.query('UPDATE activity_sessions SET last_seen_at = now() WHERE tenant_id = $1 AND installation_id = $2 AND session_id = $3', [caller.tenant.id, installationId, sessionId]);
+  await tx.query('UPDATE activity_sessions SET last_seen_at = now() WHERE tenant_id = $1 AND installation_id = $2 AND session_id = $3', [
+    caller.tenant.id,
+    installationId,
+    sessionId,
+  ]);
 }
 
 interface EventRow {
@@ -262,7 +270,15 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
       const [row] = await tx.query<{ id: string }>(
         `UPDATE activity_installations SET integration = $4, transport = $5, capabilities = $6, client_version = $7, updated_at = now(), last_seen_at = now()
           WHERE tenant_id = $1 AND id = $2 AND agent_id = $3 RETURNING id`,
-        [caller.tenant.id, input.local_installation_id.toLowerCase(), caller.principal.id, input.integration, input.transport, capabilities, input.client_version ?? null],
+        [
+          caller.tenant.id,
+          input.local_installation_id.toLowerCase(),
+          caller.principal.id,
+          input.integration,
+          input.transport,
+          capabilities,
+          input.client_version ?? null,
+        ],
       );
       if (row === undefined) throw notFound(ACTIVITY_TEXTS.installationNotFound);
       id = row.id;
@@ -270,7 +286,10 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
     } else {
       // One agent's registrations take turns, so the limit holds under concurrent reports.
       await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ADVISORY_CLASS, `${caller.tenant.id}/${caller.principal.id}`]);
-      const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM activity_installations WHERE tenant_id = $1 AND agent_id = $2', [caller.tenant.id, caller.principal.id]);
+      const [count] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM activity_installations WHERE tenant_id = $1 AND agent_id = $2', [
+        caller.tenant.id,
+        caller.principal.id,
+      ]);
       if ((count?.n ?? 0) >= MAX_INSTALLATIONS_PER_AGENT) throw new KgwError('conflict', ACTIVITY_TEXTS.tooManyInstallations);
       id = randomUUID();
       await tx.query(
@@ -302,8 +321,19 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
     await requireEnabled(tx, caller.tenant.id);
     const installation = await ownInstallation(tx, caller, input.local_installation_id, true);
     requireCapability(installation, rule.capability, `event type "${event.type}"`);
-    const eventId = await insertEvent(tx, caller, { installationId: installation.id, source: 'client', type: event.type, subject: event.subject, status, errorCode: event.error_code, occurredAt: at });
-    await audit?.recordIn(tx, 'activity.event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], { event_type: event.type, status });
+    const eventId = await insertEvent(tx, caller, {
+      installationId: installation.id,
+      source: 'client',
+      type: event.type,
+      subject: event.subject,
+      status,
+      errorCode: event.error_code,
+      occurredAt: at,
+    });
+    await audit?.recordIn(tx, 'activity.event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
+      event_type: event.type,
+      status,
+    });
     return { event_id: eventId, recorded: true as const };
   });
 }
@@ -338,7 +368,14 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
       await touchSession(tx, caller, locked.id, input.session_id);
       return { started: false, enabled: true };
     }
-    const eventId = await insertEvent(tx, caller, { installationId: locked.id, source: 'hook', type: 'session_started', sessionId: input.session_id, status: 'ok', occurredAt: now });
+    const eventId = await insertEvent(tx, caller, {
+      installationId: locked.id,
+      source: 'hook',
+      type: 'session_started',
+      sessionId: input.session_id,
+      status: 'ok',
+      occurredAt: now,
+    });
     // Its own audit event, beside the call's context request that the tool's trail records.
     await auditLog.appendIn(tx, {
       tenantId: caller.tenant.id,
@@ -383,7 +420,10 @@ export async function recordHookEvent(db: Db, caller: Caller, input: HookEventIn
       errorCode: event.error_code,
       occurredAt: at,
     });
-    await audit?.recordIn(tx, 'activity.hook_event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], { event_type: event.type, status });
+    await audit?.recordIn(tx, 'activity.hook_event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
+      event_type: event.type,
+      status,
+    });
     return { event_id: eventId, recorded: true as const };
   });
 }
@@ -505,7 +545,11 @@ export async function listActivity(db: Db, input: { tenant: string; agent?: stri
 }
 
 /** Switches Activity on or off for a tenant (kgw activity --enable / --disable); audited. */
-export async function setActivityEnabled(db: Db, auditLog: AuditLog, input: { tenant: string; enabled: boolean }): Promise<{ tenant: string; activity_enabled: boolean; changed: boolean }> {
+export async function setActivityEnabled(
+  db: Db,
+  auditLog: AuditLog,
+  input: { tenant: string; enabled: boolean },
+): Promise<{ tenant: string; activity_enabled: boolean; changed: boolean }> {
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const before = await activityEnabled(tx, tenant.id);
@@ -515,7 +559,13 @@ export async function setActivityEnabled(db: Db, auditLog: AuditLog, input: { te
       [tenant.id, input.enabled],
     );
     const changed = before !== input.enabled;
-    await auditLog.appendIn(tx, { tenantId: tenant.id, surface: 'cli', action: input.enabled ? 'activity.enable' : 'activity.disable', result: 'ok', details: { changed } });
+    await auditLog.appendIn(tx, {
+      tenantId: tenant.id,
+      surface: 'cli',
+      action: input.enabled ? 'activity.enable' : 'activity.disable',
+      result: 'ok',
+      details: { changed },
+    });
     return { tenant: tenant.slug, activity_enabled: input.enabled, changed };
   });
 }

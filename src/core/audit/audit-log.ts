@@ -95,7 +95,12 @@ export class AuditLog {
     this.#scheduled = this.#queue.length > 0;
     if (this.#scheduled) setImmediate(() => void this.#flush());
     try {
-      await this.#db.tx((tx) => tx.query(insertSql(batch.length), batch.flatMap((p) => values(p.event))));
+      await this.#db.tx((tx) =>
+        tx.query(
+          insertSql(batch.length),
+          batch.flatMap((p) => values(p.event)),
+        ),
+      );
       for (const pending of batch) pending.resolve();
     } catch (error) {
       for (const pending of batch) pending.reject(error);

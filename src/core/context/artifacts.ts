@@ -44,7 +44,12 @@ export function packageDigest(markdown: string, manifest: readonly AttachmentEnt
 }
 
 /** An exact version of an Artifact the caller may read (read_artifact, read_context_attachment, messages). */
-export async function artifactVersion(q: Queryable, caller: Caller, id: string, selector: 'latest' | { exact: number }): Promise<{ head: ResourceHead; role: ContextRole | undefined; version: SavedVersion }> {
+export async function artifactVersion(
+  q: Queryable,
+  caller: Caller,
+  id: string,
+  selector: 'latest' | { exact: number },
+): Promise<{ head: ResourceHead; role: ContextRole | undefined; version: SavedVersion }> {
   const access = await resolveAccess(q, caller, 'artifact', id);
   const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
   const version = number > access.head.latestVersion ? undefined : await getVersion(q, caller.tenant.id, id, number);
@@ -155,7 +160,12 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
           createdBy: caller.principal.id,
         },
       );
-      await audit?.recordIn(tx, 'artifact.create', [{ type: 'artifact', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }], { files: attachments.length });
+      await audit?.recordIn(
+        tx,
+        'artifact.create',
+        [{ type: 'artifact', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }],
+        { files: attachments.length },
+      );
       return { artifact_id: head.id, name: head.name, version_id: saved.id, version: 1, package_digest: saved.digest ?? null, updated: true, created: true };
     }
     const { head, role } = await resolveAccess(tx, caller, 'artifact', id, { lock: true });
@@ -164,17 +174,48 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const attachments = manifest ?? latest.attachments;
     if (manifest === undefined) {
-      validateAttachments([], { errorPrefix: ARTIFACT_TEXTS.packagePrefix, counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) } });
+      validateAttachments([], {
+        errorPrefix: ARTIFACT_TEXTS.packagePrefix,
+        counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) },
+      });
     }
     const sourceTask = input.source_task === undefined ? latest.sourceTask : input.source_task === '' ? undefined : input.source_task;
     const renamed = name !== undefined && name !== head.name;
-    const changed = renamed || latest.content !== input.markdown || !sameManifest(latest.attachments, attachments) || (latest.sourceTask ?? undefined) !== sourceTask;
+    const changed =
+      renamed || latest.content !== input.markdown || !sameManifest(latest.attachments, attachments) || (latest.sourceTask ?? undefined) !== sourceTask;
     if (!changed) {
-      return { artifact_id: id, name: head.name, version_id: latest.id, version: latest.version, package_digest: latest.digest ?? null, updated: false, created: false };
+      return {
+        artifact_id: id,
+        name: head.name,
+        version_id: latest.id,
+        version: latest.version,
+        package_digest: latest.digest ?? null,
+        updated: false,
+        created: false,
+      };
     }
     if (renamed) await tx.query('UPDATE context_resources SET name = $3 WHERE tenant_id = $1 AND id = $2', [caller.tenant.id, id, name]);
-    const saved = await saveVersion(tx, caller.tenant.id, head, { content: input.markdown, attachments, sourceTask, digest: packageDigest(input.markdown, attachments), createdBy: caller.principal.id });
-    await audit?.recordIn(tx, 'artifact.write', [{ type: 'artifact', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed: true }], { files: attachments.length });
-    return { artifact_id: id, name: name ?? head.name, version_id: saved.id, version: saved.version, package_digest: saved.digest ?? null, updated: true, created: false };
+    const saved = await saveVersion(tx, caller.tenant.id, head, {
+      content: input.markdown,
+      attachments,
+      sourceTask,
+      digest: packageDigest(input.markdown, attachments),
+      createdBy: caller.principal.id,
+    });
+    await audit?.recordIn(
+      tx,
+      'artifact.write',
+      [{ type: 'artifact', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed: true }],
+      { files: attachments.length },
+    );
+    return {
+      artifact_id: id,
+      name: name ?? head.name,
+      version_id: saved.id,
+      version: saved.version,
+      package_digest: saved.digest ?? null,
+      updated: true,
+      created: false,
+    };
   });
 }

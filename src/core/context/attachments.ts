@@ -84,5 +84,13 @@ export async function readContextAttachment(
     data = Buffer.concat(chunks);
   }
   audit?.touch({ type, id, version: version.version, version_id: version.id });
-  return { data_base64: data.toString('base64'), offset, next_offset: offset + data.length, size: entry.size, eof: offset + data.length >= entry.size, media_type: entry.media_type, version_id: version.id };
+  return {
+    data_base64: data.toString('base64'),
+    offset,
+    next_offset: offset + data.length,
+    size: entry.size,
+    eof: offset + data.length >= entry.size,
+    media_type: entry.media_type,
+    version_id: version.id,
+  };
 }

@@ -215,9 +215,7 @@ export function memoryGuidance(memories: readonly BundleMemory[]): string[] {
         : 'Writes are forbidden for these Memories (can_write="false"): use them as read-only recall.',
     );
   } else if (readOnly > 0) {
-    paragraphs.push(
-      'Update only Memories with can_write="true". Writes are forbidden for Memories with can_write="false": use those as read-only recall.',
-    );
+    paragraphs.push('Update only Memories with can_write="true". Writes are forbidden for Memories with can_write="false": use those as read-only recall.');
   }
   return paragraphs;
 }
@@ -270,7 +268,14 @@ function messageBlock(message: BundleMessage): string {
   if (message.artifacts.length > 0) {
     parts.push(
       message.artifacts
-        .map((a) => emptyTag(ARTIFACT_ELEMENT, [['id', a.id], ['name', a.name], ['version', String(a.version)], ['access', a.access]]))
+        .map((a) =>
+          emptyTag(ARTIFACT_ELEMENT, [
+            ['id', a.id],
+            ['name', a.name],
+            ['version', String(a.version)],
+            ['access', a.access],
+          ]),
+        )
         .join('\n'),
     );
   }
@@ -290,7 +295,9 @@ export function skippedKnowledgeNotice(skipped: readonly BundleKnowledge[]): str
   const names = skipped.map((k) => `${JSON.stringify(k.title)} (knowledge_id ${k.id}, version ${k.version})`).join('; ');
   const what = skipped.length === 1 ? '1 routed Knowledge is' : `${skipped.length} routed Knowledge documents are`;
   // Titles are user content: boundaries are escaped here as in every other place they appear.
-  return escapeBoundaries(`${what} not included, to keep this context within the 8 MiB limit: ${names}. Read them with read_knowledge when the task needs them.`);
+  return escapeBoundaries(
+    `${what} not included, to keep this context within the 8 MiB limit: ${names}. Read them with read_knowledge when the task needs them.`,
+  );
 }
 
 function renderText(input: BundleInput, knowledge: readonly BundleKnowledge[], skipped: readonly BundleKnowledge[]): string {

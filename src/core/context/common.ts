@@ -98,7 +98,10 @@ export function parseDate(field: 'review_by' | 'expires_at', value: string | und
 }
 
 /** Both dates checked and in order (either may stay as it is: pass the kept one in). */
-export function parseDates(input: { review_by?: string | undefined; expires_at?: string | undefined }, kept: { reviewBy?: string | undefined; expiresAt?: string | undefined } = {}): {
+export function parseDates(
+  input: { review_by?: string | undefined; expires_at?: string | undefined },
+  kept: { reviewBy?: string | undefined; expiresAt?: string | undefined } = {},
+): {
   reviewBy: string | undefined;
   expiresAt: string | undefined;
 } {
@@ -106,7 +109,8 @@ export function parseDates(input: { review_by?: string | undefined; expires_at?:
   const expiresAt = parseDate('expires_at', input.expires_at);
   const effectiveReview = reviewBy ?? kept.reviewBy;
   const effectiveExpiry = expiresAt ?? kept.expiresAt;
-  if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview) throw validation('expires_at cannot be before review_by');
+  if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview)
+    throw validation('expires_at cannot be before review_by');
   return { reviewBy, expiresAt };
 }
 
@@ -122,7 +126,13 @@ export interface Access {
  * The resource and the caller's role on it. A resource the caller can neither read nor
  * receive by route does not exist for the caller (`notFound`), so ids are not probed.
  */
-export async function resolveAccess(q: Queryable, caller: Caller, type: ContextType, id: string, options: { lock?: boolean; allowRoute?: boolean } = {}): Promise<Access> {
+export async function resolveAccess(
+  q: Queryable,
+  caller: Caller,
+  type: ContextType,
+  id: string,
+  options: { lock?: boolean; allowRoute?: boolean } = {},
+): Promise<Access> {
   const head = await getHead(q, caller.tenant.id, type, id, { lock: options.lock === true });
   if (head === undefined || head.latestVersion === 0) throw notFound(NOT_FOUND[type]);
   const role = await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, id);
@@ -170,7 +180,12 @@ export async function publishResource(db: Db, caller: Caller, type: VersionedTyp
     const number = version.version;
     const published = await publishVersion(tx, caller.tenant.id, access.head, number);
     if (published) {
-      await audit?.recordIn(tx, `${type}.publish`, [{ type, id, before_version: access.head.publishedVersion ?? null, after_version: number, version_id: version.id }], { owner_id: ownerOf(caller) });
+      await audit?.recordIn(
+        tx,
+        `${type}.publish`,
+        [{ type, id, before_version: access.head.publishedVersion ?? null, after_version: number, version_id: version.id }],
+        { owner_id: ownerOf(caller) },
+      );
     }
     return { id, name: access.head.name, version_id: version.id, version: number, published };
   });
@@ -204,7 +219,13 @@ export interface ListFields extends Capabilities {
   has_unpublished_changes: boolean;
 }
 
-export function listFields(head: ResourceHead, latest: SavedVersion, published: SavedVersion | undefined, role: ContextRole | undefined, caller: Caller): ListFields {
+export function listFields(
+  head: ResourceHead,
+  latest: SavedVersion,
+  published: SavedVersion | undefined,
+  role: ContextRole | undefined,
+  caller: Caller,
+): ListFields {
   return {
     current_version_id: latest.id,
     current_version: latest.version,
@@ -248,10 +269,17 @@ export function readFields(access: Access, version: SavedVersion, caller: Caller
 }
 
 /** Every readable resource of the type with its latest and published versions (no content). */
-export async function listReadable(q: Queryable, caller: Caller, type: ContextType): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
+export async function listReadable(
+  q: Queryable,
+  caller: Caller,
+  type: ContextType,
+): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
   const [heads, roles] = await Promise.all([listHeads(q, caller.tenant.id, type), contextRoleTable(q, caller.tenant.id, caller.principal.id, type)]);
   const readable = heads.filter((h) => canRead(roles.roleOn(h.id)));
-  const refs = readable.flatMap((h) => [{ resourceId: h.id, version: h.latestVersion }, ...(h.publishedVersion === undefined ? [] : [{ resourceId: h.id, version: h.publishedVersion }])]);
+  const refs = readable.flatMap((h) => [
+    { resourceId: h.id, version: h.latestVersion },
+    ...(h.publishedVersion === undefined ? [] : [{ resourceId: h.id, version: h.publishedVersion }]),
+  ]);
   const versions = await getVersions(q, caller.tenant.id, refs, { content: false });
   return readable.flatMap((head) => {
     const latest = versions.get(versionKey(head.id, head.latestVersion));

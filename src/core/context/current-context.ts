@@ -27,9 +27,15 @@ export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail)
   const heads =
     ids.length === 0
       ? []
-      : (await db.query<Parameters<typeof toHead>[0]>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) AND r.status = 'active' AND r.latest_version > 0`, [caller.tenant.id, ids])).map(toHead);
+      : (
+          await db.query<Parameters<typeof toHead>[0]>(
+            `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) AND r.status = 'active' AND r.latest_version > 0`,
+            [caller.tenant.id, ids],
+          )
+        ).map(toHead);
   const now = new Date();
-  const delivered = (type: 'knowledge' | 'skill') => heads.filter((h): h is ResourceHead & { publishedVersion: number } => h.type === type && h.publishedVersion !== undefined && freshness(h, now) === 'live');
+  const delivered = (type: 'knowledge' | 'skill') =>
+    heads.filter((h): h is ResourceHead & { publishedVersion: number } => h.type === type && h.publishedVersion !== undefined && freshness(h, now) === 'live');
   const knowledgeHeads = delivered('knowledge');
   const skillHeads = delivered('skill');
   const memoryHeads = heads.filter((h) => h.type === 'memory');
@@ -53,14 +59,29 @@ export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail)
   for (const head of [...memoryHeads].sort(byName)) {
     const v = versions.get(versionKey(head.id, head.latestVersion));
     if (v === undefined) continue;
-    memories.push({ id: head.id, name: head.name, version: v.version, versionId: v.id, assignmentState: 'enabled', canWrite: canWriteMemory(memoryRoles?.roleOn(head.id)), content: v.content });
+    memories.push({
+      id: head.id,
+      name: head.name,
+      version: v.version,
+      versionId: v.id,
+      assignmentState: 'enabled',
+      canWrite: canWriteMemory(memoryRoles?.roleOn(head.id)),
+      content: v.content,
+    });
     touched.push({ type: 'memory', id: head.id, version: v.version, version_id: v.id });
   }
   const knowledge: BundleKnowledge[] = [];
   for (const head of [...knowledgeHeads].sort(byName)) {
     const v = versions.get(versionKey(head.id, head.publishedVersion));
     if (v === undefined) continue;
-    knowledge.push({ id: head.id, title: head.name, version: v.version, authority: v.authority ?? 'informational', updatedAt: v.createdAt, content: v.content });
+    knowledge.push({
+      id: head.id,
+      title: head.name,
+      version: v.version,
+      authority: v.authority ?? 'informational',
+      updatedAt: v.createdAt,
+      content: v.content,
+    });
     touched.push({ type: 'knowledge', id: head.id, version: v.version, version_id: v.id });
   }
   const inbox = await newMessages(db, caller, CONTEXT_MESSAGES);
@@ -75,7 +96,11 @@ export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail)
   for (const m of messages) touched.push({ type: 'message', id: m.id });
   const { text, skipped } = renderContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length });
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
-  await markIssued(db, caller, messages.map((m) => m.id));
+  await markIssued(
+    db,
+    caller,
+    messages.map((m) => m.id),
+  );
   audit?.readAs('context.request');
   // Knowledge left out to keep the bundle within its limit was not delivered, and is not recorded as such.
   const left = new Set(skipped.map((k) => k.id));

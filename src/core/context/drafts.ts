@@ -124,7 +124,11 @@ function draftFields(row: DraftRow, caller: Caller) {
 export async function listDrafts(db: Db, caller: Caller, type: VersionedType, rawId: string) {
   const id = parseId(type, rawId);
   await resolveAccess(db, caller, type, id);
-  const rows = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.resource_id = $2 AND d.resource_type = $3 ORDER BY d.created_at, d.id`, [caller.tenant.id, id, type]);
+  const rows = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.resource_id = $2 AND d.resource_type = $3 ORDER BY d.created_at, d.id`, [
+    caller.tenant.id,
+    id,
+    type,
+  ]);
   return rows.map((row) => ({ ...draftFields(row, caller), id }));
 }
 
@@ -168,7 +172,16 @@ export async function proposeKnowledge(services: { db: Db; blob: BlobStore }, ca
     await tx.query(
       `INSERT INTO context_proposals (tenant_id, id, title, content, rationale, authority, attachments, author_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-      [caller.tenant.id, proposalId, title, input.content, rationale ?? null, input.authority ?? 'informational', JSON.stringify(manifest), caller.principal.id],
+      [
+        caller.tenant.id,
+        proposalId,
+        title,
+        input.content,
+        rationale ?? null,
+        input.authority ?? 'informational',
+        JSON.stringify(manifest),
+        caller.principal.id,
+      ],
     );
     await audit?.recordIn(tx, 'knowledge.propose', [], { proposal_id: proposalId, attachments: manifest.length });
     return { proposal_id: proposalId, title, status: 'open' as const, created: true as const };

@@ -123,13 +123,25 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
       const typeRole = await effectiveContextRole(tx, caller.tenant.id, caller.principal.id, 'knowledge', undefined);
       ensure(canCreate('knowledge', typeRole, caller.scopes));
       if (input.publish === true) ensure(canPublish(typeRole, caller.scopes));
-      const result = await createKnowledge(tx, caller.tenant.id, { title, content: input.content, authority: input.authority ?? 'informational', createdBy: caller.principal.id, ...dates, publish: input.publish === true });
-      await audit?.recordIn(tx, 'knowledge.create', [{ type: 'knowledge', id: result.knowledge_id, before_version: null, after_version: result.version, version_id: result.version_id, changed: true }], {
-        owner_id: ownerOf(caller),
-        published: result.published,
-        review_by: dates.reviewBy ?? null,
-        expires_at: dates.expiresAt ?? null,
+      const result = await createKnowledge(tx, caller.tenant.id, {
+        title,
+        content: input.content,
+        authority: input.authority ?? 'informational',
+        createdBy: caller.principal.id,
+        ...dates,
+        publish: input.publish === true,
       });
+      await audit?.recordIn(
+        tx,
+        'knowledge.create',
+        [{ type: 'knowledge', id: result.knowledge_id, before_version: null, after_version: result.version, version_id: result.version_id, changed: true }],
+        {
+          owner_id: ownerOf(caller),
+          published: result.published,
+          review_by: dates.reviewBy ?? null,
+          expires_at: dates.expiresAt ?? null,
+        },
+      );
       return result;
     });
   }
@@ -148,10 +160,17 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
     const authority = input.authority ?? latest.authority ?? 'informational';
     const changed = latest.content !== input.content || (latest.authority ?? 'informational') !== authority;
     // write_knowledge replaces the content; the Knowledge's files (from an accepted proposal) stay with it.
-    const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, authority, attachments: latest.attachments, createdBy: caller.principal.id }) : latest;
+    const saved = changed
+      ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, authority, attachments: latest.attachments, createdBy: caller.principal.id })
+      : latest;
     const published = input.publish === true ? await publishVersion(tx, caller.tenant.id, head, saved.version) : false;
     if (changed || published) {
-      await audit?.recordIn(tx, 'knowledge.write', [{ type: 'knowledge', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }], { owner_id: ownerOf(caller), published });
+      await audit?.recordIn(
+        tx,
+        'knowledge.write',
+        [{ type: 'knowledge', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }],
+        { owner_id: ownerOf(caller), published },
+      );
     }
     return { knowledge_id: id, title: head.name, version_id: saved.id, version: saved.version, updated: changed, published, created: false };
   });

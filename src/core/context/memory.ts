@@ -85,7 +85,11 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
   checkContent(input.content);
   return db.tx(async (tx) => {
     await ensureCanCreate(tx, caller, 'memory');
-    const { head, saved } = await createWithFirstVersion(tx, { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id }, { content: input.content, createdBy: caller.principal.id });
+    const { head, saved } = await createWithFirstVersion(
+      tx,
+      { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id },
+      { content: input.content, createdBy: caller.principal.id },
+    );
     await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
     return { memory_id: head.id, name, version_id: saved.id, version: saved.version, created: true as const };
   });
@@ -106,7 +110,9 @@ export async function writeMemory(db: Db, caller: Caller, input: { memory_id: st
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
     const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
-    await audit?.recordIn(tx, 'memory.write', [{ type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }]);
+    await audit?.recordIn(tx, 'memory.write', [
+      { type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed },
+    ]);
     return { name: head.name, memory_id: id, version_id: saved.id, version: saved.version, updated: changed };
   });
 }

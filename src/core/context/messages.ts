@@ -91,7 +91,11 @@ export async function listRecipients(q: Queryable, caller: Caller): Promise<Reci
     [caller.tenant.id, caller.principal.id],
   );
   return rows
-    .map((row): Recipient => (row.type === 'agent' ? { type: 'agent', id: row.id, name: row.name } : { type: 'group', id: row.id, name: row.name, member_count: Number(row.member_count) }))
+    .map((row): Recipient =>
+      row.type === 'agent'
+        ? { type: 'agent', id: row.id, name: row.name }
+        : { type: 'group', id: row.id, name: row.name, member_count: Number(row.member_count) },
+    )
     .sort(byTypeThenName);
 }
 
@@ -191,11 +195,10 @@ interface StoredMessage {
 }
 
 async function findByKey(q: Queryable, caller: Caller, key: string): Promise<StoredMessage | undefined> {
-  const [row] = await q.query<StoredMessage>('SELECT id, request_hash, created_at FROM context_messages WHERE tenant_id = $1 AND sender_id = $2 AND idempotency_key = $3', [
-    caller.tenant.id,
-    caller.principal.id,
-    key,
-  ]);
+  const [row] = await q.query<StoredMessage>(
+    'SELECT id, request_hash, created_at FROM context_messages WHERE tenant_id = $1 AND sender_id = $2 AND idempotency_key = $3',
+    [caller.tenant.id, caller.principal.id, key],
+  );
   return row;
 }
 
@@ -216,8 +219,17 @@ async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash:
       ORDER BY r.position`,
     [tenantId, stored.id],
   );
-  const artifacts: SentArtifact[] = (await pinnedArtifacts(q, tenantId, [stored.id])).map(({ artifact_id, name, version, version_id, access }) => ({ artifact_id, name, version, version_id, access }));
-  const [count] = await q.query<{ count: number }>('SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND message_id = $2', [tenantId, stored.id]);
+  const artifacts: SentArtifact[] = (await pinnedArtifacts(q, tenantId, [stored.id])).map(({ artifact_id, name, version, version_id, access }) => ({
+    artifact_id,
+    name,
+    version,
+    version_id,
+    access,
+  }));
+  const [count] = await q.query<{ count: number }>('SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND message_id = $2', [
+    tenantId,
+    stored.id,
+  ]);
   audit?.readAs('message.replay');
   audit?.touch({ type: 'message', id: stored.id }, ...artifactResources(artifacts));
   return {
@@ -245,7 +257,10 @@ async function resolveRecipients(tx: Transaction, caller: Caller, recipients: Se
   const agents =
     agentIds.length === 0
       ? []
-      : await tx.query<{ id: string; name: string }>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND id = ANY($2::uuid[])", [tenantId, agentIds]);
+      : await tx.query<{ id: string; name: string }>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND id = ANY($2::uuid[])", [
+          tenantId,
+          agentIds,
+        ]);
   // A Group's agents now, except the sender, by name: a Group send targets its current agents.
   const groups =
     groupIds.length === 0
@@ -293,7 +308,6 @@ async function resolveArtifacts(tx: Transaction, caller: Caller, artifacts: Send
   return pinned;
 }
 
-
 /**
  * send_context. Checks the input, then in one transaction: claims the idempotency key (a
  * concurrent send with the same key waits for the first and then answers its stored result),
@@ -335,8 +349,13 @@ export async function sendContext(db: Db, caller: Caller, input: SendInput, audi
         `INSERT INTO context_message_artifacts (tenant_id, message_id, position, artifact_id, version, access) VALUES ${valuesList(artifacts.length, 6)}`,
         artifacts.flatMap((a, position) => [tenantId, messageId, position, a.artifact_id, a.version, a.access]),
       );
-      const shares = recipients.list.flatMap((r) => artifacts.map((a) => [tenantId, randomUUID(), r.type === 'agent' ? r.id : null, r.type === 'group' ? r.id : null, a.artifact_id, a.access, messageId]));
-      await tx.query(`INSERT INTO context_shares (tenant_id, id, principal_id, group_id, resource_id, role, message_id) VALUES ${valuesList(shares.length, 7)}`, shares.flat());
+      const shares = recipients.list.flatMap((r) =>
+        artifacts.map((a) => [tenantId, randomUUID(), r.type === 'agent' ? r.id : null, r.type === 'group' ? r.id : null, a.artifact_id, a.access, messageId]),
+      );
+      await tx.query(
+        `INSERT INTO context_shares (tenant_id, id, principal_id, group_id, resource_id, role, message_id) VALUES ${valuesList(shares.length, 7)}`,
+        shares.flat(),
+      );
     }
     const deliveredIds = [...recipients.delivered.keys()];
     await tx.query(
@@ -413,7 +432,11 @@ const INBOX_SELECT = `
 const iso = (date: Date | null): string | null => (date === null ? null : new Date(date).toISOString());
 
 /** The Artifact versions pinned to messages, each message's in the order sent, and whether each Artifact is still active. */
-async function pinnedArtifacts(q: Queryable, tenantId: string, messageIds: readonly string[]): Promise<(SentArtifact & { message_id: string; active: boolean })[]> {
+async function pinnedArtifacts(
+  q: Queryable,
+  tenantId: string,
+  messageIds: readonly string[],
+): Promise<(SentArtifact & { message_id: string; active: boolean })[]> {
   const rows = await q.query<SentArtifact & { message_id: string; active: boolean }>(
     `SELECT a.message_id, a.artifact_id, r.name, a.version, v.id AS version_id, a.access, r.status = 'active' AS active
        FROM context_message_artifacts a
@@ -430,12 +453,23 @@ async function pinnedArtifacts(q: Queryable, tenantId: string, messageIds: reado
 async function toMessages(q: Queryable, tenantId: string, agentId: string, rows: readonly InboxRow[]): Promise<InboxMessage[]> {
   if (rows.length === 0) return [];
   // One query after another: `q` may be a transaction.
-  const artifactRows = await pinnedArtifacts(q, tenantId, rows.map((r) => r.message_id));
+  const artifactRows = await pinnedArtifacts(
+    q,
+    tenantId,
+    rows.map((r) => r.message_id),
+  );
   const roles = await contextRoleTable(q, tenantId, agentId, 'artifact');
   const byMessage = new Map<string, InboxArtifact[]>();
   for (const a of artifactRows) {
     const list = byMessage.get(a.message_id) ?? [];
-    list.push({ artifact_id: a.artifact_id, name: a.name, version: a.version, version_id: a.version_id, access: a.access, available: a.active && canRead(roles.roleOn(a.artifact_id)) });
+    list.push({
+      artifact_id: a.artifact_id,
+      name: a.name,
+      version: a.version,
+      version_id: a.version_id,
+      access: a.access,
+      available: a.active && canRead(roles.roleOn(a.artifact_id)),
+    });
     byMessage.set(a.message_id, list);
   }
   return rows.map((row) => ({
@@ -450,12 +484,21 @@ async function toMessages(q: Queryable, tenantId: string, agentId: string, rows:
 }
 
 async function unreadCount(q: Queryable, tenantId: string, agentId: string): Promise<number> {
-  const [row] = await q.query<{ count: number }>('SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND agent_id = $2 AND read_at IS NULL', [tenantId, agentId]);
+  const [row] = await q.query<{ count: number }>(
+    'SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND agent_id = $2 AND read_at IS NULL',
+    [tenantId, agentId],
+  );
   return Number(row?.count ?? 0);
 }
 
 /** A page of the whole inbox, newest first, marking nothing. */
-async function inboxPage(q: Queryable, tenantId: string, agentId: string, offset: number, limit: number): Promise<{ messages: InboxMessage[]; next_offset: number | null }> {
+async function inboxPage(
+  q: Queryable,
+  tenantId: string,
+  agentId: string,
+  offset: number,
+  limit: number,
+): Promise<{ messages: InboxMessage[]; next_offset: number | null }> {
   const rows = await q.query<InboxRow>(`${INBOX_SELECT} ORDER BY i.message_seq DESC LIMIT $3 OFFSET $4`, [tenantId, agentId, limit + 1, offset]);
   const page = rows.slice(0, limit);
   return { messages: await toMessages(q, tenantId, agentId, page), next_offset: rows.length > limit ? offset + limit : null };
@@ -467,7 +510,12 @@ async function inboxPage(q: Queryable, tenantId: string, agentId: string, offset
  * newest first from `offset`, 20 at a time, marking nothing. unread_remaining counts the unread
  * messages after the call.
  */
-export async function readInbox(db: Db, caller: Caller, input: { include_read?: boolean | undefined; offset?: number | undefined }, audit?: AuditTrail): Promise<InboxPage> {
+export async function readInbox(
+  db: Db,
+  caller: Caller,
+  input: { include_read?: boolean | undefined; offset?: number | undefined },
+  audit?: AuditTrail,
+): Promise<InboxPage> {
   ensure(caller.principal.kind === 'agent');
   const offset = input.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) throw validation(MESSAGE_TEXTS.offset);
@@ -553,7 +601,10 @@ export interface AdminInbox {
 export async function adminInbox(db: Db, input: { tenant: string; agent: string; all: boolean }): Promise<AdminInbox> {
   const tenant: TenantRef = await requireTenant(db, input.tenant);
   const agent = await requireAgent(db, tenant, input.agent);
-  const rows = await db.query<InboxRow>(`${INBOX_SELECT}${input.all ? '' : ' AND i.read_at IS NULL'} ORDER BY i.message_seq ${input.all ? 'DESC' : 'ASC'}`, [tenant.id, agent.id]);
+  const rows = await db.query<InboxRow>(`${INBOX_SELECT}${input.all ? '' : ' AND i.read_at IS NULL'} ORDER BY i.message_seq ${input.all ? 'DESC' : 'ASC'}`, [
+    tenant.id,
+    agent.id,
+  ]);
   const [messages, unread] = await Promise.all([toMessages(db, tenant.id, agent.id, rows), unreadCount(db, tenant.id, agent.id)]);
   return { tenant: tenant.slug, agent: { id: agent.id, name: agent.name }, unread, messages };
 }

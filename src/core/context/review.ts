@@ -233,7 +233,15 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
     result_resource_id: row.kind === 'proposal' ? row.resource_id : null,
   };
   if (row.kind === 'proposal') {
-    return { ...common, authority: row.authority, attachments: publicManifest(parseManifest(row.attachments)), base: null, latest: null, diff: null, diff_latest: null };
+    return {
+      ...common,
+      authority: row.authority,
+      attachments: publicManifest(parseManifest(row.attachments)),
+      base: null,
+      latest: null,
+      diff: null,
+      diff_latest: null,
+    };
   }
   const resourceId = row.resource_id as string;
   const baseVersion = Number(row.base_version);
@@ -244,7 +252,8 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
   ]);
   const base = both.get(versionKey(resourceId, baseVersion));
   const latest = both.get(versionKey(resourceId, currentVersion));
-  if (base === undefined || latest === undefined) throw new Error(`${row.type} ${resourceId} lacks version ${base === undefined ? baseVersion : currentVersion}`);
+  if (base === undefined || latest === undefined)
+    throw new Error(`${row.type} ${resourceId} lacks version ${base === undefined ? baseVersion : currentVersion}`);
   return {
     ...common,
     authority: row.type === 'knowledge' ? (latest.authority ?? 'informational') : null,
@@ -252,7 +261,9 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
     base: { version: base.version, content: base.content },
     latest: item.is_stale ? { version: latest.version, content: latest.content } : null,
     diff: unifiedDiff(base.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${base.version}`, to: `draft ${row.id}` }),
-    diff_latest: item.is_stale ? unifiedDiff(latest.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${latest.version}`, to: `draft ${row.id}` }) : null,
+    diff_latest: item.is_stale
+      ? unifiedDiff(latest.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${latest.version}`, to: `draft ${row.id}` })
+      : null,
   };
 }
 
@@ -267,9 +278,12 @@ async function reviewer(q: Queryable, tenant: TenantRef, as: string | undefined)
 
 function ensureOpen(row: DetailRow): void {
   if (row.status !== 'open') {
-    throw conflict(`${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(row.decided_at)}; only open drafts and proposals can be decided`, {
-      status: row.status,
-    });
+    throw conflict(
+      `${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(row.decided_at)}; only open drafts and proposals can be decided`,
+      {
+        status: row.status,
+      },
+    );
   }
 }
 
@@ -281,10 +295,10 @@ function ensureOpen(row: DetailRow): void {
 async function lockForDecision(tx: Transaction, tenant: TenantRef, id: string): Promise<{ row: DetailRow; head: ResourceHead | undefined }> {
   const first = await findDetail(tx, tenant, id);
   if (first.kind === 'proposal') return { row: await findDetail(tx, tenant, id, { lock: true }), head: undefined };
-  const [headRow] = await tx.query<Parameters<typeof toHead>[0]>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`, [
-    tenant.id,
-    first.resource_id,
-  ]);
+  const [headRow] = await tx.query<Parameters<typeof toHead>[0]>(
+    `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`,
+    [tenant.id, first.resource_id],
+  );
   if (headRow === undefined) throw missing(tenant, id);
   return { row: await findDetail(tx, tenant, id, { lock: true }), head: toHead(headRow) };
 }
@@ -334,7 +348,9 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
         principalId: by?.id,
         action: 'review.accept',
         result: 'ok',
-        resources: [{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: created.version, version_id: created.version_id, changed: true }],
+        resources: [
+          { type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: created.version, version_id: created.version_id, changed: true },
+        ],
         details: { kind: 'proposal', proposal_id: row.id, published: created.published },
       });
       return {
@@ -373,11 +389,22 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
     let name = head.name;
     if (latest.content !== row.content) {
       if (type === 'knowledge') {
-        saved = await saveVersion(tx, tenant.id, head, { content: row.content, authority: latest.authority ?? 'informational', attachments: latest.attachments, createdBy: row.author_id });
+        saved = await saveVersion(tx, tenant.id, head, {
+          content: row.content,
+          authority: latest.authority ?? 'informational',
+          attachments: latest.attachments,
+          createdBy: row.author_id,
+        });
       } else {
         const pkg = parseSkillMd(row.content);
         checkKeptFiles(row.content, latest.attachments);
-        saved = await saveSkillVersion(tx, tenant.id, head, { content: row.content, name: pkg.name, description: pkg.description, attachments: latest.attachments, createdBy: row.author_id });
+        saved = await saveSkillVersion(tx, tenant.id, head, {
+          content: row.content,
+          name: pkg.name,
+          description: pkg.description,
+          attachments: latest.attachments,
+          createdBy: row.author_id,
+        });
         name = pkg.name;
       }
     }

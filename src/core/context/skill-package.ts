@@ -121,7 +121,7 @@ function parseSkillMdWith(skillMd: string, prefix: string): ParsedSkillMd {
   if (!FENCE.test(stripCr(skillMd.slice(0, firstEnd)))) fail('skill_md must start with YAML frontmatter: the first line must be ---');
   const bodyStart = firstEnd + 1;
   let closeAt = -1;
-  for (let at = bodyStart; at <= skillMd.length && firstEnd < skillMd.length; ) {
+  for (let at = bodyStart; at <= skillMd.length && firstEnd < skillMd.length;) {
     const end = lineEnd(skillMd, at);
     if (FENCE.test(stripCr(skillMd.slice(at, end)))) {
       closeAt = at;
@@ -158,7 +158,8 @@ function parseFrontmatter(source: string, fail: (reason: string) => never): Reco
     fail(`frontmatter is not valid YAML (line ${lineOf(problem.pos[0])}): ${problem.message}`);
   }
   if (!isMap(doc.contents)) {
-    const kind = doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null) ? 'empty' : isScalar(doc.contents) ? 'a scalar' : 'a sequence';
+    const kind =
+      doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null) ? 'empty' : isScalar(doc.contents) ? 'a scalar' : 'a sequence';
     fail(`frontmatter must be a YAML mapping with name and description, but it is ${kind}`);
   }
   let value: unknown;
@@ -359,7 +360,9 @@ export function validateAttachments(attachments: readonly AttachmentInput[], rul
       if (reservedParent !== undefined) fail(`attachments[${entry.index}].path ${quote(entry.path)} would make ${reservedParent.path} a directory`);
       const parent = seen.get(parentKey);
       if (parent !== undefined) {
-        fail(`attachments[${entry.index}].path ${quote(entry.path)} needs ${quote(entry.path.slice(0, slash))} to be a directory, but attachments[${parent.index}].path ${quote(parent.path)} is a file`);
+        fail(
+          `attachments[${entry.index}].path ${quote(entry.path)} needs ${quote(entry.path.slice(0, slash))} to be a directory, but attachments[${parent.index}].path ${quote(parent.path)} is a file`,
+        );
       }
     }
   }
@@ -390,7 +393,6 @@ function mib(bytes: number): string {
 function collisionKey(path: string): string {
   return path.normalize('NFC').toLowerCase();
 }
-
 
 /** Why `path` is not an acceptable relative package path, or undefined when it is. */
 function checkPath(path: string): string | undefined {
@@ -474,7 +476,11 @@ const GIF87 = ascii('GIF87a');
 const GIF89 = ascii('GIF89a');
 const RIFF = ascii('RIFF');
 const PDF = ascii('%PDF-');
-const ZIP = [[0x50, 0x4b, 0x03, 0x04], [0x50, 0x4b, 0x05, 0x06], [0x50, 0x4b, 0x07, 0x08]];
+const ZIP = [
+  [0x50, 0x4b, 0x03, 0x04],
+  [0x50, 0x4b, 0x05, 0x06],
+  [0x50, 0x4b, 0x07, 0x08],
+];
 const GZIP = [0x1f, 0x8b];
 const BZIP2_BLOCK = [0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
 const XZ = [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00];
@@ -513,7 +519,8 @@ function sniffBinary(bytes: Buffer): string | undefined {
   if (startsWith(bytes, PDF)) return 'application/pdf';
   if (ZIP.some((signature) => startsWith(bytes, signature))) return 'application/zip';
   if (startsWith(bytes, GZIP)) return 'application/gzip';
-  if (bytes.length >= 10 && bytes.toString('latin1', 0, 3) === 'BZh' && bytes[3]! >= 0x31 && bytes[3]! <= 0x39 && startsWith(bytes, BZIP2_BLOCK, 4)) return 'application/x-bzip2';
+  if (bytes.length >= 10 && bytes.toString('latin1', 0, 3) === 'BZh' && bytes[3]! >= 0x31 && bytes[3]! <= 0x39 && startsWith(bytes, BZIP2_BLOCK, 4))
+    return 'application/x-bzip2';
   if (startsWith(bytes, XZ)) return 'application/x-xz';
   if (startsWith(bytes, ZSTD)) return 'application/zstd';
   if (startsWith(bytes, SEVEN_Z)) return 'application/x-7z-compressed';
@@ -584,7 +591,15 @@ const TEXT_TYPES: Readonly<Record<string, string>> = {
 
 const SVG_ROOT = /^\uFEFF?\s*(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)\s*)*<svg[\s>/]/i;
 const SHEBANG = /^#!\s*(?:\/usr)?(?:\/local)?\/bin\/(?:env\s+(?:-\S+\s+)*)?(\w+)/;
-const SHEBANG_TYPES: Readonly<Record<string, string>> = { sh: 'text/x-shellscript', bash: 'text/x-shellscript', zsh: 'text/x-shellscript', dash: 'text/x-shellscript', python: 'text/x-python', python3: 'text/x-python', node: 'text/javascript' };
+const SHEBANG_TYPES: Readonly<Record<string, string>> = {
+  sh: 'text/x-shellscript',
+  bash: 'text/x-shellscript',
+  zsh: 'text/x-shellscript',
+  dash: 'text/x-shellscript',
+  python: 'text/x-python',
+  python3: 'text/x-python',
+  node: 'text/javascript',
+};
 
 /**
  * The media type of decoded attachment bytes. Known binary magic numbers win; otherwise bytes that

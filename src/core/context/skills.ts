@@ -7,7 +7,21 @@ import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
 import type { ListFields } from './common.ts';
-import { TEXTS, ensure, ensureCanCreate, listFields, listReadable, ownerOf, parseDates, parseId, parseReadSelector, publishResource, readFields, resolveAccess, selectVersion } from './common.ts';
+import {
+  TEXTS,
+  ensure,
+  ensureCanCreate,
+  listFields,
+  listReadable,
+  ownerOf,
+  parseDates,
+  parseId,
+  parseReadSelector,
+  publishResource,
+  readFields,
+  resolveAccess,
+  selectVersion,
+} from './common.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
 import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from './versions.ts';
@@ -47,7 +61,12 @@ export interface InstallMetadata {
   'alignbase-version-id': string;
 }
 
-export async function readSkill(services: Services & { origin: string }, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
+export async function readSkill(
+  services: Services & { origin: string },
+  caller: Caller,
+  input: { skill_id: string; version?: string | number | undefined },
+  audit?: AuditTrail,
+) {
   const id = parseId('skill', input.skill_id);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
@@ -85,7 +104,12 @@ function nameTaken(name: string) {
  * Saves a package as the next version of a Skill whose row the caller locked, renaming the
  * Skill to the package's frontmatter name first (write_skill, an accepted draft).
  */
-export async function saveSkillVersion(tx: Transaction, tenantId: string, head: ResourceHead, version: NewVersion & { readonly name: string }): Promise<SavedVersion> {
+export async function saveSkillVersion(
+  tx: Transaction,
+  tenantId: string,
+  head: ResourceHead,
+  version: NewVersion & { readonly name: string },
+): Promise<SavedVersion> {
   await renameTo(tx, tenantId, head, version.name);
   return saveVersion(tx, tenantId, head, version);
 }
@@ -120,12 +144,17 @@ export async function createSkill(services: Services, caller: Caller, input: Cre
     // Checked again in the transaction: a grant may have gone while the bytes were stored.
     await ensureCanCreate(tx, caller, 'skill');
     const created = await insertSkill(tx, caller.tenant.id, { pkg, manifest, createdBy: caller.principal.id, ...dates, publish: false });
-    await audit?.recordIn(tx, 'skill.create', [{ type: 'skill', id: created.skill_id, before_version: null, after_version: 1, version_id: created.version_id, changed: true }], {
-      owner_id: ownerOf(caller),
-      package_files: manifest.length + 1,
-      review_by: dates.reviewBy ?? null,
-      expires_at: dates.expiresAt ?? null,
-    });
+    await audit?.recordIn(
+      tx,
+      'skill.create',
+      [{ type: 'skill', id: created.skill_id, before_version: null, after_version: 1, version_id: created.version_id, changed: true }],
+      {
+        owner_id: ownerOf(caller),
+        package_files: manifest.length + 1,
+        review_by: dates.reviewBy ?? null,
+        expires_at: dates.expiresAt ?? null,
+      },
+    );
     return created;
   });
 }
@@ -134,7 +163,14 @@ export async function createSkill(services: Services, caller: Caller, input: Cre
 export async function insertSkill(
   tx: Transaction,
   tenantId: string,
-  input: { pkg: ParsedSkillMd & { skillMd: string }; manifest: AttachmentEntry[]; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined; publish: boolean },
+  input: {
+    pkg: ParsedSkillMd & { skillMd: string };
+    manifest: AttachmentEntry[];
+    createdBy: string | undefined;
+    reviewBy?: string | undefined;
+    expiresAt?: string | undefined;
+    publish: boolean;
+  },
 ) {
   let created: Awaited<ReturnType<typeof createWithFirstVersion>>;
   try {
@@ -149,13 +185,22 @@ export async function insertSkill(
   }
   const { head, saved } = created;
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
-  return { skill_id: head.id, name: input.pkg.name, directory_name: input.pkg.name, version_id: saved.id, version: saved.version, created: true as const, published };
+  return {
+    skill_id: head.id,
+    name: input.pkg.name,
+    directory_name: input.pkg.name,
+    version_id: saved.id,
+    version: saved.version,
+    created: true as const,
+    published,
+  };
 }
 
 /** The kept files count toward the package limits with the new SKILL.md (write_skill without attachments, an accepted draft). */
 export function checkKeptFiles(skillMd: string, files: readonly AttachmentEntry[]): void {
   const total = Buffer.byteLength(skillMd, 'utf8') + files.reduce((sum, f) => sum + f.size, 0);
-  if (total > PACKAGE_MAX_BYTES) throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}total package content cannot exceed 3 MiB, got ${total} bytes with the kept attachments`);
+  if (total > PACKAGE_MAX_BYTES)
+    throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}total package content cannot exceed 3 MiB, got ${total} bytes with the kept attachments`);
   if (files.length + 1 > PACKAGE_MAX_FILES) throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}a package cannot include more than ${PACKAGE_MAX_FILES} files`);
 }
 
@@ -176,7 +221,10 @@ export interface WriteSkillInput {
 export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail) {
   const id = parseId('skill', input.skill_id);
   if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation('expected_version must be positive');
-  const pkg = input.attachments === undefined ? { ...parseSkillMd(input.skill_md), skillMd: input.skill_md, files: undefined } : validatePackage({ skillMd: input.skill_md, attachments: input.attachments });
+  const pkg =
+    input.attachments === undefined
+      ? { ...parseSkillMd(input.skill_md), skillMd: input.skill_md, files: undefined }
+      : validatePackage({ skillMd: input.skill_md, attachments: input.attachments });
   // The caller, the dates and the version are checked before any bytes are stored, so a refused
   // write stores nothing, and again on the locked row, which decides.
   const check = async (q: Queryable, lock: boolean) => {
@@ -197,15 +245,26 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
     const datesChanged = await setDates(tx, caller.tenant.id, head, dates);
     let saved = latest;
     if (changed) {
-      saved = await saveSkillVersion(tx, caller.tenant.id, head, { content: input.skill_md, name: pkg.name, description: pkg.description, attachments: files, createdBy: caller.principal.id });
+      saved = await saveSkillVersion(tx, caller.tenant.id, head, {
+        content: input.skill_md,
+        name: pkg.name,
+        description: pkg.description,
+        attachments: files,
+        createdBy: caller.principal.id,
+      });
     }
     if (changed || datesChanged) {
-      await audit?.recordIn(tx, 'skill.write', [{ type: 'skill', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }], {
-        owner_id: ownerOf(caller),
-        package_files: files.length + 1,
-        review_by: dates.reviewBy ?? head.reviewBy ?? null,
-        expires_at: dates.expiresAt ?? head.expiresAt ?? null,
-      });
+      await audit?.recordIn(
+        tx,
+        'skill.write',
+        [{ type: 'skill', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }],
+        {
+          owner_id: ownerOf(caller),
+          package_files: files.length + 1,
+          review_by: dates.reviewBy ?? head.reviewBy ?? null,
+          expires_at: dates.expiresAt ?? head.expiresAt ?? null,
+        },
+      );
     }
     const name = saved.name ?? head.name;
     return { skill_id: id, name, directory_name: name, version_id: saved.id, version: saved.version, updated: changed || datesChanged };

@@ -82,7 +82,8 @@ interface VersionRow {
 
 export const HEAD_COLUMNS =
   'r.id, r.type, r.name, r.status, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at, r.created_by, r.created_at, r.updated_at';
-const VERSION_COLUMNS = 'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at';
+const VERSION_COLUMNS =
+  'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at';
 
 export function toHead(row: HeadRow): ResourceHead {
   return {
@@ -122,7 +123,13 @@ export const parseManifest = (value: AttachmentEntry[] | string | null): Attachm
   value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as AttachmentEntry[]) : value;
 
 /** The active resource of `type`, or undefined; `lock` takes its row lock for a write (serialising writers). */
-export async function getHead(q: Queryable, tenantId: string, type: ContextType, id: string, options: { lock?: boolean } = {}): Promise<ResourceHead | undefined> {
+export async function getHead(
+  q: Queryable,
+  tenantId: string,
+  type: ContextType,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<ResourceHead | undefined> {
   const [row] = await q.query<HeadRow>(
     `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.type = $2 AND r.id = $3 AND r.status = 'active'${options.lock === true ? ' FOR UPDATE' : ''}`,
     [tenantId, type, id],
@@ -140,11 +147,10 @@ export async function listHeads(q: Queryable, tenantId: string, type: ContextTyp
 }
 
 export async function getVersion(q: Queryable, tenantId: string, resourceId: string, version: number): Promise<SavedVersion | undefined> {
-  const [row] = await q.query<VersionRow>(`SELECT ${VERSION_COLUMNS} FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = $3`, [
-    tenantId,
-    resourceId,
-    version,
-  ]);
+  const [row] = await q.query<VersionRow>(
+    `SELECT ${VERSION_COLUMNS} FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = $3`,
+    [tenantId, resourceId, version],
+  );
   return row && toVersion(row);
 }
 
@@ -156,7 +162,12 @@ export async function latestVersionOf(q: Queryable, tenantId: string, head: Pick
 }
 
 /** Several versions at once, keyed `resourceId:version` (for lists and the session bundle). */
-export async function getVersions(q: Queryable, tenantId: string, refs: readonly { resourceId: string; version: number }[], options: { content?: boolean } = {}): Promise<Map<string, SavedVersion>> {
+export async function getVersions(
+  q: Queryable,
+  tenantId: string,
+  refs: readonly { resourceId: string; version: number }[],
+  options: { content?: boolean } = {},
+): Promise<Map<string, SavedVersion>> {
   const found = new Map<string, SavedVersion>();
   if (refs.length === 0) return found;
   const columns = options.content === false ? VERSION_COLUMNS.replace('v.content', "'' AS content") : VERSION_COLUMNS;
@@ -208,7 +219,11 @@ export async function saveVersion(tx: Queryable, tenantId: string, head: Pick<Re
       input.digest ?? null,
     ],
   );
-  await tx.query('UPDATE context_resources SET latest_version = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [tenantId, head.id, version]);
+  await tx.query('UPDATE context_resources SET latest_version = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    head.id,
+    version,
+  ]);
   if (!row) throw new Error('INSERT … RETURNING returned no row');
   return toVersion(row);
 }
@@ -216,16 +231,20 @@ export async function saveVersion(tx: Queryable, tenantId: string, head: Pick<Re
 /** Points the published version at `version`; false when it already was. */
 export async function publishVersion(tx: Queryable, tenantId: string, head: Pick<ResourceHead, 'id' | 'publishedVersion'>, version: number): Promise<boolean> {
   if (head.publishedVersion === version) return false;
-  await tx.query('UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    head.id,
-    version,
-  ]);
+  await tx.query(
+    'UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2',
+    [tenantId, head.id, version],
+  );
   return true;
 }
 
 /** Sets both staleness dates (YYYY-MM-DD; null or undefined clears one). */
-export async function writeDates(tx: Queryable, tenantId: string, resourceId: string, dates: { reviewBy?: string | null | undefined; expiresAt?: string | null | undefined }): Promise<void> {
+export async function writeDates(
+  tx: Queryable,
+  tenantId: string,
+  resourceId: string,
+  dates: { reviewBy?: string | null | undefined; expiresAt?: string | null | undefined },
+): Promise<void> {
   await tx.query('UPDATE context_resources SET review_by = $3::date, expires_at = $4::date, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
     tenantId,
     resourceId,
@@ -235,7 +254,12 @@ export async function writeDates(tx: Queryable, tenantId: string, resourceId: st
 }
 
 /** Sets the staleness dates (undefined keeps a date); true when either changed. */
-export async function setDates(tx: Queryable, tenantId: string, head: ResourceHead, dates: { reviewBy?: string | undefined; expiresAt?: string | undefined }): Promise<boolean> {
+export async function setDates(
+  tx: Queryable,
+  tenantId: string,
+  head: ResourceHead,
+  dates: { reviewBy?: string | undefined; expiresAt?: string | undefined },
+): Promise<boolean> {
   const reviewBy = dates.reviewBy ?? head.reviewBy;
   const expiresAt = dates.expiresAt ?? head.expiresAt;
   if (reviewBy === head.reviewBy && expiresAt === head.expiresAt) return false;
@@ -250,7 +274,15 @@ export async function setDates(tx: Queryable, tenantId: string, head: ResourceHe
  */
 export async function createWithFirstVersion(
   tx: Transaction,
-  resource: { tenantId: string; type: ContextType; name: string; id?: string | undefined; createdBy: string | undefined; reviewBy?: string | undefined; expiresAt?: string | undefined },
+  resource: {
+    tenantId: string;
+    type: ContextType;
+    name: string;
+    id?: string | undefined;
+    createdBy: string | undefined;
+    reviewBy?: string | undefined;
+    expiresAt?: string | undefined;
+  },
   version: NewVersion,
 ): Promise<{ head: Pick<ResourceHead, 'id' | 'name' | 'latestVersion' | 'publishedVersion'>; saved: SavedVersion }> {
   const created = await createContextResource(tx, resource);

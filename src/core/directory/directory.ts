@@ -38,8 +38,14 @@ export async function findPrincipal(q: Queryable, tenantId: string, reference: s
   const trimmed = reference.trim();
   if (trimmed === '') throw validation('principal reference is empty');
   const rows = isEmailReference(trimmed)
-    ? await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'person' AND email = $2", [tenantId, trimmed.toLowerCase()])
-    : await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND name = $2", [tenantId, trimmed]);
+    ? await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'person' AND email = $2", [
+        tenantId,
+        trimmed.toLowerCase(),
+      ])
+    : await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND name = $2", [
+        tenantId,
+        trimmed,
+      ]);
   return rows[0] ? toPrincipal(rows[0]) : undefined;
 }
 

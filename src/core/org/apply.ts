@@ -59,7 +59,8 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
   const problems = new OrgProblems(input.fileName ?? 'org.yaml');
   const file = readOrgFile(input.source, problems, input.env, input.files);
   if (!file) throw problems.toError();
-  if (file.sections.has('skills') && input.blob === undefined) throw new Error('applyOrgFile: the org file has a skills section, so it needs a blob store (input.blob) for the Skill files');
+  if (file.sections.has('skills') && input.blob === undefined)
+    throw new Error('applyOrgFile: the org file has a skills section, so it needs a blob store (input.blob) for the Skill files');
   try {
     return await db.tx(async (tx) => {
       // The plan is made inside the transaction so that it matches the rows it is applied to;
@@ -84,7 +85,13 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       if (audit) {
         const counts: Record<string, number> = {};
         for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
-        await audit.appendIn(tx, { tenantId: id, surface: 'cli', action: 'org.apply', result: 'ok', details: { file: input.fileName ?? 'org.yaml', changes: counts } });
+        await audit.appendIn(tx, {
+          tenantId: id,
+          surface: 'cli',
+          action: 'org.apply',
+          result: 'ok',
+          details: { file: input.fileName ?? 'org.yaml', changes: counts },
+        });
       }
       return result;
     });

@@ -41,7 +41,15 @@ export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvir
   const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
-  const context = { reader, declared: new Set<string>(), declaredGroups: new Set<string>(), declaredTeams: new Set<string>(), declaredResources: new Set<string>(), env, files };
+  const context = {
+    reader,
+    declared: new Set<string>(),
+    declaredGroups: new Set<string>(),
+    declaredTeams: new Set<string>(),
+    declaredResources: new Set<string>(),
+    env,
+    files,
+  };
   const planners: SectionPlanner[] = [];
   const sections = new Set<string>();
   for (const section of ORG_SECTIONS) {

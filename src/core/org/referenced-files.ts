@@ -155,7 +155,12 @@ async function readFolder(absolute: string, reference: string, budget: { bytes: 
   return errors.length > 0 ? { errors } : { folder: files };
 }
 
-async function readRegular(absolute: string, shown: string, size: number, budget: { bytes: number }): Promise<{ bytes: Buffer } | { error: string; full?: true }> {
+async function readRegular(
+  absolute: string,
+  shown: string,
+  size: number,
+  budget: { bytes: number },
+): Promise<{ bytes: Buffer } | { error: string; full?: true }> {
   if (size > budget.bytes) {
     return { full: true, error: `${quotePath(shown)} takes the files the org file references over ${REFERENCED_FILES_MAX_BYTES / (1024 * 1024)} MiB together` };
   }
@@ -180,7 +185,8 @@ async function lstatOf(absolute: string, shown: string): Promise<{ stats: Stats 
 
 const symlink = (shown: string): string => `${quotePath(shown)} is a symbolic link; the org file reads only regular files and folders`;
 const special = (shown: string): string => `${quotePath(shown)} is not a regular file or folder`;
-const unreadable = (shown: string, error: unknown): string => `${quotePath(shown)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+const unreadable = (shown: string, error: unknown): string =>
+  `${quotePath(shown)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

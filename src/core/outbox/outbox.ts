@@ -17,10 +17,7 @@ const WIDTH = 5;
 export async function lockResources(tx: Queryable, projection: string, refs: readonly ResourceRef[]): Promise<void> {
   const keys = [...new Set(refs.map((r) => `${projection}\n${r.tenantId}\n${r.resourceKey}`))].sort();
   if (keys.length === 0) return;
-  await tx.query(
-    `SELECT pg_advisory_xact_lock(${RESOURCE_LOCK_CLASS}, hashtext(k)) FROM unnest($1::text[]) WITH ORDINALITY AS t(k, n) ORDER BY n`,
-    [keys],
-  );
+  await tx.query(`SELECT pg_advisory_xact_lock(${RESOURCE_LOCK_CLASS}, hashtext(k)) FROM unnest($1::text[]) WITH ORDINALITY AS t(k, n) ORDER BY n`, [keys]);
 }
 
 /**

@@ -39,7 +39,7 @@ const CLAIM = `SELECT o.id, o.tenant_id, o.projection, o.resource_key, o.operati
  FOR UPDATE OF o SKIP LOCKED`;
 
 function describe(error: unknown): string {
-  const text = error instanceof Error ? error.message.split('\n')[0] ?? error.name : String(error);
+  const text = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
   return text.slice(0, 1000);
 }
 
@@ -271,8 +271,13 @@ export class OutboxWorker {
   /** A backend call bounded by the apply timeout: aborted through its signal and failed with "projection NAME <what> within N ms". */
   async #bounded(projection: Projection, what: string, call: (signal: AbortSignal) => Promise<unknown> | undefined): Promise<void> {
     const controller = new AbortController();
-    const timedOut = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true }));
-    const timer = setTimeout(() => controller.abort(new Error(`projection ${projection.name} ${what} within ${this.#applyTimeoutMs} ms`)), this.#applyTimeoutMs);
+    const timedOut = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true }),
+    );
+    const timer = setTimeout(
+      () => controller.abort(new Error(`projection ${projection.name} ${what} within ${this.#applyTimeoutMs} ms`)),
+      this.#applyTimeoutMs,
+    );
     try {
       await Promise.race([call(controller.signal), timedOut]);
     } finally {

@@ -62,7 +62,14 @@ export async function createToken(db: Db, input: CreateTokenInput, audit: AuditL
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const principal = await requirePrincipal(tx, tenant, input.principal);
-    const { id, token: secret } = await insertToken(tx, { tenantId: tenant.id, principalId: principal.id, scopes, ttlMs: input.ttlMs, label: input.label, source: input.source });
+    const { id, token: secret } = await insertToken(tx, {
+      tenantId: tenant.id,
+      principalId: principal.id,
+      scopes,
+      ttlMs: input.ttlMs,
+      label: input.label,
+      source: input.source,
+    });
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
     const info = toInfo(row!);
     await audit.appendIn(tx, {
@@ -125,10 +132,13 @@ export async function listTokens(q: Queryable, options: { tenant?: string | unde
 export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<TokenInfo> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
   return db.tx(async (tx) => {
-    const [updated] = await tx.query<{ tenant_id: string }>('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING tenant_id', [id]);
+    const [updated] = await tx.query<{ tenant_id: string }>('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING tenant_id', [
+      id,
+    ]);
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
     if (!row) throw notFound(`no token with id "${id}"`);
-    if (updated) await audit.appendIn(tx, { tenantId: updated.tenant_id, surface: 'cli', action: 'token.revoke', result: 'ok', resources: [{ type: 'token', id }] });
+    if (updated)
+      await audit.appendIn(tx, { tenantId: updated.tenant_id, surface: 'cli', action: 'token.revoke', result: 'ok', resources: [{ type: 'token', id }] });
     return toInfo(row);
   });
 }

@@ -30,7 +30,10 @@ const installationId = z.uuid().describe('The local_installation_id that report_
 const sessionId = z.string().regex(PATTERNS.sessionId).describe("The client's own session id: letters, digits and . _ : -, at most 128 characters.");
 const occurredAt = z.iso.datetime({ offset: true }).describe('When it happened (ISO 8601 instant); at most 7 days old and 5 minutes ahead. Omitted: now.');
 const status = z.enum(['ok', 'error']).describe('ok (default) or error.');
-const errorCode = z.string().regex(PATTERNS.errorCode).describe('A short machine code for a failure (letters, digits, _ . -; at most 64 characters); only with status error.');
+const errorCode = z
+  .string()
+  .regex(PATTERNS.errorCode)
+  .describe('A short machine code for a failure (letters, digits, _ . -; at most 64 characters); only with status error.');
 
 export const reportInstallationCapabilitiesTool = defineTool({
   name: 'report_installation_capabilities',
@@ -41,7 +44,10 @@ export const reportInstallationCapabilitiesTool = defineTool({
     `Capabilities: ${CAPABILITIES.join(', ')}.`,
   input: z
     .object({
-      integration: z.string().regex(PATTERNS.integration).describe('The client, e.g. claude-code: lower-case letters, digits and . _ -, at most 100 characters.'),
+      integration: z
+        .string()
+        .regex(PATTERNS.integration)
+        .describe('The client, e.g. claude-code: lower-case letters, digits and . _ -, at most 100 characters.'),
       transport: z.enum(TRANSPORTS),
       capabilities: z.array(z.enum(CAPABILITIES)).max(MAX_CAPABILITIES).describe('The capability names this installation supports; unknown names are refused.'),
       client_version: z.string().regex(PATTERNS.clientVersion).optional().describe('The client version, e.g. 1.2.3 (at most 50 characters).'),
@@ -97,7 +103,7 @@ export const startHookSessionTool = defineTool({
   dialect: 'alignbase',
   title: 'Start hook session',
   description:
-    "For an installed session-start or prompt-submit hook (the installation reported session_start_hook or prompt_submit_hook). Records the session start once per session_id and returns the current context: the text is the same markdown bundle get_current_context returns; structured content adds session_id, hook, started (false when this session had already started) and activity_enabled.",
+    'For an installed session-start or prompt-submit hook (the installation reported session_start_hook or prompt_submit_hook). Records the session start once per session_id and returns the current context: the text is the same markdown bundle get_current_context returns; structured content adds session_id, hook, started (false when this session had already started) and activity_enabled.',
   input: z.object({ local_installation_id: installationId, hook: z.enum(HOOKS), session_id: sessionId }).strict(),
   output: z.object({
     session_id: z.string(),
@@ -128,7 +134,11 @@ export const recordHookActivityEventTool = defineTool({
         .object({
           type: z.enum(HOOK_EVENT_TYPES),
           occurred_at: occurredAt.optional(),
-          tool_name: z.string().regex(PATTERNS.toolName).optional().describe('tool_used only: the tool name (letters, digits, _ . : -; at most 100 characters).'),
+          tool_name: z
+            .string()
+            .regex(PATTERNS.toolName)
+            .optional()
+            .describe('tool_used only: the tool name (letters, digits, _ . : -; at most 100 characters).'),
           status: status.optional(),
           error_code: errorCode.optional(),
         })

@@ -2,7 +2,19 @@ import { z } from 'zod';
 import { createDraft, listDrafts, proposeKnowledge, readDraft } from '../../core/context/drafts.ts';
 import { listKnowledge, publishKnowledge, readKnowledge, writeKnowledge } from '../../core/context/knowledge.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
-import { IDEMPOTENT_WRITE, READ, WRITE, attachmentsInput, authority, draftFields, isoDate, listItemFields, manifestEntry, readFields, versionSelector } from './schemas.ts';
+import {
+  IDEMPOTENT_WRITE,
+  READ,
+  WRITE,
+  attachmentsInput,
+  authority,
+  draftFields,
+  isoDate,
+  listItemFields,
+  manifestEntry,
+  readFields,
+  versionSelector,
+} from './schemas.ts';
 import { ATTACHMENTS_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const knowledgeItem = z.object({ knowledge_id: z.string(), title: z.string(), ...listItemFields });
@@ -31,7 +43,15 @@ export const readKnowledgeTool = defineTool({
   description:
     'Reads one full Knowledge version. version: omitted or "latest" (latest saved), "published" (the version get_current_context delivers), or an exact positive version number. Before editing, read with version "latest" and pass the returned version as expected_version to write_knowledge.',
   input: z.object({ knowledge_id: z.string(), version: versionSelector.describe('latest, published, or a positive version number') }).strict(),
-  output: z.object({ knowledge_id: z.string(), title: z.string(), ...readFields, content: z.string(), authority, attachment_format: z.literal('v1'), attachments: z.array(manifestEntry) }),
+  output: z.object({
+    knowledge_id: z.string(),
+    title: z.string(),
+    ...readFields,
+    content: z.string(),
+    authority,
+    attachment_format: z.literal('v1'),
+    attachments: z.array(manifestEntry),
+  }),
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
@@ -57,7 +77,15 @@ export const writeKnowledgeTool = defineTool({
       expires_at: isoDate.optional().describe('YYYY-MM-DD; only used when creating.'),
     })
     .strict(),
-  output: z.object({ knowledge_id: z.string(), title: z.string(), version_id: z.string(), version: z.number().int(), updated: z.boolean(), published: z.boolean(), created: z.boolean() }),
+  output: z.object({
+    knowledge_id: z.string(),
+    title: z.string(),
+    version_id: z.string(),
+    version: z.number().int(),
+    updated: z.boolean(),
+    published: z.boolean(),
+    created: z.boolean(),
+  }),
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
@@ -91,7 +119,13 @@ export const createKnowledgeDraftTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    const draft = await createDraft(services.db, caller, 'knowledge', { id: args.knowledge_id, base_version: args.base_version, content: args.content, rationale: args.rationale }, audit);
+    const draft = await createDraft(
+      services.db,
+      caller,
+      'knowledge',
+      { id: args.knowledge_id, base_version: args.base_version, content: args.content, rationale: args.rationale },
+      audit,
+    );
     return jsonReply({ draft_id: draft.draft_id, knowledge_id: draft.id, base_version: draft.base_version, created: draft.created });
   },
 });
@@ -103,7 +137,13 @@ export const proposeKnowledgeTool = defineTool({
   description:
     'Proposes brand-new Knowledge for human review: a title, full markdown content, an optional rationale, authority and optional v1 attachments. Creates no saved or published Knowledge until a person accepts the proposal. Returns a proposal_id.',
   input: z
-    .object({ title: z.string(), content: z.string(), rationale: z.string().optional(), authority: authority.optional(), attachments: attachmentsInput.optional() })
+    .object({
+      title: z.string(),
+      content: z.string(),
+      rationale: z.string().optional(),
+      authority: authority.optional(),
+      attachments: attachmentsInput.optional(),
+    })
     .strict(),
   output: z.object({ proposal_id: z.string(), title: z.string(), status: z.literal('open'), created: z.boolean() }),
   annotations: WRITE,
@@ -118,7 +158,8 @@ export const listKnowledgeDraftsTool = defineTool({
   name: 'list_knowledge_drafts',
   dialect: 'alignbase',
   title: 'List Knowledge drafts',
-  description: 'Lists the open drafts of one Knowledge (Viewer or higher), oldest first, with is_stale when the Knowledge has moved past the draft’s base version.',
+  description:
+    'Lists the open drafts of one Knowledge (Viewer or higher), oldest first, with is_stale when the Knowledge has moved past the draft’s base version.',
   input: z.object({ knowledge_id: z.string() }).strict(),
   output: z.object({ drafts: z.array(z.object({ ...draftFields, knowledge_id: z.string() })) }),
   annotations: READ,
@@ -133,7 +174,8 @@ export const readKnowledgeDraftTool = defineTool({
   name: 'read_knowledge_draft',
   dialect: 'alignbase',
   title: 'Read Knowledge draft',
-  description: 'Reads one open Knowledge draft. Draft authors can read their own open drafts; agents with publish access on the Knowledge can read open drafts for review.',
+  description:
+    'Reads one open Knowledge draft. Draft authors can read their own open drafts; agents with publish access on the Knowledge can read open drafts for review.',
   input: z.object({ draft_id: z.string() }).strict(),
   output: z.object({ ...draftFields, knowledge_id: z.string(), content: z.string() }),
   annotations: READ,

@@ -3,7 +3,9 @@ import { createMemory, listMemories, readMemory, writeMemory } from '../../core/
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE } from './schemas.ts';
 
-const assignmentState = z.enum(['always', 'available']).describe('always when routed to this agent (directly or through a Group), else available; independent of permission');
+const assignmentState = z
+  .enum(['always', 'available'])
+  .describe('always when routed to this agent (directly or through a Group), else available; independent of permission');
 
 export const listMemoriesTool = defineTool({
   name: 'list_memories',
@@ -13,7 +15,16 @@ export const listMemoriesTool = defineTool({
     'Lists every active Memory the calling agent may read through direct or Group permission, routed or not. Each result has memory_id, name, version_id, version, assignment_state and can_write (Editor or higher).',
   input: z.object({}).strict(),
   output: z.object({
-    memories: z.array(z.object({ memory_id: z.string(), name: z.string(), version_id: z.string(), version: z.number().int(), assignment_state: assignmentState, can_write: z.boolean() })),
+    memories: z.array(
+      z.object({
+        memory_id: z.string(),
+        name: z.string(),
+        version_id: z.string(),
+        version: z.number().int(),
+        assignment_state: assignmentState,
+        can_write: z.boolean(),
+      }),
+    ),
   }),
   annotations: READ,
   scopes: ['context.read'],
@@ -30,7 +41,15 @@ export const readMemoryTool = defineTool({
   title: 'Read Memory',
   description: 'Reads one permitted Memory (Viewer or higher) and returns its latest version, which write_memory needs as expected_version.',
   input: z.object({ memory_id: z.string() }).strict(),
-  output: z.object({ name: z.string(), content: z.string(), version_id: z.string(), version: z.number().int(), can_write: z.boolean(), assignment_state: assignmentState, memory_id: z.string() }),
+  output: z.object({
+    name: z.string(),
+    content: z.string(),
+    version_id: z.string(),
+    version: z.number().int(),
+    can_write: z.boolean(),
+    assignment_state: assignmentState,
+    memory_id: z.string(),
+  }),
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
@@ -42,7 +61,8 @@ export const createMemoryTool = defineTool({
   name: 'create_memory',
   dialect: 'alignbase',
   title: 'Create Memory',
-  description: 'Creates a Memory when the agent has Create permission on the Memory type. The new Memory is not routed automatically; admins manage its permissions and routes. Content must be 25 KB or smaller.',
+  description:
+    'Creates a Memory when the agent has Create permission on the Memory type. The new Memory is not routed automatically; admins manage its permissions and routes. Content must be 25 KB or smaller.',
   input: z.object({ name: z.string(), content: z.string() }).strict(),
   output: z.object({ memory_id: z.string(), name: z.string(), version_id: z.string(), version: z.number().int(), created: z.boolean() }),
   annotations: WRITE,

@@ -14,7 +14,14 @@ export const listContextRecipientsTool = defineTool({
     'Lists the agents and Groups this agent may message with send_context: every other agent of the organization, and every Group with at least one other agent (member_count counts its agents). Agents first, then Groups, each by name.',
   input: z.object({}).strict(),
   output: z.object({
-    recipients: z.array(z.object({ type: recipientType, id: z.string(), name: z.string(), member_count: z.number().int().optional().describe('Groups only: the number of agents in the Group.') })),
+    recipients: z.array(
+      z.object({
+        type: recipientType,
+        id: z.string(),
+        name: z.string(),
+        member_count: z.number().int().optional().describe('Groups only: the number of agents in the Group.'),
+      }),
+    ),
   }),
   annotations: READ,
   scopes: ['context.read'],
@@ -84,7 +91,10 @@ export const readInboxTool = defineTool({
         from: z.object({ agent_id: z.string(), name: z.string() }),
         sent_at: z.string(),
         message: z.string().nullable(),
-        via_group: z.object({ id: z.string(), name: z.string() }).nullable().describe('The Group the message reached this agent through; null when sent to the agent itself.'),
+        via_group: z
+          .object({ id: z.string(), name: z.string() })
+          .nullable()
+          .describe('The Group the message reached this agent through; null when sent to the agent itself.'),
         artifacts: z.array(sentArtifact.extend({ available: z.boolean() })),
         read_at: z.string().nullable(),
       }),

@@ -2,7 +2,18 @@ import { z } from 'zod';
 import { createDraft, listDrafts, readDraft } from '../../core/context/drafts.ts';
 import { createSkill, listSkills, publishSkill, readSkill, writeSkill } from '../../core/context/skills.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
-import { IDEMPOTENT_WRITE, READ, WRITE, attachmentsInput, draftFields, isoDate, listItemFields, manifestEntry, readFields, versionSelector } from './schemas.ts';
+import {
+  IDEMPOTENT_WRITE,
+  READ,
+  WRITE,
+  attachmentsInput,
+  draftFields,
+  isoDate,
+  listItemFields,
+  manifestEntry,
+  readFields,
+  versionSelector,
+} from './schemas.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const skillItem = z.object({ id: z.string(), name: z.string(), directory_name: z.string(), description: z.string(), ...listItemFields });
@@ -71,13 +82,27 @@ export const createSkillTool = defineTool({
   description:
     'Creates a new Skill package from skill_md and optional attachments (path and data_base64; media types are detected from the bytes). Use it only when the user asks to add a Skill. New Skills are saved as latest versions and are not published until publish_skill succeeds.',
   input: z.object(packageInput).strict(),
-  output: z.object({ skill_id: z.string(), name: z.string(), directory_name: z.string(), version_id: z.string(), version: z.number().int(), created: z.boolean() }),
+  output: z.object({
+    skill_id: z.string(),
+    name: z.string(),
+    directory_name: z.string(),
+    version_id: z.string(),
+    version: z.number().int(),
+    created: z.boolean(),
+  }),
   annotations: WRITE,
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
   async run({ caller, services, audit }, args) {
     const created = await createSkill(services, caller, args, audit);
-    return jsonReply({ skill_id: created.skill_id, name: created.name, directory_name: created.directory_name, version_id: created.version_id, version: created.version, created: created.created });
+    return jsonReply({
+      skill_id: created.skill_id,
+      name: created.name,
+      directory_name: created.directory_name,
+      version_id: created.version_id,
+      version: created.version,
+      created: created.created,
+    });
   },
 });
 
@@ -88,7 +113,14 @@ export const writeSkillTool = defineTool({
   description:
     'Replaces the full package of an existing Skill. Not a patch tool: send the complete SKILL.md; omit attachments to keep them, pass [] to clear them, or send the complete replacement set. expected_version is the latest version; a stale one fails with a version conflict.',
   input: z.object({ skill_id: z.string(), expected_version: z.number(), ...packageInput }).strict(),
-  output: z.object({ skill_id: z.string(), name: z.string(), directory_name: z.string(), version_id: z.string(), version: z.number().int(), updated: z.boolean() }),
+  output: z.object({
+    skill_id: z.string(),
+    name: z.string(),
+    directory_name: z.string(),
+    version_id: z.string(),
+    version: z.number().int(),
+    updated: z.boolean(),
+  }),
   annotations: WRITE,
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
@@ -122,7 +154,13 @@ export const createSkillDraftTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    const draft = await createDraft(services.db, caller, 'skill', { id: args.skill_id, base_version: args.base_version, content: args.skill_md, rationale: args.rationale }, audit);
+    const draft = await createDraft(
+      services.db,
+      caller,
+      'skill',
+      { id: args.skill_id, base_version: args.base_version, content: args.skill_md, rationale: args.rationale },
+      audit,
+    );
     return jsonReply({ draft_id: draft.draft_id, skill_id: draft.id, base_version: draft.base_version, created: draft.created });
   },
 });
@@ -146,7 +184,8 @@ export const readSkillDraftTool = defineTool({
   name: 'read_skill_draft',
   dialect: 'alignbase',
   title: 'Read Skill draft',
-  description: 'Reads one open Skill draft. Draft authors can read their own open drafts; agents with publish access on the Skill can read open drafts for review.',
+  description:
+    'Reads one open Skill draft. Draft authors can read their own open drafts; agents with publish access on the Skill can read open drafts for review.',
   input: z.object({ draft_id: z.string() }).strict(),
   output: z.object({ ...draftFields, skill_id: z.string(), skill_md: z.string() }),
   annotations: READ,

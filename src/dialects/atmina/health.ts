@@ -27,7 +27,8 @@ export const health = defineTool({
   name: 'health',
   dialect: 'atmina',
   title: 'Health',
-  description: 'Build information and the health of each backend (store, file bytes, search, graph). Use it when results look stale or a call reports unavailable.',
+  description:
+    'Build information and the health of each backend (store, file bytes, search, graph). Use it when results look stale or a call reports unavailable.',
   input,
   output,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -34,7 +34,8 @@ export const whoami = defineTool({
   name: 'whoami',
   dialect: 'atmina',
   title: 'Who am I',
-  description: 'The authenticated person or agent, its organisation, team memberships (with roles), groups and the scopes of this connection. Call it first, then list_kbs.',
+  description:
+    'The authenticated person or agent, its organisation, team memberships (with roles), groups and the scopes of this connection. Call it first, then list_kbs.',
   input,
   output,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -27,7 +27,8 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
   const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
   const sessionSecret = (request: FastifyRequest) => readCookie(request.headers.cookie, cookieName);
   const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
-  const queryOf = (request: AuthorizationRequest) => new URLSearchParams(Object.entries(request.params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
+  const queryOf = (request: AuthorizationRequest) =>
+    new URLSearchParams(Object.entries(request.params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
   const continueUrl = (request: AuthorizationRequest) => `${config.publicUrl}/oauth/authorize?${queryOf(request)}`;
 
   /** Checks the request again from its parameters; answers the refusal itself when it fails. */
@@ -79,11 +80,23 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     if (!session) return signIn(reply, 401, authorization, { error: 'Your sign-in has expired. Sign in again.' });
     const csrf = form.get('csrf');
     if (csrf === null || !sameText(csrf, session.csrf)) {
-      return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in (CSRF check failed). Go back to the app and start the connection again.');
+      return message(
+        reply,
+        403,
+        'This form has expired',
+        'The form did not come from your current sign-in (CSRF check failed). Go back to the app and start the connection again.',
+      );
     }
     const decision = form.get('decision');
     if (decision === 'deny') {
-      return reply.redirect(clientRedirect(config, authorization.redirectUri, { error: 'access_denied', error_description: 'the person denied the request', state: authorization.state }), 303);
+      return reply.redirect(
+        clientRedirect(config, authorization.redirectUri, {
+          error: 'access_denied',
+          error_description: 'the person denied the request',
+          state: authorization.state,
+        }),
+        303,
+      );
     }
     if (decision !== 'approve') return consent(reply, 400, authorization, session, 'Choose Allow or Deny.');
     const agent = form.get('agent') ?? '';
@@ -93,10 +106,21 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
       code = await db.tx(async (tx) => {
         const chosen = await chooseAgent(tx, session.tenant.id, session.person.id, choice);
         if (chosen.created) {
-          await services.audit.appendIn(tx, { tenantId: session.tenant.id, surface: 'oauth', principalId: session.person.id, action: 'oauth.create_agent', result: 'ok', details: { agent_id: chosen.id, name: chosen.name } });
+          await services.audit.appendIn(tx, {
+            tenantId: session.tenant.id,
+            surface: 'oauth',
+            principalId: session.person.id,
+            action: 'oauth.create_agent',
+            result: 'ok',
+            details: { agent_id: chosen.id, name: chosen.name },
+          });
         }
         const { client, scopes, resource, redirectUri, codeChallenge } = authorization;
-        return approve(tx, { tenantId: session.tenant.id, personId: session.person.id, agentId: chosen.id, client, scopes, resource, redirectUri, codeChallenge }, services.audit);
+        return approve(
+          tx,
+          { tenantId: session.tenant.id, personId: session.person.id, agentId: chosen.id, client, scopes, resource, redirectUri, codeChallenge },
+          services.audit,
+        );
       });
     } catch (error) {
       if (error instanceof OAuthError) return consent(reply, 400, authorization, session, error.message);
@@ -129,7 +153,8 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
   });
 
-  const badLink = (reply: FastifyReply) => message(reply, 404, 'This sign-in link does not work', 'It was already used, has expired (links last 15 minutes) or is mistyped. Ask for a new one.');
+  const badLink = (reply: FastifyReply) =>
+    message(reply, 404, 'This sign-in link does not work', 'It was already used, has expired (links last 15 minutes) or is mistyped. Ask for a new one.');
 
   app.get<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
     const holder = await peekLoginLink(db, request.params.secret);
@@ -143,7 +168,12 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     await endSession(db, sessionSecret(request));
     const session = await findSession(db, secret);
     reply.header('set-cookie', sessionCookie(config, secret));
-    return message(reply, 200, 'You are signed in', `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Go back to the page where you were connecting an app and continue, or start the connection again from the app.`);
+    return message(
+      reply,
+      200,
+      'You are signed in',
+      `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Go back to the page where you were connecting an app and continue, or start the connection again from the app.`,
+    );
   });
 
   app.post('/oauth/logout', async (request, reply) => {
@@ -152,10 +182,13 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     const secret = sessionSecret(request);
     const session = await findSession(db, secret);
     const csrf = form.get('csrf');
-    if (session && (csrf === null || !sameText(csrf, session.csrf))) return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in.');
+    if (session && (csrf === null || !sameText(csrf, session.csrf)))
+      return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in.');
     await endSession(db, secret);
     reply.header('set-cookie', sessionCookie(config, undefined));
     const authorize = new URLSearchParams(form.get('authorize') ?? '');
-    return authorize.has('client_id') ? reply.redirect(`${config.publicUrl}/oauth/authorize?${authorize.toString()}`, 303) : message(reply, 200, 'Signed out', 'You are signed out.');
+    return authorize.has('client_id')
+      ? reply.redirect(`${config.publicUrl}/oauth/authorize?${authorize.toString()}`, 303)
+      : message(reply, 200, 'Signed out', 'You are signed out.');
   });
 }

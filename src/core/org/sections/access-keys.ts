@@ -69,7 +69,8 @@ export function accessChanges(from: PrincipalAccess, to: PrincipalAccess): strin
   if (!sameList(from.departments, to.departments)) changes.push(`departments ${list(from.departments)} → ${list(to.departments)}`);
   if (!sameList(from.projects, to.projects)) changes.push(`projects ${list(from.projects)} → ${list(to.projects)}`);
   if (from.brainRole !== to.brainRole) changes.push(`brain_role ${from.brainRole} → ${to.brainRole}`);
-  if (from.policyMaxTeamRole !== to.policyMaxTeamRole) changes.push(`policy max_team_role ${from.policyMaxTeamRole ?? 'none'} → ${to.policyMaxTeamRole ?? 'none'}`);
+  if (from.policyMaxTeamRole !== to.policyMaxTeamRole)
+    changes.push(`policy max_team_role ${from.policyMaxTeamRole ?? 'none'} → ${to.policyMaxTeamRole ?? 'none'}`);
   return changes;
 }
 

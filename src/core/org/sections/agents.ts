@@ -67,7 +67,8 @@ export const agentsSection = defineSection<AgentSpec[]>({
       const differences = [...(ownerChanged ? [`owner ${from} → ${agent.owner.value}`] : []), ...accessChanges(existing.access, access)];
       if (differences.length === 0) continue;
       const write = async (tx: Transaction): Promise<void> => {
-        if (ownerChanged) await tx.query('UPDATE principals SET owner_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, ownerId]);
+        if (ownerChanged)
+          await tx.query('UPDATE principals SET owner_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, ownerId]);
         await writeAccess(tx, tenant.id, existing.id, access);
       };
       steps.push({ change: { action: 'update', kind: 'agent', name, detail: differences.join('; ') }, write });

@@ -111,7 +111,11 @@ export function lookUpFile(reference: Located, files: ReferencedFiles, reader: Y
 }
 
 /** The files under the folder a `dir:` names; undefined (each problem reported) otherwise. */
-export function lookUpFolder(reference: Located, files: ReferencedFiles, reader: YamlReader): readonly { readonly path: string; readonly data_base64: string }[] | undefined {
+export function lookUpFolder(
+  reference: Located,
+  files: ReferencedFiles,
+  reader: YamlReader,
+): readonly { readonly path: string; readonly data_base64: string }[] | undefined {
   const entry = entryOf(reference, files, 'folder', reader);
   return entry && 'folder' in entry ? entry.folder : undefined;
 }
@@ -149,7 +153,13 @@ export function utf8Text(bytes: Buffer): string | undefined {
  * this transaction so that a concurrent write_knowledge or write_skill cannot slip a version in
  * between the plan and its writes.
  */
-export async function loadHeads(tx: Transaction, tenantId: string, type: ContextType, names: readonly string[], options: { archived: boolean }): Promise<Map<string, ResourceHead[]>> {
+export async function loadHeads(
+  tx: Transaction,
+  tenantId: string,
+  type: ContextType,
+  names: readonly string[],
+  options: { archived: boolean },
+): Promise<Map<string, ResourceHead[]>> {
   const heads = new Map<string, ResourceHead[]>();
   if (names.length === 0) return heads;
   const rows = await tx.query<Parameters<typeof toHead>[0]>(
@@ -170,7 +180,10 @@ export async function loadHeads(tx: Transaction, tenantId: string, type: Context
  * `Knowledge titled "Handbook"`): the file cannot tell which one it declares.
  */
 export function reportAmbiguous(context: PlanContext, at: Located, count: number, described: string): void {
-  context.problems.add(at.line, `${at.path}: tenant "${context.tenant.slug}" has ${count} ${described}; the file cannot tell which one it declares (rename all but one)`);
+  context.problems.add(
+    at.line,
+    `${at.path}: tenant "${context.tenant.slug}" has ${count} ${described}; the file cannot tell which one it declares (rename all but one)`,
+  );
 }
 
 /** The date differences of a stored head from the file's dates. */
@@ -185,7 +198,13 @@ export function dateChanges(head: Pick<ResourceHead, 'reviewBy' | 'expiresAt'> |
 }
 
 /** `publish: true`: publishes `version` unless it already is the published one. */
-export function publishStep(context: PlanContext, kind: 'knowledge' | 'skill', name: string, head: { id: string; publishedVersion: number | undefined }, version: number): PlannedStep[] {
+export function publishStep(
+  context: PlanContext,
+  kind: 'knowledge' | 'skill',
+  name: string,
+  head: { id: string; publishedVersion: number | undefined },
+  version: number,
+): PlannedStep[] {
   if (head.publishedVersion === version) return [];
   const detail = head.publishedVersion === undefined ? `version ${version}` : `version ${head.publishedVersion} → ${version}`;
   const write = async (q: Transaction): Promise<void> => {
@@ -195,9 +214,17 @@ export function publishStep(context: PlanContext, kind: 'knowledge' | 'skill', n
 }
 
 /** The latest saved version of each of `heads`, read in one query; undefined for a head without one. */
-export async function latestVersions(tx: Transaction, tenantId: string, heads: ReadonlyMap<string, readonly ResourceHead[]>): Promise<(head: ResourceHead) => SavedVersion | undefined> {
+export async function latestVersions(
+  tx: Transaction,
+  tenantId: string,
+  heads: ReadonlyMap<string, readonly ResourceHead[]>,
+): Promise<(head: ResourceHead) => SavedVersion | undefined> {
   const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
-  const latest = await getVersions(tx, tenantId, stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })));
+  const latest = await getVersions(
+    tx,
+    tenantId,
+    stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })),
+  );
   return (head) => latest.get(versionKey(head.id, head.latestVersion));
 }
 

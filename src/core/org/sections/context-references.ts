@@ -15,7 +15,12 @@ import type { Located, Slot, YamlReader } from '../yaml-reader.ts';
  * finds the ids among what the tenant has and what earlier sections declare.
  */
 
-const WORD_OF_TYPE: Readonly<Record<ContextType, string>> = { knowledge: 'all_knowledge', skill: 'all_skills', memory: 'all_memories', artifact: 'all_artifacts' };
+const WORD_OF_TYPE: Readonly<Record<ContextType, string>> = {
+  knowledge: 'all_knowledge',
+  skill: 'all_skills',
+  memory: 'all_memories',
+  artifact: 'all_artifacts',
+};
 /** The whole-type targets of a grant, by the file's word for them. A Map: "constructor" finds nothing. */
 export const WHOLE_TYPES: ReadonlyMap<string, ContextType> = new Map(CONTEXT_TYPES.map((type) => [WORD_OF_TYPE[type], type]));
 

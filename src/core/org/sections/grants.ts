@@ -78,9 +78,14 @@ export const grantsSection = defineSection<GrantSpec[]>({
       if (was?.role === row.role) continue;
       const on = resourceLabel(context, row.type, row.resourceId);
       const detail = was ? `on ${on}: role ${was.role} → ${row.role}` : `on ${on} as ${row.role}`;
-      steps.push({ change: { action: was ? 'update' : 'add', kind: 'grant', name: partyLabel(context, row.principalId, row.groupId), detail }, write: (q) => write(q, context, row) });
+      steps.push({
+        change: { action: was ? 'update' : 'add', kind: 'grant', name: partyLabel(context, row.principalId, row.groupId), detail },
+        write: (q) => write(q, context, row),
+      });
     }
-    const removed = [...stored].filter(([key]) => !desired.has(key)).map(([, row]) => ({ row, name: partyLabel(context, row.principalId, row.groupId), on: resourceLabel(context, row.type, row.resourceId) }));
+    const removed = [...stored]
+      .filter(([key]) => !desired.has(key))
+      .map(([, row]) => ({ row, name: partyLabel(context, row.principalId, row.groupId), on: resourceLabel(context, row.type, row.resourceId) }));
     removed.sort((a, b) => a.name.localeCompare(b.name) || a.on.localeCompare(b.on));
     for (const { row, name, on } of removed) {
       const write = async (q: Transaction): Promise<void> => {

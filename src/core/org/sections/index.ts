@@ -16,4 +16,14 @@ import { teamsSection } from './teams.ts';
  * A new section is one module added here; sections that declare context resources
  * (knowledge, skills, memories) go before grants and routes.
  */
-export const ORG_SECTIONS: readonly OrgSection[] = [peopleSection, agentsSection, groupsSection, teamsSection, knowledgeSection, skillsSection, memoriesSection, grantsSection, routesSection];
+export const ORG_SECTIONS: readonly OrgSection[] = [
+  peopleSection,
+  agentsSection,
+  groupsSection,
+  teamsSection,
+  knowledgeSection,
+  skillsSection,
+  memoriesSection,
+  grantsSection,
+  routesSection,
+];

@@ -10,7 +10,18 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, latestVersions, loadHeads, publishStep, readContent, readDates, readPublish, reportAmbiguous, updateSteps } from './context-content.ts';
+import {
+  DATE_KEYS,
+  dateChanges,
+  latestVersions,
+  loadHeads,
+  publishStep,
+  readContent,
+  readDates,
+  readPublish,
+  reportAmbiguous,
+  updateSteps,
+} from './context-content.ts';
 
 interface KnowledgeSpec {
   readonly title: Located;
@@ -59,7 +70,13 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
 
   async plan(specs, context) {
     const { tx, tenant, resources } = context;
-    const heads = await loadHeads(tx, tenant.id, 'knowledge', specs.map((spec) => spec.title.value), { archived: false });
+    const heads = await loadHeads(
+      tx,
+      tenant.id,
+      'knowledge',
+      specs.map((spec) => spec.title.value),
+      { archived: false },
+    );
     const latestOf = await latestVersions(tx, tenant.id, heads);
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
@@ -74,7 +91,15 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('knowledge', title), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          const resource = { tenantId: tenant.id, type: 'knowledge' as const, name: title, id, createdBy: undefined, reviewBy: spec.dates.reviewBy ?? undefined, expiresAt: spec.dates.expiresAt ?? undefined };
+          const resource = {
+            tenantId: tenant.id,
+            type: 'knowledge' as const,
+            name: title,
+            id,
+            createdBy: undefined,
+            reviewBy: spec.dates.reviewBy ?? undefined,
+            expiresAt: spec.dates.expiresAt ?? undefined,
+          };
           await createWithFirstVersion(q, resource, { content: spec.content, authority: spec.authority, createdBy: undefined });
         };
         const detail = [...(spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`]), ...dateChanges(undefined, spec.dates)].join('; ');

@@ -5,7 +5,11 @@ import type { OrgChange, PlannedStep } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
 
 /** Resolves member references to ids, keeping the file's order; dangling ones are reported. */
-export function resolveMembers<Role>(members: readonly { reference: Located; role: Role }[], principals: PrincipalIndex, problems: OrgProblems): Map<string, Role> {
+export function resolveMembers<Role>(
+  members: readonly { reference: Located; role: Role }[],
+  principals: PrincipalIndex,
+  problems: OrgProblems,
+): Map<string, Role> {
   const resolved = new Map<string, Role>();
   for (const member of members) {
     const id = principals.resolve(member.reference, problems);

@@ -59,10 +59,20 @@ export const memoriesSection = defineSection<MemorySpec[]>({
 
   async plan(specs, context) {
     const { tx, tenant, resources } = context;
-    const heads = await loadHeads(tx, tenant.id, 'memory', specs.map((spec) => spec.name.value), { archived: false });
+    const heads = await loadHeads(
+      tx,
+      tenant.id,
+      'memory',
+      specs.map((spec) => spec.name.value),
+      { archived: false },
+    );
     const all = [...heads.values()].flat();
     const latestOf = await latestVersions(tx, tenant.id, heads);
-    const applied = await loadApplied(tx, tenant.id, all.map((head) => head.id));
+    const applied = await loadApplied(
+      tx,
+      tenant.id,
+      all.map((head) => head.id),
+    );
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const name = spec.name.value;
@@ -77,7 +87,11 @@ export const memoriesSection = defineSection<MemorySpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('memory', name), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          await createWithFirstVersion(q, { tenantId: tenant.id, type: 'memory', name, id, createdBy: undefined }, { content: spec.content, createdBy: undefined });
+          await createWithFirstVersion(
+            q,
+            { tenantId: tenant.id, type: 'memory', name, id, createdBy: undefined },
+            { content: spec.content, createdBy: undefined },
+          );
           await remember(q, tenant.id, id, { sha256, version: 1 });
         };
         steps.push({ change: { action: 'create', kind: 'memory', name }, write });

@@ -12,7 +12,20 @@ import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, decodeBase64, latestVersions, loadHeads, lookUpFolder, publishStep, readDates, readPublish, readReference, updateSteps, utf8Text } from './context-content.ts';
+import {
+  DATE_KEYS,
+  dateChanges,
+  decodeBase64,
+  latestVersions,
+  loadHeads,
+  lookUpFolder,
+  publishStep,
+  readDates,
+  readPublish,
+  readReference,
+  updateSteps,
+  utf8Text,
+} from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
@@ -58,7 +71,13 @@ export const skillsSection = defineSection<SkillSpec[]>({
   async plan(specs, context) {
     const { tx, tenant, resources, problems, blob } = context;
     // Skill names are unique in the tenant whatever the status, so archived ones are found too.
-    const heads = await loadHeads(tx, tenant.id, 'skill', specs.map((spec) => spec.pkg.name), { archived: true });
+    const heads = await loadHeads(
+      tx,
+      tenant.id,
+      'skill',
+      specs.map((spec) => spec.pkg.name),
+      { archived: true },
+    );
     const latestOf = await latestVersions(tx, tenant.id, heads);
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
@@ -74,17 +93,32 @@ export const skillsSection = defineSection<SkillSpec[]>({
         const id = randomUUID();
         resources.add(resourceKey('skill', name), id); // so that grants and routes can name it
         const write = async (q: Transaction): Promise<void> => {
-          const resource = { tenantId: tenant.id, type: 'skill' as const, name, id, createdBy: undefined, reviewBy: spec.dates.reviewBy ?? undefined, expiresAt: spec.dates.expiresAt ?? undefined };
+          const resource = {
+            tenantId: tenant.id,
+            type: 'skill' as const,
+            name,
+            id,
+            createdBy: undefined,
+            reviewBy: spec.dates.reviewBy ?? undefined,
+            expiresAt: spec.dates.expiresAt ?? undefined,
+          };
           await createWithFirstVersion(q, resource, version);
         };
         const files = pkg.files.length;
         const detail = [...(files > 0 ? [`${files} file${files === 1 ? '' : 's'} besides SKILL.md`] : []), ...dateChanges(undefined, spec.dates)].join('; ');
-        steps.push({ change: { action: 'create', kind: 'skill', name, ...(detail ? { detail } : {}) }, write, ...(files > 0 ? { prepare: store(pkg.files) } : {}) });
+        steps.push({
+          change: { action: 'create', kind: 'skill', name, ...(detail ? { detail } : {}) },
+          write,
+          ...(files > 0 ? { prepare: store(pkg.files) } : {}),
+        });
         if (spec.publish) steps.push(...publishStep(context, 'skill', name, { id, publishedVersion: undefined }, 1));
         continue;
       }
       if (head.status !== 'active') {
-        problems.add(spec.dir.line, `${spec.dir.path}: the Skill ${quotePath(name)} is archived in tenant "${tenant.slug}"; the org file does not change archived Skills`);
+        problems.add(
+          spec.dir.line,
+          `${spec.dir.path}: the Skill ${quotePath(name)} is archived in tenant "${tenant.slug}"; the org file does not change archived Skills`,
+        );
         continue;
       }
       const previous = latestOf(head);
@@ -92,13 +126,27 @@ export const skillsSection = defineSection<SkillSpec[]>({
       // Only bytes the latest version does not hold yet: those it holds are in the store already.
       const held = new Set(previous?.attachments.map((entry) => entry.sha256));
       const fresh = differences.length > 0 ? pkg.files.filter((file) => !held.has(file.sha256)) : [];
-      steps.push(...updateSteps(context, 'skill', name, head, { differences, version, dates: spec.dates, publish: spec.publish, prepare: fresh.length > 0 ? store(fresh) : undefined }));
+      steps.push(
+        ...updateSteps(context, 'skill', name, head, {
+          differences,
+          version,
+          dates: spec.dates,
+          publish: spec.publish,
+          prepare: fresh.length > 0 ? store(fresh) : undefined,
+        }),
+      );
     }
     return steps;
   },
 });
 
-const manifestEntry = (file: PackageFile): AttachmentEntry => ({ path: file.path, media_type: file.mediaType, size: file.size, sha256: file.sha256, digest_encoding: file.digestEncoding });
+const manifestEntry = (file: PackageFile): AttachmentEntry => ({
+  path: file.path,
+  media_type: file.mediaType,
+  size: file.size,
+  sha256: file.sha256,
+  digest_encoding: file.digestEncoding,
+});
 
 /** What differs from the latest version: SKILL.md, and the files added, changed and removed. */
 function packageChanges(skillMd: string, attachments: readonly AttachmentEntry[], spec: SkillSpec): string[] {
@@ -123,7 +171,11 @@ function packageChanges(skillMd: string, attachments: readonly AttachmentEntry[]
  * The Skill package of a folder: SKILL.md (UTF-8) and every other file as an attachment,
  * checked by the rules of create_skill. Each problem is reported on the `dir:` line.
  */
-function readPackage(dir: Located, files: readonly { readonly path: string; readonly data_base64: string }[], reader: YamlReader): ValidatedPackage | undefined {
+function readPackage(
+  dir: Located,
+  files: readonly { readonly path: string; readonly data_base64: string }[],
+  reader: YamlReader,
+): ValidatedPackage | undefined {
   const fail = (message: string): undefined => {
     reader.fail(dir, `${dir.path}: ${message}`);
     return undefined;

@@ -110,7 +110,12 @@ export function planShares(options: { slug: string; teamId: string; specs: reado
     if (grantee !== undefined) desired.set(keyOf(grantee), { grantee, role: spec.role });
   }
   const container = `team ${slug}`;
-  const change = (action: OrgChange['action'], grantee: ShareGrantee, detail: string): OrgChange => ({ action, kind: 'team share', name: granteeLabel(grantee, context), detail });
+  const change = (action: OrgChange['action'], grantee: ShareGrantee, detail: string): OrgChange => ({
+    action,
+    kind: 'team share',
+    name: granteeLabel(grantee, context),
+    detail,
+  });
   const steps: PlannedStep[] = [];
   for (const [key, { grantee, role }] of desired) {
     const was = current.get(key);

@@ -98,10 +98,20 @@ export const teamsSection = defineSection<TeamSpec[]>({
           principals,
           writes: {
             add: async (q, principalId, role) => {
-              await q.query('INSERT INTO team_members (tenant_id, team_id, principal_id, role) VALUES ($1, $2, $3, $4)', [tenant.id, teamId, principalId, role]);
+              await q.query('INSERT INTO team_members (tenant_id, team_id, principal_id, role) VALUES ($1, $2, $3, $4)', [
+                tenant.id,
+                teamId,
+                principalId,
+                role,
+              ]);
             },
             changeRole: async (q, principalId, role) => {
-              await q.query('UPDATE team_members SET role = $4 WHERE tenant_id = $1 AND team_id = $2 AND principal_id = $3', [tenant.id, teamId, principalId, role]);
+              await q.query('UPDATE team_members SET role = $4 WHERE tenant_id = $1 AND team_id = $2 AND principal_id = $3', [
+                tenant.id,
+                teamId,
+                principalId,
+                role,
+              ]);
             },
             remove: async (q, principalId) => {
               await q.query('DELETE FROM team_members WHERE tenant_id = $1 AND team_id = $2 AND principal_id = $3', [tenant.id, teamId, principalId]);
