@@ -29,25 +29,26 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
 /** The frame of every page: no script, one stylesheet from this gateway. */
 export function layout(publicUrl: string, title: string, body: SafeHtml): string {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="same-origin" />
-        <title>${title} · Knowledge Gateway</title>
-        <link rel="stylesheet" href="${publicUrl}/oauth/static/oauth.css" />
-      </head>
-      <body>
-        <main class="card">
-          <p class="brand">Knowledge Gateway</p>
-          ${body}
-        </main>
-      </body>
-    </html> `.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${title} · Knowledge Gateway</title>
+<link rel="stylesheet" href="${publicUrl}/oauth/static/oauth.css">
+</head>
+<body>
+<main class="card">
+<p class="brand">Knowledge Gateway</p>
+${body}
+</main>
+</body>
+</html>
+`.value;
 }
 
 /** Hidden form fields carrying values through a form. */
 export const hiddenFields = (fields: Readonly<Record<string, string | undefined>>): SafeHtml[] =>
   Object.entries(fields)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
