@@ -1,17 +1,21 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { UploadReceiver } from '../../connectors/blob/disk.ts';
-import type { ErrorCode } from '../core/errors.ts';
 import { isKgwError } from '../core/errors.ts';
+import type { StatusOverride } from './status.ts';
+import { httpStatus } from './status.ts';
 
-// Status codes as S3 answers a presigned PUT: 403 for a bad or expired URL, 400 for bad bytes.
-const STATUS: Readonly<Partial<Record<ErrorCode, number>>> = {
-  validation: 400,
-  content_integrity: 400,
-  permission_denied: 403,
-  conflict: 409,
-  payload_too_large: 413,
-  not_found: 404,
-};
+/**
+ * The upload route answers as S3 answers a presigned PUT, so clients written for S3 read it alike;
+ * where that differs from the registry (HTTP_STATUS):
+ * - content_integrity (bytes that do not match their SHA-256) is 400, as S3's BadDigest, not 422;
+ * - unavailable (the upload secret is unreadable) is the gateway's own failure, a plain 500 as
+ *   S3's InternalError, not 503 with the reason;
+ * - unauthenticated and rate_limited: the URL is the credential and nothing here limits a rate,
+ *   so the receiver throws neither; one would be a fault of the gateway, a plain 500 too.
+ * The other codes keep the registry's status: 400 for headers that differ from the ticket, 403
+ * for a bad or expired URL, 404, 409 for a URL already used, 413.
+ */
+const S3_STATUS: StatusOverride = { content_integrity: 400, unavailable: null, unauthenticated: null, rate_limited: null };
 
 function fail(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').send({ error: { code, message } });
@@ -48,9 +52,10 @@ export function registerUploadRoutes(app: FastifyInstance, uploads: UploadReceiv
           .header('etag', `"${blob.sha256}"`)
           .send();
       } catch (error) {
+        // Answered here, not by a scope error handler: only this handler knows the body may be unread.
         if (!request.raw.complete) reply.header('connection', 'close');
         if (isKgwError(error)) {
-          const status = STATUS[error.code];
+          const status = httpStatus(error.code, S3_STATUS);
           if (status !== undefined) return fail(reply, status, error.code, error.message);
         }
         request.log.error({ err: error }, 'upload failed');
