@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { authenticateBearer } from '../auth/bearer.ts';
 import { endpointDefaultScopes, resourceUrl } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
@@ -10,6 +10,13 @@ import type { Endpoint } from '../mcp/registry.ts';
 import type { McpService } from '../mcp/server.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import { jsonShapeProblem } from './json-shape.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller an MCP endpoint's onRequest authenticated, for the handler of the same request; null before that and elsewhere. */
+    caller: Caller | null;
+  }
+}
 
 /** The largest MCP request body accepted; bigger files go through presigned uploads. */
 export const MCP_BODY_LIMIT = 16 * 1024 * 1024;
@@ -44,8 +51,9 @@ function isJsonContentType(contentType: string | undefined): boolean {
  */
 export function registerMcpRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[], mcp: McpService): void {
   const origins = allowedOrigins(config);
-  // The caller found by onRequest, handed to the handler of the same request.
-  const callers = new WeakMap<FastifyRequest, Caller>();
+  // On the root, null for every request (Fastify's rule: a decorator starts as null, never as a
+  // shared object), so the declared type holds on every route, not only in the scope below.
+  app.decorateRequest('caller', null);
   const resourceMetadata = (endpoint: Endpoint) => `resource_metadata="${config.publicUrl}/.well-known/oauth-protected-resource${endpoint.path}"`;
 
   void app.register((scope, _options, done) => {
@@ -88,11 +96,11 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
             return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
           }
-          callers.set(request, auth.caller);
+          request.caller = auth.caller;
           return undefined;
         },
         handler: async (request, reply) => {
-          const caller = callers.get(request);
+          const caller = request.caller;
           if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
           const body = typeof request.body === 'string' ? request.body : '';
           const shape = jsonShapeProblem(body);
