@@ -40,6 +40,37 @@ export const defaultResource = (config: Config): string => `${config.publicUrl}/
 
 export const oauthUrl = (config: Config, path: string): string => `${config.publicUrl}/oauth/${path}`;
 
+/** Where an MCP endpoint's protected resource metadata (RFC 9728) is served. */
+export const protectedResourceMetadataUrl = (config: Config, endpoint: Endpoint): string =>
+  `${config.publicUrl}/.well-known/oauth-protected-resource${endpoint.path}`;
+
+/**
+ * Why an MCP endpoint refuses a bearer request: no token (401), a token it does not accept (401),
+ * or a token without the scopes the request needs (403), naming the scopes it holds and lacks.
+ */
+export type BearerRefusal =
+  | { readonly error: 'no_token' }
+  | { readonly error: 'invalid_token' }
+  | { readonly error: 'insufficient_scope'; readonly held: Iterable<string>; readonly missing: Iterable<string> };
+
+/**
+ * The `WWW-Authenticate` header of every 401 and 403 of an MCP endpoint (RFC 6750 §3): where
+ * to discover the authorization server (RFC 9728 §5.1) and what to ask for, so a client can sign
+ * in, or step up to the scopes it lacks. The parameters keep the order clients have always seen.
+ */
+export function bearerChallenge(config: Config, endpoint: Endpoint, refusal: BearerRefusal): string {
+  const metadata = `resource_metadata="${protectedResourceMetadataUrl(config, endpoint)}"`;
+  if (refusal.error === 'insufficient_scope') {
+    // The scopes to ask for are those the token holds plus the missing ones: a new token replaces the old.
+    const scope = [...new Set([...refusal.held, ...refusal.missing])].join(' ');
+    return `Bearer error="insufficient_scope", scope="${scope}", ${metadata}`;
+  }
+  const challenge = [`Bearer ${metadata}`, `scope="${endpointDefaultScopes(endpoint).join(' ')}"`];
+  if (refusal.error === 'invalid_token')
+    challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
+  return challenge.join(', ');
+}
+
 /** RFC 9728 protected resource metadata of one MCP endpoint. */
 export function protectedResourceMetadata(config: Config, endpoint: Endpoint): Record<string, unknown> {
   return {

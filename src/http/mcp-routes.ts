@@ -2,7 +2,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { authenticateBearer } from '../auth/bearer.ts';
-import { endpointDefaultScopes, resourceUrl } from '../auth/resources.ts';
+import { bearerChallenge, resourceUrl } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
 import type { Caller } from '../core/access/caller.ts';
 import type { Services } from '../core/services.ts';
@@ -54,7 +54,6 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
   // On the root, null for every request (Fastify's rule: a decorator starts as null, never as a
   // shared object), so the declared type holds on every route, not only in the scope below.
   app.decorateRequest('caller', null);
-  const resourceMetadata = (endpoint: Endpoint) => `resource_metadata="${config.publicUrl}/.well-known/oauth-protected-resource${endpoint.path}"`;
 
   void app.register((scope, _options, done) => {
     // Read any body as text: JSON is parsed here so a bad body gets a JSON-RPC error, not an HTML page.
@@ -82,11 +81,7 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
           const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
-            // RFC 9728 §5.1: where to discover the authorization server, and what to ask for.
-            const challenge = [`Bearer ${resourceMetadata(endpoint)}`, `scope="${endpointDefaultScopes(endpoint).join(' ')}"`];
-            if (auth.failure === 'invalid')
-              challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
-            reply.header('www-authenticate', challenge.join(', '));
+            reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }));
             return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
           }
           if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
@@ -130,8 +125,7 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
           if (messages.length === 0) return rpcError(reply, 400, -32600, 'Invalid Request: empty batch');
           const refused = mcp.insufficientScope(endpoint, caller, messages);
           if (refused) {
-            const scope = [...new Set([...caller.scopes, ...refused.missing])].join(' ');
-            reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${scope}", ${resourceMetadata(endpoint)}`);
+            reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }));
             return reply
               .code(403)
               .type('application/json')
