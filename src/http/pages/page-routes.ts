@@ -17,27 +17,49 @@ import { signInPage } from './signin.ts';
 
 const FIFTEEN_MINUTES = 15 * 60_000;
 
-/** The browser side of OAuth: sign-in, login links, consent and sign-out. */
-export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[]): void {
+/** What every page route shares: the store, the session cookie and the answers several pages give. */
+interface Pages {
+  readonly services: Services;
+  /** Checks the authorization request again from its parameters; answers the refusal itself when it fails. */
+  checked(reply: FastifyReply, params: URLSearchParams): Promise<AuthorizationRequest | undefined>;
+  sessionSecret(request: FastifyRequest): string | undefined;
+  message(reply: FastifyReply, status: number, title: string, text: string): FastifyReply;
+  /** The answer to a form post that did not come from this gateway's own page. */
+  notOwnPage(reply: FastifyReply): FastifyReply;
+  signIn(reply: FastifyReply, status: number, request: AuthorizationRequest, extra?: { tenant?: string; email?: string; error?: string }): FastifyReply;
+  clientName(request: AuthorizationRequest): string;
+  queryOf(request: AuthorizationRequest): string;
+}
+
+function sharedPages(services: Services, resources: readonly string[]): Pages {
   const { config, db } = services;
   const cookieName = sessionCookieName(config);
-  // Failed passwords per account slow down guessing; attempts per address bound the scrypt work.
-  const failedPerAccount = new RateLimiter(10, FIFTEEN_MINUTES);
-  const attemptsPerAddress = new RateLimiter(100, FIFTEEN_MINUTES);
-  const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
-  const sessionSecret = (request: FastifyRequest) => readCookie(request.headers.cookie, cookieName);
   const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
   const queryOf = (request: AuthorizationRequest) =>
     new URLSearchParams(Object.entries(request.params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
-  const continueUrl = (request: AuthorizationRequest) => `${config.publicUrl}/oauth/authorize?${queryOf(request)}`;
+  const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
+  return {
+    services,
+    async checked(reply, params) {
+      const check = await checkAuthorizeRequest(db, config, resources, params);
+      if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
+      if ('redirect' in check) return void reply.redirect(check.redirect, 303);
+      return check.request;
+    },
+    sessionSecret: (request) => readCookie(request.headers.cookie, cookieName),
+    message,
+    notOwnPage: (reply) => message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.'),
+    signIn: (reply, status, request, extra = {}) =>
+      sendPage(reply, status, signInPage({ publicUrl: config.publicUrl, clientName: clientName(request), authorizeQuery: queryOf(request), ...extra })),
+    clientName,
+    queryOf,
+  };
+}
 
-  /** Checks the request again from its parameters; answers the refusal itself when it fails. */
-  async function checked(reply: FastifyReply, params: URLSearchParams): Promise<AuthorizationRequest | undefined> {
-    const check = await checkAuthorizeRequest(db, config, resources, params);
-    if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
-    if ('redirect' in check) return void reply.redirect(check.redirect, 303);
-    return check.request;
-  }
+/** GET and POST /oauth/authorize: the consent page for a signed-in person (sign-in otherwise), and its decision. */
+function registerConsent(app: FastifyInstance, pages: Pages): void {
+  const { services } = pages;
+  const { config, db } = services;
 
   async function consent(reply: FastifyReply, status: number, request: AuthorizationRequest, session: BrowserSession, error?: string) {
     const agents = await agentsOwnedBy(db, session.tenant.id, session.person.id);
@@ -46,7 +68,7 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
       status,
       consentPage({
         publicUrl: config.publicUrl,
-        clientName: clientName(request),
+        clientName: pages.clientName(request),
         redirectUri: request.redirectUri,
         resource: request.resource,
         scopes: request.scopes,
@@ -54,33 +76,30 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
         tenantName: session.tenant.name,
         agents,
         fields: request.params,
-        authorizeQuery: queryOf(request),
+        authorizeQuery: pages.queryOf(request),
         csrf: session.csrf,
         error,
       }),
     );
   }
 
-  const signIn = (reply: FastifyReply, status: number, request: AuthorizationRequest, extra: { tenant?: string; email?: string; error?: string } = {}) =>
-    sendPage(reply, status, signInPage({ publicUrl: config.publicUrl, clientName: clientName(request), authorizeQuery: queryOf(request), ...extra }));
-
   app.get('/oauth/authorize', async (request, reply) => {
-    const authorization = await checked(reply, new URLSearchParams(request.url.split('?')[1] ?? ''));
+    const authorization = await pages.checked(reply, new URLSearchParams(request.url.split('?')[1] ?? ''));
     if (!authorization) return reply;
-    const session = await findSession(db, sessionSecret(request));
-    return session ? consent(reply, 200, authorization, session) : signIn(reply, 200, authorization);
+    const session = await findSession(db, pages.sessionSecret(request));
+    return session ? consent(reply, 200, authorization, session) : pages.signIn(reply, 200, authorization);
   });
 
   app.post('/oauth/authorize', async (request, reply) => {
-    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
     const form = parseForm(request);
-    const authorization = await checked(reply, form);
+    const authorization = await pages.checked(reply, form);
     if (!authorization) return reply;
-    const session = await findSession(db, sessionSecret(request));
-    if (!session) return signIn(reply, 401, authorization, { error: 'Your sign-in has expired. Sign in again.' });
+    const session = await findSession(db, pages.sessionSecret(request));
+    if (!session) return pages.signIn(reply, 401, authorization, { error: 'Your sign-in has expired. Sign in again.' });
     const csrf = form.get('csrf');
     if (csrf === null || !sameText(csrf, session.csrf)) {
-      return message(
+      return pages.message(
         reply,
         403,
         'This form has expired',
@@ -128,11 +147,20 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     }
     return reply.redirect(clientRedirect(config, authorization.redirectUri, { code, state: authorization.state }), 303);
   });
+}
+
+/** POST /oauth/login: sign-in with organisation, email and password, then on to the consent page. */
+function registerSignIn(app: FastifyInstance, pages: Pages): void {
+  const { config, db } = pages.services;
+  // Failed passwords per account slow down guessing; attempts per address bound the scrypt work.
+  const failedPerAccount = new RateLimiter(10, FIFTEEN_MINUTES);
+  const attemptsPerAddress = new RateLimiter(100, FIFTEEN_MINUTES);
+  const continueUrl = (request: AuthorizationRequest) => `${config.publicUrl}/oauth/authorize?${pages.queryOf(request)}`;
 
   app.post('/oauth/login', async (request, reply) => {
-    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
     const form = parseForm(request);
-    const authorization = await checked(reply, new URLSearchParams(form.get('authorize') ?? ''));
+    const authorization = await pages.checked(reply, new URLSearchParams(form.get('authorize') ?? ''));
     if (!authorization) return reply;
     const tenant = (form.get('tenant') ?? '').trim().toLowerCase();
     const email = (form.get('email') ?? '').trim().toLowerCase();
@@ -140,21 +168,25 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
     const wait = attemptsPerAddress.wait(request.ip) ?? failedPerAccount.wait(account);
     if (wait !== undefined) {
       reply.header('retry-after', String(wait));
-      return signIn(reply, 429, authorization, { tenant, email, error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minutes.` });
+      return pages.signIn(reply, 429, authorization, { tenant, email, error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minutes.` });
     }
     attemptsPerAddress.hit(request.ip);
     const who = await checkPassword(db, tenant, email, (form.get('password') ?? '').slice(0, 1024));
     if (!who) {
       failedPerAccount.hit(account);
-      return signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
+      return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
     }
-    await endSession(db, sessionSecret(request));
+    await endSession(db, pages.sessionSecret(request));
     const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId));
     return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
   });
+}
 
+/** GET and POST /oauth/login/<secret>: a one-time login link, used only by the confirmation's form post. */
+function registerLoginLink(app: FastifyInstance, pages: Pages): void {
+  const { config, db } = pages.services;
   const badLink = (reply: FastifyReply) =>
-    message(reply, 404, 'This sign-in link does not work', 'It was already used, has expired (links last 15 minutes) or is mistyped. Ask for a new one.');
+    pages.message(reply, 404, 'This sign-in link does not work', 'It was already used, has expired (links last 15 minutes) or is mistyped. Ask for a new one.');
 
   app.get<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
     const holder = await peekLoginLink(db, request.params.secret);
@@ -162,33 +194,47 @@ export function registerPageRoutes(app: FastifyInstance, services: Services, res
   });
 
   app.post<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
-    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
     const secret = await redeemLoginLink(db, request.params.secret);
     if (secret === undefined) return badLink(reply);
-    await endSession(db, sessionSecret(request));
+    await endSession(db, pages.sessionSecret(request));
     const session = await findSession(db, secret);
     reply.header('set-cookie', sessionCookie(config, secret));
-    return message(
+    return pages.message(
       reply,
       200,
       'You are signed in',
       `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Go back to the page where you were connecting an app and continue, or start the connection again from the app.`,
     );
   });
+}
+
+/** POST /oauth/logout: ends the browser session, then back to the authorization request when there is one. */
+function registerSignOut(app: FastifyInstance, pages: Pages): void {
+  const { config, db } = pages.services;
 
   app.post('/oauth/logout', async (request, reply) => {
-    if (!fromOwnPage(request, config.publicUrl)) return message(reply, 403, 'Request refused', 'This form was not sent from this gateway’s own page.');
+    if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
     const form = parseForm(request);
-    const secret = sessionSecret(request);
+    const secret = pages.sessionSecret(request);
     const session = await findSession(db, secret);
     const csrf = form.get('csrf');
     if (session && (csrf === null || !sameText(csrf, session.csrf)))
-      return message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in.');
+      return pages.message(reply, 403, 'This form has expired', 'The form did not come from your current sign-in.');
     await endSession(db, secret);
     reply.header('set-cookie', sessionCookie(config, undefined));
     const authorize = new URLSearchParams(form.get('authorize') ?? '');
     return authorize.has('client_id')
       ? reply.redirect(`${config.publicUrl}/oauth/authorize?${authorize.toString()}`, 303)
-      : message(reply, 200, 'Signed out', 'You are signed out.');
+      : pages.message(reply, 200, 'Signed out', 'You are signed out.');
   });
+}
+
+/** The browser side of OAuth: consent, sign-in, login links and sign-out. */
+export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[]): void {
+  const shared = sharedPages(services, resources);
+  registerConsent(app, shared);
+  registerSignIn(app, shared);
+  registerLoginLink(app, shared);
+  registerSignOut(app, shared);
 }
