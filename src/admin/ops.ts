@@ -4,11 +4,8 @@ import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
 import { adminInbox } from '../core/context/messages.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
-import type { Readiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
-import type { ReferencedFiles } from '../core/org/apply.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
-import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { rebuildProjection } from '../core/outbox/rebuild.ts';
 import type { RebuildReport } from '../core/outbox/rebuild.ts';
 import type { Services } from '../core/services.ts';
@@ -28,15 +25,50 @@ const referencedFiles = z.record(
 );
 
 /**
+ * What may stand in an operation's result: what JSON.stringify and JSON.parse give back with
+ * the same type. Through a gateway (/admin/rpc) a result reaches the CLI as JSON, where a Date
+ * would arrive as a string and a Map as {}, while run on the store directly it stays what `run`
+ * returned. Rather than type the two paths apart, every result is required to be JSON (the core
+ * already answers with ISO strings for instants): then `run`'s return type is honest for both.
+ * Anything with methods (a Date, a Map, a Buffer) fails here, as do bigint, symbol and functions;
+ * what no type shows (NaN, Infinity, which JSON makes null) is not caught.
+ */
+type JsonSafe<T> = T extends string | number | boolean | null | undefined
+  ? T
+  : T extends (...args: never[]) => unknown
+    ? never
+    : T extends object
+      ? { [K in keyof T]: JsonSafe<T[K]> }
+      : never;
+
+/**
+ * A caller's arguments are only read (zod copies what it parses), so a caller may hand in
+ * readonly arrays and objects, such as the ReferencedFiles of `kgw apply`.
+ */
+type ReadonlyDeep<T> = T extends object ? { readonly [K in keyof T]: ReadonlyDeep<T[K]> } : T;
+
+/** One administrative operation: its arguments' schema, checked on every call, and its work. */
+interface OpDef<Args extends z.ZodType, Result> {
+  readonly args: Args;
+  /** Sees the arguments as parsed: z.output, so a field with .default() is always there. */
+  readonly run: (services: Services, args: z.output<Args>) => Promise<Result>;
+}
+
+/** Ties `run`'s arguments to the schema and keeps its result type (which must be JSON: see below). */
+function defineOp<Args extends z.ZodType, Result>(def: OpDef<Args, Result>): OpDef<Args, Result> {
+  return def;
+}
+
+/**
  * Administrative operations, the same whether the CLI runs them on the store directly or
  * through a running gateway's admin endpoint (when that gateway holds the data folder).
  */
 const definitions = {
-  migrate: {
+  migrate: defineOp({
     args: z.object({}).strict(),
-    run: (services: Services) => migrate(services.db),
-  },
-  apply: {
+    run: (services) => migrate(services.db),
+  }),
+  apply: defineOp({
     // env: only the variables the file names with password_env, from the kgw apply process.
     // files: what its file: and dir: name, read by the kgw apply process (readReferencedFiles).
     args: z
@@ -48,18 +80,18 @@ const definitions = {
         files: referencedFiles.default({}),
       })
       .strict(),
-    run: (services: Services, args: { source: string; fileName?: string | undefined; dryRun: boolean; env: Record<string, string>; files: ReferencedFiles }) =>
+    run: (services, args) =>
       applyOrgFile(
         services.db,
         { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob },
         services.audit,
       ),
-  },
-  'token.create': {
+  }),
+  'token.create': defineOp({
     args: z
       .object({ tenant: z.string(), principal: z.string(), scopes: z.string(), ttl: z.string().optional(), label: z.string().max(200).optional() })
       .strict(),
-    run: (services: Services, args: { tenant: string; principal: string; scopes: string; ttl?: string | undefined; label?: string | undefined }) =>
+    run: (services, args) =>
       createToken(
         services.db,
         {
@@ -71,75 +103,71 @@ const definitions = {
         },
         services.audit,
       ),
-  },
-  'token.list': {
+  }),
+  'token.list': defineOp({
     args: z.object({ tenant: z.string().optional(), all: z.boolean().default(false) }).strict(),
-    run: (services: Services, args: { tenant?: string | undefined; all: boolean }) =>
-      listTokens(services.db, { tenant: args.tenant, includeRevoked: args.all }),
-  },
-  'token.revoke': {
+    run: (services, args) => listTokens(services.db, { tenant: args.tenant, includeRevoked: args.all }),
+  }),
+  'token.revoke': defineOp({
     args: z.object({ id: z.string() }).strict(),
-    run: (services: Services, args: { id: string }) => revokeToken(services.db, args.id, services.audit),
-  },
-  'oauth.login-link': {
+    run: (services, args) => revokeToken(services.db, args.id, services.audit),
+  }),
+  'oauth.login-link': defineOp({
     args: z.object({ tenant: z.string(), email: z.string() }).strict(),
-    run: (services: Services, args: { tenant: string; email: string }) =>
-      createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
-  },
-  readiness: {
+    run: (services, args) => createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
+  }),
+  readiness: defineOp({
     args: z.object({}).strict(),
-    run: (services: Services): Promise<Readiness> => checkReadiness(services.probes),
-  },
-  'projections.status': {
+    run: (services) => checkReadiness(services.probes),
+  }),
+  'projections.status': defineOp({
     args: z.object({}).strict(),
-    run: (services: Services): Promise<ProjectionStatus[]> =>
+    run: (services) =>
       projectionStatus(
         services.db,
         services.projections.projections.map((p) => p.name),
       ),
-  },
-  'projections.rebuild': {
+  }),
+  'projections.rebuild': defineOp({
     // names: the projections to rebuild; omitted means every configured one.
     args: z.object({ names: z.array(z.string()).optional() }).strict(),
-    run: (services: Services, args: { names?: string[] | undefined }) => rebuildProjections(services, args.names),
-  },
+    run: (services, args) => rebuildProjections(services, args.names),
+  }),
   // Human review of agents' drafts and proposals (kgw review; src/core/context/review.ts).
-  'review.list': {
+  'review.list': defineOp({
     args: z.object({ tenant: z.string() }).strict(),
-    run: (services: Services, args: { tenant: string }) => listReviews(services.db, args),
-  },
-  'review.show': {
+    run: (services, args) => listReviews(services.db, args),
+  }),
+  'review.show': defineOp({
     args: z.object({ tenant: z.string(), id: z.string() }).strict(),
-    run: (services: Services, args: { tenant: string; id: string }) => showReview(services.db, args),
-  },
-  'review.accept': {
+    run: (services, args) => showReview(services.db, args),
+  }),
+  'review.accept': defineOp({
     // as: the reviewing person's email; omitted, the decision is the CLI operator's.
     args: z
       .object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) })
       .strict(),
-    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; publish: boolean; force: boolean }) =>
-      acceptReview(services.db, services.audit, args),
-  },
-  'review.reject': {
+    run: (services, args) => acceptReview(services.db, services.audit, args),
+  }),
+  'review.reject': defineOp({
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
-    run: (services: Services, args: { tenant: string; id: string; as?: string | undefined; note?: string | undefined }) =>
-      rejectReview(services.db, services.audit, args),
-  },
+    run: (services, args) => rejectReview(services.db, services.audit, args),
+  }),
   // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/context/messages.ts).
-  'inbox.list': {
+  'inbox.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string(), all: z.boolean().default(false) }).strict(),
-    run: (services: Services, args: { tenant: string; agent: string; all: boolean }) => adminInbox(services.db, args),
-  },
+    run: (services, args) => adminInbox(services.db, args),
+  }),
   // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/activity.ts).
-  'activity.list': {
+  'activity.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string().optional(), limit: z.number().int().optional() }).strict(),
-    run: (services: Services, args: { tenant: string; agent?: string | undefined; limit?: number | undefined }) => listActivity(services.db, args),
-  },
-  'activity.switch': {
+    run: (services, args) => listActivity(services.db, args),
+  }),
+  'activity.switch': defineOp({
     args: z.object({ tenant: z.string(), enabled: z.boolean() }).strict(),
-    run: (services: Services, args: { tenant: string; enabled: boolean }) => setActivityEnabled(services.db, services.audit, args),
-  },
-} as const;
+    run: (services, args) => setActivityEnabled(services.db, services.audit, args),
+  }),
+};
 
 export interface RebuildOutcome {
   /** Every projection this process runs. */
@@ -158,7 +186,21 @@ async function rebuildProjections(services: Services, names: readonly string[] |
   return { configured, rebuilt, skipped: wanted.filter((n) => !configured.includes(n)) };
 }
 
-export type OpName = keyof typeof definitions;
+type Definitions = typeof definitions;
+export type OpName = keyof Definitions;
+/** What a caller passes: z.input, so a field with .default() may be left out. */
+export type OpArgs<N extends OpName> = ReadonlyDeep<z.input<Definitions[N]['args']>>;
+export type OpResult<N extends OpName> = Definitions[N] extends OpDef<z.ZodType, infer Result> ? Result : never;
+
+// Every result must be JSON (JsonSafe): an operation whose result is not is named by tsc here,
+// as a type that does not satisfy `never`. Checked here rather than in defineOp, where the
+// result type is not yet inferred when a constraint on it is checked.
+type NotJson = { [N in OpName]: [OpResult<N>] extends [JsonSafe<OpResult<N>>] ? never : N }[OpName];
+type OnlyNever<T extends never> = T;
+type _EveryResultIsJson = OnlyNever<NotJson>;
+
+/** The operations with each one's own types, so that runOp can call the one it is named without a cast. */
+const ops: { readonly [N in OpName]: OpDef<z.ZodType<z.output<Definitions[N]['args']>, z.input<Definitions[N]['args']>>, OpResult<N>> } = definitions;
 export const OP_NAMES = Object.keys(definitions) as OpName[];
 
 export function isOpName(name: string): name is OpName {
@@ -181,12 +223,12 @@ function unstorableText(value: unknown, at: readonly string[]): string[] | undef
 }
 
 /** Validates the arguments and runs the operation; bad arguments are a validation error. */
-export async function runOp(services: Services, name: OpName, args: unknown): Promise<unknown> {
-  const definition = definitions[name];
+export async function runOp<N extends OpName>(services: Services, name: N, args: unknown): Promise<OpResult<N>> {
+  const definition = ops[name];
   const parsed = definition.args.safeParse(args ?? {});
   if (!parsed.success) throw validation(`bad arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
   // Checked after the schema, which bounds the depth: such text would otherwise fail in the store.
   const unstorable = unstorableText(parsed.data, []);
   if (unstorable) throw validation(`bad arguments for ${name}: ${unstorable.join('.')} must not contain NUL (U+0000) or a lone surrogate`);
-  return (definition.run as (s: Services, a: unknown) => Promise<unknown>)(services, parsed.data);
+  return definition.run(services, parsed.data);
 }

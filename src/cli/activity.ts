@@ -102,16 +102,12 @@ export async function activityCommand(argv: readonly string[]): Promise<void> {
   if (enable || disable) {
     if (enable && disable) throw new UsageError('--enable and --disable exclude each other');
     if (values.agent !== undefined || values.limit !== undefined) throw new UsageError('--enable and --disable take no --agent or --limit');
-    const result = (await withOps(loadConfig(), (run) => run('activity.switch', { tenant, enabled: enable }))) as {
-      tenant: string;
-      activity_enabled: boolean;
-      changed: boolean;
-    };
+    const result = await withOps(loadConfig(), (run) => run('activity.switch', { tenant, enabled: enable }));
     if (values.json === true) return void print(jsonText(result));
     const state = result.activity_enabled ? 'enabled' : 'disabled';
     return void print(result.changed ? `Activity ${state} for ${result.tenant}` : `Activity was already ${state} for ${result.tenant}`);
   }
   const limit = parseLimit(values.limit);
-  const listing = (await withOps(loadConfig(), (run) => run('activity.list', { tenant, agent: values.agent, limit }))) as ActivityListing;
+  const listing = await withOps(loadConfig(), (run) => run('activity.list', { tenant, agent: values.agent, limit }));
   print(values.json === true ? jsonText(listing) : listingText(listing));
 }

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import type { OrgApplyResult } from '../core/org/apply.ts';
 import { passwordEnvironment } from '../core/org/password-env.ts';
 import { readReferencedFiles } from '../core/org/referenced-files.ts';
 import { withOps } from './session.ts';
@@ -36,7 +35,7 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
   // Read here, not by a gateway that may apply the file for us: the paths are ours.
   const files = await readReferencedFiles(source, path.dirname(file));
   const args = { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source), files };
-  const result = (await withOps(loadConfig(), (run) => run('apply', args))) as OrgApplyResult;
+  const result = await withOps(loadConfig(), (run) => run('apply', args));
   if (values.json === true) return void print(jsonText(result));
   for (const change of result.changes) {
     print(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);

@@ -1,5 +1,4 @@
 import { loadConfig } from '../config.ts';
-import type { Readiness } from '../core/health/readiness.ts';
 import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
@@ -26,9 +25,9 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
   const { readiness, projections, where } = await withOps(
     config,
     async (run, where) => {
-      const readiness = (await run('readiness')) as Readiness;
+      const readiness = await run('readiness');
       // An unreachable store (already a FAIL row) or one not yet migrated has no projection table.
-      const projections = (await run('projections.status').catch(() => [])) as ProjectionStatus[];
+      const projections = await run('projections.status').catch((): ProjectionStatus[] => []);
       return { readiness, projections, where };
     },
     { migrate: false },

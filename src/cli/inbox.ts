@@ -48,8 +48,8 @@ export async function inboxCommand(argv: readonly string[]): Promise<void> {
     { min: 0, max: 0 },
   );
   if (help) return void print(inboxHelp);
-  requireOptions(values, 'tenant', 'agent');
+  const { tenant, agent } = requireOptions(values, 'tenant', 'agent');
   const all = values.all === true;
-  const inbox = (await withOps(loadConfig(), (run) => run('inbox.list', { tenant: values.tenant, agent: values.agent, all }))) as AdminInbox;
+  const inbox = await withOps(loadConfig(), (run) => run('inbox.list', { tenant, agent, all }));
   print(values.json === true ? jsonText(inbox) : render(inbox, all));
 }

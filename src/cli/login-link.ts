@@ -1,5 +1,4 @@
 import { loadConfig } from '../config.ts';
-import type { LoginLink } from '../auth/login-links.ts';
 import { withOps } from './session.ts';
 import { print } from './terminal.ts';
 import { parseCommand, requireOptions } from './usage.ts';
@@ -14,7 +13,8 @@ folder). A person with a password (the org file's password_env) can sign in with
 export async function loginLinkCommand(argv: readonly string[]): Promise<void> {
   const { values, positionals, help } = parseCommand(argv, { tenant: { type: 'string' } }, { min: 1, max: 1 });
   if (help) return void print(loginLinkHelp);
-  requireOptions(values, 'tenant');
-  const link = (await withOps(loadConfig(), (run) => run('oauth.login-link', { tenant: values.tenant, email: positionals[0] }))) as LoginLink;
+  const { tenant } = requireOptions(values, 'tenant');
+  const email = positionals[0] ?? '';
+  const link = await withOps(loadConfig(), (run) => run('oauth.login-link', { tenant, email }));
   print(link.url);
 }

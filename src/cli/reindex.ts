@@ -1,5 +1,4 @@
 import { loadConfig } from '../config.ts';
-import type { RebuildOutcome } from '../admin/ops.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { parseCommand } from './usage.ts';
@@ -16,7 +15,7 @@ export async function reindexCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(argv, { search: { type: 'boolean' }, graph: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
   if (help) return void print(reindexHelp);
   const names = [...(values.search === true ? ['search'] : []), ...(values.graph === true ? ['graph'] : [])];
-  const outcome = (await withOps(loadConfig(), (run) => run('projections.rebuild', names.length === 0 ? {} : { names }))) as RebuildOutcome;
+  const outcome = await withOps(loadConfig(), (run) => run('projections.rebuild', names.length === 0 ? {} : { names }));
   if (values.json === true) return void print(jsonText(outcome));
   if (outcome.configured.length === 0) return void print('no projection is configured; nothing to rebuild');
   for (const report of outcome.rebuilt) print(`${report.projection}: cleared, ${report.enqueued} changes enqueued for the outbox worker`);

@@ -121,7 +121,7 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       const { values, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 0, max: 0 });
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const items = (await withOps(loadConfig(), (run) => run('review.list', { tenant }))) as ReviewItem[];
+      const items = await withOps(loadConfig(), (run) => run('review.list', { tenant }));
       if (values.json === true) return void print(jsonText(items));
       if (items.length === 0) return void print(`no open drafts or proposals in ${tenant}`);
       print(
@@ -145,7 +145,8 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       const { values, positionals, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 1, max: 1 });
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const detail = (await withOps(loadConfig(), (run) => run('review.show', { tenant, id: positionals[0] }))) as ReviewDetail;
+      const id = positionals[0] ?? '';
+      const detail = await withOps(loadConfig(), (run) => run('review.show', { tenant, id }));
       answer(values.json, detail, () => showText(detail));
       return;
     }
@@ -157,9 +158,10 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       );
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const result = (await withOps(loadConfig(), (run) =>
-        run('review.accept', { tenant, id: positionals[0], as: values.as, publish: values.publish === true, force: values.force === true }),
-      )) as AcceptResult;
+      const id = positionals[0] ?? '';
+      const result = await withOps(loadConfig(), (run) =>
+        run('review.accept', { tenant, id, as: values.as, publish: values.publish === true, force: values.force === true }),
+      );
       answer(values.json, result, () => acceptText(result));
       return;
     }
@@ -171,9 +173,8 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       );
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const result = (await withOps(loadConfig(), (run) =>
-        run('review.reject', { tenant, id: positionals[0], as: values.as, note: values.note }),
-      )) as RejectResult;
+      const id = positionals[0] ?? '';
+      const result = await withOps(loadConfig(), (run) => run('review.reject', { tenant, id, as: values.as, note: values.note }));
       answer(values.json, result, () => rejectText(result));
       return;
     }

@@ -1,5 +1,5 @@
 import { openStore } from '../app.ts';
-import type { OpName } from '../admin/ops.ts';
+import type { OpArgs, OpName, OpResult } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
 import { KgwError } from '../core/errors.ts';
@@ -10,21 +10,27 @@ import type { FolderOwner } from '../store/folder-lock.ts';
 import { migrate } from '../store/migrate.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
 
-/** Runs administrative operations, wherever the store is reachable from this process. */
-export type OpRunner = (op: OpName, args?: Record<string, unknown>) => Promise<unknown>;
+/** An operation's arguments may be left out when it has none that are required. */
+type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];
+
+/**
+ * Runs administrative operations, wherever the store is reachable from this process: typed by
+ * the operation's name, with the arguments its schema takes and the result its `run` returns.
+ */
+export type OpRunner = <N extends OpName>(op: N, ...args: OpCallArgs<N>) => Promise<OpResult<N>>;
 
 const WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: string }): OpRunner {
-  return async (op, args = {}) => {
+  return async <N extends OpName>(op: N, ...[args]: OpCallArgs<N>) => {
     let response: Response;
     try {
       response = await fetch(`${owner.adminUrl}/admin/rpc`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.adminSecret}` },
-        body: JSON.stringify({ op, args }),
+        body: JSON.stringify({ op, args: args ?? {} }),
         signal: AbortSignal.timeout(120_000),
       });
     } catch (error) {
@@ -32,7 +38,9 @@ function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: stri
         cause: error,
       });
     }
-    const body = (await response.json()) as { result?: unknown; error?: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
+    // The result is the JSON of what the operation returned, and the same type: every result is
+    // JSON (JsonSafe in src/admin/ops.ts), so that what `run` returns is what arrives here.
+    const body = (await response.json()) as { result: OpResult<N>; error?: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
     if (body.error) throw new KgwError(body.error.code, body.error.message, { details: body.error.details });
     return body.result;
   };
@@ -75,7 +83,7 @@ async function runLocally<T>(config: Config, work: (run: OpRunner, where: string
     if (autoMigrate) await migrate(db);
     const opened = await openServices(config, db);
     try {
-      return await work((op, args = {}) => runOp(opened.services, op, args), where);
+      return await work((op, ...[args]) => runOp(opened.services, op, args ?? {}), where);
     } finally {
       await opened.close();
     }

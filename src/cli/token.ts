@@ -34,19 +34,15 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
         { min: 0, max: 0 },
       );
       if (help) return void print(tokenHelp);
-      requireOptions(values, 'tenant', 'principal', 'scopes');
-      const created = (await withOps(loadConfig(), (run) =>
-        run('token.create', { tenant: values.tenant, principal: values.principal, scopes: values.scopes, ttl: values.ttl, label: values.label }),
-      )) as {
-        token: string;
-      };
+      const { tenant, principal, scopes } = requireOptions(values, 'tenant', 'principal', 'scopes');
+      const created = await withOps(loadConfig(), (run) => run('token.create', { tenant, principal, scopes, ttl: values.ttl, label: values.label }));
       print(created.token);
       return;
     }
     case 'list': {
       const { values, help } = parseCommand(rest, { tenant: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
       if (help) return void print(tokenHelp);
-      const tokens = (await withOps(loadConfig(), (run) => run('token.list', { tenant: values.tenant, all: values.all === true }))) as TokenInfo[];
+      const tokens = await withOps(loadConfig(), (run) => run('token.list', { tenant: values.tenant, all: values.all === true }));
       if (values.json === true) return void print(jsonText(tokens));
       if (tokens.length === 0) return void print('no tokens');
       print(
@@ -60,7 +56,8 @@ export async function tokenCommand(argv: readonly string[]): Promise<void> {
     case 'revoke': {
       const { positionals, help } = parseCommand(rest, {}, { min: 1, max: 1 });
       if (help) return void print(tokenHelp);
-      const token = (await withOps(loadConfig(), (run) => run('token.revoke', { id: positionals[0] }))) as TokenInfo;
+      const id = positionals[0] ?? '';
+      const token = await withOps(loadConfig(), (run) => run('token.revoke', { id }));
       print(`revoked ${token.id} (${token.principal} in ${token.tenant})`);
       return;
     }

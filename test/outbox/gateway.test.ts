@@ -9,7 +9,6 @@ import type { Gateway } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
-import type { ProjectionStatus } from '../../src/core/outbox/outbox.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { TENANT, TableProjection, backlog, logRows, openOutboxStore, projectionSet, waitFor } from './support.ts';
@@ -76,7 +75,7 @@ for (const backend of storeBackends()) {
         assert.equal(body.status, 'ready');
         assert.equal(body.projections.search?.backlog, 20);
         assert.ok((body.projections.search?.failing ?? 0) >= 1);
-        const [status] = (await runOp(gateway.services, 'projections.status', {})) as ProjectionStatus[];
+        const [status] = await runOp(gateway.services, 'projections.status', {});
         assert.equal(status?.projection, 'search');
         assert.equal(status?.backlog, 20);
       } finally {
@@ -127,7 +126,7 @@ for (const backend of storeBackends()) {
         rebuilt: [{ projection: 'graph', enqueued: 0 }],
         skipped: ['search'],
       });
-      const status = (await runOp(gateway.services, 'projections.status', {})) as ProjectionStatus[];
+      const status = await runOp(gateway.services, 'projections.status', {});
       assert.deepEqual(
         status.map((s) => [s.projection, s.backlog, s.lastError]),
         [['graph', 0, null]],
