@@ -12,6 +12,7 @@ import type { Services } from '../core/services.ts';
 import { parseDuration } from '../core/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
 import { validation } from '../core/errors.ts';
+import { issuesText } from '../core/zod-issues.ts';
 import { migrate } from '../store/migrate.ts';
 
 /** The shape of ReferencedFiles (src/core/org/referenced-files.ts). */
@@ -222,13 +223,16 @@ function unstorableText(value: unknown, at: readonly string[]): string[] | undef
   return undefined;
 }
 
+/** What unstorableText finds, said as an issue of the argument it is in. */
+const UNSTORABLE = 'must not contain NUL (U+0000) or a lone surrogate';
+
 /** Validates the arguments and runs the operation; bad arguments are a validation error. */
 export async function runOp<N extends OpName>(services: Services, name: N, args: unknown): Promise<OpResult<N>> {
   const definition = ops[name];
   const parsed = definition.args.safeParse(args ?? {});
-  if (!parsed.success) throw validation(`bad arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`);
+  if (!parsed.success) throw validation(`bad arguments for ${name}: ${issuesText(parsed.error.issues, 'phrase')}`);
   // Checked after the schema, which bounds the depth: such text would otherwise fail in the store.
   const unstorable = unstorableText(parsed.data, []);
-  if (unstorable) throw validation(`bad arguments for ${name}: ${unstorable.join('.')} must not contain NUL (U+0000) or a lone surrogate`);
+  if (unstorable) throw validation(`bad arguments for ${name}: ${issuesText([{ path: unstorable, message: UNSTORABLE }], 'phrase')}`);
   return definition.run(services, parsed.data);
 }

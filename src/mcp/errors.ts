@@ -6,17 +6,12 @@ import type { ToolDef, ToolReply } from './tool.ts';
 export interface DialectErrors {
   /** The caller's token lacks a scope the tool needs. */
   forbidden(tool: ToolDef, missing: readonly Scope[]): ToolReply;
-  /** The arguments do not match the tool's input schema. */
+  /** The arguments do not match the tool's input schema; one line per issue (issueLines, 'labelled'). */
   invalidArguments(tool: ToolDef, problems: readonly string[]): ToolReply;
   /** A failure the core reported. */
   fromError(tool: ToolDef, error: KgwError): ToolReply;
   /** Anything unexpected; the details are logged, never shown. */
   internal(tool: ToolDef, requestId: string): ToolReply;
-}
-
-/** Formats zod issues as `path: message` lines. */
-export function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
-  return issues.map((issue) => (issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message));
 }
 
 /**

@@ -17,7 +17,7 @@ import { AuditTrail } from '../core/audit/trail.ts';
 import { KgwError, isKgwError } from '../core/errors.ts';
 import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
-import { describeIssues } from './errors.ts';
+import { issueLines, issuesText } from '../core/zod-issues.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
@@ -73,8 +73,12 @@ function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefine
   const schema = REQUEST_SCHEMAS.get(message.method);
   const parsed = schema?.safeParse({ method: message.method, params: message.params });
   if (parsed === undefined || parsed.success) return undefined;
-  const problems = describeIssues(parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.slice(issue.path[0] === 'params' ? 1 : 0) }))).slice(0, 5);
-  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${problems.join('; ')}` } };
+  const problems = issuesText(
+    parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.slice(issue.path[0] === 'params' ? 1 : 0) })),
+    'labelled',
+    { max: 5 },
+  );
+  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${problems}` } };
 }
 
 /**
@@ -190,7 +194,7 @@ export class McpService {
     // some of it otherwise says so first (checkFirst). Schemas themselves are safe on such text.
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {
-      reply = errors.invalidArguments(tool, describeIssues(parsed.error.issues));
+      reply = errors.invalidArguments(tool, issueLines(parsed.error.issues, 'labelled'));
       outcome = { ok: false, errorCode: 'validation' };
     } else {
       try {
@@ -200,7 +204,7 @@ export class McpService {
           reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
           outcome = { ok: true };
         } else {
-          reply = errors.invalidArguments(tool, describeIssues([unstorable]));
+          reply = errors.invalidArguments(tool, issueLines([unstorable], 'labelled'));
           outcome = { ok: false, errorCode: 'validation' };
         }
       } catch (error) {
