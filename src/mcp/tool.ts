@@ -9,9 +9,9 @@ export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
 /** What a tool hands back: a text copy always, and structured content when the tool has an output schema. */
-export interface ToolReply {
+export interface ToolReply<Structured extends Record<string, unknown> = Record<string, unknown>> {
   readonly text: string;
-  readonly structured?: Record<string, unknown>;
+  readonly structured?: Structured;
   /**
    * Advice after the text, each as a text content block of its own: the first block stays the
    * spec's exact text for clients that match it, and the advice is there for those that read on.
@@ -27,14 +27,26 @@ export interface ToolContext {
   readonly requestId: string;
 }
 
+/**
+ * The reply a tool's `run` must give: with an output schema, structured content of exactly
+ * that schema's type, so a core result that drifts from the schema fails to compile; without
+ * one, a text reply.
+ */
+export type ReplyFor<Output extends z.ZodObject | undefined> = Output extends z.ZodObject ? StructuredReply<z.infer<Output>> : ToolReply;
+
+/** A reply that carries structured content (a tool with an output schema must give one). */
+export interface StructuredReply<Structured extends Record<string, unknown>> extends ToolReply<Structured> {
+  readonly structured: Structured;
+}
+
 /** One MCP tool of one dialect: schemas at module scope, the work delegated to the core. */
-export interface ToolDef<Input extends z.ZodObject = z.ZodObject> {
+export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodObject | undefined = z.ZodObject | undefined> {
   readonly name: string;
   readonly dialect: Dialect;
   readonly title: string;
   readonly description: string;
   readonly input: Input;
-  readonly output?: z.ZodObject;
+  readonly output?: Output;
   readonly annotations: ToolAnnotations;
   /** Every scope listed here is needed to see or call the tool. */
   readonly scopes: readonly Scope[];
@@ -44,15 +56,15 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject> {
    * null byte (`invalid skill package: …`), the tool says so first. Throws a KgwError.
    */
   readonly checkFirst?: (args: z.infer<Input>) => void;
-  run(context: ToolContext, args: z.infer<Input>): Promise<ToolReply>;
+  run(context: ToolContext, args: z.infer<Input>): Promise<ReplyFor<Output>>;
 }
 
-/** Keeps the input type of `run` tied to the input schema. */
-export function defineTool<Input extends z.ZodObject>(def: ToolDef<Input>): ToolDef {
+/** Keeps the input type of `run` tied to the input schema, and its reply to the output schema. */
+export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject | undefined = undefined>(def: ToolDef<Input, Output>): ToolDef {
   return def;
 }
 
 /** A reply whose text is the JSON of its structured content. */
-export function jsonReply(structured: Record<string, unknown>): ToolReply {
+export function jsonReply<Structured extends Record<string, unknown>>(structured: Structured): StructuredReply<Structured> {
   return { text: JSON.stringify(structured, null, 2), structured };
 }
