@@ -5,7 +5,8 @@ import type { AuditTrail } from '../audit/trail.ts';
 import { currentContext } from '../context/current-context.ts';
 import { ensure } from '../context/common.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
-import { KgwError, notFound, permissionDenied, validation } from '../errors.ts';
+import type { ReasonFacts } from '../errors.ts';
+import { refusal, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
 /**
@@ -85,18 +86,27 @@ export const MAX_AGE_MS = 7 * 86_400_000;
 /** Installations per agent; a client that never keeps its id cannot grow the table without end. */
 export const MAX_INSTALLATIONS_PER_AGENT = 100;
 
-export const ACTIVITY_TEXTS = {
-  installationNotFound: 'installation not found: call report_installation_capabilities and use the local_installation_id it returns',
-  disabled: 'activity_disabled: Activity is disabled for this tenant; nothing was recorded',
-  capability: (what: string, capability: Capability) =>
-    `capability_not_reported: ${what} needs the "${capability}" capability; report it with report_installation_capabilities first`,
-  occurredAt: 'occurred_at must be within the last 7 days and at most 5 minutes in the future',
-  subjectRequired: (type: string, subject: SubjectType) => `event type "${type}" needs a subject of type ${subject}`,
-  subjectNotAllowed: (type: string) => `event type "${type}" takes no subject`,
-  errorCode: 'error_code is only allowed with status "error"',
-  toolName: 'tool_name is only allowed for tool_used',
-  tooManyInstallations: `installation_limit: an agent may have at most ${MAX_INSTALLATIONS_PER_AGENT} installations; reuse a local_installation_id`,
-} as const;
+/** The refusals of Activity, each with its machine reason; the messages are plain English. */
+const refuse = {
+  installationNotFound: () =>
+    refusal('not_found', 'installation_not_found', {}, 'installation not found: register the installation first and use the id it returns'),
+  disabled: () => refusal('permission_denied', 'activity_disabled', {}, 'Activity is disabled for this tenant; nothing was recorded'),
+  capability: (what: ReasonFacts['capability_not_reported']['what'], capability: Capability) =>
+    refusal('permission_denied', 'capability_not_reported', { what, capability }, `the installation did not report the "${capability}" capability this needs`),
+  occurredAt: () => refusal('validation', 'invalid_occurred_at', {}, 'occurred_at must be within the last 7 days and at most 5 minutes in the future'),
+  subjectRequired: (eventType: string, subject: SubjectType) =>
+    refusal('validation', 'subject_required', { eventType, subject }, `event type "${eventType}" needs a subject of type ${subject}`),
+  subjectNotAllowed: (eventType: string) => refusal('validation', 'subject_not_allowed', { eventType }, `event type "${eventType}" takes no subject`),
+  errorCode: () => refusal('validation', 'error_code_without_error', {}, 'error_code is only allowed with status "error"'),
+  toolName: () => refusal('validation', 'tool_name_not_allowed', {}, 'tool_name is only allowed for tool_used'),
+  tooManyInstallations: () =>
+    refusal(
+      'conflict',
+      'installation_limit',
+      { max: MAX_INSTALLATIONS_PER_AGENT },
+      `an agent may have at most ${MAX_INSTALLATIONS_PER_AGENT} installations; reuse an installation id`,
+    ),
+};
 
 // ---------------------------------------------------------------------------------------------
 // Inputs (already shaped by the tool schemas)
@@ -153,20 +163,20 @@ export async function activityEnabled(q: Queryable, tenantId: string): Promise<b
 }
 
 async function requireEnabled(q: Queryable, tenantId: string): Promise<void> {
-  if (!(await activityEnabled(q, tenantId))) throw permissionDenied(ACTIVITY_TEXTS.disabled);
+  if (!(await activityEnabled(q, tenantId))) throw refuse.disabled();
 }
 
 /** When the event happened: the client's instant inside the allowed window, else now. */
 function occurredAt(value: string | undefined, now: number): Date {
   if (value === undefined) return new Date(now);
   const at = Date.parse(value);
-  if (!Number.isFinite(at) || at > now + FUTURE_SLACK_MS || at < now - MAX_AGE_MS) throw validation(ACTIVITY_TEXTS.occurredAt);
+  if (!Number.isFinite(at) || at > now + FUTURE_SLACK_MS || at < now - MAX_AGE_MS) throw refuse.occurredAt();
   return new Date(at);
 }
 
 function checkStatus(event: { status?: 'ok' | 'error' | undefined; error_code?: string | undefined }): 'ok' | 'error' {
   const status = event.status ?? 'ok';
-  if (event.error_code !== undefined && status !== 'error') throw validation(ACTIVITY_TEXTS.errorCode);
+  if (event.error_code !== undefined && status !== 'error') throw refuse.errorCode();
   return status;
 }
 
@@ -187,12 +197,12 @@ async function ownInstallation(q: Queryable, caller: Caller, id: string, touch: 
         params,
       )
     : await q.query<InstallationRow>('SELECT id, capabilities FROM activity_installations WHERE tenant_id = $1 AND id = $2 AND agent_id = $3', params);
-  if (row === undefined) throw notFound(ACTIVITY_TEXTS.installationNotFound);
+  if (row === undefined) throw refuse.installationNotFound();
   return row;
 }
 
-function requireCapability(installation: InstallationRow, capability: Capability, what: string): void {
-  if (!installation.capabilities.includes(capability)) throw permissionDenied(ACTIVITY_TEXTS.capability(what, capability));
+function requireCapability(installation: InstallationRow, capability: Capability, what: ReasonFacts['capability_not_reported']['what']): void {
+  if (!installation.capabilities.includes(capability)) throw refuse.capability(what, capability);
 }
 
 /** Notes that a native hook of `capability` reached the gateway at `at` (the adapter's declared coverage). */
@@ -280,7 +290,7 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
           input.client_version ?? null,
         ],
       );
-      if (row === undefined) throw notFound(ACTIVITY_TEXTS.installationNotFound);
+      if (row === undefined) throw refuse.installationNotFound();
       id = row.id;
       registered = false;
     } else {
@@ -290,7 +300,7 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
         caller.tenant.id,
         caller.principal.id,
       ]);
-      if ((count?.n ?? 0) >= MAX_INSTALLATIONS_PER_AGENT) throw new KgwError('conflict', ACTIVITY_TEXTS.tooManyInstallations);
+      if ((count?.n ?? 0) >= MAX_INSTALLATIONS_PER_AGENT) throw refuse.tooManyInstallations();
       id = randomUUID();
       await tx.query(
         `INSERT INTO activity_installations (tenant_id, id, agent_id, integration, transport, capabilities, client_version)
@@ -313,14 +323,14 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
   ensureAgent(caller);
   const { event } = input;
   const rule = EVENT_RULES[event.type];
-  if (rule.subject === 'none' && event.subject !== undefined) throw validation(ACTIVITY_TEXTS.subjectNotAllowed(event.type));
-  if (rule.subject !== 'none' && event.subject?.type !== rule.subject) throw validation(ACTIVITY_TEXTS.subjectRequired(event.type, rule.subject));
+  if (rule.subject === 'none' && event.subject !== undefined) throw refuse.subjectNotAllowed(event.type);
+  if (rule.subject !== 'none' && event.subject?.type !== rule.subject) throw refuse.subjectRequired(event.type, rule.subject);
   const status = checkStatus(event);
   const at = occurredAt(event.occurred_at, Date.now());
   return db.tx(async (tx) => {
     await requireEnabled(tx, caller.tenant.id);
     const installation = await ownInstallation(tx, caller, input.local_installation_id, true);
-    requireCapability(installation, rule.capability, `event type "${event.type}"`);
+    requireCapability(installation, rule.capability, { event: event.type });
     const eventId = await insertEvent(tx, caller, {
       installationId: installation.id,
       source: 'client',
@@ -348,14 +358,14 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
   ensureAgent(caller);
   const capability = HOOK_CAPABILITY[input.hook];
   const installation = await ownInstallation(db, caller, input.local_installation_id, false);
-  requireCapability(installation, capability, `the ${input.hook} hook`);
+  requireCapability(installation, capability, { hook: input.hook });
   // The context first: when it cannot be built, nothing is recorded and the hook may retry.
   const context = await currentContext(db, caller, audit);
   const outcome = await db.tx(async (tx) => {
     if (!(await activityEnabled(tx, caller.tenant.id))) return { started: false, enabled: false };
     // The installation's row lock (taken by touching it) makes concurrent starts take turns.
     const locked = await ownInstallation(tx, caller, installation.id, true);
-    requireCapability(locked, capability, `the ${input.hook} hook`);
+    requireCapability(locked, capability, { hook: input.hook });
     const now = new Date();
     await refreshCoverage(tx, caller, locked.id, capability, now.toISOString());
     const sessionRowId = randomUUID();
@@ -399,7 +409,7 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
 export async function recordHookEvent(db: Db, caller: Caller, input: HookEventInput, audit?: AuditTrail) {
   ensureAgent(caller);
   const { event } = input;
-  if (event.tool_name !== undefined && event.type !== 'tool_used') throw validation(ACTIVITY_TEXTS.toolName);
+  if (event.tool_name !== undefined && event.type !== 'tool_used') throw refuse.toolName();
   const status = checkStatus(event);
   const now = Date.now();
   const at = occurredAt(event.occurred_at, now);
@@ -407,7 +417,7 @@ export async function recordHookEvent(db: Db, caller: Caller, input: HookEventIn
   return db.tx(async (tx) => {
     await requireEnabled(tx, caller.tenant.id);
     const installation = await ownInstallation(tx, caller, input.local_installation_id, true);
-    requireCapability(installation, capability, `hook event "${event.type}"`);
+    requireCapability(installation, capability, { hookEvent: event.type });
     await refreshCoverage(tx, caller, installation.id, capability, new Date(now).toISOString());
     await touchSession(tx, caller, installation.id, input.session_id);
     const eventId = await insertEvent(tx, caller, {

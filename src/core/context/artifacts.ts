@@ -5,10 +5,10 @@ import { canWriteArtifact } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
 import { isResourceName } from '../access/resources.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, notFound, validation } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
-import { INVALID_ID, NOT_FOUND, ensure, ensureCanCreate, listReadable, parseId, parsePublishSelector, resolveAccess } from './common.ts';
+import { ensure, ensureCanCreate, listReadable, parseId, parsePublishSelector, resolveAccess } from './common.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
@@ -20,21 +20,6 @@ import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from
  * no instruction authority. Files follow the Skill package rules (2 MiB a file, 3 MiB in all,
  * 500 files) and live in the blob store.
  */
-
-export const ARTIFACT_TEXTS = {
-  invalidId: INVALID_ID.artifact,
-  notFound: NOT_FOUND.artifact,
-  versionNotFound: 'Artifact version not found',
-  conflict: 'version conflict: read the Artifact again before writing',
-  expectedVersion: 'expected_version must be 0 for create or positive for write',
-  idRequired: 'artifact_id is required when expected_version is greater than 0',
-  idOmitted: 'artifact_id must be omitted when expected_version is 0',
-  nameRequired: 'name required',
-  nameTooLong: 'name too long',
-  markdownRequired: 'markdown is required',
-  markdownTooLarge: 'markdown cannot exceed 1 MiB',
-  packagePrefix: 'invalid artifact package: ',
-} as const;
 
 /** sha256:<hex> of the Markdown and the manifest: equal packages have equal digests. */
 export function packageDigest(markdown: string, manifest: readonly AttachmentEntry[]): string {
@@ -53,7 +38,7 @@ export async function artifactVersion(
   const access = await resolveAccess(q, caller, 'artifact', id);
   const number = selector === 'latest' ? access.head.latestVersion : selector.exact;
   const version = number > access.head.latestVersion ? undefined : await getVersion(q, caller.tenant.id, id, number);
-  if (version === undefined) throw notFound(ARTIFACT_TEXTS.versionNotFound);
+  if (version === undefined) throw refuse.versionNotFound('artifact');
   return { ...access, version };
 }
 
@@ -128,22 +113,22 @@ export interface WriteArtifactInput {
  */
 export async function writeArtifact(services: { db: Db; blob: BlobStore }, caller: Caller, input: WriteArtifactInput, audit?: AuditTrail) {
   const expected = input.expected_version;
-  if (!Number.isSafeInteger(expected) || expected < 0) throw validation(ARTIFACT_TEXTS.expectedVersion);
-  if (expected === 0 && input.artifact_id !== undefined) throw validation(ARTIFACT_TEXTS.idOmitted);
-  if (expected > 0 && input.artifact_id === undefined) throw validation(ARTIFACT_TEXTS.idRequired);
+  if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
+  if (expected === 0 && input.artifact_id !== undefined) throw refuse.idOmitted('artifact');
+  if (expected > 0 && input.artifact_id === undefined) throw refuse.idRequired('artifact');
   const id = input.artifact_id === undefined ? undefined : parseId('artifact', input.artifact_id);
   const name = input.name?.trim();
   if (expected === 0 || input.name !== undefined) {
-    if (name === undefined || name === '') throw validation(ARTIFACT_TEXTS.nameRequired);
-    if (!isResourceName(name)) throw validation(ARTIFACT_TEXTS.nameTooLong);
+    if (name === undefined || name === '') throw refuse.nameRequired();
+    if (!isResourceName(name)) throw refuse.nameTooLong();
   }
-  if (expected === 0 && input.markdown === '') throw validation(ARTIFACT_TEXTS.markdownRequired);
+  if (expected === 0 && input.markdown === '') throw refuse.contentRequired('artifact');
   const markdownBytes = Buffer.byteLength(input.markdown, 'utf8');
-  if (markdownBytes > SKILL_MD_MAX_BYTES) throw validation(ARTIFACT_TEXTS.markdownTooLarge);
+  if (markdownBytes > SKILL_MD_MAX_BYTES) throw refuse.contentTooLarge('artifact', SKILL_MD_MAX_BYTES, 'markdown cannot exceed 1 MiB');
   const files =
     input.attachments === undefined
       ? undefined
-      : validateAttachments(input.attachments, { errorPrefix: ARTIFACT_TEXTS.packagePrefix, counted: { label: 'the Markdown', bytes: markdownBytes } });
+      : validateAttachments(input.attachments, { package: 'artifact', counted: { label: 'the Markdown', bytes: markdownBytes } });
   const manifest = files === undefined ? undefined : await storeFiles(services.blob, files);
   return services.db.tx(async (tx) => {
     if (id === undefined) {
@@ -170,12 +155,12 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
     }
     const { head, role } = await resolveAccess(tx, caller, 'artifact', id, { lock: true });
     ensure(canWriteArtifact(role, caller.scopes));
-    if (expected !== head.latestVersion) throw conflict(ARTIFACT_TEXTS.conflict, { latest_version: head.latestVersion });
+    if (expected !== head.latestVersion) throw refuse.versionConflict('artifact', head.latestVersion);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const attachments = manifest ?? latest.attachments;
     if (manifest === undefined) {
       validateAttachments([], {
-        errorPrefix: ARTIFACT_TEXTS.packagePrefix,
+        package: 'artifact',
         counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) },
       });
     }

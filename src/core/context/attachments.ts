@@ -1,7 +1,8 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import { blobKey } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
-import { notFound, validation } from '../errors.ts';
+import { refusal } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { Db } from '../../store/db.ts';
 import type { VersionedType } from './common.ts';
@@ -62,20 +63,21 @@ export async function readContextAttachment(
   input: { context_type: string; context_id: string; version: unknown; path: string; offset?: number | undefined },
   audit?: AuditTrail,
 ): Promise<AttachmentChunk> {
-  if (!(CONTEXT_TYPES as readonly string[]).includes(input.context_type)) throw validation('context_type must be knowledge, skill, or artifact');
+  if (!(CONTEXT_TYPES as readonly string[]).includes(input.context_type))
+    throw refusal('validation', 'invalid_context_type', {}, 'context_type must be knowledge, skill, or artifact');
   const type = input.context_type as VersionedType | 'artifact';
   const exact = positiveVersion(input.version);
   const offset = input.offset ?? 0;
   const id = parseId(type, input.context_id);
-  if (exact === undefined) throw validation('version must be an exact positive version number');
-  if (!Number.isSafeInteger(offset) || offset < 0) throw validation('offset must be a non-negative integer');
+  if (exact === undefined) throw refuse.invalidSelector('exact');
+  if (!Number.isSafeInteger(offset) || offset < 0) throw refusal('validation', 'invalid_offset', {}, 'offset must be a non-negative integer');
   const version: SavedVersion =
     type === 'artifact'
       ? (await artifactVersion(services.db, caller, id, { exact })).version
       : await selectVersion(services.db, caller, type, await resolveAccess(services.db, caller, type, id, { allowRoute: true }), { exact });
   const entry = version.attachments.find((e) => e.path === input.path);
-  if (entry === undefined) throw notFound('attachment not found');
-  if (offset > entry.size) throw validation(`offset must not exceed the attachment size (${entry.size})`);
+  if (entry === undefined) throw refuse.notFound('attachment');
+  if (offset > entry.size) throw refusal('validation', 'invalid_offset', { size: entry.size }, `offset must not exceed the attachment size (${entry.size})`);
   const end = Math.min(entry.size, offset + CHUNK_BYTES);
   let data = Buffer.alloc(0);
   if (end > offset) {

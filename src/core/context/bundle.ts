@@ -25,7 +25,7 @@
  * there are new ones, and a bundle without new messages is exactly the sample's shape.
  */
 import { Buffer } from 'node:buffer';
-import { KgwError } from '../errors.ts';
+import { refusal } from '../errors.ts';
 
 /** The MCP resource size limit the spec names for the bundle, in UTF-8 bytes of the rendered markdown. */
 export const CONTEXT_BUNDLE_MAX_BYTES = 8 * 1024 * 1024;
@@ -352,10 +352,12 @@ export function renderContextBundle(input: BundleInput): RenderedBundle {
   let budget = CONTEXT_BUNDLE_MAX_BYTES - utf8Bytes(renderText(input, [], input.knowledge));
   if (budget < 0) {
     const bytes = utf8Bytes(renderText(input, [], []));
-    throw new KgwError(
+    throw refusal(
       'payload_too_large',
+      'context_too_large',
+      { bytes, limit: CONTEXT_BUNDLE_MAX_BYTES },
       `current context exceeds the 8 MiB limit (${bytes} bytes); route fewer Skills or Memories to this agent, or shorten them`,
-      { details: { bytes, limit: CONTEXT_BUNDLE_MAX_BYTES } },
+      { bytes, limit: CONTEXT_BUNDLE_MAX_BYTES },
     );
   }
   const kept: BundleKnowledge[] = [];

@@ -4,7 +4,7 @@ import { canCreate, canPublish, canRead, canReadVersion, capabilities } from '..
 import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import { isRoutedTo } from '../access/routes.ts';
-import { notFound, permissionDenied, validation } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { ResourceHead, SavedVersion } from './versions.ts';
@@ -12,47 +12,10 @@ import { freshness, getHead, getVersion, getVersions, hasUnpublishedChanges, lis
 
 /**
  * What Knowledge and Skills share: identifiers, version selectors, dates, access, the list
- * fields and publishing. The error texts are the Alignbase spec's "Common Errors", word for word.
+ * fields and publishing. Refusals carry a machine reason (refusals.ts) that each dialect words.
  */
 
 export type VersionedType = 'knowledge' | 'skill';
-
-export const TEXTS = {
-  knowledge: {
-    invalidId: 'invalid knowledge_id',
-    notFound: 'Knowledge not found',
-    noPublished: 'this Knowledge has no published version',
-    versionNotFound: 'Knowledge version not found',
-    conflict: 'version conflict: read the Knowledge again before writing',
-  },
-  skill: {
-    invalidId: 'invalid skill_id',
-    notFound: 'skill not found',
-    noPublished: 'this skill has no published version',
-    versionNotFound: 'skill version not found',
-    conflict: 'version conflict: read the skill again before writing',
-  },
-} as const satisfies Record<VersionedType, Record<string, string>>;
-
-/** What a resource the caller can neither read nor receive by route is called, per type. */
-export const NOT_FOUND: Readonly<Record<ContextType, string>> = {
-  knowledge: TEXTS.knowledge.notFound,
-  skill: TEXTS.skill.notFound,
-  memory: 'Memory not found',
-  artifact: 'Artifact not found',
-};
-
-/** The spec's text for an id that is not a UUID, per type. */
-export const INVALID_ID: Readonly<Record<ContextType, string>> = {
-  knowledge: TEXTS.knowledge.invalidId,
-  skill: TEXTS.skill.invalidId,
-  memory: 'invalid memory_id',
-  artifact: 'invalid artifact_id',
-};
-
-export const READ_SELECTOR_ERROR = 'version must be latest, published, or a positive version number';
-export const PUBLISH_SELECTOR_ERROR = 'version must be latest or a positive version number';
-export const FORBIDDEN = 'forbidden';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -60,7 +23,7 @@ export const isUuid = (value: string): boolean => UUID.test(value);
 
 /** A resource id as the tools receive it: a UUID, compared in lower case. */
 export function parseId(type: ContextType, value: string): string {
-  if (!isUuid(value)) throw validation(INVALID_ID[type]);
+  if (!isUuid(value)) throw refuse.invalidId(type);
   return value.toLowerCase();
 }
 
@@ -76,7 +39,7 @@ export function parseReadSelector(value: unknown): VersionSelector {
   if (value === undefined || value === 'latest') return 'latest';
   if (value === 'published') return 'published';
   const exact = positiveVersion(value);
-  if (exact === undefined) throw validation(READ_SELECTOR_ERROR);
+  if (exact === undefined) throw refuse.invalidSelector('latest_published_exact');
   return { exact };
 }
 
@@ -84,7 +47,7 @@ export function parseReadSelector(value: unknown): VersionSelector {
 export function parsePublishSelector(value: unknown): 'latest' | { exact: number } {
   if (value === undefined || value === 'latest') return 'latest';
   const exact = positiveVersion(value);
-  if (exact === undefined) throw validation(PUBLISH_SELECTOR_ERROR);
+  if (exact === undefined) throw refuse.invalidSelector('latest_exact');
   return { exact };
 }
 
@@ -93,7 +56,7 @@ export function parseDate(field: 'review_by' | 'expires_at', value: string | und
   if (value === undefined) return undefined;
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
-  if (date === undefined || date.toISOString().slice(0, 10) !== value) throw validation(`${field} must use YYYY-MM-DD format`);
+  if (date === undefined || date.toISOString().slice(0, 10) !== value) throw refuse.invalidDate(field);
   return value;
 }
 
@@ -109,8 +72,7 @@ export function parseDates(
   const expiresAt = parseDate('expires_at', input.expires_at);
   const effectiveReview = reviewBy ?? kept.reviewBy;
   const effectiveExpiry = expiresAt ?? kept.expiresAt;
-  if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview)
-    throw validation('expires_at cannot be before review_by');
+  if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview) throw refuse.datesOutOfOrder();
   return { reviewBy, expiresAt };
 }
 
@@ -134,16 +96,16 @@ export async function resolveAccess(
   options: { lock?: boolean; allowRoute?: boolean } = {},
 ): Promise<Access> {
   const head = await getHead(q, caller.tenant.id, type, id, { lock: options.lock === true });
-  if (head === undefined || head.latestVersion === 0) throw notFound(NOT_FOUND[type]);
+  if (head === undefined || head.latestVersion === 0) throw refuse.notFound(type);
   const role = await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, id);
   const routed = !canRead(role) && options.allowRoute === true && (await isRoutedTo(q, caller.tenant.id, caller.principal.id, id));
-  if (!canRead(role) && !routed) throw notFound(NOT_FOUND[type]);
+  if (!canRead(role) && !routed) throw refuse.notFound(type);
   return { head, role, routed };
 }
 
 /** Refuses with `forbidden` unless `allowed`: the caller may see the resource but not do this. */
 export function ensure(allowed: boolean): void {
-  if (!allowed) throw permissionDenied(FORBIDDEN);
+  if (!allowed) throw refuse.forbidden();
 }
 
 /** Refuses with `forbidden` unless the caller may create a resource of `type` (Editor on the whole type). */
@@ -157,13 +119,13 @@ export async function selectVersion(q: Queryable, caller: Caller, type: Versione
   let number: number;
   if (selector === 'latest') number = head.latestVersion;
   else if (selector === 'published') {
-    if (head.publishedVersion === undefined) throw notFound(TEXTS[type].noPublished);
+    if (head.publishedVersion === undefined) throw refuse.noPublishedVersion(type);
     number = head.publishedVersion;
   } else number = selector.exact;
-  if (number > head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
+  if (number > head.latestVersion) throw refuse.versionNotFound(type);
   ensure(canReadVersion({ role: access.role, routed: access.routed, selector, publishedVersion: head.publishedVersion }));
   const version = await getVersion(q, caller.tenant.id, head.id, number);
-  if (version === undefined) throw notFound(TEXTS[type].versionNotFound);
+  if (version === undefined) throw refuse.versionNotFound(type);
   return version;
 }
 

@@ -4,15 +4,15 @@ import type { Caller } from '../access/caller.ts';
 import { canDraft, canRead, canReadDraft } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { notFound, permissionDenied, validation } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db } from '../../store/db.ts';
 import { storeFiles } from './attachments.ts';
 import type { VersionedType } from './common.ts';
-import { FORBIDDEN, TEXTS, ensure, isUuid, parseId, resolveAccess } from './common.ts';
+import { ensure, isUuid, parseId, resolveAccess } from './common.ts';
 import type { Authority } from './knowledge.ts';
 import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
-import { ATTACHMENTS_ERROR_PREFIX, parseSkillMd, validateAttachments } from './skill-package.ts';
+import { parseSkillMd, validateAttachments } from './skill-package.ts';
 
 /**
  * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a
@@ -22,12 +22,10 @@ import { ATTACHMENTS_ERROR_PREFIX, parseSkillMd, validateAttachments } from './s
 
 export const RATIONALE_MAX = 2000;
 
-const DRAFT_NOT_FOUND = 'draft not found';
-
 /** A draft's rationale or a reviewer's note (`field`): at most RATIONALE_MAX characters; blank is none. */
 export function checkRationale(rationale: string | undefined, field: 'rationale' | 'note' = 'rationale'): string | undefined {
   if (rationale === undefined) return undefined;
-  if ([...rationale].length > RATIONALE_MAX) throw validation(`${field} cannot exceed ${RATIONALE_MAX} characters`);
+  if ([...rationale].length > RATIONALE_MAX) throw refuse.textTooLong(field, RATIONALE_MAX);
   return rationale.trim() === '' ? undefined : rationale;
 }
 
@@ -41,7 +39,7 @@ export interface CreateDraftInput {
 /** create_knowledge_draft and create_skill_draft: Proposer and context.write on the resource. */
 export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit?: AuditTrail) {
   const id = parseId(type, input.id);
-  if (!Number.isSafeInteger(input.base_version) || input.base_version <= 0) throw validation('base_version must be positive');
+  if (!Number.isSafeInteger(input.base_version) || input.base_version <= 0) throw refuse.invalidBaseVersion();
   // A Skill draft is SKILL.md alone, checked like write_skill checks it.
   if (type === 'skill') parseSkillMd(input.content);
   else checkKnowledgeContent(input.content);
@@ -49,7 +47,7 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
   return db.tx(async (tx) => {
     const access = await resolveAccess(tx, caller, type, id);
     ensure(canDraft(access.role, caller.scopes));
-    if (input.base_version > access.head.latestVersion) throw notFound(TEXTS[type].versionNotFound);
+    if (input.base_version > access.head.latestVersion) throw refuse.versionNotFound(type);
     const draftId = randomUUID();
     await tx.query(
       `INSERT INTO context_drafts (tenant_id, id, resource_id, resource_type, base_version, content, rationale, author_id)
@@ -134,15 +132,15 @@ export async function listDrafts(db: Db, caller: Caller, type: VersionedType, ra
 
 /** read_knowledge_draft and read_skill_draft: the author, or a Publisher of the resource. */
 export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit?: AuditTrail) {
-  if (!isUuid(draftId)) throw validation('invalid draft_id');
+  if (!isUuid(draftId)) throw refuse.invalidId('draft');
   const [row] = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.id = $2 AND d.resource_type = $3`, [caller.tenant.id, draftId.toLowerCase(), type]);
-  if (row === undefined) throw notFound(DRAFT_NOT_FOUND);
+  if (row === undefined) throw refuse.notFound('draft');
   const role = await effectiveContextRole(db, caller.tenant.id, caller.principal.id, type, row.resource_id);
   const isAuthor = row.author_id === caller.principal.id;
   if (!canReadDraft(role, isAuthor)) {
     // Someone who cannot even read the resource learns nothing about its drafts.
-    if (!canRead(role)) throw notFound(DRAFT_NOT_FOUND);
-    throw permissionDenied(FORBIDDEN);
+    if (!canRead(role)) throw refuse.notFound('draft');
+    throw refuse.forbidden();
   }
   audit?.touch({ type, id: row.resource_id, version: Number(row.base_version) });
   return { ...draftFields(row, caller), id: row.resource_id, content: row.content };
@@ -163,7 +161,7 @@ export interface ProposeKnowledgeInput {
 export async function proposeKnowledge(services: { db: Db; blob: BlobStore }, caller: Caller, input: ProposeKnowledgeInput, audit?: AuditTrail) {
   const title = checkNewKnowledge(input);
   const rationale = checkRationale(input.rationale);
-  const files = validateAttachments(input.attachments ?? [], { errorPrefix: ATTACHMENTS_ERROR_PREFIX });
+  const files = validateAttachments(input.attachments ?? [], { package: 'attachments' });
   const typeRole = await effectiveContextRole(services.db, caller.tenant.id, caller.principal.id, 'knowledge', undefined);
   ensure(canDraft(typeRole, caller.scopes));
   const manifest = await storeFiles(services.blob, files);

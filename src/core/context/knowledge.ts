@@ -2,12 +2,11 @@ import type { Caller } from '../access/caller.ts';
 import { canCreate, canEdit, canPublish } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, validation } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db, Transaction } from '../../store/db.ts';
 import { publicManifest } from './attachments.ts';
 import type { ListFields } from './common.ts';
 import {
-  TEXTS,
   listFields,
   listReadable,
   ownerOf,
@@ -39,12 +38,14 @@ export const TITLE_MAX = 200;
  * leave room for the rest; longer material belongs in attachments, which are fetched in chunks.
  */
 export const KNOWLEDGE_MAX_BYTES = 1024 * 1024;
+/** Said when a content is larger (by the org file too). */
 export const KNOWLEDGE_TOO_LARGE = 'Knowledge content must be 1 MB or smaller';
 
 /** The size rule of every Knowledge content a caller sends. */
 export function checkKnowledgeContent(content: string): void {
   // A string of more UTF-16 units than the limit has more bytes than it too; skip the count.
-  if (content.length > KNOWLEDGE_MAX_BYTES || Buffer.byteLength(content, 'utf8') > KNOWLEDGE_MAX_BYTES) throw validation(KNOWLEDGE_TOO_LARGE);
+  if (content.length > KNOWLEDGE_MAX_BYTES || Buffer.byteLength(content, 'utf8') > KNOWLEDGE_MAX_BYTES)
+    throw refuse.contentTooLarge('knowledge', KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE);
 }
 
 export interface KnowledgeItem extends ListFields {
@@ -99,9 +100,9 @@ export interface WriteKnowledgeResult {
 /** The create rules of write_knowledge, shared with accepted proposals and the org file. */
 export function checkNewKnowledge(input: { title?: string | undefined; content: string }): string {
   const title = (input.title ?? '').trim();
-  if (title === '') throw validation('title required');
-  if ([...title].length > TITLE_MAX) throw validation('title too long');
-  if (input.content === '') throw validation('content is required');
+  if (title === '') throw refuse.titleRequired();
+  if ([...title].length > TITLE_MAX) throw refuse.titleTooLong(TITLE_MAX);
+  if (input.content === '') throw refuse.contentRequired('knowledge');
   checkKnowledgeContent(input.content);
   return title;
 }
@@ -114,9 +115,9 @@ export function checkNewKnowledge(input: { title?: string | undefined; content: 
  */
 export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowledgeInput, audit?: AuditTrail): Promise<WriteKnowledgeResult> {
   const expected = input.expected_version;
-  if (!Number.isSafeInteger(expected) || expected < 0) throw validation('expected_version must be 0 for create or positive for write');
+  if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
   if (expected === 0) {
-    if (input.knowledge_id !== undefined) throw validation('knowledge_id must be omitted when expected_version is 0');
+    if (input.knowledge_id !== undefined) throw refuse.idOmitted('knowledge');
     const title = checkNewKnowledge(input);
     const dates = parseDates(input);
     return db.tx(async (tx) => {
@@ -145,7 +146,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
       return result;
     });
   }
-  if (input.knowledge_id === undefined) throw validation('knowledge_id is required when expected_version is greater than 0');
+  if (input.knowledge_id === undefined) throw refuse.idRequired('knowledge');
   const id = parseId('knowledge', input.knowledge_id);
   checkKnowledgeContent(input.content);
   // Only used when creating; checked all the same, so a bad date is never silently dropped.
@@ -155,7 +156,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
     ensure(canEdit(access.role, caller.scopes));
     if (input.publish === true) ensure(canPublish(access.role, caller.scopes));
     const { head } = access;
-    if (expected !== head.latestVersion) throw conflict(TEXTS.knowledge.conflict, { latest_version: head.latestVersion });
+    if (expected !== head.latestVersion) throw refuse.versionConflict('knowledge', head.latestVersion);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const authority = input.authority ?? latest.authority ?? 'informational';
     const changed = latest.content !== input.content || (latest.authority ?? 'informational') !== authority;

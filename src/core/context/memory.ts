@@ -4,9 +4,9 @@ import { assignmentState, canWriteMemory } from '../access/context-decisions.ts'
 import { isResourceName } from '../access/resources.ts';
 import { isRoutedTo, routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, permissionDenied, validation } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db } from '../../store/db.ts';
-import { INVALID_ID, NOT_FOUND, ensureCanCreate, listReadable, parseId, resolveAccess } from './common.ts';
+import { ensureCanCreate, listReadable, parseId, resolveAccess } from './common.ts';
 import { createWithFirstVersion, latestVersionOf, saveVersion } from './versions.ts';
 
 /**
@@ -18,19 +18,11 @@ import { createWithFirstVersion, latestVersionOf, saveVersion } from './versions
 /** "Memory content must be 25 KB or smaller": 25 KiB of UTF-8. */
 export const MEMORY_MAX_BYTES = 25 * 1024;
 
-export const MEMORY_TEXTS = {
-  invalidId: INVALID_ID.memory,
-  notFound: NOT_FOUND.memory,
-  expectedVersion: 'expected_version must be positive',
-  changed: 'memory_changed: read Memory again, preserve relevant changes, and retry',
-  forbidden: 'memory_write_forbidden: the agent lacks Editor permission on this Memory; keep it read-only',
-  tooLarge: 'Memory content must be 25 KB or smaller',
-  nameRequired: 'name required',
-  nameTooLong: 'name too long',
-} as const;
+/** Said when a content is larger (by the org file too). */
+export const MEMORY_TOO_LARGE = 'Memory content must be 25 KB or smaller';
 
 function checkContent(content: string): void {
-  if (Buffer.byteLength(content, 'utf8') > MEMORY_MAX_BYTES) throw validation(MEMORY_TEXTS.tooLarge);
+  if (Buffer.byteLength(content, 'utf8') > MEMORY_MAX_BYTES) throw refuse.contentTooLarge('memory', MEMORY_MAX_BYTES, MEMORY_TOO_LARGE);
 }
 
 export interface MemoryItem {
@@ -80,8 +72,8 @@ export async function readMemory(db: Db, caller: Caller, input: { memory_id: str
  */
 export async function createMemory(db: Db, caller: Caller, input: { name: string; content: string }, audit?: AuditTrail) {
   const name = input.name.trim();
-  if (name === '') throw validation(MEMORY_TEXTS.nameRequired);
-  if (!isResourceName(name)) throw validation(MEMORY_TEXTS.nameTooLong);
+  if (name === '') throw refuse.nameRequired();
+  if (!isResourceName(name)) throw refuse.nameTooLong();
   checkContent(input.content);
   return db.tx(async (tx) => {
     await ensureCanCreate(tx, caller, 'memory');
@@ -101,12 +93,12 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
  */
 export async function writeMemory(db: Db, caller: Caller, input: { memory_id: string; expected_version: number; content: string }, audit?: AuditTrail) {
   const id = parseId('memory', input.memory_id);
-  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation(MEMORY_TEXTS.expectedVersion);
+  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw refuse.invalidExpectedVersion(false);
   checkContent(input.content);
   return db.tx(async (tx) => {
     const { head, role } = await resolveAccess(tx, caller, 'memory', id, { lock: true });
-    if (!canWriteMemory(role)) throw permissionDenied(MEMORY_TEXTS.forbidden);
-    if (input.expected_version !== head.latestVersion) throw conflict(MEMORY_TEXTS.changed, { latest_version: head.latestVersion });
+    if (!canWriteMemory(role)) throw refuse.forbidden('memory');
+    if (input.expected_version !== head.latestVersion) throw refuse.versionConflict('memory', head.latestVersion);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
     const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;

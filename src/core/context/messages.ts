@@ -6,7 +6,7 @@ import { contextRoleTable } from '../access/grants.ts';
 import type { AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
-import { conflict, notFound, validation } from '../errors.ts';
+import { refusal } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { valuesList } from '../../store/db.ts';
 import { artifactVersion } from './artifacts.ts';
@@ -31,27 +31,29 @@ export const INBOX_PAGE = 20;
 /** The new messages get_current_context issues at most. */
 export const CONTEXT_MESSAGES = 10;
 
-export const MESSAGE_TEXTS = {
-  recipientsCount: 'recipients must list 1 to 20 agents or Groups',
-  recipientType: 'recipient type must be agent or group',
-  recipientId: 'invalid recipient id',
-  recipientTwice: 'each recipient may be listed only once',
-  self: 'an agent cannot send context to itself',
-  empty: 'send a message, Artifacts, or both',
-  messageTooLong: 'message cannot exceed 10,000 characters',
-  artifactsCount: 'at most 20 Artifacts per message',
-  artifactTwice: 'each Artifact may be listed only once',
-  access: 'access must be viewer or editor',
-  key: 'idempotency_key must be a UUID',
-  keyReused: 'idempotency_key was already used with different input',
-  offset: 'offset must be a whole number of 0 or more',
-  offsetUnread: 'offset is only used with include_read: true',
-} as const;
-
-/** An addressed agent or Group that is not in the caller's tenant, or cannot be messaged. */
-export const recipientNotFound = (type: RecipientType, id: string): string => `recipient not found: ${type} ${id}`;
-/** A Group whose agents are none but the sender: a send would reach nobody. */
-export const groupWithoutAgents = (name: string): string => `Group "${name}" has no other agents to receive the message`;
+/** The refusals of messages, each with its machine reason; the messages are plain English. */
+const refuse = {
+  recipientsCount: () => refusal('validation', 'recipients_count', { max: MAX_RECIPIENTS }, `recipients must list 1 to ${MAX_RECIPIENTS} agents or Groups`),
+  recipientType: () => refusal('validation', 'recipient_type', {}, 'recipient type must be agent or group'),
+  recipientId: () => refusal('validation', 'invalid_recipient_id', {}, 'invalid recipient id'),
+  recipientTwice: () => refusal('validation', 'recipient_twice', {}, 'each recipient may be listed only once'),
+  self: () => refusal('validation', 'send_to_self', {}, 'an agent cannot send context to itself'),
+  empty: () => refusal('validation', 'empty_message', {}, 'send a message, Artifacts, or both'),
+  messageTooLong: () => refusal('validation', 'message_too_long', { max: MESSAGE_MAX_CHARS }, 'message cannot exceed 10,000 characters'),
+  artifactsCount: () => refusal('validation', 'artifacts_count', { max: MAX_ARTIFACTS }, `at most ${MAX_ARTIFACTS} Artifacts per message`),
+  artifactTwice: () => refusal('validation', 'artifact_twice', {}, 'each Artifact may be listed only once'),
+  access: () => refusal('validation', 'invalid_access', {}, 'access must be viewer or editor'),
+  key: () => refusal('validation', 'invalid_idempotency_key', {}, 'the idempotency key must be a UUID'),
+  keyReused: (messageId: string) =>
+    refusal('conflict', 'idempotency_key_reused', {}, 'the idempotency key was already used with different input', { message_id: messageId }),
+  offset: () => refusal('validation', 'invalid_inbox_offset', {}, 'offset must be a whole number of 0 or more'),
+  offsetUnread: () => refusal('validation', 'offset_without_include_read', {}, 'an offset is only used when read messages are included'),
+  /** An addressed agent or Group that is not in the caller's tenant, or cannot be messaged. */
+  recipientNotFound: (recipientType: RecipientType, id: string) =>
+    refusal('not_found', 'recipient_not_found', { recipientType, id }, `recipient not found: ${recipientType} ${id}`),
+  /** A Group whose agents are none but the sender: a send would reach nobody. */
+  groupWithoutAgents: (name: string) => refusal('validation', 'group_without_agents', { name }, `Group "${name}" has no other agents to receive the message`),
+};
 
 export type RecipientType = 'agent' | 'group';
 export type ShareAccess = 'viewer' | 'editor';
@@ -140,35 +142,35 @@ const isShareAccess = (value: string): value is ShareAccess => value === 'viewer
 
 /** Checks the shape of a send before anything is looked up; ids are compared in lower case. */
 function parseSend(input: SendInput): SendRequest {
-  if (!isUuid(input.idempotency_key)) throw validation(MESSAGE_TEXTS.key);
-  if (input.recipients.length === 0 || input.recipients.length > MAX_RECIPIENTS) throw validation(MESSAGE_TEXTS.recipientsCount);
+  if (!isUuid(input.idempotency_key)) throw refuse.key();
+  if (input.recipients.length === 0 || input.recipients.length > MAX_RECIPIENTS) throw refuse.recipientsCount();
   const recipients: { type: RecipientType; id: string }[] = [];
   const seenRecipients = new Set<string>();
   for (const recipient of input.recipients) {
-    if (!isRecipientType(recipient.type)) throw validation(MESSAGE_TEXTS.recipientType);
-    if (!isUuid(recipient.id)) throw validation(MESSAGE_TEXTS.recipientId);
+    if (!isRecipientType(recipient.type)) throw refuse.recipientType();
+    if (!isUuid(recipient.id)) throw refuse.recipientId();
     const id = recipient.id.toLowerCase();
     const key = `${recipient.type}:${id}`;
-    if (seenRecipients.has(key)) throw validation(MESSAGE_TEXTS.recipientTwice);
+    if (seenRecipients.has(key)) throw refuse.recipientTwice();
     seenRecipients.add(key);
     recipients.push({ type: recipient.type, id });
   }
   // A blank note says nothing: it is no message.
   const message = input.message === undefined || input.message.trim() === '' ? null : input.message;
-  if (message !== null && [...message].length > MESSAGE_MAX_CHARS) throw validation(MESSAGE_TEXTS.messageTooLong);
+  if (message !== null && [...message].length > MESSAGE_MAX_CHARS) throw refuse.messageTooLong();
   const rawArtifacts = input.artifacts ?? [];
-  if (rawArtifacts.length > MAX_ARTIFACTS) throw validation(MESSAGE_TEXTS.artifactsCount);
+  if (rawArtifacts.length > MAX_ARTIFACTS) throw refuse.artifactsCount();
   const artifacts: SendRequest['artifacts'][number][] = [];
   const seenArtifacts = new Set<string>();
   for (const entry of rawArtifacts) {
     const id = parseId('artifact', entry.artifact_id);
     const selector = parsePublishSelector(entry.version);
-    if (!isShareAccess(entry.access)) throw validation(MESSAGE_TEXTS.access);
-    if (seenArtifacts.has(id)) throw validation(MESSAGE_TEXTS.artifactTwice);
+    if (!isShareAccess(entry.access)) throw refuse.access();
+    if (seenArtifacts.has(id)) throw refuse.artifactTwice();
     seenArtifacts.add(id);
     artifacts.push({ id, selector, access: entry.access });
   }
-  if (message === null && artifacts.length === 0) throw validation(MESSAGE_TEXTS.empty);
+  if (message === null && artifacts.length === 0) throw refuse.empty();
   return { key: input.idempotency_key.toLowerCase(), message, recipients, artifacts };
 }
 
@@ -207,7 +209,7 @@ const artifactResources = (artifacts: readonly SentArtifact[]): AuditResource[] 
 
 /** The stored result of an earlier send with this key, when the input is the same. */
 async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash: string, audit: AuditTrail | undefined): Promise<SendResult> {
-  if (stored.request_hash !== hash) throw conflict(MESSAGE_TEXTS.keyReused, { message_id: stored.id });
+  if (stored.request_hash !== hash) throw refuse.keyReused(stored.id);
   const tenantId = caller.tenant.id;
   // One query after another: `q` may be a transaction, whose connection runs one at a time.
   const recipients = await q.query<{ type: RecipientType; id: string; name: string }>(
@@ -253,7 +255,7 @@ async function resolveRecipients(tx: Transaction, caller: Caller, recipients: Se
   const tenantId = caller.tenant.id;
   const agentIds = recipients.filter((r) => r.type === 'agent').map((r) => r.id);
   const groupIds = recipients.filter((r) => r.type === 'group').map((r) => r.id);
-  if (agentIds.includes(caller.principal.id)) throw validation(MESSAGE_TEXTS.self);
+  if (agentIds.includes(caller.principal.id)) throw refuse.self();
   const agents =
     agentIds.length === 0
       ? []
@@ -280,8 +282,8 @@ async function resolveRecipients(tx: Transaction, caller: Caller, recipients: Se
   const list: ResolvedRecipients['list'] = [];
   for (const recipient of recipients) {
     const found = recipient.type === 'agent' ? agentById.get(recipient.id) : groupById.get(recipient.id);
-    if (found === undefined) throw notFound(recipientNotFound(recipient.type, recipient.id));
-    if (recipient.type === 'group' && (groupById.get(recipient.id)?.agents.length ?? 0) === 0) throw validation(groupWithoutAgents(found.name));
+    if (found === undefined) throw refuse.recipientNotFound(recipient.type, recipient.id);
+    if (recipient.type === 'group' && (groupById.get(recipient.id)?.agents.length ?? 0) === 0) throw refuse.groupWithoutAgents(found.name);
     list.push({ type: recipient.type, id: recipient.id, name: found.name });
   }
   // An agent addressed itself and through a Group gets one row, as addressed itself; through
@@ -518,7 +520,7 @@ export async function readInbox(
 ): Promise<InboxPage> {
   ensure(caller.principal.kind === 'agent');
   const offset = input.offset ?? 0;
-  if (!Number.isSafeInteger(offset) || offset < 0) throw validation(MESSAGE_TEXTS.offset);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw refuse.offset();
   const tenantId = caller.tenant.id;
   const agentId = caller.principal.id;
   audit?.readAs('inbox.read');
@@ -527,7 +529,7 @@ export async function readInbox(
     audit?.touch(...page.messages.map((m) => ({ type: 'message', id: m.message_id })));
     return { ...page, unread_remaining: unread };
   }
-  if (offset !== 0) throw validation(MESSAGE_TEXTS.offsetUnread);
+  if (offset !== 0) throw refuse.offsetUnread();
   const result = await db.tx(async (tx) => {
     const issued = await takeUnread(tx, tenantId, agentId, INBOX_PAGE);
     return { messages: await toMessages(tx, tenantId, agentId, issued), unread_remaining: await unreadCount(tx, tenantId, agentId) };

@@ -2,15 +2,17 @@ import { Buffer, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { YAMLError } from 'yaml';
-import { validation } from '../errors.ts';
+import type { PackageKind } from '../errors.ts';
+import { PACKAGE_PREFIX, refuse } from './refusals.ts';
 import { findUnstorable, unsafeName } from '../text.ts';
 
 /**
  * Validation of a Skill package (SKILL.md plus attachments) and of v1 attachment lists, per the
  * Alignbase `create_skill` rules. Pure: no I/O, no store; callers decide what to do with the result.
  *
- * Every failure is a `validation` KgwError whose message is the caller's prefix (for Skills the
- * spec's `invalid skill package: `) followed by one specific reason naming the field or path.
+ * Every failure is a `validation` KgwError with reason `invalid_package`: the rule set it was
+ * checked against (`skill`, `attachments`, `artifact`) and one specific problem naming the field
+ * or path; its message is the rule set's prefix (`invalid skill package: `) and the problem.
  *
  * Decisions the spec leaves open (also listed in docs/decisions.md):
  *  - Unknown top-level frontmatter keys are accepted and kept: agent runtimes define their own
@@ -46,8 +48,7 @@ export const NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
 export const COMPATIBILITY_MAX = 500;
 
-export const SKILL_PACKAGE_ERROR_PREFIX = 'invalid skill package: ';
-export const ATTACHMENTS_ERROR_PREFIX = 'invalid attachments: ';
+export const SKILL_PACKAGE_ERROR_PREFIX = PACKAGE_PREFIX.skill;
 
 export type DigestEncoding = 'text' | 'binary';
 
@@ -85,8 +86,10 @@ export interface ReservedPath {
 }
 
 export interface AttachmentRules {
-  /** Starts every error message, e.g. `invalid attachments: `. */
-  readonly errorPrefix: string;
+  /** The rule set a refusal names for the dialects to word (default: attachments). */
+  readonly package?: PackageKind;
+  /** Starts every refusal's message (default: the rule set's, e.g. `invalid attachments: `). */
+  readonly errorPrefix?: string;
   readonly reservedPaths?: readonly ReservedPath[];
   /** A file of the package that is not in the list but counts toward the file and byte limits. */
   readonly counted?: { readonly label: string; readonly bytes: number };
@@ -103,12 +106,12 @@ const FENCE = /^---[ \t]*$/;
 
 /** Parses and checks SKILL.md; throws `invalid skill package: ...` on the first problem. */
 export function parseSkillMd(skillMd: string): ParsedSkillMd {
-  return parseSkillMdWith(skillMd, SKILL_PACKAGE_ERROR_PREFIX);
+  return parseSkillMdWith(skillMd, 'skill');
 }
 
-function parseSkillMdWith(skillMd: string, prefix: string): ParsedSkillMd {
+function parseSkillMdWith(skillMd: string, kind: PackageKind): ParsedSkillMd {
   const fail: (reason: string) => never = (reason) => {
-    throw validation(prefix + reason);
+    throw refuse.invalidPackage(kind, reason);
   };
   if (typeof skillMd !== 'string') fail('skill_md must be a string');
   // UTF-8 never takes fewer bytes than UTF-16 code units, so the length alone can settle it.
@@ -267,7 +270,7 @@ const SKILL_MD_RESERVED: readonly ReservedPath[] = [{ path: 'SKILL.md', reason: 
 export function validatePackage(input: { readonly skillMd: string; readonly attachments: readonly AttachmentInput[] }): ValidatedPackage {
   const parsed = parseSkillMd(input.skillMd);
   const files = validateAttachments(input.attachments, {
-    errorPrefix: SKILL_PACKAGE_ERROR_PREFIX,
+    package: 'skill',
     reservedPaths: SKILL_MD_RESERVED,
     counted: { label: 'SKILL.md', bytes: Buffer.byteLength(input.skillMd, 'utf8') },
   });
@@ -287,11 +290,11 @@ interface Checked {
  * gateway's generic refusal of NUL and lone surrogates, because the spec words a path with a
  * null byte as a package error.
  */
-export function checkAttachmentPaths(attachments: readonly unknown[] | undefined, errorPrefix: string): void {
+export function checkAttachmentPaths(attachments: readonly unknown[] | undefined, kind: PackageKind): void {
   for (const [index, attachment] of (attachments ?? []).entries()) {
     const path = typeof attachment === 'object' && attachment !== null ? (attachment as { path?: unknown }).path : undefined;
     const problem = typeof path === 'string' ? checkPath(path) : undefined;
-    if (problem !== undefined) throw validation(`${errorPrefix}attachments[${index}].path ${quote(String(path))} ${problem}`);
+    if (problem !== undefined) throw refuse.invalidPackage(kind, `attachments[${index}].path ${quote(String(path))} ${problem}`);
   }
 }
 
@@ -301,9 +304,9 @@ export function checkAttachmentPaths(attachments: readonly unknown[] | undefined
  * allocation. The result is sorted by path.
  */
 export function validateAttachments(attachments: readonly AttachmentInput[], rules: AttachmentRules): PackageFile[] {
-  const prefix = rules.errorPrefix;
+  const kind = rules.package ?? 'attachments';
   const fail: (reason: string) => never = (reason) => {
-    throw validation(prefix + reason);
+    throw refuse.invalidPackage(kind, reason, rules.errorPrefix);
   };
   const maxFiles = rules.maxFiles ?? PACKAGE_MAX_FILES;
   const maxFileBytes = rules.maxFileBytes ?? FILE_MAX_BYTES;

@@ -2,13 +2,13 @@ import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
 import { canEdit } from '../access/context-decisions.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, isKgwError, validation } from '../errors.ts';
+import { isKgwError } from '../errors.ts';
+import { refuse } from './refusals.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
 import type { ListFields } from './common.ts';
 import {
-  TEXTS,
   ensure,
   ensureCanCreate,
   listFields,
@@ -23,7 +23,7 @@ import {
   selectVersion,
 } from './common.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
-import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, parseSkillMd, validatePackage } from './skill-package.ts';
+import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, parseSkillMd, validatePackage } from './skill-package.ts';
 import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from './versions.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from './versions.ts';
 
@@ -97,7 +97,7 @@ export async function readSkill(
 
 /** A taken name, in the words of the package error. */
 function nameTaken(name: string) {
-  return validation(`${SKILL_PACKAGE_ERROR_PREFIX}a skill named "${name}" already exists`);
+  return refuse.invalidPackage('skill', `a skill named "${name}" already exists`);
 }
 
 /**
@@ -200,8 +200,8 @@ export async function insertSkill(
 export function checkKeptFiles(skillMd: string, files: readonly AttachmentEntry[]): void {
   const total = Buffer.byteLength(skillMd, 'utf8') + files.reduce((sum, f) => sum + f.size, 0);
   if (total > PACKAGE_MAX_BYTES)
-    throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}total package content cannot exceed 3 MiB, got ${total} bytes with the kept attachments`);
-  if (files.length + 1 > PACKAGE_MAX_FILES) throw validation(`${SKILL_PACKAGE_ERROR_PREFIX}a package cannot include more than ${PACKAGE_MAX_FILES} files`);
+    throw refuse.invalidPackage('skill', `total package content cannot exceed 3 MiB, got ${total} bytes with the kept attachments`);
+  if (files.length + 1 > PACKAGE_MAX_FILES) throw refuse.invalidPackage('skill', `a package cannot include more than ${PACKAGE_MAX_FILES} files`);
 }
 
 export interface WriteSkillInput {
@@ -220,7 +220,7 @@ export interface WriteSkillInput {
  */
 export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail) {
   const id = parseId('skill', input.skill_id);
-  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw validation('expected_version must be positive');
+  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw refuse.invalidExpectedVersion(false);
   const pkg =
     input.attachments === undefined
       ? { ...parseSkillMd(input.skill_md), skillMd: input.skill_md, files: undefined }
@@ -231,7 +231,7 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
     const access = await resolveAccess(q, caller, 'skill', id, { lock });
     ensure(canEdit(access.role, caller.scopes));
     const dates = parseDates(input, access.head);
-    if (input.expected_version !== access.head.latestVersion) throw conflict(TEXTS.skill.conflict, { latest_version: access.head.latestVersion });
+    if (input.expected_version !== access.head.latestVersion) throw refuse.versionConflict('skill', access.head.latestVersion);
     return { head: access.head, dates };
   };
   if (pkg.files !== undefined) await check(services.db, false);

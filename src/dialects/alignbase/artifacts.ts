@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ARTIFACT_TEXTS, listArtifacts, readArtifact, writeArtifact } from '../../core/context/artifacts.ts';
+import { listArtifacts, readArtifact, writeArtifact } from '../../core/context/artifacts.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE, attachmentsInput, manifestEntry } from './schemas.ts';
 import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
@@ -93,7 +93,7 @@ export const writeArtifactTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, ARTIFACT_TEXTS.packagePrefix),
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'artifact'),
   async run({ caller, services, audit }, args) {
     return jsonReply(await writeArtifact(services, caller, args, audit));
   },

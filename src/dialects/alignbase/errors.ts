@@ -1,15 +1,29 @@
+import type { KgwError } from '../../core/errors.ts';
+import { reasonOf } from '../../core/errors.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
 import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
+import { TEXTS } from './texts.ts';
+
+/** An error in the dialect's words: its reason worded by the table, else the core's message. */
+export function alignbaseText(error: KgwError): string {
+  const why = reasonOf(error);
+  if (why === undefined) return error.message;
+  // TypeScript cannot correlate the reason with its facts across the union; reasonOf pairs them.
+  const word = TEXTS[why.reason] as (facts: unknown) => string;
+  return word(why.facts);
+}
 
 /**
- * Alignbase answers with the bare error texts of its spec's "Common Errors" table; the core's
- * messages for this dialect are those texts, so they pass through unchanged.
+ * Alignbase answers with the bare error texts of its spec's "Common Errors" table: the core
+ * refuses by reason and facts, and texts.ts words each reason as the spec does (`forbidden`, or
+ * the spec's own text where it has one, such as memory_write_forbidden: ...).
  */
 export const alignbaseErrors: DialectErrors = {
   forbidden: () => ({ text: 'forbidden' }),
   invalidArguments: (_tool, problems) => ({ text: `invalid arguments: ${problems.join('; ')}` }),
-  // The core words every Alignbase refusal as the spec does: `forbidden`, or the spec's own
-  // text where it has one (memory_write_forbidden: ...).
-  fromError: (_tool, error) => (error.code === 'conflict' ? { text: error.message, notes: [CONFLICT_ADVICE] } : { text: error.message }),
+  fromError: (_tool, error) => {
+    const text = alignbaseText(error);
+    return error.code === 'conflict' ? { text, notes: [CONFLICT_ADVICE] } : { text };
+  },
   internal: (_tool, requestId) => ({ text: `internal error; request id ${requestId}` }),
 };

@@ -15,7 +15,7 @@ import {
   readFields,
   versionSelector,
 } from './schemas.ts';
-import { ATTACHMENTS_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
+import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const knowledgeItem = z.object({ knowledge_id: z.string(), title: z.string(), ...listItemFields });
 
@@ -148,7 +148,7 @@ export const proposeKnowledgeTool = defineTool({
   output: z.object({ proposal_id: z.string(), title: z.string(), status: z.literal('open'), created: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, ATTACHMENTS_ERROR_PREFIX),
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'attachments'),
   async run({ caller, services, audit }, args) {
     return jsonReply(await proposeKnowledge(services, caller, args, audit));
   },

@@ -14,7 +14,7 @@ import {
   readFields,
   versionSelector,
 } from './schemas.ts';
-import { SKILL_PACKAGE_ERROR_PREFIX, checkAttachmentPaths } from '../../core/context/skill-package.ts';
+import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
 
 const skillItem = z.object({ id: z.string(), name: z.string(), directory_name: z.string(), description: z.string(), ...listItemFields });
 
@@ -92,7 +92,7 @@ export const createSkillTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
     const created = await createSkill(services, caller, args, audit);
     return jsonReply({
@@ -123,7 +123,7 @@ export const writeSkillTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, SKILL_PACKAGE_ERROR_PREFIX),
+  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
     return jsonReply(await writeSkill(services, caller, args, audit));
   },

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../../store/db.ts';
-import { MEMORY_MAX_BYTES, MEMORY_TEXTS } from '../../context/memory.ts';
+import { MEMORY_MAX_BYTES, MEMORY_TOO_LARGE } from '../../context/memory.ts';
 import { createWithFirstVersion, saveVersion } from '../../context/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
@@ -128,7 +128,7 @@ function fitsMemory(content: EntryContent, reader: YamlReader): boolean {
   const bytes = Buffer.byteLength(content.text.value, 'utf8');
   if (bytes <= MEMORY_MAX_BYTES) return true;
   const what = content.file === undefined ? 'the content' : quotePath(content.file);
-  reader.fail(content.text, `${content.text.path}: ${MEMORY_TEXTS.tooLarge} (${grouped(MEMORY_MAX_BYTES)} bytes of UTF-8); ${what} is ${grouped(bytes)} bytes`);
+  reader.fail(content.text, `${content.text.path}: ${MEMORY_TOO_LARGE} (${grouped(MEMORY_MAX_BYTES)} bytes of UTF-8); ${what} is ${grouped(bytes)} bytes`);
   return false;
 }
 
