@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import type { BundleInput, BundleKnowledge, BundleMemory, BundleMessage } from '../../src/core/context/bundle.ts';
+import { CONTEXT_BUNDLE_MAX_BYTES } from '../../src/core/context/bundle.ts';
 import {
-  CONTEXT_BUNDLE_MAX_BYTES,
   MESSAGES_NOTE,
   escapeAttribute,
   escapeBoundaries,
   formatUpdatedAt,
   renderContextBundle,
   skippedKnowledgeNotice,
-} from '../../src/core/context/bundle.ts';
+} from '../../src/dialects/alignbase/bundle.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 
 /** The bundle's text; the cases that leave Knowledge out look at `skipped` too. */

@@ -297,7 +297,7 @@ for (const backend of storeBackends()) {
 
       const result = await accept(draft, { as: 'bob@acme.test' });
       assert.deepEqual([result.type, result.name, result.version, result.saved, result.published], ['skill', 'new-name', 2, true, false]);
-      const read = await readSkill({ ...services(), origin: 'http://gw/alignbase/mcp' }, writer, { skill_id: skill.skill_id });
+      const read = await readSkill(services(), writer, { skill_id: skill.skill_id });
       assert.deepEqual(
         [read.name, read.description, read.version, read.skill_md],
         ['new-name', 'New description.', 2, SKILL_MD('new-name', 'New description.', 'Better steps.')],

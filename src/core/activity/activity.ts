@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../access/caller.ts';
 import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
+import type { BundleLayout } from '../context/bundle.ts';
 import { currentContext } from '../context/current-context.ts';
 import { ensure } from '../context/common.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
@@ -314,7 +315,7 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
       transport: input.transport,
       capabilities,
     });
-    return { local_installation_id: id, registered, capabilities };
+    return { installationId: id, registered, capabilities };
   });
 }
 
@@ -344,7 +345,7 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
       event_type: event.type,
       status,
     });
-    return { event_id: eventId, recorded: true as const };
+    return { eventId };
   });
 }
 
@@ -354,13 +355,21 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
  * coverage, and returns the current context. With Activity disabled the context is still
  * returned and nothing is recorded.
  */
-export async function startHookSession(db: Db, auditLog: AuditLog, caller: Caller, input: HookSessionInput, requestId: string, audit?: AuditTrail) {
+/** The MCP call a hook session starts in: its request, the dialect and tool that took it, and how that dialect lays out the context. */
+export interface HookCall {
+  readonly requestId: string;
+  readonly dialect: string;
+  readonly tool: string;
+  readonly layout: BundleLayout;
+}
+
+export async function startHookSession(db: Db, auditLog: AuditLog, caller: Caller, input: HookSessionInput, call: HookCall, audit?: AuditTrail) {
   ensureAgent(caller);
   const capability = HOOK_CAPABILITY[input.hook];
   const installation = await ownInstallation(db, caller, input.local_installation_id, false);
   requireCapability(installation, capability, { hook: input.hook });
   // The context first: when it cannot be built, nothing is recorded and the hook may retry.
-  const context = await currentContext(db, caller, audit);
+  const context = await currentContext(db, caller, call.layout, audit);
   const outcome = await db.tx(async (tx) => {
     if (!(await activityEnabled(tx, caller.tenant.id))) return { started: false, enabled: false };
     // The installation's row lock (taken by touching it) makes concurrent starts take turns.
@@ -392,9 +401,9 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
       surface: 'mcp',
       principalId: caller.principal.id,
       tokenId: caller.tokenId,
-      requestId,
-      dialect: 'alignbase',
-      tool: 'start_hook_session',
+      requestId: call.requestId,
+      dialect: call.dialect,
+      tool: call.tool,
       action: 'activity.session_start',
       result: 'ok',
       resources: [installationResource(locked.id), { type: 'activity_session', id: sessionRowId }, { type: 'activity_event', id: eventId }],
@@ -402,7 +411,7 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
     });
     return { started: true, enabled: true };
   });
-  return { session_id: input.session_id, hook: input.hook, started: outcome.started, activity_enabled: outcome.enabled, context };
+  return { sessionId: input.session_id, hook: input.hook, started: outcome.started, activityEnabled: outcome.enabled, context };
 }
 
 /** record_hook_activity_event: one native event of an installed hook; refreshes its coverage. */
@@ -434,7 +443,7 @@ export async function recordHookEvent(db: Db, caller: Caller, input: HookEventIn
       event_type: event.type,
       status,
     });
-    return { event_id: eventId, recorded: true as const };
+    return { eventId };
   });
 }
 

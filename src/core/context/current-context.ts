@@ -5,8 +5,8 @@ import { routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { AuditResource } from '../audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
-import type { BundleKnowledge, BundleMemory, BundleMessage, BundleSkill } from './bundle.ts';
-import { renderContextBundle } from './bundle.ts';
+import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
+import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from './messages.ts';
 import type { ResourceHead } from './versions.ts';
 import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from './versions.ts';
@@ -16,12 +16,13 @@ import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from './vers
  * the published version of each active, non-expired routed resource, whatever the agent's
  * repository permission. Memory: the latest version of each active routed Memory, with
  * whether the agent may write it. Skills are listed by name and description, Knowledge
- * inlined in protected boundaries (bundle.ts). Up to 10 new inbox messages, oldest first, are
+ * inlined whole as far as the bundle's limit allows (bundle.ts); the dialect's `layout` renders
+ * the text. Up to 10 new inbox messages, oldest first, are
  * rendered too and marked read once the bundle is rendered (the only write of the call, a small
  * transaction of its own). The call is audited as a context request with every delivered
  * version and message.
  */
-export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail): Promise<string> {
+export async function currentContext(db: Db, caller: Caller, layout: BundleLayout, audit?: AuditTrail): Promise<string> {
   const routed = await routedTo(db, caller.tenant.id, caller.principal.id);
   const ids = routed.map((r) => r.id);
   const heads =
@@ -85,16 +86,9 @@ export async function currentContext(db: Db, caller: Caller, audit?: AuditTrail)
     touched.push({ type: 'knowledge', id: head.id, version: v.version, version_id: v.id });
   }
   const inbox = await newMessages(db, caller, CONTEXT_MESSAGES);
-  const messages: BundleMessage[] = inbox.messages.map((m) => ({
-    id: m.message_id,
-    from: { id: m.from.agent_id, name: m.from.name },
-    viaGroup: m.via_group,
-    sentAt: new Date(m.sent_at),
-    message: m.message,
-    artifacts: m.artifacts.map((a) => ({ id: a.artifact_id, name: a.name, version: a.version, access: a.access })),
-  }));
+  const { messages } = inbox;
   for (const m of messages) touched.push({ type: 'message', id: m.id });
-  const { text, skipped } = renderContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length });
+  const { text, skipped } = fitContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length }, layout);
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
   await markIssued(
     db,

@@ -386,29 +386,66 @@ export async function sendContext(db: Db, caller: Caller, input: SendInput, audi
 // Inboxes: read_inbox, get_current_context, kgw inbox
 
 export interface InboxArtifact {
-  artifact_id: string;
-  name: string;
-  version: number;
-  version_id: string;
-  access: ShareAccess;
+  readonly id: string;
+  readonly name: string;
+  readonly version: number;
+  readonly versionId: string;
+  readonly access: ShareAccess;
   /** Whether the inbox's agent may read the Artifact now (a fresh check, not the share alone). */
-  available: boolean;
+  readonly available: boolean;
 }
 
+/** One message of an agent's inbox, as the core knows it. */
+export interface InboxEntry {
+  readonly id: string;
+  /** The sending agent. */
+  readonly from: { readonly id: string; readonly name: string };
+  readonly sentAt: Date;
+  /** The note; null when only Artifacts were sent. */
+  readonly message: string | null;
+  /** The Group the message reached the agent through; null when the agent was addressed itself. */
+  readonly viaGroup: { readonly id: string; readonly name: string } | null;
+  /** Exact Artifact versions pinned at send time, in the order sent. */
+  readonly artifacts: readonly InboxArtifact[];
+  readonly readAt: Date | null;
+}
+
+export interface InboxPage {
+  readonly messages: readonly InboxEntry[];
+  /** Where the next page of the whole inbox starts; null: no more (or unread messages were issued). */
+  readonly nextOffset: number | null;
+  /** Unread messages after the call. */
+  readonly unreadRemaining: number;
+}
+
+/** A message as `kgw inbox` lists it (the admin operation's JSON). */
 export interface InboxMessage {
   message_id: string;
   from: { agent_id: string; name: string };
   sent_at: string;
   message: string | null;
   via_group: { id: string; name: string } | null;
-  artifacts: InboxArtifact[];
+  artifacts: { artifact_id: string; name: string; version: number; version_id: string; access: ShareAccess; available: boolean }[];
   read_at: string | null;
 }
 
-export interface InboxPage {
-  messages: InboxMessage[];
-  next_offset: number | null;
-  unread_remaining: number;
+function inboxListing(entry: InboxEntry): InboxMessage {
+  return {
+    message_id: entry.id,
+    from: { agent_id: entry.from.id, name: entry.from.name },
+    sent_at: entry.sentAt.toISOString(),
+    message: entry.message,
+    via_group: entry.viaGroup === null ? null : { id: entry.viaGroup.id, name: entry.viaGroup.name },
+    artifacts: entry.artifacts.map((a) => ({
+      artifact_id: a.id,
+      name: a.name,
+      version: a.version,
+      version_id: a.versionId,
+      access: a.access,
+      available: a.available,
+    })),
+    read_at: entry.readAt === null ? null : entry.readAt.toISOString(),
+  };
 }
 
 interface InboxRow {
@@ -431,8 +468,6 @@ const INBOX_SELECT = `
     LEFT JOIN groups g ON g.tenant_id = i.tenant_id AND g.id = i.via_group_id
    WHERE i.tenant_id = $1 AND i.agent_id = $2`;
 
-const iso = (date: Date | null): string | null => (date === null ? null : new Date(date).toISOString());
-
 /** The Artifact versions pinned to messages, each message's in the order sent, and whether each Artifact is still active. */
 async function pinnedArtifacts(
   q: Queryable,
@@ -452,7 +487,7 @@ async function pinnedArtifacts(
 }
 
 /** The rows as messages, with their pinned Artifacts and whether the agent may read each now. */
-async function toMessages(q: Queryable, tenantId: string, agentId: string, rows: readonly InboxRow[]): Promise<InboxMessage[]> {
+async function toMessages(q: Queryable, tenantId: string, agentId: string, rows: readonly InboxRow[]): Promise<InboxEntry[]> {
   if (rows.length === 0) return [];
   // One query after another: `q` may be a transaction.
   const artifactRows = await pinnedArtifacts(
@@ -465,23 +500,23 @@ async function toMessages(q: Queryable, tenantId: string, agentId: string, rows:
   for (const a of artifactRows) {
     const list = byMessage.get(a.message_id) ?? [];
     list.push({
-      artifact_id: a.artifact_id,
+      id: a.artifact_id,
       name: a.name,
       version: a.version,
-      version_id: a.version_id,
+      versionId: a.version_id,
       access: a.access,
       available: a.active && canRead(roles.roleOn(a.artifact_id)),
     });
     byMessage.set(a.message_id, list);
   }
   return rows.map((row) => ({
-    message_id: row.message_id,
-    from: { agent_id: row.sender_id, name: row.sender_name },
-    sent_at: new Date(row.created_at).toISOString(),
+    id: row.message_id,
+    from: { id: row.sender_id, name: row.sender_name },
+    sentAt: new Date(row.created_at),
     message: row.message,
-    via_group: row.via_group_id === null ? null : { id: row.via_group_id, name: row.via_group_name ?? '' },
+    viaGroup: row.via_group_id === null ? null : { id: row.via_group_id, name: row.via_group_name ?? '' },
     artifacts: byMessage.get(row.message_id) ?? [],
-    read_at: iso(row.read_at),
+    readAt: row.read_at === null ? null : new Date(row.read_at),
   }));
 }
 
@@ -500,10 +535,10 @@ async function inboxPage(
   agentId: string,
   offset: number,
   limit: number,
-): Promise<{ messages: InboxMessage[]; next_offset: number | null }> {
+): Promise<{ messages: InboxEntry[]; nextOffset: number | null }> {
   const rows = await q.query<InboxRow>(`${INBOX_SELECT} ORDER BY i.message_seq DESC LIMIT $3 OFFSET $4`, [tenantId, agentId, limit + 1, offset]);
   const page = rows.slice(0, limit);
-  return { messages: await toMessages(q, tenantId, agentId, page), next_offset: rows.length > limit ? offset + limit : null };
+  return { messages: await toMessages(q, tenantId, agentId, page), nextOffset: rows.length > limit ? offset + limit : null };
 }
 
 /**
@@ -526,16 +561,16 @@ export async function readInbox(
   audit?.readAs('inbox.read');
   if (input.include_read === true) {
     const [page, unread] = await Promise.all([inboxPage(db, tenantId, agentId, offset, INBOX_PAGE), unreadCount(db, tenantId, agentId)]);
-    audit?.touch(...page.messages.map((m) => ({ type: 'message', id: m.message_id })));
-    return { ...page, unread_remaining: unread };
+    audit?.touch(...page.messages.map((m) => ({ type: 'message', id: m.id })));
+    return { ...page, unreadRemaining: unread };
   }
   if (offset !== 0) throw refuse.offsetUnread();
   const result = await db.tx(async (tx) => {
     const issued = await takeUnread(tx, tenantId, agentId, INBOX_PAGE);
-    return { messages: await toMessages(tx, tenantId, agentId, issued), unread_remaining: await unreadCount(tx, tenantId, agentId) };
+    return { messages: await toMessages(tx, tenantId, agentId, issued), unreadRemaining: await unreadCount(tx, tenantId, agentId) };
   });
-  audit?.touch(...result.messages.map((m) => ({ type: 'message', id: m.message_id })));
-  return { messages: result.messages, next_offset: null, unread_remaining: result.unread_remaining };
+  audit?.touch(...result.messages.map((m) => ({ type: 'message', id: m.id })));
+  return { messages: result.messages, nextOffset: null, unreadRemaining: result.unreadRemaining };
 }
 
 /**
@@ -564,7 +599,7 @@ async function takeUnread(tx: Transaction, tenantId: string, agentId: string, li
  * The new messages get_current_context issues: the oldest `limit` unread ones (not yet marked)
  * and how many are unread in all. The caller renders them, then marks them with markIssued.
  */
-export async function newMessages(q: Queryable, caller: Caller, limit = CONTEXT_MESSAGES): Promise<{ messages: InboxMessage[]; unread: number }> {
+export async function newMessages(q: Queryable, caller: Caller, limit = CONTEXT_MESSAGES): Promise<{ messages: InboxEntry[]; unread: number }> {
   if (caller.principal.kind !== 'agent') return { messages: [], unread: 0 };
   const tenantId = caller.tenant.id;
   const agentId = caller.principal.id;
@@ -608,5 +643,5 @@ export async function adminInbox(db: Db, input: { tenant: string; agent: string;
     agent.id,
   ]);
   const [messages, unread] = await Promise.all([toMessages(db, tenant.id, agent.id, rows), unreadCount(db, tenant.id, agent.id)]);
-  return { tenant: tenant.slug, agent: { id: agent.id, name: agent.name }, unread, messages };
+  return { tenant: tenant.slug, agent: { id: agent.id, name: agent.name }, unread, messages: messages.map(inboxListing) };
 }

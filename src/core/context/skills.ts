@@ -52,21 +52,7 @@ export async function listSkills(db: Db, caller: Caller): Promise<SkillItem[]> {
   }));
 }
 
-/** The metadata.alignbase-* keys a local install records (docs/alignbase.md, "Installing a Skill"). */
-export interface InstallMetadata {
-  'alignbase-origin': string;
-  'alignbase-skill-id': string;
-  'alignbase-channel': 'published' | 'draft';
-  'alignbase-version': string;
-  'alignbase-version-id': string;
-}
-
-export async function readSkill(
-  services: Services & { origin: string },
-  caller: Caller,
-  input: { skill_id: string; version?: string | number | undefined },
-  audit?: AuditTrail,
-) {
+export async function readSkill(services: Services, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
   const id = parseId('skill', input.skill_id);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
@@ -74,8 +60,6 @@ export async function readSkill(
   audit?.touch({ type: 'skill', id, version: version.version, version_id: version.id });
   const fields = readFields(access, version, caller);
   const name = version.name ?? access.head.name;
-  // A published install tracks published_version_id, a draft install latest_version_id.
-  const channel = fields.is_published_version ? 'published' : 'draft';
   return {
     skill_id: id,
     name,
@@ -85,13 +69,6 @@ export async function readSkill(
     skill_md: version.content,
     attachment_format: 'v1' as const,
     attachments: publicManifest(version.attachments),
-    install_metadata: {
-      'alignbase-origin': services.origin,
-      'alignbase-skill-id': id,
-      'alignbase-channel': channel,
-      'alignbase-version': String(version.version),
-      'alignbase-version-id': version.id,
-    } satisfies InstallMetadata,
   };
 }
 

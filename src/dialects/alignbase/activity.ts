@@ -15,6 +15,7 @@ import {
 } from '../../core/activity/activity.ts';
 import type { Scope } from '../../core/access/scopes.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import { ALIGNBASE_BUNDLE } from './bundle.ts';
 import { WRITE } from './schemas.ts';
 
 /*
@@ -62,7 +63,8 @@ export const reportInstallationCapabilitiesTool = defineTool({
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
-    return jsonReply(await reportInstallation(services.db, caller, args, audit));
+    const result = await reportInstallation(services.db, caller, args, audit);
+    return jsonReply({ local_installation_id: result.installationId, registered: result.registered, capabilities: result.capabilities });
   },
 });
 
@@ -94,7 +96,8 @@ export const recordActivityEventTool = defineTool({
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
-    return jsonReply(await recordActivityEvent(services.db, caller, args, audit));
+    const { eventId } = await recordActivityEvent(services.db, caller, args, audit);
+    return jsonReply({ event_id: eventId, recorded: true as const });
   },
 });
 
@@ -115,8 +118,18 @@ export const startHookSessionTool = defineTool({
   annotations: { ...WRITE, idempotentHint: true },
   scopes: SCOPES,
   async run({ caller, services, audit, requestId }, args) {
-    const result = await startHookSession(services.db, services.audit, caller, args, requestId, audit);
-    return { text: result.context, structured: result };
+    const call = { requestId, dialect: 'alignbase', tool: 'start_hook_session', layout: ALIGNBASE_BUNDLE };
+    const result = await startHookSession(services.db, services.audit, caller, args, call, audit);
+    return {
+      text: result.context,
+      structured: {
+        session_id: result.sessionId,
+        hook: result.hook,
+        started: result.started,
+        activity_enabled: result.activityEnabled,
+        context: result.context,
+      },
+    };
   },
 });
 
@@ -149,6 +162,7 @@ export const recordHookActivityEventTool = defineTool({
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
-    return jsonReply(await recordHookEvent(services.db, caller, args, audit));
+    const { eventId } = await recordHookEvent(services.db, caller, args, audit);
+    return jsonReply({ event_id: eventId, recorded: true as const });
   },
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { readContextAttachment } from '../../core/context/attachments.ts';
 import { currentContext } from '../../core/context/current-context.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import { ALIGNBASE_BUNDLE } from './bundle.ts';
 import { READ } from './schemas.ts';
 
 export const getCurrentContextTool = defineTool({
@@ -14,7 +15,7 @@ export const getCurrentContextTool = defineTool({
   annotations: { ...READ, idempotentHint: false },
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
-    return { text: await currentContext(services.db, caller, audit) };
+    return { text: await currentContext(services.db, caller, ALIGNBASE_BUNDLE, audit) };
   },
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { InboxEntry } from '../../core/context/messages.ts';
 import { listRecipients, readInbox, sendContext } from '../../core/context/messages.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE } from './schemas.ts';
@@ -105,6 +106,27 @@ export const readInboxTool = defineTool({
   annotations: { ...READ, idempotentHint: false },
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply({ ...(await readInbox(services.db, caller, args, audit)) });
+    const page = await readInbox(services.db, caller, args, audit);
+    return jsonReply({ messages: page.messages.map(inboxMessage), next_offset: page.nextOffset, unread_remaining: page.unreadRemaining });
   },
 });
+
+/** One inbox message on the wire (read_inbox). */
+function inboxMessage(entry: InboxEntry) {
+  return {
+    message_id: entry.id,
+    from: { agent_id: entry.from.id, name: entry.from.name },
+    sent_at: entry.sentAt.toISOString(),
+    message: entry.message,
+    via_group: entry.viaGroup === null ? null : { id: entry.viaGroup.id, name: entry.viaGroup.name },
+    artifacts: entry.artifacts.map((a) => ({
+      artifact_id: a.id,
+      name: a.name,
+      version: a.version,
+      version_id: a.versionId,
+      access: a.access,
+      available: a.available,
+    })),
+    read_at: entry.readAt === null ? null : entry.readAt.toISOString(),
+  };
+}

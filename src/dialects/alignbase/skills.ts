@@ -64,7 +64,8 @@ export const readSkillTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await readSkill({ db: services.db, blob: services.blob, origin: `${services.config.publicUrl}/alignbase/mcp` }, caller, args, audit));
+    const skill = await readSkill(services, caller, args, audit);
+    return jsonReply({ ...skill, install_metadata: installMetadata(`${services.config.publicUrl}/alignbase/mcp`, skill) });
   },
 });
 
@@ -195,3 +196,15 @@ export const readSkillDraftTool = defineTool({
     return jsonReply({ ...draft, skill_id: id, skill_md: content });
   },
 });
+
+/** The metadata.alignbase-* keys a local install records (docs/alignbase.md, "Installing a Skill"). */
+function installMetadata(origin: string, skill: { skill_id: string; version: number; version_id: string; is_published_version: boolean }) {
+  return {
+    'alignbase-origin': origin,
+    'alignbase-skill-id': skill.skill_id,
+    // A published install tracks published_version_id, a draft install latest_version_id.
+    'alignbase-channel': skill.is_published_version ? ('published' as const) : ('draft' as const),
+    'alignbase-version': String(skill.version),
+    'alignbase-version-id': skill.version_id,
+  };
+}
