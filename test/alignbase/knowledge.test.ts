@@ -17,8 +17,25 @@ import {
 
 type Item = Record<string, unknown> & { knowledge_id: string };
 type Read = Record<string, unknown> & { version_id: string; version: number; content: string };
+/** A tool, its arguments and the error text it must answer. */
+type Refusal = [string, Record<string, unknown>, string];
 
 const RANDOM_ID = '0b1e7c5e-8f43-4d8e-9a51-3c2d1f0e9b7a';
+
+/** A Knowledge that one test made for itself, as the spec's example: must_follow, with a review and an expiry date. */
+interface Checklist {
+  readonly id: string;
+  readonly title: string;
+  readonly reviewBy: string;
+  readonly expiresAt: string;
+  /** write_knowledge's answer to the create. */
+  readonly created: CreatedKnowledge;
+  readonly v1: string;
+}
+/** The version ids of the versions the setup wrote after the first. */
+type Changed = Checklist & { readonly v2: string };
+type AuthorityChanged = Changed & { readonly v3: string };
+type FourthPublished = AuthorityChanged & { readonly v4: string };
 
 for (const backend of storeBackends()) {
   describe(`Alignbase Knowledge tools on ${backendLabel(backend)}`, () => {
@@ -37,7 +54,11 @@ for (const backend of storeBackends()) {
       return knowledge.find((k) => k.knowledge_id === id);
     }
 
-    it('creates, lists, reads, writes and publishes with the spec’s shapes and publication transitions', async () => {
+    // The publication transitions, each test on a Knowledge of its own, brought by the helpers
+    // below to the state the test starts from. Each step a helper takes is checked by its own test.
+
+    /** Version 1 saved, never published. */
+    async function createChecklist(): Promise<Checklist> {
       const admin = await suite.agent('admin-bot');
       const title = suite.unique('Release checklist');
       const reviewBy = utcDate(30);
@@ -50,57 +71,106 @@ for (const backend of storeBackends()) {
         review_by: reviewBy,
         expires_at: expiresAt,
       });
+      return { id: created.knowledge_id, title, reviewBy, expiresAt, created, v1: created.version_id };
+    }
+
+    /** Version 1 published, then version 2 saved (authority omitted). */
+    async function changedAfterPublish(): Promise<Changed> {
+      const admin = await suite.agent('admin-bot');
+      const checklist = await createChecklist();
+      await admin.ok('publish_knowledge', { knowledge_id: checklist.id });
+      const written = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: checklist.id, expected_version: 1, content: '# Checklist\n\nv2' });
+      return { ...checklist, v2: written.version_id };
+    }
+
+    /** As changedAfterPublish, then version 3: the same content, authority informational (version 1 stays published). */
+    async function authorityChanged(): Promise<AuthorityChanged> {
+      const admin = await suite.agent('admin-bot');
+      const checklist = await changedAfterPublish();
+      const written = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        knowledge_id: checklist.id,
+        expected_version: 2,
+        content: '# Checklist\n\nv2',
+        authority: 'informational',
+      });
+      return { ...checklist, v3: written.version_id };
+    }
+
+    /** As authorityChanged, then version 4 written with publish: true: the latest is the published version. */
+    async function fourthPublished(): Promise<FourthPublished> {
+      const admin = await suite.agent('admin-bot');
+      const checklist = await authorityChanged();
+      const written = await admin.ok<CreatedKnowledge>('write_knowledge', {
+        knowledge_id: checklist.id,
+        expected_version: 3,
+        content: '# Checklist\n\nv4',
+        publish: true,
+      });
+      return { ...checklist, v4: written.version_id };
+    }
+
+    it('creates Knowledge with the spec’s write_knowledge shape: version 1, created, not published', async () => {
+      const { created, title } = await createChecklist();
       assertShape('write_knowledge', created, KNOWLEDGE_WRITE);
       assert.deepEqual(
         { ...created, knowledge_id: '', version_id: '' },
         { knowledge_id: '', title, version_id: '', version: 1, updated: true, published: false, created: true },
       );
-      const id = created.knowledge_id;
-      const v1 = created.version_id;
+    });
 
-      // Saved, never published.
-      let item = await listed('admin-bot', id);
+    it('lists saved, never published Knowledge as unpublished, with its dates and every capability of an Owner', async () => {
+      const { id, title, v1, reviewBy, expiresAt } = await createChecklist();
+      const item = await listed('admin-bot', id);
       assert.ok(item);
-      assert.equal(item.title, title);
-      assert.deepEqual(
-        [
-          item.current_version_id,
-          item.current_version,
-          item.latest_version_id,
-          item.latest_version,
-          item.published_version_id,
-          item.published_version,
-          item.published_version_created_at,
-        ],
-        [v1, 1, v1, 1, null, null, null],
-      );
+      assert.partialDeepStrictEqual(item, {
+        title,
+        current_version_id: v1,
+        current_version: 1,
+        latest_version_id: v1,
+        latest_version: 1,
+        published_version_id: null,
+        published_version: null,
+        published_version_created_at: null,
+        review_by: reviewBy,
+        expires_at: expiresAt,
+        status: 'live',
+        publication_status: 'unpublished',
+        has_unpublished_changes: true,
+        can_read: true,
+        can_draft: true,
+        can_edit: true,
+        can_publish: true,
+      });
       assert.equal(item.current_version_created_at, item.latest_version_created_at);
-      assert.deepEqual([item.review_by, item.expires_at, item.status], [reviewBy, expiresAt, 'live']);
-      assert.deepEqual([item.publication_status, item.has_unpublished_changes], ['unpublished', true]);
-      assert.deepEqual([item.can_read, item.can_draft, item.can_edit, item.can_publish], [true, true, true, true]);
+    });
 
-      let read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
+    it('reads saved, never published Knowledge with the spec’s shape: its content and authority at version 1, unpublished', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v1 } = await createChecklist();
+      const item = await listed('admin-bot', id);
+      assert.ok(item);
+      const read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
       assertShape('read_knowledge', read, KNOWLEDGE_READ);
-      assert.deepEqual(
-        [
-          read.knowledge_id,
-          read.title,
-          read.version_id,
-          read.version,
-          read.latest_version,
-          read.published_version,
-          read.is_published_version,
-          read.has_unpublished_changes,
-          read.content,
-          read.authority,
-          read.publication_status,
-        ],
-        [id, title, v1, 1, 1, null, false, true, '# Checklist\n\nv1', 'must_follow', 'unpublished'],
-      );
+      assert.partialDeepStrictEqual(read, {
+        knowledge_id: id,
+        title,
+        version_id: v1,
+        version: 1,
+        latest_version: 1,
+        published_version: null,
+        is_published_version: false,
+        has_unpublished_changes: true,
+        content: '# Checklist\n\nv1',
+        authority: 'must_follow',
+        publication_status: 'unpublished',
+      });
       assert.equal(read.created_at, item.created_at);
       assert.equal(read.version_created_at, item.latest_version_created_at);
+    });
 
-      // Publish the latest; again is published: false.
+    it('publishes the latest version, and answers published: false when it already is the published one', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v1 } = await createChecklist();
       const published = await admin.ok('publish_knowledge', { knowledge_id: id });
       assertShape('publish_knowledge', published, KNOWLEDGE_PUBLISH);
       assert.deepEqual(published, { knowledge_id: id, title, version_id: v1, version: 1, published: true });
@@ -111,14 +181,15 @@ for (const backend of storeBackends()) {
         version: 1,
         published: false,
       });
-      item = await listed('admin-bot', id);
-      assert.deepEqual(
-        [item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
-        [v1, 1, 'published', false],
-      );
+      const item = await listed('admin-bot', id);
+      assert.partialDeepStrictEqual(item, { published_version_id: v1, published_version: 1, publication_status: 'published', has_unpublished_changes: false });
       assert.equal(item?.published_version_created_at, item?.latest_version_created_at);
+    });
 
-      // A new version, authority omitted: kept.
+    it('saves a new version over a published one, keeping the authority when it is omitted: unpublished changes', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v1 } = await createChecklist();
+      await admin.ok('publish_knowledge', { knowledge_id: id });
       const written = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 1, content: '# Checklist\n\nv2' });
       assertShape('write_knowledge', written, KNOWLEDGE_WRITE);
       assert.deepEqual(
@@ -127,18 +198,32 @@ for (const backend of storeBackends()) {
       );
       assert.notEqual(written.version_id, v1);
       const v2 = written.version_id;
-      read = await admin.ok<Read>('read_knowledge', { knowledge_id: id, version: 'latest' });
-      assert.deepEqual(
-        [read.version_id, read.version, read.authority, read.content, read.is_published_version, read.published_version],
-        [v2, 2, 'must_follow', '# Checklist\n\nv2', false, 1],
-      );
-      assert.deepEqual([read.publication_status, read.has_unpublished_changes], ['unpublished_changes', true]);
-      item = await listed('admin-bot', id);
-      assert.deepEqual([item?.latest_version_id, item?.latest_version, item?.published_version_id, item?.published_version], [v2, 2, v1, 1]);
-      assert.deepEqual([item?.publication_status, item?.has_unpublished_changes], ['unpublished_changes', true]);
+      const read = await admin.ok<Read>('read_knowledge', { knowledge_id: id, version: 'latest' });
+      assert.partialDeepStrictEqual(read, {
+        version_id: v2,
+        version: 2,
+        authority: 'must_follow',
+        content: '# Checklist\n\nv2',
+        is_published_version: false,
+        published_version: 1,
+        publication_status: 'unpublished_changes',
+        has_unpublished_changes: true,
+      });
+      const item = await listed('admin-bot', id);
+      assert.partialDeepStrictEqual(item, {
+        latest_version_id: v2,
+        latest_version: 2,
+        published_version_id: v1,
+        published_version: 1,
+        publication_status: 'unpublished_changes',
+        has_unpublished_changes: true,
+      });
       assert.notEqual(item?.published_version_created_at, null);
+    });
 
-      // Every selector; version ids are stable.
+    it('reads every version selector to its version, with stable version ids', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, v1, v2 } = await changedAfterPublish();
       const selectors: [unknown, string, string][] = [
         [undefined, v2, '# Checklist\n\nv2'],
         ['latest', v2, '# Checklist\n\nv2'],
@@ -150,11 +235,17 @@ for (const backend of storeBackends()) {
       ];
       for (const [version, versionId, content] of selectors) {
         const got = await admin.ok<Read>('read_knowledge', version === undefined ? { knowledge_id: id } : { knowledge_id: id, version });
-        assert.deepEqual([got.version_id, got.content, got.is_published_version], [versionId, content, versionId === v1], `version ${String(version)}`);
-        assert.equal(got.latest_version, 2);
+        assert.partialDeepStrictEqual(
+          got,
+          { version_id: versionId, content, is_published_version: versionId === v1, latest_version: 2 },
+          `version ${String(version)}`,
+        );
       }
+    });
 
-      // The same content and authority: updated: false, no version.
+    it('answers a write of the same content and authority with updated: false and saves no version', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v2 } = await changedAfterPublish();
       const same = await admin.ok<CreatedKnowledge>('write_knowledge', {
         knowledge_id: id,
         expected_version: 2,
@@ -163,22 +254,28 @@ for (const backend of storeBackends()) {
       });
       assert.deepEqual(same, { knowledge_id: id, title, version_id: v2, version: 2, updated: false, published: false, created: false });
       assert.equal((await listed('admin-bot', id))?.latest_version, 2);
+    });
 
-      // Only the authority differs: a new version.
+    it('saves a new version when only the authority differs', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id } = await changedAfterPublish();
       const authority = await admin.ok<CreatedKnowledge>('write_knowledge', {
         knowledge_id: id,
         expected_version: 2,
         content: '# Checklist\n\nv2',
         authority: 'informational',
       });
-      assert.deepEqual([authority.version, authority.updated], [3, true]);
+      assert.partialDeepStrictEqual(authority, { version: 3, updated: true });
       assert.equal((await admin.ok<Read>('read_knowledge', { knowledge_id: id })).authority, 'informational');
+    });
 
-      // Publishing an exact version (a numeric string), then an older one again.
+    it('publishes an exact version given as a numeric string, then an older version again', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v1, v3 } = await authorityChanged();
       assert.deepEqual(await admin.ok('publish_knowledge', { knowledge_id: id, version: '3' }), {
         knowledge_id: id,
         title,
-        version_id: authority.version_id,
+        version_id: v3,
         version: 3,
         published: true,
       });
@@ -190,17 +287,22 @@ for (const backend of storeBackends()) {
         version: 1,
         published: true,
       });
-      item = await listed('admin-bot', id);
-      assert.deepEqual(
-        [item?.published_version, item?.latest_version, item?.publication_status, item?.has_unpublished_changes],
-        [1, 3, 'unpublished_changes', true],
-      );
+      const item = await listed('admin-bot', id);
+      assert.partialDeepStrictEqual(item, {
+        published_version: 1,
+        latest_version: 3,
+        publication_status: 'unpublished_changes',
+        has_unpublished_changes: true,
+      });
+    });
 
-      // publish: true with a write; then an unchanged write with publish: true of the published latest.
+    it('publishes the version a write with publish: true saves; the same write again answers published: false', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title } = await authorityChanged();
       const live = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 3, content: '# Checklist\n\nv4', publish: true });
-      assert.deepEqual([live.version, live.updated, live.published, live.created], [4, true, true, false]);
-      item = await listed('admin-bot', id);
-      assert.deepEqual([item?.published_version_id, item?.published_version, item?.publication_status], [live.version_id, 4, 'published']);
+      assert.partialDeepStrictEqual(live, { version: 4, updated: true, published: true, created: false });
+      const item = await listed('admin-bot', id);
+      assert.partialDeepStrictEqual(item, { published_version_id: live.version_id, published_version: 4, publication_status: 'published' });
       assert.deepEqual(await admin.ok('write_knowledge', { knowledge_id: id, expected_version: 4, content: '# Checklist\n\nv4', publish: true }), {
         knowledge_id: id,
         title,
@@ -210,26 +312,32 @@ for (const backend of storeBackends()) {
         published: false,
         created: false,
       });
+    });
 
-      // An unchanged write with publish: true publishes the unpublished latest without a new version.
+    it('publishes an unpublished latest version on an unchanged write with publish: true, without a new version', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, title, v4 } = await fourthPublished();
       await admin.ok('publish_knowledge', { knowledge_id: id, version: 2 });
       assert.deepEqual(await admin.ok('write_knowledge', { knowledge_id: id, expected_version: 4, content: '# Checklist\n\nv4', publish: true }), {
         knowledge_id: id,
         title,
-        version_id: live.version_id,
+        version_id: v4,
         version: 4,
         updated: false,
         published: true,
         created: false,
       });
+    });
 
-      // Empty content replaces an existing Knowledge.
+    it('replaces existing Knowledge with empty content, keeping the dates of the create', async () => {
+      const admin = await suite.agent('admin-bot');
+      const { id, reviewBy, expiresAt } = await fourthPublished();
       const empty = await admin.ok<CreatedKnowledge>('write_knowledge', { knowledge_id: id, expected_version: 4, content: '' });
-      assert.deepEqual([empty.version, empty.updated], [5, true]);
-      read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
-      assert.deepEqual([read.content, read.version, read.published_version, read.publication_status], ['', 5, 4, 'unpublished_changes']);
+      assert.partialDeepStrictEqual(empty, { version: 5, updated: true });
+      const read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
+      assert.partialDeepStrictEqual(read, { content: '', version: 5, published_version: 4, publication_status: 'unpublished_changes' });
       // The dates stayed those of the create.
-      assert.deepEqual([read.review_by, read.expires_at], [reviewBy, expiresAt]);
+      assert.partialDeepStrictEqual(read, { review_by: reviewBy, expires_at: expiresAt });
     });
 
     it('defaults new Knowledge to informational without dates, accepts a 200-character title and upper-case ids', async () => {
@@ -239,10 +347,13 @@ for (const backend of storeBackends()) {
       const created = await createKnowledge(admin, title);
       assert.equal(created.title, title);
       const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id.toUpperCase() });
-      assert.deepEqual(
-        [read.knowledge_id, read.authority, read.review_by, read.expires_at, read.status],
-        [created.knowledge_id, 'informational', null, null, 'live'],
-      );
+      assert.partialDeepStrictEqual(read, {
+        knowledge_id: created.knowledge_id,
+        authority: 'informational',
+        review_by: null,
+        expires_at: null,
+        status: 'live',
+      });
       // 200 characters that are not all one UTF-16 unit each.
       const wide = `${suite.unique('W')}-${'🚀'.repeat(200)}`;
       const wideTitle = [...wide].slice(0, 200).join('');
@@ -265,7 +376,7 @@ for (const backend of storeBackends()) {
       for (const [title, expiresAt, reviewBy] of cases) {
         const created = await createKnowledge(admin, title, { expires_at: expiresAt, ...(reviewBy === undefined ? {} : { review_by: reviewBy }) });
         const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id });
-        assert.deepEqual([read.expires_at, read.review_by, read.status], [expiresAt, reviewBy ?? null, expiresAt.startsWith('2020') ? 'expired' : 'live']);
+        assert.partialDeepStrictEqual(read, { expires_at: expiresAt, review_by: reviewBy ?? null, status: expiresAt.startsWith('2020') ? 'expired' : 'live' });
         assert.equal((await listed('admin-bot', created.knowledge_id))?.status, read.status);
       }
       // On the day itself: expired. (Checked only when the UTC date did not change during the calls.)
@@ -290,7 +401,7 @@ for (const backend of storeBackends()) {
       });
       assert.equal(written.version, 2);
       const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id });
-      assert.deepEqual([read.review_by, read.expires_at], ['2030-01-01', '2030-02-01']);
+      assert.partialDeepStrictEqual(read, { review_by: '2030-01-01', expires_at: '2030-02-01' });
       const before = await snapshot(suite.db, suite.tenantId);
       assert.equal(
         await admin.fail('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 2, content: 'v3', review_by: '01/02/2031' }),
@@ -299,122 +410,175 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), before);
     });
 
-    it('answers every applicable error of the spec’s table verbatim, and a failed call changes nothing', async () => {
-      const admin = await suite.agent('admin-bot');
-      const viewer = await suite.agent('viewer-bot');
-      const outsider = await suite.agent('outsider-bot');
-      const title = suite.unique('Errors');
-      const created = await createKnowledge(admin, title);
-      const id = created.knowledge_id;
-      const unpublished = await createKnowledge(admin, suite.unique('Never published'));
-      await admin.ok('write_knowledge', { knowledge_id: id, expected_version: 1, content: 'v2' });
+    describe('answers every applicable error of the spec’s table verbatim, and a failed call changes nothing', () => {
+      // Every test below reads the two Knowledge made here: one at version 2, never published,
+      // and one never published. Their calls all fail, and each test checks that they changed
+      // nothing, so no test depends on another's leftovers.
+      let id: string;
+      let unpublishedId: string;
+      before(async () => {
+        const admin = await suite.agent('admin-bot');
+        id = (await createKnowledge(admin, suite.unique('Errors'))).knowledge_id;
+        unpublishedId = (await createKnowledge(admin, suite.unique('Never published'))).knowledge_id;
+        await admin.ok('write_knowledge', { knowledge_id: id, expected_version: 1, content: 'v2' });
+      });
 
-      const before = await snapshot(suite.db, suite.tenantId);
-      const listBefore = await admin.ok('list_knowledge');
-      const cases: [string, Record<string, unknown>, string][] = [
-        // invalid knowledge_id
-        ['read_knowledge', { knowledge_id: 'not-a-uuid' }, 'invalid knowledge_id'],
-        ['read_knowledge', { knowledge_id: `${id}x` }, 'invalid knowledge_id'],
-        ['publish_knowledge', { knowledge_id: '123' }, 'invalid knowledge_id'],
-        ['write_knowledge', { knowledge_id: 'nope', expected_version: 1, content: 'x' }, 'invalid knowledge_id'],
-        ['create_knowledge_draft', { knowledge_id: 'nope', base_version: 1, content: 'x' }, 'invalid knowledge_id'],
-        ['list_knowledge_drafts', { knowledge_id: 'nope' }, 'invalid knowledge_id'],
-        // Knowledge not found: nonexistent
-        ['read_knowledge', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
-        ['publish_knowledge', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
-        ['write_knowledge', { knowledge_id: RANDOM_ID, expected_version: 1, content: 'x' }, 'Knowledge not found'],
-        ['list_knowledge_drafts', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
-        ['create_knowledge_draft', { knowledge_id: RANDOM_ID, base_version: 1, content: 'x' }, 'Knowledge not found'],
-        // this Knowledge has no published version
-        ['read_knowledge', { knowledge_id: unpublished.knowledge_id, version: 'published' }, 'this Knowledge has no published version'],
-        // Knowledge version not found
-        ['read_knowledge', { knowledge_id: id, version: 3 }, 'Knowledge version not found'],
-        ['read_knowledge', { knowledge_id: id, version: '99' }, 'Knowledge version not found'],
-        ['publish_knowledge', { knowledge_id: id, version: 3 }, 'Knowledge version not found'],
-        ['create_knowledge_draft', { knowledge_id: id, base_version: 3, content: 'x' }, 'Knowledge version not found'],
-        // read selectors
-        ...['draft', 'Latest', 'PUBLISHED', '', '0', '-1', '1.0', ' 1', '1e1', '01'].map((version): [string, Record<string, unknown>, string] => [
-          'read_knowledge',
-          { knowledge_id: id, version },
-          'version must be latest, published, or a positive version number',
-        ]),
-        ...[0, -1, 1.5].map((version): [string, Record<string, unknown>, string] => [
-          'read_knowledge',
-          { knowledge_id: id, version },
-          'version must be latest, published, or a positive version number',
-        ]),
-        // publish selectors
-        ...['published', 'draft', '0', '', '2.5'].map((version): [string, Record<string, unknown>, string] => [
-          'publish_knowledge',
-          { knowledge_id: id, version },
-          'version must be latest or a positive version number',
-        ]),
-        ...[0, -2, 1.5].map((version): [string, Record<string, unknown>, string] => [
-          'publish_knowledge',
-          { knowledge_id: id, version },
-          'version must be latest or a positive version number',
-        ]),
-        // version conflicts: behind and ahead
-        ['write_knowledge', { knowledge_id: id, expected_version: 1, content: 'stale' }, 'version conflict: read the Knowledge again before writing'],
-        ['write_knowledge', { knowledge_id: id, expected_version: 3, content: 'ahead' }, 'version conflict: read the Knowledge again before writing'],
-        ['write_knowledge', { knowledge_id: id, expected_version: 1, content: 'v2' }, 'version conflict: read the Knowledge again before writing'],
-        // expected_version and knowledge_id
-        ['write_knowledge', { knowledge_id: id, expected_version: -1, content: 'x' }, 'expected_version must be 0 for create or positive for write'],
-        ['write_knowledge', { title: 'x', expected_version: -1, content: 'x' }, 'expected_version must be 0 for create or positive for write'],
-        ['write_knowledge', { expected_version: 2, content: 'x' }, 'knowledge_id is required when expected_version is greater than 0'],
-        ['write_knowledge', { title: 'T', expected_version: 1, content: 'x' }, 'knowledge_id is required when expected_version is greater than 0'],
-        ['write_knowledge', { knowledge_id: id, title: 'T', expected_version: 0, content: 'x' }, 'knowledge_id must be omitted when expected_version is 0'],
-        // create rules
-        ['write_knowledge', { expected_version: 0, content: 'x' }, 'title required'],
-        ['write_knowledge', { title: '', expected_version: 0, content: 'x' }, 'title required'],
-        ['write_knowledge', { title: ' \t\n ', expected_version: 0, content: 'x' }, 'title required'],
-        ['write_knowledge', { title: 'x'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
-        ['write_knowledge', { title: '🚀'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
-        ['write_knowledge', { title: 'No content', expected_version: 0, content: '' }, 'content is required'],
-        // 1 MiB of UTF-8 at most, in every way Knowledge content arrives
-        ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
-        ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'é'.repeat(512 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
-        ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
-        ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
-        ['propose_knowledge', { title: 'Too big', content: '€'.repeat(349_526) }, 'Knowledge content must be 1 MB or smaller'],
-        // dates
-        ...['2026-1-01', '2026-02-30', '2026-13-01', 'tomorrow', '2026-06-23T00:00:00Z', '20260623', ''].flatMap(
-          (date): [string, Record<string, unknown>, string][] => [
+      /** Each call, made as `agentName`, fails with its text verbatim; together they change no row of the tenant and no listed Knowledge. */
+      async function refusesAll(agentName: string, cases: readonly Refusal[]): Promise<void> {
+        const admin = await suite.agent('admin-bot');
+        const agent = await suite.agent(agentName);
+        const rows = await snapshot(suite.db, suite.tenantId);
+        const listBefore = await admin.ok('list_knowledge');
+        for (const [tool, args, text] of cases) {
+          assert.equal(await agent.fail(tool, args), text, `${agent.name} ${tool} ${JSON.stringify(args)}`);
+        }
+        assert.deepEqual(await snapshot(suite.db, suite.tenantId), rows);
+        assert.deepEqual(await admin.ok('list_knowledge'), listBefore);
+        const read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
+        assert.partialDeepStrictEqual(read, { version: 2, content: 'v2', published_version: null });
+      }
+
+      it('answers invalid knowledge_id for an id that is not a UUID, in every Knowledge tool', async () => {
+        await refusesAll('admin-bot', [
+          ['read_knowledge', { knowledge_id: 'not-a-uuid' }, 'invalid knowledge_id'],
+          ['read_knowledge', { knowledge_id: `${id}x` }, 'invalid knowledge_id'],
+          ['publish_knowledge', { knowledge_id: '123' }, 'invalid knowledge_id'],
+          ['write_knowledge', { knowledge_id: 'nope', expected_version: 1, content: 'x' }, 'invalid knowledge_id'],
+          ['create_knowledge_draft', { knowledge_id: 'nope', base_version: 1, content: 'x' }, 'invalid knowledge_id'],
+          ['list_knowledge_drafts', { knowledge_id: 'nope' }, 'invalid knowledge_id'],
+        ]);
+      });
+
+      it('answers Knowledge not found for an id no Knowledge has, in every Knowledge tool', async () => {
+        await refusesAll('admin-bot', [
+          ['read_knowledge', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
+          ['publish_knowledge', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
+          ['write_knowledge', { knowledge_id: RANDOM_ID, expected_version: 1, content: 'x' }, 'Knowledge not found'],
+          ['list_knowledge_drafts', { knowledge_id: RANDOM_ID }, 'Knowledge not found'],
+          ['create_knowledge_draft', { knowledge_id: RANDOM_ID, base_version: 1, content: 'x' }, 'Knowledge not found'],
+        ]);
+      });
+
+      it('answers that never published Knowledge has no published version', async () => {
+        await refusesAll('admin-bot', [['read_knowledge', { knowledge_id: unpublishedId, version: 'published' }, 'this Knowledge has no published version']]);
+      });
+
+      it('answers Knowledge version not found for a version after the latest', async () => {
+        await refusesAll('admin-bot', [
+          ['read_knowledge', { knowledge_id: id, version: 3 }, 'Knowledge version not found'],
+          ['read_knowledge', { knowledge_id: id, version: '99' }, 'Knowledge version not found'],
+          ['publish_knowledge', { knowledge_id: id, version: 3 }, 'Knowledge version not found'],
+          ['create_knowledge_draft', { knowledge_id: id, base_version: 3, content: 'x' }, 'Knowledge version not found'],
+        ]);
+      });
+
+      it('refuses read selectors other than latest, published or a positive version number', async () => {
+        await refusesAll('admin-bot', [
+          ...['draft', 'Latest', 'PUBLISHED', '', '0', '-1', '1.0', ' 1', '1e1', '01'].map((version): Refusal => [
+            'read_knowledge',
+            { knowledge_id: id, version },
+            'version must be latest, published, or a positive version number',
+          ]),
+          ...[0, -1, 1.5].map((version): Refusal => [
+            'read_knowledge',
+            { knowledge_id: id, version },
+            'version must be latest, published, or a positive version number',
+          ]),
+        ]);
+      });
+
+      it('refuses publish selectors other than latest or a positive version number', async () => {
+        await refusesAll('admin-bot', [
+          ...['published', 'draft', '0', '', '2.5'].map((version): Refusal => [
+            'publish_knowledge',
+            { knowledge_id: id, version },
+            'version must be latest or a positive version number',
+          ]),
+          ...[0, -2, 1.5].map((version): Refusal => [
+            'publish_knowledge',
+            { knowledge_id: id, version },
+            'version must be latest or a positive version number',
+          ]),
+        ]);
+      });
+
+      it('answers a version conflict to a write whose expected_version is behind or ahead of the latest', async () => {
+        await refusesAll('admin-bot', [
+          ['write_knowledge', { knowledge_id: id, expected_version: 1, content: 'stale' }, 'version conflict: read the Knowledge again before writing'],
+          ['write_knowledge', { knowledge_id: id, expected_version: 3, content: 'ahead' }, 'version conflict: read the Knowledge again before writing'],
+          ['write_knowledge', { knowledge_id: id, expected_version: 1, content: 'v2' }, 'version conflict: read the Knowledge again before writing'],
+        ]);
+      });
+
+      it('refuses an expected_version below 0, and a knowledge_id missing from a write or given with a create', async () => {
+        await refusesAll('admin-bot', [
+          ['write_knowledge', { knowledge_id: id, expected_version: -1, content: 'x' }, 'expected_version must be 0 for create or positive for write'],
+          ['write_knowledge', { title: 'x', expected_version: -1, content: 'x' }, 'expected_version must be 0 for create or positive for write'],
+          ['write_knowledge', { expected_version: 2, content: 'x' }, 'knowledge_id is required when expected_version is greater than 0'],
+          ['write_knowledge', { title: 'T', expected_version: 1, content: 'x' }, 'knowledge_id is required when expected_version is greater than 0'],
+          ['write_knowledge', { knowledge_id: id, title: 'T', expected_version: 0, content: 'x' }, 'knowledge_id must be omitted when expected_version is 0'],
+        ]);
+      });
+
+      it('refuses a create without a title, with a title over 200 characters, or without content', async () => {
+        await refusesAll('admin-bot', [
+          ['write_knowledge', { expected_version: 0, content: 'x' }, 'title required'],
+          ['write_knowledge', { title: '', expected_version: 0, content: 'x' }, 'title required'],
+          ['write_knowledge', { title: ' \t\n ', expected_version: 0, content: 'x' }, 'title required'],
+          ['write_knowledge', { title: 'x'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
+          ['write_knowledge', { title: '🚀'.repeat(201), expected_version: 0, content: 'x' }, 'title too long'],
+          ['write_knowledge', { title: 'No content', expected_version: 0, content: '' }, 'content is required'],
+        ]);
+      });
+
+      it('refuses content over 1 MiB of UTF-8, in every way Knowledge content arrives', async () => {
+        await refusesAll('admin-bot', [
+          ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+          ['write_knowledge', { title: 'Too big', expected_version: 0, content: 'é'.repeat(512 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+          ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+          ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'x'.repeat(1024 * 1024 + 1) }, 'Knowledge content must be 1 MB or smaller'],
+          ['propose_knowledge', { title: 'Too big', content: '€'.repeat(349_526) }, 'Knowledge content must be 1 MB or smaller'],
+        ]);
+      });
+
+      it('refuses review_by and expires_at that are not YYYY-MM-DD dates, and expires_at before review_by', async () => {
+        await refusesAll('admin-bot', [
+          ...['2026-1-01', '2026-02-30', '2026-13-01', 'tomorrow', '2026-06-23T00:00:00Z', '20260623', ''].flatMap((date): Refusal[] => [
             ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', review_by: date }, 'review_by must use YYYY-MM-DD format'],
             ['write_knowledge', { title: 'Dated', expected_version: 0, content: 'x', expires_at: date }, 'expires_at must use YYYY-MM-DD format'],
+          ]),
+          [
+            'write_knowledge',
+            { title: 'Dated', expected_version: 0, content: 'x', review_by: '2030-02-01', expires_at: '2030-01-31' },
+            'expires_at cannot be before review_by',
           ],
-        ),
-        [
-          'write_knowledge',
-          { title: 'Dated', expected_version: 0, content: 'x', review_by: '2030-02-01', expires_at: '2030-01-31' },
-          'expires_at cannot be before review_by',
-        ],
-        // forbidden: readable but not writable
-        ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'viewer' }, 'forbidden'],
-        ['publish_knowledge', { knowledge_id: id }, 'forbidden'],
-        ['write_knowledge', { title: 'By a viewer', expected_version: 0, content: 'x' }, 'forbidden'],
-      ];
-      for (const [tool, args, text] of cases) {
-        const agent = text === 'forbidden' ? viewer : admin;
-        assert.equal(await agent.fail(tool, args), text, `${agent.name} ${tool} ${JSON.stringify(args)}`);
-      }
-      // Not readable is not found, for every Knowledge tool.
-      for (const [tool, args] of [
-        ['read_knowledge', { knowledge_id: id }],
-        ['read_knowledge', { knowledge_id: id, version: 'published' }],
-        ['publish_knowledge', { knowledge_id: id }],
-        ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'outsider' }],
-        ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'outsider' }],
-        ['list_knowledge_drafts', { knowledge_id: id }],
-      ] as const) {
-        assert.equal(await outsider.fail(tool, args), 'Knowledge not found', `outsider ${tool}`);
-      }
-      assert.deepEqual(await outsider.ok('list_knowledge'), { knowledge: [] });
+        ]);
+      });
 
-      assert.deepEqual(await snapshot(suite.db, suite.tenantId), before);
-      assert.deepEqual(await admin.ok('list_knowledge'), listBefore);
-      const read = await admin.ok<Read>('read_knowledge', { knowledge_id: id });
-      assert.deepEqual([read.version, read.content, read.published_version], [2, 'v2', null]);
+      it('answers forbidden to a Viewer that writes, publishes or creates Knowledge', async () => {
+        await refusesAll('viewer-bot', [
+          ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'viewer' }, 'forbidden'],
+          ['publish_knowledge', { knowledge_id: id }, 'forbidden'],
+          ['write_knowledge', { title: 'By a viewer', expected_version: 0, content: 'x' }, 'forbidden'],
+        ]);
+      });
+
+      it('answers Knowledge not found to an agent that cannot read the Knowledge, in every Knowledge tool, and lists it none', async () => {
+        await refusesAll(
+          'outsider-bot',
+          (
+            [
+              ['read_knowledge', { knowledge_id: id }],
+              ['read_knowledge', { knowledge_id: id, version: 'published' }],
+              ['publish_knowledge', { knowledge_id: id }],
+              ['write_knowledge', { knowledge_id: id, expected_version: 2, content: 'outsider' }],
+              ['create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'outsider' }],
+              ['list_knowledge_drafts', { knowledge_id: id }],
+            ] as const
+          ).map(([tool, args]): Refusal => [tool, args, 'Knowledge not found']),
+        );
+        assert.deepEqual(await (await suite.agent('outsider-bot')).ok('list_knowledge'), { knowledge: [] });
+      });
     });
 
     it('accepts equal review_by and expires_at, and either alone', async () => {
@@ -422,7 +586,7 @@ for (const backend of storeBackends()) {
       for (const dates of [{ review_by: '2030-05-05', expires_at: '2030-05-05' }, { review_by: '2030-05-05' }, { expires_at: '2030-05-05' }]) {
         const created = await createKnowledge(admin, suite.unique('Dates'), dates);
         const read = await admin.ok<Read>('read_knowledge', { knowledge_id: created.knowledge_id });
-        assert.deepEqual([read.review_by, read.expires_at], [dates.review_by ?? null, dates.expires_at ?? null]);
+        assert.partialDeepStrictEqual(read, { review_by: dates.review_by ?? null, expires_at: dates.expires_at ?? null });
       }
     });
   });
