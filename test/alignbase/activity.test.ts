@@ -83,6 +83,7 @@ for (const backend of storeBackends()) {
     let hooky: Client;
     let other: Client;
     let spy: Client;
+    /** hooky's installation, registered by the second test; the tests after it record on it, in order. */
     let installation: string;
 
     const connect = async (tenant: string, principal: string, scopes = FULL) => (await gw.connect(principal, scopes, { tenant })).client;
@@ -258,12 +259,15 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await activityRows(), before);
     });
 
-    it('records events only for the caller’s own installation and its reported capabilities', async () => {
+    // The next four tests record on the installation registered above and run in this order: the
+    // last reads the audit rows the three before it wrote.
+    const skillId = '11111111-2222-4333-8444-555555555555';
+
+    it('records events on the caller’s own installation, storing subject, status and occurred_at as given', async () => {
       const recorded = await ok(hooky, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } });
       assert.deepEqual(Object.keys(recorded).sort(), ['event_id', 'recorded']);
       assert.equal(recorded.recorded, true);
       assert.match(String(recorded.event_id), UUID);
-      const skillId = '11111111-2222-4333-8444-555555555555';
       const at = new Date(Date.now() - 3_600_000).toISOString();
       const skill = await ok(hooky, 'record_activity_event', {
         local_installation_id: installation,
@@ -277,11 +281,19 @@ for (const backend of storeBackends()) {
         'SELECT source, type, subject_type, subject_id, subject_version, status, error_code, occurred_at, agent_id FROM activity_events WHERE id = $1',
         [skill.event_id],
       );
-      assert.equal(row?.source, 'client');
-      assert.equal(row?.type, 'skill_installed');
-      assert.deepEqual([row?.subject_type, row?.subject_id, row?.subject_version, row?.status, row?.error_code], ['skill', skillId, 3, 'ok', null]);
+      assert.partialDeepStrictEqual(row, {
+        source: 'client',
+        type: 'skill_installed',
+        subject_type: 'skill',
+        subject_id: skillId,
+        subject_version: 3,
+        status: 'ok',
+        error_code: null,
+      });
       assert.equal(new Date(row?.occurred_at as Date).toISOString(), at);
+    });
 
+    it('refuses events whose capability is not reported, or whose subject, error_code or occurred_at breaks the rules, storing nothing', async () => {
       const before = await activityRows();
       await fails(
         hooky,
@@ -332,6 +344,11 @@ for (const backend of storeBackends()) {
         { local_installation_id: installation, event: { type: 'context_loaded', occurred_at: new Date(Date.now() + 10 * 60_000).toISOString() } },
         window,
       );
+      assert.deepEqual(await activityRows(), before);
+    });
+
+    it('answers not found for another agent’s, another tenant’s or an unknown installation, and forbidden to a person, storing nothing', async () => {
+      const before = await activityRows();
       // Another agent's installation, another tenant, an unknown id: not found, alike.
       await fails(other, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, NOT_FOUND);
       await fails(spy, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, NOT_FOUND);
@@ -339,8 +356,9 @@ for (const backend of storeBackends()) {
       const person = await connect('act', 'ann@act.test');
       await fails(person, 'record_activity_event', { local_installation_id: installation, event: { type: 'context_loaded' } }, 'forbidden');
       assert.deepEqual(await activityRows(), before);
+    });
 
-      // Audited as identifiers and metadata: no payloads.
+    it('audits installations and events as identifiers and metadata without payloads, and each refused event with its kind', async () => {
       const audits = await gw.db.query<{ action: string; tool: string; details: Record<string, unknown> }>(
         "SELECT action, tool, details FROM audit_events WHERE tenant_id = $1 AND action LIKE 'activity.%' ORDER BY at, id",
         [tenantId],
@@ -358,7 +376,7 @@ for (const backend of storeBackends()) {
         ],
       );
       assert.deepEqual(audits.at(-1)?.details, { event_type: 'skill_updated', status: 'error' });
-      // The refusals are audited with their kind: a capability not reported is not permitted.
+      // The refusals of the two tests above, in order: a capability not reported is not permitted.
       const refused = await gw.db.query<{ error_code: string }>(
         "SELECT error_code FROM audit_events WHERE tenant_id = $1 AND tool = 'record_activity_event' AND result = 'error' ORDER BY at, id",
         [tenantId],
@@ -478,11 +496,11 @@ for (const backend of storeBackends()) {
         [installation],
       );
       assert.deepEqual(
-        rows.map((r) => [r.type, r.session_id, r.tool_name]),
+        rows.map((r) => ({ type: r.type, session_id: r.session_id, tool_name: r.tool_name })),
         [
-          ['prompt_submitted', 'sess-0001', null],
-          ['tool_used', 'sess-0001', 'mcp__alignbase__read_skill'],
-          ['tool_used', 'sess-0002', 'Bash'],
+          { type: 'prompt_submitted', session_id: 'sess-0001', tool_name: null },
+          { type: 'tool_used', session_id: 'sess-0001', tool_name: 'mcp__alignbase__read_skill' },
+          { type: 'tool_used', session_id: 'sess-0002', tool_name: 'Bash' },
         ],
       );
 
