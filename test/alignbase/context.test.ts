@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from './support.ts';
+import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from './support.ts';
 
 type Read = { version: number; version_id: string; version_created_at: string };
@@ -48,125 +48,152 @@ for (const backend of storeBackends()) {
       );
     }
 
-    it('delivers published, live, Always-routed Skills before Knowledge, directly and through a group, whatever the permission', async () => {
-      const tag = suite.unique('ctx');
-      const names = {
-        live: `${tag}-a-live`,
-        changed: `${tag}-b-changed`,
-        expired: `${tag}-c-expired`,
-        unpublished: `${tag}-d-unpublished`,
-        unrouted: `${tag}-e-unrouted`,
-        group: `${tag}-f-group`,
-      };
-      // Knowledge
-      const live = await createKnowledge(admin, names.live, { content: 'Live must-follow rule.', authority: 'must_follow' });
-      await admin.ok('publish_knowledge', { knowledge_id: live.knowledge_id });
-      const changed = await createKnowledge(admin, names.changed, { content: 'Published words.' });
-      await admin.ok('publish_knowledge', { knowledge_id: changed.knowledge_id });
-      await admin.ok('write_knowledge', { knowledge_id: changed.knowledge_id, expected_version: 1, content: 'Unpublished words.' });
-      const expired = await createKnowledge(admin, names.expired, { content: 'Expired words.', expires_at: '2020-01-01' });
-      await admin.ok('publish_knowledge', { knowledge_id: expired.knowledge_id });
-      const unpublished = await createKnowledge(admin, names.unpublished, { content: 'Never published words.' });
-      const unrouted = await createKnowledge(admin, names.unrouted, { content: 'Unrouted words.' });
-      await admin.ok('publish_knowledge', { knowledge_id: unrouted.knowledge_id });
-      const group = await createKnowledge(admin, names.group, { content: 'Group words.' });
-      await admin.ok('publish_knowledge', { knowledge_id: group.knowledge_id });
-      // Skills
+    describe('delivers published, live, Always-routed Skills before Knowledge, directly and through a group, whatever the permission', () => {
+      // One Knowledge and one Skill of each kind below, made and routed once for these tests.
+      // The fourth publishes the changed ones, so it runs after the three that expect the older versions.
+      const names = { live: '', changed: '', expired: '', unpublished: '', unrouted: '', group: '' };
+      const ids = { ...names };
       const skills: Record<string, string> = {};
-      for (const [key, name] of Object.entries(names)) {
-        const created = await createSkill(admin, name, { ...(key === 'expired' ? { expires_at: '2020-01-01' } : {}) });
-        skills[key] = created.skill_id;
-        if (key !== 'unpublished') await admin.ok('publish_skill', { skill_id: created.skill_id });
-        if (key === 'changed')
-          await admin.ok('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(name, 'Unpublished description.') });
-      }
-      const direct = ['live', 'changed', 'expired', 'unpublished'] as const;
-      await suite.access({
-        routes: [
-          ...direct.flatMap((key) => [route(`knowledge:${names[key]}`, 'routed-bot'), route(`skill:${names[key]}`, 'routed-bot')]),
-          route(`knowledge:${names.group}`, 'group:fleet'),
-          route(`skill:${names.group}`, 'group:fleet'),
-          // fleet-bot gets the live one twice (directly and through its group): once in the bundle.
-          route(`knowledge:${names.live}`, 'group:fleet'),
-          route(`knowledge:${names.live}`, 'fleet-bot'),
-        ],
+      let liveRead: Read;
+      let changedRead: Read;
+      let groupRead: Read;
+      before(async () => {
+        const tag = suite.unique('ctx');
+        Object.assign(names, {
+          live: `${tag}-a-live`,
+          changed: `${tag}-b-changed`,
+          expired: `${tag}-c-expired`,
+          unpublished: `${tag}-d-unpublished`,
+          unrouted: `${tag}-e-unrouted`,
+          group: `${tag}-f-group`,
+        });
+        // Knowledge
+        const live = await createKnowledge(admin, names.live, { content: 'Live must-follow rule.', authority: 'must_follow' });
+        await admin.ok('publish_knowledge', { knowledge_id: live.knowledge_id });
+        const changed = await createKnowledge(admin, names.changed, { content: 'Published words.' });
+        await admin.ok('publish_knowledge', { knowledge_id: changed.knowledge_id });
+        await admin.ok('write_knowledge', { knowledge_id: changed.knowledge_id, expected_version: 1, content: 'Unpublished words.' });
+        const expired = await createKnowledge(admin, names.expired, { content: 'Expired words.', expires_at: '2020-01-01' });
+        await admin.ok('publish_knowledge', { knowledge_id: expired.knowledge_id });
+        const unpublished = await createKnowledge(admin, names.unpublished, { content: 'Never published words.' });
+        const unrouted = await createKnowledge(admin, names.unrouted, { content: 'Unrouted words.' });
+        await admin.ok('publish_knowledge', { knowledge_id: unrouted.knowledge_id });
+        const group = await createKnowledge(admin, names.group, { content: 'Group words.' });
+        await admin.ok('publish_knowledge', { knowledge_id: group.knowledge_id });
+        Object.assign(ids, {
+          live: live.knowledge_id,
+          changed: changed.knowledge_id,
+          expired: expired.knowledge_id,
+          unpublished: unpublished.knowledge_id,
+          unrouted: unrouted.knowledge_id,
+          group: group.knowledge_id,
+        });
+        // Skills
+        for (const [key, name] of Object.entries(names)) {
+          const created = await createSkill(admin, name, { ...(key === 'expired' ? { expires_at: '2020-01-01' } : {}) });
+          skills[key] = created.skill_id;
+          if (key !== 'unpublished') await admin.ok('publish_skill', { skill_id: created.skill_id });
+          if (key === 'changed')
+            await admin.ok('write_skill', { skill_id: created.skill_id, expected_version: 1, skill_md: SKILL_MD(name, 'Unpublished description.') });
+        }
+        const direct = ['live', 'changed', 'expired', 'unpublished'] as const;
+        await suite.access({
+          routes: [
+            ...direct.flatMap((key) => [route(`knowledge:${names[key]}`, 'routed-bot'), route(`skill:${names[key]}`, 'routed-bot')]),
+            route(`knowledge:${names.group}`, 'group:fleet'),
+            route(`skill:${names.group}`, 'group:fleet'),
+            // fleet-bot gets the live one twice (directly and through its group): once in the bundle.
+            route(`knowledge:${names.live}`, 'group:fleet'),
+            route(`knowledge:${names.live}`, 'fleet-bot'),
+          ],
+        });
+        liveRead = await admin.ok<Read>('read_knowledge', { knowledge_id: live.knowledge_id, version: 'published' });
+        changedRead = await admin.ok<Read>('read_knowledge', { knowledge_id: changed.knowledge_id, version: 'published' });
+        groupRead = await admin.ok<Read>('read_knowledge', { knowledge_id: group.knowledge_id, version: 'published' });
       });
 
-      const liveRead = await admin.ok<Read>('read_knowledge', { knowledge_id: live.knowledge_id, version: 'published' });
-      const changedRead = await admin.ok<Read>('read_knowledge', { knowledge_id: changed.knowledge_id, version: 'published' });
-      const groupRead = await admin.ok<Read>('read_knowledge', { knowledge_id: group.knowledge_id, version: 'published' });
       const block = (id: string, title: string, authority: string, read: Read, content: string) =>
         `<alignbase_knowledge id="${id}" title="${title}" version="${read.version}" authority="${authority}" updated_at="${minute(read.version_created_at)}">\n\n${content}\n\n</alignbase_knowledge>`;
       const skillLine = (name: string, description = `Use ${name} when the task needs it.`) => `- "${name}": "${description}"`;
 
-      const routed = await (await suite.agent('routed-bot', 'context.read')).context();
-      assert.equal(
-        routed,
-        [
-          '# Alignbase session context',
-          "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
-          '## Available Skills',
-          [skillLine(names.live), skillLine(names.changed)].join('\n'),
-          '## Memories',
-          'No Memories are routed to this agent.',
-          '## Knowledge',
-          SCOPE_NOTE,
-          block(live.knowledge_id, names.live, 'must_follow', liveRead, 'Live must-follow rule.'),
-          block(changed.knowledge_id, names.changed, 'informational', changedRead, 'Published words.'),
-        ].join('\n\n') + '\n',
-      );
-      for (const excluded of [
-        'Unpublished words.',
-        'Expired words.',
-        'Never published words.',
-        'Unrouted words.',
-        'Group words.',
-        'Unpublished description.',
-        names.expired,
-        names.unpublished,
-        names.unrouted,
-        names.group,
-        expired.knowledge_id,
-        unpublished.knowledge_id,
-        unrouted.knowledge_id,
-        group.knowledge_id,
-      ]) {
-        assert.ok(!routed.includes(excluded), excluded);
-      }
+      it('delivers to a directly routed agent its published, live Skills, then its published, live Knowledge, in the bundle’s exact words', async () => {
+        const routed = await (await suite.agent('routed-bot', 'context.read')).context();
+        assert.equal(
+          routed,
+          [
+            '# Alignbase session context',
+            "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
+            '## Available Skills',
+            [skillLine(names.live), skillLine(names.changed)].join('\n'),
+            '## Memories',
+            'No Memories are routed to this agent.',
+            '## Knowledge',
+            SCOPE_NOTE,
+            block(ids.live, names.live, 'must_follow', liveRead, 'Live must-follow rule.'),
+            block(ids.changed, names.changed, 'informational', changedRead, 'Published words.'),
+          ].join('\n\n') + '\n',
+        );
+      });
 
-      const fleet = await (await suite.agent('fleet-bot', 'context.read')).context();
-      assert.ok(fleet.includes(`## Available Skills\n\n${skillLine(names.group)}\n\n## Memories`), fleet);
-      assert.ok(
-        fleet.includes(
-          `${block(live.knowledge_id, names.live, 'must_follow', liveRead, 'Live must-follow rule.')}\n\n${block(group.knowledge_id, names.group, 'informational', groupRead, 'Group words.')}\n`,
-        ),
-      );
-      assert.equal(count(fleet, OPEN_KNOWLEDGE), 2);
+      it('leaves out unpublished changes, expired, never published, unrouted and group-routed Knowledge and Skills of a directly routed agent', async () => {
+        const routed = await (await suite.agent('routed-bot', 'context.read')).context();
+        for (const excluded of [
+          'Unpublished words.',
+          'Expired words.',
+          'Never published words.',
+          'Unrouted words.',
+          'Group words.',
+          'Unpublished description.',
+          names.expired,
+          names.unpublished,
+          names.unrouted,
+          names.group,
+          ids.expired,
+          ids.unpublished,
+          ids.unrouted,
+          ids.group,
+        ]) {
+          assert.ok(!routed.includes(excluded), excluded);
+        }
+      });
 
-      // Publishing the newer version delivers it.
-      await admin.ok('publish_knowledge', { knowledge_id: changed.knowledge_id });
-      await admin.ok('publish_skill', { skill_id: skills.changed });
-      const after = await (await suite.agent('routed-bot', 'context.read')).context();
-      assert.ok(after.includes('\n\nUnpublished words.\n\n'));
-      assert.ok(after.includes(skillLine(names.changed, 'Unpublished description.')));
-      assert.ok(!after.includes('Published words.'));
+      it('delivers through a group, and Knowledge routed both directly and through a group once', async () => {
+        const fleet = await (await suite.agent('fleet-bot', 'context.read')).context();
+        assert.ok(fleet.includes(`## Available Skills\n\n${skillLine(names.group)}\n\n## Memories`), fleet);
+        assert.ok(
+          fleet.includes(
+            `${block(ids.live, names.live, 'must_follow', liveRead, 'Live must-follow rule.')}\n\n${block(ids.group, names.group, 'informational', groupRead, 'Group words.')}\n`,
+          ),
+        );
+        assert.equal(count(fleet, OPEN_KNOWLEDGE), 2);
+      });
 
-      // Nothing routed: the three headings, each saying so.
-      assert.equal(
-        await (await suite.agent('outsider-bot', 'context.read')).context(),
-        [
-          '# Alignbase session context',
-          "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
-          '## Available Skills',
-          'No Skills are routed to this agent.',
-          '## Memories',
-          'No Memories are routed to this agent.',
-          '## Knowledge',
-          'No Knowledge is routed to this agent.',
-        ].join('\n\n') + '\n',
-      );
-      // Whoever may read everything gets only what is routed: nothing.
-      assert.ok((await admin.context()).includes('No Knowledge is routed to this agent.'));
+      it('delivers the newer version of Knowledge and Skills once it is published', async () => {
+        await admin.ok('publish_knowledge', { knowledge_id: ids.changed });
+        await admin.ok('publish_skill', { skill_id: skills.changed });
+        const after = await (await suite.agent('routed-bot', 'context.read')).context();
+        assert.ok(after.includes('\n\nUnpublished words.\n\n'));
+        assert.ok(after.includes(skillLine(names.changed, 'Unpublished description.')));
+        assert.ok(!after.includes('Published words.'));
+      });
+
+      it('answers an agent with nothing routed with the three headings, each saying so, even one that may read everything', async () => {
+        assert.equal(
+          await (await suite.agent('outsider-bot', 'context.read')).context(),
+          [
+            '# Alignbase session context',
+            "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
+            '## Available Skills',
+            'No Skills are routed to this agent.',
+            '## Memories',
+            'No Memories are routed to this agent.',
+            '## Knowledge',
+            'No Knowledge is routed to this agent.',
+          ].join('\n\n') + '\n',
+        );
+        // Whoever may read everything gets only what is routed: nothing.
+        assert.ok((await admin.context()).includes('No Knowledge is routed to this agent.'));
+      });
     });
 
     it('keeps boundary-escape attempts in content, titles and descriptions from making a real boundary', async () => {
@@ -269,118 +296,137 @@ for (const backend of storeBackends()) {
       await suite.access({ dropRoutes: routes });
     });
 
-    it('audits each context request with the delivered versions, and reads and writes with their versions', async () => {
-      const title = suite.unique('Audited');
-      const skillName = suite.unique('audited');
-      const created = await createKnowledge(admin, title);
-      await admin.ok('publish_knowledge', { knowledge_id: created.knowledge_id });
-      const second = await admin.ok<{ version_id: string }>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'v2' });
-      const skill = await createSkill(admin, skillName, { review_by: '2031-01-01' });
-      await admin.ok('publish_skill', { skill_id: skill.skill_id });
-      const unpublished = await createKnowledge(admin, suite.unique('Audited unpublished'));
-      await suite.access({
-        routes: [route(`knowledge:${title}`, 'fleet-bot'), route(`skill:${skillName}`, 'group:fleet'), route(`knowledge:${unpublished.title}`, 'fleet-bot')],
+    describe('audits each context request with the delivered versions, and reads and writes with their versions', () => {
+      // A Knowledge published at version 1 with version 2 saved on top, a published Skill and a
+      // never published Knowledge, all routed to fleet-bot: made once for these tests, which
+      // each read the audit rows of their own calls or of this setup.
+      let title: string;
+      let skillName: string;
+      let created: CreatedKnowledge;
+      let second: { version_id: string };
+      let skill: CreatedSkill;
+      let unpublished: CreatedKnowledge;
+      let alice: string;
+      before(async () => {
+        title = suite.unique('Audited');
+        skillName = suite.unique('audited');
+        created = await createKnowledge(admin, title);
+        await admin.ok('publish_knowledge', { knowledge_id: created.knowledge_id });
+        second = await admin.ok<{ version_id: string }>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'v2' });
+        skill = await createSkill(admin, skillName, { review_by: '2031-01-01' });
+        await admin.ok('publish_skill', { skill_id: skill.skill_id });
+        unpublished = await createKnowledge(admin, suite.unique('Audited unpublished'));
+        await suite.access({
+          routes: [route(`knowledge:${title}`, 'fleet-bot'), route(`skill:${skillName}`, 'group:fleet'), route(`knowledge:${unpublished.title}`, 'fleet-bot')],
+        });
+        alice = await suite.principalId('alice@acme.test');
       });
 
-      const fleet = await suite.agent('fleet-bot', 'context.read');
-      const before = await auditRows('fleet-bot', 'context.request');
-      await fleet.context();
-      const rows = await auditRows('fleet-bot', 'context.request');
-      assert.equal(rows.length, before.length + 1);
-      const row = rows.at(-1);
-      assert.ok(row);
-      assert.deepEqual([row.tool, row.dialect, row.result, row.surface], ['get_current_context', 'alignbase', 'ok', 'mcp']);
-      assert.ok(row.token_id !== null);
-      const tokens = await suite.db.query<{ scopes: string[] }>('SELECT scopes FROM tokens WHERE tenant_id = $1 AND id = $2 AND principal_id = $3', [
-        suite.tenantId,
-        row.token_id,
-        row.principal_id,
-      ]);
-      assert.deepEqual(
-        tokens.map((t) => t.scopes),
-        [['context.read']],
-      );
-      // Exactly what the bundle delivered (other tests route more to this agent), with versions.
-      const text = await fleet.context();
-      const shownIds = [...text.matchAll(/^<alignbase_knowledge id="([0-9a-f-]{36})"/gm)].map((m) => m[1]);
-      const knowledgeRefs = row.resources.filter((r) => r.type === 'knowledge');
-      const skillRefs = row.resources.filter((r) => r.type === 'skill');
-      assert.deepEqual(knowledgeRefs.map((r) => r.id).sort(), shownIds.sort());
-      assert.equal(skillRefs.length, count(text.slice(text.indexOf('## Available Skills'), text.indexOf('## Memories')), /^- "/gm));
-      for (const ref of row.resources) assert.deepEqual(Object.keys(ref).sort(), ['id', 'type', 'version', 'version_id'], JSON.stringify(ref));
-      assert.deepEqual(
-        knowledgeRefs.find((r) => r.id === created.knowledge_id),
-        { type: 'knowledge', id: created.knowledge_id, version: 1, version_id: created.version_id },
-      );
-      assert.deepEqual(
-        skillRefs.find((r) => r.id === skill.skill_id),
-        { type: 'skill', id: skill.skill_id, version: 1, version_id: skill.version_id },
-      );
-      assert.ok(!knowledgeRefs.some((r) => r.id === unpublished.knowledge_id));
-      assert.ok(!JSON.stringify(row.resources).includes(second.version_id));
+      it('audits one context request per call, as get_current_context over MCP with the token of the call', async () => {
+        const fleet = await suite.agent('fleet-bot', 'context.read');
+        const before = await auditRows('fleet-bot', 'context.request');
+        await fleet.context();
+        const rows = await auditRows('fleet-bot', 'context.request');
+        assert.equal(rows.length, before.length + 1);
+        const row = rows.at(-1);
+        assert.ok(row);
+        assert.partialDeepStrictEqual(row, { tool: 'get_current_context', dialect: 'alignbase', result: 'ok', surface: 'mcp' });
+        assert.ok(row.token_id !== null);
+        const tokens = await suite.db.query<{ scopes: string[] }>('SELECT scopes FROM tokens WHERE tenant_id = $1 AND id = $2 AND principal_id = $3', [
+          suite.tenantId,
+          row.token_id,
+          row.principal_id,
+        ]);
+        assert.deepEqual(
+          tokens.map((t) => t.scopes),
+          [['context.read']],
+        );
+      });
 
-      // A read records what it returned.
-      await admin.ok('read_knowledge', { knowledge_id: created.knowledge_id, version: 2 });
-      const reads = await suite.db.query<AuditRow>(
-        `SELECT action, tool, dialect, result, surface, token_id, principal_id, resources, details FROM audit_events WHERE tenant_id = $1 AND tool = 'read_knowledge' ORDER BY at DESC, id LIMIT 1`,
-        [suite.tenantId],
-      );
-      assert.deepEqual(reads[0]?.resources, [{ type: 'knowledge', id: created.knowledge_id, version: 2, version_id: second.version_id }]);
-      assert.equal(reads[0]?.principal_id, await suite.principalId('admin-bot'));
+      it('records in a context request exactly the Knowledge and Skill versions the bundle delivered', async () => {
+        const fleet = await suite.agent('fleet-bot', 'context.read');
+        // Exactly what the bundle delivered (other tests route more to this agent), with versions.
+        const text = await fleet.context();
+        const row = (await auditRows('fleet-bot', 'context.request')).at(-1);
+        assert.ok(row);
+        const shownIds = [...text.matchAll(/^<alignbase_knowledge id="([0-9a-f-]{36})"/gm)].map((m) => m[1]);
+        const knowledgeRefs = row.resources.filter((r) => r.type === 'knowledge');
+        const skillRefs = row.resources.filter((r) => r.type === 'skill');
+        assert.deepEqual(knowledgeRefs.map((r) => r.id).sort(), shownIds.sort());
+        assert.equal(skillRefs.length, count(text.slice(text.indexOf('## Available Skills'), text.indexOf('## Memories')), /^- "/gm));
+        for (const ref of row.resources) assert.deepEqual(Object.keys(ref).sort(), ['id', 'type', 'version', 'version_id'], JSON.stringify(ref));
+        assert.deepEqual(
+          knowledgeRefs.find((r) => r.id === created.knowledge_id),
+          { type: 'knowledge', id: created.knowledge_id, version: 1, version_id: created.version_id },
+        );
+        assert.deepEqual(
+          skillRefs.find((r) => r.id === skill.skill_id),
+          { type: 'skill', id: skill.skill_id, version: 1, version_id: skill.version_id },
+        );
+        assert.ok(!knowledgeRefs.some((r) => r.id === unpublished.knowledge_id));
+        assert.ok(!JSON.stringify(row.resources).includes(second.version_id));
+      });
 
-      // Writes record before and after versions in their own transaction.
-      const writes = await auditRows('admin-bot', 'knowledge.write');
-      const write = writes.find((w) => w.resources.some((r) => r.id === created.knowledge_id));
-      assert.deepEqual(write?.resources, [
-        { type: 'knowledge', id: created.knowledge_id, before_version: 1, after_version: 2, version_id: second.version_id, changed: true },
-      ]);
-      assert.equal(write?.tool, 'write_knowledge');
-      // Tied to the MCP agent (principal, token) and to its owner.
-      const alice = await suite.principalId('alice@acme.test');
-      assert.deepEqual([write?.principal_id, write?.details.owner_id, write?.details.published], [await suite.principalId('admin-bot'), alice, false]);
-      assert.ok(write?.token_id);
-      const publishes = (await auditRows('admin-bot', 'knowledge.publish')).filter((p) => p.resources.some((r) => r.id === created.knowledge_id));
-      assert.deepEqual(
-        publishes.map((p) => p.resources),
-        [[{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: 1, version_id: created.version_id }]],
-      );
-      assert.equal(publishes[0]?.details.owner_id, alice);
-      const skillCreate = (await auditRows('admin-bot', 'skill.create')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
-      // Skill audit metadata: tool, tenant, agent, token, owner, package version and freshness.
-      assert.deepEqual(
-        [
-          skillCreate?.tool,
-          skillCreate?.details.owner_id,
-          skillCreate?.details.review_by,
-          skillCreate?.details.expires_at,
-          skillCreate?.details.package_files,
-          skillCreate?.resources,
-        ],
-        [
-          'create_skill',
-          alice,
-          '2031-01-01',
-          null,
-          1,
-          [{ type: 'skill', id: skill.skill_id, before_version: null, after_version: 1, version_id: skill.version_id, changed: true }],
-        ],
-      );
-      assert.ok(skillCreate?.token_id);
-      await admin.ok('write_skill', { skill_id: skill.skill_id, expected_version: 1, skill_md: SKILL_MD(skillName), expires_at: '2031-02-01' });
-      const skillWrite = (await auditRows('admin-bot', 'skill.write')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
-      assert.deepEqual(
-        [skillWrite?.details.owner_id, skillWrite?.details.review_by, skillWrite?.details.expires_at, skillWrite?.resources],
-        [
-          alice,
-          '2031-01-01',
-          '2031-02-01',
-          [{ type: 'skill', id: skill.skill_id, before_version: 1, after_version: 1, version_id: skill.version_id, changed: false }],
-        ],
-      );
-      // A no-op write records no write event.
-      const count0 = (await auditRows('admin-bot', 'knowledge.write')).length;
-      await admin.ok('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 2, content: 'v2' });
-      assert.equal((await auditRows('admin-bot', 'knowledge.write')).length, count0);
+      it('audits a read with the version it returned', async () => {
+        await admin.ok('read_knowledge', { knowledge_id: created.knowledge_id, version: 2 });
+        const reads = await suite.db.query<AuditRow>(
+          `SELECT action, tool, dialect, result, surface, token_id, principal_id, resources, details FROM audit_events WHERE tenant_id = $1 AND tool = 'read_knowledge' ORDER BY at DESC, id LIMIT 1`,
+          [suite.tenantId],
+        );
+        assert.deepEqual(reads[0]?.resources, [{ type: 'knowledge', id: created.knowledge_id, version: 2, version_id: second.version_id }]);
+        assert.equal(reads[0]?.principal_id, await suite.principalId('admin-bot'));
+      });
+
+      it('audits a Knowledge write with its before and after versions, tied to the MCP agent, its token and its owner', async () => {
+        // Writes record before and after versions in their own transaction.
+        const writes = await auditRows('admin-bot', 'knowledge.write');
+        const write = writes.find((w) => w.resources.some((r) => r.id === created.knowledge_id));
+        assert.deepEqual(write?.resources, [
+          { type: 'knowledge', id: created.knowledge_id, before_version: 1, after_version: 2, version_id: second.version_id, changed: true },
+        ]);
+        assert.equal(write?.tool, 'write_knowledge');
+        // Tied to the MCP agent (principal, token) and to its owner.
+        assert.partialDeepStrictEqual(write, { principal_id: await suite.principalId('admin-bot'), details: { owner_id: alice, published: false } });
+        assert.ok(write?.token_id);
+      });
+
+      it('audits a Knowledge publish with the version it published and the owner', async () => {
+        const publishes = (await auditRows('admin-bot', 'knowledge.publish')).filter((p) => p.resources.some((r) => r.id === created.knowledge_id));
+        assert.deepEqual(
+          publishes.map((p) => p.resources),
+          [[{ type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: 1, version_id: created.version_id }]],
+        );
+        assert.equal(publishes[0]?.details.owner_id, alice);
+      });
+
+      it('audits a Skill create with tool, owner, package files, freshness dates and version, and its token', async () => {
+        const skillCreate = (await auditRows('admin-bot', 'skill.create')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
+        // Skill audit metadata: tool, tenant, agent, token, owner, package version and freshness.
+        assert.partialDeepStrictEqual(skillCreate, {
+          tool: 'create_skill',
+          details: { owner_id: alice, review_by: '2031-01-01', expires_at: null, package_files: 1 },
+        });
+        assert.deepEqual(skillCreate?.resources, [
+          { type: 'skill', id: skill.skill_id, before_version: null, after_version: 1, version_id: skill.version_id, changed: true },
+        ]);
+        assert.ok(skillCreate?.token_id);
+      });
+
+      it('audits a Skill write that changes only metadata with the new dates, on the same version, changed: false', async () => {
+        await admin.ok('write_skill', { skill_id: skill.skill_id, expected_version: 1, skill_md: SKILL_MD(skillName), expires_at: '2031-02-01' });
+        const skillWrite = (await auditRows('admin-bot', 'skill.write')).find((s) => s.resources.some((r) => r.id === skill.skill_id));
+        assert.partialDeepStrictEqual(skillWrite, { details: { owner_id: alice, review_by: '2031-01-01', expires_at: '2031-02-01' } });
+        assert.deepEqual(skillWrite?.resources, [
+          { type: 'skill', id: skill.skill_id, before_version: 1, after_version: 1, version_id: skill.version_id, changed: false },
+        ]);
+      });
+
+      it('records no write event for a write that changes nothing', async () => {
+        // A no-op write records no write event.
+        const count0 = (await auditRows('admin-bot', 'knowledge.write')).length;
+        await admin.ok('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 2, content: 'v2' });
+        assert.equal((await auditRows('admin-bot', 'knowledge.write')).length, count0);
+      });
     });
   });
 }
