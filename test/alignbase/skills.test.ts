@@ -68,34 +68,37 @@ for (const backend of storeBackends()) {
 
       let item = await listed(id);
       assert.ok(item);
-      assert.deepEqual([item.name, item.directory_name, item.description], [name, name, 'Check a release before deployment.']);
-      assert.deepEqual(
-        [item.latest_version_id, item.current_version_id, item.latest_version, item.published_version_id, item.published_version],
-        [created.version_id, created.version_id, 1, null, null],
-      );
-      assert.deepEqual(
-        [item.review_by, item.expires_at, item.status, item.publication_status, item.has_unpublished_changes],
-        [reviewBy, expiresAt, 'live', 'unpublished', true],
-      );
-      assert.deepEqual([item.can_read, item.can_draft, item.can_edit, item.can_publish], [true, true, true, true]);
+      assert.partialDeepStrictEqual(item, { name, directory_name: name, description: 'Check a release before deployment.' });
+      assert.partialDeepStrictEqual(item, {
+        latest_version_id: created.version_id,
+        current_version_id: created.version_id,
+        latest_version: 1,
+        published_version_id: null,
+        published_version: null,
+      });
+      assert.partialDeepStrictEqual(item, {
+        review_by: reviewBy,
+        expires_at: expiresAt,
+        status: 'live',
+        publication_status: 'unpublished',
+        has_unpublished_changes: true,
+      });
+      assert.partialDeepStrictEqual(item, { can_read: true, can_draft: true, can_edit: true, can_publish: true });
 
       const read = await admin.ok<Read>('read_skill', { skill_id: id });
       assertShape('read_skill', read, SKILL_READ);
-      assert.deepEqual(
-        [
-          read.skill_id,
-          read.name,
-          read.directory_name,
-          read.description,
-          read.version_id,
-          read.version,
-          read.latest_version,
-          read.published_version,
-          read.is_published_version,
-          read.has_unpublished_changes,
-        ],
-        [id, name, name, 'Check a release before deployment.', created.version_id, 1, 1, null, false, true],
-      );
+      assert.partialDeepStrictEqual(read, {
+        skill_id: id,
+        name,
+        directory_name: name,
+        description: 'Check a release before deployment.',
+        version_id: created.version_id,
+        version: 1,
+        latest_version: 1,
+        published_version: null,
+        is_published_version: false,
+        has_unpublished_changes: true,
+      });
       assert.equal(read.skill_md, skillMd);
       assert.equal(read.attachment_format, 'v1');
       // Sorted by path; media types detected from the bytes.
@@ -117,24 +120,30 @@ for (const backend of storeBackends()) {
       assert.deepEqual(published, { skill_id: id, name, version_id: created.version_id, version: 1, published: true });
       assert.deepEqual(await admin.ok('publish_skill', { skill_id: id, version: 1 }), { ...published, published: false });
       item = await listed(id);
-      assert.deepEqual(
-        [item?.published_version_id, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
-        [created.version_id, 1, 'published', false],
-      );
+      assert.partialDeepStrictEqual(item, {
+        published_version_id: created.version_id,
+        published_version: 1,
+        publication_status: 'published',
+        has_unpublished_changes: false,
+      });
       const readPublished = await admin.ok<Read>('read_skill', { skill_id: id, version: 'published' });
-      assert.deepEqual(
-        [readPublished.version_id, readPublished.is_published_version, (readPublished.install_metadata as Record<string, string>)['alignbase-channel']],
-        [created.version_id, true, 'published'],
-      );
+      assert.partialDeepStrictEqual(readPublished, {
+        version_id: created.version_id,
+        is_published_version: true,
+        install_metadata: { 'alignbase-channel': 'published' },
+      });
     });
 
     it('marks a Skill expired from its expires_at date on, still listed and readable', async () => {
       const admin = await suite.agent('admin-bot');
       const expired = await createSkill(admin, suite.unique('expired'), { review_by: '2020-01-01', expires_at: '2020-02-01' });
       const live = await createSkill(admin, suite.unique('fresh'), { expires_at: utcDate(2) });
-      assert.deepEqual([(await listed(expired.skill_id))?.status, (await listed(live.skill_id))?.status], ['expired', 'live']);
+      assert.deepEqual(
+        { expired: (await listed(expired.skill_id))?.status, live: (await listed(live.skill_id))?.status },
+        { expired: 'expired', live: 'live' },
+      );
       const read = await admin.ok<Read>('read_skill', { skill_id: expired.skill_id });
-      assert.deepEqual([read.status, read.review_by, read.expires_at], ['expired', '2020-01-01', '2020-02-01']);
+      assert.partialDeepStrictEqual(read, { status: 'expired', review_by: '2020-01-01', expires_at: '2020-02-01' });
     });
 
     it('keeps omitted attachments, clears them with [], replaces the set, and keeps each version’s own files', async () => {
@@ -164,7 +173,7 @@ for (const backend of storeBackends()) {
         skill_md: SKILL_MD(name, 'Second description.'),
         attachments: [{ path: 'c/d.json', data_base64: b64('{"x":1}') }],
       });
-      assert.deepEqual([replaced.version, replaced.updated], [3, true]);
+      assert.partialDeepStrictEqual(replaced, { version: 3, updated: true });
       const read = await admin.ok<Read>('read_skill', { skill_id: id });
       assert.deepEqual(read.attachments, [{ path: 'c/d.json', media_type: 'application/json', size: 7, digest_encoding: 'text' }]);
 
@@ -175,7 +184,7 @@ for (const backend of storeBackends()) {
         skill_md: SKILL_MD(name, 'Second description.'),
         attachments: [],
       });
-      assert.deepEqual([cleared.version, cleared.updated], [4, true]);
+      assert.partialDeepStrictEqual(cleared, { version: 4, updated: true });
       assert.deepEqual(await manifest(), []);
 
       // [] again, or omitted, with the same SKILL.md: nothing to save.
@@ -233,10 +242,13 @@ for (const backend of storeBackends()) {
       });
       assert.deepEqual(dated, { skill_id: id, name, directory_name: name, version_id: created.version_id, version: 1, updated: true });
       const after = await listed(id);
-      assert.deepEqual(
-        [after?.review_by, after?.expires_at, after?.latest_version, after?.latest_version_id, after?.publication_status],
-        ['2030-02-01', '2030-03-01', 1, created.version_id, 'published'],
-      );
+      assert.partialDeepStrictEqual(after, {
+        review_by: '2030-02-01',
+        expires_at: '2030-03-01',
+        latest_version: 1,
+        latest_version_id: created.version_id,
+        publication_status: 'published',
+      });
       assert.equal(after?.latest_version_created_at, before?.latest_version_created_at);
 
       // Omitted dates keep the stored ones; the same dates again change nothing.
@@ -271,12 +283,15 @@ for (const backend of storeBackends()) {
         skill_md: SKILL_MD(name, 'New words.'),
         expires_at: '2031-01-01',
       });
-      assert.deepEqual([both.version, both.updated], [2, true]);
+      assert.partialDeepStrictEqual(both, { version: 2, updated: true });
       const item = await listed(id);
-      assert.deepEqual(
-        [item?.expires_at, item?.latest_version, item?.published_version, item?.publication_status, item?.has_unpublished_changes],
-        ['2031-01-01', 2, 1, 'unpublished_changes', true],
-      );
+      assert.partialDeepStrictEqual(item, {
+        expires_at: '2031-01-01',
+        latest_version: 2,
+        published_version: 1,
+        publication_status: 'unpublished_changes',
+        has_unpublished_changes: true,
+      });
     });
 
     it('renames through the frontmatter name and refuses a name another Skill has', async () => {
@@ -292,12 +307,12 @@ for (const backend of storeBackends()) {
         { ...renamed, version_id: '' },
         { skill_id: created.skill_id, name: newName, directory_name: newName, version_id: '', version: 2, updated: true },
       );
-      assert.deepEqual([(await listed(created.skill_id))?.name, (await listed(created.skill_id))?.directory_name], [newName, newName]);
+      assert.partialDeepStrictEqual(await listed(created.skill_id), { name: newName, directory_name: newName });
       const latest = await admin.ok<Read>('read_skill', { skill_id: created.skill_id });
-      assert.deepEqual([latest.name, latest.directory_name], [newName, newName]);
+      assert.partialDeepStrictEqual(latest, { name: newName, directory_name: newName });
       // Version 1 is still the package it was.
       const first = await admin.ok<Read>('read_skill', { skill_id: created.skill_id, version: 1 });
-      assert.deepEqual([first.name, first.directory_name, first.skill_md], [oldName, oldName, SKILL_MD(oldName)]);
+      assert.partialDeepStrictEqual(first, { name: oldName, directory_name: oldName, skill_md: SKILL_MD(oldName) });
       // The old name is free again.
       await createSkill(admin, oldName);
 
@@ -526,7 +541,7 @@ for (const backend of storeBackends()) {
       assert.deepEqual(await snapshot(suite.db, suite.tenantId), snap);
       assert.deepEqual(await admin.ok('list_skills'), listBefore);
       const read = await admin.ok<Read>('read_skill', { skill_id: id });
-      assert.deepEqual([read.version, read.description, read.published_version], [2, 'v2', null]);
+      assert.partialDeepStrictEqual(read, { version: 2, description: 'v2', published_version: null });
 
       // A Knowledge id is no Skill id, and the other way round.
       const knowledge = await admin.ok<{ knowledge_id: string }>('write_knowledge', { title: suite.unique('Not a skill'), expected_version: 0, content: 'x' });
