@@ -95,7 +95,7 @@ for (const backend of storeBackends()) {
         path: 'assets/blob.bin',
         offset: 2 * MiB - 1000,
       });
-      assert.deepEqual([middle.offset, middle.next_offset, middle.eof], [2 * MiB - 1000, 2 * MiB, true]);
+      assert.partialDeepStrictEqual(middle, { offset: 2 * MiB - 1000, next_offset: 2 * MiB, eof: true });
       assert.ok(Buffer.from(middle.data_base64, 'base64').equals(binary.subarray(2 * MiB - 1000)));
       // At the very end: empty and eof.
       const end = await admin.ok<Chunk>('read_context_attachment', {
@@ -105,10 +105,11 @@ for (const backend of storeBackends()) {
         path: 'assets/blob.bin',
         offset: 2 * MiB,
       });
-      assert.deepEqual([end.data_base64, end.offset, end.next_offset, end.eof], ['', 2 * MiB, 2 * MiB, true]);
+      assert.partialDeepStrictEqual(end, { data_base64: '', offset: 2 * MiB, next_offset: 2 * MiB, eof: true });
 
       const small = await download(admin, { context_type: 'skill', context_id: created.skill_id, version: 1, path: 'notes.md' });
-      assert.deepEqual([small.chunks.length, small.chunks[0]?.media_type, small.chunks[0]?.offset, small.chunks[0]?.eof], [1, 'text/markdown', 0, true]);
+      assert.equal(small.chunks.length, 1);
+      assert.partialDeepStrictEqual(small.chunks[0], { media_type: 'text/markdown', offset: 0, eof: true });
       assert.ok(small.bytes.equals(text));
 
       // Offset omitted is 0.
@@ -137,7 +138,10 @@ for (const backend of storeBackends()) {
       const get = (version: unknown, path: string, extra: Record<string, unknown> = {}) => ({ context_type: 'skill', context_id: id, version, path, ...extra });
       assert.equal(Buffer.from((await admin.ok<Chunk>('read_context_attachment', get(1, 'v1.md'))).data_base64, 'base64').toString(), 'first');
       const v2 = await admin.ok<Chunk>('read_context_attachment', get(2, 'v2.md'));
-      assert.deepEqual([Buffer.from(v2.data_base64, 'base64').toString(), v2.version_id, v2.size], ['second!', second.version_id, 7]);
+      assert.deepEqual(
+        { data: Buffer.from(v2.data_base64, 'base64').toString(), version_id: v2.version_id, size: v2.size },
+        { data: 'second!', version_id: second.version_id, size: 7 },
+      );
 
       const snap = await snapshot(suite.db, suite.tenantId);
       const cases: [Record<string, unknown>, string][] = [
@@ -216,8 +220,14 @@ for (const backend of storeBackends()) {
 
       const chunk = await admin.ok<Chunk>('read_context_attachment', get(1));
       assert.deepEqual(
-        [Buffer.from(chunk.data_base64, 'base64').toString(), chunk.media_type, chunk.size, chunk.eof, chunk.version_id],
-        ['a,b\n1,2\n', 'text/csv', 8, true, created.version_id],
+        {
+          data: Buffer.from(chunk.data_base64, 'base64').toString(),
+          media_type: chunk.media_type,
+          size: chunk.size,
+          eof: chunk.eof,
+          version_id: chunk.version_id,
+        },
+        { data: 'a,b\n1,2\n', media_type: 'text/csv', size: 8, eof: true, version_id: created.version_id },
       );
       assert.equal(await admin.fail('read_context_attachment', { ...get(1), context_id: 'x' }), 'invalid knowledge_id');
       assert.equal(await admin.fail('read_context_attachment', get(2)), 'Knowledge version not found');
@@ -229,7 +239,10 @@ for (const backend of storeBackends()) {
         content: 'See the table, again.',
       });
       const again = await admin.ok<Chunk>('read_context_attachment', get(2));
-      assert.deepEqual([Buffer.from(again.data_base64, 'base64').toString(), again.version_id], ['a,b\n1,2\n', written.version_id]);
+      assert.deepEqual(
+        { data: Buffer.from(again.data_base64, 'base64').toString(), version_id: again.version_id },
+        { data: 'a,b\n1,2\n', version_id: written.version_id },
+      );
 
       // Route-only: the published version (1) only.
       await suite.access({ routes: [route(`knowledge:${title}`, 'routed-bot')] });

@@ -53,12 +53,12 @@ for (const backend of storeBackends()) {
         for (const lost of results.filter((r) => !r.ok)) assert.equal(lost.text, KNOWLEDGE_CONFLICT);
         const winner = won[0];
         assert.ok(winner?.value);
-        assert.deepEqual([winner.value.version, winner.value.updated], [latest + 1, true]);
+        assert.partialDeepStrictEqual(winner.value, { version: latest + 1, updated: true });
         winners += 1;
         latest += 1;
         // No lost update: the latest is the winner's.
         const read = await admin.ok<{ version: number; version_id: string; content: string }>('read_knowledge', { knowledge_id: id });
-        assert.deepEqual([read.version, read.version_id, read.content], [latest, winner.value.version_id, `round ${round} by writer ${winner.n}`]);
+        assert.partialDeepStrictEqual(read, { version: latest, version_id: winner.value.version_id, content: `round ${round} by writer ${winner.n}` });
       }
       const { knowledge } = await admin.ok<{ knowledge: { knowledge_id: string; latest_version: number }[] }>('list_knowledge');
       assert.equal(knowledge.find((k) => k.knowledge_id === id)?.latest_version, 1 + winners);
@@ -114,11 +114,11 @@ for (const backend of storeBackends()) {
         for (const lost of results.filter((r) => !r.ok)) assert.equal(lost.text, SKILL_CONFLICT);
         const winner = won[0];
         assert.ok(winner?.value);
-        assert.deepEqual([winner.value.version, winner.value.updated], [latest + 1, true]);
+        assert.partialDeepStrictEqual(winner.value, { version: latest + 1, updated: true });
         winners += 1;
         latest += 1;
         const read = await admin.ok<{ version: number; version_id: string; description: string }>('read_skill', { skill_id: created.skill_id });
-        assert.deepEqual([read.version, read.version_id, read.description], [latest, winner.value.version_id, `Round ${round} by writer ${winner.n}.`]);
+        assert.partialDeepStrictEqual(read, { version: latest, version_id: winner.value.version_id, description: `Round ${round} by writer ${winner.n}.` });
       }
       const { skills } = await admin.ok<{ skills: { id: string; latest_version: number }[] }>('list_skills');
       assert.equal(skills.find((s) => s.id === created.skill_id)?.latest_version, 1 + winners);
@@ -150,7 +150,10 @@ for (const backend of storeBackends()) {
       );
       for (const [n, version] of saved.entries()) {
         const read = await admin.ok<{ description: string; attachments: { path: string }[] }>('read_skill', { skill_id: created.skill_id, version });
-        assert.deepEqual([read.description, read.attachments.map((a) => a.path)], [`Writer ${n}.`, [`by/${n}.md`]]);
+        assert.deepEqual(
+          { description: read.description, attachments: read.attachments.map((a) => a.path) },
+          { description: `Writer ${n}.`, attachments: [`by/${n}.md`] },
+        );
       }
     });
 

@@ -58,7 +58,7 @@ for (const backend of storeBackends()) {
 
       // No version was saved, and nothing of the drafts is delivered.
       const read = await admin.ok<{ version: number; latest_version: number; content: string }>('read_knowledge', { knowledge_id: id });
-      assert.deepEqual([read.version, read.latest_version, read.content], [1, 1, 'published text']);
+      assert.partialDeepStrictEqual(read, { version: 1, latest_version: 1, content: 'published text' });
       const context = await (await suite.agent('routed-bot', 'context.read')).context();
       assert.ok(context.includes('published text'));
       assert.ok(!context.includes('DRAFT'));
@@ -66,22 +66,33 @@ for (const backend of storeBackends()) {
       // Listed for Viewers, oldest first.
       const { drafts } = await viewer.ok<{ drafts: Draft[] }>('list_knowledge_drafts', { knowledge_id: id });
       for (const draft of drafts) assertShape('list_knowledge_drafts item', draft, KNOWLEDGE_DRAFT_ITEM);
+      /** What both drafts share: proposer-bot's, for its owner Alice, on version 1. */
+      const byProposer = {
+        knowledge_id: id,
+        base_version: 1,
+        current_version: 1,
+        is_stale: false,
+        author_name: 'Alice',
+        author_email: 'alice@acme.test',
+        agent_name: 'proposer-bot',
+        created_by_this_agent: false,
+      };
       assert.deepEqual(
-        drafts.map((d) => [
-          d.draft_id,
-          d.knowledge_id,
-          d.base_version,
-          d.current_version,
-          d.is_stale,
-          d.author_name,
-          d.author_email,
-          d.agent_name,
-          d.rationale,
-          d.created_by_this_agent,
-        ]),
+        drafts.map((d) => ({
+          draft_id: d.draft_id,
+          knowledge_id: d.knowledge_id,
+          base_version: d.base_version,
+          current_version: d.current_version,
+          is_stale: d.is_stale,
+          author_name: d.author_name,
+          author_email: d.author_email,
+          agent_name: d.agent_name,
+          rationale: d.rationale,
+          created_by_this_agent: d.created_by_this_agent,
+        })),
         [
-          [first.draft_id, id, 1, 1, false, 'Alice', 'alice@acme.test', 'proposer-bot', 'Clearer wording', false],
-          [second.draft_id, id, 1, 1, false, 'Alice', 'alice@acme.test', 'proposer-bot', null, false],
+          { draft_id: first.draft_id, ...byProposer, rationale: 'Clearer wording' },
+          { draft_id: second.draft_id, ...byProposer, rationale: null },
         ],
       );
       assert.deepEqual(
@@ -93,28 +104,25 @@ for (const backend of storeBackends()) {
       await admin.ok('write_knowledge', { knowledge_id: id, expected_version: 1, content: 'v2' });
       const stale = await proposer.ok<Draft>('read_knowledge_draft', { draft_id: first.draft_id });
       assertShape('read_knowledge_draft', stale, KNOWLEDGE_DRAFT_READ);
-      assert.deepEqual(
-        [
-          stale.draft_id,
-          stale.knowledge_id,
-          stale.base_version,
-          stale.current_version,
-          stale.is_stale,
-          stale.content,
-          stale.rationale,
-          stale.created_by_this_agent,
-          stale.agent_name,
-        ],
-        [first.draft_id, id, 1, 2, true, 'DRAFT ONE text', 'Clearer wording', true, 'proposer-bot'],
-      );
+      assert.partialDeepStrictEqual(stale, {
+        draft_id: first.draft_id,
+        knowledge_id: id,
+        base_version: 1,
+        current_version: 2,
+        is_stale: true,
+        content: 'DRAFT ONE text',
+        rationale: 'Clearer wording',
+        created_by_this_agent: true,
+        agent_name: 'proposer-bot',
+      });
       const third = await proposer.ok<Created>('create_knowledge_draft', { knowledge_id: id, base_version: 2, content: 'DRAFT THREE', rationale: '   ' });
       const listed = (await viewer.ok<{ drafts: Draft[] }>('list_knowledge_drafts', { knowledge_id: id })).drafts;
       assert.deepEqual(
-        listed.map((d) => [d.draft_id, d.is_stale, d.current_version]),
+        listed.map((d) => ({ draft_id: d.draft_id, is_stale: d.is_stale, current_version: d.current_version })),
         [
-          [first.draft_id, true, 2],
-          [second.draft_id, true, 2],
-          [third.draft_id, false, 2],
+          { draft_id: first.draft_id, is_stale: true, current_version: 2 },
+          { draft_id: second.draft_id, is_stale: true, current_version: 2 },
+          { draft_id: third.draft_id, is_stale: false, current_version: 2 },
         ],
       );
       assert.equal(listed[2]?.rationale, null);
@@ -141,7 +149,7 @@ for (const backend of storeBackends()) {
       );
       for (const reviewer of ['publisher-bot', 'admin-bot']) {
         const got = await (await suite.agent(reviewer)).ok<Draft>('read_knowledge_draft', { draft_id: draft.draft_id });
-        assert.deepEqual([got.content, got.created_by_this_agent, got.agent_name], ['scoped proposal', false, 'scoped-bot'], reviewer);
+        assert.partialDeepStrictEqual(got, { content: 'scoped proposal', created_by_this_agent: false, agent_name: 'scoped-bot' }, reviewer);
       }
       for (const other of ['editor-bot', 'proposer-bot', 'viewer-bot']) {
         assert.equal(await (await suite.agent(other)).fail('read_knowledge_draft', { draft_id: draft.draft_id }), 'forbidden', other);
@@ -207,20 +215,20 @@ for (const backend of storeBackends()) {
       const { drafts } = await (await suite.agent('viewer-bot')).ok<{ drafts: Draft[] }>('list_skill_drafts', { skill_id: skill.skill_id });
       assert.equal(drafts.length, 1);
       assertShape('list_skill_drafts item', drafts[0], SKILL_DRAFT_ITEM);
-      assert.deepEqual(
-        [drafts[0]?.skill_id, drafts[0]?.base_version, drafts[0]?.current_version, drafts[0]?.is_stale, drafts[0]?.rationale],
-        [skill.skill_id, 1, 2, true, 'Sharper'],
-      );
+      assert.partialDeepStrictEqual(drafts[0], { skill_id: skill.skill_id, base_version: 1, current_version: 2, is_stale: true, rationale: 'Sharper' });
       for (const reader of ['proposer-bot', 'publisher-bot']) {
         const got = await (await suite.agent(reader)).ok<Draft>('read_skill_draft', { draft_id: draft.draft_id });
         assertShape('read_skill_draft', got, SKILL_DRAFT_READ);
-        assert.deepEqual([got.skill_md, got.skill_id, got.created_by_this_agent], [proposed, skill.skill_id, reader === 'proposer-bot']);
+        assert.partialDeepStrictEqual(got, { skill_md: proposed, skill_id: skill.skill_id, created_by_this_agent: reader === 'proposer-bot' });
       }
       assert.equal(await (await suite.agent('editor-bot')).fail('read_skill_draft', { draft_id: draft.draft_id }), 'forbidden');
       assert.equal(await admin.fail('read_knowledge_draft', { draft_id: draft.draft_id }), 'draft not found');
       // The Skill itself did not change.
       const read = await admin.ok<{ version: number; description: string; attachments: unknown[] }>('read_skill', { skill_id: skill.skill_id });
-      assert.deepEqual([read.version, read.description, read.attachments.length], [2, 'v2', 1]);
+      assert.deepEqual(
+        { version: read.version, description: read.description, attachments: read.attachments.length },
+        { version: 2, description: 'v2', attachments: 1 },
+      );
     });
 
     it('proposes new Knowledge with Proposer on All Knowledge only, creating nothing', async () => {
@@ -247,8 +255,8 @@ for (const backend of storeBackends()) {
         [suite.tenantId, (proposal as { proposal_id: string }).proposal_id],
       );
       assert.deepEqual(
-        [row?.title, row?.content, row?.authority, row?.status, row?.attachments.length],
-        ['A new handbook', '# Handbook', 'must_follow', 'open', 1],
+        { title: row?.title, content: row?.content, authority: row?.authority, status: row?.status, attachments: row?.attachments.length },
+        { title: 'A new handbook', content: '# Handbook', authority: 'must_follow', status: 'open', attachments: 1 },
       );
       const after = (await snapshot(suite.db, suite.tenantId)) as { resources: unknown[]; versions: unknown[] };
       assert.deepEqual(after.resources, (before as { resources: unknown[] }).resources);

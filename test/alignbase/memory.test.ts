@@ -88,8 +88,8 @@ for (const backend of storeBackends()) {
     it('lists what the agent may read, with can_write and assignment_state independent of permission', async () => {
       const listed = (await reader.ok('list_memories', {})).memories as Record<string, unknown>[];
       assert.deepEqual(
-        listed.map((m) => [m.name, m.version, m.can_write, m.assignment_state]),
-        [['Release state', 1, false, 'available']],
+        listed.map((m) => ({ name: m.name, version: m.version, can_write: m.can_write, assignment_state: m.assignment_state })),
+        [{ name: 'Release state', version: 1, can_write: false, assignment_state: 'available' }],
       );
       assert.deepEqual((await stranger.ok('list_memories', {})).memories, []);
       assert.equal(await stranger.fail('read_memory', { memory_id: memoryId }), 'Memory not found');
@@ -183,10 +183,10 @@ for (const backend of storeBackends()) {
       }));
       assert.deepEqual(parsed[0], { action: 'memory.create', resource: parsed[0]!.resource });
       assert.deepEqual(
-        parsed.slice(1, 3).map((p) => [p.resource.before_version, p.resource.after_version, p.resource.changed]),
+        parsed.slice(1, 3).map((p) => ({ before_version: p.resource.before_version, after_version: p.resource.after_version, changed: p.resource.changed })),
         [
-          [1, 2, true],
-          [2, 2, false],
+          { before_version: 1, after_version: 2, changed: true },
+          { before_version: 2, after_version: 2, changed: false },
         ],
       );
     });

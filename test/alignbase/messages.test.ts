@@ -208,7 +208,7 @@ for (const backend of storeBackends()) {
           read_at: 'string',
         },
       );
-      assert.deepEqual([page.next_offset, page.unread_remaining], [null, 0]);
+      assert.partialDeepStrictEqual(page, { next_offset: null, unread_remaining: 0 });
 
       // Audited in the send's transaction: the pinned versions, the recipients, the inbox count.
       const [event] = await gw.db.query<{ tool: string; principal_id: string; resources: unknown; details: unknown }>(
@@ -234,21 +234,21 @@ for (const backend of storeBackends()) {
       const exact = await send('sender', { recipients: [agentTo('reader')], artifacts: [{ artifact_id: artifactId, version: '1', access: 'viewer' }] });
       const named = await send('sender', { recipients: [agentTo('reader')], artifacts: [{ artifact_id: artifactId, version: 'latest', access: 'viewer' }] });
       assert.deepEqual(
-        [latest, exact, named].map((s) => [s.artifacts[0]?.version, s.delivered_to]),
+        [latest, exact, named].map((s) => ({ artifact_version: s.artifacts[0]?.version, delivered_to: s.delivered_to })),
         [
-          [2, 1],
-          [1, 1],
-          [2, 1],
+          { artifact_version: 2, delivered_to: 1 },
+          { artifact_version: 1, delivered_to: 1 },
+          { artifact_version: 2, delivered_to: 1 },
         ],
       );
       assert.equal(latest.recipients[0]?.name, 'reader');
       const page = await inbox('reader');
       assert.deepEqual(
-        page.messages.map((m) => [m.message, m.artifacts[0]?.version]),
+        page.messages.map((m) => ({ message: m.message, artifact_version: m.artifacts[0]?.version })),
         [
-          [null, 2],
-          [null, 1],
-          [null, 2],
+          { message: null, artifact_version: 2 },
+          { message: null, artifact_version: 1 },
+          { message: null, artifact_version: 2 },
         ],
       );
     });
@@ -370,7 +370,7 @@ for (const backend of storeBackends()) {
         recipients: [...BULK, 'reader', 'helper', 'crew-a', 'crew-b', 'newcomer', 'viewer-only'].map(agentTo).concat([groupTo('crew'), groupTo('pair')]),
         artifacts: many.map((artifact_id) => ({ artifact_id, access: 'viewer' })),
       });
-      assert.deepEqual([twenty.recipients.length, twenty.artifacts.length], [20, 20]);
+      assert.deepEqual({ recipients: twenty.recipients.length, artifacts: twenty.artifacts.length }, { recipients: 20, artifacts: 20 });
       assert.equal(twenty.delivered_to, 18, 'the Groups add no one who is not addressed already');
       const after = await counts();
       assert.equal(after.context_shares! - before.context_shares!, 20 * 20);
@@ -497,11 +497,11 @@ for (const backend of storeBackends()) {
         [sent.message_id],
       );
       assert.deepEqual(
-        rows.map((r) => [r.agent_id, r.via_group_id]),
+        rows.map((r) => ({ agent_id: r.agent_id, via_group_id: r.via_group_id })),
         [
-          [id('crew-a'), null],
-          [id('newcomer'), id('group:crew')],
-        ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+          { agent_id: id('crew-a'), via_group_id: null },
+          { agent_id: id('newcomer'), via_group_id: id('group:crew') },
+        ].sort((a, b) => (a.agent_id < b.agent_id ? -1 : 1)),
       );
       const pairOnly = await send('sender', { recipients: [groupTo('pair')], message: 'Pair.' });
       assert.equal(pairOnly.delivered_to, 1);
@@ -518,24 +518,33 @@ for (const backend of storeBackends()) {
       const notes = (page: InboxReply) => page.messages.map((m) => m.message);
       const range = (from: number, to: number) => Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => `note ${from < to ? from + i : from - i}`);
       const first = await inboxer.ok<InboxReply>('read_inbox', { include_read: true });
-      assert.deepEqual([notes(first), first.next_offset, first.unread_remaining], [range(45, 26), 20, 45]);
+      assert.deepEqual(
+        { notes: notes(first), next_offset: first.next_offset, unread_remaining: first.unread_remaining },
+        { notes: range(45, 26), next_offset: 20, unread_remaining: 45 },
+      );
       assert.ok(first.messages.every((m) => m.read_at === null));
       const second = await inboxer.ok<InboxReply>('read_inbox', { include_read: true, offset: 20 });
-      assert.deepEqual([notes(second), second.next_offset], [range(25, 6), 40]);
+      assert.deepEqual({ notes: notes(second), next_offset: second.next_offset }, { notes: range(25, 6), next_offset: 40 });
       const third = await inboxer.ok<InboxReply>('read_inbox', { include_read: true, offset: 40 });
       assert.deepEqual(notes(third).slice(0, 5), range(5, 1));
       assert.equal(third.messages.length, 5 + earlier);
       assert.equal(third.next_offset, null);
       const beyond = await inboxer.ok<InboxReply>('read_inbox', { include_read: true, offset: 1000 });
-      assert.deepEqual([beyond.messages, beyond.next_offset, beyond.unread_remaining], [[], null, 45]);
+      assert.deepEqual(
+        { messages: beyond.messages, next_offset: beyond.next_offset, unread_remaining: beyond.unread_remaining },
+        { messages: [], next_offset: null, unread_remaining: 45 },
+      );
 
       const unread1 = await inboxer.ok<InboxReply>('read_inbox');
-      assert.deepEqual([notes(unread1), unread1.next_offset, unread1.unread_remaining], [range(1, 20), null, 25]);
+      assert.deepEqual(
+        { notes: notes(unread1), next_offset: unread1.next_offset, unread_remaining: unread1.unread_remaining },
+        { notes: range(1, 20), next_offset: null, unread_remaining: 25 },
+      );
       assert.ok(unread1.messages.every((m) => m.read_at !== null && Math.abs(Date.parse(m.read_at) - Date.now()) < 60_000));
       const unread2 = await inboxer.ok<InboxReply>('read_inbox', { include_read: false, offset: 0 });
-      assert.deepEqual([notes(unread2), unread2.unread_remaining], [range(21, 40), 5]);
+      assert.deepEqual({ notes: notes(unread2), unread_remaining: unread2.unread_remaining }, { notes: range(21, 40), unread_remaining: 5 });
       const unread3 = await inboxer.ok<InboxReply>('read_inbox');
-      assert.deepEqual([notes(unread3), unread3.unread_remaining], [range(41, 45), 0]);
+      assert.deepEqual({ notes: notes(unread3), unread_remaining: unread3.unread_remaining }, { notes: range(41, 45), unread_remaining: 0 });
       assert.deepEqual(await inboxer.ok('read_inbox'), { messages: [], next_offset: null, unread_remaining: 0 });
       const reread = await inboxer.ok<InboxReply>('read_inbox', { include_read: true });
       assert.ok(reread.messages.every((m) => m.read_at !== null));
@@ -649,8 +658,8 @@ for (const backend of storeBackends()) {
       const mole = await as('mole', 'context.read', 'msg-other');
       const moleInbox = await mole.ok<InboxReply>('read_inbox');
       assert.deepEqual(
-        moleInbox.messages.map((m) => [m.from.name, m.via_group?.name, m.artifacts[0]?.available]),
-        [['spy', 'crew', true]],
+        moleInbox.messages.map((m) => ({ from: m.from.name, via_group: m.via_group?.name, artifact_available: m.artifacts[0]?.available })),
+        [{ from: 'spy', via_group: 'crew', artifact_available: true }],
       );
       assert.equal((await spy.ok<InboxReply>('read_inbox', { include_read: true })).messages.length, 0);
       // The database refuses a share or inbox row that crosses tenants.

@@ -32,7 +32,10 @@ const WRITE_TOOLS = [
   'create_skill_draft',
 ];
 
-const caps = (c: Caps) => [c.can_read, c.can_draft, c.can_edit, c.can_publish];
+/** The four capabilities of a list item or a read, by name (and no other field). */
+const caps = (c: Caps): Caps => ({ can_read: c.can_read, can_draft: c.can_draft, can_edit: c.can_edit, can_publish: c.can_publish });
+/** Capabilities given in the order of the role table: read, draft, edit, publish. */
+const capabilities = (can_read: boolean, can_draft: boolean, can_edit: boolean, can_publish: boolean): Caps => ({ can_read, can_draft, can_edit, can_publish });
 
 for (const backend of storeBackends()) {
   describe(`Alignbase permission boundaries on ${backendLabel(backend)}`, () => {
@@ -62,9 +65,9 @@ for (const backend of storeBackends()) {
         const { knowledge } = await agent.ok<{ knowledge: (Caps & { knowledge_id: string })[] }>('list_knowledge');
         const item = knowledge.find((k) => k.knowledge_id === id);
         assert.ok(item, name);
-        assert.deepEqual(caps(item), [read, draft, edit, publish], `${name} list`);
+        assert.deepEqual(caps(item), capabilities(read, draft, edit, publish), `${name} list`);
         const current = await agent.ok<KnowledgeRead>('read_knowledge', { knowledge_id: id });
-        assert.deepEqual(caps(current), [read, draft, edit, publish], `${name} read`);
+        assert.deepEqual(caps(current), capabilities(read, draft, edit, publish), `${name} read`);
         const latest = current.latest_version;
 
         const drafted = await agent.call('create_knowledge_draft', { knowledge_id: id, base_version: latest, content: `draft by ${name}` });
@@ -95,7 +98,7 @@ for (const backend of storeBackends()) {
           expected_version: latest,
           content: `by ${name}`,
         });
-        assert.deepEqual([written.version, written.published], [latest + 1, false]);
+        assert.partialDeepStrictEqual(written, { version: latest + 1, published: false });
         if (publish) {
           assert.equal((await agent.ok<{ published: boolean }>('publish_knowledge', { knowledge_id: id })).published, true);
           const both = await agent.ok<{ version: number; published: boolean; updated: boolean }>('write_knowledge', {
@@ -104,7 +107,7 @@ for (const backend of storeBackends()) {
             content: `live by ${name}`,
             publish: true,
           });
-          assert.deepEqual([both.version, both.updated, both.published], [latest + 2, true, true]);
+          assert.partialDeepStrictEqual(both, { version: latest + 2, updated: true, published: true });
         }
       }
       const final = await admin.ok<KnowledgeRead>('read_knowledge', { knowledge_id: id, version: 'published' });
@@ -120,9 +123,9 @@ for (const backend of storeBackends()) {
         const { skills } = await agent.ok<{ skills: (Caps & { id: string })[] }>('list_skills');
         const item = skills.find((s) => s.id === id);
         assert.ok(item, agentName);
-        assert.deepEqual(caps(item), [read, draft, edit, publish], `${agentName} list`);
+        assert.deepEqual(caps(item), capabilities(read, draft, edit, publish), `${agentName} list`);
         const current = await agent.ok<SkillRead>('read_skill', { skill_id: id });
-        assert.deepEqual(caps(current), [read, draft, edit, publish], `${agentName} read`);
+        assert.deepEqual(caps(current), capabilities(read, draft, edit, publish), `${agentName} read`);
         const latest = current.latest_version;
         const drafted = await agent.call('create_skill_draft', { skill_id: id, base_version: latest, skill_md: SKILL_MD(name, `draft by ${agentName}`) });
         assert.equal(drafted.isError === true, !draft, `${agentName} drafts`);
@@ -151,7 +154,7 @@ for (const backend of storeBackends()) {
           expected_version: latest,
           skill_md: SKILL_MD(name, `by ${agentName}`),
         });
-        assert.deepEqual([written.version, written.updated], [latest + 1, true]);
+        assert.partialDeepStrictEqual(written, { version: latest + 1, updated: true });
         if (publish) assert.equal((await agent.ok<{ published: boolean }>('publish_skill', { skill_id: id })).published, true);
       }
       assert.equal((await admin.ok<SkillRead>('read_skill', { skill_id: id, version: 'published' })).skill_md, SKILL_MD(name, 'by publisher-bot'));
@@ -177,13 +180,13 @@ for (const backend of storeBackends()) {
       const scoped = await suite.agent('scoped-bot');
       const { knowledge } = await scoped.ok<{ knowledge: (Caps & { title: string })[] }>('list_knowledge');
       assert.deepEqual(
-        knowledge.map((k) => [k.title, ...caps(k)]),
-        [[title, true, true, true, true]],
+        knowledge.map((k) => ({ title: k.title, ...caps(k) })),
+        [{ title, ...capabilities(true, true, true, true) }],
       );
       const { skills } = await scoped.ok<{ skills: (Caps & { name: string; id: string })[] }>('list_skills');
       assert.deepEqual(
-        skills.map((s) => [s.name, ...caps(s)]),
-        [[skillName, true, true, true, true]],
+        skills.map((s) => ({ name: s.name, ...caps(s) })),
+        [{ name: skillName, ...capabilities(true, true, true, true) }],
       );
       assert.equal((await scoped.ok<{ published: boolean }>('publish_skill', { skill_id: skills[0]?.id })).published, true);
 
@@ -192,9 +195,9 @@ for (const backend of storeBackends()) {
         expected_version: 0,
         content: 'x',
       });
-      assert.deepEqual([byEditor.created, byEditor.published, byEditor.version], [true, false, 1]);
+      assert.partialDeepStrictEqual(byEditor, { created: true, published: false, version: 1 });
       const skill = await editor.ok<{ created: boolean; version: number }>('create_skill', { skill_md: SKILL_MD(suite.unique('by-editor')) });
-      assert.deepEqual([skill.created, skill.version], [true, 1]);
+      assert.partialDeepStrictEqual(skill, { created: true, version: 1 });
       const publisher = await suite.agent('publisher-bot');
       const live = await publisher.ok<{ knowledge_id: string; created: boolean; published: boolean }>('write_knowledge', {
         title: suite.unique('By publisher'),
@@ -202,12 +205,12 @@ for (const backend of storeBackends()) {
         content: 'live',
         publish: true,
       });
-      assert.deepEqual([live.created, live.published], [true, true]);
+      assert.partialDeepStrictEqual(live, { created: true, published: true });
       const read = await publisher.ok<{ publication_status: string; published_version: number }>('read_knowledge', {
         knowledge_id: live.knowledge_id,
         version: 'published',
       });
-      assert.deepEqual([read.publication_status, read.published_version], ['published', 1]);
+      assert.partialDeepStrictEqual(read, { publication_status: 'published', published_version: 1 });
     });
 
     it('adds roles from groups and specific grants on top of whole-type roles', async () => {
@@ -218,8 +221,8 @@ for (const backend of storeBackends()) {
       const fleet = await suite.agent('fleet-bot');
       const { knowledge } = await fleet.ok<{ knowledge: (Caps & { knowledge_id: string })[] }>('list_knowledge');
       assert.deepEqual(
-        knowledge.map((k) => [k.knowledge_id, ...caps(k)]),
-        [[created.knowledge_id, true, true, true, false]],
+        knowledge.map((k) => ({ knowledge_id: k.knowledge_id, ...caps(k) })),
+        [{ knowledge_id: created.knowledge_id, ...capabilities(true, true, true, false) }],
       );
       assert.equal(
         (await fleet.ok<{ version: number }>('write_knowledge', { knowledge_id: created.knowledge_id, expected_version: 1, content: 'by the fleet' })).version,
@@ -228,10 +231,10 @@ for (const backend of storeBackends()) {
       assert.equal(await fleet.fail('publish_knowledge', { knowledge_id: created.knowledge_id }), 'forbidden');
 
       const viewer = await suite.agent('viewer-bot');
-      assert.deepEqual(caps(await viewer.ok<KnowledgeRead>('read_knowledge', { knowledge_id: created.knowledge_id })), [true, true, true, true]);
+      assert.deepEqual(caps(await viewer.ok<KnowledgeRead>('read_knowledge', { knowledge_id: created.knowledge_id })), capabilities(true, true, true, true));
       assert.equal((await viewer.ok<{ published: boolean }>('publish_knowledge', { knowledge_id: created.knowledge_id })).published, true);
       // The whole-type Viewer stays a Viewer elsewhere.
-      assert.deepEqual(caps(await viewer.ok<KnowledgeRead>('read_knowledge', { knowledge_id: other.knowledge_id })), [true, false, false, false]);
+      assert.deepEqual(caps(await viewer.ok<KnowledgeRead>('read_knowledge', { knowledge_id: other.knowledge_id })), capabilities(true, false, false, false));
       assert.equal(await viewer.fail('publish_knowledge', { knowledge_id: other.knowledge_id }), 'forbidden');
     });
 
@@ -281,11 +284,11 @@ for (const backend of storeBackends()) {
 
       // The reads work, and say the connection cannot write even for an Owner.
       const { knowledge } = await reader.ok<{ knowledge: (Caps & { knowledge_id: string })[] }>('list_knowledge');
-      assert.deepEqual(caps(knowledge.find((k) => k.knowledge_id === created.knowledge_id) as Caps), [true, false, false, false]);
-      assert.deepEqual(caps(await reader.ok<KnowledgeRead>('read_knowledge', { knowledge_id: created.knowledge_id })), [true, false, false, false]);
+      assert.deepEqual(caps(knowledge.find((k) => k.knowledge_id === created.knowledge_id) as Caps), capabilities(true, false, false, false));
+      assert.deepEqual(caps(await reader.ok<KnowledgeRead>('read_knowledge', { knowledge_id: created.knowledge_id })), capabilities(true, false, false, false));
       const { skills } = await reader.ok<{ skills: (Caps & { id: string })[] }>('list_skills');
-      assert.deepEqual(caps(skills.find((s) => s.id === skill.skill_id) as Caps), [true, false, false, false]);
-      assert.deepEqual(caps(await reader.ok<SkillRead>('read_skill', { skill_id: skill.skill_id })), [true, false, false, false]);
+      assert.deepEqual(caps(skills.find((s) => s.id === skill.skill_id) as Caps), capabilities(true, false, false, false));
+      assert.deepEqual(caps(await reader.ok<SkillRead>('read_skill', { skill_id: skill.skill_id })), capabilities(true, false, false, false));
     });
 
     it('lets a route-only reader read the published version and nothing else', async () => {
@@ -312,9 +315,9 @@ for (const backend of storeBackends()) {
       for (const name of ['routed-bot', 'fleet-bot']) {
         const reader = await suite.agent(name);
         const published = await reader.ok<KnowledgeRead>('read_knowledge', { knowledge_id: id, version: 'published' });
-        assert.deepEqual(
-          [published.version, published.content, published.latest_version, published.published_version, ...caps(published)],
-          [1, 'published content', 2, 1, false, false, false, false],
+        assert.partialDeepStrictEqual(
+          published,
+          { version: 1, content: 'published content', latest_version: 2, published_version: 1, ...capabilities(false, false, false, false) },
           name,
         );
         // The exact number of the published version is the published version.
@@ -327,7 +330,7 @@ for (const backend of storeBackends()) {
           );
         }
         const skillRead = await reader.ok<SkillRead>('read_skill', { skill_id: skill.skill_id, version: 'published' });
-        assert.deepEqual([skillRead.version, skillRead.skill_md, ...caps(skillRead)], [1, SKILL_MD(skillName), false, false, false, false]);
+        assert.partialDeepStrictEqual(skillRead, { version: 1, skill_md: SKILL_MD(skillName), ...capabilities(false, false, false, false) });
         for (const version of [undefined, 'latest', 2]) {
           assert.equal(
             await reader.fail('read_skill', version === undefined ? { skill_id: skill.skill_id } : { skill_id: skill.skill_id, version }),

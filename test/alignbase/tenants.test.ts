@@ -94,8 +94,8 @@ for (const backend of storeBackends()) {
       );
       const globexSkills = await globex.ok<{ skills: { id: string; description: string }[] }>('list_skills');
       assert.deepEqual(
-        globexSkills.skills.map((s) => [s.id, s.description]),
-        [[globexSkill.skill_id, 'Globex words.']],
+        globexSkills.skills.map((s) => ({ id: s.id, description: s.description })),
+        [{ id: globexSkill.skill_id, description: 'Globex words.' }],
       );
       // And the other way round.
       for (const name of ['admin-bot', 'viewer-bot', 'routed-bot']) {
