@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Agent } from './support.ts';
-import { OrgGateway, backendLabel, s3GatewayEnv, textOf } from './support.ts';
+import { OrgGateway, b64, backendLabel, s3GatewayEnv, textOf } from './support.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /** The Artifact tools through the SDK's client over HTTP. */
@@ -35,8 +35,6 @@ agents:
 grants:
   - { to: spy, on: all_artifacts, role: owner }
 `;
-
-const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
 async function download(client: Agent, id: string, version: number, path: string): Promise<Buffer> {
   const parts: Buffer[] = [];

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from './support.ts';
@@ -121,8 +122,7 @@ for (const backend of storeBackends()) {
         assert.equal(
           routed,
           [
-            '# Alignbase session context',
-            "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
+            ...CONTEXT_HEAD,
             '## Available Skills',
             [skillLine(names.live), skillLine(names.changed)].join('\n'),
             '## Memories',
@@ -178,19 +178,7 @@ for (const backend of storeBackends()) {
       });
 
       it('answers an agent with nothing routed with the three headings, each saying so, even one that may read everything', async () => {
-        assert.equal(
-          await (await suite.agent('outsider-bot', 'context.read')).context(),
-          [
-            '# Alignbase session context',
-            "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
-            '## Available Skills',
-            'No Skills are routed to this agent.',
-            '## Memories',
-            'No Memories are routed to this agent.',
-            '## Knowledge',
-            'No Knowledge is routed to this agent.',
-          ].join('\n\n') + '\n',
-        );
+        assert.equal(await (await suite.agent('outsider-bot', 'context.read')).context(), EMPTY_CONTEXT);
         // Whoever may read everything gets only what is routed: nothing.
         assert.ok((await admin.context()).includes('No Knowledge is routed to this agent.'));
       });

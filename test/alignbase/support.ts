@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SKILL_MD, b64 } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
@@ -294,10 +295,8 @@ export class Suite extends OrgGateway {
 // ---------------------------------------------------------------------------------------------
 // Fixtures and shapes
 
-export const SKILL_MD = (name: string, description = `Use ${name} when the task needs it.`, body = 'Follow these steps.'): string =>
-  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
-
-export const b64 = (data: string | Buffer): string => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data).toString('base64');
+// SKILL.md and base64 as every suite builds them; the Alignbase suites take them from here.
+export { SKILL_MD, b64 };
 
 /** Today's date (UTC) plus `days`, as YYYY-MM-DD. */
 export function utcDate(days = 0): string {

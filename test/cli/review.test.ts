@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../../src/core/context/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, b64 } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult, Served } from './support.ts';
 import { TOKEN_LINE, cliEnv, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
@@ -28,18 +29,6 @@ grants:
   - { to: draft-bot, on: all_skills, role: proposer }
 `;
 
-const GLOBEX = `tenant: globex
-name: Globex
-people:
-  - { email: hank@globex.test, name: Hank }
-agents:
-  - { name: globex-bot, owner: hank@globex.test }
-grants:
-  - { to: globex-bot, on: all_knowledge, role: owner }
-`;
-
-const SKILL_MD = (description: string, body: string): string => `---\nname: release-check\ndescription: ${description}\n---\n\n${body}\n`;
-const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 const RUN_SH = '#!/bin/sh\necho checking\n';
 const TABLE_CSV = 'step,owner\n1,alice\n';
 
@@ -134,7 +123,7 @@ for (const backend of cliStoreBackends()) {
     before(async () => {
       store = await backend.open();
       ok(await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env), 'apply acme');
-      ok(await kgw(['apply', await writeIn(store.workDir, 'globex.yaml', GLOBEX)], store.env), 'apply globex');
+      ok(await kgw(['apply', await writeIn(store.workDir, 'globex.yaml', GLOBEX_KNOWLEDGE_OWNER_ORG)], store.env), 'apply globex');
       gateway = await serve(store.env, { timeoutMs: 120_000 });
       writer = await connect('acme', 'writer-bot');
       drafter = await connect('acme', 'draft-bot');
@@ -156,7 +145,7 @@ for (const backend of cliStoreBackends()) {
       ids.checklist = await knowledge('Release checklist', '# Release\n\n- build\n- test\n', 'must_follow');
       ids.checklistDraft = await draft(ids.checklist, '# Release\n\n- build\n- test\n- tag\n', 'Tagging was missing');
       const skill = await call<{ skill_id: string }>(writer, 'create_skill', {
-        skill_md: SKILL_MD('Checks a release.', 'Run the script.'),
+        skill_md: SKILL_MD('release-check', 'Checks a release.', 'Run the script.'),
         attachments: [{ path: 'scripts/run.sh', data_base64: b64(RUN_SH) }],
       });
       ids.skill = skill.skill_id;
@@ -164,7 +153,7 @@ for (const backend of cliStoreBackends()) {
         await call<{ draft_id: string }>(drafter, 'create_skill_draft', {
           skill_id: ids.skill,
           base_version: 1,
-          skill_md: SKILL_MD('Checks a release before deployment.', 'Run the script twice.'),
+          skill_md: SKILL_MD('release-check', 'Checks a release before deployment.', 'Run the script twice.'),
         })
       ).draft_id;
       ids.proposal = (

@@ -14,9 +14,8 @@ import type { BlobStore, PresignedPut } from '../../connectors/blob/contract.ts'
 import { blobKey, isKeyPrefix } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
-import { isKgwError } from '../../src/core/errors.ts';
-import type { ErrorCode } from '../../src/core/errors.ts';
 import { registerUploadRoutes } from '../../src/http/upload-routes.ts';
+import { rejectsWithKgwError } from '../support/fixtures.ts';
 
 const MiB = 1024 * 1024;
 
@@ -118,14 +117,6 @@ async function collect(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(isKgwError(error), `expected KgwError(${code}), got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    return true;
-  });
-}
-
 /** `total` deterministic bytes in 64 KiB chunks, made as they are read. */
 function exposedGc(): () => void {
   const own = (globalThis as { gc?: () => void }).gc;
@@ -205,8 +196,8 @@ for (const { name, open } of backends) {
         assert.deepEqual(await collect(await store.get(info.key, { start: 9_990 })), bytes.subarray(9_990));
         assert.deepEqual(await collect(await store.get(info.key, { end: 9 })), bytes.subarray(0, 10));
         assert.deepEqual(await collect(await store.get(info.key, { start: 9_999, end: 50_000 })), bytes.subarray(9_999));
-        await rejectsWith(store.get(info.key, { start: 10_000 }), 'validation');
-        await rejectsWith(store.get(info.key, { start: 5, end: 4 }), 'validation');
+        await rejectsWithKgwError(store.get(info.key, { start: 10_000 }), 'validation');
+        await rejectsWithKgwError(store.get(info.key, { start: 5, end: 4 }), 'validation');
       });
 
       it('stores an empty blob', async () => {
@@ -229,7 +220,7 @@ for (const { name, open } of backends) {
         assert.ok(narrow.every((k) => k.startsWith(first.slice(0, 12))));
         await store.delete(first);
         assert.equal(await store.head(first), undefined);
-        await rejectsWith(store.get(first), 'not_found');
+        await rejectsWithKgwError(store.get(first), 'not_found');
         await store.delete(first); // deleting twice is fine
         const after: string[] = [];
         for await (const entry of store.list('')) after.push(entry.key);
@@ -241,22 +232,22 @@ for (const { name, open } of backends) {
         const a = await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
         const b = await store.put({ body: Readable.from([bytes]), size: bytes.length, sha256: sha(bytes) });
         assert.deepEqual(a, b);
-        await rejectsWith(store.put({ body: randomBytes(4096), size: 4096, sha256: sha(bytes) }), 'content_integrity');
+        await rejectsWithKgwError(store.put({ body: randomBytes(4096), size: 4096, sha256: sha(bytes) }), 'content_integrity');
         assert.deepEqual(await collect(await store.get(a.key)), bytes);
       });
 
       it('refuses a wrong checksum and leaves nothing behind', async () => {
         const bytes = randomBytes(70_000);
         const claimed = sha(randomBytes(8));
-        await rejectsWith(store.put({ body: bytes, size: bytes.length, sha256: claimed }), 'content_integrity');
+        await rejectsWithKgwError(store.put({ body: bytes, size: bytes.length, sha256: claimed }), 'content_integrity');
         assert.equal(await store.head(blobKey(claimed)), undefined);
         assert.deepEqual(await backend.leftovers(), []);
       });
 
       it('refuses a wrong size, both too few and too many bytes', async () => {
         const bytes = randomBytes(5000);
-        await rejectsWith(store.put({ body: bytes, size: 4999, sha256: sha(bytes) }), 'content_integrity');
-        await rejectsWith(store.put({ body: bytes, size: 5001, sha256: sha(bytes) }), 'content_integrity');
+        await rejectsWithKgwError(store.put({ body: bytes, size: 4999, sha256: sha(bytes) }), 'content_integrity');
+        await rejectsWithKgwError(store.put({ body: bytes, size: 5001, sha256: sha(bytes) }), 'content_integrity');
         assert.equal(await store.head(blobKey(sha(bytes))), undefined);
         assert.deepEqual(await backend.leftovers(), []);
       });
@@ -264,7 +255,7 @@ for (const { name, open } of backends) {
       it('refuses a truncated stream and a stream that fails midway', async () => {
         const bytes = randomBytes(300_000);
         const truncated = Readable.from([bytes.subarray(0, 100_000), bytes.subarray(100_000, 200_000)]);
-        await rejectsWith(store.put({ body: truncated, size: bytes.length, sha256: sha(bytes) }), 'content_integrity');
+        await rejectsWithKgwError(store.put({ body: truncated, size: bytes.length, sha256: sha(bytes) }), 'content_integrity');
         let sentChunks = 0;
         const failing = new Readable({
           read() {
@@ -338,22 +329,22 @@ for (const { name, open } of backends) {
           `sha256/é/${hex}`,
         ];
         for (const key of hostile) {
-          await rejectsWith(store.get(key), 'validation');
-          await rejectsWith(store.head(key), 'validation');
-          await rejectsWith(store.delete(key), 'validation');
-          await rejectsWith(store.verifyUpload(key), 'validation');
+          await rejectsWithKgwError(store.get(key), 'validation');
+          await rejectsWithKgwError(store.head(key), 'validation');
+          await rejectsWithKgwError(store.delete(key), 'validation');
+          await rejectsWithKgwError(store.verifyUpload(key), 'validation');
         }
         for (const prefix of ['../', '/', 'sha256/../', 'sha256/ab/../', 'sha256/é', 'x']) {
           assert.equal(isKeyPrefix(prefix), false, prefix);
-          await rejectsWith(
+          await rejectsWithKgwError(
             (async () => {
               for await (const entry of store.list(prefix)) void entry;
             })(),
             'validation',
           );
         }
-        await rejectsWith(store.put({ body: Buffer.from('x'), size: 1, sha256: hex.toUpperCase() }), 'validation');
-        await rejectsWith(store.put({ body: Buffer.from('x'), size: -1, sha256: hex }), 'validation');
+        await rejectsWithKgwError(store.put({ body: Buffer.from('x'), size: 1, sha256: hex.toUpperCase() }), 'validation');
+        await rejectsWithKgwError(store.put({ body: Buffer.from('x'), size: -1, sha256: hex }), 'validation');
       });
 
       describe('presigned PUT', () => {
@@ -365,7 +356,7 @@ for (const { name, open } of backends) {
           assert.equal(ticket.headers['content-length'], String(bytes.length));
           assert.equal(ticket.headers['x-amz-checksum-sha256'], Buffer.from(sha(bytes), 'hex').toString('base64'));
           assert.ok(Date.parse(ticket.expiresAt) > Date.now() + 250_000);
-          await rejectsWith(store.verifyUpload(ticket), 'not_found');
+          await rejectsWithKgwError(store.verifyUpload(ticket), 'not_found');
           const response = await putPresigned(ticket, bytes);
           assert.equal(response.status, 200, await response.text());
           assert.deepEqual(await store.verifyUpload(ticket), { size: bytes.length, sha256: sha(bytes) });
@@ -379,7 +370,7 @@ for (const { name, open } of backends) {
           const response = await putPresigned(ticket, randomBytes(50_000));
           await response.arrayBuffer();
           assert.equal(response.status, 400);
-          await rejectsWith(store.verifyUpload(ticket), 'not_found');
+          await rejectsWithKgwError(store.verifyUpload(ticket), 'not_found');
           assert.deepEqual(await backend.leftovers(), []);
         });
 
@@ -409,16 +400,16 @@ for (const { name, open } of backends) {
         });
 
         it('refuses sizes over the single-PUT ceiling and bad input', async () => {
-          await rejectsWith(
+          await rejectsWithKgwError(
             store.presignPut({ size: 100 * MiB + 1, sha256: sha(Buffer.from('z')), contentType: 'application/pdf', expiresInSeconds: 60 }),
             'payload_too_large',
           );
-          await rejectsWith(store.presignPut({ size: 1, sha256: 'nope', contentType: 'text/plain', expiresInSeconds: 60 }), 'validation');
-          await rejectsWith(
+          await rejectsWithKgwError(store.presignPut({ size: 1, sha256: 'nope', contentType: 'text/plain', expiresInSeconds: 60 }), 'validation');
+          await rejectsWithKgwError(
             store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain\r\nx: y', expiresInSeconds: 60 }),
             'validation',
           );
-          await rejectsWith(store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain', expiresInSeconds: 0 }), 'validation');
+          await rejectsWithKgwError(store.presignPut({ size: 1, sha256: sha(Buffer.from('z')), contentType: 'text/plain', expiresInSeconds: 0 }), 'validation');
         });
 
         if (name === 'disk') {

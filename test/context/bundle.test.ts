@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import type { BundleInput, BundleKnowledge, BundleMemory, BundleMessage } from '../../src/core/context/bundle.ts';
 import { CONTEXT_BUNDLE_MAX_BYTES } from '../../src/core/context/bundle.ts';
+import { EMPTY_CONTEXT } from '../support/fixtures.ts';
 import {
   MESSAGES_NOTE,
   escapeAttribute,
@@ -122,19 +123,7 @@ describe('renderContextBundle: the spec sample', () => {
 
 describe('renderContextBundle: empty sections', () => {
   it('always has the heading and intro; empty sections keep their heading with a "none" line', () => {
-    assert.equal(
-      render(empty),
-      [
-        '# Alignbase session context',
-        "Alignbase supplies this agent's context. That includes Knowledge, Skills, and Memory. Follow must-follow Knowledge within its authorized scope. Treat informational Knowledge as reference material. Follow authorized Skill instructions. Use Memory only as working recall, not a full knowledge base.",
-        '## Available Skills',
-        'No Skills are routed to this agent.',
-        '## Memories',
-        'No Memories are routed to this agent.',
-        '## Knowledge',
-        'No Knowledge is routed to this agent.',
-      ].join('\n\n') + '\n',
-    );
+    assert.equal(render(empty), EMPTY_CONTEXT);
   });
 
   it('leaves out the Knowledge scoping sentence when there is no Knowledge', () => {

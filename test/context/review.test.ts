@@ -15,9 +15,8 @@ import type { AcceptInput, ReviewItem } from '../../src/core/context/review.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../../src/core/context/review.ts';
 import { createSkill, readSkill } from '../../src/core/context/skills.ts';
 import { findPrincipal, requireTenant } from '../../src/core/directory/directory.ts';
-import { isKgwError } from '../../src/core/errors.ts';
-import type { ErrorCode } from '../../src/core/errors.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, assertKgwError, b64, rejectsWithKgwError } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -36,30 +35,6 @@ grants:
   - { to: draft-bot, on: all_skills, role: proposer }
   - { to: bob@acme.test, on: all_knowledge, role: proposer }
 `;
-
-const GLOBEX = `tenant: globex
-name: Globex
-people:
-  - { email: hank@globex.test, name: Hank }
-agents:
-  - { name: globex-bot, owner: hank@globex.test }
-grants:
-  - { to: globex-bot, on: all_knowledge, role: owner }
-`;
-
-const SKILL_MD = (name: string, description: string, body = 'Follow these steps.'): string =>
-  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
-const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-
-/** Asserts `promise` fails with a KgwError of `code` whose message matches `message`. */
-async function refused(promise: Promise<unknown>, code: ErrorCode, message: RegExp | string): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(isKgwError(error, code), `expected ${code}, got ${String(error)}`);
-    if (typeof message === 'string') assert.equal(error.message, message);
-    else assert.match(error.message, message);
-    return true;
-  });
-}
 
 interface AuditRow {
   surface: string;
@@ -105,7 +80,7 @@ for (const backend of storeBackends()) {
       blob = new DiskBlobStore({ dataDir: blobDir, publicUrl: 'http://127.0.0.1:1' });
       audit = new AuditLog(store.db);
       await applyOrgFile(store.db, { source: ACME });
-      await applyOrgFile(store.db, { source: GLOBEX });
+      await applyOrgFile(store.db, { source: GLOBEX_KNOWLEDGE_OWNER_ORG });
       writer = await caller('acme', 'writer-bot');
       drafter = await caller('acme', 'draft-bot');
       hank = await caller('globex', 'globex-bot');
@@ -180,7 +155,7 @@ for (const backend of storeBackends()) {
         globex.map((i) => i.name),
         ['Handbook'],
       );
-      await refused(listReviews(store.db, { tenant: 'initech' }), 'not_found', 'tenant "initech" not found');
+      await rejectsWithKgwError(listReviews(store.db, { tenant: 'initech' }), 'not_found', 'tenant "initech" not found');
     });
 
     it('shows a Knowledge draft with its base version and a unified diff; a stale one against the latest too', async () => {
@@ -317,7 +292,7 @@ for (const backend of storeBackends()) {
       await createSkill(services(), writer, { skill_md: SKILL_MD('taken-name', 'Taken.') });
       const skill = await createSkill(services(), writer, { skill_md: SKILL_MD('free-name', 'Free.') });
       const draft = await draftOn('skill', skill.skill_id, 1, SKILL_MD('taken-name', 'Free.'));
-      await refused(accept(draft), 'validation', 'invalid skill package: a skill named "taken-name" already exists');
+      await rejectsWithKgwError(accept(draft), 'validation', 'invalid skill package: a skill named "taken-name" already exists');
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
       assert.deepEqual([shown.status, shown.current_version, shown.name], ['open', 1, 'free-name']);
     });
@@ -373,7 +348,7 @@ for (const backend of storeBackends()) {
       const draft = await draftOn('knowledge', id, 1, 'draft on v1');
       await writeKnowledge(store.db, writer, { knowledge_id: id, expected_version: 1, content: 'v2' });
       await writeKnowledge(store.db, writer, { knowledge_id: id, expected_version: 2, content: 'v3' });
-      await refused(
+      await rejectsWithKgwError(
         accept(draft),
         'conflict',
         `draft ${draft} is stale: it was written on version 1 of the Knowledge "Moving", which is now at version 3; accepting it would replace version 3 (review it and accept with --force to do so)`,
@@ -414,12 +389,12 @@ for (const backend of storeBackends()) {
       const noNote = await rejectReview(store.db, audit, { tenant: 'acme', id: proposal, note: '  ' });
       assert.deepEqual([noNote.kind, noNote.note, noNote.decided_by, noNote.resource_id], ['proposal', null, null, null]);
 
-      await refused(accept(draft), 'conflict', /^draft .* was already rejected at \d{4}-.*Z; only open drafts and proposals can be decided$/);
-      await refused(rejectReview(store.db, audit, { tenant: 'acme', id: proposal }), 'conflict', /^proposal .* was already rejected at /);
+      await rejectsWithKgwError(accept(draft), 'conflict', /^draft .* was already rejected at \d{4}-.*Z; only open drafts and proposals can be decided$/);
+      await rejectsWithKgwError(rejectReview(store.db, audit, { tenant: 'acme', id: proposal }), 'conflict', /^proposal .* was already rejected at /);
       const once = await draftOn('knowledge', id, 1, 'good idea');
       await accept(once);
-      await refused(accept(once), 'conflict', /^draft .* was already accepted at /);
-      await refused(rejectReview(store.db, audit, { tenant: 'acme', id: once }), 'conflict', /was already accepted/);
+      await rejectsWithKgwError(accept(once), 'conflict', /^draft .* was already accepted at /);
+      await rejectsWithKgwError(rejectReview(store.db, audit, { tenant: 'acme', id: once }), 'conflict', /was already accepted/);
 
       const bob = (await caller('acme', 'bob@acme.test')).principal.id;
       assert.deepEqual(
@@ -439,7 +414,7 @@ for (const backend of storeBackends()) {
       const won = outcomes.filter((o) => o.status === 'fulfilled');
       assert.equal(won.length, 1, 'exactly one decision');
       for (const lost of outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected')) {
-        assert.ok(isKgwError(lost.reason, 'conflict'), String(lost.reason));
+        assertKgwError(lost.reason, 'conflict');
         assert.match((lost.reason as Error).message, /was already (accepted|rejected)/);
       }
       const versions = await store.db.query('SELECT version FROM context_versions WHERE resource_id = $1', [id]);
@@ -477,16 +452,20 @@ for (const backend of storeBackends()) {
         [theirs, theirs],
       ] as const) {
         const message = `no draft or proposal "${wanted}" in tenant "acme"`;
-        await refused(showReview(store.db, { tenant: 'acme', id: what }), 'not_found', message);
-        await refused(accept(what), 'not_found', message);
-        await refused(rejectReview(store.db, audit, { tenant: 'acme', id: what }), 'not_found', message);
+        await rejectsWithKgwError(showReview(store.db, { tenant: 'acme', id: what }), 'not_found', message);
+        await rejectsWithKgwError(accept(what), 'not_found', message);
+        await rejectsWithKgwError(rejectReview(store.db, audit, { tenant: 'acme', id: what }), 'not_found', message);
       }
       assert.equal((await showReview(store.db, { tenant: 'globex', id: theirs })).status, 'open', 'untouched in its own tenant');
-      await refused(accept(mine, { as: 'carol@acme.test' }), 'not_found', 'no person "carol@acme.test" in tenant "acme"');
-      await refused(accept(mine, { as: 'hank@globex.test' }), 'not_found', 'no person "hank@globex.test" in tenant "acme"');
-      await refused(accept(mine, { as: 'draft-bot' }), 'validation', 'the reviewer must be a person, named by email: "draft-bot"');
-      await refused(rejectReview(store.db, audit, { tenant: 'acme', id: mine, note: 'x'.repeat(2001) }), 'validation', 'note cannot exceed 2000 characters');
-      await refused(accept(mine, { tenant: 'initech' }), 'not_found', 'tenant "initech" not found');
+      await rejectsWithKgwError(accept(mine, { as: 'carol@acme.test' }), 'not_found', 'no person "carol@acme.test" in tenant "acme"');
+      await rejectsWithKgwError(accept(mine, { as: 'hank@globex.test' }), 'not_found', 'no person "hank@globex.test" in tenant "acme"');
+      await rejectsWithKgwError(accept(mine, { as: 'draft-bot' }), 'validation', 'the reviewer must be a person, named by email: "draft-bot"');
+      await rejectsWithKgwError(
+        rejectReview(store.db, audit, { tenant: 'acme', id: mine, note: 'x'.repeat(2001) }),
+        'validation',
+        'note cannot exceed 2000 characters',
+      );
+      await rejectsWithKgwError(accept(mine, { tenant: 'initech' }), 'not_found', 'tenant "initech" not found');
       assert.equal((await showReview(store.db, { tenant: 'acme', id: mine })).status, 'open');
       assert.deepEqual(await auditOf(mine).then((rows) => rows.filter((r) => r.action.startsWith('review.'))), []);
     });

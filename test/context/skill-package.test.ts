@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { isKgwError } from '../../src/core/errors.ts';
 import {
   detectMediaType,
   FILE_MAX_BYTES,
@@ -14,20 +13,20 @@ import {
   validatePackage,
 } from '../../src/core/context/skill-package.ts';
 import type { AttachmentInput } from '../../src/core/context/skill-package.ts';
+import { assertKgwError, b64, skillMdOf } from '../support/fixtures.ts';
 
 const PREFIX = 'invalid skill package: ';
 
 /** A SKILL.md with the given frontmatter lines. */
-const skill = (...lines: string[]): string => `---\n${lines.join('\n')}\n---\n\nDo the thing.\n`;
+const skill = (...lines: string[]): string => skillMdOf(lines, 'Do the thing.');
 const BASIC = skill('name: my-skill', 'description: Does the thing.');
 
-const b64 = (data: string | Buffer): string => Buffer.from(data).toString('base64');
 const file = (path: string, data: string | Buffer = 'x'): AttachmentInput => ({ path, data_base64: b64(data) });
 
 /** Asserts `run` throws a validation error with the prefix whose reason matches `reason`. */
 function rejects(run: () => unknown, reason: string | RegExp, prefix = PREFIX): void {
   assert.throws(run, (error: unknown) => {
-    assert.ok(isKgwError(error, 'validation'), `expected a validation KgwError, got ${String(error)}`);
+    assertKgwError(error, 'validation');
     assert.ok(error.message.startsWith(prefix), `message ${JSON.stringify(error.message)} lacks the prefix`);
     const rest = error.message.slice(prefix.length);
     if (typeof reason === 'string') assert.equal(rest, reason);

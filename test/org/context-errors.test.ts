@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles, referencesOf } from '../../src/core/org/referenced-files.ts';
+import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ContextStore } from './context-support.ts';
 import { PNG, openContextStore, skillMd } from './context-support.ts';
@@ -48,13 +49,7 @@ symlinkSync('../good/SKILL.md', path.join(FOLDER, 'skills/with-links/ref.md'));
 execFileSync('mkfifo', [path.join(FOLDER, 'skills/with-links/pipe')]);
 symlinkSync('skills', path.join(FOLDER, 'linked'));
 
-const BASE = `tenant: acme
-name: Acme Inc.
-people:
-  - { email: alice@acme.test, name: Alice }
-agents:
-  - { name: release-bot, owner: alice@acme.test }
-`;
+const BASE = ACME_RELEASE_BOT_ORG;
 
 /** BASE (6 lines) followed by `rest`: line 7 is the first line of `rest`. */
 const file = (rest: string): string => `${BASE}${rest}`;

@@ -6,17 +6,12 @@ import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { createKnowledge } from '../../src/core/context/knowledge.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
+import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { applyIn, countVersions, idsOf, resourceNamed, resourcesNamed, sharedStore, writeTree } from './context-support.ts';
 import { snapshot } from './support.ts';
 
-const BASE = `tenant: acme
-name: Acme Inc.
-people:
-  - { email: alice@acme.test, name: Alice }
-agents:
-  - { name: release-bot, owner: alice@acme.test }
-groups:
+const BASE = `${ACME_RELEASE_BOT_ORG}groups:
   - { name: eng, members: [release-bot] }
 `;
 

@@ -8,17 +8,12 @@ import { routedTo } from '../../src/core/access/routes.ts';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
+import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { PNG, applyIn, blobBytes, blobCount, countVersions, idsOf, resourceNamed, sharedStore, skillMd, writeTree } from './context-support.ts';
 import { snapshot } from './support.ts';
 
-const BASE = `tenant: acme
-name: Acme Inc.
-people:
-  - { email: alice@acme.test, name: Alice }
-agents:
-  - { name: release-bot, owner: alice@acme.test }
-`;
+const BASE = ACME_RELEASE_BOT_ORG;
 
 const SKILLS = `${BASE}skills:
   - dir: skills/release-check
