@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../../src/core/context/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
-import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, b64 } from '../support/fixtures.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult, Served } from './support.ts';
 import { TOKEN_LINE, cliEnv, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
@@ -184,16 +184,17 @@ for (const backend of cliStoreBackends()) {
 
     it('list shows the open drafts and proposals as a table and as JSON', async () => {
       const items = await json<ReviewItem[]>('list', '--tenant', 'acme');
+      const fields = ['id', 'kind', 'type', 'name', 'base_version', 'current_version', 'is_stale', 'author_email', 'agent_name'] as const;
       assert.deepEqual(
-        items.map((i) => [i.id, i.kind, i.type, i.name, i.base_version, i.current_version, i.is_stale, i.author_email, i.agent_name]),
-        [
+        items.map((i) => pick(i, fields)),
+        records(fields, [
           [id('checklistDraft'), 'draft', 'knowledge', 'Release checklist', 1, 1, false, 'bob@acme.test', 'draft-bot'],
           [id('skillDraft'), 'draft', 'skill', 'release-check', 1, 1, false, 'bob@acme.test', 'draft-bot'],
           [id('proposal'), 'proposal', 'knowledge', 'Rollback plan', null, null, false, 'bob@acme.test', 'draft-bot'],
           [id('staleDraft'), 'draft', 'knowledge', 'Moving target', 1, 2, true, 'bob@acme.test', 'draft-bot'],
           [id('rejectDraft'), 'draft', 'knowledge', 'Doubtful', 1, 1, false, 'bob@acme.test', 'draft-bot'],
           [id('raceDraft'), 'draft', 'knowledge', 'Race', 1, 1, false, 'bob@acme.test', 'draft-bot'],
-        ],
+        ]),
       );
       assert.equal(items[0]?.rationale, 'Tagging was missing');
 
@@ -243,10 +244,8 @@ for (const backend of cliStoreBackends()) {
         ].join('\n'),
       );
       const detail = await json<ReviewDetail>('show', draft, '--tenant', 'acme');
-      assert.deepEqual(
-        [detail.base, detail.content, detail.status],
-        [{ version: 1, content: '# Release\n\n- build\n- test\n' }, '# Release\n\n- build\n- test\n- tag\n', 'open'],
-      );
+      assert.partialDeepStrictEqual(detail, { content: '# Release\n\n- build\n- test\n- tag\n', status: 'open' });
+      assert.deepEqual(detail.base, { version: 1, content: '# Release\n\n- build\n- test\n' });
 
       const stale = ok(await review('show', id('staleDraft'), '--tenant', 'acme'), 'show stale');
       assert.match(stale, /^Base: +version 1; the Knowledge is now at version 2 \(stale\)$/m);
@@ -270,14 +269,19 @@ for (const backend of cliStoreBackends()) {
         `accepted draft ${draft}: Knowledge "Release checklist" saved as version 2, published\n`,
       );
       const shown = await json<ReviewDetail>('show', draft, '--tenant', 'acme');
-      assert.deepEqual([shown.status, shown.decided_by, shown.result_version], ['accepted', 'alice@acme.test', 2]);
+      assert.partialDeepStrictEqual(shown, { status: 'accepted', decided_by: 'alice@acme.test', result_version: 2 });
       assert.match(ok(await review('show', draft, '--tenant', 'acme'), 'show accepted'), /^Decision: +accepted as version 2 at \S+Z by alice@acme\.test$/m);
 
       const skill = await json<AcceptResult>('accept', id('skillDraft'), '--tenant', 'acme');
-      assert.deepEqual(
-        [skill.kind, skill.type, skill.name, skill.version, skill.saved, skill.published, skill.decided_by],
-        ['draft', 'skill', 'release-check', 2, true, false, null],
-      );
+      assert.partialDeepStrictEqual(skill, {
+        kind: 'draft',
+        type: 'skill',
+        name: 'release-check',
+        version: 2,
+        saved: true,
+        published: false,
+        decided_by: null,
+      });
       assert.ok(!(await json<ReviewItem[]>('list', '--tenant', 'acme')).some((i) => i.id === draft || i.id === id('skillDraft')), 'no longer listed');
     });
 
@@ -297,12 +301,9 @@ for (const backend of cliStoreBackends()) {
     it('reject records a note; deciding twice is refused', async () => {
       const draft = id('rejectDraft');
       const rejected = await json<RejectResult>('reject', draft, '--tenant', 'acme', '--as', 'bob@acme.test', '--note', 'Not sourced');
-      assert.deepEqual(
-        [rejected.status, rejected.kind, rejected.name, rejected.note, rejected.decided_by],
-        ['rejected', 'draft', 'Doubtful', 'Not sourced', 'bob@acme.test'],
-      );
+      assert.partialDeepStrictEqual(rejected, { status: 'rejected', kind: 'draft', name: 'Doubtful', note: 'Not sourced', decided_by: 'bob@acme.test' });
       const shown = await json<ReviewDetail>('show', draft, '--tenant', 'acme');
-      assert.deepEqual([shown.status, shown.decision_note, shown.decided_by], ['rejected', 'Not sourced', 'bob@acme.test']);
+      assert.partialDeepStrictEqual(shown, { status: 'rejected', decision_note: 'Not sourced', decided_by: 'bob@acme.test' });
       failed(
         await review('reject', draft, '--tenant', 'acme'),
         1,
@@ -368,22 +369,23 @@ for (const backend of cliStoreBackends()) {
             WHERE e.action LIKE 'review.%' ORDER BY e.at`,
         ),
       );
+      const fields = ['action', 'surface', 'reviewer', 'kind', 'item'] as const;
       assert.deepEqual(
-        events.map((e) => [e.action, e.surface, e.reviewer, e.kind, e.item]),
-        [
+        events.map((e) => pick(e, fields)),
+        records(fields, [
           ['review.accept', 'cli', 'alice@acme.test', 'draft', id('checklistDraft')],
           ['review.accept', 'cli', null, 'draft', id('skillDraft')],
           ['review.accept', 'cli', null, 'draft', id('staleDraft')],
           ['review.reject', 'cli', 'bob@acme.test', 'draft', id('rejectDraft')],
           ['review.accept', 'cli', null, 'draft', id('raceDraft')],
-        ],
+        ]),
       );
     });
 
     it('through a running gateway: accepts the proposal; the agents read the results over MCP', async () => {
       gateway = await serve(store.env, { timeoutMs: 120_000 });
       const accepted = await json<AcceptResult>('accept', id('proposal'), '--tenant', 'acme', '--publish');
-      assert.deepEqual([accepted.kind, accepted.name, accepted.version, accepted.published], ['proposal', 'Rollback plan', 1, true]);
+      assert.partialDeepStrictEqual(accepted, { kind: 'proposal', name: 'Rollback plan', version: 1, published: true });
       assert.deepEqual(await json<ReviewItem[]>('list', '--tenant', 'acme'), []);
       assert.equal(ok(await review('list', '--tenant', 'acme'), 'empty list'), 'no open drafts or proposals in acme\n');
 
@@ -396,23 +398,27 @@ for (const backend of cliStoreBackends()) {
           version: 'published',
         },
       );
-      assert.deepEqual(
-        [created.title, created.content, created.authority, created.version, created.is_published_version],
-        ['Rollback plan', '# Rollback\n\nRevert the tag.', 'must_follow', 1, true],
-      );
+      assert.partialDeepStrictEqual(created, {
+        title: 'Rollback plan',
+        content: '# Rollback\n\nRevert the tag.',
+        authority: 'must_follow',
+        version: 1,
+        is_published_version: true,
+      });
       assert.equal(await attachment(reader, 'knowledge', accepted.resource_id, 1, 'steps.csv'), TABLE_CSV);
 
       const checklist = await call<{ content: string; authority: string; version: number }>(reader, 'read_knowledge', {
         knowledge_id: id('checklist'),
         version: 'published',
       });
-      assert.deepEqual([checklist.content, checklist.authority, checklist.version], ['# Release\n\n- build\n- test\n- tag\n', 'must_follow', 2]);
+      assert.partialDeepStrictEqual(checklist, { content: '# Release\n\n- build\n- test\n- tag\n', authority: 'must_follow', version: 2 });
       const skill = await call<{ skill_md: string; description: string; version: number; attachments: { path: string }[] }>(reader, 'read_skill', {
         skill_id: id('skill'),
       });
+      assert.partialDeepStrictEqual(skill, { version: 2, description: 'Checks a release before deployment.' });
       assert.deepEqual(
-        [skill.version, skill.description, skill.attachments.map((a) => a.path)],
-        [2, 'Checks a release before deployment.', ['scripts/run.sh']],
+        skill.attachments.map((a) => a.path),
+        ['scripts/run.sh'],
       );
       assert.equal(await attachment(reader, 'skill', id('skill'), 2, 'scripts/run.sh'), RUN_SH);
       const drafts = await call<{ drafts: unknown[] }>(reader, 'list_knowledge_drafts', { knowledge_id: id('checklist') });
@@ -460,7 +466,7 @@ for (const backend of cliStoreBackends()) {
       // --json is exact: C1 and bidi characters as \u escapes too, which parse back to the same text.
       const json = clean(ok(await review('show', draft, '--tenant', 'acme', '--json'), 'show --json'), 'show --json');
       const detail = JSON.parse(json) as ReviewDetail;
-      assert.deepEqual([detail.name, detail.content, detail.rationale], [title, content, 'Because\x1b]0;owned\x07\nof \u2067this\u2069']);
+      assert.partialDeepStrictEqual(detail, { name: title, content, rationale: 'Because\x1b]0;owned\x07\nof \u2067this\u2069' });
       for (const escape of ['\\u001b[2J', '\\u009b31m', '\\u202e', '\\u2066', '\\r']) assert.ok(json.includes(escape), escape);
 
       // An error names the Knowledge too. Error texts may hold several lines (an org file's problems), so the

@@ -16,7 +16,7 @@ import { acceptReview, listReviews, rejectReview, showReview } from '../../src/c
 import { createSkill, readSkill } from '../../src/core/context/skills.ts';
 import { findPrincipal, requireTenant } from '../../src/core/directory/directory.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, assertKgwError, b64, rejectsWithKgwError } from '../support/fixtures.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, assertKgwError, b64, pick, rejectsWithKgwError } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -133,22 +133,19 @@ for (const backend of storeBackends()) {
         },
       );
       assert.match(at(d1).created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-      assert.deepEqual([at(d2).type, at(d2).name, at(d2).base_version, at(d2).current_version, at(d2).is_stale], ['skill', 'list-check', 1, 1, false]);
-      assert.deepEqual(
-        [
-          at(p1).kind,
-          at(p1).type,
-          at(p1).resource_id,
-          at(p1).name,
-          at(p1).base_version,
-          at(p1).current_version,
-          at(p1).is_stale,
-          at(p1).agent_name,
-          at(p1).rationale,
-        ],
-        ['proposal', 'knowledge', null, 'New idea', null, null, false, 'draft-bot', 'We lack it'],
-      );
-      assert.deepEqual([at(personDraft).author_email, at(personDraft).author_name, at(personDraft).agent_name], ['bob@acme.test', 'Bob Brown', null]);
+      assert.partialDeepStrictEqual(at(d2), { type: 'skill', name: 'list-check', base_version: 1, current_version: 1, is_stale: false });
+      assert.partialDeepStrictEqual(at(p1), {
+        kind: 'proposal',
+        type: 'knowledge',
+        resource_id: null,
+        name: 'New idea',
+        base_version: null,
+        current_version: null,
+        is_stale: false,
+        agent_name: 'draft-bot',
+        rationale: 'We lack it',
+      });
+      assert.partialDeepStrictEqual(at(personDraft), { author_email: 'bob@acme.test', author_name: 'Bob Brown', agent_name: null });
 
       const globex = await listReviews(store.db, { tenant: 'globex' });
       assert.deepEqual(
@@ -170,10 +167,7 @@ for (const backend of storeBackends()) {
       assert.equal(shown.latest, null);
       assert.equal(shown.diff, `--- Knowledge "Show me" version 1\n+++ draft ${draft}\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n`);
       assert.equal(shown.diff_latest, null);
-      assert.deepEqual(
-        [shown.decided_at, shown.decided_by, shown.decision_note, shown.result_version, shown.result_resource_id],
-        [null, null, null, null, null],
-      );
+      assert.partialDeepStrictEqual(shown, { decided_at: null, decided_by: null, decision_note: null, result_version: null, result_resource_id: null });
 
       await writeKnowledge(store.db, writer, { knowledge_id: id, expected_version: 1, content: 'alpha\nbeta\ngamma\ndelta\n' });
       const stale = await showReview(store.db, { tenant: 'acme', id: draft });
@@ -208,7 +202,7 @@ for (const backend of storeBackends()) {
         },
       );
       const read = await readKnowledge(store.db, writer, { knowledge_id: id, version: 'published' });
-      assert.deepEqual([read.version, read.content, read.authority, read.version_id], [2, 'second\n', 'must_follow', result.version_id]);
+      assert.partialDeepStrictEqual(read, { version: 2, content: 'second\n', authority: 'must_follow', version_id: result.version_id });
       const [version] = await store.db.query<{ created_by: string }>('SELECT created_by FROM context_versions WHERE resource_id = $1 AND version = 2', [id]);
       assert.equal(version?.created_by, drafter.principal.id, 'the version is the drafting agent’s');
 
@@ -216,9 +210,12 @@ for (const backend of storeBackends()) {
         'SELECT status, decided_by, result_version, decided_at FROM context_drafts WHERE id = $1',
         [draft],
       );
-      assert.deepEqual([row?.status, row?.decided_by, Number(row?.result_version)], ['accepted', alice, 2]);
+      assert.deepEqual(
+        { status: row?.status, decided_by: row?.decided_by, result_version: Number(row?.result_version) },
+        { status: 'accepted', decided_by: alice, result_version: 2 },
+      );
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
-      assert.deepEqual([shown.status, shown.decided_by, shown.result_version, shown.is_stale, shown.latest], ['accepted', 'alice@acme.test', 2, false, null]);
+      assert.partialDeepStrictEqual(shown, { status: 'accepted', decided_by: 'alice@acme.test', result_version: 2, is_stale: false, latest: null });
 
       const events = await auditOf(draft);
       const accepted = events.find((e) => e.action === 'review.accept');
@@ -240,12 +237,12 @@ for (const backend of storeBackends()) {
       const id = await knowledge('Same', 'same text');
       const draft = await draftOn('knowledge', id, 1, 'same text');
       const result = await accept(draft);
-      assert.deepEqual([result.saved, result.version, result.previous_version, result.decided_by, result.published], [false, 1, 1, null, false]);
+      assert.partialDeepStrictEqual(result, { saved: false, version: 1, previous_version: 1, decided_by: null, published: false });
       const [row] = await store.db.query<{ decided_by: string | null; result_version: number }>(
         'SELECT decided_by, result_version FROM context_drafts WHERE id = $1',
         [draft],
       );
-      assert.deepEqual([row?.decided_by, Number(row?.result_version)], [null, 1]);
+      assert.deepEqual({ decided_by: row?.decided_by, result_version: Number(row?.result_version) }, { decided_by: null, result_version: 1 });
       const [event] = await auditOf(draft).then((rows) => rows.filter((r) => r.action === 'review.accept'));
       assert.equal(event?.principal_id, null);
     });
@@ -271,17 +268,19 @@ for (const backend of storeBackends()) {
       );
 
       const result = await accept(draft, { as: 'bob@acme.test' });
-      assert.deepEqual([result.type, result.name, result.version, result.saved, result.published], ['skill', 'new-name', 2, true, false]);
+      assert.partialDeepStrictEqual(result, { type: 'skill', name: 'new-name', version: 2, saved: true, published: false });
       const read = await readSkill(services(), writer, { skill_id: skill.skill_id });
+      assert.partialDeepStrictEqual(read, {
+        name: 'new-name',
+        description: 'New description.',
+        version: 2,
+        skill_md: SKILL_MD('new-name', 'New description.', 'Better steps.'),
+      });
       assert.deepEqual(
-        [read.name, read.description, read.version, read.skill_md],
-        ['new-name', 'New description.', 2, SKILL_MD('new-name', 'New description.', 'Better steps.')],
-      );
-      assert.deepEqual(
-        read.attachments.map((a) => [a.path, a.size]),
+        read.attachments.map((a) => pick(a, ['path', 'size'])),
         [
-          ['notes.md', 8],
-          ['scripts/run.sh', 19],
+          { path: 'notes.md', size: 8 },
+          { path: 'scripts/run.sh', size: 19 },
         ],
       );
       const chunk = await readContextAttachment(services(), writer, { context_type: 'skill', context_id: skill.skill_id, version: 2, path: 'scripts/run.sh' });
@@ -294,7 +293,7 @@ for (const backend of storeBackends()) {
       const draft = await draftOn('skill', skill.skill_id, 1, SKILL_MD('taken-name', 'Free.'));
       await rejectsWithKgwError(accept(draft), 'validation', 'invalid skill package: a skill named "taken-name" already exists');
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
-      assert.deepEqual([shown.status, shown.current_version, shown.name], ['open', 1, 'free-name']);
+      assert.partialDeepStrictEqual(shown, { status: 'open', current_version: 1, name: 'free-name' });
     });
 
     it('accepts a proposal: creates the Knowledge with its authority and files, created by the proposing agent', async () => {
@@ -308,18 +307,13 @@ for (const backend of storeBackends()) {
         })
       ).proposal_id;
       const shown = await showReview(store.db, { tenant: 'acme', id: proposal });
-      assert.deepEqual(
-        [shown.kind, shown.content, shown.authority, shown.attachments, shown.base, shown.diff],
-        ['proposal', '# Policy\n\nDo it.', 'must_follow', [{ path: 'data/table.csv', media_type: 'text/csv', size: 8, digest_encoding: 'text' }], null, null],
-      );
+      assert.partialDeepStrictEqual(shown, { kind: 'proposal', content: '# Policy\n\nDo it.', authority: 'must_follow', base: null, diff: null });
+      assert.deepEqual(shown.attachments, [{ path: 'data/table.csv', media_type: 'text/csv', size: 8, digest_encoding: 'text' }]);
 
       const result = await accept(proposal, { publish: true });
-      assert.deepEqual(
-        [result.kind, result.name, result.version, result.previous_version, result.published, result.saved],
-        ['proposal', 'Proposed policy', 1, null, true, true],
-      );
+      assert.partialDeepStrictEqual(result, { kind: 'proposal', name: 'Proposed policy', version: 1, previous_version: null, published: true, saved: true });
       const read = await readKnowledge(store.db, drafter, { knowledge_id: result.resource_id, version: 'published' });
-      assert.deepEqual([read.title, read.content, read.authority, read.version], ['Proposed policy', '# Policy\n\nDo it.', 'must_follow', 1]);
+      assert.partialDeepStrictEqual(read, { title: 'Proposed policy', content: '# Policy\n\nDo it.', authority: 'must_follow', version: 1 });
       const chunk = await readContextAttachment(services(), drafter, {
         context_type: 'knowledge',
         context_id: result.resource_id,
@@ -332,9 +326,9 @@ for (const backend of storeBackends()) {
       const [row] = await store.db.query<{ status: string; resource_id: string }>('SELECT status, resource_id FROM context_proposals WHERE id = $1', [
         proposal,
       ]);
-      assert.deepEqual([row?.status, row?.resource_id], ['accepted', result.resource_id]);
+      assert.partialDeepStrictEqual(row, { status: 'accepted', resource_id: result.resource_id });
       const after = await showReview(store.db, { tenant: 'acme', id: proposal });
-      assert.deepEqual([after.status, after.result_resource_id, after.resource_id], ['accepted', result.resource_id, null]);
+      assert.partialDeepStrictEqual(after, { status: 'accepted', result_resource_id: result.resource_id, resource_id: null });
 
       const [event] = (await auditOf(proposal)).filter((e) => e.action === 'review.accept');
       assert.deepEqual(event?.resources, [
@@ -355,7 +349,7 @@ for (const backend of storeBackends()) {
       );
       assert.equal((await showReview(store.db, { tenant: 'acme', id: draft })).status, 'open');
       const forced = await accept(draft, { force: true });
-      assert.deepEqual([forced.version, forced.previous_version, forced.base_version, forced.forced, forced.saved], [4, 3, 1, true, true]);
+      assert.partialDeepStrictEqual(forced, { version: 4, previous_version: 3, base_version: 1, forced: true, saved: true });
       assert.equal((await readKnowledge(store.db, writer, { knowledge_id: id })).content, 'draft on v1');
       const [event] = (await auditOf(draft)).filter((e) => e.action === 'review.accept');
       assert.deepEqual(event?.details, { kind: 'draft', draft_id: draft, base_version: 1, published: false, forced: true });
@@ -382,12 +376,12 @@ for (const backend of storeBackends()) {
         },
       );
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
-      assert.deepEqual([shown.status, shown.decision_note, shown.decided_by], ['rejected', 'Not accurate', 'bob@acme.test']);
+      assert.partialDeepStrictEqual(shown, { status: 'rejected', decision_note: 'Not accurate', decided_by: 'bob@acme.test' });
       assert.equal((await readKnowledge(store.db, writer, { knowledge_id: id })).latest_version, 1, 'nothing saved');
       assert.ok(!(await listReviews(store.db, { tenant: 'acme' })).some((i) => i.id === draft), 'no longer listed');
 
       const noNote = await rejectReview(store.db, audit, { tenant: 'acme', id: proposal, note: '  ' });
-      assert.deepEqual([noNote.kind, noNote.note, noNote.decided_by, noNote.resource_id], ['proposal', null, null, null]);
+      assert.partialDeepStrictEqual(noNote, { kind: 'proposal', note: null, decided_by: null, resource_id: null });
 
       await rejectsWithKgwError(accept(draft), 'conflict', /^draft .* was already rejected at \d{4}-.*Z; only open drafts and proposals can be decided$/);
       await rejectsWithKgwError(rejectReview(store.db, audit, { tenant: 'acme', id: proposal }), 'conflict', /^proposal .* was already rejected at /);
@@ -398,12 +392,21 @@ for (const backend of storeBackends()) {
 
       const bob = (await caller('acme', 'bob@acme.test')).principal.id;
       assert.deepEqual(
-        (await auditOf(draft)).map((e) => [e.action, e.surface, e.result, e.principal_id, e.resources, e.details]),
-        [['review.reject', 'cli', 'ok', bob, [{ type: 'knowledge', id, version: 1 }], { kind: 'draft', draft_id: draft }]],
+        (await auditOf(draft)).map((e) => pick(e, ['action', 'surface', 'result', 'principal_id', 'resources', 'details'])),
+        [
+          {
+            action: 'review.reject',
+            surface: 'cli',
+            result: 'ok',
+            principal_id: bob,
+            resources: [{ type: 'knowledge', id, version: 1 }],
+            details: { kind: 'draft', draft_id: draft },
+          },
+        ],
       );
       assert.deepEqual(
-        (await auditOf(proposal)).map((e) => [e.action, e.resources, e.details]),
-        [['review.reject', [], { kind: 'proposal', proposal_id: proposal }]],
+        (await auditOf(proposal)).map((e) => pick(e, ['action', 'resources', 'details'])),
+        [{ action: 'review.reject', resources: [], details: { kind: 'proposal', proposal_id: proposal } }],
       );
     });
 

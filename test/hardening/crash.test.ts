@@ -111,7 +111,7 @@ for (const backend of cliStoreBackends()) {
         for (let item = 0; item < ITEMS; item++) {
           const content = `# Crash item ${item}\n\nVersion one.\n`;
           const written = await callOk<Written>(client, 'write_knowledge', { title: `Crash item ${item}`, expected_version: 0, content });
-          assert.deepEqual([written.version, written.created], [1, true]);
+          assert.partialDeepStrictEqual(written, { version: 1, created: true });
           ids.push(written.knowledge_id);
           created.set(written.knowledge_id, { content, versionId: written.version_id });
         }
@@ -169,9 +169,9 @@ for (const backend of cliStoreBackends()) {
           }
           conflicts = 0;
           const written = result.structuredContent as Written;
-          assert.deepEqual(
-            [written.knowledge_id, written.version, written.updated],
-            [ids[item], latest + 1, true],
+          assert.partialDeepStrictEqual(
+            written,
+            { knowledge_id: ids[item], version: latest + 1, updated: true },
             `writer ${w}: an acknowledged write is the next version`,
           );
           attempt.outcome = 'acked';
@@ -263,7 +263,7 @@ for (const backend of cliStoreBackends()) {
       );
       assert.equal(new Set(versions.map((v) => v.id)).size, versions.length, `item ${item}: distinct version ids`);
       const first = created.get(id);
-      assert.deepEqual([versions[0]?.content, versions[0]?.id], [first?.content, first?.versionId], `item ${item}: version 1 is the created one`);
+      assert.partialDeepStrictEqual(versions[0], { content: first?.content, id: first?.versionId }, `item ${item}: version 1 is the created one`);
       const byContent = new Map(attempts.filter((a) => a.item === item).map((a) => [a.content, a]));
       const storedAttempts: Attempt[] = [];
       for (const v of versions.slice(1)) {
@@ -274,7 +274,7 @@ for (const backend of cliStoreBackends()) {
         );
         assert.notEqual(attempt.outcome, 'conflict', `item ${item} version ${v.version}: a write refused as a conflict was stored`);
         assert.equal(attempt.expected, v.version - 1, `item ${item} version ${v.version}: written against the version before it`);
-        if (attempt.outcome === 'acked') assert.deepEqual([attempt.version, attempt.versionId], [v.version, v.id]);
+        if (attempt.outcome === 'acked') assert.partialDeepStrictEqual(attempt, { version: v.version, versionId: v.id });
         storedAttempts.push(attempt);
       }
       for (const attempt of attempts.filter((a) => a.item === item && a.outcome === 'acked')) {
@@ -367,8 +367,8 @@ for (const backend of cliStoreBackends()) {
         // The audit event is written in the version's own transaction: exactly one per saved version.
         const events = audits!.filter((a) => a.resource_id === id).sort((a, b) => a.after_version - b.after_version);
         assert.deepEqual(
-          events.map((e) => [Number(e.after_version), e.version_id]),
-          versions.map((v) => [v.version, v.id]),
+          events.map((e) => ({ version: Number(e.after_version), version_id: e.version_id })),
+          versions.map((v) => ({ version: v.version, version_id: v.id })),
           `item ${item}: one audit event per stored version`,
         );
       }

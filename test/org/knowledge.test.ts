@@ -6,7 +6,7 @@ import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { createKnowledge } from '../../src/core/context/knowledge.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
-import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
+import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { applyIn, countVersions, idsOf, resourceNamed, resourcesNamed, sharedStore, writeTree } from './context-support.ts';
 import { snapshot } from './support.ts';
@@ -57,14 +57,14 @@ for (const backend of BACKENDS) {
         assert.equal(policy.published, 1);
         assert.equal(policy.createdBy, null);
         assert.deepEqual(
-          policy.versions.map((v) => [v.version, v.content, v.authority, v.created_by]),
-          [[1, 'Always run the release check.', 'must_follow', null]],
+          policy.versions.map((v) => pick(v, ['version', 'content', 'authority', 'created_by'])),
+          [{ version: 1, content: 'Always run the release check.', authority: 'must_follow', created_by: null }],
         );
         const handbook = await resourceNamed(store.db, store.slug, 'knowledge', 'Handbook');
-        assert.deepEqual([handbook.published, handbook.reviewBy, handbook.expiresAt], [null, '2030-01-01', '2031-06-30']);
+        assert.partialDeepStrictEqual(handbook, { published: null, reviewBy: '2030-01-01', expiresAt: '2031-06-30' });
         assert.deepEqual(
-          handbook.versions.map((v) => [v.content, v.authority]),
-          [[HANDBOOK, 'informational']],
+          handbook.versions.map((v) => pick(v, ['content', 'authority'])),
+          [{ content: HANDBOOK, authority: 'informational' }],
         );
 
         const { tenantId: tenant, principalId: bot } = await idsOf(store.db, store.slug, 'release-bot');
@@ -92,7 +92,7 @@ for (const backend of BACKENDS) {
         assert.deepEqual(changed.changes, [{ action: 'update', kind: 'knowledge', name: 'Release policy', detail: 'content changed; version 1 → 2' }]);
         assert.equal(await countVersions(store.db, store.slug), versions + 1);
         let policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
-        assert.deepEqual([policy.latest, policy.published], [2, 1], 'publish left out: the new version waits, version 1 stays published');
+        assert.partialDeepStrictEqual(policy, { latest: 2, published: 1 }, 'publish left out: the new version waits, version 1 stays published');
         assert.deepEqual((await applyIn(store, edited)).changes, []);
 
         const published = await applyIn(store, edited.replace('authority: must_follow\n', 'authority: must_follow\n    publish: true\n'));
@@ -118,16 +118,19 @@ for (const backend of BACKENDS) {
         assert.equal(await countVersions(store.db, store.slug), versions + 3);
         policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
         assert.deepEqual(
-          policy.versions.map((v) => [v.version, v.authority, v.created_by]),
-          [
-            [1, 'must_follow', null],
-            [2, 'must_follow', null],
-            [3, 'informational', null],
-          ],
+          policy.versions.map((v) => pick(v, ['version', 'authority', 'created_by'])),
+          records(
+            ['version', 'authority', 'created_by'],
+            [
+              [1, 'must_follow', null],
+              [2, 'must_follow', null],
+              [3, 'informational', null],
+            ],
+          ),
         );
         assert.equal(policy.published, 2, 'publish: false never unpublishes');
         const handbook = await resourceNamed(store.db, store.slug, 'knowledge', 'Handbook');
-        assert.deepEqual([handbook.latest, handbook.reviewBy, handbook.expiresAt], [2, '2030-02-01', null]);
+        assert.partialDeepStrictEqual(handbook, { latest: 2, reviewBy: '2030-02-01', expiresAt: null });
         assert.equal(handbook.versions[1]?.content, `${HANDBOOK}More.\n`);
 
         const datesOnly = await applyIn(store, relaxed.replace('review_by: 2030-02-01', 'review_by: 2030-03-01'));
@@ -167,10 +170,10 @@ for (const backend of BACKENDS) {
         ]);
         const policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
         assert.deepEqual(
-          policy.versions.map((v) => [v.content, v.attachments.map((a) => a.path)]),
+          policy.versions.map((v) => ({ content: v.content, attachments: v.attachments.map((a) => a.path) })),
           [
-            ['Old text.', ['a.txt']],
-            ['New text.', ['a.txt']],
+            { content: 'Old text.', attachments: ['a.txt'] },
+            { content: 'New text.', attachments: ['a.txt'] },
           ],
         );
         assert.equal(policy.published, 1);

@@ -16,6 +16,7 @@ import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { Agent } from '../alignbase/support.ts';
+import { pick, records } from '../support/fixtures.ts';
 import { connectClient, issueToken, startGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ContextStore, TenantScope } from './context-support.ts';
@@ -102,10 +103,10 @@ for (const backend of BACKENDS) {
           { action: 'add', kind: 'route', name: 'memory:Support notes', detail: 'to watch-bot' },
         ]);
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
-        assert.deepEqual([state.latest, state.published, state.createdBy], [1, null, null], 'one live version, nothing to publish, no author');
+        assert.partialDeepStrictEqual(state, { latest: 1, published: null, createdBy: null }, 'one live version, nothing to publish, no author');
         assert.deepEqual(
-          state.versions.map((v) => [v.version, v.content, v.authority, v.created_by]),
-          [[1, 'No release in progress.', null, null]],
+          state.versions.map((v) => pick(v, ['version', 'content', 'authority', 'created_by'])),
+          [{ version: 1, content: 'No release in progress.', authority: null, created_by: null }],
         );
         const notes = await resourceNamed(store.db, store.slug, 'memory', 'Support notes');
         assert.deepEqual(
@@ -142,13 +143,16 @@ for (const backend of BACKENDS) {
         ]);
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
-        assert.deepEqual([state.latest, state.published], [2, null], 'live at once: Memory has no publish step');
+        assert.partialDeepStrictEqual(state, { latest: 2, published: null }, 'live at once: Memory has no publish step');
         assert.deepEqual(
-          state.versions.map((v) => [v.content, v.created_by]),
-          [
-            ['No release in progress.', null],
-            ['Release 1.2 is being prepared.', null],
-          ],
+          state.versions.map((v) => pick(v, ['content', 'created_by'])),
+          records(
+            ['content', 'created_by'],
+            [
+              ['No release in progress.', null],
+              ['Release 1.2 is being prepared.', null],
+            ],
+          ),
         );
         assert.deepEqual((await applyIn(store, edited)).changes, []);
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
@@ -188,13 +192,16 @@ for (const backend of BACKENDS) {
         assert.deepEqual((await applyIn(store, edited)).changes, expected);
         const after = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
         assert.deepEqual(
-          after.versions.map((v) => [v.version, v.content, v.created_by]),
-          [
-            [1, 'No release in progress.', null],
-            [2, 'Release 1.2 tagged.', bot],
-            [3, 'Release 1.2 tagged; changelog pending.', bot],
-            [4, 'Release 1.3 is planned.', null],
-          ],
+          after.versions.map((v) => pick(v, ['version', 'content', 'created_by'])),
+          records(
+            ['version', 'content', 'created_by'],
+            [
+              [1, 'No release in progress.', null],
+              [2, 'Release 1.2 tagged.', bot],
+              [3, 'Release 1.2 tagged; changelog pending.', bot],
+              [4, 'Release 1.3 is planned.', null],
+            ],
+          ),
         );
         assert.equal((await appliedOf(store.db, state.id))?.version, 4);
 
@@ -237,11 +244,14 @@ for (const backend of BACKENDS) {
         const state = await resourceNamed(store.db, store.slug, 'memory', 'Release state');
         assert.equal(state.createdBy, bot, 'the Memory keeps its creator');
         assert.deepEqual(
-          state.versions.map((v) => [v.content, v.created_by]),
-          [
-            ['Started the release.', bot],
-            ['Declared by the file.', null],
-          ],
+          state.versions.map((v) => pick(v, ['content', 'created_by'])),
+          records(
+            ['content', 'created_by'],
+            [
+              ['Started the release.', bot],
+              ['Declared by the file.', null],
+            ],
+          ),
         );
         assert.equal((await resourceNamed(store.db, store.slug, 'memory', 'Support notes')).latest, 1, 'no version for the same content');
         assert.deepEqual(
@@ -446,7 +456,7 @@ async function gatewayChecks(store: TenantScope, agent: (name: string) => Promis
   assert.equal(written.version, 2);
   assert.deepEqual((await applyIn(store, MEMORIES)).changes, []);
   const read = await releaseBot.ok<{ version: number; content: string }>('read_memory', { memory_id: state.id });
-  assert.deepEqual([read.version, read.content], [2, 'Release 1.2 tagged.']);
+  assert.partialDeepStrictEqual(read, { version: 2, content: 'Release 1.2 tagged.' });
   assert.match(await watchBot.context(), open(state.id, 'Release state', 2, false));
 
   // A change of the file is a new live version at once; the agent's stale write is refused.

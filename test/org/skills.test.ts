@@ -8,7 +8,7 @@ import { routedTo } from '../../src/core/access/routes.ts';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
-import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
+import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { PNG, applyIn, blobBytes, blobCount, countVersions, idsOf, resourceNamed, sharedStore, skillMd, writeTree } from './context-support.ts';
 import { snapshot } from './support.ts';
@@ -53,18 +53,21 @@ for (const backend of storeBackends()) {
           { action: 'add', kind: 'route', name: 'skill:triage', detail: 'to release-bot' },
         ]);
         const skill = await resourceNamed(store.db, store.slug, 'skill', 'release-check');
-        assert.deepEqual([skill.latest, skill.published, skill.createdBy], [1, 1, null]);
+        assert.partialDeepStrictEqual(skill, { latest: 1, published: 1, createdBy: null });
         const [version] = skill.versions;
         assert.ok(version);
         assert.equal(version.content, FILES['skills/release-check/SKILL.md']);
-        assert.deepEqual([version.name, version.description, version.created_by], ['release-check', 'Checks that a release is ready.', null]);
+        assert.partialDeepStrictEqual(version, { name: 'release-check', description: 'Checks that a release is ready.', created_by: null });
         assert.deepEqual(
-          version.attachments.map((a) => [a.path, a.media_type, a.size, a.digest_encoding]),
-          [
-            ['.hidden-notes.txt', 'text/plain', 27, 'text'],
-            ['assets/logo.png', 'image/png', PNG.length, 'binary'],
-            ['scripts/check.sh', 'text/x-shellscript', 21, 'text'],
-          ],
+          version.attachments.map((a) => pick(a, ['path', 'media_type', 'size', 'digest_encoding'])),
+          records(
+            ['path', 'media_type', 'size', 'digest_encoding'],
+            [
+              ['.hidden-notes.txt', 'text/plain', 27, 'text'],
+              ['assets/logo.png', 'image/png', PNG.length, 'binary'],
+              ['scripts/check.sh', 'text/x-shellscript', 21, 'text'],
+            ],
+          ),
         );
         const { attachments } = version;
         for (const [relative, content] of Object.entries(FILES).filter(([p]) => p.startsWith('skills/release-check/') && !p.endsWith('SKILL.md'))) {
@@ -73,7 +76,8 @@ for (const backend of storeBackends()) {
           assert.deepEqual(await blobBytes(store.blob, sha256(content)), Buffer.from(content), `${relative} is in the blob store`);
         }
         const triage = await resourceNamed(store.db, store.slug, 'skill', 'triage');
-        assert.deepEqual([triage.published, triage.reviewBy, triage.versions[0]?.attachments], [null, '2030-01-01', []]);
+        assert.partialDeepStrictEqual(triage, { published: null, reviewBy: '2030-01-01' });
+        assert.deepEqual(triage.versions[0]?.attachments, []);
 
         const { tenantId, principalId } = await idsOf(store.db, store.slug, 'release-bot');
         assert.equal(await effectiveContextRole(store.db, tenantId, principalId, 'skill', skill.id), 'editor');
@@ -120,11 +124,14 @@ for (const backend of storeBackends()) {
         ]);
         const triage = await resourceNamed(store.db, store.slug, 'skill', 'triage');
         assert.deepEqual(
-          triage.versions.map((v) => [v.version, v.description]),
-          [
-            [1, 'Does triage.'],
-            [2, 'Sorts incoming issues.'],
-          ],
+          triage.versions.map((v) => pick(v, ['version', 'description'])),
+          records(
+            ['version', 'description'],
+            [
+              [1, 'Does triage.'],
+              [2, 'Sorts incoming issues.'],
+            ],
+          ),
         );
         assert.equal(await countVersions(store.db, store.slug), versions + 2);
       });

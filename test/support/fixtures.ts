@@ -9,6 +9,22 @@ import { isKgwError } from '../../src/core/errors.ts';
  */
 
 // ---------------------------------------------------------------------------------------------
+// Comparisons that name the field
+
+/** The fields `keys` of `object` (each, even when undefined) and no other: compared exactly, a difference names its field. */
+export function pick<T extends object, const K extends keyof T>(object: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((key) => [key, object[key]])) as Pick<T, K>;
+}
+
+/** Rows of values given in the order of `keys`, as objects of those keys: a table whose differences name their fields. */
+export function records<const K extends PropertyKey>(keys: readonly K[], values: readonly (readonly unknown[])[]): Record<K, unknown>[] {
+  return values.map((row) => {
+    assert.equal(row.length, keys.length, `a row of ${keys.length} values: ${JSON.stringify(row)}`);
+    return Object.fromEntries(keys.map((key, at) => [key, row[at]])) as Record<K, unknown>;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Attachments and Skill packages
 
 /** Base64 of text (as UTF-8) or of bytes, as the tools and the core take attachment data. */
