@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../../src/core/context/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
-import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult, Served } from './support.ts';
 import { TOKEN_LINE, cliEnv, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
@@ -19,15 +19,7 @@ language: en
 people:
   - { email: alice@acme.test, name: Alice }
   - { email: bob@acme.test, name: Bob }
-agents:
-  - { name: writer-bot, owner: alice@acme.test }
-  - { name: draft-bot, owner: bob@acme.test }
-grants:
-  - { to: writer-bot, on: all_knowledge, role: owner }
-  - { to: writer-bot, on: all_skills, role: owner }
-  - { to: draft-bot, on: all_knowledge, role: proposer }
-  - { to: draft-bot, on: all_skills, role: proposer }
-`;
+${REVIEW_AGENTS}`;
 
 const RUN_SH = '#!/bin/sh\necho checking\n';
 const TABLE_CSV = 'step,owner\n1,alice\n';

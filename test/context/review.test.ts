@@ -16,7 +16,7 @@ import { acceptReview, listReviews, rejectReview, showReview } from '../../src/c
 import { createSkill, readSkill } from '../../src/core/context/skills.ts';
 import { findPrincipal, requireTenant } from '../../src/core/directory/directory.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { GLOBEX_KNOWLEDGE_OWNER_ORG, SKILL_MD, assertKgwError, b64, pick, rejectsWithKgwError } from '../support/fixtures.ts';
+import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, assertKgwError, b64, pick, rejectsWithKgwError } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -25,15 +25,7 @@ name: Acme Inc.
 people:
   - { email: alice@acme.test, name: Alice Adams }
   - { email: bob@acme.test, name: Bob Brown }
-agents:
-  - { name: writer-bot, owner: alice@acme.test }
-  - { name: draft-bot, owner: bob@acme.test }
-grants:
-  - { to: writer-bot, on: all_knowledge, role: owner }
-  - { to: writer-bot, on: all_skills, role: owner }
-  - { to: draft-bot, on: all_knowledge, role: proposer }
-  - { to: draft-bot, on: all_skills, role: proposer }
-  - { to: bob@acme.test, on: all_knowledge, role: proposer }
+${REVIEW_AGENTS}  - { to: bob@acme.test, on: all_knowledge, role: proposer }
 `;
 
 interface AuditRow {

@@ -73,6 +73,21 @@ agents:
   - { name: release-bot, owner: alice@acme.test }
 `;
 
+/**
+ * The agents and grants sections of the review suites' acme (after its people, who must
+ * include Alice and Bob): Alice's writer-bot owns all Knowledge and Skills, Bob's draft-bot
+ * may propose to both. A file may add grants after it.
+ */
+export const REVIEW_AGENTS = `agents:
+  - { name: writer-bot, owner: alice@acme.test }
+  - { name: draft-bot, owner: bob@acme.test }
+grants:
+  - { to: writer-bot, on: all_knowledge, role: owner }
+  - { to: writer-bot, on: all_skills, role: owner }
+  - { to: draft-bot, on: all_knowledge, role: proposer }
+  - { to: draft-bot, on: all_skills, role: proposer }
+`;
+
 /** A second tenant whose one agent owns all of its Knowledge: what must never show through to another tenant. */
 export const GLOBEX_KNOWLEDGE_OWNER_ORG = `tenant: globex
 name: Globex
