@@ -70,7 +70,7 @@ describe('retryOnConflict', () => {
       ),
       /^Error: not found$/,
     );
-    assert.deepEqual([waits, calls], [[], 1]);
+    assert.deepEqual({ waits, calls }, { waits: [], calls: 1 });
   });
 
   it('gives up after the bounded number of attempts', async () => {

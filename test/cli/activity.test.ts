@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ActivityListing } from '../../src/core/activity/activity.ts';
+import { records } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
 import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
@@ -114,13 +115,24 @@ for (const backend of cliStoreBackends()) {
         },
       );
       assert.deepEqual(
-        all.events.map((e) => [e.source, e.type, e.session_id, e.tool_name, e.subject?.type ?? null, e.status, e.error_code]),
-        [
-          ['hook', 'tool_used', 'cli-session', 'Bash', null, 'error', 'exit_2'],
-          ['hook', 'session_started', 'cli-session', null, null, 'ok', null],
-          ['client', 'skill_installed', null, null, 'skill', 'ok', null],
-          ['client', 'context_loaded', null, null, null, 'ok', null],
-        ],
+        all.events.map((e) => ({
+          source: e.source,
+          type: e.type,
+          session_id: e.session_id,
+          tool_name: e.tool_name,
+          subject_type: e.subject?.type ?? null,
+          status: e.status,
+          error_code: e.error_code,
+        })),
+        records(
+          ['source', 'type', 'session_id', 'tool_name', 'subject_type', 'status', 'error_code'],
+          [
+            ['hook', 'tool_used', 'cli-session', 'Bash', null, 'error', 'exit_2'],
+            ['hook', 'session_started', 'cli-session', null, null, 'ok', null],
+            ['client', 'skill_installed', null, null, 'skill', 'ok', null],
+            ['client', 'context_loaded', null, null, null, 'ok', null],
+          ],
+        ),
       );
       assert.deepEqual(
         (await listing('--agent', 'release-bot', '--limit', '1')).events.map((e) => e.type),

@@ -43,10 +43,10 @@ for (const backend of cliStoreBackends()) {
       assert.equal(report.ok, true);
       assert.equal(report.via, via);
       assert.deepEqual(
-        report.checks.map((c) => [c.role, c.backend, c.ok, typeof c.latencyMs]),
+        report.checks.map((c) => ({ role: c.role, backend: c.backend, ok: c.ok, latencyMs: typeof c.latencyMs })),
         [
-          ['store', storeBackend, true, 'number'],
-          ['blob', 'disk', true, 'number'],
+          { role: 'store', backend: storeBackend, ok: true, latencyMs: 'number' },
+          { role: 'blob', backend: 'disk', ok: true, latencyMs: 'number' },
         ],
       );
     });

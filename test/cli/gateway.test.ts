@@ -140,8 +140,8 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
     assert.equal(listed.code, 0, listed.stderr);
     const tokens = JSON.parse(listed.stdout) as TokenInfo[];
     assert.deepEqual(
-      tokens.map((t) => [t.label, t.revokedAt !== null]),
-      [['served', true]],
+      tokens.map((t) => ({ label: t.label, revoked: t.revokedAt !== null })),
+      [{ label: 'served', revoked: true }],
     );
     const doctor = await kgw(['doctor'], store.env);
     assert.equal(lines(doctor.stdout)[1], 'checked via    embedded store');

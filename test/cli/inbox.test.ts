@@ -98,10 +98,20 @@ for (const backend of cliStoreBackends()) {
       assert.equal(data.unread, 2);
       assert.deepEqual(data.agent.name, 'receiver');
       assert.deepEqual(
-        data.messages.map((m) => [m.message_id, m.message, m.read_at, m.artifacts.map((a) => [a.name, a.version, a.access, a.available])]),
+        data.messages.map((m) => ({
+          message_id: m.message_id,
+          message: m.message,
+          read_at: m.read_at,
+          artifacts: m.artifacts.map((a) => ({ name: a.name, version: a.version, access: a.access, available: a.available })),
+        })),
         [
-          [sent[0], 'First:\nplease take over.', null, [['Handoff', 1, 'viewer', true]]],
-          [sent[1], 'Second, to the team.', null, []],
+          {
+            message_id: sent[0],
+            message: 'First:\nplease take over.',
+            read_at: null,
+            artifacts: [{ name: 'Handoff', version: 1, access: 'viewer', available: true }],
+          },
+          { message_id: sent[1], message: 'Second, to the team.', read_at: null, artifacts: [] },
         ],
       );
       assert.equal((await json()).unread, 2, 'listing marked nothing');
@@ -166,8 +176,8 @@ for (const backend of cliStoreBackends()) {
       for (const escape of ['\\u001b[2J', '\\u0007', '\\r\\n', '\\u009b31m', '\\u202e', '\\u2066']) assert.ok(json.stdout.includes(escape), escape);
       const data = JSON.parse(json.stdout) as AdminInbox;
       assert.deepEqual(
-        data.messages.map((m) => [m.message_id, m.message, m.artifacts.map((a) => a.name)]),
-        [[id, message, [name]]],
+        data.messages.map((m) => ({ message_id: m.message_id, message: m.message, artifacts: m.artifacts.map((a) => a.name) })),
+        [{ message_id: id, message, artifacts: [name] }],
       );
     });
 

@@ -419,11 +419,11 @@ for (const backend of graphBackends()) {
       );
       assert.deepEqual(seen.nodes[0]?.node.properties, { label: `${ids[1]} ✓`, emoji: '👩‍💻', rtl: 'שלום' });
       assert.deepEqual(
-        seen.relations.map((r) => [r.id, r.verb, r.properties]),
+        seen.relations.map((r) => ({ id: r.id, verb: r.verb, properties: r.properties })),
         [
-          ['ключ', 'gehört_zu', { note: 'ß' }],
-          ['关系', 'x', {}],
-        ].sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1)),
+          { id: 'ключ', verb: 'gehört_zu', properties: { note: 'ß' } },
+          { id: '关系', verb: 'x', properties: {} },
+        ].sort((a, b) => (a.id < b.id ? -1 : 1)),
       );
       const other: GraphVisibility = { tier: 'department', departments: ['Ventes e'], projects: [] };
       assert.deepEqual(await h.store.weaklyLinked({ tenantId: t, maxDegree: 5, visible: other }), []);

@@ -3,6 +3,7 @@ import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { pick } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -78,8 +79,8 @@ for (const backend of storeBackends()) {
           assert.equal(me.principal.email, 'alice@acme.test');
           assert.equal(me.principal.kind, 'person');
           assert.deepEqual(
-            me.teams.map((t) => [t.slug, t.role]),
-            [['docs', 'admin']],
+            me.teams.map((t) => pick(t, ['slug', 'role'])),
+            [{ slug: 'docs', role: 'admin' }],
           );
           assert.deepEqual(
             me.groups.map((g) => g.name),

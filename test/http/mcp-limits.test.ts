@@ -214,11 +214,11 @@ for (const backend of storeBackends()) {
       ]);
       const responses = body as RpcResponse[];
       assert.deepEqual(
-        responses.map((r) => [r.id, r.error?.code ?? 'ok']),
+        responses.map((r) => ({ id: r.id, error: r.error?.code ?? 'ok' })),
         [
-          [1, 'ok'],
-          [2, -32602],
-          [3, 'ok'],
+          { id: 1, error: 'ok' },
+          { id: 2, error: -32602 },
+          { id: 3, error: 'ok' },
         ],
       );
     });

@@ -10,6 +10,7 @@ import { openPglite } from '../../src/store/pglite.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import type { CliStore } from '../cli/support.ts';
 import { cliStoreBackends, kgw, lines } from '../cli/support.ts';
+import { pick } from '../support/fixtures.ts';
 import { TENANT } from './support.ts';
 
 const REINDEX_ORG = `tenant: reindexco
@@ -97,8 +98,8 @@ for (const backend of cliStoreBackends()) {
       const json = await kgw(['doctor', '--json'], store.env);
       const report = JSON.parse(json.stdout) as { projections: ProjectionStatus[] };
       assert.deepEqual(
-        report.projections.filter((p) => p.projection === 'search').map((p) => [p.projection, p.backlog, p.failing, p.lastError]),
-        [['search', 3, 0, null]],
+        report.projections.filter((p) => p.projection === 'search').map((p) => pick(p, ['projection', 'backlog', 'failing', 'lastError'])),
+        [{ projection: 'search', backlog: 3, failing: 0, lastError: null }],
       );
     });
   });

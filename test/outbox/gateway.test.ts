@@ -9,6 +9,7 @@ import type { Gateway } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
+import { pick } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { TENANT, TableProjection, backlog, logRows, openOutboxStore, projectionSet, waitFor } from './support.ts';
@@ -128,8 +129,8 @@ for (const backend of storeBackends()) {
       });
       const status = await runOp(gateway.services, 'projections.status', {});
       assert.deepEqual(
-        status.map((s) => [s.projection, s.backlog, s.lastError]),
-        [['graph', 0, null]],
+        status.map((s) => pick(s, ['projection', 'backlog', 'lastError'])),
+        [{ projection: 'graph', backlog: 0, lastError: null }],
       );
       const body = (await gateway.app.inject({ method: 'GET', url: '/readyz' })).json<ReadyBody>();
       assert.deepEqual(Object.keys(body.projections), ['graph']);

@@ -11,6 +11,7 @@ import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/core/outbox/worker.ts';
 import type { Db } from '../../src/store/db.ts';
+import { pick } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -153,8 +154,8 @@ for (const backend of storeBackends()) {
           ),
         );
         assert.deepEqual(
-          now.relations.filter((r) => r.verb === 'owns').map((r) => [r.from, r.to]),
-          [[`person:${String(ids.bo)}`, `agent:${String(ids.helper)}`]],
+          now.relations.filter((r) => r.verb === 'owns').map((r) => pick(r, ['from', 'to'])),
+          [{ from: `person:${String(ids.bo)}`, to: `agent:${String(ids.helper)}` }],
         );
       });
 
