@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createLoginLink } from '../auth/login-links.ts';
 import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
-import { adminInbox } from '../core/context/messages.ts';
+import { adminInbox } from '../core/messages/admin.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
@@ -13,6 +13,7 @@ import { parseDuration } from '../core/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
 import { validation } from '../core/errors.ts';
 import { issuesText } from '../core/zod-issues.ts';
+import { inboxListing } from '../dialects/alignbase/messages.ts';
 import { migrate } from '../store/migrate.ts';
 
 /** The shape of ReferencedFiles (src/core/org/referenced-files.ts). */
@@ -154,10 +155,11 @@ const definitions = {
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
     run: (services, args) => rejectReview(services.db, services.audit, args),
   }),
-  // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/context/messages.ts).
+  // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/messages/admin.ts),
+  // each as read_inbox gives it.
   'inbox.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string(), all: z.boolean().default(false) }).strict(),
-    run: (services, args) => adminInbox(services.db, args),
+    run: async (services, args) => inboxListing(await adminInbox(services.db, args)),
   }),
   // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/activity.ts).
   'activity.list': defineOp({

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import type { AdminInbox, InboxMessage } from '../core/context/messages.ts';
+import type { InboxListing, InboxMessageWire } from '../dialects/alignbase/messages.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { parseCommand, requireOptions, table, when } from './usage.ts';
@@ -20,12 +20,12 @@ function clip(text: string, max = 60): string {
   return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-function artifacts(message: InboxMessage): string {
+function artifacts(message: InboxMessageWire): string {
   if (message.artifacts.length === 0) return '-';
   return message.artifacts.map((a) => `${clip(a.name, 30)} v${a.version} (${a.access}${a.available ? '' : ', unavailable'})`).join('; ');
 }
 
-function render(inbox: AdminInbox, all: boolean): string {
+function render(inbox: InboxListing, all: boolean): string {
   const summary = `${inbox.agent.name} in ${inbox.tenant}: ${inbox.unread} unread`;
   if (inbox.messages.length === 0) return `${summary}; ${all ? 'no messages' : 'no unread messages'}`;
   const header = ['MESSAGE', 'SENT', 'FROM', 'VIA', ...(all ? ['READ'] : []), 'ARTIFACTS', 'TEXT'];

@@ -7,7 +7,7 @@ import type { AuditResource } from '../audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
-import { CONTEXT_MESSAGES, markIssued, newMessages } from './messages.ts';
+import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
 import type { ResourceHead } from './versions.ts';
 import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from './versions.ts';
 

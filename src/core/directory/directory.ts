@@ -88,3 +88,12 @@ export async function groupsOf(q: Queryable, tenantId: string, principalId: stri
     [tenantId, principalId],
   );
 }
+
+/** The agents of the tenant among `ids` (anything else is left out), by id and name; no order. */
+export async function findAgents(q: Queryable, tenantId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+  if (ids.length === 0) return [];
+  return q.query<{ id: string; name: string }>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND id = ANY($2::uuid[])", [
+    tenantId,
+    [...ids],
+  ]);
+}

@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import type { InboxEntry } from '../../core/context/messages.ts';
-import { listRecipients, readInbox, sendContext } from '../../core/context/messages.ts';
+import type { AdminInbox } from '../../core/messages/admin.ts';
+import { readInbox } from '../../core/messages/inbox.ts';
+import type { InboxEntry, Recipient, SendResult, SentArtifact } from '../../core/messages/model.ts';
+import { listRecipients } from '../../core/messages/recipients.ts';
+import { sendContext } from '../../core/messages/send.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE } from './schemas.ts';
 
@@ -27,7 +30,7 @@ export const listContextRecipientsTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services }) {
-    return jsonReply({ recipients: await listRecipients(services.db, caller) });
+    return jsonReply({ recipients: (await listRecipients(services.db, caller)).map(recipientOnWire) });
   },
 });
 
@@ -69,7 +72,7 @@ export const sendContextTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    return jsonReply({ ...(await sendContext(services.db, caller, args, audit)) });
+    return jsonReply(sentOnWire(await sendContext(services.db, caller, args, audit)));
   },
 });
 
@@ -111,22 +114,59 @@ export const readInboxTool = defineTool({
   },
 });
 
-/** One inbox message on the wire (read_inbox). */
-function inboxMessage(entry: InboxEntry) {
+/** One recipient on the wire (list_context_recipients): a Group with its member_count. */
+function recipientOnWire(recipient: Recipient) {
+  return recipient.type === 'agent'
+    ? { type: recipient.type, id: recipient.id, name: recipient.name }
+    : { type: recipient.type, id: recipient.id, name: recipient.name, member_count: recipient.memberCount };
+}
+
+/** A pinned Artifact version on the wire. */
+const artifactOnWire = (a: SentArtifact) => ({ artifact_id: a.id, name: a.name, version: a.version, version_id: a.versionId, access: a.access });
+
+/** send_context's result on the wire. */
+function sentOnWire(result: SendResult) {
+  return {
+    message_id: result.messageId,
+    recipients: result.recipients.map((r) => ({ type: r.type, id: r.id, name: r.name })),
+    delivered_to: result.deliveredTo,
+    artifacts: result.artifacts.map(artifactOnWire),
+    created_at: result.createdAt.toISOString(),
+    replayed: result.replayed,
+  };
+}
+
+/** One inbox message on the wire (read_inbox, and the messages kgw inbox lists). */
+export interface InboxMessageWire {
+  message_id: string;
+  from: { agent_id: string; name: string };
+  sent_at: string;
+  message: string | null;
+  via_group: { id: string; name: string } | null;
+  artifacts: (ReturnType<typeof artifactOnWire> & { available: boolean })[];
+  read_at: string | null;
+}
+
+export function inboxMessage(entry: InboxEntry): InboxMessageWire {
   return {
     message_id: entry.id,
     from: { agent_id: entry.from.id, name: entry.from.name },
     sent_at: entry.sentAt.toISOString(),
     message: entry.message,
     via_group: entry.viaGroup === null ? null : { id: entry.viaGroup.id, name: entry.viaGroup.name },
-    artifacts: entry.artifacts.map((a) => ({
-      artifact_id: a.id,
-      name: a.name,
-      version: a.version,
-      version_id: a.versionId,
-      access: a.access,
-      available: a.available,
-    })),
+    artifacts: entry.artifacts.map((a) => ({ ...artifactOnWire(a), available: a.available })),
     read_at: entry.readAt === null ? null : entry.readAt.toISOString(),
   };
+}
+
+/** An agent's inbox as kgw inbox prints it (the admin operation's JSON): its messages as read_inbox gives them. */
+export interface InboxListing {
+  tenant: string;
+  agent: { id: string; name: string };
+  unread: number;
+  messages: InboxMessageWire[];
+}
+
+export function inboxListing(inbox: AdminInbox): InboxListing {
+  return { tenant: inbox.tenant.slug, agent: { id: inbox.agent.id, name: inbox.agent.name }, unread: inbox.unread, messages: inbox.messages.map(inboxMessage) };
 }
