@@ -161,7 +161,7 @@ const definitions = {
     args: z.object({ tenant: z.string(), agent: z.string(), all: z.boolean().default(false) }).strict(),
     run: async (services, args) => inboxListing(await adminInbox(services.db, args)),
   }),
-  // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/activity.ts).
+  // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/admin.ts).
   'activity.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string().optional(), limit: z.number().int().optional() }).strict(),
     run: (services, args) => listActivity(services.db, args),
