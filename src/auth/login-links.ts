@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../core/audit/audit-log.ts';
 import type { Config } from '../config.ts';
 import { requireTenant } from '../core/directory/directory.ts';
+import { personByEmail } from '../core/directory/principals.ts';
 import { notFound } from '../core/errors.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { newSecret, sha256 } from './secrets.ts';
@@ -24,7 +25,7 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
   const address = email.trim().toLowerCase();
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, tenantSlug);
-    const [person] = await tx.query<{ id: string }>("SELECT id FROM principals WHERE tenant_id = $1 AND kind = 'person' AND email = $2", [tenant.id, address]);
+    const person = await personByEmail(tx, tenant.id, address);
     if (!person) throw notFound(`no person "${address}" in tenant "${tenant.slug}"`);
     await tx.query("DELETE FROM oauth_login_links WHERE expires_at < now() - interval '1 day'");
     const secret = newSecret('kgwl_');

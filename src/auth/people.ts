@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { verifyPassword } from '../core/access/passwords.ts';
+import { ownedAgent, personSignIn } from '../core/directory/principals.ts';
 import { agentNameRule } from '../core/org/rules.ts';
 import type { Queryable, Transaction } from '../store/db.ts';
 import { isUniqueViolation } from '../store/db.ts';
@@ -18,29 +19,9 @@ export async function checkPassword(
   // No slug or address holds a NUL, and the store answers one in a parameter with an error, not
   // "no rows": such a sign-in matches nobody without asking (and still costs the scrypt time).
   const askable = !tenantSlug.includes('\0') && !email.includes('\0');
-  const [row] = askable
-    ? await q.query<{ tenant_id: string; id: string; password_hash: string | null }>(
-        `SELECT p.tenant_id, p.id, p.password_hash
-           FROM principals p JOIN tenants n ON n.id = p.tenant_id
-          WHERE n.slug = $1 AND p.kind = 'person' AND p.email = $2`,
-        [tenantSlug.trim().toLowerCase(), email.trim().toLowerCase()],
-      )
-    : [];
-  const matches = await verifyPassword(row?.password_hash ?? NO_PASSWORD, password);
-  return matches && row?.password_hash ? { tenantId: row.tenant_id, personId: row.id } : undefined;
-}
-
-export interface OwnedAgent {
-  readonly id: string;
-  readonly name: string;
-}
-
-/** The agents a person owns: the identities a connection approved by them may act as. */
-export async function agentsOwnedBy(q: Queryable, tenantId: string, personId: string): Promise<OwnedAgent[]> {
-  return q.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND owner_id = $2 ORDER BY name, id", [
-    tenantId,
-    personId,
-  ]);
+  const person = askable ? await personSignIn(q, tenantSlug.trim().toLowerCase(), email.trim().toLowerCase()) : undefined;
+  const matches = await verifyPassword(person?.passwordHash ?? NO_PASSWORD, password);
+  return matches && person?.passwordHash ? { tenantId: person.tenantId, personId: person.personId } : undefined;
 }
 
 export type AgentChoice = { readonly agentId: string } | { readonly newName: string };
@@ -56,15 +37,9 @@ export async function chooseAgent(
   choice: AgentChoice,
 ): Promise<{ id: string; name: string; created: boolean }> {
   if ('agentId' in choice) {
-    const owned = /^[0-9a-f-]{36}$/i.test(choice.agentId)
-      ? await tx.query<OwnedAgent>("SELECT id, name FROM principals WHERE tenant_id = $1 AND id = $2 AND kind = 'agent' AND owner_id = $3", [
-          tenantId,
-          choice.agentId,
-          personId,
-        ])
-      : [];
-    if (!owned[0]) throw oauthError('invalid_request', 'Choose one of your own agents.');
-    return { ...owned[0], created: false };
+    const owned = /^[0-9a-f-]{36}$/i.test(choice.agentId) ? await ownedAgent(tx, tenantId, choice.agentId, personId) : undefined;
+    if (!owned) throw oauthError('invalid_request', 'Choose one of your own agents.');
+    return { id: owned.id, name: owned.name, created: false };
   }
   const name = choice.newName.trim();
   if (!agentNameRule.valid(name)) throw oauthError('invalid_request', `The new agent needs ${agentNameRule.expected}.`);

@@ -1,22 +1,9 @@
 import type { Principal, TenantRef } from '../access/caller.ts';
 import { notFound, validation } from '../errors.ts';
 import type { Queryable } from '../../store/db.ts';
+import { agentByName, personByEmail } from './principals.ts';
 
-interface PrincipalRow {
-  id: string;
-  kind: 'person' | 'agent';
-  name: string;
-  email: string | null;
-  owner_id: string | null;
-}
-
-export const toPrincipal = (row: PrincipalRow): Principal => ({
-  id: row.id,
-  kind: row.kind,
-  name: row.name,
-  email: row.email ?? undefined,
-  ownerId: row.owner_id ?? undefined,
-});
+export { toPrincipal } from './principals.ts';
 
 export async function findTenant(q: Queryable, slug: string): Promise<TenantRef | undefined> {
   const [row] = await q.query<TenantRef>('SELECT id, slug, name, language FROM tenants WHERE slug = $1', [slug]);
@@ -37,16 +24,7 @@ export function isEmailReference(reference: string): boolean {
 export async function findPrincipal(q: Queryable, tenantId: string, reference: string): Promise<Principal | undefined> {
   const trimmed = reference.trim();
   if (trimmed === '') throw validation('principal reference is empty');
-  const rows = isEmailReference(trimmed)
-    ? await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'person' AND email = $2", [
-        tenantId,
-        trimmed.toLowerCase(),
-      ])
-    : await q.query<PrincipalRow>("SELECT id, kind, name, email, owner_id FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND name = $2", [
-        tenantId,
-        trimmed,
-      ]);
-  return rows[0] ? toPrincipal(rows[0]) : undefined;
+  return isEmailReference(trimmed) ? personByEmail(q, tenantId, trimmed.toLowerCase()) : agentByName(q, tenantId, trimmed);
 }
 
 export async function requirePrincipal(q: Queryable, tenant: TenantRef, reference: string): Promise<Principal> {
@@ -87,13 +65,4 @@ export async function groupsOf(q: Queryable, tenantId: string, principalId: stri
       ORDER BY g.name`,
     [tenantId, principalId],
   );
-}
-
-/** The agents of the tenant among `ids` (anything else is left out), by id and name; no order. */
-export async function findAgents(q: Queryable, tenantId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
-  if (ids.length === 0) return [];
-  return q.query<{ id: string; name: string }>("SELECT id, name FROM principals WHERE tenant_id = $1 AND kind = 'agent' AND id = ANY($2::uuid[])", [
-    tenantId,
-    [...ids],
-  ]);
 }

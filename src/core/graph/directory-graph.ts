@@ -3,6 +3,7 @@ import { GRAPH_PROJECTION, graphEntries, graphResourceKey } from '../../../conne
 import type { UpsertNodeInput, UpsertRelationInput } from '../../../connectors/graph/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
+import { listPrincipals } from '../directory/principals.ts';
 
 /**
  * The organisation itself as graph nodes: the Company Brain's organization, people,
@@ -32,10 +33,7 @@ const nodeId = {
 export async function directoryGraph(q: Queryable, tenantId: string): Promise<GraphSnapshot> {
   const [tenant] = await q.query<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]);
   if (tenant === undefined) return EMPTY_GRAPH;
-  const principals = await q.query<{ id: string; kind: 'person' | 'agent'; name: string; owner_id: string | null; departments: string[]; projects: string[] }>(
-    'SELECT id, kind, name, owner_id, departments, projects FROM principals WHERE tenant_id = $1 ORDER BY id',
-    [tenantId],
-  );
+  const principals = await listPrincipals(q, tenantId);
   const nodes = new Map<string, UpsertNodeInput>();
   const relations = new Map<string, UpsertRelationInput>();
   const node = (id: string, type: string, title: string) => nodes.set(id, { tenantId, id, type, properties: { title }, access: 'public', status: 'verified' });
@@ -47,18 +45,18 @@ export async function directoryGraph(q: Queryable, tenantId: string): Promise<Gr
   for (const p of principals) {
     const id = p.kind === 'person' ? nodeId.person(p.id) : nodeId.agent(p.id);
     node(id, p.kind, p.name);
-    for (const department of p.departments) {
+    for (const department of p.access.departments) {
       node(nodeId.department(department), 'department', department);
       relate(nodeId.department(department), 'is part of', ORG);
       relate(id, 'belongs to', nodeId.department(department));
     }
-    for (const project of p.projects) {
+    for (const project of p.access.projects) {
       node(nodeId.project(project), 'project', project);
       relate(nodeId.project(project), 'is part of', ORG);
       relate(id, 'works on', nodeId.project(project));
     }
   }
-  for (const p of principals) if (p.kind === 'agent' && p.owner_id !== null) relate(nodeId.person(p.owner_id), 'owns', nodeId.agent(p.id));
+  for (const p of principals) if (p.kind === 'agent' && p.ownerId !== null) relate(nodeId.person(p.ownerId), 'owns', nodeId.agent(p.id));
   return { nodes: [...nodes.values()].sort(byId), relations: [...relations.values()].sort(byId) };
 }
 

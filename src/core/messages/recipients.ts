@@ -1,6 +1,6 @@
 import type { Queryable, Transaction } from '../../store/db.ts';
 import type { Caller } from '../access/caller.ts';
-import { findAgents } from '../directory/directory.ts';
+import { findAgents } from '../directory/principals.ts';
 import type { AddressedRecipient, Recipient } from './model.ts';
 import { selectGroupAgents, selectRecipients } from './queries.ts';
 import { refuse } from './refusals.ts';

@@ -1,6 +1,5 @@
 import type { PrincipalAccess } from '../access/principal-access.ts';
-import type { TeamRole } from '../access/team-roles.ts';
-import type { BrainRole, Tier } from '../access/tiers.ts';
+import { listPrincipals } from '../directory/principals.ts';
 import type { Queryable } from '../../store/db.ts';
 import type { OrgProblems } from './problems.ts';
 import type { Located } from './yaml-reader.ts';
@@ -12,19 +11,6 @@ export interface KnownPrincipal {
   readonly ownerId: string | null;
   /** Tier, departments, projects, brain role and (agents) policy, as stored or planned. */
   readonly access: PrincipalAccess;
-}
-
-interface PrincipalRow {
-  id: string;
-  kind: 'person' | 'agent';
-  name: string;
-  email: string | null;
-  owner_id: string | null;
-  tier: Tier;
-  brain_role: BrainRole;
-  departments: string[];
-  projects: string[];
-  policy_max_team_role: TeamRole | null;
 }
 
 /**
@@ -45,19 +31,8 @@ export class PrincipalIndex {
 
   static async load(q: Queryable, tenant: { id: string; slug: string }, declared: ReadonlySet<string>): Promise<PrincipalIndex> {
     const index = new PrincipalIndex(tenant.slug, declared);
-    const rows = await q.query<PrincipalRow>(
-      'SELECT id, kind, name, email, owner_id, tier, brain_role, departments, projects, policy_max_team_role FROM principals WHERE tenant_id = $1',
-      [tenant.id],
-    );
-    for (const row of rows) {
-      const access: PrincipalAccess = {
-        tier: row.tier,
-        brainRole: row.brain_role,
-        departments: row.departments,
-        projects: row.projects,
-        policyMaxTeamRole: row.policy_max_team_role ?? undefined,
-      };
-      index.add(row.kind === 'person' ? (row.email ?? row.name) : row.name, { id: row.id, kind: row.kind, name: row.name, ownerId: row.owner_id, access });
+    for (const p of await listPrincipals(q, tenant.id)) {
+      index.add(p.kind === 'person' ? (p.email ?? p.name) : p.name, { id: p.id, kind: p.kind, name: p.name, ownerId: p.ownerId, access: p.access });
     }
     return index;
   }

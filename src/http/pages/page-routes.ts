@@ -4,7 +4,8 @@ import { checkAuthorizeRequest, clientRedirect } from '../../auth/authorize-requ
 import { approve } from '../../auth/grants.ts';
 import { peekLoginLink, redeemLoginLink } from '../../auth/login-links.ts';
 import { OAuthError } from '../../auth/oauth-error.ts';
-import { agentsOwnedBy, checkPassword, chooseAgent } from '../../auth/people.ts';
+import { checkPassword, chooseAgent } from '../../auth/people.ts';
+import { agentsOwnedBy } from '../../core/directory/principals.ts';
 import { RateLimiter } from '../../auth/rate-limit.ts';
 import { sameText } from '../../auth/secrets.ts';
 import type { BrowserSession } from '../../auth/sessions.ts';
@@ -62,6 +63,7 @@ function registerConsent(app: FastifyInstance, pages: Pages): void {
   const { config, db } = services;
 
   async function consent(reply: FastifyReply, status: number, request: AuthorizationRequest, session: BrowserSession, error?: string) {
+    // The agents the person owns: the identities a connection they approve may act as.
     const agents = await agentsOwnedBy(db, session.tenant.id, session.person.id);
     return sendPage(
       reply,
