@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../core/access/scopes.ts';
 import { normalizeScopes } from '../core/access/scopes.ts';
-import type { AuditLog } from '../core/audit/audit-log.ts';
+import type { AuditTrail } from '../core/audit/trail.ts';
 import { insertToken } from '../core/tokens/tokens.ts';
 import type { Db, Transaction } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
@@ -25,7 +25,7 @@ export interface Approval {
 }
 
 /** Records the person's approval as a grant and returns its one authorization code. */
-export async function approve(tx: Transaction, approval: Approval, audit: AuditLog): Promise<string> {
+export async function approve(tx: Transaction, approval: Approval, audit: AuditTrail): Promise<string> {
   await tx.query("DELETE FROM oauth_codes WHERE expires_at < now() - interval '1 day'");
   const grantId = randomUUID();
   await tx.query('INSERT INTO oauth_grants (tenant_id, id, client_id, principal_id, approved_by, scopes, audience) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
@@ -42,22 +42,21 @@ export async function approve(tx: Transaction, approval: Approval, audit: AuditL
     'INSERT INTO oauth_codes (tenant_id, id, secret_hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
     [approval.tenantId, randomUUID(), sha256(code), grantId, approval.redirectUri, approval.codeChallenge, new Date(Date.now() + CODE_TTL_MS)],
   );
-  await audit.appendIn(tx, {
-    tenantId: approval.tenantId,
-    surface: 'oauth',
-    principalId: approval.personId,
-    action: 'oauth.approve',
-    result: 'ok',
-    details: { grant_id: grantId, client_id: approval.client.clientId, agent_id: approval.agentId, scopes: approval.scopes, audience: approval.resource },
+  await audit.about({ tenantId: approval.tenantId, principalId: approval.personId }).recordIn(tx, 'oauth.approve', [], {
+    grant_id: grantId,
+    client_id: approval.client.clientId,
+    agent_id: approval.agentId,
+    scopes: approval.scopes,
+    audience: approval.resource,
   });
   return code;
 }
 
 /** Revokes a grant and every access token issued under it; its refresh tokens die with it. */
-async function revokeGrant(tx: Transaction, tenantId: string, grantId: string, reason: string, audit: AuditLog): Promise<void> {
+async function revokeGrant(tx: Transaction, tenantId: string, grantId: string, reason: string, audit: AuditTrail): Promise<void> {
   await tx.query('UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND id = $2', [tenantId, grantId]);
   await tx.query('UPDATE tokens SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND family_id = $2', [tenantId, grantId]);
-  await audit.appendIn(tx, { tenantId, surface: 'oauth', action: 'oauth.revoke', result: 'ok', details: { grant_id: grantId, reason } });
+  await audit.about({ tenantId }).recordIn(tx, 'oauth.revoke', [], { grant_id: grantId, reason });
 }
 
 export interface TokenResponse {
@@ -121,7 +120,7 @@ const GRANT_COLUMNS = `g.tenant_id, g.id AS grant_id, g.client_id, g.principal_i
 export async function exchangeCode(
   db: Db,
   input: { client: OAuthClient; code: string; verifier: string; redirectUri: string; resource: string | undefined },
-  audit: AuditLog,
+  audit: AuditTrail,
 ): Promise<TokenResponse> {
   return committed(db, async (tx) => {
     const [row] = await tx.query<GrantRow & { id: string; redirect_uri: string; code_challenge: string }>(
@@ -151,7 +150,7 @@ export async function exchangeCode(
 export async function refresh(
   db: Db,
   input: { client: OAuthClient; refreshToken: string; scope: string | undefined; resource: string | undefined },
-  audit: AuditLog,
+  audit: AuditTrail,
 ): Promise<TokenResponse> {
   return committed(db, async (tx) => {
     const [row] = await tx.query<GrantRow & { id: string; still_owned: boolean }>(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../core/audit/audit-log.ts';
+import { AuditTrail } from '../core/audit/trail.ts';
 import type { Config } from '../config.ts';
 import { requireTenant } from '../core/directory/directory.ts';
 import { personByEmail } from '../core/directory/principals.ts';
@@ -38,14 +39,9 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
       person.id,
       expiresAt,
     ]);
-    await audit.appendIn(tx, {
-      tenantId: tenant.id,
-      surface: 'cli',
-      action: 'oauth.login_link',
-      result: 'ok',
-      resources: [{ type: 'login_link', id }],
-      details: { person_id: person.id, expires_at: expiresAt.toISOString() },
-    });
+    await AuditTrail.forSurface(audit, 'cli')
+      .about({ tenantId: tenant.id })
+      .recordIn(tx, 'oauth.login_link', [{ type: 'login_link', id }], { person_id: person.id, expires_at: expiresAt.toISOString() });
     return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: expiresAt.toISOString() };
   });
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findClient, parseRegistration, registrationResponse, storeClient } from '../auth/clients.ts';
 import { exchangeCode, refresh } from '../auth/grants.ts';
+import { AuditTrail } from '../core/audit/trail.ts';
 import { OAuthError, oauthError } from '../auth/oauth-error.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resourceUrl } from '../auth/resources.ts';
@@ -137,11 +138,15 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
           redirectUri: required(form, 'redirect_uri'),
           resource,
         };
-        return exchangeCode(db, input, services.audit);
+        return exchangeCode(db, input, AuditTrail.forSurface(services.audit, 'oauth'));
       }
       if (grantType === 'refresh_token') {
         if (!client.grantTypes.includes('refresh_token')) throw oauthError('unauthorized_client', 'the client did not register the refresh_token grant');
-        return refresh(db, { client, refreshToken: required(form, 'refresh_token'), scope: form.get('scope') ?? undefined, resource }, services.audit);
+        return refresh(
+          db,
+          { client, refreshToken: required(form, 'refresh_token'), scope: form.get('scope') ?? undefined, resource },
+          AuditTrail.forSurface(services.audit, 'oauth'),
+        );
       }
       if (grantType === null) throw oauthError('invalid_request', 'grant_type is required');
       throw oauthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token`);

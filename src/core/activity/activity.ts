@@ -17,7 +17,6 @@ export type { ActivityEventInput, HookEventInput, HookSessionInput, Installation
 export { activityEnabled } from './settings.ts';
 export { reportInstallation } from './installations.ts';
 export { recordActivityEvent, recordHookEvent } from './events.ts';
-export type { HookCall } from './hook-session.ts';
 export { startHookSession } from './hook-session.ts';
 export type { ActivityListing, EventListing, InstallationListing } from './admin.ts';
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, listActivity, setActivityEnabled } from './admin.ts';

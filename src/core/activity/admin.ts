@@ -1,5 +1,6 @@
 import type { Db } from '../../store/db.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { AuditTrail } from '../audit/trail.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { validation } from '../errors.ts';
 import type { EventSummary, InstallationSummary } from './queries.ts';
@@ -106,7 +107,7 @@ export async function listActivity(db: Db, input: { tenant: string; agent?: stri
   };
 }
 
-/** Switches Activity on or off for a tenant (kgw activity --enable / --disable); audited. */
+/** Switches Activity on or off for a tenant (kgw activity --enable / --disable); audited through a CLI trail. */
 export async function setActivityEnabled(
   db: Db,
   auditLog: AuditLog,
@@ -117,13 +118,9 @@ export async function setActivityEnabled(
     const before = await activityEnabled(tx, tenant.id);
     await upsertEnabled(tx, tenant.id, input.enabled);
     const changed = before !== input.enabled;
-    await auditLog.appendIn(tx, {
-      tenantId: tenant.id,
-      surface: 'cli',
-      action: input.enabled ? 'activity.enable' : 'activity.disable',
-      result: 'ok',
-      details: { changed },
-    });
+    await AuditTrail.forSurface(auditLog, 'cli')
+      .about({ tenantId: tenant.id })
+      .recordIn(tx, input.enabled ? 'activity.enable' : 'activity.disable', [], { changed });
     return { tenant: tenant.slug, activity_enabled: input.enabled, changed };
   });
 }

@@ -9,7 +9,7 @@ import { checkStatus, checkSubject, checkToolName, ensureAgent, occurredAt, requ
 import { EVENT_RULES, HOOK_EVENT_CAPABILITY } from './vocabulary.ts';
 
 /** record_activity_event: one allowed event of the caller's own installation, when Activity is enabled. */
-export async function recordActivityEvent(db: Db, caller: Caller, input: ActivityEventInput, audit?: AuditTrail) {
+export async function recordActivityEvent(db: Db, caller: Caller, input: ActivityEventInput, audit: AuditTrail) {
   ensureAgent(caller);
   const { event } = input;
   checkSubject(event);
@@ -28,7 +28,7 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
       errorCode: event.error_code,
       occurredAt: at,
     });
-    await audit?.recordIn(tx, 'activity.event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
+    await audit.recordIn(tx, 'activity.event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
       event_type: event.type,
       status,
     });
@@ -37,7 +37,7 @@ export async function recordActivityEvent(db: Db, caller: Caller, input: Activit
 }
 
 /** record_hook_activity_event: one native event of an installed hook; refreshes its coverage. */
-export async function recordHookEvent(db: Db, caller: Caller, input: HookEventInput, audit?: AuditTrail) {
+export async function recordHookEvent(db: Db, caller: Caller, input: HookEventInput, audit: AuditTrail) {
   ensureAgent(caller);
   const { event } = input;
   checkToolName(event);
@@ -61,7 +61,7 @@ export async function recordHookEvent(db: Db, caller: Caller, input: HookEventIn
       errorCode: event.error_code,
       occurredAt: at,
     });
-    await audit?.recordIn(tx, 'activity.hook_event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
+    await audit.recordIn(tx, 'activity.hook_event', [installationResource(installation.id), { type: 'activity_event', id: eventId }], {
       event_type: event.type,
       status,
     });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../store/db.ts';
 import type { Caller } from '../access/caller.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { BundleLayout } from '../context/bundle.ts';
 import { currentContext } from '../context/current-context.ts';
@@ -12,28 +11,24 @@ import type { HookSessionInput } from './validate.ts';
 import { ensureAgent, requireCapability } from './validate.ts';
 import { HOOK_CAPABILITY } from './vocabulary.ts';
 
-/** The MCP call a hook session starts in: its request, the dialect and tool that took it, and how that dialect lays out the context. */
-export interface HookCall {
-  readonly requestId: string;
-  readonly dialect: string;
-  readonly tool: string;
-  readonly layout: BundleLayout;
-}
-
 /**
  * start_hook_session: for an installation that reported the hook's capability. Records the
  * session start once per (installation, session_id), whoever races, refreshes the hook's
  * coverage, and returns the current context. With Activity disabled the context is still
  * returned and nothing is recorded.
+ *
+ * The call's trail records the context request and, beside it, the session start (the trail
+ * names the request, dialect and tool of the call); `layout` is how the calling dialect lays
+ * out the context.
  */
-export async function startHookSession(db: Db, auditLog: AuditLog, caller: Caller, input: HookSessionInput, call: HookCall, audit?: AuditTrail) {
+export async function startHookSession(db: Db, caller: Caller, input: HookSessionInput, layout: BundleLayout, audit: AuditTrail) {
   ensureAgent(caller);
   const capability = HOOK_CAPABILITY[input.hook];
   const tenantId = caller.tenant.id;
   const installation = await ownInstallation(db, caller, input.local_installation_id);
   requireCapability(installation, capability, { hook: input.hook });
   // The context first: when it cannot be built, nothing is recorded and the hook may retry.
-  const context = await currentContext(db, caller, call.layout, audit);
+  const context = await currentContext(db, caller, layout, audit);
   const outcome = await db.tx(async (tx) => {
     if (!(await activityEnabled(tx, tenantId))) return { started: false, enabled: false };
     // The installation's row lock (taken by touching it) makes concurrent starts take turns.
@@ -55,19 +50,12 @@ export async function startHookSession(db: Db, auditLog: AuditLog, caller: Calle
       occurredAt: now,
     });
     // Its own audit event, beside the call's context request that the tool's trail records.
-    await auditLog.appendIn(tx, {
-      tenantId,
-      surface: 'mcp',
-      principalId: caller.principal.id,
-      tokenId: caller.tokenId,
-      requestId: call.requestId,
-      dialect: call.dialect,
-      tool: call.tool,
-      action: 'activity.session_start',
-      result: 'ok',
-      resources: [installationResource(locked.id), { type: 'activity_session', id: sessionRowId }, { type: 'activity_event', id: eventId }],
-      details: { hook: input.hook },
-    });
+    await audit.recordBesideIn(
+      tx,
+      'activity.session_start',
+      [installationResource(locked.id), { type: 'activity_session', id: sessionRowId }, { type: 'activity_event', id: eventId }],
+      { hook: input.hook },
+    );
     return { started: true, enabled: true };
   });
   return { sessionId: input.session_id, hook: input.hook, started: outcome.started, activityEnabled: outcome.enabled, context };

@@ -34,7 +34,7 @@ export async function touchOwnInstallation(tx: Transaction, caller: Caller, id: 
  * replaces what an existing one (local_installation_id) reported. Works whether or not
  * Activity is enabled: the registry is configuration, not evidence.
  */
-export async function reportInstallation(db: Db, caller: Caller, input: InstallationReport, audit?: AuditTrail) {
+export async function reportInstallation(db: Db, caller: Caller, input: InstallationReport, audit: AuditTrail) {
   ensureAgent(caller);
   const capabilities = CAPABILITIES.filter((c) => input.capabilities.includes(c));
   const tenantId = caller.tenant.id;
@@ -55,7 +55,7 @@ export async function reportInstallation(db: Db, caller: Caller, input: Installa
       await insertInstallation(tx, tenantId, id, agentId, fields);
       registered = true;
     }
-    await audit?.recordIn(tx, registered ? 'activity.installation_register' : 'activity.installation_update', [installationResource(id)], {
+    await audit.recordIn(tx, registered ? 'activity.installation_register' : 'activity.installation_update', [installationResource(id)], {
       integration: input.integration,
       transport: input.transport,
       capabilities,

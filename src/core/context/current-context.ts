@@ -22,7 +22,7 @@ import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from './vers
  * transaction of its own). The call is audited as a context request with every delivered
  * version and message.
  */
-export async function currentContext(db: Db, caller: Caller, layout: BundleLayout, audit?: AuditTrail): Promise<string> {
+export async function currentContext(db: Db, caller: Caller, layout: BundleLayout, audit: AuditTrail): Promise<string> {
   const routed = await routedTo(db, caller.tenant.id, caller.principal.id);
   const ids = routed.map((r) => r.id);
   const heads =
@@ -95,9 +95,9 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     caller,
     messages.map((m) => m.id),
   );
-  audit?.readAs('context.request');
+  audit.readAs('context.request');
   // Knowledge left out to keep the bundle within its limit was not delivered, and is not recorded as such.
   const left = new Set(skipped.map((k) => k.id));
-  audit?.touch(...touched.filter((r) => r.type !== 'knowledge' || !left.has(r.id)));
+  audit.touch(...touched.filter((r) => r.type !== 'knowledge' || !left.has(r.id)));
   return text;
 }

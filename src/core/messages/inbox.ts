@@ -61,17 +61,17 @@ export async function readInbox(
   db: Db,
   caller: Caller,
   input: { include_read?: boolean | undefined; offset?: number | undefined },
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<InboxPage> {
   ensure(caller.principal.kind === 'agent');
   const offset = input.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) throw refuse.offset();
   const tenantId = caller.tenant.id;
   const agentId = caller.principal.id;
-  audit?.readAs('inbox.read');
+  audit.readAs('inbox.read');
   if (input.include_read === true) {
     const [page, unread] = await Promise.all([inboxPage(db, tenantId, agentId, offset, INBOX_PAGE), countUnread(db, tenantId, agentId)]);
-    audit?.touch(...page.messages.map((m) => ({ type: 'message', id: m.id })));
+    audit.touch(...page.messages.map((m) => ({ type: 'message', id: m.id })));
     return { ...page, unreadRemaining: unread };
   }
   if (offset !== 0) throw refuse.offsetUnread();
@@ -80,7 +80,7 @@ export async function readInbox(
     const issued = marked.length === 0 ? [] : await selectInboxMessages(tx, tenantId, agentId, marked);
     return { messages: await withArtifacts(tx, tenantId, agentId, issued), unreadRemaining: await countUnread(tx, tenantId, agentId) };
   });
-  audit?.touch(...result.messages.map((m) => ({ type: 'message', id: m.id })));
+  audit.touch(...result.messages.map((m) => ({ type: 'message', id: m.id })));
   return { messages: result.messages, nextOffset: null, unreadRemaining: result.unreadRemaining };
 }
 

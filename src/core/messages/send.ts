@@ -28,7 +28,7 @@ const artifactResources = (artifacts: readonly SentArtifact[]): AuditResource[] 
   artifacts.map((a) => ({ type: 'artifact', id: a.id, version: a.version, version_id: a.versionId }));
 
 /** The stored result of an earlier send with this key, when the input is the same. */
-async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash: string, audit: AuditTrail | undefined): Promise<SendResult> {
+async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash: string, audit: AuditTrail): Promise<SendResult> {
   if (stored.requestHash !== hash) throw refuse.keyReused(stored.id);
   const tenantId = caller.tenant.id;
   // One query after another: `q` may be a transaction, whose connection runs one at a time.
@@ -41,8 +41,8 @@ async function replay(q: Queryable, caller: Caller, stored: StoredMessage, hash:
     access,
   }));
   const deliveredTo = await countDeliveries(q, tenantId, stored.id);
-  audit?.readAs('message.replay');
-  audit?.touch({ type: 'message', id: stored.id }, ...artifactResources(artifacts));
+  audit.readAs('message.replay');
+  audit.touch({ type: 'message', id: stored.id }, ...artifactResources(artifacts));
   return { messageId: stored.id, recipients, deliveredTo, artifacts, createdAt: stored.createdAt, replayed: true };
 }
 
@@ -67,7 +67,7 @@ async function resolveArtifacts(tx: Transaction, caller: Caller, artifacts: Send
  * versions, one inbox row per delivered agent, the shares and the audit event. Any refusal
  * writes nothing.
  */
-export async function sendContext(db: Db, caller: Caller, input: SendInput, audit?: AuditTrail): Promise<SendResult> {
+export async function sendContext(db: Db, caller: Caller, input: SendInput, audit: AuditTrail): Promise<SendResult> {
   ensure(caller.principal.kind === 'agent');
   const request = parseSend(input);
   const hash = requestHash(request);
@@ -96,7 +96,7 @@ export async function sendContext(db: Db, caller: Caller, input: SendInput, audi
     await insertPinsAndShares(tx, tenantId, messageId, recipients.list, artifacts);
     await insertInboxRows(tx, tenantId, messageId, claimed.seq, recipients.delivered);
     const deliveredTo = recipients.delivered.size;
-    await audit?.recordIn(tx, 'message.send', artifactResources(artifacts), {
+    await audit.recordIn(tx, 'message.send', artifactResources(artifacts), {
       message_id: messageId,
       recipients: recipients.list.map((r) => ({ type: r.type, id: r.id })),
       inbox_count: deliveredTo,

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Db } from '../../store/db.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { AuditTrail } from '../audit/trail.ts';
 import { directoryGraph, EMPTY_GRAPH, graphDiff } from '../graph/directory-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import type { OrgEnvironment } from './org-file.ts';
@@ -85,13 +86,9 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       if (audit) {
         const counts: Record<string, number> = {};
         for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
-        await audit.appendIn(tx, {
-          tenantId: id,
-          surface: 'cli',
-          action: 'org.apply',
-          result: 'ok',
-          details: { file: input.fileName ?? 'org.yaml', changes: counts },
-        });
+        await AuditTrail.forSurface(audit, 'cli')
+          .about({ tenantId: id })
+          .recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: counts });
       }
       return result;
     });

@@ -5,6 +5,7 @@ import { normalizeScopes } from '../access/scopes.ts';
 import { requirePrincipal, requireTenant } from '../directory/directory.ts';
 import { toPrincipal } from '../directory/principals.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { AuditTrail } from '../audit/trail.ts';
 import { notFound } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
@@ -56,8 +57,10 @@ const toInfo = (row: InfoRow): TokenInfo => ({
   revokedAt: row.revokedAt?.toISOString() ?? null,
 });
 
-/** Issues a bearer token for a principal; the secret is returned once and stored only hashed. */
-/** Issues a token from the CLI; the issue is audited in the same transaction (never the secret). */
+/**
+ * Issues a bearer token for a principal from the CLI; the secret is returned once and stored only
+ * hashed. The issue is audited through a CLI trail in the same transaction (never the secret).
+ */
 export async function createToken(db: Db, input: CreateTokenInput, audit: AuditLog): Promise<{ token: string; info: TokenInfo }> {
   const scopes = normalizeScopes(input.scopes);
   return db.tx(async (tx) => {
@@ -73,14 +76,9 @@ export async function createToken(db: Db, input: CreateTokenInput, audit: AuditL
     });
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
     const info = toInfo(row!);
-    await audit.appendIn(tx, {
-      tenantId: tenant.id,
-      surface: 'cli',
-      action: 'token.create',
-      result: 'ok',
-      resources: [{ type: 'token', id }],
-      details: { principal_id: principal.id, scopes, expires_at: info.expiresAt },
-    });
+    await AuditTrail.forSurface(audit, 'cli')
+      .about({ tenantId: tenant.id })
+      .recordIn(tx, 'token.create', [{ type: 'token', id }], { principal_id: principal.id, scopes, expires_at: info.expiresAt });
     return { token: secret, info };
   });
 }
@@ -129,7 +127,7 @@ export async function listTokens(q: Queryable, options: { tenant?: string | unde
   return rows.map(toInfo);
 }
 
-/** Revokes a token by id; revoking twice is harmless and reports the first revocation. */
+/** Revokes a token by id (CLI, audited like the issue); revoking twice is harmless and reports the first revocation. */
 export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<TokenInfo> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
   return db.tx(async (tx) => {
@@ -139,7 +137,9 @@ export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
     if (!row) throw notFound(`no token with id "${id}"`);
     if (updated)
-      await audit.appendIn(tx, { tenantId: updated.tenant_id, surface: 'cli', action: 'token.revoke', result: 'ok', resources: [{ type: 'token', id }] });
+      await AuditTrail.forSurface(audit, 'cli')
+        .about({ tenantId: updated.tenant_id })
+        .recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
     return toInfo(row);
   });
 }

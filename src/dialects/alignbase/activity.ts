@@ -117,9 +117,8 @@ export const startHookSessionTool = defineTool({
   }),
   annotations: { ...WRITE, idempotentHint: true },
   scopes: SCOPES,
-  async run({ caller, services, audit, requestId }, args) {
-    const call = { requestId, dialect: 'alignbase', tool: 'start_hook_session', layout: ALIGNBASE_BUNDLE };
-    const result = await startHookSession(services.db, services.audit, caller, args, call, audit);
+  async run({ caller, services, audit }, args) {
+    const result = await startHookSession(services.db, caller, args, ALIGNBASE_BUNDLE, audit);
     return {
       text: result.context,
       structured: {

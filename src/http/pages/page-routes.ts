@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../auth/authorize-request.ts';
 import { checkAuthorizeRequest, clientRedirect } from '../../auth/authorize-request.ts';
 import { approve } from '../../auth/grants.ts';
+import { AuditTrail } from '../../core/audit/trail.ts';
 import { peekLoginLink, redeemLoginLink } from '../../auth/login-links.ts';
 import { OAuthError } from '../../auth/oauth-error.ts';
 import { checkPassword, chooseAgent } from '../../auth/people.ts';
@@ -124,23 +125,16 @@ function registerConsent(app: FastifyInstance, pages: Pages): void {
     const choice = agent === 'new' ? { newName: form.get('new_agent_name') ?? '' } : { agentId: agent };
     let code: string;
     try {
+      // One trail for the consent: the agent it may create and the grant, both in its transaction.
+      const audit = AuditTrail.forSurface(services.audit, 'oauth').about({ tenantId: session.tenant.id, principalId: session.person.id });
       code = await db.tx(async (tx) => {
         const chosen = await chooseAgent(tx, session.tenant.id, session.person.id, choice);
-        if (chosen.created) {
-          await services.audit.appendIn(tx, {
-            tenantId: session.tenant.id,
-            surface: 'oauth',
-            principalId: session.person.id,
-            action: 'oauth.create_agent',
-            result: 'ok',
-            details: { agent_id: chosen.id, name: chosen.name },
-          });
-        }
+        if (chosen.created) await audit.recordIn(tx, 'oauth.create_agent', [], { agent_id: chosen.id, name: chosen.name });
         const { client, scopes, resource, redirectUri, codeChallenge } = authorization;
         return approve(
           tx,
           { tenantId: session.tenant.id, personId: session.person.id, agentId: chosen.id, client, scopes, resource, redirectUri, codeChallenge },
-          services.audit,
+          audit,
         );
       });
     } catch (error) {
