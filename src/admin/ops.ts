@@ -3,6 +3,7 @@ import { createLoginLink } from '../auth/login-links.ts';
 import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
 import { adminInbox } from '../core/messages/admin.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
+import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
@@ -30,8 +31,8 @@ const referencedFiles = z.record(
  * What may stand in an operation's result: what JSON.stringify and JSON.parse give back with
  * the same type. Through a gateway (/admin/rpc) a result reaches the CLI as JSON, where a Date
  * would arrive as a string and a Map as {}, while run on the store directly it stays what `run`
- * returned. Rather than type the two paths apart, every result is required to be JSON (the core
- * already answers with ISO strings for instants): then `run`'s return type is honest for both.
+ * returned. Rather than type the two paths apart, every result is required to be JSON (an
+ * operation writes a core's Dates as ISO strings, as review-json.ts does): then `run`'s return type is honest for both.
  * Anything with methods (a Date, a Map, a Buffer) fails here, as do bigint, symbol and functions;
  * what no type shows (NaN, Infinity, which JSON makes null) is not caught.
  */
@@ -138,22 +139,22 @@ const definitions = {
   // Human review of agents' drafts and proposals (kgw review; src/core/context/review.ts).
   'review.list': defineOp({
     args: z.object({ tenant: z.string() }).strict(),
-    run: (services, args) => listReviews(services.db, args),
+    run: async (services, args) => (await listReviews(services.db, args)).map(reviewItemJson),
   }),
   'review.show': defineOp({
     args: z.object({ tenant: z.string(), id: z.string() }).strict(),
-    run: (services, args) => showReview(services.db, args),
+    run: async (services, args) => reviewDetailJson(await showReview(services.db, args)),
   }),
   'review.accept': defineOp({
     // as: the reviewing person's email; omitted, the decision is the CLI operator's.
     args: z
       .object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) })
       .strict(),
-    run: (services, args) => acceptReview(services.db, services.audit, args),
+    run: async (services, args) => acceptResultJson(await acceptReview(services.db, services.audit, args)),
   }),
   'review.reject': defineOp({
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
-    run: (services, args) => rejectReview(services.db, services.audit, args),
+    run: async (services, args) => rejectResultJson(await rejectReview(services.db, services.audit, args)),
   }),
   // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/messages/admin.ts),
   // each as read_inbox gives it.

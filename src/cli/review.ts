@@ -1,5 +1,10 @@
 import { loadConfig } from '../config.ts';
-import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
+import type {
+  AcceptResultJson as AcceptResult,
+  RejectResultJson as RejectResult,
+  ReviewDetailJson as ReviewDetail,
+  ReviewItemJson as ReviewItem,
+} from '../admin/review-json.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';

@@ -89,14 +89,14 @@ describe('can_* need the role and, for writes, context.write', () => {
   ];
   for (const [role, read, draft, edit, publish] of table) {
     it(`${role ?? 'no role'} with context.write`, () => {
-      assert.deepEqual(capabilities(role, WRITE), { can_read: read, can_draft: draft, can_edit: edit, can_publish: publish });
+      assert.deepEqual(capabilities(role, WRITE), { read, draft, edit, publish });
       assert.equal(canRead(role), read);
       assert.equal(canDraft(role, WRITE), draft);
       assert.equal(canEdit(role, WRITE), edit);
       assert.equal(canPublish(role, WRITE), publish);
     });
     it(`${role ?? 'no role'} without context.write reads only`, () => {
-      assert.deepEqual(capabilities(role, READ), { can_read: read, can_draft: false, can_edit: false, can_publish: false });
+      assert.deepEqual(capabilities(role, READ), { read, draft: false, edit: false, publish: false });
     });
   }
 

@@ -215,7 +215,7 @@ for (const backend of storeBackends()) {
           attachments: manifest,
         }),
       );
-      const id = created.knowledge_id;
+      const id = created.id;
       const get = (version: unknown) => ({ context_type: 'knowledge', context_id: id, version, path: 'refs/table.csv' });
 
       const chunk = await admin.ok<Chunk>('read_context_attachment', get(1));
@@ -227,7 +227,7 @@ for (const backend of storeBackends()) {
           eof: chunk.eof,
           version_id: chunk.version_id,
         },
-        { data: 'a,b\n1,2\n', media_type: 'text/csv', size: 8, eof: true, version_id: created.version_id },
+        { data: 'a,b\n1,2\n', media_type: 'text/csv', size: 8, eof: true, version_id: created.versionId },
       );
       assert.equal(await admin.fail('read_context_attachment', { ...get(1), context_id: 'x' }), 'invalid knowledge_id');
       assert.equal(await admin.fail('read_context_attachment', get(2)), 'Knowledge version not found');
@@ -247,7 +247,7 @@ for (const backend of storeBackends()) {
       // Route-only: the published version (1) only.
       await suite.access({ routes: [route(`knowledge:${title}`, 'routed-bot')] });
       const routed = await suite.agent('routed-bot', 'context.read');
-      assert.equal((await routed.ok<Chunk>('read_context_attachment', get(1))).version_id, created.version_id);
+      assert.equal((await routed.ok<Chunk>('read_context_attachment', get(1))).version_id, created.versionId);
       assert.equal(await routed.fail('read_context_attachment', get(2)), 'forbidden');
       assert.equal(await (await suite.agent('outsider-bot')).fail('read_context_attachment', get(1)), 'Knowledge not found');
     });

@@ -5,7 +5,12 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { openStore } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { AcceptResult, RejectResult, ReviewDetail, ReviewItem } from '../../src/core/context/review.ts';
+import type {
+  AcceptResultJson as AcceptResult,
+  RejectResultJson as RejectResult,
+  ReviewDetailJson as ReviewDetail,
+  ReviewItemJson as ReviewItem,
+} from '../../src/admin/review-json.ts';
 import type { Db } from '../../src/store/db.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
 import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';

@@ -143,7 +143,7 @@ for (const backend of BACKENDS) {
       await withStore('k-takeover', async (store) => {
         await applyIn(store, BASE);
         const { tenantId: tenant } = await idsOf(store.db, store.slug, 'release-bot');
-        const attachment = { path: 'a.txt', media_type: 'text/plain', size: 1, sha256: 'a'.repeat(64), digest_encoding: 'text' as const };
+        const attachment = { path: 'a.txt', mediaType: 'text/plain', size: 1, sha256: 'a'.repeat(64), digestEncoding: 'text' as const };
         await store.db.tx(async (tx) => {
           await createKnowledge(tx, tenant, {
             title: 'Release policy',

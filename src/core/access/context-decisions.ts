@@ -69,16 +69,16 @@ export function canWriteArtifact(role: ContextRole | undefined, scopes: Scopes):
   return canWriteContext(scopes) && atLeast(role, 'editor');
 }
 
-/** The `can_*` fields of list_knowledge, read_knowledge, list_skills and read_skill. */
+/** What this connection may do with one Knowledge or Skill (the Alignbase dialect shows them as `can_*`). */
 export interface Capabilities {
-  can_read: boolean;
-  can_draft: boolean;
-  can_edit: boolean;
-  can_publish: boolean;
+  readonly read: boolean;
+  readonly draft: boolean;
+  readonly edit: boolean;
+  readonly publish: boolean;
 }
 
 export function capabilities(role: ContextRole | undefined, scopes: Scopes): Capabilities {
-  return { can_read: canRead(role), can_draft: canDraft(role, scopes), can_edit: canEdit(role, scopes), can_publish: canPublish(role, scopes) };
+  return { read: canRead(role), draft: canDraft(role, scopes), edit: canEdit(role, scopes), publish: canPublish(role, scopes) };
 }
 
 /** A read tool's version selector: `latest`, `published` or an exact saved version number. */

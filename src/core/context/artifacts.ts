@@ -7,7 +7,7 @@ import { isResourceName } from '../access/resources.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { refuse } from './refusals.ts';
 import type { Db, Queryable } from '../../store/db.ts';
-import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
+import { sameManifest, storeFiles } from './attachments.ts';
 import { ensure, ensureCanCreate, listReadable, parseId, parsePublishSelector, resolveAccess } from './common.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
@@ -42,81 +42,136 @@ export async function artifactVersion(
   return { ...access, version };
 }
 
-export async function listArtifacts(db: Db, caller: Caller) {
+export interface ArtifactItem {
+  readonly id: string;
+  readonly name: string;
+  /** The latest version (the spec's current version). */
+  readonly version: number;
+  readonly versionId: string;
+  /** sha256:<hex> of the package; absent for a version saved without one. */
+  readonly digest: string | undefined;
+  readonly updatedAt: Date;
+  readonly canEdit: boolean;
+}
+
+export async function listArtifacts(db: Db, caller: Caller): Promise<ArtifactItem[]> {
   return (await listReadable(db, caller, 'artifact')).map(({ head, role, latest }) => ({
-    artifact_id: head.id,
+    id: head.id,
     name: head.name,
-    current_version: latest.version,
-    current_version_id: latest.id,
-    package_digest: latest.digest ?? null,
-    updated_at: head.updatedAt.toISOString(),
-    can_edit: canWriteArtifact(role, caller.scopes),
+    version: latest.version,
+    versionId: latest.id,
+    digest: latest.digest,
+    updatedAt: head.updatedAt,
+    canEdit: canWriteArtifact(role, caller.scopes),
   }));
 }
 
 /** Who saved a version: the agent, and the person it acts for. */
-async function provenance(q: Queryable, tenantId: string, version: SavedVersion) {
-  if (version.createdBy === undefined) return null;
+export interface Provenance {
+  readonly agentName: string | undefined;
+  readonly authorName: string | undefined;
+  readonly authorEmail: string | undefined;
+  readonly savedAt: Date;
+}
+
+async function provenance(q: Queryable, tenantId: string, version: SavedVersion): Promise<Provenance | undefined> {
+  if (version.createdBy === undefined) return undefined;
   const [row] = await q.query<{ kind: 'person' | 'agent'; name: string; email: string | null; owner_name: string | null; owner_email: string | null }>(
     `SELECT p.kind, p.name, p.email, o.name AS owner_name, o.email AS owner_email
        FROM principals p LEFT JOIN principals o ON o.tenant_id = p.tenant_id AND o.id = p.owner_id
       WHERE p.tenant_id = $1 AND p.id = $2`,
     [tenantId, version.createdBy],
   );
-  if (row === undefined) return null;
+  if (row === undefined) return undefined;
   const byAgent = row.kind === 'agent';
   return {
-    agent_name: byAgent ? row.name : null,
-    author_name: byAgent ? row.owner_name : row.name,
-    author_email: byAgent ? row.owner_email : row.email,
-    saved_at: version.createdAt.toISOString(),
+    agentName: byAgent ? row.name : undefined,
+    authorName: (byAgent ? row.owner_name : row.name) ?? undefined,
+    authorEmail: (byAgent ? row.owner_email : row.email) ?? undefined,
+    savedAt: version.createdAt,
   };
 }
 
-export async function readArtifact(db: Db, caller: Caller, input: { artifact_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const id = parseId('artifact', input.artifact_id);
+export interface ArtifactVersion {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly latestVersion: number;
+  readonly markdown: string;
+  readonly attachments: readonly AttachmentEntry[];
+  readonly digest: string;
+  readonly sourceTask: string | undefined;
+  readonly provenance: Provenance | undefined;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly versionCreatedAt: Date;
+  readonly canEdit: boolean;
+}
+
+/** `version`: latest or a number, as the caller gave it (Artifacts have no published selector). */
+export async function readArtifact(db: Db, caller: Caller, input: { artifactId: string; version?: unknown }, audit?: AuditTrail): Promise<ArtifactVersion> {
+  const id = parseId('artifact', input.artifactId);
   const selector = parsePublishSelector(input.version);
   const { head, role, version } = await artifactVersion(db, caller, id, selector);
   audit?.touch({ type: 'artifact', id, version: version.version, version_id: version.id });
   return {
-    artifact_id: id,
+    id,
     name: head.name,
-    version_id: version.id,
+    versionId: version.id,
     version: version.version,
-    latest_version: head.latestVersion,
+    latestVersion: head.latestVersion,
     markdown: version.content,
-    attachment_format: 'v1' as const,
-    attachments: publicManifest(version.attachments),
-    package_digest: version.digest ?? packageDigest(version.content, version.attachments),
-    source_task: version.sourceTask ?? null,
+    attachments: version.attachments,
+    digest: version.digest ?? packageDigest(version.content, version.attachments),
+    sourceTask: version.sourceTask,
     provenance: await provenance(db, caller.tenant.id, version),
-    created_at: head.createdAt.toISOString(),
-    updated_at: head.updatedAt.toISOString(),
-    version_created_at: version.createdAt.toISOString(),
-    can_edit: canWriteArtifact(role, caller.scopes),
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    versionCreatedAt: version.createdAt,
+    canEdit: canWriteArtifact(role, caller.scopes),
   };
 }
 
 export interface WriteArtifactInput {
-  readonly artifact_id?: string | undefined;
-  readonly expected_version: number;
+  /** Omitted to create (expectedVersion 0). */
+  readonly artifactId?: string | undefined;
+  /** 0 to create, or the exact latest version to replace. */
+  readonly expectedVersion: number;
   readonly name?: string | undefined;
   readonly markdown: string;
+  /** Omitted: the files are kept; []: cleared. */
   readonly attachments?: readonly AttachmentInput[] | undefined;
-  readonly source_task?: string | undefined;
+  /** Omitted: kept; '': cleared. */
+  readonly sourceTask?: string | undefined;
+}
+
+export interface WriteArtifactResult {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly digest: string | undefined;
+  readonly updated: boolean;
+  readonly created: boolean;
 }
 
 /**
- * write_artifact: expected_version 0 creates (Artifact Create permission), the exact latest
+ * write_artifact: expectedVersion 0 creates (Artifact Create permission), the exact latest
  * version replaces the package (Editor). Omitted attachments keep the files, [] clears them;
- * source_task is kept when omitted and cleared by "". A package equal to the latest saves nothing.
+ * sourceTask is kept when omitted and cleared by "". A package equal to the latest saves nothing.
  */
-export async function writeArtifact(services: { db: Db; blob: BlobStore }, caller: Caller, input: WriteArtifactInput, audit?: AuditTrail) {
-  const expected = input.expected_version;
+export async function writeArtifact(
+  services: { db: Db; blob: BlobStore },
+  caller: Caller,
+  input: WriteArtifactInput,
+  audit?: AuditTrail,
+): Promise<WriteArtifactResult> {
+  const expected = input.expectedVersion;
   if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
-  if (expected === 0 && input.artifact_id !== undefined) throw refuse.idOmitted('artifact');
-  if (expected > 0 && input.artifact_id === undefined) throw refuse.idRequired('artifact');
-  const id = input.artifact_id === undefined ? undefined : parseId('artifact', input.artifact_id);
+  if (expected === 0 && input.artifactId !== undefined) throw refuse.idOmitted('artifact');
+  if (expected > 0 && input.artifactId === undefined) throw refuse.idRequired('artifact');
+  const id = input.artifactId === undefined ? undefined : parseId('artifact', input.artifactId);
   const name = input.name?.trim();
   if (expected === 0 || input.name !== undefined) {
     if (name === undefined || name === '') throw refuse.nameRequired();
@@ -140,7 +195,7 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
         {
           content: input.markdown,
           attachments,
-          sourceTask: input.source_task === '' ? undefined : input.source_task,
+          sourceTask: input.sourceTask === '' ? undefined : input.sourceTask,
           digest: packageDigest(input.markdown, attachments),
           createdBy: caller.principal.id,
         },
@@ -151,7 +206,7 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
         [{ type: 'artifact', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }],
         { files: attachments.length },
       );
-      return { artifact_id: head.id, name: head.name, version_id: saved.id, version: 1, package_digest: saved.digest ?? null, updated: true, created: true };
+      return { id: head.id, name: head.name, versionId: saved.id, version: 1, digest: saved.digest, updated: true, created: true };
     }
     const { head, role } = await resolveAccess(tx, caller, 'artifact', id, { lock: true });
     ensure(canWriteArtifact(role, caller.scopes));
@@ -164,20 +219,12 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
         counted: { label: 'the Markdown and kept files', bytes: markdownBytes + attachments.reduce((sum, f) => sum + f.size, 0) },
       });
     }
-    const sourceTask = input.source_task === undefined ? latest.sourceTask : input.source_task === '' ? undefined : input.source_task;
+    const sourceTask = input.sourceTask === undefined ? latest.sourceTask : input.sourceTask === '' ? undefined : input.sourceTask;
     const renamed = name !== undefined && name !== head.name;
     const changed =
       renamed || latest.content !== input.markdown || !sameManifest(latest.attachments, attachments) || (latest.sourceTask ?? undefined) !== sourceTask;
     if (!changed) {
-      return {
-        artifact_id: id,
-        name: head.name,
-        version_id: latest.id,
-        version: latest.version,
-        package_digest: latest.digest ?? null,
-        updated: false,
-        created: false,
-      };
+      return { id, name: head.name, versionId: latest.id, version: latest.version, digest: latest.digest, updated: false, created: false };
     }
     if (renamed) await tx.query('UPDATE context_resources SET name = $3 WHERE tenant_id = $1 AND id = $2', [caller.tenant.id, id, name]);
     const saved = await saveVersion(tx, caller.tenant.id, head, {
@@ -193,14 +240,6 @@ export async function writeArtifact(services: { db: Db; blob: BlobStore }, calle
       [{ type: 'artifact', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed: true }],
       { files: attachments.length },
     );
-    return {
-      artifact_id: id,
-      name: name ?? head.name,
-      version_id: saved.id,
-      version: saved.version,
-      package_digest: saved.digest ?? null,
-      updated: true,
-      created: false,
-    };
+    return { id, name: name ?? head.name, versionId: saved.id, version: saved.version, digest: saved.digest, updated: true, created: false };
   });
 }

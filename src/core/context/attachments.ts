@@ -26,28 +26,35 @@ export async function storeFiles(blob: BlobStore, files: readonly PackageFile[])
   for (let start = 0; start < files.length; start += 8) {
     await Promise.all(files.slice(start, start + 8).map((f) => blob.put({ body: f.bytes, size: f.size, sha256: f.sha256 })));
   }
-  for (const f of files) manifest.push({ path: f.path, media_type: f.mediaType, size: f.size, sha256: f.sha256, digest_encoding: f.digestEncoding });
+  for (const f of files) manifest.push({ path: f.path, mediaType: f.mediaType, size: f.size, sha256: f.sha256, digestEncoding: f.digestEncoding });
   return manifest;
-}
-
-/** The manifest as the read tools show it (without the digest). */
-export function publicManifest(entries: readonly AttachmentEntry[]): { path: string; media_type: string; size: number; digest_encoding: 'text' | 'binary' }[] {
-  return entries.map((e) => ({ path: e.path, media_type: e.media_type, size: e.size, digest_encoding: e.digest_encoding }));
 }
 
 /** Two manifests name the same files with the same bytes. */
 export function sameManifest(a: readonly AttachmentEntry[], b: readonly AttachmentEntry[]): boolean {
-  return a.length === b.length && a.every((e, i) => e.path === b[i]?.path && e.sha256 === b[i]?.sha256 && e.media_type === b[i]?.media_type);
+  return a.length === b.length && a.every((e, i) => e.path === b[i]?.path && e.sha256 === b[i]?.sha256 && e.mediaType === b[i]?.mediaType);
 }
 
+/** At most CHUNK_BYTES of one attachment, from `offset`. */
 export interface AttachmentChunk {
-  data_base64: string;
-  offset: number;
-  next_offset: number;
-  size: number;
-  eof: boolean;
-  media_type: string;
-  version_id: string;
+  readonly data: Buffer;
+  readonly offset: number;
+  readonly nextOffset: number;
+  readonly size: number;
+  readonly eof: boolean;
+  readonly mediaType: string;
+  /** The version read, so a reader can check every chunk came from the same one. */
+  readonly versionId: string;
+}
+
+export interface AttachmentRequest {
+  /** knowledge, skill or artifact, as the caller named it (checked here). */
+  readonly contextType: string;
+  readonly contextId: string;
+  /** An exact version, as the caller gave it. */
+  readonly version: unknown;
+  readonly path: string;
+  readonly offset?: number | undefined;
 }
 
 const CONTEXT_TYPES = ['knowledge', 'skill', 'artifact'] as const;
@@ -60,15 +67,15 @@ const CONTEXT_TYPES = ['knowledge', 'skill', 'artifact'] as const;
 export async function readContextAttachment(
   services: { db: Db; blob: BlobStore },
   caller: Caller,
-  input: { context_type: string; context_id: string; version: unknown; path: string; offset?: number | undefined },
+  input: AttachmentRequest,
   audit?: AuditTrail,
 ): Promise<AttachmentChunk> {
-  if (!(CONTEXT_TYPES as readonly string[]).includes(input.context_type))
+  if (!(CONTEXT_TYPES as readonly string[]).includes(input.contextType))
     throw refusal('validation', 'invalid_context_type', {}, 'context_type must be knowledge, skill, or artifact');
-  const type = input.context_type as VersionedType | 'artifact';
+  const type = input.contextType as VersionedType | 'artifact';
   const exact = positiveVersion(input.version);
   const offset = input.offset ?? 0;
-  const id = parseId(type, input.context_id);
+  const id = parseId(type, input.contextId);
   if (exact === undefined) throw refuse.invalidSelector('exact');
   if (!Number.isSafeInteger(offset) || offset < 0) throw refusal('validation', 'invalid_offset', {}, 'offset must be a non-negative integer');
   const version: SavedVersion =
@@ -87,12 +94,12 @@ export async function readContextAttachment(
   }
   audit?.touch({ type, id, version: version.version, version_id: version.id });
   return {
-    data_base64: data.toString('base64'),
+    data,
     offset,
-    next_offset: offset + data.length,
+    nextOffset: offset + data.length,
     size: entry.size,
     eof: offset + data.length >= entry.size,
-    media_type: entry.media_type,
-    version_id: version.id,
+    mediaType: entry.mediaType,
+    versionId: version.id,
   };
 }

@@ -5,14 +5,15 @@ import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import { isRoutedTo } from '../access/routes.ts';
 import { refuse } from './refusals.ts';
+import { utcDay } from '../instants.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { ResourceHead, SavedVersion } from './versions.ts';
 import { freshness, getHead, getVersion, getVersions, hasUnpublishedChanges, listHeads, publicationStatus, publishVersion, versionKey } from './versions.ts';
 
 /**
- * What Knowledge and Skills share: identifiers, version selectors, dates, access, the list
- * fields and publishing. Refusals carry a machine reason (refusals.ts) that each dialect words.
+ * What Knowledge and Skills share: identifiers, version selectors, dates, access, what their
+ * lists and reads give (domain values; the dialect writes them in its wire) and publishing. Refusals carry a machine reason (refusals.ts) that each dialect words.
  */
 
 export type VersionedType = 'knowledge' | 'skill';
@@ -56,20 +57,20 @@ export function parseDate(field: 'review_by' | 'expires_at', value: string | und
   if (value === undefined) return undefined;
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
-  if (date === undefined || date.toISOString().slice(0, 10) !== value) throw refuse.invalidDate(field);
+  if (date === undefined || utcDay(date) !== value) throw refuse.invalidDate(field);
   return value;
 }
 
 /** Both dates checked and in order (either may stay as it is: pass the kept one in). */
 export function parseDates(
-  input: { review_by?: string | undefined; expires_at?: string | undefined },
+  input: { reviewBy?: string | undefined; expiresAt?: string | undefined },
   kept: { reviewBy?: string | undefined; expiresAt?: string | undefined } = {},
 ): {
   reviewBy: string | undefined;
   expiresAt: string | undefined;
 } {
-  const reviewBy = parseDate('review_by', input.review_by);
-  const expiresAt = parseDate('expires_at', input.expires_at);
+  const reviewBy = parseDate('review_by', input.reviewBy);
+  const expiresAt = parseDate('expires_at', input.expiresAt);
   const effectiveReview = reviewBy ?? kept.reviewBy;
   const effectiveExpiry = expiresAt ?? kept.expiresAt;
   if (effectiveReview !== undefined && effectiveExpiry !== undefined && effectiveExpiry < effectiveReview) throw refuse.datesOutOfOrder();
@@ -133,7 +134,23 @@ export async function selectVersion(q: Queryable, caller: Caller, type: Versione
  * publish_knowledge and publish_skill: points the published version at the selected saved
  * version (latest when omitted). Publisher and context.write; published: false when it already was.
  */
-export async function publishResource(db: Db, caller: Caller, type: VersionedType, id: string, rawSelector: unknown, audit?: AuditTrail) {
+export interface PublishResult {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  /** False when the version already was the published one. */
+  readonly published: boolean;
+}
+
+export async function publishResource(
+  db: Db,
+  caller: Caller,
+  type: VersionedType,
+  id: string,
+  rawSelector: unknown,
+  audit?: AuditTrail,
+): Promise<PublishResult> {
   const selector = parsePublishSelector(rawSelector);
   return db.tx(async (tx) => {
     const access = await resolveAccess(tx, caller, type, id, { lock: true });
@@ -149,7 +166,7 @@ export async function publishResource(db: Db, caller: Caller, type: VersionedTyp
         { owner_id: ownerOf(caller) },
       );
     }
-    return { id, name: access.head.name, version_id: version.id, version: number, published };
+    return { id, name: access.head.name, versionId: version.id, version: number, published };
   });
 }
 
@@ -159,74 +176,88 @@ export async function publishResource(db: Db, caller: Caller, type: VersionedTyp
  */
 export const ownerOf = (caller: Caller): string => caller.principal.ownerId ?? caller.principal.id;
 
-const iso = (date: Date): string => date.toISOString();
+export type Freshness = 'live' | 'expired';
+export type PublicationStatus = 'unpublished' | 'published' | 'unpublished_changes';
 
-/** The version and freshness fields list_knowledge and list_skills give every item. */
-export interface ListFields extends Capabilities {
-  current_version_id: string;
-  current_version: number;
-  latest_version_id: string;
-  latest_version: number;
-  published_version_id: string | null;
-  published_version: number | null;
-  created_at: string;
-  updated_at: string;
-  current_version_created_at: string;
-  latest_version_created_at: string;
-  published_version_created_at: string | null;
-  review_by: string | null;
-  expires_at: string | null;
-  status: 'live' | 'expired';
-  publication_status: 'unpublished' | 'published' | 'unpublished_changes';
-  has_unpublished_changes: boolean;
+/** A Knowledge's or Skill's versions, freshness and the caller's capabilities, as the lists give them. */
+export interface ListedVersions {
+  readonly latestVersionId: string;
+  readonly latestVersion: number;
+  readonly latestVersionCreatedAt: Date;
+  readonly publishedVersionId: string | undefined;
+  readonly publishedVersion: number | undefined;
+  readonly publishedVersionCreatedAt: Date | undefined;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  /** YYYY-MM-DD. */
+  readonly reviewBy: string | undefined;
+  readonly expiresAt: string | undefined;
+  readonly freshness: Freshness;
+  readonly publication: PublicationStatus;
+  readonly hasUnpublishedChanges: boolean;
+  readonly capabilities: Capabilities;
 }
 
-export function listFields(
+export function listedVersions(
   head: ResourceHead,
   latest: SavedVersion,
   published: SavedVersion | undefined,
   role: ContextRole | undefined,
   caller: Caller,
-): ListFields {
+): ListedVersions {
   return {
-    current_version_id: latest.id,
-    current_version: latest.version,
-    latest_version_id: latest.id,
-    latest_version: latest.version,
-    published_version_id: published?.id ?? null,
-    published_version: published?.version ?? null,
-    created_at: iso(head.createdAt),
-    updated_at: iso(head.updatedAt),
-    current_version_created_at: iso(latest.createdAt),
-    latest_version_created_at: iso(latest.createdAt),
-    published_version_created_at: published === undefined ? null : iso(published.createdAt),
-    review_by: head.reviewBy ?? null,
-    expires_at: head.expiresAt ?? null,
-    status: freshness(head),
-    publication_status: publicationStatus(head),
-    has_unpublished_changes: hasUnpublishedChanges(head),
-    ...capabilities(role, caller.scopes),
+    latestVersionId: latest.id,
+    latestVersion: latest.version,
+    latestVersionCreatedAt: latest.createdAt,
+    publishedVersionId: published?.id,
+    publishedVersion: published?.version,
+    publishedVersionCreatedAt: published?.createdAt,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    reviewBy: head.reviewBy,
+    expiresAt: head.expiresAt,
+    freshness: freshness(head),
+    publication: publicationStatus(head),
+    hasUnpublishedChanges: hasUnpublishedChanges(head),
+    capabilities: capabilities(role, caller.scopes),
   };
 }
 
-/** The fields read_knowledge and read_skill share, for the version read. */
-export function readFields(access: Access, version: SavedVersion, caller: Caller) {
+/** The version read of a Knowledge or Skill, with the resource's pointers, freshness and the caller's capabilities. */
+export interface VersionRead {
+  readonly versionId: string;
+  readonly version: number;
+  readonly latestVersion: number;
+  readonly publishedVersion: number | undefined;
+  readonly isPublishedVersion: boolean;
+  readonly hasUnpublishedChanges: boolean;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly versionCreatedAt: Date;
+  readonly reviewBy: string | undefined;
+  readonly expiresAt: string | undefined;
+  readonly freshness: Freshness;
+  readonly publication: PublicationStatus;
+  readonly capabilities: Capabilities;
+}
+
+export function versionRead(access: Access, version: SavedVersion, caller: Caller): VersionRead {
   const { head } = access;
   return {
-    version_id: version.id,
+    versionId: version.id,
     version: version.version,
-    latest_version: head.latestVersion,
-    published_version: head.publishedVersion ?? null,
-    is_published_version: head.publishedVersion === version.version,
-    has_unpublished_changes: hasUnpublishedChanges(head),
-    created_at: iso(head.createdAt),
-    updated_at: iso(head.updatedAt),
-    version_created_at: iso(version.createdAt),
-    review_by: head.reviewBy ?? null,
-    expires_at: head.expiresAt ?? null,
-    status: freshness(head),
-    publication_status: publicationStatus(head),
-    ...capabilities(access.role, caller.scopes),
+    latestVersion: head.latestVersion,
+    publishedVersion: head.publishedVersion,
+    isPublishedVersion: head.publishedVersion === version.version,
+    hasUnpublishedChanges: hasUnpublishedChanges(head),
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+    versionCreatedAt: version.createdAt,
+    reviewBy: head.reviewBy,
+    expiresAt: head.expiresAt,
+    freshness: freshness(head),
+    publication: publicationStatus(head),
+    capabilities: capabilities(access.role, caller.scopes),
   };
 }
 

@@ -13,6 +13,7 @@ import type { Authority } from './knowledge.ts';
 import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { parseSkillMd, validateAttachments } from './skill-package.ts';
+import { manifestJson } from './versions.ts';
 
 /**
  * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a
@@ -30,16 +31,25 @@ export function checkRationale(rationale: string | undefined, field: 'rationale'
 }
 
 export interface CreateDraftInput {
-  readonly id: string;
-  readonly base_version: number;
+  readonly resourceId: string;
+  readonly baseVersion: number;
+  /** The full proposed Knowledge markdown or SKILL.md. */
   readonly content: string;
   readonly rationale?: string | undefined;
 }
 
+export interface CreatedDraft {
+  readonly draftId: string;
+  readonly resourceId: string;
+  readonly baseVersion: number;
+  readonly created: true;
+}
+
 /** create_knowledge_draft and create_skill_draft: Proposer and context.write on the resource. */
-export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit?: AuditTrail) {
-  const id = parseId(type, input.id);
-  if (!Number.isSafeInteger(input.base_version) || input.base_version <= 0) throw refuse.invalidBaseVersion();
+export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit?: AuditTrail): Promise<CreatedDraft> {
+  const id = parseId(type, input.resourceId);
+  const baseVersion = input.baseVersion;
+  if (!Number.isSafeInteger(baseVersion) || baseVersion <= 0) throw refuse.invalidBaseVersion();
   // A Skill draft is SKILL.md alone, checked like write_skill checks it.
   if (type === 'skill') parseSkillMd(input.content);
   else checkKnowledgeContent(input.content);
@@ -47,15 +57,15 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
   return db.tx(async (tx) => {
     const access = await resolveAccess(tx, caller, type, id);
     ensure(canDraft(access.role, caller.scopes));
-    if (input.base_version > access.head.latestVersion) throw refuse.versionNotFound(type);
+    if (baseVersion > access.head.latestVersion) throw refuse.versionNotFound(type);
     const draftId = randomUUID();
     await tx.query(
       `INSERT INTO context_drafts (tenant_id, id, resource_id, resource_type, base_version, content, rationale, author_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [caller.tenant.id, draftId, id, type, input.base_version, input.content, rationale ?? null, caller.principal.id],
+      [caller.tenant.id, draftId, id, type, baseVersion, input.content, rationale ?? null, caller.principal.id],
     );
-    await audit?.recordIn(tx, `${type}.draft`, [{ type, id, version: input.base_version }], { draft_id: draftId });
-    return { draft_id: draftId, id, base_version: input.base_version, created: true as const };
+    await audit?.recordIn(tx, `${type}.draft`, [{ type, id, version: baseVersion }], { draft_id: draftId });
+    return { draftId, resourceId: id, baseVersion, created: true };
   });
 }
 
@@ -75,13 +85,19 @@ export const authorJoins = (alias: string): string => `
     JOIN principals a ON a.tenant_id = ${alias}.tenant_id AND a.id = ${alias}.author_id
     LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id`;
 
-/** The person who wrote it, and the agent when an agent did. */
-export function authorFields(row: AuthorColumns): { author_name: string | null; author_email: string | null; agent_name: string | null } {
+/** Who wrote a draft or proposal: the person (an agent's owner), and the agent when an agent did. */
+export interface Authorship {
+  readonly authorName: string | undefined;
+  readonly authorEmail: string | undefined;
+  readonly agentName: string | undefined;
+}
+
+export function authorship(row: AuthorColumns): Authorship {
   const byAgent = row.author_kind === 'agent';
   return {
-    author_name: (byAgent ? row.owner_name : row.author_name) ?? null,
-    author_email: (byAgent ? row.owner_email : row.author_email) ?? null,
-    agent_name: byAgent ? row.author_name : null,
+    authorName: (byAgent ? row.owner_name : row.author_name) ?? undefined,
+    authorEmail: (byAgent ? row.owner_email : row.author_email) ?? undefined,
+    agentName: byAgent ? row.author_name : undefined,
   };
 }
 
@@ -104,22 +120,38 @@ const DRAFT_SELECT = `
     JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}
    WHERE d.tenant_id = $1 AND d.status = 'open'`;
 
-/** The fields every draft listing shows: who wrote it (the person, and the agent when an agent did). */
-function draftFields(row: DraftRow, caller: Caller) {
+/** An open draft as the draft lists show it: who wrote it (the person, and the agent when an agent did). */
+export interface DraftItem extends Authorship {
+  readonly draftId: string;
+  readonly resourceId: string;
+  readonly baseVersion: number;
+  /** The resource's latest saved version now. */
+  readonly currentVersion: number;
+  /** The resource has moved past the draft's base version. */
+  readonly isStale: boolean;
+  readonly rationale: string | undefined;
+  readonly createdAt: Date;
+  readonly createdByThisAgent: boolean;
+}
+
+function toDraftItem(row: DraftRow, caller: Caller): DraftItem {
+  const baseVersion = Number(row.base_version);
+  const currentVersion = Number(row.latest_version);
   return {
-    draft_id: row.id,
-    base_version: Number(row.base_version),
-    current_version: Number(row.latest_version),
-    is_stale: Number(row.base_version) < Number(row.latest_version),
-    ...authorFields(row),
-    rationale: row.rationale,
-    created_at: new Date(row.created_at).toISOString(),
-    created_by_this_agent: row.author_id === caller.principal.id,
+    draftId: row.id,
+    resourceId: row.resource_id,
+    baseVersion,
+    currentVersion,
+    isStale: baseVersion < currentVersion,
+    ...authorship(row),
+    rationale: row.rationale ?? undefined,
+    createdAt: new Date(row.created_at),
+    createdByThisAgent: row.author_id === caller.principal.id,
   };
 }
 
 /** list_knowledge_drafts and list_skill_drafts: Viewer on the resource; open drafts, oldest first. */
-export async function listDrafts(db: Db, caller: Caller, type: VersionedType, rawId: string) {
+export async function listDrafts(db: Db, caller: Caller, type: VersionedType, rawId: string): Promise<DraftItem[]> {
   const id = parseId(type, rawId);
   await resolveAccess(db, caller, type, id);
   const rows = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.resource_id = $2 AND d.resource_type = $3 ORDER BY d.created_at, d.id`, [
@@ -127,11 +159,11 @@ export async function listDrafts(db: Db, caller: Caller, type: VersionedType, ra
     id,
     type,
   ]);
-  return rows.map((row) => ({ ...draftFields(row, caller), id }));
+  return rows.map((row) => toDraftItem(row, caller));
 }
 
 /** read_knowledge_draft and read_skill_draft: the author, or a Publisher of the resource. */
-export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit?: AuditTrail) {
+export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit?: AuditTrail): Promise<DraftItem & { content: string }> {
   if (!isUuid(draftId)) throw refuse.invalidId('draft');
   const [row] = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.id = $2 AND d.resource_type = $3`, [caller.tenant.id, draftId.toLowerCase(), type]);
   if (row === undefined) throw refuse.notFound('draft');
@@ -143,7 +175,7 @@ export async function readDraft(db: Db, caller: Caller, type: VersionedType, dra
     throw refuse.forbidden();
   }
   audit?.touch({ type, id: row.resource_id, version: Number(row.base_version) });
-  return { ...draftFields(row, caller), id: row.resource_id, content: row.content };
+  return { ...toDraftItem(row, caller), content: row.content };
 }
 
 export interface ProposeKnowledgeInput {
@@ -158,7 +190,12 @@ export interface ProposeKnowledgeInput {
  * propose_knowledge: a new Knowledge for human review. "Draft access to Default" is Proposer
  * on All Knowledge (docs/alignbase.md); nothing is saved as Knowledge until a person accepts.
  */
-export async function proposeKnowledge(services: { db: Db; blob: BlobStore }, caller: Caller, input: ProposeKnowledgeInput, audit?: AuditTrail) {
+export async function proposeKnowledge(
+  services: { db: Db; blob: BlobStore },
+  caller: Caller,
+  input: ProposeKnowledgeInput,
+  audit?: AuditTrail,
+): Promise<{ proposalId: string; title: string; status: 'open'; created: true }> {
   const title = checkNewKnowledge(input);
   const rationale = checkRationale(input.rationale);
   const files = validateAttachments(input.attachments ?? [], { package: 'attachments' });
@@ -170,18 +207,9 @@ export async function proposeKnowledge(services: { db: Db; blob: BlobStore }, ca
     await tx.query(
       `INSERT INTO context_proposals (tenant_id, id, title, content, rationale, authority, attachments, author_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-      [
-        caller.tenant.id,
-        proposalId,
-        title,
-        input.content,
-        rationale ?? null,
-        input.authority ?? 'informational',
-        JSON.stringify(manifest),
-        caller.principal.id,
-      ],
+      [caller.tenant.id, proposalId, title, input.content, rationale ?? null, input.authority ?? 'informational', manifestJson(manifest), caller.principal.id],
     );
     await audit?.recordIn(tx, 'knowledge.propose', [], { proposal_id: proposalId, attachments: manifest.length });
-    return { proposal_id: proposalId, title, status: 'open' as const, created: true as const };
+    return { proposalId, title, status: 'open', created: true };
   });
 }

@@ -4,23 +4,22 @@ import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { refuse } from './refusals.ts';
 import type { Db, Transaction } from '../../store/db.ts';
-import { publicManifest } from './attachments.ts';
-import type { ListFields } from './common.ts';
+import type { ListedVersions, PublishResult, VersionRead } from './common.ts';
 import {
-  listFields,
+  listedVersions,
   listReadable,
   ownerOf,
   parseDates,
   parseId,
   publishResource,
   parseReadSelector,
-  readFields,
+  versionRead,
   ensure,
   resolveAccess,
   selectVersion,
 } from './common.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from './versions.ts';
-import type { NewVersion } from './versions.ts';
+import type { AttachmentEntry, NewVersion } from './versions.ts';
 
 /**
  * Alignbase Knowledge: full-snapshot markdown documents with an authority, staleness dates,
@@ -48,53 +47,64 @@ export function checkKnowledgeContent(content: string): void {
     throw refuse.contentTooLarge('knowledge', KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE);
 }
 
-export interface KnowledgeItem extends ListFields {
-  knowledge_id: string;
-  title: string;
+export interface KnowledgeItem extends ListedVersions {
+  readonly id: string;
+  readonly title: string;
 }
 
 export async function listKnowledge(db: Db, caller: Caller): Promise<KnowledgeItem[]> {
   const rows = await listReadable(db, caller, 'knowledge');
-  return rows.map(({ head, role, latest, published }) => ({ knowledge_id: head.id, title: head.name, ...listFields(head, latest, published, role, caller) }));
+  return rows.map(({ head, role, latest, published }) => ({ id: head.id, title: head.name, ...listedVersions(head, latest, published, role, caller) }));
 }
 
-export async function readKnowledge(db: Db, caller: Caller, input: { knowledge_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const id = parseId('knowledge', input.knowledge_id);
+export interface KnowledgeVersion extends VersionRead {
+  readonly id: string;
+  readonly title: string;
+  readonly content: string;
+  readonly authority: Authority;
+  /** Knowledge from an accepted proposal may carry files. */
+  readonly attachments: readonly AttachmentEntry[];
+}
+
+/** `version`: the read selector as the caller gave it (latest, published or a number). */
+export async function readKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit?: AuditTrail): Promise<KnowledgeVersion> {
+  const id = parseId('knowledge', input.knowledgeId);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(db, caller, 'knowledge', id, { allowRoute: true });
   const version = await selectVersion(db, caller, 'knowledge', access, selector);
   audit?.touch({ type: 'knowledge', id, version: version.version, version_id: version.id });
   return {
-    knowledge_id: id,
+    id,
     title: access.head.name,
-    ...readFields(access, version, caller),
+    ...versionRead(access, version, caller),
     content: version.content,
     authority: version.authority ?? 'informational',
-    // Knowledge from an accepted proposal may carry files; read them with read_context_attachment.
-    attachment_format: 'v1' as const,
-    attachments: publicManifest(version.attachments),
+    attachments: version.attachments,
   };
 }
 
 export interface WriteKnowledgeInput {
-  readonly knowledge_id?: string | undefined;
-  readonly expected_version: number;
+  /** Omitted to create (expectedVersion 0). */
+  readonly knowledgeId?: string | undefined;
+  /** 0 to create, or the latest version to replace. */
+  readonly expectedVersion: number;
   readonly title?: string | undefined;
   readonly content: string;
   readonly authority?: Authority | undefined;
   readonly publish?: boolean | undefined;
-  readonly review_by?: string | undefined;
-  readonly expires_at?: string | undefined;
+  /** YYYY-MM-DD, only used when creating. */
+  readonly reviewBy?: string | undefined;
+  readonly expiresAt?: string | undefined;
 }
 
 export interface WriteKnowledgeResult {
-  knowledge_id: string;
-  title: string;
-  version_id: string;
-  version: number;
-  updated: boolean;
-  published: boolean;
-  created: boolean;
+  readonly id: string;
+  readonly title: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly updated: boolean;
+  readonly published: boolean;
+  readonly created: boolean;
 }
 
 /** The create rules of write_knowledge, shared with accepted proposals and the org file. */
@@ -108,16 +118,16 @@ export function checkNewKnowledge(input: { title?: string | undefined; content: 
 }
 
 /**
- * write_knowledge: creates (expected_version 0) or saves a new full version (the latest
+ * write_knowledge: creates (expectedVersion 0) or saves a new full version (the latest
  * version number). A write equal to the latest version in content and authority saves
  * nothing and answers updated: false. Concurrent writers of one Knowledge are serialised on
- * its row, so exactly one of several writers with the same expected_version wins.
+ * its row, so exactly one of several writers with the same expectedVersion wins.
  */
 export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowledgeInput, audit?: AuditTrail): Promise<WriteKnowledgeResult> {
-  const expected = input.expected_version;
+  const expected = input.expectedVersion;
   if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
   if (expected === 0) {
-    if (input.knowledge_id !== undefined) throw refuse.idOmitted('knowledge');
+    if (input.knowledgeId !== undefined) throw refuse.idOmitted('knowledge');
     const title = checkNewKnowledge(input);
     const dates = parseDates(input);
     return db.tx(async (tx) => {
@@ -135,7 +145,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
       await audit?.recordIn(
         tx,
         'knowledge.create',
-        [{ type: 'knowledge', id: result.knowledge_id, before_version: null, after_version: result.version, version_id: result.version_id, changed: true }],
+        [{ type: 'knowledge', id: result.id, before_version: null, after_version: result.version, version_id: result.versionId, changed: true }],
         {
           owner_id: ownerOf(caller),
           published: result.published,
@@ -146,8 +156,8 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
       return result;
     });
   }
-  if (input.knowledge_id === undefined) throw refuse.idRequired('knowledge');
-  const id = parseId('knowledge', input.knowledge_id);
+  if (input.knowledgeId === undefined) throw refuse.idRequired('knowledge');
+  const id = parseId('knowledge', input.knowledgeId);
   checkKnowledgeContent(input.content);
   // Only used when creating; checked all the same, so a bad date is never silently dropped.
   parseDates(input);
@@ -173,7 +183,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
         { owner_id: ownerOf(caller), published },
       );
     }
-    return { knowledge_id: id, title: head.name, version_id: saved.id, version: saved.version, updated: changed, published, created: false };
+    return { id, title: head.name, versionId: saved.id, version: saved.version, updated: changed, published, created: false };
   });
 }
 
@@ -198,10 +208,10 @@ export async function createKnowledge(
     { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments },
   );
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
-  return { knowledge_id: head.id, title: head.name, version_id: saved.id, version: saved.version, updated: true, published, created: true };
+  return { id: head.id, title: head.name, versionId: saved.id, version: saved.version, updated: true, published, created: true };
 }
 
-export async function publishKnowledge(db: Db, caller: Caller, input: { knowledge_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const result = await publishResource(db, caller, 'knowledge', parseId('knowledge', input.knowledge_id), input.version, audit);
-  return { knowledge_id: result.id, title: result.name, version_id: result.version_id, version: result.version, published: result.published };
+/** publish_knowledge: `version` is the publish selector as the caller gave it (latest or a number). */
+export async function publishKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit?: AuditTrail): Promise<PublishResult> {
+  return publishResource(db, caller, 'knowledge', parseId('knowledge', input.knowledgeId), input.version, audit);
 }

@@ -26,12 +26,26 @@ function checkContent(content: string): void {
 }
 
 export interface MemoryItem {
-  memory_id: string;
-  name: string;
-  version_id: string;
-  version: number;
-  assignment_state: AssignmentState;
-  can_write: boolean;
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly assignmentState: AssignmentState;
+  /** Editor or higher. */
+  readonly canWrite: boolean;
+}
+
+/** A Memory's latest version with its content. */
+export interface MemoryVersion extends MemoryItem {
+  readonly content: string;
+}
+
+/** What create_memory and write_memory saved (or kept, when the content was the same). */
+export interface MemoryWrite {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
 }
 
 /** list_memories: every active Memory the agent may read (Viewer), routed or not. */
@@ -39,29 +53,29 @@ export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]
   const [readable, routed] = await Promise.all([listReadable(db, caller, 'memory'), routedTo(db, caller.tenant.id, caller.principal.id)]);
   const routedIds = new Set(routed.filter((r) => r.type === 'memory').map((r) => r.id));
   return readable.map(({ head, role, latest }) => ({
-    memory_id: head.id,
+    id: head.id,
     name: head.name,
-    version_id: latest.id,
+    versionId: latest.id,
     version: latest.version,
-    assignment_state: assignmentState(routedIds.has(head.id)),
-    can_write: canWriteMemory(role),
+    assignmentState: assignmentState(routedIds.has(head.id)),
+    canWrite: canWriteMemory(role),
   }));
 }
 
 /** read_memory: the latest version, needed for a safe write. */
-export async function readMemory(db: Db, caller: Caller, input: { memory_id: string }, audit?: AuditTrail) {
-  const id = parseId('memory', input.memory_id);
+export async function readMemory(db: Db, caller: Caller, input: { memoryId: string }, audit?: AuditTrail): Promise<MemoryVersion> {
+  const id = parseId('memory', input.memoryId);
   const { head, role } = await resolveAccess(db, caller, 'memory', id);
   const version = await latestVersionOf(db, caller.tenant.id, head);
   audit?.touch({ type: 'memory', id, version: version.version, version_id: version.id });
   return {
+    id,
     name: head.name,
     content: version.content,
-    version_id: version.id,
+    versionId: version.id,
     version: version.version,
-    can_write: canWriteMemory(role),
-    assignment_state: assignmentState(await isRoutedTo(db, caller.tenant.id, caller.principal.id, id)),
-    memory_id: id,
+    canWrite: canWriteMemory(role),
+    assignmentState: assignmentState(await isRoutedTo(db, caller.tenant.id, caller.principal.id, id)),
   };
 }
 
@@ -70,7 +84,12 @@ export async function readMemory(db: Db, caller: Caller, input: { memory_id: str
  * lets the creator read and write it. The creator is recorded (created_by) and gains no grant
  * of its own, as with every resource an agent creates (docs/alignbase.md). Not routed.
  */
-export async function createMemory(db: Db, caller: Caller, input: { name: string; content: string }, audit?: AuditTrail) {
+export async function createMemory(
+  db: Db,
+  caller: Caller,
+  input: { name: string; content: string },
+  audit?: AuditTrail,
+): Promise<MemoryWrite & { created: true }> {
   const name = input.name.trim();
   if (name === '') throw refuse.nameRequired();
   if (!isResourceName(name)) throw refuse.nameTooLong();
@@ -83,7 +102,7 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
       { content: input.content, createdBy: caller.principal.id },
     );
     await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
-    return { memory_id: head.id, name, version_id: saved.id, version: saved.version, created: true as const };
+    return { id: head.id, name, versionId: saved.id, version: saved.version, created: true };
   });
 }
 
@@ -91,20 +110,25 @@ export async function createMemory(db: Db, caller: Caller, input: { name: string
  * write_memory: verifies the Memory ID, live Editor permission and the exact latest version
  * under the Memory's row lock, then saves a new live version; identical content saves nothing.
  */
-export async function writeMemory(db: Db, caller: Caller, input: { memory_id: string; expected_version: number; content: string }, audit?: AuditTrail) {
-  const id = parseId('memory', input.memory_id);
-  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw refuse.invalidExpectedVersion(false);
+export async function writeMemory(
+  db: Db,
+  caller: Caller,
+  input: { memoryId: string; expectedVersion: number; content: string },
+  audit?: AuditTrail,
+): Promise<MemoryWrite & { updated: boolean }> {
+  const id = parseId('memory', input.memoryId);
+  if (!Number.isSafeInteger(input.expectedVersion) || input.expectedVersion <= 0) throw refuse.invalidExpectedVersion(false);
   checkContent(input.content);
   return db.tx(async (tx) => {
     const { head, role } = await resolveAccess(tx, caller, 'memory', id, { lock: true });
     if (!canWriteMemory(role)) throw refuse.forbidden('memory');
-    if (input.expected_version !== head.latestVersion) throw refuse.versionConflict('memory', head.latestVersion);
+    if (input.expectedVersion !== head.latestVersion) throw refuse.versionConflict('memory', head.latestVersion);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
     const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
     await audit?.recordIn(tx, 'memory.write', [
       { type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed },
     ]);
-    return { name: head.name, memory_id: id, version_id: saved.id, version: saved.version, updated: changed };
+    return { id, name: head.name, versionId: saved.id, version: saved.version, updated: changed };
   });
 }

@@ -3,17 +3,17 @@ import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
 import { findPrincipal, isEmailReference, requireTenant } from '../directory/directory.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
-import { publicManifest } from './attachments.ts';
+import { iso } from '../instants.ts';
 import type { VersionedType } from './common.ts';
 import { isUuid } from './common.ts';
 import type { AuthorColumns } from './drafts.ts';
-import { AUTHOR_COLUMNS, authorFields, authorJoins, checkRationale } from './drafts.ts';
+import { AUTHOR_COLUMNS, authorJoins, authorship, checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
-import type { AttachmentEntry, ResourceHead } from './versions.ts';
+import type { AttachmentEntry, ManifestColumn, ResourceHead } from './versions.ts';
 import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
 
 /**
@@ -29,93 +29,98 @@ export type ReviewStatus = 'open' | 'accepted' | 'rejected';
 
 const LABEL: Record<VersionedType, string> = { knowledge: 'Knowledge', skill: 'Skill' };
 
+/**
+ * The results are domain values (camelCase, instants as Dates, null for what is absent); the
+ * admin operations write them as the JSON `kgw review --json` prints (src/admin/review-json.ts).
+ */
+
 /** One open draft or proposal, as `kgw review list` shows it. */
 export interface ReviewItem {
-  id: string;
-  kind: ReviewKind;
-  type: VersionedType;
+  readonly id: string;
+  readonly kind: ReviewKind;
+  readonly type: VersionedType;
   /** The Knowledge or Skill a draft replaces; null for a proposal. */
-  resource_id: string | null;
+  readonly resourceId: string | null;
   /** The resource's title or name; a proposal's title. */
-  name: string;
+  readonly name: string;
   /** Drafts: the version the draft was written on, and the latest saved version now. */
-  base_version: number | null;
-  current_version: number | null;
+  readonly baseVersion: number | null;
+  readonly currentVersion: number | null;
   /** The resource has moved past the draft's base version. */
-  is_stale: boolean;
+  readonly isStale: boolean;
   /** The person (an agent's owner), and the agent when an agent wrote it (as list_knowledge_drafts). */
-  author_name: string | null;
-  author_email: string | null;
-  agent_name: string | null;
-  rationale: string | null;
-  created_at: string;
+  readonly authorName: string | null;
+  readonly authorEmail: string | null;
+  readonly agentName: string | null;
+  readonly rationale: string | null;
+  readonly createdAt: Date;
 }
 
 export interface PublicAttachment {
-  path: string;
-  media_type: string;
-  size: number;
-  digest_encoding: 'text' | 'binary';
+  readonly path: string;
+  readonly mediaType: string;
+  readonly size: number;
+  readonly digestEncoding: 'text' | 'binary';
 }
 
 /** One draft or proposal in full, as `kgw review show` shows it. */
 export interface ReviewDetail extends ReviewItem {
-  status: ReviewStatus;
+  readonly status: ReviewStatus;
   /** The proposed Knowledge markdown or SKILL.md. */
-  content: string;
+  readonly content: string;
   /** Knowledge: the authority a saved version gets (a draft keeps the latest version's). */
-  authority: Authority | null;
+  readonly authority: Authority | null;
   /** The files a saved version gets: a proposal's own, or the latest version's (kept) for a draft. */
-  attachments: PublicAttachment[];
+  readonly attachments: PublicAttachment[];
   /** Drafts: the version the draft was written on. */
-  base: { version: number; content: string } | null;
+  readonly base: { version: number; content: string } | null;
   /** Stale drafts: the latest saved version, which accepting would replace. */
-  latest: { version: number; content: string } | null;
+  readonly latest: { version: number; content: string } | null;
   /** Drafts: the base version → the draft, as a unified diff ('' when they are equal). */
-  diff: string | null;
+  readonly diff: string | null;
   /** Stale drafts: the latest version → the draft, what accepting would change. */
-  diff_latest: string | null;
-  decided_at: string | null;
+  readonly diffLatest: string | null;
+  readonly decidedAt: Date | null;
   /** The reviewer's email; null while open, or when the CLI operator decided without --as. */
-  decided_by: string | null;
-  decision_note: string | null;
+  readonly decidedBy: string | null;
+  readonly decisionNote: string | null;
   /** Accepted drafts: the version the draft was saved as (or the equal latest one). */
-  result_version: number | null;
+  readonly resultVersion: number | null;
   /** Accepted proposals: the Knowledge created. */
-  result_resource_id: string | null;
+  readonly resultResourceId: string | null;
 }
 
 export interface AcceptResult {
-  id: string;
-  kind: ReviewKind;
-  type: VersionedType;
-  resource_id: string;
-  name: string;
-  status: 'accepted';
-  base_version: number | null;
+  readonly id: string;
+  readonly kind: ReviewKind;
+  readonly type: VersionedType;
+  readonly resourceId: string;
+  readonly name: string;
+  readonly status: 'accepted';
+  readonly baseVersion: number | null;
   /** The latest version before the decision; null for a proposal. */
-  previous_version: number | null;
-  version: number;
-  version_id: string;
+  readonly previousVersion: number | null;
+  readonly version: number;
+  readonly versionId: string;
   /** A new version was saved (false: the draft equals the latest version, which is kept). */
-  saved: boolean;
-  published: boolean;
+  readonly saved: boolean;
+  readonly published: boolean;
   /** A stale draft accepted with force. */
-  forced: boolean;
-  decided_at: string;
-  decided_by: string | null;
+  readonly forced: boolean;
+  readonly decidedAt: Date;
+  readonly decidedBy: string | null;
 }
 
 export interface RejectResult {
-  id: string;
-  kind: ReviewKind;
-  type: VersionedType;
-  resource_id: string | null;
-  name: string;
-  status: 'rejected';
-  note: string | null;
-  decided_at: string;
-  decided_by: string | null;
+  readonly id: string;
+  readonly kind: ReviewKind;
+  readonly type: VersionedType;
+  readonly resourceId: string | null;
+  readonly name: string;
+  readonly status: 'rejected';
+  readonly note: string | null;
+  readonly decidedAt: Date;
+  readonly decidedBy: string | null;
 }
 
 interface ItemRow extends AuthorColumns {
@@ -136,7 +141,7 @@ interface DetailRow extends ItemRow {
   resource_status: 'active' | 'archived' | null;
   /** Proposals only. */
   authority: Authority | null;
-  attachments: AttachmentEntry[] | string | null;
+  attachments: ManifestColumn;
   decided_at: Date | string | null;
   decided_by_email: string | null;
   decision_note: string | null;
@@ -174,25 +179,31 @@ const PROPOSAL_SQL = `
     LEFT JOIN principals rv ON rv.tenant_id = p.tenant_id AND rv.id = p.decided_by
    WHERE p.tenant_id = $1 AND p.id = $2`;
 
-const iso = (value: Date | string): string => new Date(value).toISOString();
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
+
+/** The file list a review shows: the manifest without the digests. */
+const publicAttachments = (entries: readonly AttachmentEntry[]): PublicAttachment[] =>
+  entries.map((e) => ({ path: e.path, mediaType: e.mediaType, size: e.size, digestEncoding: e.digestEncoding }));
 
 function toItem(row: ItemRow): ReviewItem {
   const base = num(row.base_version);
   const current = num(row.current_version);
+  const author = authorship(row);
   return {
     id: row.id,
     kind: row.kind,
     type: row.type,
     // An accepted proposal's Knowledge is its result, not what it replaces.
-    resource_id: row.kind === 'draft' ? row.resource_id : null,
+    resourceId: row.kind === 'draft' ? row.resource_id : null,
     name: row.name,
-    base_version: base,
-    current_version: current,
-    is_stale: base !== null && current !== null && base < current,
-    ...authorFields(row),
+    baseVersion: base,
+    currentVersion: current,
+    isStale: base !== null && current !== null && base < current,
+    authorName: author.authorName ?? null,
+    authorEmail: author.authorEmail ?? null,
+    agentName: author.agentName ?? null,
     rationale: row.rationale,
-    created_at: iso(row.created_at),
+    createdAt: new Date(row.created_at),
   };
 }
 
@@ -221,26 +232,26 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
   const tenant = await requireTenant(db, input.tenant);
   const row = await findDetail(db, tenant, input.id);
   // Staleness is a question about open drafts only (an accepted one is behind its own result).
-  const item = { ...toItem(row), ...(row.status === 'open' ? {} : { is_stale: false }) };
+  const item = { ...toItem(row), ...(row.status === 'open' ? {} : { isStale: false }) };
   const common = {
     ...item,
     status: row.status,
     content: row.content,
-    decided_at: row.decided_at === null ? null : iso(row.decided_at),
-    decided_by: row.decided_by_email,
-    decision_note: row.decision_note,
-    result_version: num(row.result_version),
-    result_resource_id: row.kind === 'proposal' ? row.resource_id : null,
+    decidedAt: row.decided_at === null ? null : new Date(row.decided_at),
+    decidedBy: row.decided_by_email,
+    decisionNote: row.decision_note,
+    resultVersion: num(row.result_version),
+    resultResourceId: row.kind === 'proposal' ? row.resource_id : null,
   };
   if (row.kind === 'proposal') {
     return {
       ...common,
       authority: row.authority,
-      attachments: publicManifest(parseManifest(row.attachments)),
+      attachments: publicAttachments(parseManifest(row.attachments)),
       base: null,
       latest: null,
       diff: null,
-      diff_latest: null,
+      diffLatest: null,
     };
   }
   const resourceId = row.resource_id as string;
@@ -257,11 +268,11 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
   return {
     ...common,
     authority: row.type === 'knowledge' ? (latest.authority ?? 'informational') : null,
-    attachments: publicManifest(latest.attachments),
+    attachments: publicAttachments(latest.attachments),
     base: { version: base.version, content: base.content },
-    latest: item.is_stale ? { version: latest.version, content: latest.content } : null,
+    latest: item.isStale ? { version: latest.version, content: latest.content } : null,
     diff: unifiedDiff(base.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${base.version}`, to: `draft ${row.id}` }),
-    diff_latest: item.is_stale
+    diffLatest: item.isStale
       ? unifiedDiff(latest.content, row.content, { from: `${LABEL[row.type]} "${row.name}" version ${latest.version}`, to: `draft ${row.id}` })
       : null,
   };
@@ -279,7 +290,7 @@ async function reviewer(q: Queryable, tenant: TenantRef, as: string | undefined)
 function ensureOpen(row: DetailRow): void {
   if (row.status !== 'open') {
     throw conflict(
-      `${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(row.decided_at)}; only open drafts and proposals can be decided`,
+      `${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(new Date(row.decided_at))}; only open drafts and proposals can be decided`,
       {
         status: row.status,
       },
@@ -340,7 +351,7 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
       const [decided] = await tx.query<{ decided_at: Date | string }>(
         `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
           WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-        [tenant.id, row.id, by?.id ?? null, created.knowledge_id],
+        [tenant.id, row.id, by?.id ?? null, created.id],
       );
       await audit.appendIn(tx, {
         tenantId: tenant.id,
@@ -348,27 +359,25 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
         principalId: by?.id,
         action: 'review.accept',
         result: 'ok',
-        resources: [
-          { type: 'knowledge', id: created.knowledge_id, before_version: null, after_version: created.version, version_id: created.version_id, changed: true },
-        ],
+        resources: [{ type: 'knowledge', id: created.id, before_version: null, after_version: created.version, version_id: created.versionId, changed: true }],
         details: { kind: 'proposal', proposal_id: row.id, published: created.published },
       });
       return {
         id: row.id,
         kind: 'proposal',
         type: 'knowledge',
-        resource_id: created.knowledge_id,
+        resourceId: created.id,
         name: created.title,
         status: 'accepted',
-        base_version: null,
-        previous_version: null,
+        baseVersion: null,
+        previousVersion: null,
         version: created.version,
-        version_id: created.version_id,
+        versionId: created.versionId,
         saved: true,
         published: created.published,
         forced: false,
-        decided_at: iso(decided!.decided_at),
-        decided_by: by?.email ?? null,
+        decidedAt: new Date(decided!.decided_at),
+        decidedBy: by?.email ?? null,
       };
     }
 
@@ -429,18 +438,18 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
       id: row.id,
       kind: 'draft',
       type,
-      resource_id: head.id,
+      resourceId: head.id,
       name,
       status: 'accepted',
-      base_version: baseVersion,
-      previous_version: head.latestVersion,
+      baseVersion,
+      previousVersion: head.latestVersion,
       version: saved.version,
-      version_id: saved.id,
+      versionId: saved.id,
       saved: changed,
       published,
       forced: stale,
-      decided_at: iso(decided!.decided_at),
-      decided_by: by?.email ?? null,
+      decidedAt: new Date(decided!.decided_at),
+      decidedBy: by?.email ?? null,
     };
   });
 }
@@ -473,19 +482,19 @@ export async function rejectReview(db: Db, audit: AuditLog, input: RejectInput):
       principalId: by?.id,
       action: 'review.reject',
       result: 'ok',
-      resources: row.kind === 'draft' ? [{ type: row.type, id: item.resource_id as string, version: Number(row.base_version) }] : [],
+      resources: row.kind === 'draft' ? [{ type: row.type, id: item.resourceId as string, version: Number(row.base_version) }] : [],
       details: row.kind === 'draft' ? { kind: 'draft', draft_id: row.id } : { kind: 'proposal', proposal_id: row.id },
     });
     return {
       id: row.id,
       kind: row.kind,
       type: row.type,
-      resource_id: item.resource_id,
+      resourceId: item.resourceId,
       name: row.name,
       status: 'rejected',
       note,
-      decided_at: iso(decided!.decided_at),
-      decided_by: by?.email ?? null,
+      decidedAt: new Date(decided!.decided_at),
+      decidedBy: by?.email ?? null,
     };
   });
 }

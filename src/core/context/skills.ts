@@ -6,19 +6,19 @@ import { isKgwError } from '../errors.ts';
 import { refuse } from './refusals.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import { publicManifest, sameManifest, storeFiles } from './attachments.ts';
-import type { ListFields } from './common.ts';
+import { sameManifest, storeFiles } from './attachments.ts';
+import type { ListedVersions, PublishResult, VersionRead } from './common.ts';
 import {
   ensure,
   ensureCanCreate,
-  listFields,
+  listedVersions,
   listReadable,
   ownerOf,
   parseDates,
   parseId,
   parseReadSelector,
   publishResource,
-  readFields,
+  versionRead,
   resolveAccess,
   selectVersion,
 } from './common.ts';
@@ -34,11 +34,11 @@ import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, s
 
 type Services = { readonly db: Db; readonly blob: BlobStore };
 
-export interface SkillItem extends ListFields {
-  id: string;
-  name: string;
-  directory_name: string;
-  description: string;
+/** A Skill; its name is also the package's directory name. */
+export interface SkillItem extends ListedVersions {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
 }
 
 export async function listSkills(db: Db, caller: Caller): Promise<SkillItem[]> {
@@ -46,29 +46,34 @@ export async function listSkills(db: Db, caller: Caller): Promise<SkillItem[]> {
   return rows.map(({ head, role, latest, published }) => ({
     id: head.id,
     name: head.name,
-    directory_name: head.name,
     description: latest.description ?? '',
-    ...listFields(head, latest, published, role, caller),
+    ...listedVersions(head, latest, published, role, caller),
   }));
 }
 
-export async function readSkill(services: Services, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const id = parseId('skill', input.skill_id);
+export interface SkillVersion extends VersionRead {
+  readonly id: string;
+  /** The version's frontmatter name (the package's directory name). */
+  readonly name: string;
+  readonly description: string;
+  readonly skillMd: string;
+  readonly attachments: readonly AttachmentEntry[];
+}
+
+/** `version`: the read selector as the caller gave it (latest, published or a number). */
+export async function readSkill(services: Services, caller: Caller, input: { skillId: string; version?: unknown }, audit?: AuditTrail): Promise<SkillVersion> {
+  const id = parseId('skill', input.skillId);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
   const version = await selectVersion(services.db, caller, 'skill', access, selector);
   audit?.touch({ type: 'skill', id, version: version.version, version_id: version.id });
-  const fields = readFields(access, version, caller);
-  const name = version.name ?? access.head.name;
   return {
-    skill_id: id,
-    name,
-    directory_name: name,
+    id,
+    name: version.name ?? access.head.name,
     description: version.description ?? '',
-    ...fields,
-    skill_md: version.content,
-    attachment_format: 'v1' as const,
-    attachments: publicManifest(version.attachments),
+    ...versionRead(access, version, caller),
+    skillMd: version.content,
+    attachments: version.attachments,
   };
 }
 
@@ -105,15 +110,25 @@ async function renameTo(tx: Transaction, tenantId: string, head: ResourceHead, n
 }
 
 export interface CreateSkillInput {
-  readonly skill_md: string;
+  readonly skillMd: string;
   readonly attachments?: readonly AttachmentInput[] | undefined;
-  readonly review_by?: string | undefined;
-  readonly expires_at?: string | undefined;
+  /** YYYY-MM-DD. */
+  readonly reviewBy?: string | undefined;
+  readonly expiresAt?: string | undefined;
+}
+
+export interface CreatedSkill {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly created: true;
+  readonly published: boolean;
 }
 
 /** create_skill: Editor on All Skills; the bytes are stored before the version points at them. */
-export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit?: AuditTrail) {
-  const pkg = validatePackage({ skillMd: input.skill_md, attachments: input.attachments ?? [] });
+export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit?: AuditTrail): Promise<CreatedSkill> {
+  const pkg = validatePackage({ skillMd: input.skillMd, attachments: input.attachments ?? [] });
   const dates = parseDates(input);
   await ensureCanCreate(services.db, caller, 'skill');
   const manifest = await storeFiles(services.blob, pkg.files);
@@ -124,7 +139,7 @@ export async function createSkill(services: Services, caller: Caller, input: Cre
     await audit?.recordIn(
       tx,
       'skill.create',
-      [{ type: 'skill', id: created.skill_id, before_version: null, after_version: 1, version_id: created.version_id, changed: true }],
+      [{ type: 'skill', id: created.id, before_version: null, after_version: 1, version_id: created.versionId, changed: true }],
       {
         owner_id: ownerOf(caller),
         package_files: manifest.length + 1,
@@ -148,7 +163,7 @@ export async function insertSkill(
     expiresAt?: string | undefined;
     publish: boolean;
   },
-) {
+): Promise<CreatedSkill> {
   let created: Awaited<ReturnType<typeof createWithFirstVersion>>;
   try {
     created = await createWithFirstVersion(
@@ -162,15 +177,7 @@ export async function insertSkill(
   }
   const { head, saved } = created;
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
-  return {
-    skill_id: head.id,
-    name: input.pkg.name,
-    directory_name: input.pkg.name,
-    version_id: saved.id,
-    version: saved.version,
-    created: true as const,
-    published,
-  };
+  return { id: head.id, name: input.pkg.name, versionId: saved.id, version: saved.version, created: true, published };
 }
 
 /** The kept files count toward the package limits with the new SKILL.md (write_skill without attachments, an accepted draft). */
@@ -182,12 +189,22 @@ export function checkKeptFiles(skillMd: string, files: readonly AttachmentEntry[
 }
 
 export interface WriteSkillInput {
-  readonly skill_id: string;
-  readonly expected_version: number;
-  readonly skill_md: string;
+  readonly skillId: string;
+  /** The latest version. */
+  readonly expectedVersion: number;
+  readonly skillMd: string;
+  /** Omitted: the files are kept; []: cleared. */
   readonly attachments?: readonly AttachmentInput[] | undefined;
-  readonly review_by?: string | undefined;
-  readonly expires_at?: string | undefined;
+  readonly reviewBy?: string | undefined;
+  readonly expiresAt?: string | undefined;
+}
+
+export interface WriteSkillResult {
+  readonly id: string;
+  readonly name: string;
+  readonly versionId: string;
+  readonly version: number;
+  readonly updated: boolean;
 }
 
 /**
@@ -195,20 +212,19 @@ export interface WriteSkillInput {
  * when SKILL.md or the files differ; changed dates alone answer the latest version with
  * updated: true; nothing changed answers updated: false.
  */
-export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail) {
-  const id = parseId('skill', input.skill_id);
-  if (!Number.isSafeInteger(input.expected_version) || input.expected_version <= 0) throw refuse.invalidExpectedVersion(false);
+export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail): Promise<WriteSkillResult> {
+  const id = parseId('skill', input.skillId);
+  if (!Number.isSafeInteger(input.expectedVersion) || input.expectedVersion <= 0) throw refuse.invalidExpectedVersion(false);
+  const skillMd = input.skillMd;
   const pkg =
-    input.attachments === undefined
-      ? { ...parseSkillMd(input.skill_md), skillMd: input.skill_md, files: undefined }
-      : validatePackage({ skillMd: input.skill_md, attachments: input.attachments });
+    input.attachments === undefined ? { ...parseSkillMd(skillMd), skillMd, files: undefined } : validatePackage({ skillMd, attachments: input.attachments });
   // The caller, the dates and the version are checked before any bytes are stored, so a refused
   // write stores nothing, and again on the locked row, which decides.
   const check = async (q: Queryable, lock: boolean) => {
     const access = await resolveAccess(q, caller, 'skill', id, { lock });
     ensure(canEdit(access.role, caller.scopes));
     const dates = parseDates(input, access.head);
-    if (input.expected_version !== access.head.latestVersion) throw refuse.versionConflict('skill', access.head.latestVersion);
+    if (input.expectedVersion !== access.head.latestVersion) throw refuse.versionConflict('skill', access.head.latestVersion);
     return { head: access.head, dates };
   };
   if (pkg.files !== undefined) await check(services.db, false);
@@ -217,13 +233,13 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
     const { head, dates } = await check(tx, true);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const files = manifest ?? latest.attachments;
-    if (manifest === undefined) checkKeptFiles(input.skill_md, files);
-    const changed = latest.content !== input.skill_md || !sameManifest(latest.attachments, files);
+    if (manifest === undefined) checkKeptFiles(skillMd, files);
+    const changed = latest.content !== skillMd || !sameManifest(latest.attachments, files);
     const datesChanged = await setDates(tx, caller.tenant.id, head, dates);
     let saved = latest;
     if (changed) {
       saved = await saveSkillVersion(tx, caller.tenant.id, head, {
-        content: input.skill_md,
+        content: skillMd,
         name: pkg.name,
         description: pkg.description,
         attachments: files,
@@ -243,12 +259,11 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
         },
       );
     }
-    const name = saved.name ?? head.name;
-    return { skill_id: id, name, directory_name: name, version_id: saved.id, version: saved.version, updated: changed || datesChanged };
+    return { id, name: saved.name ?? head.name, versionId: saved.id, version: saved.version, updated: changed || datesChanged };
   });
 }
 
-export async function publishSkill(db: Db, caller: Caller, input: { skill_id: string; version?: string | number | undefined }, audit?: AuditTrail) {
-  const result = await publishResource(db, caller, 'skill', parseId('skill', input.skill_id), input.version, audit);
-  return { skill_id: result.id, name: result.name, version_id: result.version_id, version: result.version, published: result.published };
+/** publish_skill: `version` is the publish selector as the caller gave it (latest or a number). */
+export async function publishSkill(db: Db, caller: Caller, input: { skillId: string; version?: unknown }, audit?: AuditTrail): Promise<PublishResult> {
+  return publishResource(db, caller, 'skill', parseId('skill', input.skillId), input.version, audit);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { createContextResource } from '../access/resources.ts';
+import { utcDay } from '../instants.ts';
 
 /**
  * Full-snapshot versions of Alignbase resources (migration 0008): the resource head with its
@@ -11,6 +12,15 @@ import { createContextResource } from '../access/resources.ts';
 
 /** One file of a version's manifest; the bytes are in the blob store under `sha256`. */
 export interface AttachmentEntry {
+  readonly path: string;
+  readonly mediaType: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly digestEncoding: 'text' | 'binary';
+}
+
+/** A manifest entry as the attachments columns (jsonb) store it. */
+interface StoredAttachment {
   readonly path: string;
   readonly media_type: string;
   readonly size: number;
@@ -73,7 +83,7 @@ interface VersionRow {
   authority: 'informational' | 'must_follow' | null;
   name: string | null;
   description: string | null;
-  attachments: AttachmentEntry[] | string;
+  attachments: StoredAttachment[] | string;
   source_task: string | null;
   digest: string | null;
   created_by: string | null;
@@ -119,8 +129,24 @@ function toVersion(row: VersionRow): SavedVersion {
 }
 
 /** A manifest column as the driver returns it: JSON text (PGlite), parsed JSON (pg), or null for none. */
-export const parseManifest = (value: AttachmentEntry[] | string | null): AttachmentEntry[] =>
-  value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as AttachmentEntry[]) : value;
+export type ManifestColumn = StoredAttachment[] | string | null;
+
+export function parseManifest(value: ManifestColumn): AttachmentEntry[] {
+  const stored = value === null ? [] : typeof value === 'string' ? (JSON.parse(value) as StoredAttachment[]) : value;
+  return stored.map((e) => ({ path: e.path, mediaType: e.media_type, size: e.size, sha256: e.sha256, digestEncoding: e.digest_encoding }));
+}
+
+/** A manifest as JSON text for an attachments column (the stored form keeps its original keys). */
+export function manifestJson(entries: readonly AttachmentEntry[]): string {
+  const stored: StoredAttachment[] = entries.map((e) => ({
+    path: e.path,
+    media_type: e.mediaType,
+    size: e.size,
+    sha256: e.sha256,
+    digest_encoding: e.digestEncoding,
+  }));
+  return JSON.stringify(stored);
+}
 
 /** The active resource of `type`, or undefined; `lock` takes its row lock for a write (serialising writers). */
 export async function getHead(
@@ -213,7 +239,7 @@ export async function saveVersion(tx: Queryable, tenantId: string, head: Pick<Re
       input.authority ?? null,
       input.name ?? null,
       input.description ?? null,
-      JSON.stringify(input.attachments ?? []),
+      manifestJson(input.attachments ?? []),
       input.createdBy ?? null,
       input.sourceTask ?? null,
       input.digest ?? null,
@@ -293,7 +319,7 @@ export async function createWithFirstVersion(
 
 /** live or expired: a resource expires on its expires_at date (UTC) and stays expired. */
 export function freshness(head: Pick<ResourceHead, 'expiresAt'>, now: Date = new Date()): 'live' | 'expired' {
-  return head.expiresAt !== undefined && head.expiresAt <= now.toISOString().slice(0, 10) ? 'expired' : 'live';
+  return head.expiresAt !== undefined && head.expiresAt <= utcDay(now) ? 'expired' : 'live';
 }
 
 /** unpublished, published, or unpublished_changes. */

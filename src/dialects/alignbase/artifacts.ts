@@ -3,6 +3,33 @@ import { listArtifacts, readArtifact, writeArtifact } from '../../core/context/a
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, WRITE, attachmentsInput, manifestEntry } from './schemas.ts';
 import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
+import type { ArtifactVersion } from '../../core/context/artifacts.ts';
+import { iso } from '../../core/instants.ts';
+import { ATTACHMENT_FORMAT, manifestWire } from './wire.ts';
+
+function artifactWire(a: ArtifactVersion) {
+  const p = a.provenance;
+  return {
+    artifact_id: a.id,
+    name: a.name,
+    version_id: a.versionId,
+    version: a.version,
+    latest_version: a.latestVersion,
+    markdown: a.markdown,
+    attachment_format: ATTACHMENT_FORMAT,
+    attachments: manifestWire(a.attachments),
+    package_digest: a.digest,
+    source_task: a.sourceTask ?? null,
+    provenance:
+      p === undefined
+        ? null
+        : { agent_name: p.agentName ?? null, author_name: p.authorName ?? null, author_email: p.authorEmail ?? null, saved_at: iso(p.savedAt) },
+    created_at: iso(a.createdAt),
+    updated_at: iso(a.updatedAt),
+    version_created_at: iso(a.versionCreatedAt),
+    can_edit: a.canEdit,
+  };
+}
 
 export const listArtifactsTool = defineTool({
   name: 'list_artifacts',
@@ -27,8 +54,18 @@ export const listArtifactsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const artifacts = await listArtifacts(services.db, caller);
-    audit.touch(...artifacts.map((a) => ({ type: 'artifact', id: a.artifact_id, version: a.current_version, version_id: a.current_version_id })));
-    return jsonReply({ artifacts });
+    audit.touch(...artifacts.map((a) => ({ type: 'artifact', id: a.id, version: a.version, version_id: a.versionId })));
+    return jsonReply({
+      artifacts: artifacts.map((a) => ({
+        artifact_id: a.id,
+        name: a.name,
+        current_version: a.version,
+        current_version_id: a.versionId,
+        package_digest: a.digest ?? null,
+        updated_at: iso(a.updatedAt),
+        can_edit: a.canEdit,
+      })),
+    });
   },
 });
 
@@ -62,7 +99,7 @@ export const readArtifactTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await readArtifact(services.db, caller, args, audit));
+    return jsonReply(artifactWire(await readArtifact(services.db, caller, { artifactId: args.artifact_id, version: args.version }, audit)));
   },
 });
 
@@ -95,6 +132,27 @@ export const writeArtifactTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'artifact'),
   async run({ caller, services, audit }, args) {
-    return jsonReply(await writeArtifact(services, caller, args, audit));
+    const written = await writeArtifact(
+      services,
+      caller,
+      {
+        artifactId: args.artifact_id,
+        expectedVersion: args.expected_version,
+        name: args.name,
+        markdown: args.markdown,
+        attachments: args.attachments,
+        sourceTask: args.source_task,
+      },
+      audit,
+    );
+    return jsonReply({
+      artifact_id: written.id,
+      name: written.name,
+      version_id: written.versionId,
+      version: written.version,
+      package_digest: written.digest ?? null,
+      updated: written.updated,
+      created: written.created,
+    });
   },
 });

@@ -46,6 +46,20 @@ export const readContextAttachmentTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply({ ...(await readContextAttachment(services, caller, args, audit)) });
+    const chunk = await readContextAttachment(
+      services,
+      caller,
+      { contextType: args.context_type, contextId: args.context_id, version: args.version, path: args.path, offset: args.offset },
+      audit,
+    );
+    return jsonReply({
+      data_base64: chunk.data.toString('base64'),
+      offset: chunk.offset,
+      next_offset: chunk.nextOffset,
+      size: chunk.size,
+      eof: chunk.eof,
+      media_type: chunk.mediaType,
+      version_id: chunk.versionId,
+    });
   },
 });

@@ -16,8 +16,39 @@ import {
   versionSelector,
 } from './schemas.ts';
 import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
+import type { PublishResult } from '../../core/context/common.ts';
+import type { KnowledgeItem, KnowledgeVersion, WriteKnowledgeResult } from '../../core/context/knowledge.ts';
+import { draftWire } from './drafts.ts';
+import { ATTACHMENT_FORMAT, listItemWire, manifestWire, readWire } from './wire.ts';
 
 const knowledgeItem = z.object({ knowledge_id: z.string(), title: z.string(), ...listItemFields });
+
+const knowledgeItemWire = (k: KnowledgeItem) => ({ knowledge_id: k.id, title: k.title, ...listItemWire(k) });
+
+function knowledgeWire(k: KnowledgeVersion) {
+  return {
+    knowledge_id: k.id,
+    title: k.title,
+    ...readWire(k),
+    content: k.content,
+    authority: k.authority,
+    // Knowledge from an accepted proposal may carry files; read them with read_context_attachment.
+    attachment_format: ATTACHMENT_FORMAT,
+    attachments: manifestWire(k.attachments),
+  };
+}
+
+const writeWire = (r: WriteKnowledgeResult) => ({
+  knowledge_id: r.id,
+  title: r.title,
+  version_id: r.versionId,
+  version: r.version,
+  updated: r.updated,
+  published: r.published,
+  created: r.created,
+});
+
+const publishWire = (r: PublishResult) => ({ knowledge_id: r.id, title: r.name, version_id: r.versionId, version: r.version, published: r.published });
 
 export const listKnowledgeTool = defineTool({
   name: 'list_knowledge',
@@ -31,8 +62,8 @@ export const listKnowledgeTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const knowledge = await listKnowledge(services.db, caller);
-    audit.touch(...knowledge.map((k) => ({ type: 'knowledge', id: k.knowledge_id, version: k.latest_version, version_id: k.latest_version_id })));
-    return jsonReply({ knowledge });
+    audit.touch(...knowledge.map((k) => ({ type: 'knowledge', id: k.id, version: k.latestVersion, version_id: k.latestVersionId })));
+    return jsonReply({ knowledge: knowledge.map(knowledgeItemWire) });
   },
 });
 
@@ -55,7 +86,7 @@ export const readKnowledgeTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await readKnowledge(services.db, caller, args, audit));
+    return jsonReply(knowledgeWire(await readKnowledge(services.db, caller, { knowledgeId: args.knowledge_id, version: args.version }, audit)));
   },
 });
 
@@ -89,7 +120,22 @@ export const writeKnowledgeTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    return jsonReply({ ...(await writeKnowledge(services.db, caller, args, audit)) });
+    const written = await writeKnowledge(
+      services.db,
+      caller,
+      {
+        knowledgeId: args.knowledge_id,
+        expectedVersion: args.expected_version,
+        title: args.title,
+        content: args.content,
+        authority: args.authority,
+        publish: args.publish,
+        reviewBy: args.review_by,
+        expiresAt: args.expires_at,
+      },
+      audit,
+    );
+    return jsonReply(writeWire(written));
   },
 });
 
@@ -104,7 +150,7 @@ export const publishKnowledgeTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await publishKnowledge(services.db, caller, args, audit));
+    return jsonReply(publishWire(await publishKnowledge(services.db, caller, { knowledgeId: args.knowledge_id, version: args.version }, audit)));
   },
 });
 
@@ -123,10 +169,10 @@ export const createKnowledgeDraftTool = defineTool({
       services.db,
       caller,
       'knowledge',
-      { id: args.knowledge_id, base_version: args.base_version, content: args.content, rationale: args.rationale },
+      { resourceId: args.knowledge_id, baseVersion: args.base_version, content: args.content, rationale: args.rationale },
       audit,
     );
-    return jsonReply({ draft_id: draft.draft_id, knowledge_id: draft.id, base_version: draft.base_version, created: draft.created });
+    return jsonReply({ draft_id: draft.draftId, knowledge_id: draft.resourceId, base_version: draft.baseVersion, created: draft.created });
   },
 });
 
@@ -150,7 +196,8 @@ export const proposeKnowledgeTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'attachments'),
   async run({ caller, services, audit }, args) {
-    return jsonReply(await proposeKnowledge(services, caller, args, audit));
+    const proposal = await proposeKnowledge(services, caller, args, audit);
+    return jsonReply({ proposal_id: proposal.proposalId, title: proposal.title, status: proposal.status, created: proposal.created });
   },
 });
 
@@ -166,7 +213,7 @@ export const listKnowledgeDraftsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services }, args) {
     const drafts = await listDrafts(services.db, caller, 'knowledge', args.knowledge_id);
-    return jsonReply({ drafts: drafts.map(({ id, ...rest }) => ({ ...rest, knowledge_id: id })) });
+    return jsonReply({ drafts: drafts.map((d) => ({ ...draftWire(d), knowledge_id: d.resourceId })) });
   },
 });
 
@@ -181,7 +228,7 @@ export const readKnowledgeDraftTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    const { id, ...draft } = await readDraft(services.db, caller, 'knowledge', args.draft_id, audit);
-    return jsonReply({ ...draft, knowledge_id: id });
+    const draft = await readDraft(services.db, caller, 'knowledge', args.draft_id, audit);
+    return jsonReply({ ...draftWire(draft), content: draft.content, knowledge_id: draft.resourceId });
   },
 });

@@ -30,8 +30,17 @@ export const listMemoriesTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const memories = await listMemories(services.db, caller);
-    audit.touch(...memories.map((m) => ({ type: 'memory', id: m.memory_id, version: m.version, version_id: m.version_id })));
-    return jsonReply({ memories });
+    audit.touch(...memories.map((m) => ({ type: 'memory', id: m.id, version: m.version, version_id: m.versionId })));
+    return jsonReply({
+      memories: memories.map((m) => ({
+        memory_id: m.id,
+        name: m.name,
+        version_id: m.versionId,
+        version: m.version,
+        assignment_state: m.assignmentState,
+        can_write: m.canWrite,
+      })),
+    });
   },
 });
 
@@ -53,7 +62,16 @@ export const readMemoryTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await readMemory(services.db, caller, args, audit));
+    const m = await readMemory(services.db, caller, { memoryId: args.memory_id }, audit);
+    return jsonReply({
+      name: m.name,
+      content: m.content,
+      version_id: m.versionId,
+      version: m.version,
+      can_write: m.canWrite,
+      assignment_state: m.assignmentState,
+      memory_id: m.id,
+    });
   },
 });
 
@@ -68,7 +86,8 @@ export const createMemoryTool = defineTool({
   annotations: WRITE,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await createMemory(services.db, caller, args, audit));
+    const m = await createMemory(services.db, caller, { name: args.name, content: args.content }, audit);
+    return jsonReply({ memory_id: m.id, name: m.name, version_id: m.versionId, version: m.version, created: m.created });
   },
 });
 
@@ -83,6 +102,7 @@ export const writeMemoryTool = defineTool({
   annotations: WRITE,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await writeMemory(services.db, caller, args, audit));
+    const m = await writeMemory(services.db, caller, { memoryId: args.memory_id, expectedVersion: args.expected_version, content: args.content }, audit);
+    return jsonReply({ name: m.name, memory_id: m.id, version_id: m.versionId, version: m.version, updated: m.updated });
   },
 });

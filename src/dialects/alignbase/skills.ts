@@ -15,8 +15,30 @@ import {
   versionSelector,
 } from './schemas.ts';
 import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
+import type { PublishResult } from '../../core/context/common.ts';
+import type { SkillItem, SkillVersion } from '../../core/context/skills.ts';
+import { draftWire } from './drafts.ts';
+import { ATTACHMENT_FORMAT, listItemWire, manifestWire, readWire } from './wire.ts';
 
 const skillItem = z.object({ id: z.string(), name: z.string(), directory_name: z.string(), description: z.string(), ...listItemFields });
+
+// A Skill's name is also its package's directory name.
+const skillItemWire = (s: SkillItem) => ({ id: s.id, name: s.name, directory_name: s.name, description: s.description, ...listItemWire(s) });
+
+function skillWire(s: SkillVersion) {
+  return {
+    skill_id: s.id,
+    name: s.name,
+    directory_name: s.name,
+    description: s.description,
+    ...readWire(s),
+    skill_md: s.skillMd,
+    attachment_format: ATTACHMENT_FORMAT,
+    attachments: manifestWire(s.attachments),
+  };
+}
+
+const publishWire = (r: PublishResult) => ({ skill_id: r.id, name: r.name, version_id: r.versionId, version: r.version, published: r.published });
 
 export const listSkillsTool = defineTool({
   name: 'list_skills',
@@ -30,8 +52,8 @@ export const listSkillsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const skills = await listSkills(services.db, caller);
-    audit.touch(...skills.map((s) => ({ type: 'skill', id: s.id, version: s.latest_version, version_id: s.latest_version_id })));
-    return jsonReply({ skills });
+    audit.touch(...skills.map((s) => ({ type: 'skill', id: s.id, version: s.latestVersion, version_id: s.latestVersionId })));
+    return jsonReply({ skills: skills.map(skillItemWire) });
   },
 });
 
@@ -64,8 +86,8 @@ export const readSkillTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    const skill = await readSkill(services, caller, args, audit);
-    return jsonReply({ ...skill, install_metadata: installMetadata(`${services.config.publicUrl}/alignbase/mcp`, skill) });
+    const skill = await readSkill(services, caller, { skillId: args.skill_id, version: args.version }, audit);
+    return jsonReply({ ...skillWire(skill), install_metadata: installMetadata(`${services.config.publicUrl}/alignbase/mcp`, skill) });
   },
 });
 
@@ -95,12 +117,17 @@ export const createSkillTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
-    const created = await createSkill(services, caller, args, audit);
+    const created = await createSkill(
+      services,
+      caller,
+      { skillMd: args.skill_md, attachments: args.attachments, reviewBy: args.review_by, expiresAt: args.expires_at },
+      audit,
+    );
     return jsonReply({
-      skill_id: created.skill_id,
+      skill_id: created.id,
       name: created.name,
-      directory_name: created.directory_name,
-      version_id: created.version_id,
+      directory_name: created.name,
+      version_id: created.versionId,
       version: created.version,
       created: created.created,
     });
@@ -126,7 +153,27 @@ export const writeSkillTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
-    return jsonReply(await writeSkill(services, caller, args, audit));
+    const written = await writeSkill(
+      services,
+      caller,
+      {
+        skillId: args.skill_id,
+        expectedVersion: args.expected_version,
+        skillMd: args.skill_md,
+        attachments: args.attachments,
+        reviewBy: args.review_by,
+        expiresAt: args.expires_at,
+      },
+      audit,
+    );
+    return jsonReply({
+      skill_id: written.id,
+      name: written.name,
+      directory_name: written.name,
+      version_id: written.versionId,
+      version: written.version,
+      updated: written.updated,
+    });
   },
 });
 
@@ -140,7 +187,7 @@ export const publishSkillTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
-    return jsonReply(await publishSkill(services.db, caller, args, audit));
+    return jsonReply(publishWire(await publishSkill(services.db, caller, { skillId: args.skill_id, version: args.version }, audit)));
   },
 });
 
@@ -159,10 +206,10 @@ export const createSkillDraftTool = defineTool({
       services.db,
       caller,
       'skill',
-      { id: args.skill_id, base_version: args.base_version, content: args.skill_md, rationale: args.rationale },
+      { resourceId: args.skill_id, baseVersion: args.base_version, content: args.skill_md, rationale: args.rationale },
       audit,
     );
-    return jsonReply({ draft_id: draft.draft_id, skill_id: draft.id, base_version: draft.base_version, created: draft.created });
+    return jsonReply({ draft_id: draft.draftId, skill_id: draft.resourceId, base_version: draft.baseVersion, created: draft.created });
   },
 });
 
@@ -177,7 +224,7 @@ export const listSkillDraftsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services }, args) {
     const drafts = await listDrafts(services.db, caller, 'skill', args.skill_id);
-    return jsonReply({ drafts: drafts.map(({ id, ...rest }) => ({ ...rest, skill_id: id })) });
+    return jsonReply({ drafts: drafts.map((d) => ({ ...draftWire(d), skill_id: d.resourceId })) });
   },
 });
 
@@ -192,19 +239,19 @@ export const readSkillDraftTool = defineTool({
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
-    const { id, content, ...draft } = await readDraft(services.db, caller, 'skill', args.draft_id, audit);
-    return jsonReply({ ...draft, skill_id: id, skill_md: content });
+    const draft = await readDraft(services.db, caller, 'skill', args.draft_id, audit);
+    return jsonReply({ ...draftWire(draft), skill_id: draft.resourceId, skill_md: draft.content });
   },
 });
 
 /** The metadata.alignbase-* keys a local install records (docs/alignbase.md, "Installing a Skill"). */
-function installMetadata(origin: string, skill: { skill_id: string; version: number; version_id: string; is_published_version: boolean }) {
+function installMetadata(origin: string, skill: Pick<SkillVersion, 'id' | 'version' | 'versionId' | 'isPublishedVersion'>) {
   return {
     'alignbase-origin': origin,
-    'alignbase-skill-id': skill.skill_id,
+    'alignbase-skill-id': skill.id,
     // A published install tracks published_version_id, a draft install latest_version_id.
-    'alignbase-channel': skill.is_published_version ? ('published' as const) : ('draft' as const),
+    'alignbase-channel': skill.isPublishedVersion ? ('published' as const) : ('draft' as const),
     'alignbase-version': String(skill.version),
-    'alignbase-version-id': skill.version_id,
+    'alignbase-version-id': skill.versionId,
   };
 }

@@ -142,10 +142,10 @@ export const skillsSection = defineSection<SkillSpec[]>({
 
 const manifestEntry = (file: PackageFile): AttachmentEntry => ({
   path: file.path,
-  media_type: file.mediaType,
+  mediaType: file.mediaType,
   size: file.size,
   sha256: file.sha256,
-  digest_encoding: file.digestEncoding,
+  digestEncoding: file.digestEncoding,
 });
 
 /** What differs from the latest version: SKILL.md, and the files added, changed and removed. */
@@ -157,7 +157,7 @@ function packageChanges(skillMd: string, attachments: readonly AttachmentEntry[]
   const removed = attachments.filter((entry) => !after.has(entry.path)).map((entry) => entry.path);
   const changed = spec.manifest.filter((entry) => {
     const was = before.get(entry.path);
-    return was !== undefined && (was.sha256 !== entry.sha256 || was.media_type !== entry.media_type);
+    return was !== undefined && (was.sha256 !== entry.sha256 || was.mediaType !== entry.mediaType);
   });
   return [
     ...(skillMd === spec.pkg.skillMd ? [] : ['SKILL.md changed']),

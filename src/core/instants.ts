@@ -1,0 +1,14 @@
+/**
+ * Instants and calendar days as text. The core keeps instants as `Date`s; the wires (the
+ * dialects, the admin operations' JSON) write them as ISO 8601 in UTC with milliseconds, and
+ * calendar days (review_by, expires_at) as YYYY-MM-DD. One place, so every wire writes them alike.
+ */
+
+/** An instant as ISO 8601 in UTC, e.g. 2026-01-31T09:30:00.000Z. */
+export const iso = (instant: Date): string => instant.toISOString();
+
+/** `iso`, or null for none: what the wires write for an absent instant. */
+export const isoOrNull = (instant: Date | null | undefined): string | null => (instant === null || instant === undefined ? null : iso(instant));
+
+/** The UTC calendar day of an instant, YYYY-MM-DD. */
+export const utcDay = (instant: Date): string => iso(instant).slice(0, 10);
