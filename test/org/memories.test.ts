@@ -9,7 +9,7 @@ import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { createContextResource } from '../../src/core/access/resources.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import { saveVersion } from '../../src/core/context/versions.ts';
+import { saveVersion } from '../../src/core/versions/versions.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';

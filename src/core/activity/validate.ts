@@ -1,5 +1,5 @@
 import type { Caller } from '../access/caller.ts';
-import { ensure } from '../context/common.ts';
+import { ensure } from '../versions/access.ts';
 import type { ReasonFacts } from '../errors.ts';
 import { refuse } from './refusals.ts';
 import type { Capability, EventType, Hook, HookEventType, SubjectType, Transport } from './vocabulary.ts';

@@ -5,14 +5,15 @@ import { canWriteArtifact } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
 import { isResourceName } from '../access/resources.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import { sameManifest, storeFiles } from './attachments.ts';
-import { ensure, ensureCanCreate, listReadable, parseId, parsePublishSelector, resolveAccess } from './common.ts';
+import { ensure, ensureCanCreate, listReadable, resolveAccess } from '../versions/access.ts';
+import { parseId, parsePublishSelector } from '../versions/selectors.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
-import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
-import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from './versions.ts';
+import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from '../versions/versions.ts';
 
 /**
  * Alignbase Artifacts: explicit inputs, deliverables and handoffs as versioned Markdown plus

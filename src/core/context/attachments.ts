@@ -2,13 +2,14 @@ import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import { blobKey } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../access/caller.ts';
 import { refusal } from '../errors.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { Db } from '../../store/db.ts';
-import type { VersionedType } from './common.ts';
-import { parseId, positiveVersion, resolveAccess, selectVersion } from './common.ts';
+import type { VersionedType } from '../versions/selectors.ts';
+import { parseId, positiveVersion } from '../versions/selectors.ts';
+import { resolveAccess, selectVersion } from '../versions/access.ts';
 import type { PackageFile } from './skill-package.ts';
-import type { AttachmentEntry, SavedVersion } from './versions.ts';
+import type { AttachmentEntry, SavedVersion } from '../versions/versions.ts';
 import { artifactVersion } from './artifacts.ts';
 
 /**

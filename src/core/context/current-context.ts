@@ -8,8 +8,8 @@ import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
-import type { ResourceHead } from './versions.ts';
-import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from './versions.ts';
+import type { ResourceHead } from '../versions/versions.ts';
+import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from '../versions/versions.ts';
 
 /**
  * get_current_context: what Always routes deliver to the calling agent. Knowledge and Skills:

@@ -4,16 +4,17 @@ import type { Caller } from '../access/caller.ts';
 import { canDraft, canRead, canReadDraft } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { Db } from '../../store/db.ts';
 import { storeFiles } from './attachments.ts';
-import type { VersionedType } from './common.ts';
-import { ensure, isUuid, parseId, resolveAccess } from './common.ts';
+import type { VersionedType } from '../versions/selectors.ts';
+import { ensure, resolveAccess } from '../versions/access.ts';
+import { isUuid, parseId } from '../versions/selectors.ts';
 import type { Authority } from './knowledge.ts';
 import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { parseSkillMd, validateAttachments } from './skill-package.ts';
-import { manifestJson } from './versions.ts';
+import { manifestJson } from '../versions/versions.ts';
 
 /**
  * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a

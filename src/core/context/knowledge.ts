@@ -2,24 +2,16 @@ import type { Caller } from '../access/caller.ts';
 import { canCreate, canEdit, canPublish } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { Db, Transaction } from '../../store/db.ts';
-import type { ListedVersions, PublishResult, VersionRead } from './common.ts';
-import {
-  listedVersions,
-  listReadable,
-  ownerOf,
-  parseDates,
-  parseId,
-  publishResource,
-  parseReadSelector,
-  versionRead,
-  ensure,
-  resolveAccess,
-  selectVersion,
-} from './common.ts';
-import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from './versions.ts';
-import type { AttachmentEntry, NewVersion } from './versions.ts';
+import type { ListedVersions, VersionRead } from '../versions/views.ts';
+import type { PublishResult } from '../versions/publish.ts';
+import { listedVersions, versionRead } from '../versions/views.ts';
+import { listReadable, ensure, resolveAccess, selectVersion } from '../versions/access.ts';
+import { ownerOf, publishResource } from '../versions/publish.ts';
+import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
+import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from '../versions/versions.ts';
+import type { AttachmentEntry, NewVersion } from '../versions/versions.ts';
 
 /**
  * Alignbase Knowledge: full-snapshot markdown documents with an authority, staleness dates,

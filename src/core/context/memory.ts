@@ -4,10 +4,11 @@ import { assignmentState, canWriteMemory } from '../access/context-decisions.ts'
 import { isResourceName } from '../access/resources.ts';
 import { isRoutedTo, routedTo } from '../access/routes.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { Db } from '../../store/db.ts';
-import { ensureCanCreate, listReadable, parseId, resolveAccess } from './common.ts';
-import { createWithFirstVersion, latestVersionOf, saveVersion } from './versions.ts';
+import { ensureCanCreate, listReadable, resolveAccess } from '../versions/access.ts';
+import { parseId } from '../versions/selectors.ts';
+import { createWithFirstVersion, latestVersionOf, saveVersion } from '../versions/versions.ts';
 
 /**
  * Alignbase Memory: working recall with live versions and no draft, review or publish step.

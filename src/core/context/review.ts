@@ -4,8 +4,8 @@ import { findPrincipal, isEmailReference, requireTenant } from '../directory/dir
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { iso } from '../instants.ts';
-import type { VersionedType } from './common.ts';
-import { isUuid } from './common.ts';
+import type { VersionedType } from '../versions/selectors.ts';
+import { isUuid } from '../versions/selectors.ts';
 import type { AuthorColumns } from './drafts.ts';
 import { AUTHOR_COLUMNS, authorJoins, authorship, checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
@@ -13,8 +13,8 @@ import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
-import type { AttachmentEntry, ManifestColumn, ResourceHead } from './versions.ts';
-import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from './versions.ts';
+import type { AttachmentEntry, ManifestColumn, ResourceHead } from '../versions/versions.ts';
+import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from '../versions/versions.ts';
 
 /**
  * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { YAMLError } from 'yaml';
 import type { PackageKind } from '../errors.ts';
-import { PACKAGE_PREFIX, refuse } from './refusals.ts';
+import { PACKAGE_PREFIX, refuse } from '../versions/refusals.ts';
 import { findUnstorable, unsafeName } from '../text.ts';
 
 /**

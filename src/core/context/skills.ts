@@ -3,29 +3,20 @@ import type { Caller } from '../access/caller.ts';
 import { canEdit } from '../access/context-decisions.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { isKgwError } from '../errors.ts';
-import { refuse } from './refusals.ts';
+import { refuse } from '../versions/refusals.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { sameManifest, storeFiles } from './attachments.ts';
-import type { ListedVersions, PublishResult, VersionRead } from './common.ts';
-import {
-  ensure,
-  ensureCanCreate,
-  listedVersions,
-  listReadable,
-  ownerOf,
-  parseDates,
-  parseId,
-  parseReadSelector,
-  publishResource,
-  versionRead,
-  resolveAccess,
-  selectVersion,
-} from './common.ts';
+import type { ListedVersions, VersionRead } from '../versions/views.ts';
+import type { PublishResult } from '../versions/publish.ts';
+import { ensure, ensureCanCreate, listReadable, resolveAccess, selectVersion } from '../versions/access.ts';
+import { listedVersions, versionRead } from '../versions/views.ts';
+import { ownerOf, publishResource } from '../versions/publish.ts';
+import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, parseSkillMd, validatePackage } from './skill-package.ts';
-import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from './versions.ts';
-import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from './versions.ts';
+import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from '../versions/versions.ts';
 
 /**
  * Alignbase Skills: versioned packages of SKILL.md and attachment files. The resource name is

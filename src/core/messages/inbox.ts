@@ -3,7 +3,7 @@ import type { Caller } from '../access/caller.ts';
 import { canRead } from '../access/context-decisions.ts';
 import { contextRoleTable } from '../access/grants.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { ensure } from '../context/common.ts';
+import { ensure } from '../versions/access.ts';
 import type { InboxArtifact, InboxEntry, InboxHeader, InboxPage } from './model.ts';
 import { countUnread, markOldestUnread, markRead, selectInboxMessages, selectInboxPage, selectPinnedArtifacts, selectUnread } from './queries.ts';
 import { refuse } from './refusals.ts';

@@ -1,4 +1,4 @@
-import { isUuid, parseId, parsePublishSelector } from '../context/common.ts';
+import { isUuid, parseId, parsePublishSelector } from '../versions/selectors.ts';
 import type { RecipientType, ShareAccess } from './model.ts';
 import { MAX_ARTIFACTS, MAX_RECIPIENTS, MESSAGE_MAX_CHARS, refuse } from './refusals.ts';
 

@@ -5,7 +5,7 @@ import { atLeast } from '../access/context-roles.ts';
 import type { AuditResource } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { artifactVersion } from '../context/artifacts.ts';
-import { ensure } from '../context/common.ts';
+import { ensure } from '../versions/access.ts';
 import { earlierSend, requestHash } from './idempotency.ts';
 import type { SendResult, SentArtifact } from './model.ts';
 import type { StoredMessage } from './queries.ts';

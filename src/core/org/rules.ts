@@ -1,7 +1,7 @@
 import { CONTEXT_ROLES } from '../access/context-roles.ts';
 import { TEAM_ROLES } from '../access/team-roles.ts';
 import { BRAIN_ROLES, TIERS } from '../access/tiers.ts';
-import { parseDate } from '../context/common.ts';
+import { parseDate } from '../versions/selectors.ts';
 import { TITLE_MAX } from '../context/knowledge.ts';
 
 /** The value rules of the org file; they mirror the CHECK constraints of the schema. */

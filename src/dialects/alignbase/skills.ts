@@ -15,7 +15,7 @@ import {
   versionSelector,
 } from './schemas.ts';
 import { checkAttachmentPaths } from '../../core/context/skill-package.ts';
-import type { PublishResult } from '../../core/context/common.ts';
+import type { PublishResult } from '../../core/versions/publish.ts';
 import type { SkillItem, SkillVersion } from '../../core/context/skills.ts';
 import { draftWire } from './drafts.ts';
 import { ATTACHMENT_FORMAT, listItemWire, manifestWire, readWire } from './wire.ts';

@@ -1,6 +1,6 @@
 import type { Capabilities } from '../../core/access/context-decisions.ts';
-import type { ListedVersions, VersionRead } from '../../core/context/common.ts';
-import type { AttachmentEntry } from '../../core/context/versions.ts';
+import type { ListedVersions, VersionRead } from '../../core/versions/views.ts';
+import type { AttachmentEntry } from '../../core/versions/versions.ts';
 import { iso, isoOrNull } from '../../core/instants.ts';
 
 /**

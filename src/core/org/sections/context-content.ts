@@ -1,8 +1,8 @@
 import { Buffer, isUtf8 } from 'node:buffer';
 import type { Transaction } from '../../../store/db.ts';
 import type { ContextType } from '../../access/context-roles.ts';
-import type { NewVersion, ResourceHead, SavedVersion } from '../../context/versions.ts';
-import { HEAD_COLUMNS, getVersions, publishVersion, saveVersion, toHead, versionKey, writeDates } from '../../context/versions.ts';
+import type { NewVersion, ResourceHead, SavedVersion } from '../../versions/versions.ts';
+import { HEAD_COLUMNS, getVersions, publishVersion, saveVersion, toHead, versionKey, writeDates } from '../../versions/versions.ts';
 import type { ReferencedEntry, ReferencedFiles } from '../referenced-files.ts';
 import { kindMismatch, quotePath, referencePath } from '../referenced-files.ts';
 import { contentRule, dateRule } from '../rules.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../../store/db.ts';
 import type { Authority } from '../../context/knowledge.ts';
 import { KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE } from '../../context/knowledge.ts';
-import { createWithFirstVersion } from '../../context/versions.ts';
+import { createWithFirstVersion } from '../../versions/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { authorityRule, knowledgeTitleRule } from '../rules.ts';

@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../../store/db.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TOO_LARGE } from '../../context/memory.ts';
-import { createWithFirstVersion, saveVersion } from '../../context/versions.ts';
+import { createWithFirstVersion, saveVersion } from '../../versions/versions.ts';
 import { quote } from '../problems.ts';
 import { resourceKey } from '../reference-index.ts';
 import { quotePath } from '../referenced-files.ts';

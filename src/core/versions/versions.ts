@@ -5,9 +5,10 @@ import { createContextResource } from '../access/resources.ts';
 import { utcDay } from '../instants.ts';
 
 /**
- * Full-snapshot versions of Alignbase resources (migration 0008): the resource head with its
- * latest and published pointers and staleness dates, and immutable saved versions. Knowledge,
- * Skills, Memory and Artifacts share this; each type's service adds its own rules.
+ * Full-snapshot versions (migration 0008): the resource head with its latest and published
+ * pointers and staleness dates, and immutable saved versions. Nothing here is one dialect's:
+ * Alignbase Knowledge, Skills, Memory and Artifacts (src/core/context/) stand on it, each type's
+ * service adding its own rules, and so can other versioned content.
  */
 
 /** One file of a version's manifest; the bytes are in the blob store under `sha256`. */
