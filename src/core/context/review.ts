@@ -324,13 +324,19 @@ export interface AcceptInput {
   readonly force?: boolean | undefined;
 }
 
+/** An open draft or proposal locked for a decision, with who decides. */
+interface Decision {
+  readonly tenant: TenantRef;
+  /** The reviewer; undefined: the CLI operator. */
+  readonly by: { id: string; email: string } | undefined;
+  readonly row: DetailRow;
+  /** A draft's resource, locked; undefined for a proposal. */
+  readonly head: ResourceHead | undefined;
+}
+
 /**
- * Accepts an open draft or proposal. A Knowledge draft is saved as the next version with the
- * latest version's authority and files; a Skill draft as the next version with the latest
- * version's files, its name and description from the new SKILL.md (a new name renames the
- * Skill, as write_skill does); a draft equal to the latest version saves nothing. A proposal
- * creates its Knowledge (created by the proposing agent). A stale draft is refused unless
- * `force`. `publish` publishes the resulting version.
+ * Accepts an open draft or proposal (`kgw review accept`): locks it and hands it to
+ * acceptProposal or acceptDraft, in one transaction.
  */
 export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput): Promise<AcceptResult> {
   return db.tx(async (tx) => {
@@ -338,120 +344,139 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
     const by = await reviewer(tx, tenant, input.as);
     const { row, head } = await lockForDecision(tx, tenant, input.id);
     ensureOpen(row);
+    const decision = { tenant, by, row, head };
     const publish = input.publish === true;
-    if (row.kind === 'proposal') {
-      const created = await createKnowledge(tx, tenant.id, {
-        title: row.name,
-        content: row.content,
-        authority: row.authority ?? 'informational',
-        createdBy: row.author_id,
-        publish,
-        attachments: parseManifest(row.attachments),
-      });
-      const [decided] = await tx.query<{ decided_at: Date | string }>(
-        `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
-          WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-        [tenant.id, row.id, by?.id ?? null, created.id],
-      );
-      await audit.appendIn(tx, {
-        tenantId: tenant.id,
-        surface: 'cli',
-        principalId: by?.id,
-        action: 'review.accept',
-        result: 'ok',
-        resources: [{ type: 'knowledge', id: created.id, before_version: null, after_version: created.version, version_id: created.versionId, changed: true }],
-        details: { kind: 'proposal', proposal_id: row.id, published: created.published },
-      });
-      return {
-        id: row.id,
-        kind: 'proposal',
-        type: 'knowledge',
-        resourceId: created.id,
-        name: created.title,
-        status: 'accepted',
-        baseVersion: null,
-        previousVersion: null,
-        version: created.version,
-        versionId: created.versionId,
-        saved: true,
-        published: created.published,
-        forced: false,
-        decidedAt: new Date(decided!.decided_at),
-        decidedBy: by?.email ?? null,
-      };
-    }
-
-    const type = row.type;
-    if (head === undefined || head.status !== 'active' || head.latestVersion === 0) {
-      throw conflict(`the ${LABEL[type]} "${row.name}" of draft ${row.id} is archived; it cannot be accepted`);
-    }
-    const baseVersion = Number(row.base_version);
-    const stale = baseVersion < head.latestVersion;
-    if (stale && input.force !== true) {
-      throw conflict(
-        `draft ${row.id} is stale: it was written on version ${baseVersion} of the ${LABEL[type]} "${head.name}", which is now at version ${head.latestVersion}; accepting it would replace version ${head.latestVersion} (review it and accept with --force to do so)`,
-        { base_version: baseVersion, latest_version: head.latestVersion },
-      );
-    }
-    const latest = await latestVersionOf(tx, tenant.id, head);
-    let saved = latest;
-    let name = head.name;
-    if (latest.content !== row.content) {
-      if (type === 'knowledge') {
-        saved = await saveVersion(tx, tenant.id, head, {
-          content: row.content,
-          authority: latest.authority ?? 'informational',
-          attachments: latest.attachments,
-          createdBy: row.author_id,
-        });
-      } else {
-        const pkg = parseSkillMd(row.content);
-        checkKeptFiles(row.content, latest.attachments);
-        saved = await saveSkillVersion(tx, tenant.id, head, {
-          content: row.content,
-          name: pkg.name,
-          description: pkg.description,
-          attachments: latest.attachments,
-          createdBy: row.author_id,
-        });
-        name = pkg.name;
-      }
-    }
-    const changed = saved !== latest;
-    const published = publish ? await publishVersion(tx, tenant.id, head, saved.version) : false;
-    const [decided] = await tx.query<{ decided_at: Date | string }>(
-      `UPDATE context_drafts SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, result_version = $4
-        WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-      [tenant.id, row.id, by?.id ?? null, saved.version],
-    );
-    const resource: AuditResource = { type, id: head.id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed };
-    await audit.appendIn(tx, {
-      tenantId: tenant.id,
-      surface: 'cli',
-      principalId: by?.id,
-      action: 'review.accept',
-      result: 'ok',
-      resources: [resource],
-      details: { kind: 'draft', draft_id: row.id, base_version: baseVersion, published, forced: stale },
-    });
-    return {
-      id: row.id,
-      kind: 'draft',
-      type,
-      resourceId: head.id,
-      name,
-      status: 'accepted',
-      baseVersion,
-      previousVersion: head.latestVersion,
-      version: saved.version,
-      versionId: saved.id,
-      saved: changed,
-      published,
-      forced: stale,
-      decidedAt: new Date(decided!.decided_at),
-      decidedBy: by?.email ?? null,
-    };
+    return row.kind === 'proposal' ? acceptProposal(tx, audit, decision, publish) : acceptDraft(tx, audit, decision, { publish, force: input.force === true });
   });
+}
+
+/** A proposal creates its Knowledge (created by the proposing agent); `publish` publishes it. */
+async function acceptProposal(tx: Transaction, audit: AuditLog, { tenant, by, row }: Decision, publish: boolean): Promise<AcceptResult> {
+  const created = await createKnowledge(tx, tenant.id, {
+    title: row.name,
+    content: row.content,
+    authority: row.authority ?? 'informational',
+    createdBy: row.author_id,
+    publish,
+    attachments: parseManifest(row.attachments),
+  });
+  const [decided] = await tx.query<{ decided_at: Date | string }>(
+    `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
+        WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
+    [tenant.id, row.id, by?.id ?? null, created.id],
+  );
+  await audit.appendIn(tx, {
+    tenantId: tenant.id,
+    surface: 'cli',
+    principalId: by?.id,
+    action: 'review.accept',
+    result: 'ok',
+    resources: [{ type: 'knowledge', id: created.id, before_version: null, after_version: created.version, version_id: created.versionId, changed: true }],
+    details: { kind: 'proposal', proposal_id: row.id, published: created.published },
+  });
+  return {
+    id: row.id,
+    kind: 'proposal',
+    type: 'knowledge',
+    resourceId: created.id,
+    name: created.title,
+    status: 'accepted',
+    baseVersion: null,
+    previousVersion: null,
+    version: created.version,
+    versionId: created.versionId,
+    saved: true,
+    published: created.published,
+    forced: false,
+    decidedAt: new Date(decided!.decided_at),
+    decidedBy: by?.email ?? null,
+  };
+}
+
+/**
+ * A Knowledge draft is saved as the next version with the latest version's authority and
+ * files; a Skill draft as the next version with the latest version's files, its name and
+ * description from the new SKILL.md (a new name renames the Skill, as write_skill does); a
+ * draft equal to the latest version saves nothing. A stale draft is refused unless `force`.
+ * `publish` publishes the resulting version.
+ */
+async function acceptDraft(
+  tx: Transaction,
+  audit: AuditLog,
+  { tenant, by, row, head }: Decision,
+  options: { publish: boolean; force: boolean },
+): Promise<AcceptResult> {
+  const publish = options.publish;
+  const type = row.type;
+  if (head === undefined || head.status !== 'active' || head.latestVersion === 0) {
+    throw conflict(`the ${LABEL[type]} "${row.name}" of draft ${row.id} is archived; it cannot be accepted`);
+  }
+  const baseVersion = Number(row.base_version);
+  const stale = baseVersion < head.latestVersion;
+  if (stale && !options.force) {
+    throw conflict(
+      `draft ${row.id} is stale: it was written on version ${baseVersion} of the ${LABEL[type]} "${head.name}", which is now at version ${head.latestVersion}; accepting it would replace version ${head.latestVersion} (review it and accept with --force to do so)`,
+      { base_version: baseVersion, latest_version: head.latestVersion },
+    );
+  }
+  const latest = await latestVersionOf(tx, tenant.id, head);
+  let saved = latest;
+  let name = head.name;
+  if (latest.content !== row.content) {
+    if (type === 'knowledge') {
+      saved = await saveVersion(tx, tenant.id, head, {
+        content: row.content,
+        authority: latest.authority ?? 'informational',
+        attachments: latest.attachments,
+        createdBy: row.author_id,
+      });
+    } else {
+      const pkg = parseSkillMd(row.content);
+      checkKeptFiles(row.content, latest.attachments);
+      saved = await saveSkillVersion(tx, tenant.id, head, {
+        content: row.content,
+        name: pkg.name,
+        description: pkg.description,
+        attachments: latest.attachments,
+        createdBy: row.author_id,
+      });
+      name = pkg.name;
+    }
+  }
+  const changed = saved !== latest;
+  const published = publish ? await publishVersion(tx, tenant.id, head, saved.version) : false;
+  const [decided] = await tx.query<{ decided_at: Date | string }>(
+    `UPDATE context_drafts SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, result_version = $4
+      WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
+    [tenant.id, row.id, by?.id ?? null, saved.version],
+  );
+  const resource: AuditResource = { type, id: head.id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed };
+  await audit.appendIn(tx, {
+    tenantId: tenant.id,
+    surface: 'cli',
+    principalId: by?.id,
+    action: 'review.accept',
+    result: 'ok',
+    resources: [resource],
+    details: { kind: 'draft', draft_id: row.id, base_version: baseVersion, published, forced: stale },
+  });
+  return {
+    id: row.id,
+    kind: 'draft',
+    type,
+    resourceId: head.id,
+    name,
+    status: 'accepted',
+    baseVersion,
+    previousVersion: head.latestVersion,
+    version: saved.version,
+    versionId: saved.id,
+    saved: changed,
+    published,
+    forced: stale,
+    decidedAt: new Date(decided!.decided_at),
+    decidedBy: by?.email ?? null,
+  };
 }
 
 export interface RejectInput {
