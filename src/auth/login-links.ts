@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { iso } from '../core/instants.ts';
 import type { AuditLog } from '../core/audit/audit-log.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import type { Config } from '../config.ts';
@@ -41,8 +42,8 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
     ]);
     await AuditTrail.forSurface(audit, 'cli')
       .about({ tenantId: tenant.id })
-      .recordIn(tx, 'oauth.login_link', [{ type: 'login_link', id }], { person_id: person.id, expires_at: expiresAt.toISOString() });
-    return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: expiresAt.toISOString() };
+      .recordIn(tx, 'oauth.login_link', [{ type: 'login_link', id }], { person_id: person.id, expires_at: iso(expiresAt) });
+    return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: iso(expiresAt) };
   });
 }
 

@@ -6,6 +6,7 @@ import { tryLockFolder } from '../store/folder-lock.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
 import { print } from './terminal.ts';
 import { parseCommand } from './usage.ts';
+import { iso } from '../core/instants.ts';
 
 export const serveHelp = `Usage: kgw serve
 
@@ -34,7 +35,7 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
   const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
   if (help) return void print(serveHelp);
   const config = loadConfig();
-  const startedAt = new Date().toISOString();
+  const startedAt = iso(new Date());
   const embedded = config.databaseUrl === undefined;
   const lock = embedded ? await lockDataFolder(config.dataDir, startedAt) : undefined;
   try {

@@ -9,6 +9,7 @@ import { tryLockFolder } from '../store/folder-lock.ts';
 import type { FolderOwner } from '../store/folder-lock.ts';
 import { migrate } from '../store/migrate.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
+import { iso } from '../core/instants.ts';
 
 /** An operation's arguments may be left out when it has none that are required. */
 type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];
@@ -58,7 +59,7 @@ export async function withOps<T>(config: Config, work: (run: OpRunner, where: st
     makePrivateDir(config.dataDir);
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
-      const attempt = tryLockFolder(config.dataDir, { pid: process.pid, role: 'cli', startedAt: new Date().toISOString() });
+      const attempt = tryLockFolder(config.dataDir, { pid: process.pid, role: 'cli', startedAt: iso(new Date()) });
       if ('lock' in attempt) {
         try {
           return await runLocally(config, work, 'embedded store', autoMigrate);

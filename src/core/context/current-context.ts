@@ -9,7 +9,9 @@ import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from '.
 import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
 import type { ResourceHead } from '../versions/versions.ts';
-import { HEAD_COLUMNS, freshness, getVersions, toHead, versionKey } from '../versions/versions.ts';
+import { freshness, getVersions, versionKey } from '../versions/versions.ts';
+import type { HeadRow } from '../versions/queries.ts';
+import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
 
 /**
  * get_current_context: what Always routes deliver to the calling agent. Knowledge and Skills:
@@ -29,7 +31,7 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     ids.length === 0
       ? []
       : (
-          await db.query<Parameters<typeof toHead>[0]>(
+          await db.query<HeadRow>(
             `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) AND r.status = 'active' AND r.latest_version > 0`,
             [caller.tenant.id, ids],
           )

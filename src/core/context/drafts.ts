@@ -14,7 +14,7 @@ import type { Authority } from './knowledge.ts';
 import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { parseSkillMd, validateAttachments } from './skill-package.ts';
-import { manifestJson } from '../versions/versions.ts';
+import { manifestJson } from '../versions/queries.ts';
 
 /**
  * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a

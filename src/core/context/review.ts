@@ -13,8 +13,10 @@ import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
-import type { AttachmentEntry, ManifestColumn, ResourceHead } from '../versions/versions.ts';
-import { HEAD_COLUMNS, latestVersionOf, getVersions, parseManifest, publishVersion, saveVersion, toHead, versionKey } from '../versions/versions.ts';
+import type { AttachmentEntry, ResourceHead } from '../versions/versions.ts';
+import { latestVersionOf, getVersions, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
+import type { HeadRow, ManifestColumn } from '../versions/queries.ts';
+import { HEAD_COLUMNS, parseManifest, toHead } from '../versions/queries.ts';
 
 /**
  * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or
@@ -306,10 +308,10 @@ function ensureOpen(row: DetailRow): void {
 async function lockForDecision(tx: Transaction, tenant: TenantRef, id: string): Promise<{ row: DetailRow; head: ResourceHead | undefined }> {
   const first = await findDetail(tx, tenant, id);
   if (first.kind === 'proposal') return { row: await findDetail(tx, tenant, id, { lock: true }), head: undefined };
-  const [headRow] = await tx.query<Parameters<typeof toHead>[0]>(
-    `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`,
-    [tenant.id, first.resource_id],
-  );
+  const [headRow] = await tx.query<HeadRow>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`, [
+    tenant.id,
+    first.resource_id,
+  ]);
   if (headRow === undefined) throw missing(tenant, id);
   return { row: await findDetail(tx, tenant, id, { lock: true }), head: toHead(headRow) };
 }

@@ -1,4 +1,5 @@
 import type { OutboxEntry, OutboxRow, ResourceRef } from '../../../connectors/projection.ts';
+import { isoOrNull } from '../instants.ts';
 import type { Queryable } from '../../store/db.ts';
 import { valuesList } from '../../store/db.ts';
 
@@ -76,7 +77,7 @@ export interface ProjectionStatus {
   readonly lastErrorAt: string | null;
 }
 
-const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());
+const iso = (value: Date | string | null): string | null => isoOrNull(value === null ? null : new Date(value));
 
 /** Status of the named projections plus any other that has rows waiting or a recorded state. */
 export async function projectionStatus(db: Queryable, names: readonly string[] = []): Promise<ProjectionStatus[]> {

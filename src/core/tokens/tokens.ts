@@ -7,6 +7,7 @@ import { toPrincipal } from '../directory/principals.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { AuditTrail } from '../audit/trail.ts';
 import { notFound } from '../errors.ts';
+import { iso, isoOrNull } from '../instants.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 
 const TOKEN_PREFIX = 'kgw_';
@@ -52,9 +53,9 @@ interface InfoRow extends Omit<TokenInfo, 'createdAt' | 'expiresAt' | 'revokedAt
 
 const toInfo = (row: InfoRow): TokenInfo => ({
   ...row,
-  createdAt: row.createdAt.toISOString(),
-  expiresAt: row.expiresAt?.toISOString() ?? null,
-  revokedAt: row.revokedAt?.toISOString() ?? null,
+  createdAt: iso(row.createdAt),
+  expiresAt: isoOrNull(row.expiresAt),
+  revokedAt: isoOrNull(row.revokedAt),
 });
 
 /**

@@ -25,6 +25,7 @@
  * there are new ones, and a bundle without new messages is exactly the sample's shape.
  */
 import { Buffer } from 'node:buffer';
+import { iso } from '../../core/instants.ts';
 import type { BundleInput, BundleKnowledge, BundleLayout, BundleMemory, BundleMessage, BundleSkill, RenderedBundle } from '../../core/context/bundle.ts';
 import { fitContextBundle } from '../../core/context/bundle.ts';
 
@@ -84,7 +85,7 @@ export function escapeAttribute(value: string): string {
 /** UTC at minute precision, seconds truncated: 2026-06-23T12:00Z. */
 export function formatUpdatedAt(date: Date): string {
   if (Number.isNaN(date.getTime())) throw new RangeError('updatedAt is not a valid date');
-  return `${date.toISOString().slice(0, 16)}Z`;
+  return `${iso(date).slice(0, 16)}Z`;
 }
 
 type Attributes = readonly (readonly [string, string])[];
@@ -186,7 +187,7 @@ function messageBlock(message: BundleMessage): string {
     ['id', message.id],
     ['from', message.from.name],
     ['from_agent_id', message.from.id],
-    ['sent_at', message.sentAt.toISOString()],
+    ['sent_at', iso(message.sentAt)],
   ];
   if (message.viaGroup !== null) attributes.push(['via_group', message.viaGroup.name]);
   const parts: string[] = [];

@@ -2,7 +2,9 @@ import { Buffer, isUtf8 } from 'node:buffer';
 import type { Transaction } from '../../../store/db.ts';
 import type { ContextType } from '../../access/context-roles.ts';
 import type { NewVersion, ResourceHead, SavedVersion } from '../../versions/versions.ts';
-import { HEAD_COLUMNS, getVersions, publishVersion, saveVersion, toHead, versionKey, writeDates } from '../../versions/versions.ts';
+import { getVersions, publishVersion, saveVersion, versionKey, writeDates } from '../../versions/versions.ts';
+import type { HeadRow } from '../../versions/queries.ts';
+import { HEAD_COLUMNS, toHead } from '../../versions/queries.ts';
 import type { ReferencedEntry, ReferencedFiles } from '../referenced-files.ts';
 import { kindMismatch, quotePath, referencePath } from '../referenced-files.ts';
 import { contentRule, dateRule } from '../rules.ts';
@@ -162,7 +164,7 @@ export async function loadHeads(
 ): Promise<Map<string, ResourceHead[]>> {
   const heads = new Map<string, ResourceHead[]>();
   if (names.length === 0) return heads;
-  const rows = await tx.query<Parameters<typeof toHead>[0]>(
+  const rows = await tx.query<HeadRow>(
     `SELECT ${HEAD_COLUMNS} FROM context_resources r
       WHERE r.tenant_id = $1 AND r.type = $2 AND r.name = ANY($3::text[])${options.archived ? '' : " AND r.status = 'active'"}
       ORDER BY r.id FOR UPDATE`,
