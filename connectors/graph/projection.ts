@@ -51,11 +51,19 @@ export function graphChange(row: Pick<OutboxRow, 'tenantId' | 'payload'>): Graph
   throw new Error('graph outbox row without a node, relation, nodeId or relationId');
 }
 
+/**
+ * Whether the graph shows what a row is about: the tenant's graph rows only. Writers enqueue
+ * rows of other resources for the graph as well (Knowledge-Base files, `kb_file:<id>`), for
+ * the links the graph will come to show; until it does, they are skipped, not failed, so they
+ * never hold the tenant's graph back. A rebuild brings in what the graph learns to show later.
+ */
+export const isGraphRow = (row: Pick<OutboxRow, 'tenantId' | 'resourceKey'>): boolean => row.resourceKey === graphResourceKey(row.tenantId);
+
 /** Wraps a graph store as the 'graph' projection: a claimed batch is one store transaction. */
 export function graphProjection(store: GraphStore): Projection {
   return {
     name: GRAPH_PROJECTION,
-    apply: (rows: readonly OutboxRow[], context: ApplyContext) => store.write(rows.map(graphChange), { tx: context.tx }),
+    apply: (rows: readonly OutboxRow[], context: ApplyContext) => store.write(rows.filter(isGraphRow).map(graphChange), { tx: context.tx }),
     clear: () => store.clearAll(),
     health: async () => void (await store.health()),
   };

@@ -72,21 +72,31 @@ export interface SearchUpsertPayload {
   readonly doc: SearchDocument;
 }
 
+/** The document an upsert row carries, or undefined when it carries none. */
+function documentOf(row: OutboxRow): SearchDocument | undefined {
+  const doc = (row.payload as Partial<SearchUpsertPayload>).doc;
+  return typeof doc === 'object' && doc !== null ? doc : undefined;
+}
+
 /**
  * Wraps a search backend as the 'search' projection. Consecutive rows are grouped into
  * upsert and delete calls without reordering: a run of upserts, then a run of deletes, ...
+ * An upsert without a document (Knowledge-Base file rows name the file, not its text, which
+ * search is yet to read from the store) is skipped rather than failed; deleting an id the
+ * backend does not hold is harmless.
  */
 export function searchProjection(backend: SearchBackend): Projection {
   return {
     name: 'search',
-    async apply(rows: readonly OutboxRow[], context: ApplyContext) {
+    async apply(allRows: readonly OutboxRow[], context: ApplyContext) {
+      const rows = allRows.filter((row) => row.operation === 'delete' || documentOf(row) !== undefined);
       let run: OutboxRow[] = [];
       const flush = async () => {
         const first = run[0];
         if (first === undefined) return;
         if (first.operation === 'upsert') {
           await backend.upsert(
-            run.map((r) => (r.payload as unknown as SearchUpsertPayload).doc),
+            run.flatMap((r) => documentOf(r) ?? []),
             context,
           );
         } else {

@@ -1,3 +1,5 @@
+import type { KbReasonFacts } from './kb/refusals.ts';
+
 /** The error codes every layer understands; each dialect maps them to its own spec's texts. */
 export type ErrorCode =
   | 'validation'
@@ -19,8 +21,10 @@ export type PackageKind = 'skill' | 'attachments' | 'artifact';
  * Why the core refused, by machine reason, with the facts each dialect needs to word it in its
  * own spec's language. The core's `message` is a plain English text for logs and for callers
  * without wording of their own (the CLI, the org file); a dialect words the reason instead.
+ * An area with many reasons of its own declares them beside its code (Knowledge Bases:
+ * core/kb/refusals.ts) and they join this list here.
  */
-export interface ReasonFacts {
+export interface ReasonFacts extends KbReasonFacts {
   // Versioned content: ids, selectors, versions, access.
   invalid_id: { type: Subject | 'draft' };
   not_found: { type: Subject | 'draft' | 'attachment' };

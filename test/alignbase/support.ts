@@ -5,6 +5,7 @@ import { SKILL_MD, b64 } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
+import type { GatewayOptions } from '../../src/app.ts';
 import type { Db } from '../../src/store/db.ts';
 
 /*
@@ -176,11 +177,12 @@ export class OrgGateway {
     backend: StoreBackend,
     orgs: readonly string[],
     env: Record<string, string>,
+    options: Omit<GatewayOptions, 'db'> = {},
   ): Promise<{ store: TestStore; running: RunningGateway }> {
     const store = await backend.open({ migrated: true });
     try {
       for (const org of orgs) await seedOrg(store.db, org);
-      return { store, running: await startGateway(store.db, env) };
+      return { store, running: await startGateway(store.db, env, options) };
     } catch (error) {
       await store.dispose();
       throw error;

@@ -1,8 +1,9 @@
 /**
  * Atmina's access to a Knowledge Base, decided from the caller's role in the owning team, the
  * shares that reach the caller and an agent's policy. Pure: `teamKbAccess` (team-shares.ts)
- * loads the inputs from team memberships and team shares; per-KB shares, when the KB tables
- * arrive, add their roles to `shareRoles` the same way. See docs/access.md.
+ * loads the inputs from team memberships and team shares; per-KB shares, when they arrive, add
+ * their roles to `shareRoles` the same way. A KB's visibility picks which roles count
+ * (core/kb/access.ts). See docs/access.md.
  */
 
 /** Team roles, weakest first; a team member's role is stored in team_members.role. */

@@ -54,6 +54,47 @@ export async function teamKbAccess(q: Queryable, tenantId: string, principalId: 
   };
 }
 
+interface TeamAccessRow {
+  team_id: string;
+  team_role: TeamRole | null;
+  share_roles: TeamRole[];
+}
+
+// Every team of the tenant with the principal's role in it and the roles of the shares of it
+// that reach the principal; the policy comes from the principal's own row (none: not in the tenant).
+const TEAM_KB_ACCESS_ALL = `
+  SELECT t.id AS team_id,
+         (SELECT m.role FROM team_members m
+           WHERE m.tenant_id = $1 AND m.team_id = t.id AND m.principal_id = $2) AS team_role,
+         ARRAY(SELECT s.role FROM team_shares s
+                WHERE s.tenant_id = $1 AND s.team_id = t.id
+                  AND (s.principal_id = $2
+                       OR s.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2))) AS share_roles
+    FROM teams t
+   WHERE t.tenant_id = $1 AND EXISTS (SELECT 1 FROM principals p WHERE p.tenant_id = $1 AND p.id = $2)`;
+
+/**
+ * teamKbAccess for every team of the tenant at once, for lists of KBs of many teams: two
+ * queries whatever the number of teams. A team missing from the map gives nothing.
+ */
+export async function teamKbAccessByTeam(q: Queryable, tenantId: string, principalId: string): Promise<ReadonlyMap<string, TeamKbAccess>> {
+  const [rows, policy] = await Promise.all([
+    q.query<TeamAccessRow>(TEAM_KB_ACCESS_ALL, [tenantId, principalId]),
+    q.query<{ policy_max_team_role: TeamRole | null }>('SELECT policy_max_team_role FROM principals WHERE tenant_id = $1 AND id = $2', [tenantId, principalId]),
+  ]);
+  const agentPolicyMax = policy[0]?.policy_max_team_role ?? undefined;
+  return new Map(
+    rows.map((row) => [
+      row.team_id,
+      {
+        teamRole: row.team_role ?? undefined,
+        shareRoles: [...row.share_roles].sort((a, b) => TEAM_ROLES.indexOf(a) - TEAM_ROLES.indexOf(b)),
+        agentPolicyMax,
+      },
+    ]),
+  );
+}
+
 /**
  * A principal's access to a KB of `owningTeamId`: effectiveKbRole over teamKbAccess. `none`,
  * or `search` when the KB is public, for a principal that no role reaches.

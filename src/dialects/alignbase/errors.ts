@@ -9,8 +9,9 @@ export function alignbaseText(error: KgwError): string {
   const why = reasonOf(error);
   if (why === undefined) return error.message;
   // TypeScript cannot correlate the reason with its facts across the union; reasonOf pairs them.
-  const word = TEXTS[why.reason] as (facts: unknown) => string;
-  return word(why.facts);
+  // A reason of another dialect's area (Knowledge Bases) has no Alignbase words: its message is the text.
+  const word = (TEXTS as Partial<Record<string, (facts: unknown) => string>>)[why.reason];
+  return word === undefined ? error.message : word(why.facts);
 }
 
 /**

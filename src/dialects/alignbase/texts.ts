@@ -1,4 +1,5 @@
 import type { PackageKind, Reason, ReasonFacts, Subject } from '../../core/errors.ts';
+import type { KbReason } from '../../core/kb/refusals.ts';
 
 /**
  * Every refusal of the Alignbase dialect in its spec's words: the "Common Errors" table word for
@@ -48,7 +49,10 @@ const CONTENT_TOO_LARGE: Readonly<Record<Subject, string>> = {
 const capabilityWhat = (what: ReasonFacts['capability_not_reported']['what']): string =>
   'event' in what ? `event type "${what.event}"` : 'hook' in what ? `the ${what.hook} hook` : `hook event "${what.hookEvent}"`;
 
-export const TEXTS: { readonly [R in Reason]: (facts: ReasonFacts[R]) => string } = {
+/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases. */
+export type AlignbaseReason = Exclude<Reason, KbReason>;
+
+export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) => string } = {
   invalid_id: ({ type }) => `invalid ${ID_FIELD[type]}`,
   not_found: ({ type }) => NOT_FOUND[type],
   no_published_version: ({ type }) => `this ${NAMED[type]} has no published version`,

@@ -1,0 +1,96 @@
+import type { Caller } from '../access/caller.ts';
+import type { TeamKbAccess } from '../access/team-shares.ts';
+import { teamKbAccess, teamKbAccessByTeam } from '../access/team-shares.ts';
+import type { KbAccess, TeamRole } from '../access/team-roles.ts';
+import { effectiveKbRole, kbAllows } from '../access/team-roles.ts';
+import type { Queryable } from '../../store/db.ts';
+import type { Kb, KbRow, KbVisibility } from './queries.ts';
+import { KB_COLUMNS, KB_FROM, toKb } from './queries.ts';
+import { refuseKb } from './refusals.ts';
+
+/**
+ * Which Knowledge Bases a caller may use, and with which access. The role comes from the team
+ * model (core/access: team role, team shares, agent policy); the KB's visibility decides which
+ * of them count (docs/atmina.md, "Visibility"):
+ *
+ * - `team`: the owning team's members at their roles, plus the team's shares;
+ * - `private`: the owning team's Admins and the shares only (other members see nothing);
+ * - `public`: as `team`, and everyone else in the organisation may `search` it.
+ *
+ * A KB the caller has no access to (another team's without a share, another tenant's, an
+ * archived one, one that does not exist, a malformed id) is refused with one and the same
+ * `not_found`, so identifiers cannot be probed. A KB the caller sees with too low a role is
+ * `permission_denied`.
+ */
+
+/** The caller's access to a KB of this visibility, from its team access. */
+export function visibleAccess(visibility: KbVisibility, team: TeamKbAccess): KbAccess {
+  const teamRole = visibility === 'private' && team.teamRole !== 'admin' ? undefined : team.teamRole;
+  return effectiveKbRole({ ...team, teamRole, isPublic: visibility === 'public' });
+}
+
+/** Access to a KB the caller knows of: at least `search`. */
+export type SeenAccess = Exclude<KbAccess, 'none'>;
+
+/** A KB with the caller's access to it. */
+export interface KbWithAccess {
+  readonly kb: Kb;
+  readonly access: SeenAccess;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * The live KB the caller names by id (or slug) with the caller's access, or `not_found` when
+ * there is none the caller may know of. `lock`: `share` holds the KB against being archived or
+ * changed until the transaction ends (file writes), `update` locks it for a change of its own.
+ */
+export async function resolveKb(q: Queryable, caller: Caller, given: string, options: { lock?: 'share' | 'update' } = {}): Promise<KbWithAccess> {
+  const byId = UUID.test(given);
+  if (!byId && !SLUG.test(given)) throw refuseKb.kbNotFound(given);
+  const lock = options.lock === undefined ? '' : options.lock === 'share' ? 'FOR SHARE OF k' : 'FOR UPDATE OF k';
+  const [row] = await q.query<KbRow>(
+    `SELECT ${KB_COLUMNS} FROM ${KB_FROM}
+      WHERE k.tenant_id = $1 AND ${byId ? 'k.id = $2::uuid' : 'k.slug = $2'} AND k.archived_at IS NULL ${lock}`,
+    [caller.tenant.id, byId ? given.toLowerCase() : given],
+  );
+  if (row === undefined) throw refuseKb.kbNotFound(given);
+  const kb = toKb(row);
+  const access = visibleAccess(kb.visibility, await teamKbAccess(q, caller.tenant.id, caller.principal.id, kb.team.id));
+  if (access === 'none') throw refuseKb.kbNotFound(given);
+  return { kb, access };
+}
+
+/** Refuses with `permission_denied` unless the access reaches `needed`; `action` starts the message ("writing files"). */
+export function requireKbRole(target: KbWithAccess, needed: TeamRole, action: string): void {
+  if (!kbAllows(target.access, needed)) throw refuseKb.kbRole(action, needed, target.access);
+}
+
+/** resolveKb and requireKbRole in one: the KB when the caller holds at least `needed` on it. */
+export async function kbFor(
+  q: Queryable,
+  caller: Caller,
+  given: string,
+  needed: TeamRole,
+  action: string,
+  options: { lock?: 'share' | 'update' } = {},
+): Promise<KbWithAccess> {
+  const target = await resolveKb(q, caller, given, options);
+  requireKbRole(target, needed, action);
+  return target;
+}
+
+/** Every live KB of the tenant the caller has any access to (search included), by slug. */
+export async function accessibleKbs(q: Queryable, caller: Caller): Promise<KbWithAccess[]> {
+  const [rows, teams] = await Promise.all([
+    q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND k.archived_at IS NULL ORDER BY k.slug`, [caller.tenant.id]),
+    teamKbAccessByTeam(q, caller.tenant.id, caller.principal.id),
+  ]);
+  const nothing: TeamKbAccess = { teamRole: undefined, shareRoles: [], agentPolicyMax: undefined };
+  return rows.flatMap((row) => {
+    const kb = toKb(row);
+    const access = visibleAccess(kb.visibility, teams.get(kb.team.id) ?? nothing);
+    return access === 'none' ? [] : [{ kb, access }];
+  });
+}

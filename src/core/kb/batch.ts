@@ -1,0 +1,115 @@
+import type { Caller } from '../access/caller.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { KgwError } from '../errors.ts';
+import { isKgwError } from '../errors.ts';
+import { kbFor } from './access.ts';
+import type { KbStores, PreparedWrite, WriteInput, WriteResult } from './files.ts';
+import { applyWrite, prepareWrite } from './files.ts';
+import { refuseKb } from './refusals.ts';
+
+/**
+ * write_files: up to 50 writes to one KB in one call, each with its own result. A failed item
+ * does not stop the others; only a batch that names one path twice in a way that cannot be
+ * ordered is refused whole (docs/atmina.md, "Batches"). Items of different paths run side by
+ * side, at most `concurrency` at a time; items of one path run one after the other, in the
+ * order given, each guarded by the SHA-256 the item before it produced.
+ */
+
+export const BATCH_ITEMS_MAX = 50;
+export const BATCH_CONCURRENCY_MAX = 5;
+
+export type BatchItemResult =
+  | { readonly index: number; readonly path: string; readonly ok: true; readonly result: WriteResult }
+  | { readonly index: number; readonly path: string; readonly ok: false; readonly error: KgwError };
+
+export interface WriteFilesInput {
+  readonly kbId: string;
+  readonly items: readonly WriteInput[];
+  /** Items applied at once, 1 to 5 (default 5). */
+  readonly concurrency?: number | undefined;
+}
+
+type Prepared = { readonly index: number; readonly write: PreparedWrite } | { readonly index: number; readonly path: string; readonly error: KgwError };
+
+/**
+ * A path may appear more than once only as ordered edits of one file: its first item may be
+ * any mode, and every later one must be an append or a patch without if_match of its own (the
+ * hash of the item before is carried forward as its guard). Anything else, a second create or
+ * overwrite of one path, or a later item with a guard of its own, is a duplicate path: the
+ * batch is refused whole, nothing written. Items whose own input is wrong take no part.
+ */
+function orderedGroups(prepared: readonly Prepared[]): Map<string, { index: number; write: PreparedWrite }[]> {
+  const groups = new Map<string, { index: number; write: PreparedWrite }[]>();
+  for (const item of prepared) {
+    if (!('write' in item)) continue;
+    const group = groups.get(item.write.path) ?? [];
+    group.push({ index: item.index, write: item.write });
+    groups.set(item.write.path, group);
+  }
+  for (const [path, group] of groups) {
+    const later = group.slice(1);
+    if (later.some(({ write }) => (write.mode !== 'append' && write.mode !== 'patch') || write.ifMatch !== undefined))
+      throw refuseKb.batchDuplicatePath(
+        path,
+        group.map((g) => g.index),
+      );
+  }
+  return groups;
+}
+
+/** What write_files did: the KB's id and one result per item, in the order of the items. */
+export interface BatchResult {
+  readonly kbId: string;
+  readonly results: readonly BatchItemResult[];
+}
+
+export async function writeFiles(stores: KbStores, caller: Caller, input: WriteFilesInput, audit: AuditTrail): Promise<BatchResult> {
+  if (input.items.length === 0 || input.items.length > BATCH_ITEMS_MAX) throw refuseKb.batchBounds('items', BATCH_ITEMS_MAX);
+  const concurrency = input.concurrency ?? BATCH_CONCURRENCY_MAX;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > BATCH_CONCURRENCY_MAX)
+    throw refuseKb.batchBounds('concurrency', BATCH_CONCURRENCY_MAX);
+  const prepared: Prepared[] = input.items.map((item, index) => {
+    try {
+      return { index, write: prepareWrite(item) };
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      return { index, path: item.path, error };
+    }
+  });
+  const groups = [...orderedGroups(prepared).values()];
+  // The whole call needs Editor; checked once before any bytes are stored, and again by each write.
+  const { kb } = await kbFor(stores.db, caller, input.kbId, 'editor', 'writing files');
+
+  const results: BatchItemResult[] = prepared.flatMap((item) =>
+    'error' in item ? [{ index: item.index, path: item.path, ok: false, error: item.error }] : [],
+  );
+  const runGroup = async (group: readonly { index: number; write: PreparedWrite }[]): Promise<void> => {
+    let carried: string | undefined;
+    let failed: number | undefined;
+    for (const { index, write } of group) {
+      if (failed !== undefined) {
+        results.push({ index, path: write.path, ok: false, error: refuseKb.batchItemSkipped(failed) });
+        continue;
+      }
+      try {
+        const result = await applyWrite(stores, caller, kb.id, carried === undefined ? write : { ...write, ifMatch: carried }, audit);
+        carried = result.file.sha256;
+        results.push({ index, path: write.path, ok: true, result });
+      } catch (error) {
+        if (!isKgwError(error)) throw error;
+        failed = index;
+        results.push({ index, path: write.path, ok: false, error });
+      }
+    }
+  };
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < groups.length) {
+      const group = groups[next];
+      next += 1;
+      if (group !== undefined) await runGroup(group);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+  return { kbId: kb.id, results: results.sort((a, b) => a.index - b.index) };
+}

@@ -1,0 +1,172 @@
+import type { KbAccess, TeamRole } from '../access/team-roles.ts';
+import type { KgwError } from '../errors.ts';
+import { refusal } from '../errors.ts';
+
+/**
+ * The refusals of Knowledge Bases and their files, each with its machine reason and facts. The
+ * messages are written for the agent that called: the Atmina dialect shows them as
+ * `code: message`, and the CLI as they are. None of them holds content, and a KB or file the
+ * caller cannot see is described only by what the caller itself sent.
+ */
+
+/** The reasons of this area, merged into the core's ReasonFacts (core/errors.ts). */
+export interface KbReasonFacts {
+  /** Unknown, archived, of another team without a share, of another tenant, or not an id at all: one answer. */
+  kb_not_found: { given: string };
+  /** The caller sees the KB but its role there is below what the action needs. */
+  kb_role: { needed: TeamRole; have: KbAccess };
+  kb_invalid_field: { field: string; problem: string };
+  kb_slug_taken: { slug: string };
+  /** delete_kb / delete_file without the confirmation they need. */
+  kb_confirmation: { field: string; expected: string };
+  team_not_found: { given: string };
+  /** Admin of several teams and none named. */
+  team_ambiguous: { choices: readonly string[] };
+  /** Not Admin of the named team (or, unnamed, of any team). */
+  team_role: { team: string | undefined };
+  invalid_path: { field: string; problem: string };
+  file_not_found: { given: string };
+  file_exists: { path: string };
+  file_version_not_found: { version: number };
+  file_not_text: { kind: 'text' | 'asset' };
+  file_too_large: { bytes: number; maxBytes: number };
+  /** if_match is not the head's SHA-256. */
+  stale_if_match: { head: string };
+  content_integrity: { field: 'expected_bytes' | 'content_sha256'; expected: string | number; actual: string | number };
+  /** A patch edit whose find text is not in the file; `guarded`: the file was the one if_match named. */
+  patch_find_missing: { edit: number; guarded: boolean };
+  patch_find_ambiguous: { edit: number; occurrences: number };
+  write_mode_input: { mode: string; problem: string };
+  batch_duplicate_path: { path: string; items: readonly number[] };
+  /** An item of write_files left out because an earlier item for its path failed. */
+  batch_item_skipped: { after: number };
+  batch_bounds: { field: 'items' | 'concurrency'; max: number };
+  invalid_cursor: Record<string, never>;
+  /** The write could not be applied after retrying on a head that kept moving. */
+  write_contended: { attempts: number };
+}
+
+export type KbReason = keyof KbReasonFacts;
+
+const ROLE_NAME: Readonly<Record<KbAccess, string>> = { none: 'no role', search: 'search only', viewer: 'Viewer', editor: 'Editor', admin: 'Admin' };
+
+/** Text the caller sent, as it appears inside a message: quoted, and cut when long. */
+export function quoted(given: string): string {
+  return JSON.stringify(given.length > 120 ? `${given.slice(0, 120)}…` : given);
+}
+
+export const refuseKb = {
+  kbNotFound: (given: string): KgwError =>
+    refusal(
+      'not_found',
+      'kb_not_found',
+      { given },
+      `no Knowledge Base ${quoted(given)} is available to you; call list_kbs for the ones you can use, and do not guess identifiers`,
+    ),
+  kbRole: (action: string, needed: TeamRole, have: KbAccess): KgwError =>
+    refusal(
+      'permission_denied',
+      'kb_role',
+      { needed, have },
+      `${action} needs the ${ROLE_NAME[needed]} role on this Knowledge Base; you have ${ROLE_NAME[have]}`,
+    ),
+  invalidField: (field: string, problem: string): KgwError => refusal('validation', 'kb_invalid_field', { field, problem }, `${field}: ${problem}`),
+  slugTaken: (slug: string): KgwError =>
+    refusal('conflict', 'kb_slug_taken', { slug }, `the slug ${quoted(slug)} is already used by a Knowledge Base of this organisation; choose another`),
+  confirmation: (field: string, expected: string, what: string): KgwError =>
+    refusal('validation', 'kb_confirmation', { field, expected }, `${field} must be ${quoted(expected)} to ${what}; nothing was changed`),
+  teamNotFound: (given: string, choices: readonly string[]): KgwError =>
+    refusal('validation', 'team_not_found', { given }, `team: no team ${quoted(given)} in this organisation${adminOf(choices)}`),
+  teamAmbiguous: (choices: readonly string[]): KgwError =>
+    refusal(
+      'validation',
+      'team_ambiguous',
+      { choices },
+      `team: you are Admin of several teams (${choices.join(', ')}); name the one that owns the new Knowledge Base`,
+    ),
+  teamRole: (team: string | undefined, choices: readonly string[]): KgwError =>
+    refusal(
+      'permission_denied',
+      'team_role',
+      { team },
+      team === undefined
+        ? 'creating a Knowledge Base needs the Admin role in a team; you are Admin of none'
+        : `creating a Knowledge Base in team ${quoted(team)} needs the Admin role there${adminOf(choices)}`,
+    ),
+  invalidPath: (field: string, problem: string): KgwError => refusal('validation', 'invalid_path', { field, problem }, `${field}: ${problem}`),
+  fileNotFound: (given: string): KgwError =>
+    refusal('not_found', 'file_not_found', { given }, `no file ${quoted(given)} in this Knowledge Base; list_files shows the ones there are`),
+  fileExists: (path: string): KgwError =>
+    refusal('conflict', 'file_exists', { path }, `a file already exists at ${quoted(path)}; read it and write with mode overwrite, append or patch`),
+  fileVersionNotFound: (version: number): KgwError =>
+    refusal('not_found', 'file_version_not_found', { version }, `this file has no version ${version}; file_history lists the retained versions`),
+  fileNotText: (kind: 'text' | 'asset'): KgwError =>
+    refusal('validation', 'file_not_text', { kind }, 'this file is an Asset, not UTF-8 text; the text file tools cannot read or change it'),
+  fileTooLarge: (bytes: number, maxBytes: number): KgwError =>
+    refusal(
+      'payload_too_large',
+      'file_too_large',
+      { bytes, maxBytes },
+      `the file would be ${bytes} bytes; text writes keep files to ${maxBytes} bytes of UTF-8 (use request_uploads for larger files)`,
+    ),
+  staleIfMatch: (head: string): KgwError =>
+    refusal(
+      'conflict',
+      'stale_if_match',
+      { head },
+      'the file changed since you read it: if_match is not the current SHA-256; read the file again and reapply your edit',
+      { sha256: head },
+    ),
+  contentIntegrity: (field: 'expected_bytes' | 'content_sha256', expected: string | number, actual: string | number, of: string): KgwError =>
+    refusal(
+      'content_integrity',
+      'content_integrity',
+      { field, expected, actual },
+      `${field} is ${expected} but ${of} ${field === 'expected_bytes' ? 'has' : 'hashes to'} ${actual}; recompute it from the exact UTF-8 bytes (nothing was written)`,
+    ),
+  patchFindMissing: (edit: number, guarded: boolean): KgwError =>
+    guarded
+      ? refusal(
+          'validation',
+          'patch_find_missing',
+          { edit, guarded },
+          `patch[${edit}].find does not occur in the file (which is the version if_match names); nothing was written`,
+        )
+      : refusal(
+          'conflict',
+          'patch_find_missing',
+          { edit, guarded },
+          `patch[${edit}].find does not occur in the current file; it may have changed since you read it: read it again (and pass its sha256 as if_match); nothing was written`,
+        ),
+  patchFindAmbiguous: (edit: number, occurrences: number): KgwError =>
+    refusal(
+      'validation',
+      'patch_find_ambiguous',
+      { edit, occurrences },
+      `patch[${edit}].find occurs ${occurrences} times; set occurrence to 1..${occurrences}, or "all", or make find longer; nothing was written`,
+    ),
+  writeModeInput: (mode: string, problem: string): KgwError => refusal('validation', 'write_mode_input', { mode, problem }, `mode ${mode}: ${problem}`),
+  batchDuplicatePath: (path: string, items: readonly number[]): KgwError =>
+    refusal(
+      'validation',
+      'batch_duplicate_path',
+      { path, items },
+      `items ${items.join(', ')} name the same path ${quoted(path)}; a path may repeat only as later append or patch items without if_match; nothing was written`,
+    ),
+  batchItemSkipped: (after: number): KgwError =>
+    refusal('conflict', 'batch_item_skipped', { after }, `not applied: item ${after} for the same path failed, and this edit builds on it`),
+  batchBounds: (field: 'items' | 'concurrency', max: number): KgwError =>
+    refusal(
+      'validation',
+      'batch_bounds',
+      { field, max },
+      field === 'items' ? `items must hold 1 to ${max} writes` : `concurrency must be a whole number from 1 to ${max}`,
+    ),
+  invalidCursor: (): KgwError => refusal('validation', 'invalid_cursor', {}, 'cursor: not a cursor this tool returned; start again without it'),
+  writeContended: (attempts: number): KgwError =>
+    refusal('conflict', 'write_contended', { attempts }, `the file kept changing while this write was applied (${attempts} attempts); read it again and retry`),
+};
+
+function adminOf(choices: readonly string[]): string {
+  return choices.length === 0 ? '' : `; you are Admin of: ${choices.join(', ')}`;
+}

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
+import { graphEntries, graphProjection, isGraphRow } from '../../connectors/graph/projection.ts';
+import type { OutboxRow } from '../../connectors/projection.ts';
+import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
+import { searchProjection } from '../../connectors/search/contract.ts';
+import { kbFileEntries, kbFileResourceKey } from '../../src/core/kb/projection.ts';
+import type { KbFile } from '../../src/core/kb/queries.ts';
+import { enqueue } from '../../src/core/outbox/outbox.ts';
+import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import type { TestStore } from '../support/stores.ts';
+import { storeBackends } from '../support/stores.ts';
+import { GLOBEX_KB_ORG } from './support.ts';
+import { seedOrg } from '../support/gateway.ts';
+
+/*
+ * Knowledge-Base file rows in the outbox reach projections that do not show KB files yet: the
+ * graph skips them and search skips upserts that carry no document, so neither holds back or
+ * fails on them.
+ */
+
+const FILE: KbFile = {
+  id: '5d1c8a2e-0c1f-4a57-9f0e-1b2c3d4e5f60',
+  kbId: '6e2d9b3f-1d2a-4b68-8a1f-2c3d4e5f6071',
+  path: 'a.md',
+  version: 1,
+  sha256: 'a'.repeat(64),
+  sizeBytes: 1,
+  mediaType: 'text/markdown',
+  kind: 'text',
+  createdAt: new Date(),
+  createdBy: undefined,
+  updatedAt: new Date(),
+  updatedBy: undefined,
+  deletedAt: undefined,
+};
+
+function row(entry: ReturnType<typeof kbFileEntries>[number], id: number): OutboxRow {
+  return { ...entry, payload: entry.payload ?? {}, id: String(id), createdAt: new Date(), attempts: 0 };
+}
+
+describe('KB file rows and the projections that do not show them yet', () => {
+  it('enqueues one row per projection under kb_file:<id>', () => {
+    assert.deepEqual(
+      kbFileEntries('t', FILE, 'upsert').map((e) => ({ projection: e.projection, resourceKey: e.resourceKey, operation: e.operation })),
+      [
+        { projection: 'search', resourceKey: kbFileResourceKey(FILE.id), operation: 'upsert' },
+        { projection: 'graph', resourceKey: kbFileResourceKey(FILE.id), operation: 'upsert' },
+      ],
+    );
+  });
+
+  it('tells the graph’s own rows from KB file rows', () => {
+    const [, graph] = kbFileEntries('t', FILE, 'upsert');
+    assert.ok(graph);
+    assert.deepEqual({ own: isGraphRow(graphEntries.deleteNode('t', 'n')), file: isGraphRow(graph) }, { own: true, file: false });
+  });
+
+  it('passes search deletes of KB files on and skips their document-less upserts', async () => {
+    const calls: string[] = [];
+    const backend: SearchBackend = {
+      name: 'recording',
+      upsert: (docs: readonly SearchDocument[]) => Promise.resolve(void calls.push(`upsert ${docs.map((d) => d.id).join(',')}`)),
+      delete: (refs) => Promise.resolve(void calls.push(`delete ${refs.map((r) => r.id).join(',')}`)),
+      search: () => Promise.resolve({ hits: [] }),
+      stats: () => Promise.resolve({ backend: 'recording', documents: 0 }),
+      clear: () => Promise.resolve(),
+    };
+    const [upsert] = kbFileEntries('t', FILE, 'upsert');
+    const [remove] = kbFileEntries('t', FILE, 'delete');
+    assert.ok(upsert && remove);
+    const doc: SearchDocument = { tenantId: 't', id: 'memory:1', kind: 'memory', body: 'x' };
+    await searchProjection(backend).apply([row(upsert, 1), { ...row(upsert, 2), resourceKey: doc.id, payload: { doc } }, row(remove, 3)], {
+      tx: { query: () => Promise.resolve([]) },
+      signal: new AbortController().signal,
+    });
+    assert.deepEqual(calls, ['upsert memory:1', `delete ${kbFileResourceKey(FILE.id)}`]);
+  });
+
+  for (const backend of storeBackends()) {
+    describe(`the graph projection on ${backend.name}`, () => {
+      let store: TestStore;
+      let tenantId: string;
+      before(async () => {
+        store = await backend.open({ migrated: true });
+        await seedOrg(store.db, GLOBEX_KB_ORG);
+        const [tenant] = await store.db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'globex'");
+        assert.ok(tenant);
+        tenantId = tenant.id;
+        // The org file's own graph rows are applied first, so only this test's rows are left.
+        await new OutboxWorker(store.db, [graphProjection(new PostgresGraphStore(store.db))]).drainAll();
+      });
+      after(async () => {
+        await store?.dispose();
+      });
+
+      it('applies the tenant’s graph rows around KB file rows, failing none', async () => {
+        const graph = new PostgresGraphStore(store.db);
+        const node = graphEntries.upsertNode({ tenantId, id: 'project:atlas', type: 'project', properties: { title: 'Atlas' }, access: 'public' });
+        await store.db.tx((tx) => enqueue(tx, [...kbFileEntries(tenantId, FILE, 'upsert'), node, ...kbFileEntries(tenantId, FILE, 'delete')]));
+        const result = await new OutboxWorker(store.db, [graphProjection(graph)]).drainAll();
+        const left = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'graph'");
+        assert.deepEqual({ ...result, left: left[0]?.n, nodes: (await graph.counts(tenantId)).nodes > 0 }, { applied: 3, failed: 0, left: 0, nodes: true });
+      });
+    });
+  }
+});
