@@ -28,7 +28,18 @@ import {
   writeSkillTool,
 } from './alignbase/skills.ts';
 import { atminaErrors } from './atmina/errors.ts';
+import {
+  deleteFileTool,
+  fileHistoryTool,
+  listFilesTool,
+  moveFileTool,
+  readFileTool,
+  restoreVersionTool,
+  writeFileTool,
+  writeFilesTool,
+} from './atmina/files.ts';
 import { health } from './atmina/health.ts';
+import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 
@@ -68,6 +79,18 @@ export const allTools: readonly ToolDef[] = [
   recordHookActivityEventTool,
   whoami,
   health,
+  listKbsTool,
+  createKbTool,
+  updateKbTool,
+  deleteKbTool,
+  listFilesTool,
+  readFileTool,
+  writeFileTool,
+  writeFilesTool,
+  fileHistoryTool,
+  restoreVersionTool,
+  moveFileTool,
+  deleteFileTool,
 ];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {

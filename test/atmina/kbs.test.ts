@@ -1,0 +1,277 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { AuditTrail } from '../../src/core/audit/trail.ts';
+import { restoreKb } from '../../src/core/kb/kbs.ts';
+import { storeBackends } from '../support/stores.ts';
+import type { KbWire } from './support.ts';
+import { KbSuite, assertAtminaError, backendLabel } from './support.ts';
+
+const MISSING_ID = '0b1e7c5e-8f43-4d8e-9a51-3c2d1f0e9b7a';
+
+for (const backend of storeBackends()) {
+  describe(`Atmina Knowledge Bases on ${backendLabel(backend)}`, () => {
+    let suite: KbSuite;
+    before(async () => {
+      suite = await KbSuite.open(backend);
+    });
+    after(async () => {
+      await suite?.close();
+    });
+
+    async function listed(agent: string, kbId: string): Promise<KbWire | undefined> {
+      const { kbs } = await (await suite.agent(agent)).ok<{ kbs: KbWire[] }>('list_kbs');
+      return kbs.find((kb) => kb.kb_id === kbId);
+    }
+
+    describe('create_kb', () => {
+      it('creates a KB of the caller’s one Admin team with a slug from its name, team visibility and visible locations', async () => {
+        const admin = await suite.agent('admin-bot');
+        const name = suite.unique('Customer Übersicht');
+        const kb = await admin.ok<KbWire>('create_kb', { name, description: 'What we know of customers.' });
+        assert.partialDeepStrictEqual(kb, {
+          slug: name.toLowerCase().replace('ü', 'u').replace(' ', '-'),
+          name,
+          description: 'What we know of customers.',
+          visibility: 'team',
+          location_policy: 'visible',
+          team: { slug: 'docs', name: 'Docs team' },
+          role: 'admin',
+        });
+      });
+
+      it('derives the next free slug when the derived one is taken', async () => {
+        const admin = await suite.agent('admin-bot');
+        const first = await admin.ok<KbWire>('create_kb', { name: 'Runbooks' });
+        const second = await admin.ok<KbWire>('create_kb', { name: 'Runbooks' });
+        assert.deepEqual({ first: first.slug, second: second.slug }, { first: 'runbooks', second: 'runbooks-2' });
+      });
+
+      it('refuses a slug another KB of the organisation uses as a conflict, changing nothing', async () => {
+        const taken = await suite.kb();
+        const before = await suite.snapshot();
+        const text = await (await suite.agent('support-bot')).fail('create_kb', { name: 'Other', slug: taken.slug });
+        assertAtminaError(text, 'conflict', `the slug "${taken.slug}" is already used`);
+        assert.deepEqual(await suite.snapshot(), before);
+      });
+
+      it('asks a caller who is Admin of several teams to name one, listing them, and changes nothing', async () => {
+        const before = await suite.snapshot();
+        const text = await (await suite.agent('multi-bot')).fail('create_kb', { name: 'Shared notes' });
+        assert.equal(text, 'validation: team: you are Admin of several teams (docs, support); name the one that owns the new Knowledge Base');
+        assert.deepEqual(await suite.snapshot(), before);
+      });
+
+      it('creates the KB in the team the caller names, by slug', async () => {
+        const kb = await (await suite.agent('multi-bot')).ok<KbWire>('create_kb', { name: suite.unique('Support FAQ'), team: 'support' });
+        assert.partialDeepStrictEqual(kb, { team: { slug: 'support' }, role: 'admin' });
+      });
+
+      it('refuses a caller who is Admin of no team (an Editor and Viewer elsewhere)', async () => {
+        const text = await (await suite.agent('editor-bot')).fail('create_kb', { name: 'Mine' });
+        assert.equal(text, 'permission_denied: creating a Knowledge Base needs the Admin role in a team; you are Admin of none');
+      });
+
+      it('refuses an agent whose policy caps its Admin role to Viewer', async () => {
+        const text = await (await suite.agent('capped-bot')).fail('create_kb', { name: 'Mine', team: 'docs' });
+        assertAtminaError(text, 'permission_denied', 'needs the Admin role there');
+      });
+
+      it('refuses a team the organisation does not have as bad input', async () => {
+        const text = await (await suite.agent('admin-bot')).fail('create_kb', { name: 'Mine', team: 'nowhere' });
+        assert.equal(text, 'validation: team: no team "nowhere" in this organisation; you are Admin of: docs');
+      });
+
+      it('refuses an empty name and a name with bidirectional controls as validation, changing nothing', async () => {
+        const admin = await suite.agent('admin-bot');
+        const before = await suite.snapshot();
+        assert.equal(await admin.fail('create_kb', { name: '  ' }), 'validation: name: must not be empty');
+        assertAtminaError(await admin.fail('create_kb', { name: 'Hand\u202ebook' }), 'validation', 'name: must not contain bidirectional');
+        assertAtminaError(await admin.fail('create_kb', { name: 'Handbook', slug: 'Not A Slug' }), 'validation', 'slug: must be 1 to 63');
+        assertAtminaError(await admin.fail('create_kb', { name: 'Handbook', visibility: 'everyone' }), 'validation', 'visibility');
+        assert.deepEqual(await suite.snapshot(), before);
+      });
+    });
+
+    describe('list_kbs and who sees what', () => {
+      it('shows a team KB to its members at their roles and to the shares, capped by agent policy', async () => {
+        const kb = await suite.kb();
+        const roles: Record<string, string | undefined> = {};
+        for (const agent of ['admin-bot', 'editor-bot', 'viewer-bot', 'capped-bot', 'share-bot', 'eng-bot', 'support-bot', 'outsider-bot'])
+          roles[agent] = (await listed(agent, kb.kb_id))?.role;
+        assert.deepEqual(roles, {
+          'admin-bot': 'admin',
+          'editor-bot': 'editor',
+          'viewer-bot': 'viewer',
+          'capped-bot': 'viewer',
+          'share-bot': 'editor',
+          'eng-bot': 'viewer',
+          'support-bot': undefined,
+          'outsider-bot': undefined,
+        });
+      });
+
+      it('shows a private KB to the owning team’s Admins and the shares only', async () => {
+        const kb = await suite.kb({ visibility: 'private' });
+        const roles: Record<string, string | undefined> = {};
+        for (const agent of ['admin-bot', 'editor-bot', 'viewer-bot', 'share-bot', 'eng-bot']) roles[agent] = (await listed(agent, kb.kb_id))?.role;
+        assert.deepEqual(roles, { 'admin-bot': 'admin', 'editor-bot': undefined, 'viewer-bot': undefined, 'share-bot': 'editor', 'eng-bot': 'viewer' });
+      });
+
+      it('shows a public KB to everyone in the organisation, for search only to those without a role', async () => {
+        const kb = await suite.kb({ visibility: 'public' });
+        assert.deepEqual(
+          { outsider: (await listed('outsider-bot', kb.kb_id))?.role, viewer: (await listed('viewer-bot', kb.kb_id))?.role },
+          { outsider: 'search', viewer: 'viewer' },
+        );
+      });
+
+      it('refuses reading a public KB’s files to a caller who may only search it', async () => {
+        const kb = await suite.kb({ visibility: 'public' });
+        await suite.file(kb.kb_id, 'a.md', 'A');
+        const text = await (await suite.agent('outsider-bot')).fail('read_file', { kb_id: kb.kb_id, path: 'a.md' });
+        assert.equal(text, 'permission_denied: reading files needs the Viewer role on this Knowledge Base; you have search only');
+      });
+
+      it('never shows another tenant’s KBs', async () => {
+        const theirs = await (await suite.agent('globex-bot', undefined, 'globex')).ok<KbWire>('create_kb', { name: 'Globex handbook', visibility: 'public' });
+        assert.equal(await listed('outsider-bot', theirs.kb_id), undefined);
+      });
+    });
+
+    describe('the same not_found for every KB the caller cannot see', () => {
+      const EXPECTED = 'not_found: no Knowledge Base "<id>" is available to you; call list_kbs for the ones you can use, and do not guess identifiers';
+
+      async function refusalFor(agent: string, kbId: string): Promise<string> {
+        const text = await (await suite.agent(agent)).fail('list_files', { kb_id: kbId });
+        return text.replace(JSON.stringify(kbId), '"<id>"');
+      }
+
+      it('answers a KB that does not exist so', async () => {
+        assert.equal(await refusalFor('viewer-bot', MISSING_ID), EXPECTED);
+      });
+
+      it('answers a malformed id so', async () => {
+        assert.equal(await refusalFor('viewer-bot', 'not an id'), EXPECTED);
+      });
+
+      it('answers another team’s KB, without a share, so', async () => {
+        const theirs = await (await suite.agent('support-bot')).ok<KbWire>('create_kb', { name: suite.unique('Support only') });
+        assert.equal(await refusalFor('viewer-bot', theirs.kb_id), EXPECTED);
+      });
+
+      it('answers a private KB to a member below Admin so', async () => {
+        const kb = await suite.kb({ visibility: 'private' });
+        assert.equal(await refusalFor('editor-bot', kb.kb_id), EXPECTED);
+      });
+
+      it('answers another tenant’s KB so, by id and by slug', async () => {
+        const theirs = await (await suite.agent('globex-bot', undefined, 'globex')).ok<KbWire>('create_kb', { name: suite.unique('Globex secrets') });
+        assert.deepEqual([await refusalFor('admin-bot', theirs.kb_id), await refusalFor('admin-bot', theirs.slug)], [EXPECTED, EXPECTED]);
+      });
+
+      it('answers an archived KB so', async () => {
+        const kb = await suite.kb();
+        await (await suite.agent('admin-bot')).ok('delete_kb', { kb_id: kb.kb_id, confirm: kb.slug });
+        assert.equal(await refusalFor('admin-bot', kb.kb_id), EXPECTED);
+      });
+    });
+
+    describe('update_kb', () => {
+      it('changes the fields given, says which, and keeps the others', async () => {
+        const kb = await suite.kb({ description: 'Old' });
+        const updated = await (
+          await suite.agent('admin-bot')
+        ).ok<KbWire & { changed: string[] }>('update_kb', {
+          kb_id: kb.kb_id,
+          name: 'Renamed handbook',
+          visibility: 'public',
+          location_policy: 'flag_only',
+          description: 'Old',
+        });
+        assert.partialDeepStrictEqual(updated, {
+          kb_id: kb.kb_id,
+          slug: kb.slug,
+          name: 'Renamed handbook',
+          description: 'Old',
+          visibility: 'public',
+          location_policy: 'flag_only',
+          changed: ['name', 'visibility', 'location_policy'],
+        });
+      });
+
+      it('finds the KB by its new slug after a slug change', async () => {
+        const kb = await suite.kb();
+        const admin = await suite.agent('admin-bot');
+        const slug = `${kb.slug}-new`;
+        await admin.ok('update_kb', { kb_id: kb.kb_id, slug });
+        assert.partialDeepStrictEqual(await admin.ok('list_files', { kb_id: slug }), { kb_id: kb.kb_id, files: [] });
+      });
+
+      it('refuses an Editor as permission_denied, changing nothing', async () => {
+        const kb = await suite.kb();
+        const before = await suite.snapshot();
+        const text = await (await suite.agent('editor-bot')).fail('update_kb', { kb_id: kb.kb_id, name: 'Mine now' });
+        assert.equal(text, 'permission_denied: changing a Knowledge Base needs the Admin role on this Knowledge Base; you have Editor');
+        assert.deepEqual(await suite.snapshot(), before);
+      });
+
+      it('refuses a call that changes no field as validation', async () => {
+        const kb = await suite.kb();
+        const text = await (await suite.agent('admin-bot')).fail('update_kb', { kb_id: kb.kb_id });
+        assertAtminaError(text, 'validation', 'give at least one of');
+      });
+
+      it('refuses a slug another KB uses as a conflict', async () => {
+        const [a, b] = [await suite.kb(), await suite.kb()];
+        const text = await (await suite.agent('admin-bot')).fail('update_kb', { kb_id: a.kb_id, slug: b.slug });
+        assertAtminaError(text, 'conflict', 'already used');
+      });
+    });
+
+    describe('delete_kb and restoring', () => {
+      it('refuses without the KB’s slug as confirmation, changing nothing', async () => {
+        const kb = await suite.kb();
+        const before = await suite.snapshot();
+        const text = await (await suite.agent('admin-bot')).fail('delete_kb', { kb_id: kb.kb_id, confirm: 'yes' });
+        assert.equal(text, `validation: confirm must be "${kb.slug}" to archive Knowledge Base "${kb.slug}"; nothing was changed`);
+        assert.deepEqual(await suite.snapshot(), before);
+      });
+
+      it('refuses an Editor', async () => {
+        const kb = await suite.kb();
+        assertAtminaError(await (await suite.agent('editor-bot')).fail('delete_kb', { kb_id: kb.kb_id, confirm: kb.slug }), 'permission_denied');
+      });
+
+      it('archives the KB: it leaves list_kbs, and its files leave search and graph', async () => {
+        const kb = await suite.kb();
+        const file = await suite.file(kb.kb_id, 'a.md', 'A');
+        const archived = await (await suite.agent('admin-bot')).ok('delete_kb', { kb_id: kb.kb_id, confirm: kb.slug });
+        assert.partialDeepStrictEqual(archived, { kb_id: kb.kb_id, slug: kb.slug, archived: true });
+        assert.equal(await listed('admin-bot', kb.kb_id), undefined);
+        const rows = await suite.db.query<{ projection: string; operation: string }>(
+          `SELECT projection, operation FROM outbox WHERE resource_key = $1 ORDER BY id`,
+          [`kb_file:${file.file_id}`],
+        );
+        assert.deepEqual(
+          rows
+            .slice(-2)
+            .map((r) => `${r.projection} ${r.operation}`)
+            .sort(),
+          ['graph delete', 'search delete'],
+        );
+      });
+
+      it('restores an archived KB with its files (the CLI’s operation)', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'a.md', 'A');
+        const admin = await suite.agent('admin-bot');
+        await admin.ok('delete_kb', { kb_id: kb.kb_id, confirm: kb.slug });
+        const trail = AuditTrail.forSurface(new AuditLog(suite.db), 'cli').about({ tenantId: await suite.tenantIdOf() });
+        const restored = await restoreKb(suite.db, { tenantId: await suite.tenantIdOf(), kbId: kb.kb_id }, trail);
+        assert.partialDeepStrictEqual(restored, { restored: true, kb: { id: kb.kb_id, archivedAt: undefined } });
+        assert.partialDeepStrictEqual(await admin.ok('read_file', { kb_id: kb.kb_id, path: 'a.md' }), { content: 'A' });
+      });
+    });
+  });
+}
