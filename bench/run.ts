@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { AuditLog } from '../src/core/audit/audit-log.ts';
+import { AuditTrail } from '../src/core/audit/trail.ts';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -52,10 +53,12 @@ interface Store {
   dispose(): Promise<void>;
 }
 
+/** Migrates and seeds the store as `kgw migrate`, `kgw apply` and `kgw token create` would, audited on the CLI surface as they are. */
 async function seed(db: Db): Promise<string> {
   await migrate(db);
-  await applyOrgFile(db, { source: ORG_YAML });
-  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' }, new AuditLog(db))).token;
+  const log = new AuditLog(db);
+  await applyOrgFile(db, { source: ORG_YAML }, AuditTrail.forSurface(log, 'cli'));
+  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' }, AuditTrail.forSurface(log, 'cli'))).token;
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createLoginLink } from '../auth/login-links.ts';
 import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
+import { AuditTrail } from '../core/audit/trail.ts';
 import { adminInbox } from '../core/messages/admin.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
 import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
@@ -63,6 +64,12 @@ function defineOp<Args extends z.ZodType, Result>(def: OpDef<Args, Result>): OpD
 }
 
 /**
+ * The audit trail of an operation's write: every operation is run by `kgw` (on the store
+ * directly or through /admin/rpc), so it is audited on the CLI surface.
+ */
+const cliTrail = (services: Services): AuditTrail => AuditTrail.forSurface(services.audit, 'cli');
+
+/**
  * Administrative operations, the same whether the CLI runs them on the store directly or
  * through a running gateway's admin endpoint (when that gateway holds the data folder).
  */
@@ -87,7 +94,7 @@ const definitions = {
       applyOrgFile(
         services.db,
         { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob },
-        services.audit,
+        cliTrail(services),
       ),
   }),
   'token.create': defineOp({
@@ -104,7 +111,7 @@ const definitions = {
           ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
           label: args.label,
         },
-        services.audit,
+        cliTrail(services),
       ),
   }),
   'token.list': defineOp({
@@ -113,11 +120,11 @@ const definitions = {
   }),
   'token.revoke': defineOp({
     args: z.object({ id: z.string() }).strict(),
-    run: (services, args) => revokeToken(services.db, args.id, services.audit),
+    run: (services, args) => revokeToken(services.db, args.id, cliTrail(services)),
   }),
   'oauth.login-link': defineOp({
     args: z.object({ tenant: z.string(), email: z.string() }).strict(),
-    run: (services, args) => createLoginLink(services.db, services.config, args.tenant, args.email, services.audit),
+    run: (services, args) => createLoginLink(services.db, services.config, args.tenant, args.email, cliTrail(services)),
   }),
   readiness: defineOp({
     args: z.object({}).strict(),
@@ -150,11 +157,11 @@ const definitions = {
     args: z
       .object({ tenant: z.string(), id: z.string(), as: z.string().optional(), publish: z.boolean().default(false), force: z.boolean().default(false) })
       .strict(),
-    run: async (services, args) => acceptResultJson(await acceptReview(services.db, services.audit, args)),
+    run: async (services, args) => acceptResultJson(await acceptReview(services.db, cliTrail(services), args)),
   }),
   'review.reject': defineOp({
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
-    run: async (services, args) => rejectResultJson(await rejectReview(services.db, services.audit, args)),
+    run: async (services, args) => rejectResultJson(await rejectReview(services.db, cliTrail(services), args)),
   }),
   // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/messages/admin.ts),
   // each as read_inbox gives it.
@@ -169,7 +176,7 @@ const definitions = {
   }),
   'activity.switch': defineOp({
     args: z.object({ tenant: z.string(), enabled: z.boolean() }).strict(),
-    run: (services, args) => setActivityEnabled(services.db, services.audit, args),
+    run: (services, args) => setActivityEnabled(services.db, cliTrail(services), args),
   }),
 };
 

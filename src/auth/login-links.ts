@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { iso } from '../core/instants.ts';
-import type { AuditLog } from '../core/audit/audit-log.ts';
-import { AuditTrail } from '../core/audit/trail.ts';
+import type { AuditTrail } from '../core/audit/trail.ts';
 import type { Config } from '../config.ts';
 import { requireTenant } from '../core/directory/directory.ts';
 import { personByEmail } from '../core/directory/principals.ts';
@@ -22,8 +21,8 @@ export interface LoginLink {
   readonly expiresAt: string;
 }
 
-/** Creates a link for a person (`kgw login-link`); only its hash is stored. */
-export async function createLoginLink(db: Db, config: Config, tenantSlug: string, email: string, audit: AuditLog): Promise<LoginLink> {
+/** Creates a link for a person (`kgw login-link`); only its hash is stored. Audited through `audit` (the CLI's trail). */
+export async function createLoginLink(db: Db, config: Config, tenantSlug: string, email: string, audit: AuditTrail): Promise<LoginLink> {
   const address = email.trim().toLowerCase();
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, tenantSlug);
@@ -40,7 +39,7 @@ export async function createLoginLink(db: Db, config: Config, tenantSlug: string
       person.id,
       expiresAt,
     ]);
-    await AuditTrail.forSurface(audit, 'cli')
+    await audit
       .about({ tenantId: tenant.id })
       .recordIn(tx, 'oauth.login_link', [{ type: 'login_link', id }], { person_id: person.id, expires_at: iso(expiresAt) });
     return { url: `${config.publicUrl}/oauth/login/${secret}`, tenant: tenant.slug, email: address, expiresAt: iso(expiresAt) };

@@ -2,6 +2,7 @@ import type { ContextType } from '../../src/core/access/context-roles.ts';
 import { createContextResource } from '../../src/core/access/resources.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 
 /** Two tenants with the same names in each, so that a leak across tenants would show. */
 export const orgFile = (slug: string): string => `tenant: ${slug}
@@ -27,7 +28,7 @@ export interface World {
 
 /** Applies orgFile(slug) and creates the named resources; returns every id by name. */
 export async function buildWorld(db: Db, slug: string, resources: readonly [ContextType, string][]): Promise<World> {
-  await applyOrgFile(db, { source: orgFile(slug) });
+  await applyOrgFile(db, { source: orgFile(slug) }, cliTrail(db));
   const [tenant] = await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
   const tenantId = tenant?.id ?? '';
   const ids: Record<string, string> = {};

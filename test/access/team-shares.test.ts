@@ -5,6 +5,7 @@ import { kbRoleFor, revokeTeamShare, shareTeamKbs, teamKbAccess } from '../../sr
 import type { TeamRole } from '../../src/core/access/team-roles.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { id } from './support.ts';
@@ -40,7 +41,7 @@ interface World {
 }
 
 async function buildWorld(db: Db, slug: string): Promise<World> {
-  await applyOrgFile(db, { source: orgFile(slug) });
+  await applyOrgFile(db, { source: orgFile(slug) }, cliTrail(db));
   const [tenant] = await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [slug]);
   const tenantId = tenant?.id ?? '';
   const ids: Record<string, string> = {};

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { setActivityEnabled } from '../../src/core/activity/activity.ts';
 import { addRoute } from '../../src/core/access/routes.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { cliTrail } from '../support/audit.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import { OrgGateway, assertScopeRefused } from './support.ts';
@@ -96,7 +96,7 @@ for (const backend of storeBackends()) {
       sessions: await gw.db.query('SELECT id, session_id, last_seen_at::text FROM activity_sessions ORDER BY id'),
       events: await gw.db.query('SELECT id FROM activity_events ORDER BY id'),
     });
-    const switchActivity = (enabled: boolean) => setActivityEnabled(gw.db, new AuditLog(gw.db), { tenant: 'act', enabled });
+    const switchActivity = (enabled: boolean) => setActivityEnabled(gw.db, cliTrail(gw.db), { tenant: 'act', enabled });
 
     before(async () => {
       gw = await OrgGateway.start(backend, [ORG, SPY_ORG], { tenant: 'act' });

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { createToken, revokeToken } from '../../src/core/tokens/tokens.ts';
+import { cliTrail } from '../support/audit.ts';
 import { pick, records } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
@@ -93,14 +94,13 @@ for (const backend of storeBackends()) {
     });
 
     it('records token issue and revocation in their own transactions, never the secret', async () => {
-      const log = new AuditLog(store.db);
       const { token: secret, info } = await createToken(
         store.db,
         { tenant: 'acme', principal: 'bob@acme.test', scopes: 'context.read', ttlMs: undefined },
-        log,
+        cliTrail(store.db),
       );
-      await revokeToken(store.db, info.id, log);
-      await revokeToken(store.db, info.id, log);
+      await revokeToken(store.db, info.id, cliTrail(store.db));
+      await revokeToken(store.db, info.id, cliTrail(store.db));
       const events = await store.db.query<{ action: string; surface: string; resources: unknown; details: unknown }>(
         "SELECT action, surface, resources, details FROM audit_events WHERE tenant_id = $1 AND action LIKE 'token.%' AND resources @> $2::jsonb ORDER BY at",
         [tenantId, JSON.stringify([{ id: info.id }])],
@@ -119,13 +119,13 @@ for (const backend of storeBackends()) {
     });
 
     it('records an org file apply with its change counts, and nothing for a dry run or no change', async () => {
-      const log = new AuditLog(store.db);
       const file = ACME_ORG.replace('people:\n', 'people:\n  - email: dora@acme.test\n    name: Dora\n');
-      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml', dryRun: true }, log);
-      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, log);
-      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, log);
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml', dryRun: true }, cliTrail(store.db));
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, cliTrail(store.db));
+      await applyOrgFile(store.db, { source: file, fileName: 'acme.yaml' }, cliTrail(store.db));
+      // The suite's own seeding (org.yaml) is audited too; these are the applies of acme.yaml.
       const events = await store.db.query<{ surface: string; details: { file: string; changes: Record<string, number> } }>(
-        "SELECT surface, details FROM audit_events WHERE tenant_id = $1 AND action = 'org.apply'",
+        "SELECT surface, details FROM audit_events WHERE tenant_id = $1 AND action = 'org.apply' AND details->>'file' = 'acme.yaml'",
         [tenantId],
       );
       assert.deepEqual(events, [{ surface: 'cli', details: { file: 'acme.yaml', changes: { 'create person': 1 } } }]);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import type { Caller } from '../../src/core/access/caller.ts';
 import type { Scope } from '../../src/core/access/scopes.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import type { AuditTrail } from '../../src/core/audit/trail.ts';
 import { readContextAttachment } from '../../src/core/context/attachments.ts';
 import { createDraft, proposeKnowledge } from '../../src/core/context/drafts.ts';
 import { readKnowledge, writeKnowledge } from '../../src/core/context/knowledge.ts';
@@ -18,6 +18,7 @@ import { findPrincipal, requireTenant } from '../../src/core/directory/directory
 import { isKgwError } from '../../src/core/errors.ts';
 import type { ErrorCode } from '../../src/core/errors.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { callerTrail, cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -75,7 +76,7 @@ for (const backend of storeBackends()) {
     let store: TestStore;
     let blobDir: string;
     let blob: DiskBlobStore;
-    let audit: AuditLog;
+    let audit: AuditTrail;
     let writer: Caller;
     let drafter: Caller;
     let hank: Caller;
@@ -88,14 +89,18 @@ for (const backend of storeBackends()) {
       assert.ok(principal, name);
       return { tenant: ref, principal, scopes: new Set(scopes), tokenId: randomUUID() };
     }
+    /** The trail of one tool call by `who`, as the gateway gives each call to the core. */
+    const trail = (who: Caller) => callerTrail(store.db, who);
     const accept = (id: string, more: Partial<AcceptInput> = {}) => acceptReview(store.db, audit, { tenant: 'acme', id, ...more });
     const knowledge = async (title: string, content: string, extra: { authority?: 'informational' | 'must_follow' } = {}) =>
-      (await writeKnowledge(store.db, writer, { expectedVersion: 0, title, content, ...extra })).id;
+      (await writeKnowledge(store.db, writer, { expectedVersion: 0, title, content, ...extra }, trail(writer))).id;
     const draftOn = async (type: 'knowledge' | 'skill', id: string, base: number, content: string, rationale?: string, by = drafter) =>
-      (await createDraft(store.db, by, type, { resourceId: id, baseVersion: base, content, rationale })).draftId;
+      (await createDraft(store.db, by, type, { resourceId: id, baseVersion: base, content, rationale }, trail(by))).draftId;
+    // The review decisions on a draft or proposal (its creation is audited too, as the agent's).
     const auditOf = (id: string) =>
       store.db.query<AuditRow>(
-        `SELECT surface, principal_id, action, result, resources, details FROM audit_events WHERE details->>'draft_id' = $1 OR details->>'proposal_id' = $1 ORDER BY at`,
+        `SELECT surface, principal_id, action, result, resources, details FROM audit_events
+          WHERE (details->>'draft_id' = $1 OR details->>'proposal_id' = $1) AND action LIKE 'review.%' ORDER BY at`,
         [id],
       );
 
@@ -103,9 +108,9 @@ for (const backend of storeBackends()) {
       store = await backend.open({ migrated: true });
       blobDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-review-'));
       blob = new DiskBlobStore({ dataDir: blobDir, publicUrl: 'http://127.0.0.1:1' });
-      audit = new AuditLog(store.db);
-      await applyOrgFile(store.db, { source: ACME });
-      await applyOrgFile(store.db, { source: GLOBEX });
+      audit = cliTrail(store.db);
+      await applyOrgFile(store.db, { source: ACME }, audit);
+      await applyOrgFile(store.db, { source: GLOBEX }, audit);
       writer = await caller('acme', 'writer-bot');
       drafter = await caller('acme', 'draft-bot');
       hank = await caller('globex', 'globex-bot');
@@ -118,16 +123,16 @@ for (const backend of storeBackends()) {
 
     it('lists the open drafts and proposals of the tenant, oldest first, with staleness and authors', async () => {
       const handbook = await knowledge('Handbook', 'line one\nline two\n');
-      const skill = await createSkill(services(), writer, { skillMd: SKILL_MD('list-check', 'Checks lists.') });
+      const skill = await createSkill(services(), writer, { skillMd: SKILL_MD('list-check', 'Checks lists.') }, trail(writer));
       const d1 = await draftOn('knowledge', handbook, 1, 'line one\nline 2\n', 'Numbers read better');
       const d2 = await draftOn('skill', skill.id, 1, SKILL_MD('list-check', 'Checks lists better.'));
-      const p1 = (await proposeKnowledge(services(), drafter, { title: 'New idea', content: 'Idea text', rationale: 'We lack it' })).proposalId;
+      const p1 = (await proposeKnowledge(services(), drafter, { title: 'New idea', content: 'Idea text', rationale: 'We lack it' }, trail(drafter))).proposalId;
       const personDraft = await draftOn('knowledge', handbook, 1, 'by a person\n', undefined, await caller('acme', 'bob@acme.test'));
       // Another tenant's draft is never listed.
-      const globexKnowledge = (await writeKnowledge(store.db, hank, { expectedVersion: 0, title: 'Handbook', content: 'globex' })).id;
+      const globexKnowledge = (await writeKnowledge(store.db, hank, { expectedVersion: 0, title: 'Handbook', content: 'globex' }, trail(hank))).id;
       await draftOn('knowledge', globexKnowledge, 1, 'globex draft', undefined, hank);
 
-      await writeKnowledge(store.db, writer, { knowledgeId: handbook, expectedVersion: 1, content: 'line one\nline two\nline three\n' });
+      await writeKnowledge(store.db, writer, { knowledgeId: handbook, expectedVersion: 1, content: 'line one\nline two\nline three\n' }, trail(writer));
       const ours: string[] = [d1, d2, p1, personDraft];
       const items = (await listReviews(store.db, { tenant: 'acme' })).filter((i) => ours.includes(i.id));
       const at = (id: string): ReviewItem => {
@@ -197,7 +202,7 @@ for (const backend of storeBackends()) {
       assert.equal(shown.diffLatest, null);
       assert.deepEqual([shown.decidedAt, shown.decidedBy, shown.decisionNote, shown.resultVersion, shown.resultResourceId], [null, null, null, null, null]);
 
-      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 1, content: 'alpha\nbeta\ngamma\ndelta\n' });
+      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 1, content: 'alpha\nbeta\ngamma\ndelta\n' }, trail(writer));
       const stale = await showReview(store.db, { tenant: 'acme', id: draft });
       assert.equal(stale.isStale, true);
       assert.deepEqual(stale.latest, { version: 2, content: 'alpha\nbeta\ngamma\ndelta\n' });
@@ -229,7 +234,7 @@ for (const backend of storeBackends()) {
           decidedBy: 'alice@acme.test',
         },
       );
-      const read = await readKnowledge(store.db, writer, { knowledgeId: id, version: 'published' });
+      const read = await readKnowledge(store.db, writer, { knowledgeId: id, version: 'published' }, trail(writer));
       assert.deepEqual([read.version, read.content, read.authority, read.versionId], [2, 'second\n', 'must_follow', result.versionId]);
       const [version] = await store.db.query<{ created_by: string }>('SELECT created_by FROM context_versions WHERE resource_id = $1 AND version = 2', [id]);
       assert.equal(version?.created_by, drafter.principal.id, 'the version is the drafting agent’s');
@@ -273,13 +278,18 @@ for (const backend of storeBackends()) {
     });
 
     it('accepts a Skill draft keeping the latest attachments, with the new name and description', async () => {
-      const skill = await createSkill(services(), writer, {
-        skillMd: SKILL_MD('old-name', 'Old description.'),
-        attachments: [
-          { path: 'scripts/run.sh', data_base64: b64('#!/bin/sh\necho run\n') },
-          { path: 'notes.md', data_base64: b64('# Notes\n') },
-        ],
-      });
+      const skill = await createSkill(
+        services(),
+        writer,
+        {
+          skillMd: SKILL_MD('old-name', 'Old description.'),
+          attachments: [
+            { path: 'scripts/run.sh', data_base64: b64('#!/bin/sh\necho run\n') },
+            { path: 'notes.md', data_base64: b64('# Notes\n') },
+          ],
+        },
+        trail(writer),
+      );
       const draft = await draftOn('skill', skill.id, 1, SKILL_MD('new-name', 'New description.', 'Better steps.'));
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
       assert.deepEqual(
@@ -294,7 +304,7 @@ for (const backend of storeBackends()) {
 
       const result = await accept(draft, { as: 'bob@acme.test' });
       assert.deepEqual([result.type, result.name, result.version, result.saved, result.published], ['skill', 'new-name', 2, true, false]);
-      const read = await readSkill(services(), writer, { skillId: skill.id });
+      const read = await readSkill(services(), writer, { skillId: skill.id }, trail(writer));
       assert.deepEqual(
         [read.name, read.description, read.version, read.skillMd],
         ['new-name', 'New description.', 2, SKILL_MD('new-name', 'New description.', 'Better steps.')],
@@ -306,13 +316,18 @@ for (const backend of storeBackends()) {
           ['scripts/run.sh', 19],
         ],
       );
-      const chunk = await readContextAttachment(services(), writer, { contextType: 'skill', contextId: skill.id, version: 2, path: 'scripts/run.sh' });
+      const chunk = await readContextAttachment(
+        services(),
+        writer,
+        { contextType: 'skill', contextId: skill.id, version: 2, path: 'scripts/run.sh' },
+        trail(writer),
+      );
       assert.equal(chunk.data.toString('utf8'), '#!/bin/sh\necho run\n');
     });
 
     it('refuses a Skill draft renaming to a taken name, changing nothing', async () => {
-      await createSkill(services(), writer, { skillMd: SKILL_MD('taken-name', 'Taken.') });
-      const skill = await createSkill(services(), writer, { skillMd: SKILL_MD('free-name', 'Free.') });
+      await createSkill(services(), writer, { skillMd: SKILL_MD('taken-name', 'Taken.') }, trail(writer));
+      const skill = await createSkill(services(), writer, { skillMd: SKILL_MD('free-name', 'Free.') }, trail(writer));
       const draft = await draftOn('skill', skill.id, 1, SKILL_MD('taken-name', 'Free.'));
       await refused(accept(draft), 'validation', 'invalid skill package: a skill named "taken-name" already exists');
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
@@ -321,13 +336,18 @@ for (const backend of storeBackends()) {
 
     it('accepts a proposal: creates the Knowledge with its authority and files, created by the proposing agent', async () => {
       const proposal = (
-        await proposeKnowledge(services(), drafter, {
-          title: 'Proposed policy',
-          content: '# Policy\n\nDo it.',
-          rationale: 'Missing',
-          authority: 'must_follow',
-          attachments: [{ path: 'data/table.csv', data_base64: b64('a,b\n1,2\n') }],
-        })
+        await proposeKnowledge(
+          services(),
+          drafter,
+          {
+            title: 'Proposed policy',
+            content: '# Policy\n\nDo it.',
+            rationale: 'Missing',
+            authority: 'must_follow',
+            attachments: [{ path: 'data/table.csv', data_base64: b64('a,b\n1,2\n') }],
+          },
+          trail(drafter),
+        )
       ).proposalId;
       const shown = await showReview(store.db, { tenant: 'acme', id: proposal });
       assert.deepEqual(
@@ -340,14 +360,19 @@ for (const backend of storeBackends()) {
         [result.kind, result.name, result.version, result.previousVersion, result.published, result.saved],
         ['proposal', 'Proposed policy', 1, null, true, true],
       );
-      const read = await readKnowledge(store.db, drafter, { knowledgeId: result.resourceId, version: 'published' });
+      const read = await readKnowledge(store.db, drafter, { knowledgeId: result.resourceId, version: 'published' }, trail(drafter));
       assert.deepEqual([read.title, read.content, read.authority, read.version], ['Proposed policy', '# Policy\n\nDo it.', 'must_follow', 1]);
-      const chunk = await readContextAttachment(services(), drafter, {
-        contextType: 'knowledge',
-        contextId: result.resourceId,
-        version: 1,
-        path: 'data/table.csv',
-      });
+      const chunk = await readContextAttachment(
+        services(),
+        drafter,
+        {
+          contextType: 'knowledge',
+          contextId: result.resourceId,
+          version: 1,
+          path: 'data/table.csv',
+        },
+        trail(drafter),
+      );
       assert.equal(chunk.data.toString('utf8'), 'a,b\n1,2\n');
       const [resource] = await store.db.query<{ created_by: string }>('SELECT created_by FROM context_resources WHERE id = $1', [result.resourceId]);
       assert.equal(resource?.created_by, drafter.principal.id);
@@ -368,8 +393,8 @@ for (const backend of storeBackends()) {
     it('refuses a stale draft naming both versions unless forced', async () => {
       const id = await knowledge('Moving', 'v1');
       const draft = await draftOn('knowledge', id, 1, 'draft on v1');
-      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 1, content: 'v2' });
-      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 2, content: 'v3' });
+      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 1, content: 'v2' }, trail(writer));
+      await writeKnowledge(store.db, writer, { knowledgeId: id, expectedVersion: 2, content: 'v3' }, trail(writer));
       await refused(
         accept(draft),
         'conflict',
@@ -378,7 +403,7 @@ for (const backend of storeBackends()) {
       assert.equal((await showReview(store.db, { tenant: 'acme', id: draft })).status, 'open');
       const forced = await accept(draft, { force: true });
       assert.deepEqual([forced.version, forced.previousVersion, forced.baseVersion, forced.forced, forced.saved], [4, 3, 1, true, true]);
-      assert.equal((await readKnowledge(store.db, writer, { knowledgeId: id })).content, 'draft on v1');
+      assert.equal((await readKnowledge(store.db, writer, { knowledgeId: id }, trail(writer))).content, 'draft on v1');
       const [event] = (await auditOf(draft)).filter((e) => e.action === 'review.accept');
       assert.deepEqual(event?.details, { kind: 'draft', draft_id: draft, base_version: 1, published: false, forced: true });
     });
@@ -386,7 +411,7 @@ for (const backend of storeBackends()) {
     it('rejects with a note; a decided item cannot be decided again', async () => {
       const id = await knowledge('Reject me', 'v1');
       const draft = await draftOn('knowledge', id, 1, 'bad idea');
-      const proposal = (await proposeKnowledge(services(), drafter, { title: 'Nope', content: 'no' })).proposalId;
+      const proposal = (await proposeKnowledge(services(), drafter, { title: 'Nope', content: 'no' }, trail(drafter))).proposalId;
 
       const rejected = await rejectReview(store.db, audit, { tenant: 'acme', id: draft, as: 'bob@acme.test', note: 'Not accurate' });
       assert.deepEqual(
@@ -405,7 +430,7 @@ for (const backend of storeBackends()) {
       );
       const shown = await showReview(store.db, { tenant: 'acme', id: draft });
       assert.deepEqual([shown.status, shown.decisionNote, shown.decidedBy], ['rejected', 'Not accurate', 'bob@acme.test']);
-      assert.equal((await readKnowledge(store.db, writer, { knowledgeId: id })).latestVersion, 1, 'nothing saved');
+      assert.equal((await readKnowledge(store.db, writer, { knowledgeId: id }, trail(writer))).latestVersion, 1, 'nothing saved');
       assert.ok(!(await listReviews(store.db, { tenant: 'acme' })).some((i) => i.id === draft), 'no longer listed');
 
       const noNote = await rejectReview(store.db, audit, { tenant: 'acme', id: proposal, note: '  ' });
@@ -443,7 +468,7 @@ for (const backend of storeBackends()) {
       assert.equal(versions.length, (won[0] as PromiseFulfilledResult<{ status: string }>).value.status === 'accepted' ? 2 : 1);
       assert.equal((await auditOf(draft)).filter((e) => e.action.startsWith('review.')).length, 1, 'one decision audited');
 
-      const proposal = (await proposeKnowledge(services(), drafter, { title: 'Race proposal', content: 'x' })).proposalId;
+      const proposal = (await proposeKnowledge(services(), drafter, { title: 'Race proposal', content: 'x' }, trail(drafter))).proposalId;
       const proposed = await Promise.allSettled([accept(proposal), accept(proposal)]);
       assert.equal(proposed.filter((o) => o.status === 'fulfilled').length, 1);
       const created = await store.db.query("SELECT id FROM context_resources WHERE type = 'knowledge' AND name = 'Race proposal'");
@@ -463,7 +488,7 @@ for (const backend of storeBackends()) {
     });
 
     it('refuses unknown ids, another tenant’s ids, unknown reviewers and long notes', async () => {
-      const globexKnowledge = (await writeKnowledge(store.db, hank, { expectedVersion: 0, title: 'Theirs', content: 'globex' })).id;
+      const globexKnowledge = (await writeKnowledge(store.db, hank, { expectedVersion: 0, title: 'Theirs', content: 'globex' }, trail(hank))).id;
       const theirs = await draftOn('knowledge', globexKnowledge, 1, 'their draft', undefined, hank);
       const id = await knowledge('Mine', 'v1');
       const mine = await draftOn('knowledge', id, 1, 'my draft');

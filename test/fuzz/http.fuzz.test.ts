@@ -12,7 +12,7 @@ import { createGateway } from '../../src/app.ts';
 import { createLoginLink } from '../../src/auth/login-links.ts';
 import { findSession, startSession } from '../../src/auth/sessions.ts';
 import { loadConfig } from '../../src/config.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -347,7 +347,7 @@ for (const backend of storeBackends()) {
       const secret = await store.db.tx((tx) => startSession(tx, alice!.tenant_id, alice!.id));
       cookie = `kgw_session=${secret}`;
       csrf = (await findSession(store.db, secret))!.csrf;
-      loginLink = new URL((await createLoginLink(store.db, config, 'acme', 'alice@acme.test', new AuditLog(store.db))).url).pathname;
+      loginLink = new URL((await createLoginLink(store.db, config, 'acme', 'alice@acme.test', cliTrail(store.db))).url).pathname;
     });
     after(async () => {
       await gateway?.close();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { cliTrail } from '../support/audit.ts';
 import { pick } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
@@ -214,7 +214,7 @@ for (const backend of storeBackends()) {
         "SELECT t.id FROM tokens t JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id WHERE p.email = 'bob@acme.test'",
       );
       const { revokeToken } = await import('../../src/core/tokens/tokens.ts');
-      await revokeToken(store.db, row!.id, new AuditLog(store.db));
+      await revokeToken(store.db, row!.id, cliTrail(store.db));
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${revocable}` })).status, 401);
 
       const expiring = await issueToken(store.db, 'acme', 'bob@acme.test', 'context.read', 60_000);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, GLOBEX_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -133,12 +134,12 @@ for (const backend of storeBackends()) {
     it('signs in with the password an org file set through password_env, until the file removes it', async () => {
       const org = (password: string) =>
         `tenant: initech\nname: Initech\npeople:\n  - email: peter@initech.test\n    name: Peter\n    password_env:${password}\n`;
-      await applyOrgFile(store.db, { source: org(' PETER_PASSWORD'), env: { PETER_PASSWORD: 'tps-report-2' } });
+      await applyOrgFile(store.db, { source: org(' PETER_PASSWORD'), env: { PETER_PASSWORD: 'tps-report-2' } }, cliTrail(store.db));
       const query = authorizeQuery({ client, challenge });
       const browser = new Browser(gw.url);
       assert.equal((await browser.signIn(query, 'initech', 'peter@initech.test', 'wrong')).status, 401);
       assert.equal((await browser.signIn(query, 'initech', 'peter@initech.test', 'tps-report-2')).status, 303);
-      await applyOrgFile(store.db, { source: org('') });
+      await applyOrgFile(store.db, { source: org('') }, cliTrail(store.db));
       assert.equal((await new Browser(gw.url).signIn(query, 'initech', 'peter@initech.test', 'tps-report-2')).status, 401);
     });
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLoginLink } from '../../src/auth/login-links.ts';
 import { ORG, cliStoreBackends, kgw, serve, writeIn } from '../cli/support.ts';
 import type { CliStore } from '../cli/support.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -15,7 +16,7 @@ for (const backend of storeBackends()) {
   describe(`OAuth login links on ${backend.name}`, () => {
     let store: TestStore;
     let gw: OAuthGateway;
-    const link = async (email = 'bob@acme.test') => (await createLoginLink(store.db, gw.gateway.services.config, 'acme', email, gw.gateway.services.audit)).url;
+    const link = async (email = 'bob@acme.test') => (await createLoginLink(store.db, gw.gateway.services.config, 'acme', email, cliTrail(store.db))).url;
 
     before(async () => {
       store = await backend.open({ migrated: true });
@@ -74,15 +75,12 @@ for (const backend of storeBackends()) {
       assert.equal(browser.cookie, undefined);
       await assert.rejects(link('nobody@acme.test'), /no person "nobody@acme\.test" in tenant "acme"/);
       await assert.rejects(link('release-bot'), /no person/);
-      await assert.rejects(
-        createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test', gw.gateway.services.audit),
-        /tenant "nope" not found/,
-      );
+      await assert.rejects(createLoginLink(store.db, gw.gateway.services.config, 'nope', 'bob@acme.test', cliTrail(store.db)), /tenant "nope" not found/);
     });
 
     it('lasts fifteen minutes', async () => {
       const before = Date.now();
-      const created = await createLoginLink(store.db, gw.gateway.services.config, 'acme', 'Bob@Acme.test', gw.gateway.services.audit);
+      const created = await createLoginLink(store.db, gw.gateway.services.config, 'acme', 'Bob@Acme.test', cliTrail(store.db));
       assert.equal(created.email, 'bob@acme.test');
       assert.ok(Math.abs(Date.parse(created.expiresAt) - (before + 15 * 60_000)) < 10_000);
     });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { after, before, describe, it } from 'node:test';
 import { revokeToken } from '../../src/core/tokens/tokens.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, issueToken, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -235,7 +235,7 @@ for (const backend of storeBackends()) {
       const revoked = await tokens();
       assert.equal((await mcpInit(`${gw.url}/mcp`, expiring.access_token)).status, 200);
       const [row] = await store.db.query<{ id: string }>("SELECT id FROM tokens WHERE source = 'oauth' ORDER BY created_at DESC LIMIT 1");
-      await revokeToken(store.db, row!.id, new AuditLog(store.db));
+      await revokeToken(store.db, row!.id, cliTrail(store.db));
       assert.equal((await mcpInit(`${gw.url}/mcp`, revoked.access_token)).status, 401);
       await store.db.tx((tx) => tx.query("UPDATE tokens SET expires_at = now() - interval '1 second' WHERE source = 'oauth' AND revoked_at IS NULL"));
       const response = await mcpInit(`${gw.url}/mcp`, expiring.access_token);

@@ -4,6 +4,7 @@ import { verifyPassword } from '../../src/core/access/passwords.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { passwordEnvironment } from '../../src/core/org/password-env.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 import { snapshot } from './support.ts';
 
@@ -50,7 +51,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         const env = { ALICE_PASSWORD: 'correct horse battery staple' };
-        const first = await applyOrgFile(store.db, { source: FILE, env });
+        const first = await applyOrgFile(store.db, { source: FILE, env }, cliTrail(store.db));
         assert.deepEqual(first.changes.slice(1), [
           {
             action: 'create',
@@ -90,7 +91,7 @@ for (const backend of storeBackends()) {
 
         // The same password is no change although a fresh hash would differ; reordering a list is none either.
         const before = await snapshot(store.db);
-        const again = await applyOrgFile(store.db, { source: FILE.replace('[People, Finance]', '[Finance, People]'), env });
+        const again = await applyOrgFile(store.db, { source: FILE.replace('[People, Finance]', '[Finance, People]'), env }, cliTrail(store.db));
         assert.deepEqual(again.changes, []);
         assert.deepEqual(await snapshot(store.db), before);
       } finally {
@@ -101,7 +102,7 @@ for (const backend of storeBackends()) {
     it('updates what differs, resets left-out keys to their defaults and keeps a password unless told', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'one' } });
+        await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'one' } }, cliTrail(store.db));
         const [{ password_hash: oldHash } = { password_hash: null }] = await store.db.query<{ password_hash: string | null }>(
           "SELECT password_hash FROM principals WHERE email = 'alice@acme.test'",
         );
@@ -110,7 +111,7 @@ for (const backend of storeBackends()) {
           .replace('    password_env: ALICE_PASSWORD\n', '')
           .replace('    policy: { max_team_role: viewer }\n', '    policy: { max_team_role: editor }\n')
           .replace('    name: Bob\n', '    name: Bob\n    tier: restricted\n    password_env: BOB_SECRET\n');
-        const result = await applyOrgFile(store.db, { source: changed, env: { BOB_SECRET: 'two' } });
+        const result = await applyOrgFile(store.db, { source: changed, env: { BOB_SECRET: 'two' } }, cliTrail(store.db));
         assert.deepEqual(result.changes, [
           { action: 'update', kind: 'person', name: 'alice@acme.test', detail: 'tier hr → public; brain_role manager → admin' },
           { action: 'update', kind: 'person', name: 'bob@acme.test', detail: 'tier public → restricted; password set' },
@@ -119,14 +120,18 @@ for (const backend of storeBackends()) {
         const access = await accessOf(store.db);
         assert.equal(access['alice@acme.test']?.password_hash, oldHash, 'password_env left out keeps the password');
 
-        const newPassword = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'three' } });
+        const newPassword = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'three' } }, cliTrail(store.db));
         assert.deepEqual(
           newPassword.changes.find((c) => c.name === 'alice@acme.test')?.detail,
           'tier public → hr; brain_role admin → manager; password changed',
         );
-        const removed = await applyOrgFile(store.db, {
-          source: FILE.replace('password_env: ALICE_PASSWORD', 'password_env:').replace('    policy: { max_team_role: viewer }\n', ''),
-        });
+        const removed = await applyOrgFile(
+          store.db,
+          {
+            source: FILE.replace('password_env: ALICE_PASSWORD', 'password_env:').replace('    policy: { max_team_role: viewer }\n', ''),
+          },
+          cliTrail(store.db),
+        );
         assert.deepEqual(removed.changes, [
           { action: 'update', kind: 'person', name: 'alice@acme.test', detail: 'password removed' },
           { action: 'update', kind: 'agent', name: 'release-bot', detail: 'policy max_team_role viewer → none' },
@@ -141,7 +146,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         const before = await snapshot(store.db);
-        const dry = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'x' }, dryRun: true });
+        const dry = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'x' }, dryRun: true }, cliTrail(store.db));
         assert.equal(dry.dryRun, true);
         assert.equal(dry.changes.length, 4);
         assert.deepEqual(await snapshot(store.db), before);

@@ -2,6 +2,7 @@ import type { ContextType } from '../../src/core/access/context-roles.ts';
 import { createContextResource } from '../../src/core/access/resources.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 
 /** A tenant for the grants and routes sections: two agents, a person and a group. */
 export const BASE = `tenant: acme
@@ -26,7 +27,7 @@ export const RESOURCES: [ContextType, string][] = [
 
 /** Applies BASE and creates RESOURCES; returns the tenant id. */
 export async function prepare(db: Db): Promise<string> {
-  await applyOrgFile(db, { source: BASE });
+  await applyOrgFile(db, { source: BASE }, cliTrail(db));
   const [tenant] = await db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'acme'");
   const tenantId = tenant?.id ?? '';
   await db.tx(async (tx) => {

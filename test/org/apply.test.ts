@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { OrgChange } from '../../src/core/org/apply.ts';
 import { isKgwError } from '../../src/core/errors.ts';
+import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME, directoryOf, snapshot } from './support.ts';
 
@@ -41,7 +42,7 @@ for (const backend of storeBackends()) {
     it('creates everything on the first apply, then finds nothing to change', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        const first = await applyOrgFile(store.db, { source: ACME });
+        const first = await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         assert.deepEqual(first, {
           tenant: 'acme',
           dryRun: false,
@@ -66,7 +67,7 @@ for (const backend of storeBackends()) {
         });
 
         const before = await snapshot(store.db);
-        const again = await applyOrgFile(store.db, { source: ACME });
+        const again = await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         assert.deepEqual(again.changes, []);
         assert.deepEqual(await snapshot(store.db), before, 'an unchanged file writes nothing, not even updated_at');
       } finally {
@@ -77,12 +78,12 @@ for (const backend of storeBackends()) {
     it('applies exactly the differences of a changed file', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        await applyOrgFile(store.db, { source: ACME });
+        await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         const stamp = async (sql: string): Promise<number> => ((await store.db.query<{ at: Date }>(sql))[0]?.at ?? new Date(0)).getTime();
         const aliceBefore = await stamp("SELECT updated_at AS at FROM principals WHERE email = 'alice@acme.test'");
         const teamBefore = await stamp("SELECT updated_at AS at FROM teams WHERE slug = 'docs'");
 
-        const result = await applyOrgFile(store.db, { source: ACME_CHANGED });
+        const result = await applyOrgFile(store.db, { source: ACME_CHANGED }, cliTrail(store.db));
         assert.deepEqual(result.changes, EXPECTED_UPDATES);
         assert.deepEqual(await directoryOf(store.db, 'acme'), {
           tenant: { name: 'Acme Corporation', language: 'de' },
@@ -96,11 +97,11 @@ for (const backend of storeBackends()) {
           'a renamed person has a new updated_at',
         );
         assert.equal(await stamp("SELECT updated_at AS at FROM teams WHERE slug = 'docs'"), teamBefore, 'a team whose name is unchanged keeps its updated_at');
-        assert.deepEqual((await applyOrgFile(store.db, { source: ACME_CHANGED })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: ACME_CHANGED }, cliTrail(store.db))).changes, []);
 
         // The file is the whole truth about the tenant: leaving the language out means "en".
         const withoutLanguage = ACME_CHANGED.replace('language: de\n', '');
-        assert.deepEqual((await applyOrgFile(store.db, { source: withoutLanguage })).changes, [
+        assert.deepEqual((await applyOrgFile(store.db, { source: withoutLanguage }, cliTrail(store.db))).changes, [
           { action: 'update', kind: 'tenant', name: 'acme', detail: 'language de → en' },
         ]);
       } finally {
@@ -112,19 +113,19 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         const empty = await snapshot(store.db);
-        const firstDry = await applyOrgFile(store.db, { source: ACME, dryRun: true });
+        const firstDry = await applyOrgFile(store.db, { source: ACME, dryRun: true }, cliTrail(store.db));
         assert.equal(firstDry.dryRun, true);
         assert.equal(firstDry.changes.length, 9);
         assert.deepEqual(await snapshot(store.db), empty, 'a dry run does not even create the tenant');
 
-        await applyOrgFile(store.db, { source: ACME });
+        await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         const before = await snapshot(store.db);
-        const dry = await applyOrgFile(store.db, { source: ACME_CHANGED, dryRun: true });
+        const dry = await applyOrgFile(store.db, { source: ACME_CHANGED, dryRun: true }, cliTrail(store.db));
         assert.deepEqual(dry, { tenant: 'acme', dryRun: true, changes: EXPECTED_UPDATES });
         assert.deepEqual(await snapshot(store.db), before);
-        const real = await applyOrgFile(store.db, { source: ACME_CHANGED });
+        const real = await applyOrgFile(store.db, { source: ACME_CHANGED }, cliTrail(store.db));
         assert.deepEqual(real.changes, dry.changes);
-        assert.deepEqual((await applyOrgFile(store.db, { source: ACME_CHANGED, dryRun: true })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: ACME_CHANGED, dryRun: true }, cliTrail(store.db))).changes, []);
       } finally {
         await store.dispose();
       }
@@ -133,7 +134,7 @@ for (const backend of storeBackends()) {
     it('accepts references to principals already in the tenant and leaves unlisted ones alone', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        await applyOrgFile(store.db, { source: ACME });
+        await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         const later = `tenant: acme
 name: Acme Inc.
 agents:
@@ -147,7 +148,7 @@ teams:
     name: Ops
     members: { release-bot: viewer }
 `;
-        const result = await applyOrgFile(store.db, { source: later });
+        const result = await applyOrgFile(store.db, { source: later }, cliTrail(store.db));
         assert.deepEqual(result.changes, [
           { action: 'create', kind: 'agent', name: 'deploy-bot', detail: 'owner alice@acme.test' },
           { action: 'create', kind: 'group', name: 'ops' },
@@ -175,7 +176,7 @@ teams:
           '[release-bot, alice@acme.test]',
           '&engineers [release-bot, alice@acme.test]\n  - name: reviewers\n    members: *engineers',
         );
-        await applyOrgFile(store.db, { source });
+        await applyOrgFile(store.db, { source }, cliTrail(store.db));
         assert.deepEqual((await directoryOf(store.db, 'acme')).groups, {
           eng: ['alice@acme.test', 'release-bot'],
           reviewers: ['alice@acme.test', 'release-bot'],
@@ -189,19 +190,19 @@ teams:
       const store = await backend.open({ migrated: true });
       try {
         const globex = ACME.replace('tenant: acme', 'tenant: globex').replace('Acme Inc.', 'Globex').replace('name: Alice', 'name: Alice of Globex');
-        await applyOrgFile(store.db, { source: ACME });
-        const created = await applyOrgFile(store.db, { source: globex });
+        await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
+        const created = await applyOrgFile(store.db, { source: globex }, cliTrail(store.db));
         assert.equal(created.changes.length, 9, 'the same emails and names in another tenant are new principals');
         const globexBefore = await directoryOf(store.db, 'globex');
         assert.equal(globexBefore.people['alice@acme.test'], 'Alice of Globex');
 
-        await applyOrgFile(store.db, { source: ACME_CHANGED });
+        await applyOrgFile(store.db, { source: ACME_CHANGED }, cliTrail(store.db));
         assert.deepEqual(await directoryOf(store.db, 'globex'), globexBefore);
         assert.equal((await directoryOf(store.db, 'acme')).people['alice@acme.test'], 'Alice Smith');
 
         // bob exists in acme only, so globex cannot name him.
         const crossing = globex.replace('owner: alice@acme.test', 'owner: bob@acme.test');
-        await assert.rejects(applyOrgFile(store.db, { source: crossing }), (error) => {
+        await assert.rejects(applyOrgFile(store.db, { source: crossing }, cliTrail(store.db)), (error) => {
           assert.ok(isKgwError(error, 'validation'));
           assert.equal(error.message, 'org.yaml:9: agents[0].owner: no person "bob@acme.test" is declared in the file or exists in tenant "globex"');
           return true;

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
+import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME, directoryOf } from './support.ts';
@@ -30,7 +31,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       const dbs = connections(store);
       try {
-        const results = await Promise.all(dbs.map((db) => applyOrgFile(db, { source: ACME })));
+        const results = await Promise.all(dbs.map((db) => applyOrgFile(db, { source: ACME }, cliTrail(db))));
         const counts = results.map((result) => result.changes.length).sort((a, b) => a - b);
         assert.deepEqual(counts, [...Array<number>(RUNNERS - 1).fill(0), 9], 'one apply creates everything, the others find it done');
         assert.equal(await count(store.db, 'tenants'), 1);
@@ -47,13 +48,15 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       const dbs = connections(store);
       try {
-        await applyOrgFile(store.db, { source: ACME });
+        await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
         const changed = ACME.replace('name: Alice', 'name: Alice Smith\n  - email: bob@acme.test\n    name: Bob').replace(
           '[release-bot, alice@acme.test]',
           '[bob@acme.test]',
         );
         const globex = ACME.replace('tenant: acme', 'tenant: globex');
-        const results = await Promise.all(dbs.flatMap((db) => [applyOrgFile(db, { source: changed }), applyOrgFile(db, { source: globex })]));
+        const results = await Promise.all(
+          dbs.flatMap((db) => [applyOrgFile(db, { source: changed }, cliTrail(db)), applyOrgFile(db, { source: globex }, cliTrail(db))]),
+        );
         const acmeChanges = results
           .filter((result) => result.tenant === 'acme')
           .map((result) => result.changes.length)

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles, referencesOf } from '../../src/core/org/referenced-files.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ContextStore } from './context-support.ts';
@@ -202,7 +203,7 @@ for (const backend of storeBackends()) {
     let store: ContextStore;
     before(async () => {
       store = await openContextStore(backend);
-      await applyOrgFile(store.db, { source: BASE });
+      await applyOrgFile(store.db, { source: BASE }, cliTrail(store.db));
     });
     after(() => store.dispose());
 
@@ -215,7 +216,11 @@ for (const backend of storeBackends()) {
 
     it('applies the good folder of the same fixtures, so the refusals above are about the bad ones only', async () => {
       const source = file('knowledge:\n  - { title: OK, file: docs/ok.md }\nskills:\n  - { dir: skills/good }\n');
-      const result = await applyOrgFile(store.db, { source, files: await readReferencedFiles(source, FOLDER), blob: store.blob, dryRun: true });
+      const result = await applyOrgFile(
+        store.db,
+        { source, files: await readReferencedFiles(source, FOLDER), blob: store.blob, dryRun: true },
+        cliTrail(store.db),
+      );
       assert.deepEqual(
         result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
         ['create knowledge OK', 'create skill good'],

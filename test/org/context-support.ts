@@ -5,11 +5,11 @@ import { after, before } from 'node:test';
 import { blobKey } from '../../connectors/blob/contract.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
-import type { AuditLog } from '../../src/core/audit/audit-log.ts';
 import type { OrgApplyResult } from '../../src/core/org/apply.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
 
 /** A store for the knowledge and skills sections: the database, a disk blob store and a folder for org files. */
@@ -88,11 +88,12 @@ export async function writeTree(root: string, tree: Readonly<Record<string, stri
 export async function applyIn(
   store: ContextStore | TenantScope,
   source: string,
-  options: { dryRun?: boolean; db?: Db; audit?: AuditLog; folder?: string } = {},
+  options: { dryRun?: boolean; db?: Db; folder?: string } = {},
 ): Promise<OrgApplyResult> {
   const scoped = 'slug' in store ? source.replace(/^tenant: acme$/m, `tenant: ${store.slug}`) : source;
   const files = await readReferencedFiles(scoped, options.folder ?? store.folder);
-  return applyOrgFile(options.db ?? store.db, { source: scoped, files, blob: store.blob, dryRun: options.dryRun }, options.audit);
+  const db = options.db ?? store.db;
+  return applyOrgFile(db, { source: scoped, files, blob: store.blob, dryRun: options.dryRun }, cliTrail(db));
 }
 
 /** How many versions are saved, in one tenant or in all. */

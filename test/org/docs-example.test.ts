@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { OrgApplyResult } from '../../src/core/org/apply.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
+import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ContextStore } from './context-support.ts';
 import { openContextStore } from './context-support.ts';
@@ -51,12 +52,16 @@ for (const backend of storeBackends()) {
     after(() => store.dispose());
 
     it('applies from docs/examples/ with the documented changes, and then with the documented edits', async () => {
-      const first = await applyOrgFile(store.db, {
-        source: EXAMPLE,
-        files: await readReferencedFiles(EXAMPLE, EXAMPLES),
-        blob: store.blob,
-        env: { ALICE_PASSWORD: 'correct horse' },
-      });
+      const first = await applyOrgFile(
+        store.db,
+        {
+          source: EXAMPLE,
+          files: await readReferencedFiles(EXAMPLE, EXAMPLES),
+          blob: store.blob,
+          env: { ALICE_PASSWORD: 'correct horse' },
+        },
+        cliTrail(store.db),
+      );
       assert.equal(printed(first), CREATED);
 
       // The edits the page lists, made to a copy of the example's folder.
@@ -75,20 +80,27 @@ for (const backend of storeBackends()) {
         assert.ok(edited.includes(from), `the example holds ${JSON.stringify(from)}`);
         edited = edited.replace(from, to);
       }
-      const second = await applyOrgFile(store.db, {
-        source: edited,
-        files: await readReferencedFiles(edited, store.folder),
-        blob: store.blob,
-        env: { ALICE_PASSWORD: 'battery staple' },
-      });
+      const second = await applyOrgFile(
+        store.db,
+        {
+          source: edited,
+          files: await readReferencedFiles(edited, store.folder),
+          blob: store.blob,
+          env: { ALICE_PASSWORD: 'battery staple' },
+        },
+        cliTrail(store.db),
+      );
       assert.equal(printed(second), CHANGED);
     });
 
     it('refuses the example of the Errors section with exactly the documented lines', async () => {
-      await assert.rejects(applyOrgFile(store.db, { source: BAD, files: await readReferencedFiles(BAD, EXAMPLES), blob: store.blob }), (error: Error) => {
-        assert.equal(`${error.message}\n`, REFUSED);
-        return true;
-      });
+      await assert.rejects(
+        applyOrgFile(store.db, { source: BAD, files: await readReferencedFiles(BAD, EXAMPLES), blob: store.blob }, cliTrail(store.db)),
+        (error: Error) => {
+          assert.equal(`${error.message}\n`, REFUSED);
+          return true;
+        },
+      );
     });
   });
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { RefusalCase } from './support.ts';
@@ -164,7 +165,7 @@ for (const backend of storeBackends()) {
     let store: TestStore;
     before(async () => {
       store = await backend.open({ migrated: true });
-      await applyOrgFile(store.db, { source: ACME });
+      await applyOrgFile(store.db, { source: ACME }, cliTrail(store.db));
     });
     after(async () => {
       await store.dispose();
@@ -175,7 +176,7 @@ for (const backend of storeBackends()) {
     it('names the given file in messages and creates no tenant when a reference dangles', async () => {
       const rows = await snapshot(store.db);
       const source = acmeWith(['tenant: acme', 'tenant: initech'], ['owner: alice@acme.test', 'owner: carol@acme.test']);
-      await assert.rejects(applyOrgFile(store.db, { source, fileName: 'config/initech.yaml' }), {
+      await assert.rejects(applyOrgFile(store.db, { source, fileName: 'config/initech.yaml' }, cliTrail(store.db)), {
         code: 'validation',
         message: 'config/initech.yaml:9: agents[0].owner: no person "carol@acme.test" is declared in the file or exists in tenant "initech"',
       });

@@ -4,6 +4,7 @@ import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 import { BASE, prepare } from './access-support.ts';
 import { snapshot } from './support.ts';
@@ -30,7 +31,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         const tenantId = await prepare(store.db);
-        const first = await applyOrgFile(store.db, { source: ACCESS });
+        const first = await applyOrgFile(store.db, { source: ACCESS }, cliTrail(store.db));
         assert.deepEqual(first.changes, [
           { action: 'add', kind: 'grant', name: 'group:eng', detail: 'on all_knowledge as viewer' },
           { action: 'add', kind: 'grant', name: 'release-bot', detail: 'on knowledge:Release: checklist as publisher' },
@@ -50,7 +51,7 @@ for (const backend of storeBackends()) {
         );
 
         const before = await snapshot(store.db);
-        assert.deepEqual((await applyOrgFile(store.db, { source: ACCESS })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: ACCESS }, cliTrail(store.db))).changes, []);
         assert.deepEqual(await snapshot(store.db), before);
       } finally {
         await store.dispose();
@@ -61,7 +62,7 @@ for (const backend of storeBackends()) {
       const store = await backend.open({ migrated: true });
       try {
         await prepare(store.db);
-        await applyOrgFile(store.db, { source: ACCESS });
+        await applyOrgFile(store.db, { source: ACCESS }, cliTrail(store.db));
         const changed = `${BASE}grants:
   - { to: group:eng, on: all_knowledge, role: editor }
   - { to: triage-bot, on: memory:Working state, role: editor }
@@ -70,7 +71,7 @@ routes:
   - { deliver: knowledge:Handbook, to: group:eng }
   - { deliver: "knowledge:Release: checklist", to: triage-bot }
 `;
-        const result = await applyOrgFile(store.db, { source: changed });
+        const result = await applyOrgFile(store.db, { source: changed }, cliTrail(store.db));
         assert.deepEqual(result.changes, [
           { action: 'update', kind: 'grant', name: 'group:eng', detail: 'on all_knowledge: role viewer → editor' },
           { action: 'add', kind: 'grant', name: 'triage-bot', detail: 'on artifact:Q3 report as viewer' },
@@ -81,10 +82,10 @@ routes:
           { action: 'remove', kind: 'route', name: 'skill:release-check', detail: 'to release-bot' },
         ]);
         const before = await snapshot(store.db);
-        assert.deepEqual((await applyOrgFile(store.db, { source: BASE })).changes, [], 'no grants or routes section: untouched');
+        assert.deepEqual((await applyOrgFile(store.db, { source: BASE }, cliTrail(store.db))).changes, [], 'no grants or routes section: untouched');
         assert.deepEqual(await snapshot(store.db), before);
 
-        const emptied = await applyOrgFile(store.db, { source: `${BASE}grants: []\nroutes:\n` });
+        const emptied = await applyOrgFile(store.db, { source: `${BASE}grants: []\nroutes:\n` }, cliTrail(store.db));
         assert.deepEqual(
           emptied.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
           [
@@ -113,9 +114,9 @@ routes:
           .replace('grants:\n', 'grants:\n  - { to: new-bot, on: all_memories, role: editor }\n')
           .replace('routes:\n', 'routes:\n  - { deliver: knowledge:Handbook, to: group:new-team }\n');
         const before = await snapshot(store.db);
-        const dry = await applyOrgFile(store.db, { source: file, dryRun: true });
+        const dry = await applyOrgFile(store.db, { source: file, dryRun: true }, cliTrail(store.db));
         assert.deepEqual(await snapshot(store.db), before);
-        const real = await applyOrgFile(store.db, { source: file });
+        const real = await applyOrgFile(store.db, { source: file }, cliTrail(store.db));
         assert.deepEqual(real.changes, dry.changes);
         assert.ok(real.changes.some((c) => c.kind === 'route' && c.detail === 'to group:new-team'));
         const bot = await principalId(store.db, tenantId, 'new-bot');

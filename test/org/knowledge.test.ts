@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { createKnowledge } from '../../src/core/context/knowledge.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
@@ -258,9 +257,8 @@ routes:
     it('counts the Knowledge changes in the org.apply audit event', async () => {
       await withStore('k-audit', async (store) => {
         await writeTree(store.folder, { 'docs/handbook.md': HANDBOOK });
-        const audit = new AuditLog(store.db);
-        await applyIn(store, KNOWLEDGE, { audit });
-        await applyIn(store, KNOWLEDGE.replace('Always run', 'Never skip'), { audit });
+        await applyIn(store, KNOWLEDGE);
+        await applyIn(store, KNOWLEDGE.replace('Always run', 'Never skip'));
         const events = await store.db.query<{ details: { changes: Record<string, number> } }>(
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply' ORDER BY e.at",
           [store.slug],

@@ -8,7 +8,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { createContextResource } from '../../src/core/access/resources.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { saveVersion } from '../../src/core/versions/versions.ts';
 import { isKgwError } from '../../src/core/errors.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
@@ -16,6 +15,7 @@ import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { Agent } from '../alignbase/support.ts';
+import { cliTrail } from '../support/audit.ts';
 import { pick, records } from '../support/fixtures.ts';
 import { connectClient, issueToken, startGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -355,10 +355,9 @@ routes:
     it('counts the Memory changes in the org.apply audit event', async () => {
       await withStore('m-audit', async (store) => {
         await writeTree(store.folder, { 'memories/support.md': SUPPORT });
-        const audit = new AuditLog(store.db);
-        await applyIn(store, MEMORIES, { audit });
-        await applyIn(store, MEMORIES, { audit });
-        await applyIn(store, MEMORIES.replace('No release', 'A release'), { audit });
+        await applyIn(store, MEMORIES);
+        await applyIn(store, MEMORIES);
+        await applyIn(store, MEMORIES.replace('No release', 'A release'));
         const events = await store.db.query<{ details: { changes: Record<string, number> } }>(
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply' ORDER BY e.at",
           [store.slug],
@@ -574,7 +573,7 @@ for (const backend of BACKENDS) {
     let store: ContextStore;
     before(async () => {
       store = await openContextStore(backend);
-      await applyOrgFile(store.db, { source: BASE });
+      await applyOrgFile(store.db, { source: BASE }, cliTrail(store.db));
     });
     after(() => store.dispose());
 
@@ -587,7 +586,7 @@ for (const backend of BACKENDS) {
 
     it('applies the good file of the same fixtures, so the refusals above are about the bad ones only', async () => {
       const source = file('memories:\n  - { name: OK, file: memories/ok.md }\n');
-      const result = await applyOrgFile(store.db, { source, files: await readReferencedFiles(source, FOLDER), dryRun: true });
+      const result = await applyOrgFile(store.db, { source, files: await readReferencedFiles(source, FOLDER), dryRun: true }, cliTrail(store.db));
       assert.deepEqual(
         result.changes.map((c) => `${c.action} ${c.kind} ${c.name}`),
         ['create memory OK'],

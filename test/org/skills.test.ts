@@ -5,9 +5,9 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { PNG, applyIn, blobBytes, blobCount, countVersions, idsOf, resourceNamed, sharedStore, skillMd, writeTree } from './context-support.ts';
@@ -165,8 +165,7 @@ for (const backend of storeBackends()) {
     it('counts the Skill changes in the org.apply audit event', async () => {
       await withStore('s-audit', async (store) => {
         await writeTree(store.folder, FILES);
-        const audit = new AuditLog(store.db);
-        await applyIn(store, SKILLS, { audit });
+        await applyIn(store, SKILLS);
         const [event] = await store.db.query<{ details: { changes: Record<string, number> } }>(
           "SELECT e.details FROM audit_events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = $1 AND e.action = 'org.apply'",
           [store.slug],
@@ -195,7 +194,7 @@ for (const backend of storeBackends()) {
         });
         const source = SKILLS.replace('tenant: acme', `tenant: ${store.slug}`);
         const files = await readReferencedFiles(source, store.folder);
-        await assert.rejects(applyOrgFile(store.db, { source, files }), /the org file has a skills section, so it needs a blob store/);
+        await assert.rejects(applyOrgFile(store.db, { source, files }, cliTrail(store.db)), /the org file has a skills section, so it needs a blob store/);
       });
     });
   });

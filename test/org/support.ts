@@ -5,6 +5,7 @@ import type { BlobStore } from '../../connectors/blob/contract.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 
 /** The example org file of docs/org-file.md. */
 export const ACME = `tenant: acme
@@ -109,7 +110,7 @@ export function itRefuses(store: () => Db, cases: readonly RefusalCase[], env: R
       const rows = await snapshot(db);
       const files = folder === undefined ? {} : await readReferencedFiles(source, folder);
       for (const dryRun of [false, true]) {
-        await assert.rejects(applyOrgFile(db, { source, dryRun, env, files, blob: blob?.() }), (error) => {
+        await assert.rejects(applyOrgFile(db, { source, dryRun, env, files, blob: blob?.() }, cliTrail(db)), (error) => {
           assert.ok(isKgwError(error, 'validation'), String(error));
           assert.deepEqual(error.details, { errors: errors.map(([line, message]) => ({ line, message })) });
           assert.equal(error.message, errors.map(([line, message]) => `org.yaml:${line}: ${message}`).join('\n'));

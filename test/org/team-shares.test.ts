@@ -5,6 +5,7 @@ import { isKgwError } from '../../src/core/errors.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import type { OrgChange } from '../../src/core/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { RefusalCase } from './support.ts';
@@ -91,7 +92,7 @@ for (const backend of storeBackends()) {
     it('adds the shares after every team exists, which the access core then sees, and finds nothing to change again', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        const first = await applyOrgFile(store.db, { source: SHARED });
+        const first = await applyOrgFile(store.db, { source: SHARED }, cliTrail(store.db));
         assert.deepEqual(
           first.changes.filter((c) => c.kind.startsWith('team')),
           TEAM_CHANGES,
@@ -103,7 +104,7 @@ for (const backend of storeBackends()) {
         assert.equal(await roleOn(store.db, 'alice@acme.test', 'eng'), 'none', 'shares go one way');
 
         const rows = await snapshot(store.db);
-        assert.deepEqual((await applyOrgFile(store.db, { source: SHARED })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: SHARED }, cliTrail(store.db))).changes, []);
         assert.deepEqual(await snapshot(store.db), rows);
       } finally {
         await store.dispose();
@@ -113,9 +114,9 @@ for (const backend of storeBackends()) {
     it("makes a listed team's shares exact: role updates, additions and removals, the same in a dry run", async () => {
       const store = await backend.open({ migrated: true });
       try {
-        await applyOrgFile(store.db, { source: SHARED });
+        await applyOrgFile(store.db, { source: SHARED }, cliTrail(store.db));
         const rows = await snapshot(store.db);
-        const dry = await applyOrgFile(store.db, { source: CHANGED, dryRun: true });
+        const dry = await applyOrgFile(store.db, { source: CHANGED, dryRun: true }, cliTrail(store.db));
         assert.deepEqual(await snapshot(store.db), rows, 'a dry run writes nothing');
         const expected: OrgChange[] = [
           { action: 'create', kind: 'team', name: 'ops' },
@@ -125,12 +126,12 @@ for (const backend of storeBackends()) {
           { action: 'remove', kind: 'team share', name: 'bot', detail: 'team docs' },
         ];
         assert.deepEqual(dry.changes, expected);
-        const real = await applyOrgFile(store.db, { source: CHANGED });
+        const real = await applyOrgFile(store.db, { source: CHANGED }, cliTrail(store.db));
         assert.deepEqual(real.changes, expected);
         assert.deepEqual(await sharesOf(store.db, 'acme'), ['docs → team:eng: editor', 'docs → team:ops: viewer']);
         assert.equal(await roleOn(store.db, 'bob@acme.test', 'docs'), 'editor', 'now through eng');
         assert.equal(await roleOn(store.db, 'bot', 'docs'), 'viewer');
-        assert.deepEqual((await applyOrgFile(store.db, { source: CHANGED })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: CHANGED }, cliTrail(store.db))).changes, []);
       } finally {
         await store.dispose();
       }
@@ -144,27 +145,35 @@ for (const backend of storeBackends()) {
           'members: { bob@acme.test: viewer, bot: editor }\n',
           'members: { bob@acme.test: viewer, bot: editor }\n    shares: [{ with: alice@acme.test, role: viewer }]\n',
         );
-        await applyOrgFile(store.db, { source: both });
+        await applyOrgFile(store.db, { source: both }, cliTrail(store.db));
         const rows = await snapshot(store.db);
         const withoutKey = SHARED.replace(/ {4}shares:\n(?: {6}- .*\n)+/, '');
         assert.ok(!withoutKey.includes('shares'));
-        assert.deepEqual((await applyOrgFile(store.db, { source: withoutKey })).changes, []);
-        assert.deepEqual((await applyOrgFile(store.db, { source: PEOPLE })).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: withoutKey }, cliTrail(store.db))).changes, []);
+        assert.deepEqual((await applyOrgFile(store.db, { source: PEOPLE }, cliTrail(store.db))).changes, []);
         assert.deepEqual(await snapshot(store.db), rows);
 
         // `shares:` with nothing under it, like `shares: []`, is the empty list: docs shares nothing.
-        const emptied = await applyOrgFile(store.db, {
-          source: withoutKey.replace('members: { alice@acme.test: admin }\n', 'members: { alice@acme.test: admin }\n    shares:\n'),
-        });
+        const emptied = await applyOrgFile(
+          store.db,
+          {
+            source: withoutKey.replace('members: { alice@acme.test: admin }\n', 'members: { alice@acme.test: admin }\n    shares:\n'),
+          },
+          cliTrail(store.db),
+        );
         assert.deepEqual(emptied.changes, [
           { action: 'remove', kind: 'team share', name: 'bob@acme.test', detail: 'team docs' },
           { action: 'remove', kind: 'team share', name: 'bot', detail: 'team docs' },
           { action: 'remove', kind: 'team share', name: 'team:eng', detail: 'team docs' },
         ]);
         assert.deepEqual(await sharesOf(store.db, 'acme'), ['eng → alice@acme.test: viewer']);
-        const none = await applyOrgFile(store.db, {
-          source: `${PEOPLE}teams:\n  - { slug: eng, name: Engineering, members: { bob@acme.test: viewer, bot: editor }, shares: [] }\n`,
-        });
+        const none = await applyOrgFile(
+          store.db,
+          {
+            source: `${PEOPLE}teams:\n  - { slug: eng, name: Engineering, members: { bob@acme.test: viewer, bot: editor }, shares: [] }\n`,
+          },
+          cliTrail(store.db),
+        );
         assert.deepEqual(none.changes, [{ action: 'remove', kind: 'team share', name: 'alice@acme.test', detail: 'team eng' }]);
         assert.deepEqual(await sharesOf(store.db, 'acme'), []);
       } finally {
@@ -175,7 +184,7 @@ for (const backend of storeBackends()) {
     it('names teams, people and agents that exist only in the tenant, and never those of another tenant', async () => {
       const store = await backend.open({ migrated: true });
       try {
-        await applyOrgFile(store.db, { source: SHARED });
+        await applyOrgFile(store.db, { source: SHARED }, cliTrail(store.db));
         const later = `tenant: acme
 name: Acme Inc.
 teams:
@@ -185,12 +194,12 @@ teams:
     shares: [{ with: team:docs, role: admin }, { with: BOT, role: viewer }, { with: bot, role: editor }, { with: alice@acme.test, role: viewer }]
 `;
         // "BOT" is not the agent "bot": agent names are exact.
-        await assert.rejects(applyOrgFile(store.db, { source: later }), (error) => {
+        await assert.rejects(applyOrgFile(store.db, { source: later }, cliTrail(store.db)), (error) => {
           assert.ok(isKgwError(error, 'validation'));
           assert.equal(error.message, 'org.yaml:7: teams[0].shares[1].with: no agent "BOT" is declared in the file or exists in tenant "acme"');
           return true;
         });
-        const result = await applyOrgFile(store.db, { source: later.replace('{ with: BOT, role: viewer }, ', '') });
+        const result = await applyOrgFile(store.db, { source: later.replace('{ with: BOT, role: viewer }, ', '') }, cliTrail(store.db));
         assert.deepEqual(result.changes, [
           { action: 'create', kind: 'team', name: 'support' },
           { action: 'add', kind: 'team share', name: 'team:docs', detail: 'team support as admin' },
@@ -201,7 +210,7 @@ teams:
 
         // globex has neither docs nor alice: acme's do not count.
         const globex = later.replace('tenant: acme', 'tenant: globex').replace('{ with: BOT, role: viewer }, ', '');
-        await assert.rejects(applyOrgFile(store.db, { source: globex }), (error) => {
+        await assert.rejects(applyOrgFile(store.db, { source: globex }, cliTrail(store.db)), (error) => {
           assert.ok(isKgwError(error, 'validation'));
           assert.deepEqual(error.details, {
             errors: [
@@ -320,7 +329,7 @@ for (const backend of storeBackends()) {
     let store: TestStore;
     before(async () => {
       store = await backend.open({ migrated: true });
-      await applyOrgFile(store.db, { source: shares('{ with: team:eng, role: viewer }') });
+      await applyOrgFile(store.db, { source: shares('{ with: team:eng, role: viewer }') }, cliTrail(store.db));
       assert.deepEqual(await sharesOf(store.db, 'acme'), ['docs → team:eng: viewer']);
     });
     after(async () => {

@@ -11,6 +11,7 @@ import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/core/outbox/worker.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from '../support/audit.ts';
 import { pick } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -130,9 +131,13 @@ for (const backend of storeBackends()) {
 
       it('follows org applies: created, changed and emptied departments, owners of agents', async () => {
         const a = slug('alpha');
-        await applyOrgFile(store.db, {
-          source: orgFile(a, { ada: { departments: ['research'], projects: ['engine'] }, bo: { departments: ['research', 'sales'] } }, { helper: 'ada' }),
-        });
+        await applyOrgFile(
+          store.db,
+          {
+            source: orgFile(a, { ada: { departments: ['research'], projects: ['engine'] }, bo: { departments: ['research', 'sales'] } }, { helper: 'ada' }),
+          },
+          cliTrail(store.db),
+        );
         const first = await worker.drainAll();
         assert.deepEqual(first.failed, 0);
         await assertMirrors('alpha');
@@ -140,9 +145,13 @@ for (const backend of storeBackends()) {
         assert.deepEqual(truth.nodes.map((n) => n.type).sort(), ['agent', 'department', 'department', 'organization', 'person', 'person', 'project']);
 
         // Bo leaves sales (the department goes, nobody is in it), Ada moves to the engine's sibling.
-        await applyOrgFile(store.db, {
-          source: orgFile(a, { ada: { departments: ['research'], projects: ['turbine'] }, bo: { departments: ['research'] } }, { helper: 'bo' }),
-        });
+        await applyOrgFile(
+          store.db,
+          {
+            source: orgFile(a, { ada: { departments: ['research'], projects: ['turbine'] }, bo: { departments: ['research'] } }, { helper: 'bo' }),
+          },
+          cliTrail(store.db),
+        );
         await worker.drainAll();
         await assertMirrors('alpha');
         const { truth: now } = await truthFor('alpha');
@@ -162,25 +171,29 @@ for (const backend of storeBackends()) {
       it('an apply that changes nothing enqueues nothing; a dry run enqueues nothing', async () => {
         const b = slug('beta');
         const file = orgFile(b, { cy: { departments: ['ops'] } });
-        await applyOrgFile(store.db, { source: file });
+        await applyOrgFile(store.db, { source: file }, cliTrail(store.db));
         await worker.drainAll();
         const count = async () => Number((await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'graph'"))[0]?.n);
-        await applyOrgFile(store.db, { source: file });
+        await applyOrgFile(store.db, { source: file }, cliTrail(store.db));
         assert.equal(await count(), 0);
-        await applyOrgFile(store.db, { source: orgFile(b, { cy: { departments: ['legal'] } }), dryRun: true });
+        await applyOrgFile(store.db, { source: orgFile(b, { cy: { departments: ['legal'] } }), dryRun: true }, cliTrail(store.db));
         assert.equal(await count(), 0);
         await assertMirrors('beta');
       });
 
       it('concurrent applies of one tenant end with the projection equal to the truth', async () => {
         const c = slug('gamma');
-        await applyOrgFile(store.db, { source: orgFile(c, { dee: { departments: ['d0'] } }) });
+        await applyOrgFile(store.db, { source: orgFile(c, { dee: { departments: ['d0'] } }) }, cliTrail(store.db));
         // Eight writers, each moving people between departments; every interleaving must converge.
         await Promise.all(
           Array.from({ length: 8 }, (_, i) =>
-            applyOrgFile(store.db, {
-              source: orgFile(c, { dee: { departments: [`d${i % 3}`] }, [`p${i}`]: { departments: [`d${(i + 1) % 3}`], projects: [`x${i % 2}`] } }),
-            }),
+            applyOrgFile(
+              store.db,
+              {
+                source: orgFile(c, { dee: { departments: [`d${i % 3}`] }, [`p${i}`]: { departments: [`d${(i + 1) % 3}`], projects: [`x${i % 2}`] } }),
+              },
+              cliTrail(store.db),
+            ),
           ),
         );
         await worker.drainAll();
@@ -189,7 +202,7 @@ for (const backend of storeBackends()) {
 
       it('applies a row again without duplicating anything (a crash between the backend call and the commit)', async () => {
         const d = slug('delta');
-        await applyOrgFile(store.db, { source: orgFile(d, { eve: { departments: ['qa'], projects: ['p'] } }, { bot: 'eve' }) });
+        await applyOrgFile(store.db, { source: orgFile(d, { eve: { departments: ['qa'], projects: ['p'] } }, { bot: 'eve' }) }, cliTrail(store.db));
         const { id, truth } = await truthFor('delta');
         const rows = await store.db.query<{ tenant_id: string; payload: Record<string, unknown> }>(
           "SELECT tenant_id, payload FROM outbox WHERE projection = 'graph' ORDER BY id",

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { createToken } from '../../src/core/tokens/tokens.ts';
 import type { Db } from '../../src/store/db.ts';
+import { cliTrail } from './audit.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;
@@ -37,11 +37,11 @@ export async function startGateway(db: Db, env: Record<string, string> = {}, opt
 
 /** Applies an org file; fails the test on any error. */
 export async function seedOrg(db: Db, yaml: string): Promise<void> {
-  await applyOrgFile(db, { source: yaml });
+  await applyOrgFile(db, { source: yaml }, cliTrail(db));
 }
 
 export async function issueToken(db: Db, tenant: string, principal: string, scopes: string, ttlMs?: number): Promise<string> {
-  return (await createToken(db, { tenant, principal, scopes, ttlMs }, new AuditLog(db))).token;
+  return (await createToken(db, { tenant, principal, scopes, ttlMs }, cliTrail(db))).token;
 }
 
 /** The SDK's own client, connected over Streamable HTTP with a bearer token. */

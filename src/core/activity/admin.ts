@@ -1,6 +1,5 @@
 import type { Db } from '../../store/db.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import { AuditTrail } from '../audit/trail.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { validation } from '../errors.ts';
 import type { EventSummary, InstallationSummary } from './queries.ts';
@@ -107,10 +106,10 @@ export async function listActivity(db: Db, input: { tenant: string; agent?: stri
   };
 }
 
-/** Switches Activity on or off for a tenant (kgw activity --enable / --disable); audited through a CLI trail. */
+/** Switches Activity on or off for a tenant (kgw activity --enable / --disable); audited through `audit` (the CLI's trail). */
 export async function setActivityEnabled(
   db: Db,
-  auditLog: AuditLog,
+  audit: AuditTrail,
   input: { tenant: string; enabled: boolean },
 ): Promise<{ tenant: string; activity_enabled: boolean; changed: boolean }> {
   return db.tx(async (tx) => {
@@ -118,9 +117,7 @@ export async function setActivityEnabled(
     const before = await activityEnabled(tx, tenant.id);
     await upsertEnabled(tx, tenant.id, input.enabled);
     const changed = before !== input.enabled;
-    await AuditTrail.forSurface(auditLog, 'cli')
-      .about({ tenantId: tenant.id })
-      .recordIn(tx, input.enabled ? 'activity.enable' : 'activity.disable', [], { changed });
+    await audit.about({ tenantId: tenant.id }).recordIn(tx, input.enabled ? 'activity.enable' : 'activity.disable', [], { changed });
     return { tenant: tenant.slug, activity_enabled: input.enabled, changed };
   });
 }

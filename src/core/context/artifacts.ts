@@ -111,11 +111,11 @@ export interface ArtifactVersion {
 }
 
 /** `version`: latest or a number, as the caller gave it (Artifacts have no published selector). */
-export async function readArtifact(db: Db, caller: Caller, input: { artifactId: string; version?: unknown }, audit?: AuditTrail): Promise<ArtifactVersion> {
+export async function readArtifact(db: Db, caller: Caller, input: { artifactId: string; version?: unknown }, audit: AuditTrail): Promise<ArtifactVersion> {
   const id = parseId('artifact', input.artifactId);
   const selector = parsePublishSelector(input.version);
   const { head, role, version } = await artifactVersion(db, caller, id, selector);
-  audit?.touch({ type: 'artifact', id, version: version.version, version_id: version.id });
+  audit.touch({ type: 'artifact', id, version: version.version, version_id: version.id });
   return {
     id,
     name: head.name,
@@ -166,7 +166,7 @@ export async function writeArtifact(
   services: { db: Db; blob: BlobStore },
   caller: Caller,
   input: WriteArtifactInput,
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<WriteArtifactResult> {
   const expected = input.expectedVersion;
   if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
@@ -201,7 +201,7 @@ export async function writeArtifact(
           createdBy: caller.principal.id,
         },
       );
-      await audit?.recordIn(
+      await audit.recordIn(
         tx,
         'artifact.create',
         [{ type: 'artifact', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }],
@@ -235,7 +235,7 @@ export async function writeArtifact(
       digest: packageDigest(input.markdown, attachments),
       createdBy: caller.principal.id,
     });
-    await audit?.recordIn(
+    await audit.recordIn(
       tx,
       'artifact.write',
       [{ type: 'artifact', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed: true }],

@@ -69,7 +69,7 @@ export async function readContextAttachment(
   services: { db: Db; blob: BlobStore },
   caller: Caller,
   input: AttachmentRequest,
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<AttachmentChunk> {
   if (!(CONTEXT_TYPES as readonly string[]).includes(input.contextType))
     throw refusal('validation', 'invalid_context_type', {}, 'context_type must be knowledge, skill, or artifact');
@@ -93,7 +93,7 @@ export async function readContextAttachment(
     for await (const chunk of await services.blob.get(blobKey(entry.sha256), { start: offset, end: end - 1 })) chunks.push(chunk as Buffer);
     data = Buffer.concat(chunks);
   }
-  audit?.touch({ type, id, version: version.version, version_id: version.id });
+  audit.touch({ type, id, version: version.version, version_id: version.id });
   return {
     data,
     offset,

@@ -47,7 +47,7 @@ export interface CreatedDraft {
 }
 
 /** create_knowledge_draft and create_skill_draft: Proposer and context.write on the resource. */
-export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit?: AuditTrail): Promise<CreatedDraft> {
+export async function createDraft(db: Db, caller: Caller, type: VersionedType, input: CreateDraftInput, audit: AuditTrail): Promise<CreatedDraft> {
   const id = parseId(type, input.resourceId);
   const baseVersion = input.baseVersion;
   if (!Number.isSafeInteger(baseVersion) || baseVersion <= 0) throw refuse.invalidBaseVersion();
@@ -65,7 +65,7 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [caller.tenant.id, draftId, id, type, baseVersion, input.content, rationale ?? null, caller.principal.id],
     );
-    await audit?.recordIn(tx, `${type}.draft`, [{ type, id, version: baseVersion }], { draft_id: draftId });
+    await audit.recordIn(tx, `${type}.draft`, [{ type, id, version: baseVersion }], { draft_id: draftId });
     return { draftId, resourceId: id, baseVersion, created: true };
   });
 }
@@ -164,7 +164,7 @@ export async function listDrafts(db: Db, caller: Caller, type: VersionedType, ra
 }
 
 /** read_knowledge_draft and read_skill_draft: the author, or a Publisher of the resource. */
-export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit?: AuditTrail): Promise<DraftItem & { content: string }> {
+export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit: AuditTrail): Promise<DraftItem & { content: string }> {
   if (!isUuid(draftId)) throw refuse.invalidId('draft');
   const [row] = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.id = $2 AND d.resource_type = $3`, [caller.tenant.id, draftId.toLowerCase(), type]);
   if (row === undefined) throw refuse.notFound('draft');
@@ -175,7 +175,7 @@ export async function readDraft(db: Db, caller: Caller, type: VersionedType, dra
     if (!canRead(role)) throw refuse.notFound('draft');
     throw refuse.forbidden();
   }
-  audit?.touch({ type, id: row.resource_id, version: Number(row.base_version) });
+  audit.touch({ type, id: row.resource_id, version: Number(row.base_version) });
   return { ...toDraftItem(row, caller), content: row.content };
 }
 
@@ -195,7 +195,7 @@ export async function proposeKnowledge(
   services: { db: Db; blob: BlobStore },
   caller: Caller,
   input: ProposeKnowledgeInput,
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<{ proposalId: string; title: string; status: 'open'; created: true }> {
   const title = checkNewKnowledge(input);
   const rationale = checkRationale(input.rationale);
@@ -210,7 +210,7 @@ export async function proposeKnowledge(
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
       [caller.tenant.id, proposalId, title, input.content, rationale ?? null, input.authority ?? 'informational', manifestJson(manifest), caller.principal.id],
     );
-    await audit?.recordIn(tx, 'knowledge.propose', [], { proposal_id: proposalId, attachments: manifest.length });
+    await audit.recordIn(tx, 'knowledge.propose', [], { proposal_id: proposalId, attachments: manifest.length });
     return { proposalId, title, status: 'open', created: true };
   });
 }

@@ -59,12 +59,12 @@ export interface KnowledgeVersion extends VersionRead {
 }
 
 /** `version`: the read selector as the caller gave it (latest, published or a number). */
-export async function readKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit?: AuditTrail): Promise<KnowledgeVersion> {
+export async function readKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit: AuditTrail): Promise<KnowledgeVersion> {
   const id = parseId('knowledge', input.knowledgeId);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(db, caller, 'knowledge', id, { allowRoute: true });
   const version = await selectVersion(db, caller, 'knowledge', access, selector);
-  audit?.touch({ type: 'knowledge', id, version: version.version, version_id: version.id });
+  audit.touch({ type: 'knowledge', id, version: version.version, version_id: version.id });
   return {
     id,
     title: access.head.name,
@@ -115,7 +115,7 @@ export function checkNewKnowledge(input: { title?: string | undefined; content: 
  * nothing and answers updated: false. Concurrent writers of one Knowledge are serialised on
  * its row, so exactly one of several writers with the same expectedVersion wins.
  */
-export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowledgeInput, audit?: AuditTrail): Promise<WriteKnowledgeResult> {
+export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowledgeInput, audit: AuditTrail): Promise<WriteKnowledgeResult> {
   const expected = input.expectedVersion;
   if (!Number.isSafeInteger(expected) || expected < 0) throw refuse.invalidExpectedVersion(true);
   if (expected === 0) {
@@ -134,7 +134,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
         ...dates,
         publish: input.publish === true,
       });
-      await audit?.recordIn(
+      await audit.recordIn(
         tx,
         'knowledge.create',
         [{ type: 'knowledge', id: result.id, before_version: null, after_version: result.version, version_id: result.versionId, changed: true }],
@@ -168,7 +168,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
       : latest;
     const published = input.publish === true ? await publishVersion(tx, caller.tenant.id, head, saved.version) : false;
     if (changed || published) {
-      await audit?.recordIn(
+      await audit.recordIn(
         tx,
         'knowledge.write',
         [{ type: 'knowledge', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }],
@@ -204,6 +204,6 @@ export async function createKnowledge(
 }
 
 /** publish_knowledge: `version` is the publish selector as the caller gave it (latest or a number). */
-export async function publishKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit?: AuditTrail): Promise<PublishResult> {
+export async function publishKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit: AuditTrail): Promise<PublishResult> {
   return publishResource(db, caller, 'knowledge', parseId('knowledge', input.knowledgeId), input.version, audit);
 }

@@ -64,11 +64,11 @@ export async function listMemories(db: Db, caller: Caller): Promise<MemoryItem[]
 }
 
 /** read_memory: the latest version, needed for a safe write. */
-export async function readMemory(db: Db, caller: Caller, input: { memoryId: string }, audit?: AuditTrail): Promise<MemoryVersion> {
+export async function readMemory(db: Db, caller: Caller, input: { memoryId: string }, audit: AuditTrail): Promise<MemoryVersion> {
   const id = parseId('memory', input.memoryId);
   const { head, role } = await resolveAccess(db, caller, 'memory', id);
   const version = await latestVersionOf(db, caller.tenant.id, head);
-  audit?.touch({ type: 'memory', id, version: version.version, version_id: version.id });
+  audit.touch({ type: 'memory', id, version: version.version, version_id: version.id });
   return {
     id,
     name: head.name,
@@ -89,7 +89,7 @@ export async function createMemory(
   db: Db,
   caller: Caller,
   input: { name: string; content: string },
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<MemoryWrite & { created: true }> {
   const name = input.name.trim();
   if (name === '') throw refuse.nameRequired();
@@ -102,7 +102,7 @@ export async function createMemory(
       { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id },
       { content: input.content, createdBy: caller.principal.id },
     );
-    await audit?.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
+    await audit.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
     return { id: head.id, name, versionId: saved.id, version: saved.version, created: true };
   });
 }
@@ -115,7 +115,7 @@ export async function writeMemory(
   db: Db,
   caller: Caller,
   input: { memoryId: string; expectedVersion: number; content: string },
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<MemoryWrite & { updated: boolean }> {
   const id = parseId('memory', input.memoryId);
   if (!Number.isSafeInteger(input.expectedVersion) || input.expectedVersion <= 0) throw refuse.invalidExpectedVersion(false);
@@ -127,7 +127,7 @@ export async function writeMemory(
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
     const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
-    await audit?.recordIn(tx, 'memory.write', [
+    await audit.recordIn(tx, 'memory.write', [
       { type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed },
     ]);
     return { id, name: head.name, versionId: saved.id, version: saved.version, updated: changed };

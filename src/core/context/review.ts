@@ -1,5 +1,6 @@
 import type { TenantRef } from '../access/caller.ts';
-import type { AuditLog, AuditResource } from '../audit/audit-log.ts';
+import type { AuditResource } from '../audit/audit-log.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 import { findPrincipal, isEmailReference, requireTenant } from '../directory/directory.ts';
 import { conflict, notFound, validation } from '../errors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
@@ -23,7 +24,8 @@ import { HEAD_COLUMNS, parseManifest, toHead } from '../versions/queries.ts';
  * Skill, create_knowledge_draft / create_skill_draft) and proposals (a new Knowledge,
  * propose_knowledge). Nothing an agent submits becomes a version until a person accepts it
  * here (`kgw review`, later the console). Each decision runs in one transaction with the
- * resource row locked and is audited in it.
+ * resource row locked and is audited in it, through the surface trail it is given (the CLI's),
+ * as the reviewer when one is named.
  */
 
 export type ReviewKind = 'draft' | 'proposal';
@@ -340,7 +342,7 @@ interface Decision {
  * Accepts an open draft or proposal (`kgw review accept`): locks it and hands it to
  * acceptProposal or acceptDraft, in one transaction.
  */
-export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput): Promise<AcceptResult> {
+export async function acceptReview(db: Db, audit: AuditTrail, input: AcceptInput): Promise<AcceptResult> {
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const by = await reviewer(tx, tenant, input.as);
@@ -353,7 +355,7 @@ export async function acceptReview(db: Db, audit: AuditLog, input: AcceptInput):
 }
 
 /** A proposal creates its Knowledge (created by the proposing agent); `publish` publishes it. */
-async function acceptProposal(tx: Transaction, audit: AuditLog, { tenant, by, row }: Decision, publish: boolean): Promise<AcceptResult> {
+async function acceptProposal(tx: Transaction, audit: AuditTrail, { tenant, by, row }: Decision, publish: boolean): Promise<AcceptResult> {
   const created = await createKnowledge(tx, tenant.id, {
     title: row.name,
     content: row.content,
@@ -367,15 +369,14 @@ async function acceptProposal(tx: Transaction, audit: AuditLog, { tenant, by, ro
         WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
     [tenant.id, row.id, by?.id ?? null, created.id],
   );
-  await audit.appendIn(tx, {
-    tenantId: tenant.id,
-    surface: 'cli',
-    principalId: by?.id,
-    action: 'review.accept',
-    result: 'ok',
-    resources: [{ type: 'knowledge', id: created.id, before_version: null, after_version: created.version, version_id: created.versionId, changed: true }],
-    details: { kind: 'proposal', proposal_id: row.id, published: created.published },
-  });
+  await audit
+    .about({ tenantId: tenant.id, principalId: by?.id })
+    .recordIn(
+      tx,
+      'review.accept',
+      [{ type: 'knowledge', id: created.id, before_version: null, after_version: created.version, version_id: created.versionId, changed: true }],
+      { kind: 'proposal', proposal_id: row.id, published: created.published },
+    );
   return {
     id: row.id,
     kind: 'proposal',
@@ -404,7 +405,7 @@ async function acceptProposal(tx: Transaction, audit: AuditLog, { tenant, by, ro
  */
 async function acceptDraft(
   tx: Transaction,
-  audit: AuditLog,
+  audit: AuditTrail,
   { tenant, by, row, head }: Decision,
   options: { publish: boolean; force: boolean },
 ): Promise<AcceptResult> {
@@ -453,15 +454,9 @@ async function acceptDraft(
     [tenant.id, row.id, by?.id ?? null, saved.version],
   );
   const resource: AuditResource = { type, id: head.id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed };
-  await audit.appendIn(tx, {
-    tenantId: tenant.id,
-    surface: 'cli',
-    principalId: by?.id,
-    action: 'review.accept',
-    result: 'ok',
-    resources: [resource],
-    details: { kind: 'draft', draft_id: row.id, base_version: baseVersion, published, forced: stale },
-  });
+  await audit
+    .about({ tenantId: tenant.id, principalId: by?.id })
+    .recordIn(tx, 'review.accept', [resource], { kind: 'draft', draft_id: row.id, base_version: baseVersion, published, forced: stale });
   return {
     id: row.id,
     kind: 'draft',
@@ -490,7 +485,7 @@ export interface RejectInput {
 }
 
 /** Rejects an open draft or proposal with an optional note; nothing else changes. */
-export async function rejectReview(db: Db, audit: AuditLog, input: RejectInput): Promise<RejectResult> {
+export async function rejectReview(db: Db, audit: AuditTrail, input: RejectInput): Promise<RejectResult> {
   const note = checkRationale(input.note, 'note') ?? null;
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
@@ -503,15 +498,14 @@ export async function rejectReview(db: Db, audit: AuditLog, input: RejectInput):
       [tenant.id, row.id, by?.id ?? null, note],
     );
     const item = toItem(row);
-    await audit.appendIn(tx, {
-      tenantId: tenant.id,
-      surface: 'cli',
-      principalId: by?.id,
-      action: 'review.reject',
-      result: 'ok',
-      resources: row.kind === 'draft' ? [{ type: row.type, id: item.resourceId as string, version: Number(row.base_version) }] : [],
-      details: row.kind === 'draft' ? { kind: 'draft', draft_id: row.id } : { kind: 'proposal', proposal_id: row.id },
-    });
+    await audit
+      .about({ tenantId: tenant.id, principalId: by?.id })
+      .recordIn(
+        tx,
+        'review.reject',
+        row.kind === 'draft' ? [{ type: row.type, id: item.resourceId as string, version: Number(row.base_version) }] : [],
+        row.kind === 'draft' ? { kind: 'draft', draft_id: row.id } : { kind: 'proposal', proposal_id: row.id },
+      );
     return {
       id: row.id,
       kind: row.kind,

@@ -52,12 +52,12 @@ export interface SkillVersion extends VersionRead {
 }
 
 /** `version`: the read selector as the caller gave it (latest, published or a number). */
-export async function readSkill(services: Services, caller: Caller, input: { skillId: string; version?: unknown }, audit?: AuditTrail): Promise<SkillVersion> {
+export async function readSkill(services: Services, caller: Caller, input: { skillId: string; version?: unknown }, audit: AuditTrail): Promise<SkillVersion> {
   const id = parseId('skill', input.skillId);
   const selector = parseReadSelector(input.version);
   const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
   const version = await selectVersion(services.db, caller, 'skill', access, selector);
-  audit?.touch({ type: 'skill', id, version: version.version, version_id: version.id });
+  audit.touch({ type: 'skill', id, version: version.version, version_id: version.id });
   return {
     id,
     name: version.name ?? access.head.name,
@@ -118,7 +118,7 @@ export interface CreatedSkill {
 }
 
 /** create_skill: Editor on All Skills; the bytes are stored before the version points at them. */
-export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit?: AuditTrail): Promise<CreatedSkill> {
+export async function createSkill(services: Services, caller: Caller, input: CreateSkillInput, audit: AuditTrail): Promise<CreatedSkill> {
   const pkg = validatePackage({ skillMd: input.skillMd, attachments: input.attachments ?? [] });
   const dates = parseDates(input);
   await ensureCanCreate(services.db, caller, 'skill');
@@ -127,7 +127,7 @@ export async function createSkill(services: Services, caller: Caller, input: Cre
     // Checked again in the transaction: a grant may have gone while the bytes were stored.
     await ensureCanCreate(tx, caller, 'skill');
     const created = await insertSkill(tx, caller.tenant.id, { pkg, manifest, createdBy: caller.principal.id, ...dates, publish: false });
-    await audit?.recordIn(
+    await audit.recordIn(
       tx,
       'skill.create',
       [{ type: 'skill', id: created.id, before_version: null, after_version: 1, version_id: created.versionId, changed: true }],
@@ -203,7 +203,7 @@ export interface WriteSkillResult {
  * when SKILL.md or the files differ; changed dates alone answer the latest version with
  * updated: true; nothing changed answers updated: false.
  */
-export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit?: AuditTrail): Promise<WriteSkillResult> {
+export async function writeSkill(services: Services, caller: Caller, input: WriteSkillInput, audit: AuditTrail): Promise<WriteSkillResult> {
   const id = parseId('skill', input.skillId);
   if (!Number.isSafeInteger(input.expectedVersion) || input.expectedVersion <= 0) throw refuse.invalidExpectedVersion(false);
   const skillMd = input.skillMd;
@@ -238,7 +238,7 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
       });
     }
     if (changed || datesChanged) {
-      await audit?.recordIn(
+      await audit.recordIn(
         tx,
         'skill.write',
         [{ type: 'skill', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed }],
@@ -255,6 +255,6 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
 }
 
 /** publish_skill: `version` is the publish selector as the caller gave it (latest or a number). */
-export async function publishSkill(db: Db, caller: Caller, input: { skillId: string; version?: unknown }, audit?: AuditTrail): Promise<PublishResult> {
+export async function publishSkill(db: Db, caller: Caller, input: { skillId: string; version?: unknown }, audit: AuditTrail): Promise<PublishResult> {
   return publishResource(db, caller, 'skill', parseId('skill', input.skillId), input.version, audit);
 }

@@ -1,7 +1,6 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Db } from '../../store/db.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import { AuditTrail } from '../audit/trail.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 import { directoryGraph, EMPTY_GRAPH, graphDiff } from '../graph/directory-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import type { OrgEnvironment } from './org-file.ts';
@@ -53,9 +52,11 @@ class DryRunRollback extends Error {
  * back (and stores no Skill files). `env` is where `password_env` finds passwords; it defaults
  * to this process's environment, and a gateway applying a file for the CLI passes the CLI's
  * (see passwordEnvironment). `files` is what `file:` and `dir:` name, never read here from
- * this process's file system: the CLI reads and sends them (see readReferencedFiles).
+ * this process's file system: the CLI reads and sends them (see readReferencedFiles). An apply
+ * that changes something records `org.apply` with its change counts through `audit` (a surface
+ * trail, told the tenant here); a dry run or an apply that changes nothing records nothing.
  */
-export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLog): Promise<OrgApplyResult> {
+export async function applyOrgFile(db: Db, input: OrgApplyInput, audit: AuditTrail): Promise<OrgApplyResult> {
   const dryRun = input.dryRun ?? false;
   const problems = new OrgProblems(input.fileName ?? 'org.yaml');
   const file = readOrgFile(input.source, problems, input.env, input.files);
@@ -83,13 +84,9 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit?: AuditLo
       if (steps.length === 0) return result;
       // The directory's part of the Company Brain graph follows, through the outbox.
       await enqueue(tx, graphDiff(id, graphBefore, await directoryGraph(tx, id)));
-      if (audit) {
-        const counts: Record<string, number> = {};
-        for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
-        await AuditTrail.forSurface(audit, 'cli')
-          .about({ tenantId: id })
-          .recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: counts });
-      }
+      const counts: Record<string, number> = {};
+      for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
+      await audit.about({ tenantId: id }).recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: counts });
       return result;
     });
   } catch (error) {

@@ -4,8 +4,7 @@ import type { Scope } from '../access/scopes.ts';
 import { normalizeScopes } from '../access/scopes.ts';
 import { requirePrincipal, requireTenant } from '../directory/directory.ts';
 import { toPrincipal } from '../directory/principals.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import { AuditTrail } from '../audit/trail.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 import { notFound } from '../errors.ts';
 import { iso, isoOrNull } from '../instants.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
@@ -60,9 +59,10 @@ const toInfo = (row: InfoRow): TokenInfo => ({
 
 /**
  * Issues a bearer token for a principal from the CLI; the secret is returned once and stored only
- * hashed. The issue is audited through a CLI trail in the same transaction (never the secret).
+ * hashed. The issue is audited through `audit` (the CLI's trail, told the tenant here) in the
+ * same transaction (never the secret).
  */
-export async function createToken(db: Db, input: CreateTokenInput, audit: AuditLog): Promise<{ token: string; info: TokenInfo }> {
+export async function createToken(db: Db, input: CreateTokenInput, audit: AuditTrail): Promise<{ token: string; info: TokenInfo }> {
   const scopes = normalizeScopes(input.scopes);
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
@@ -77,7 +77,7 @@ export async function createToken(db: Db, input: CreateTokenInput, audit: AuditL
     });
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenant.id, id]);
     const info = toInfo(row!);
-    await AuditTrail.forSurface(audit, 'cli')
+    await audit
       .about({ tenantId: tenant.id })
       .recordIn(tx, 'token.create', [{ type: 'token', id }], { principal_id: principal.id, scopes, expires_at: info.expiresAt });
     return { token: secret, info };
@@ -129,7 +129,7 @@ export async function listTokens(q: Queryable, options: { tenant?: string | unde
 }
 
 /** Revokes a token by id (CLI, audited like the issue); revoking twice is harmless and reports the first revocation. */
-export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<TokenInfo> {
+export async function revokeToken(db: Db, id: string, audit: AuditTrail): Promise<TokenInfo> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
   return db.tx(async (tx) => {
     const [updated] = await tx.query<{ tenant_id: string }>('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING tenant_id', [
@@ -137,10 +137,7 @@ export async function revokeToken(db: Db, id: string, audit: AuditLog): Promise<
     ]);
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
     if (!row) throw notFound(`no token with id "${id}"`);
-    if (updated)
-      await AuditTrail.forSurface(audit, 'cli')
-        .about({ tenantId: updated.tenant_id })
-        .recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    if (updated) await audit.about({ tenantId: updated.tenant_id }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
     return toInfo(row);
   });
 }

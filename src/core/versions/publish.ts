@@ -26,7 +26,7 @@ export async function publishResource(
   type: VersionedType,
   id: string,
   rawSelector: unknown,
-  audit?: AuditTrail,
+  audit: AuditTrail,
 ): Promise<PublishResult> {
   const selector = parsePublishSelector(rawSelector);
   return db.tx(async (tx) => {
@@ -36,7 +36,7 @@ export async function publishResource(
     const number = version.version;
     const published = await publishVersion(tx, caller.tenant.id, access.head, number);
     if (published) {
-      await audit?.recordIn(
+      await audit.recordIn(
         tx,
         `${type}.publish`,
         [{ type, id, before_version: access.head.publishedVersion ?? null, after_version: number, version_id: version.id }],

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { Caller } from '../../src/core/access/caller.ts';
+import { AuditLog } from '../../src/core/audit/audit-log.ts';
+import { AuditTrail } from '../../src/core/audit/trail.ts';
+import type { Db } from '../../src/store/db.ts';
+
+/*
+ * Every core write takes an audit trail and records its event through it (docs/architecture.md,
+ * "Audit"). A suite that calls a core write directly gets its trail here, so that what it writes
+ * is audited the way the gateway's own callers audit it.
+ */
+
+/** The trail `kgw` gives an operation's write (src/admin/ops.ts): the CLI surface, over the audit log of `db`. */
+export function cliTrail(db: Db): AuditTrail {
+  return AuditTrail.forSurface(new AuditLog(db), 'cli');
+}
+
+/**
+ * A tool call's trail for `caller`, for a core function a suite calls as a dialect's tool would:
+ * its events name the caller and its token as a tool call's do, and the tool as `test` (a test
+ * calling the core directly, not a tool of any spec). One per call, as the gateway makes one per
+ * tool call.
+ */
+export function callerTrail(db: Db, caller: Caller): AuditTrail {
+  return AuditTrail.forTool(new AuditLog(db), caller, { name: 'test', dialect: 'test' }, randomUUID());
+}
