@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { TenantRef } from '../core/access/caller.ts';
+import type { AuditTrail } from '../core/audit/trail.ts';
+import { acceptKbInvitations } from '../core/kb/sharing.ts';
 import type { Db, Queryable, Transaction } from '../store/db.ts';
 import { base64urlSha256, newSecret, sha256 } from './secrets.ts';
 
@@ -34,9 +36,14 @@ export function readCookie(header: string | undefined, name: string): string | u
 
 export const csrfFor = (secret: string): string => base64urlSha256(`csrf\0${secret}`);
 
-/** Starts a session for a person inside the caller's transaction; returns the cookie secret. */
-export async function startSession(tx: Transaction, tenantId: string, personId: string): Promise<string> {
+/**
+ * Starts a session for a person inside the caller's transaction; returns the cookie secret.
+ * Signing in is where a person first shows they hold their email, so the Knowledge-Base
+ * invitations waiting for it are accepted here, in the same transaction (core/kb/sharing.ts).
+ */
+export async function startSession(tx: Transaction, tenantId: string, personId: string, audit: AuditTrail): Promise<string> {
   await tx.query('DELETE FROM oauth_sessions WHERE expires_at < now()');
+  await acceptKbInvitations(tx, tenantId, personId, audit);
   const secret = newSecret('kgws_');
   await tx.query('INSERT INTO oauth_sessions (tenant_id, id, secret_hash, person_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
     tenantId,

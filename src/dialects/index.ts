@@ -27,6 +27,7 @@ import {
   readSkillTool,
   writeSkillTool,
 } from './alignbase/skills.ts';
+import { auditLogTool, getAuditEventTool } from './atmina/audit.ts';
 import { atminaErrors } from './atmina/errors.ts';
 import {
   deleteFileTool,
@@ -40,6 +41,8 @@ import {
 } from './atmina/files.ts';
 import { health } from './atmina/health.ts';
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
+import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
+import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 
@@ -91,6 +94,13 @@ export const allTools: readonly ToolDef[] = [
   restoreVersionTool,
   moveFileTool,
   deleteFileTool,
+  auditLogTool,
+  getAuditEventTool,
+  getTeamSettingsTool,
+  updateTeamSettingsTool,
+  shareKbTool,
+  inviteToKbTool,
+  revokeShareTool,
 ];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {

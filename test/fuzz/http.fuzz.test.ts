@@ -12,7 +12,7 @@ import { createGateway } from '../../src/app.ts';
 import { createLoginLink } from '../../src/auth/login-links.ts';
 import { findSession, startSession } from '../../src/auth/sessions.ts';
 import { loadConfig } from '../../src/config.ts';
-import { cliTrail } from '../support/audit.ts';
+import { cliTrail, oauthTrail } from '../support/audit.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -344,7 +344,7 @@ for (const backend of storeBackends()) {
       assert.equal(registered.statusCode, 201, registered.body);
       clientId = registered.json<{ client_id: string }>().client_id;
       const [alice] = await store.db.query<{ tenant_id: string; id: string }>("SELECT tenant_id, id FROM principals WHERE email = 'alice@acme.test'");
-      const secret = await store.db.tx((tx) => startSession(tx, alice!.tenant_id, alice!.id));
+      const secret = await store.db.tx((tx) => startSession(tx, alice!.tenant_id, alice!.id, oauthTrail(store.db)));
       cookie = `kgw_session=${secret}`;
       csrf = (await findSession(store.db, secret))!.csrf;
       loginLink = new URL((await createLoginLink(store.db, config, 'acme', 'alice@acme.test', cliTrail(store.db))).url).pathname;

@@ -58,7 +58,18 @@ for (const backend of storeBackends()) {
         const client = await connectClient(`${running.url}${path}`, aliceToken);
         try {
           const names = (await client.listTools()).tools.map((t) => t.name);
-          if (path === '/atmina/mcp') assert.deepEqual(names.sort(), ['file_history', 'health', 'list_files', 'list_kbs', 'read_file', 'whoami']);
+          if (path === '/atmina/mcp')
+            assert.deepEqual(names.sort(), [
+              'audit_log',
+              'file_history',
+              'get_audit_event',
+              'get_team_settings',
+              'health',
+              'list_files',
+              'list_kbs',
+              'read_file',
+              'whoami',
+            ]);
           else {
             // Every dialect's tools that context.read allows; none needing context.write or activity.write.
             for (const name of ['health', 'whoami', 'get_current_context', 'list_knowledge', 'read_skill', 'list_memories'])
@@ -270,8 +281,9 @@ for (const backend of storeBackends()) {
         body.map((m) => m.id),
         [1, 2],
       );
-      // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history.
-      assert.equal(body[1]?.result.tools?.length, 6);
+      // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history,
+      // audit_log, get_audit_event, get_team_settings.
+      assert.equal(body[1]?.result.tools?.length, 9);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);
       assert.equal(ready.status, 200);

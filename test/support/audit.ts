@@ -15,6 +15,11 @@ export function cliTrail(db: Db): AuditTrail {
   return AuditTrail.forSurface(new AuditLog(db), 'cli');
 }
 
+/** The trail the sign-in pages give a session's start (src/http/pages/page-routes.ts): the OAuth surface. */
+export function oauthTrail(db: Db): AuditTrail {
+  return AuditTrail.forSurface(new AuditLog(db), 'oauth');
+}
+
 /**
  * A tool call's trail for `caller`, for a core function a suite calls as a dialect's tool would:
  * its events name the caller and its token as a tool call's do, and the tool as `test` (a test

@@ -10,8 +10,8 @@ import { refuseKb } from './refusals.ts';
 
 /**
  * Which Knowledge Bases a caller may use, and with which access. The role comes from the team
- * model (core/access: team role, team shares, agent policy); the KB's visibility decides which
- * of them count (docs/atmina.md, "Visibility"):
+ * model (core/access: team role, team shares, agent policy) and the KB's own shares (kb_shares,
+ * core/kb/sharing.ts), which count as shares; the KB's visibility decides which of them count (docs/atmina.md, "Visibility"):
  *
  * - `team`: the owning team's members at their roles, plus the team's shares;
  * - `private`: the owning team's Admins and the shares only (other members see nothing);
@@ -57,9 +57,38 @@ export async function resolveKb(q: Queryable, caller: Caller, given: string, opt
   );
   if (row === undefined) throw refuseKb.kbNotFound(given);
   const kb = toKb(row);
-  const access = visibleAccess(kb.visibility, await teamKbAccess(q, caller.tenant.id, caller.principal.id, kb.team.id));
+  const team = await teamKbAccess(q, caller.tenant.id, caller.principal.id, kb.team.id);
+  const shareRoles = await kbShareRoles(q, caller.tenant.id, caller.principal.id, kb.id);
+  const access = visibleAccess(kb.visibility, withKbShares(team, shareRoles));
   if (access === 'none') throw refuseKb.kbNotFound(given);
   return { kb, access };
+}
+
+/** The team access with the KB's own shares added: they are shares like the team's and combine the same way. */
+function withKbShares(team: TeamKbAccess, kbShares: readonly TeamRole[] | undefined): TeamKbAccess {
+  return kbShares === undefined || kbShares.length === 0 ? team : { ...team, shareRoles: [...team.shareRoles, ...kbShares] };
+}
+
+// The roles of a KB's own shares (kb_shares) that reach a principal: to it, or to a team it is a
+// member of at any role. A pending invitation (invited_email) reaches nobody until accepted.
+const KB_SHARE_ROLES = `
+  SELECT s.kb_id, s.role FROM kb_shares s
+   WHERE s.tenant_id = $1
+     AND (s.principal_id = $2
+          OR s.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2))`;
+
+/** The roles of the shares of one KB that reach the principal. */
+async function kbShareRoles(q: Queryable, tenantId: string, principalId: string, kbId: string): Promise<TeamRole[]> {
+  const rows = await q.query<{ kb_id: string; role: TeamRole }>(`${KB_SHARE_ROLES} AND s.kb_id = $3`, [tenantId, principalId, kbId]);
+  return rows.map((row) => row.role);
+}
+
+/** The roles of every KB share that reaches the principal, by KB. */
+async function kbShareRolesByKb(q: Queryable, tenantId: string, principalId: string): Promise<ReadonlyMap<string, TeamRole[]>> {
+  const rows = await q.query<{ kb_id: string; role: TeamRole }>(KB_SHARE_ROLES, [tenantId, principalId]);
+  const byKb = new Map<string, TeamRole[]>();
+  for (const row of rows) byKb.set(row.kb_id, [...(byKb.get(row.kb_id) ?? []), row.role]);
+  return byKb;
 }
 
 /** Refuses with `permission_denied` unless the access reaches `needed`; `action` starts the message ("writing files"). */
@@ -83,14 +112,15 @@ export async function kbFor(
 
 /** Every live KB of the tenant the caller has any access to (search included), by slug. */
 export async function accessibleKbs(q: Queryable, caller: Caller): Promise<KbWithAccess[]> {
-  const [rows, teams] = await Promise.all([
+  const [rows, teams, kbShares] = await Promise.all([
     q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND k.archived_at IS NULL ORDER BY k.slug`, [caller.tenant.id]),
     teamKbAccessByTeam(q, caller.tenant.id, caller.principal.id),
+    kbShareRolesByKb(q, caller.tenant.id, caller.principal.id),
   ]);
   const nothing: TeamKbAccess = { teamRole: undefined, shareRoles: [], agentPolicyMax: undefined };
   return rows.flatMap((row) => {
     const kb = toKb(row);
-    const access = visibleAccess(kb.visibility, teams.get(kb.team.id) ?? nothing);
+    const access = visibleAccess(kb.visibility, withKbShares(teams.get(kb.team.id) ?? nothing, kbShares.get(kb.id)));
     return access === 'none' ? [] : [{ kb, access }];
   });
 }

@@ -11,6 +11,7 @@ import { kbFileEntries } from './projection.ts';
 import type { FileRow, Kb, KbRow, KbVisibility, LocationPolicy } from './queries.ts';
 import { FILE_COLUMNS, KB_COLUMNS, KB_FROM, KB_VISIBILITIES, LOCATION_POLICIES, toFile, toKb } from './queries.ts';
 import { quoted, refuseKb } from './refusals.ts';
+import { teamSettings } from './settings.ts';
 
 /**
  * Knowledge Bases: list, create, update, archive and restore. A KB belongs to one team; its
@@ -155,11 +156,13 @@ export async function createKb(db: Db, caller: Caller, input: CreateKbInput, aud
   const name = checkName(input.name);
   const slug = input.slug === undefined ? undefined : checkSlug(input.slug);
   const description = checkDescription(input.description ?? '');
-  const visibility = checkChoice('visibility', input.visibility ?? 'team', KB_VISIBILITIES);
+  const asked = input.visibility === undefined ? undefined : checkChoice('visibility', input.visibility, KB_VISIBILITIES);
   const locationPolicy = checkChoice('location_policy', input.locationPolicy ?? 'visible', LOCATION_POLICIES);
   const tenantId = caller.tenant.id;
   return db.tx(async (tx) => {
     const team = await owningTeam(tx, caller, input.team);
+    // Unasked, the visibility is the owning team's default (team settings; `team` unless changed).
+    const visibility = asked ?? (await teamSettings(tx, tenantId, team.id)).defaultKbVisibility;
     await lockSlugs(tx, tenantId);
     if (slug !== undefined && (await slugTaken(tx, tenantId, slug))) throw refuseKb.slugTaken(slug);
     const chosen = slug ?? (await freeSlug(tx, tenantId, slugFromName(name)));

@@ -44,6 +44,16 @@ export interface KbReasonFacts {
   invalid_cursor: Record<string, never>;
   /** The write could not be applied after retrying on a head that kept moving. */
   write_contended: { attempts: number };
+  /** Team settings: not Admin of the named team (or, unnamed, of any team); several and none named. */
+  settings_team_role: { team: string | undefined };
+  settings_team_ambiguous: { choices: readonly string[] };
+  /** A share's target (principal or team) that is not in the tenant: one answer, like a missing KB. */
+  share_target_not_found: { given: string };
+  share_not_found: { given: string };
+  /** An audit event that does not exist or names nothing the caller may audit. */
+  audit_event_not_found: { given: string };
+  /** audit_log by a caller who is Editor of no KB and no team. */
+  audit_role: Record<string, never>;
 }
 
 export type KbReason = keyof KbReasonFacts;
@@ -163,6 +173,40 @@ export const refuseKb = {
       field === 'items' ? `items must hold 1 to ${max} writes` : `concurrency must be a whole number from 1 to ${max}`,
     ),
   invalidCursor: (): KgwError => refusal('validation', 'invalid_cursor', {}, 'cursor: not a cursor this tool returned; start again without it'),
+  settingsTeamRole: (team: string | undefined, choices: readonly string[]): KgwError =>
+    refusal(
+      'permission_denied',
+      'settings_team_role',
+      { team },
+      team === undefined
+        ? 'team settings need the Admin role in a team; you are Admin of none'
+        : `the settings of team ${quoted(team)} need the Admin role there${adminOf(choices)}`,
+    ),
+  settingsTeamAmbiguous: (choices: readonly string[]): KgwError =>
+    refusal(
+      'validation',
+      'settings_team_ambiguous',
+      { choices },
+      `team: you are Admin of several teams (${choices.join(', ')}); name the one whose settings you mean`,
+    ),
+  shareTargetNotFound: (given: string): KgwError =>
+    refusal(
+      'not_found',
+      'share_target_not_found',
+      { given },
+      `no person, agent or team ${quoted(given)} in this organisation; whoami and list_kbs show identifiers you can use`,
+    ),
+  shareNotFound: (given: string): KgwError =>
+    refusal(
+      'not_found',
+      'share_not_found',
+      { given },
+      `no share ${quoted(given)} of this Knowledge Base; share_kb and invite_to_kb answer the grant_id to revoke`,
+    ),
+  auditEventNotFound: (given: string): KgwError =>
+    refusal('not_found', 'audit_event_not_found', { given }, `no audit event ${quoted(given)} is available to you; audit_log lists the ones you can read`),
+  auditRole: (): KgwError =>
+    refusal('permission_denied', 'audit_role', {}, 'the audit log needs the Editor role on a Knowledge Base or in a team; you have neither'),
   writeContended: (attempts: number): KgwError =>
     refusal('conflict', 'write_contended', { attempts }, `the file kept changing while this write was applied (${attempts} attempts); read it again and retry`),
 };

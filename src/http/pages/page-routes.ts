@@ -173,7 +173,7 @@ function registerSignIn(app: FastifyInstance, pages: Pages): void {
       return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
     }
     await endSession(db, pages.sessionSecret(request));
-    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId));
+    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId, AuditTrail.forSurface(pages.services.audit, 'oauth')));
     return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
   });
 }
@@ -191,7 +191,7 @@ function registerLoginLink(app: FastifyInstance, pages: Pages): void {
 
   app.post<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
     if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
-    const secret = await redeemLoginLink(db, request.params.secret);
+    const secret = await redeemLoginLink(db, request.params.secret, AuditTrail.forSurface(pages.services.audit, 'oauth'));
     if (secret === undefined) return badLink(reply);
     await endSession(db, pages.sessionSecret(request));
     const session = await findSession(db, secret);

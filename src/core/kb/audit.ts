@@ -1,0 +1,263 @@
+import type { Caller, PrincipalKind } from '../access/caller.ts';
+import type { TeamRole } from '../access/team-roles.ts';
+import { kbAllows } from '../access/team-roles.ts';
+import type { AuditResource } from '../audit/audit-log.ts';
+import type { Queryable } from '../../store/db.ts';
+import { accessibleKbs, kbFor } from './access.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { refuseKb } from './refusals.ts';
+import { teamSettingsOf } from './settings.ts';
+
+/**
+ * The audit log as Atmina's Editors read it (audit_log, get_audit_event), over the one
+ * append-only log of core/audit. An Editor reads the events that name a Knowledge Base it is
+ * Editor (or Admin) on, and those that name a team where it is Editor or Admin as a member
+ * (team settings), capped by an agent's policy like every role. Of such an event it sees the
+ * KBs and teams it may audit and nothing of the others: their ids are left out, and so are the
+ * file ids and other resources of an event that names a KB it may not audit. An event that
+ * names nothing it may audit answers like one that does not exist.
+ *
+ * Query text: a search's audit event keeps its text in `details.query`; when the team owning
+ * any KB the event names (or a team it names) says `audit_query_text: omit`, it is left out of
+ * both tools' answers. docs/atmina.md, "Audit".
+ */
+
+/** The details keys that hold query text, left out where a team's privacy setting says so. */
+export const QUERY_TEXT_KEYS = ['query'] as const;
+
+export const AUDIT_PAGE = { default: 20, max: 100 } as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// An ISO 8601 instant with its offset (or Z), as the tools answer them; a date alone is midnight UTC.
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const TOOL_MAX = 100;
+
+/** Who acted: the principal, while it exists. */
+export interface AuditActor {
+  readonly id: string;
+  readonly kind: PrincipalKind | undefined;
+  readonly name: string | undefined;
+}
+
+/** One event with only what the caller may see of it. */
+export interface AuditEventView {
+  readonly id: string;
+  readonly at: Date;
+  readonly actor: AuditActor | undefined;
+  readonly surface: string;
+  readonly dialect: string | undefined;
+  readonly tool: string | undefined;
+  readonly action: string;
+  readonly result: 'ok' | 'error';
+  readonly errorCode: string | undefined;
+  readonly requestId: string | undefined;
+  readonly kbIds: readonly string[];
+  readonly teamIds: readonly string[];
+  readonly fileIds: readonly string[];
+  readonly resources: readonly AuditResource[];
+  readonly details: Readonly<Record<string, unknown>>;
+  /** The query text of a search, when the event has one and no team's setting hides it. */
+  readonly query: string | undefined;
+}
+
+interface EventRow {
+  id: string;
+  at: Date | string;
+  at_key: string;
+  surface: string;
+  principal_id: string | null;
+  actor_kind: PrincipalKind | null;
+  actor_name: string | null;
+  dialect: string | null;
+  tool: string | null;
+  action: string;
+  result: 'ok' | 'error';
+  error_code: string | null;
+  request_id: string | null;
+  resources: AuditResource[] | string;
+  details: Record<string, unknown> | string;
+}
+
+const EVENT_COLUMNS = `e.id, e.at, e.at::text AS at_key, e.surface, e.principal_id, p.kind AS actor_kind, p.name AS actor_name, e.dialect, e.tool,
+  e.action, e.result, e.error_code, e.request_id, e.resources, e.details`;
+const EVENT_FROM = 'audit_events e LEFT JOIN principals p ON p.tenant_id = e.tenant_id AND p.id = e.principal_id';
+// The events naming a KB of $2 or a team of $3 (both text[] of ids).
+const NAMES_AUDITABLE = `EXISTS (SELECT 1 FROM jsonb_array_elements(e.resources) r
+   WHERE (r->>'type' = 'kb' AND r->>'id' = ANY($2::text[])) OR (r->>'type' = 'team' AND r->>'id' = ANY($3::text[])))`;
+
+/** What the caller may audit: the KBs it is Editor or Admin on, and the teams where it is as a member. */
+interface Auditable {
+  readonly kbs: ReadonlySet<string>;
+  readonly teams: ReadonlySet<string>;
+}
+
+async function auditable(q: Queryable, caller: Caller): Promise<Auditable> {
+  const [kbs, teams] = await Promise.all([
+    accessibleKbs(q, caller),
+    q.query<{ team_id: string; role: TeamRole; policy: TeamRole | null }>(
+      `SELECT m.team_id, m.role, p.policy_max_team_role AS policy
+         FROM team_members m JOIN principals p ON p.tenant_id = m.tenant_id AND p.id = m.principal_id
+        WHERE m.tenant_id = $1 AND m.principal_id = $2`,
+      [caller.tenant.id, caller.principal.id],
+    ),
+  ]);
+  const capped = (role: TeamRole, policy: TeamRole | null) => (policy !== null && !kbAllows(policy, role) ? policy : role);
+  return {
+    kbs: new Set(kbs.filter(({ access }) => kbAllows(access, 'editor')).map(({ kb }) => kb.id)),
+    teams: new Set(teams.filter((row) => kbAllows(capped(row.role, row.policy), 'editor')).map((row) => row.team_id)),
+  };
+}
+
+const parsed = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+
+/** The owning team of each KB the events name (archived KBs included), for their privacy settings. */
+async function teamsOfKbs(q: Queryable, tenantId: string, kbIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  const ids = [...new Set(kbIds)].filter((id) => UUID.test(id));
+  if (ids.length === 0) return new Map();
+  const rows = await q.query<{ id: string; team_id: string }>('SELECT id, team_id FROM kbs WHERE tenant_id = $1 AND id = ANY($2::uuid[])', [tenantId, ids]);
+  return new Map(rows.map((row) => [row.id, row.team_id]));
+}
+
+/** The events as the caller may see them: resources cut to what it may audit, query text per the teams' settings. */
+async function views(q: Queryable, caller: Caller, scope: Auditable, rows: readonly EventRow[]): Promise<AuditEventView[]> {
+  const events = rows.map((row) => ({ row, resources: parsed(row.resources), details: parsed(row.details) }));
+  const named = (resources: readonly AuditResource[], type: string) => resources.filter((r) => r.type === type).map((r) => r.id);
+  const kbTeams = await teamsOfKbs(
+    q,
+    caller.tenant.id,
+    events.flatMap(({ resources }) => named(resources, 'kb')),
+  );
+  const teamsOf = (resources: readonly AuditResource[]) => [
+    ...named(resources, 'team'),
+    ...named(resources, 'kb').flatMap((id) => {
+      const team = kbTeams.get(id);
+      return team === undefined ? [] : [team];
+    }),
+  ];
+  const settings = await teamSettingsOf(q, caller.tenant.id, [...new Set(events.flatMap(({ resources }) => teamsOf(resources)))]);
+  return events.map(({ row, resources, details }) => {
+    const kbs = named(resources, 'kb');
+    const teams = named(resources, 'team');
+    // Everything the event names is the caller's to see only when every KB and team of it is.
+    const whole = kbs.every((id) => scope.kbs.has(id)) && teams.every((id) => scope.teams.has(id));
+    const shown = resources.filter((r) => (r.type === 'kb' ? scope.kbs.has(r.id) : r.type === 'team' ? scope.teams.has(r.id) : whole));
+    const hideQuery = teamsOf(resources).some((team) => settings.get(team)?.auditQueryText === 'omit');
+    const visibleDetails = whole ? details : {};
+    const kept = hideQuery
+      ? Object.fromEntries(Object.entries(visibleDetails).filter(([key]) => !(QUERY_TEXT_KEYS as readonly string[]).includes(key)))
+      : visibleDetails;
+    const query = kept.query;
+    return {
+      id: row.id,
+      at: row.at instanceof Date ? row.at : new Date(row.at),
+      actor: row.principal_id === null ? undefined : { id: row.principal_id, kind: row.actor_kind ?? undefined, name: row.actor_name ?? undefined },
+      surface: row.surface,
+      dialect: row.dialect ?? undefined,
+      tool: row.tool ?? undefined,
+      action: row.action,
+      result: row.result,
+      errorCode: row.error_code ?? undefined,
+      requestId: row.request_id ?? undefined,
+      kbIds: [...new Set(named(shown, 'kb'))],
+      teamIds: [...new Set(named(shown, 'team'))],
+      fileIds: [...new Set(named(shown, 'kb_file'))],
+      resources: shown,
+      details: kept,
+      query: typeof query === 'string' ? query : undefined,
+    };
+  });
+}
+
+export interface AuditLogInput {
+  readonly kbId?: string | undefined;
+  /** The acting principal's id. */
+  readonly actor?: string | undefined;
+  readonly tool?: string | undefined;
+  /** ISO instants: events at or after `from`, and before `to`. */
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
+}
+
+export interface AuditPage {
+  readonly events: readonly AuditEventView[];
+  readonly nextCursor: string | undefined;
+}
+
+function checkInstant(field: string, value: string): Date {
+  const instant = new Date(value);
+  if (!ISO_INSTANT.test(value) || Number.isNaN(instant.getTime()))
+    throw refuseKb.invalidField(field, 'must be an ISO 8601 instant such as 2026-01-31T09:00:00Z');
+  return instant;
+}
+
+/** audit_log (Editor): the events the caller may audit, newest first, filtered and paged. */
+export async function auditLog(q: Queryable, caller: Caller, input: AuditLogInput): Promise<AuditPage> {
+  const limit = input.limit ?? AUDIT_PAGE.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_PAGE.max)
+    throw refuseKb.invalidField('limit', `must be a whole number from 1 to ${AUDIT_PAGE.max}`);
+  if (input.actor !== undefined && !UUID.test(input.actor)) throw refuseKb.invalidField('actor', 'must be a principal id (whoami shows yours)');
+  if (input.tool !== undefined && (input.tool === '' || input.tool.length > TOOL_MAX || !/^[a-z0-9_.-]+$/i.test(input.tool)))
+    throw refuseKb.invalidField('tool', 'must be a tool name such as write_file');
+  const from = input.from === undefined ? undefined : checkInstant('from', input.from);
+  const to = input.to === undefined ? undefined : checkInstant('to', input.to);
+  if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) throw refuseKb.invalidField('to', 'must not be before from');
+  const filters = JSON.stringify([
+    input.kbId ?? null,
+    input.actor?.toLowerCase() ?? null,
+    input.tool ?? null,
+    from?.toISOString() ?? null,
+    to?.toISOString() ?? null,
+  ]);
+  const position = input.cursor === undefined ? undefined : decodeCursor(input.cursor, `audit_log:${filters}`, ['string', 'string']);
+
+  const kb = input.kbId === undefined ? undefined : (await kbFor(q, caller, input.kbId, 'editor', 'reading the audit log')).kb;
+  const scope = await auditable(q, caller);
+  if (scope.kbs.size === 0 && scope.teams.size === 0) throw refuseKb.auditRole();
+
+  const params: unknown[] = [caller.tenant.id, [...scope.kbs], [...scope.teams]];
+  const where = ['e.tenant_id = $1', NAMES_AUDITABLE];
+  const add = (condition: (at: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(condition(`$${params.length}`));
+  };
+  if (kb !== undefined) add((at) => `e.resources @> ${at}::jsonb`, JSON.stringify([{ type: 'kb', id: kb.id }]));
+  if (input.actor !== undefined) add((at) => `e.principal_id = ${at}::uuid`, input.actor.toLowerCase());
+  if (input.tool !== undefined) add((at) => `e.tool = ${at}`, input.tool);
+  if (from !== undefined) add((at) => `e.at >= ${at}::timestamptz`, from.toISOString());
+  if (to !== undefined) add((at) => `e.at < ${at}::timestamptz`, to.toISOString());
+  if (position !== undefined) {
+    const [atKey, id] = position;
+    if (typeof id !== 'string' || !UUID.test(id)) throw refuseKb.invalidCursor();
+    params.push(atKey, id);
+    where.push(`(e.at, e.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(limit + 1);
+  const rows = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM ${EVENT_FROM} WHERE ${where.join(' AND ')} ORDER BY e.at DESC, e.id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    events: await views(q, caller, scope, page),
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(`audit_log:${filters}`, [last.at_key, last.id]) : undefined,
+  };
+}
+
+/** get_audit_event (Editor): one event with its permitted detail; one the caller may not audit is `not_found`. */
+export async function getAuditEvent(q: Queryable, caller: Caller, eventId: string): Promise<AuditEventView> {
+  if (!UUID.test(eventId)) throw refuseKb.auditEventNotFound(eventId);
+  const scope = await auditable(q, caller);
+  const [row] = await q.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${EVENT_FROM} WHERE e.tenant_id = $1 AND ${NAMES_AUDITABLE} AND e.id = $4::uuid`, [
+    caller.tenant.id,
+    [...scope.kbs],
+    [...scope.teams],
+    eventId.toLowerCase(),
+  ]);
+  if (row === undefined) throw refuseKb.auditEventNotFound(eventId);
+  const [view] = await views(q, caller, scope, [row]);
+  if (view === undefined) throw refuseKb.auditEventNotFound(eventId);
+  return view;
+}

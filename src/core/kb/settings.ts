@@ -1,0 +1,200 @@
+import type { Caller } from '../access/caller.ts';
+import type { TeamRole } from '../access/team-roles.ts';
+import type { AuditTrail } from '../audit/trail.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+import type { KbVisibility } from './queries.ts';
+import { KB_VISIBILITIES } from './queries.ts';
+import { refuseKb } from './refusals.ts';
+
+/**
+ * Team settings (`team_settings`, migration 0014): what a team decides for its Knowledge Bases
+ * and its audit trail. A team that never changed a setting has no row and the defaults below.
+ * Reading and changing them needs the Admin role as a member of the team, capped by an agent's
+ * policy, as creating a KB does; a share of a team's KBs does not make its holder a manager of
+ * the team. docs/atmina.md, "Team settings".
+ */
+
+export const AUDIT_QUERY_TEXT = ['record', 'omit'] as const;
+/** Whether audit events keep the text of search queries (`record`) or leave it out (`omit`). */
+export type AuditQueryText = (typeof AUDIT_QUERY_TEXT)[number];
+
+/** The bounds of the contribution-note window: a day at least, a year at most. */
+export const CONTRIBUTION_NOTE_DAYS = { min: 1, max: 365 } as const;
+
+export interface TeamSettings {
+  readonly auditQueryText: AuditQueryText;
+  /** How many days a write to a KB silences its writer's contribution note there. */
+  readonly contributionNoteDays: number;
+  /** The visibility create_kb gives a new KB of the team when none is asked for. */
+  readonly defaultKbVisibility: KbVisibility;
+}
+
+/** The settings of a team without a row; the migration's column defaults say the same. */
+export const TEAM_SETTINGS_DEFAULTS: TeamSettings = { auditQueryText: 'record', contributionNoteDays: 14, defaultKbVisibility: 'team' };
+
+interface SettingsRow {
+  audit_query_text: AuditQueryText;
+  contribution_note_days: number;
+  default_kb_visibility: KbVisibility;
+  updated_at: Date | string;
+}
+
+const SETTINGS_COLUMNS = 'audit_query_text, contribution_note_days, default_kb_visibility, updated_at';
+
+const toSettings = (row: SettingsRow): TeamSettings => ({
+  auditQueryText: row.audit_query_text,
+  contributionNoteDays: Number(row.contribution_note_days),
+  defaultKbVisibility: row.default_kb_visibility,
+});
+
+/** A team's settings (the defaults when it changed none), for the code that applies them. */
+export async function teamSettings(q: Queryable, tenantId: string, teamId: string): Promise<TeamSettings> {
+  const [row] = await q.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2`, [tenantId, teamId]);
+  return row === undefined ? TEAM_SETTINGS_DEFAULTS : toSettings(row);
+}
+
+/** Settings of several teams at once (audit reads); teams without a row are left out (they have the defaults). */
+export async function teamSettingsOf(q: Queryable, tenantId: string, teamIds: readonly string[]): Promise<ReadonlyMap<string, TeamSettings>> {
+  if (teamIds.length === 0) return new Map();
+  const rows = await q.query<SettingsRow & { team_id: string }>(
+    `SELECT team_id, ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = ANY($2::uuid[])`,
+    [tenantId, [...teamIds]],
+  );
+  return new Map(rows.map((row) => [row.team_id, toSettings(row)]));
+}
+
+export interface TeamRef {
+  readonly id: string;
+  readonly slug: string;
+  readonly name: string;
+}
+
+interface MembershipRow extends TeamRef {
+  role: TeamRole | null;
+  policy: TeamRole | null;
+}
+
+/**
+ * The team whose settings the caller means: the one named (slug or id), or the one team where
+ * it is Admin. Admin of several and none named is `validation` listing them; a team that is
+ * not the organisation's is `validation` too, as create_kb answers.
+ */
+async function settingsTeam(q: Queryable, caller: Caller, given: string | undefined): Promise<TeamRef> {
+  const rows = await q.query<MembershipRow>(
+    `SELECT t.id, t.slug, t.name, m.role, p.policy_max_team_role AS policy
+       FROM teams t
+       JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = $2
+       LEFT JOIN team_members m ON m.tenant_id = t.tenant_id AND m.team_id = t.id AND m.principal_id = p.id
+      WHERE t.tenant_id = $1
+      ORDER BY t.slug`,
+    [caller.tenant.id, caller.principal.id],
+  );
+  const isAdmin = (row: MembershipRow) => row.role === 'admin' && (row.policy === null || row.policy === 'admin');
+  const admin = rows.filter(isAdmin);
+  const choices = admin.map((row) => row.slug);
+  if (given !== undefined) {
+    const team = rows.find((row) => row.slug === given || row.id === given.toLowerCase());
+    if (team === undefined) throw refuseKb.teamNotFound(given, choices);
+    if (!isAdmin(team)) throw refuseKb.settingsTeamRole(given, choices);
+    return { id: team.id, slug: team.slug, name: team.name };
+  }
+  const [only] = admin;
+  if (only === undefined) throw refuseKb.settingsTeamRole(undefined, []);
+  if (admin.length > 1) throw refuseKb.settingsTeamAmbiguous(choices);
+  return { id: only.id, slug: only.slug, name: only.name };
+}
+
+export interface TeamSettingsView {
+  readonly team: TeamRef;
+  readonly settings: TeamSettings;
+  /** When a setting last changed; undefined while the team has the defaults it never changed. */
+  readonly updatedAt: Date | undefined;
+}
+
+async function settingsView(q: Queryable, tenantId: string, team: TeamRef): Promise<TeamSettingsView> {
+  const [row] = await q.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2`, [tenantId, team.id]);
+  if (row === undefined) return { team, settings: TEAM_SETTINGS_DEFAULTS, updatedAt: undefined };
+  return { team, settings: toSettings(row), updatedAt: row.updated_at instanceof Date ? row.updated_at : new Date(row.updated_at) };
+}
+
+/** get_team_settings (Admin of the team). */
+export async function getTeamSettings(q: Queryable, caller: Caller, input: { team?: string | undefined }): Promise<TeamSettingsView> {
+  const team = await settingsTeam(q, caller, input.team);
+  return settingsView(q, caller.tenant.id, team);
+}
+
+export interface UpdateTeamSettingsInput {
+  readonly team?: string | undefined;
+  readonly auditQueryText?: string | undefined;
+  readonly contributionNoteDays?: number | undefined;
+  readonly defaultKbVisibility?: string | undefined;
+}
+
+const WIRE: Readonly<Record<keyof TeamSettings, string>> = {
+  auditQueryText: 'audit_query_text',
+  contributionNoteDays: 'contribution_note_days',
+  defaultKbVisibility: 'default_kb_visibility',
+};
+
+function checkChoice<T extends string>(field: string, value: string, allowed: readonly T[]): T {
+  const found = allowed.find((choice) => choice === value);
+  if (found === undefined) throw refuseKb.invalidField(field, `must be one of ${allowed.join(', ')}`);
+  return found;
+}
+
+function checkDays(days: number): number {
+  if (!Number.isInteger(days) || days < CONTRIBUTION_NOTE_DAYS.min || days > CONTRIBUTION_NOTE_DAYS.max)
+    throw refuseKb.invalidField('contribution_note_days', `must be a whole number of days from ${CONTRIBUTION_NOTE_DAYS.min} to ${CONTRIBUTION_NOTE_DAYS.max}`);
+  return days;
+}
+
+/** What update_team_settings answers: the settings now, and the fields that changed (wire names). */
+export interface UpdatedTeamSettings extends TeamSettingsView {
+  readonly changed: readonly string[];
+}
+
+/**
+ * update_team_settings (Admin of the team): changes the settings given, the others stay. Every
+ * change is audited (`team.settings.update`) with the fields' values before and after; a call
+ * that changes nothing records no change.
+ */
+export async function updateTeamSettings(db: Db, caller: Caller, input: UpdateTeamSettingsInput, audit: AuditTrail): Promise<UpdatedTeamSettings> {
+  const wanted: Partial<TeamSettings> = {
+    ...(input.auditQueryText === undefined ? {} : { auditQueryText: checkChoice('audit_query_text', input.auditQueryText, AUDIT_QUERY_TEXT) }),
+    ...(input.contributionNoteDays === undefined ? {} : { contributionNoteDays: checkDays(input.contributionNoteDays) }),
+    ...(input.defaultKbVisibility === undefined
+      ? {}
+      : { defaultKbVisibility: checkChoice('default_kb_visibility', input.defaultKbVisibility, KB_VISIBILITIES) }),
+  };
+  if (Object.keys(wanted).length === 0)
+    throw refuseKb.invalidField('update_team_settings', 'give at least one of audit_query_text, contribution_note_days, default_kb_visibility');
+  const tenantId = caller.tenant.id;
+  return db.tx(async (tx) => {
+    const team = await settingsTeam(tx, caller, input.team);
+    // A row to lock, holding the defaults when the team had none, so concurrent changes of one
+    // team take turns and each one's "before" is what the one before it left.
+    await tx.query('INSERT INTO team_settings (tenant_id, team_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [tenantId, team.id]);
+    const [row] = await tx.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2 FOR UPDATE`, [
+      tenantId,
+      team.id,
+    ]);
+    if (row === undefined) throw new Error(`team settings of ${team.id} vanished inside their own transaction`);
+    const current = toSettings(row);
+    const keys = (Object.keys(WIRE) as (keyof TeamSettings)[]).filter((key) => wanted[key] !== undefined && wanted[key] !== current[key]);
+    const changed = keys.map((key) => WIRE[key]);
+    if (keys.length === 0) return { ...(await settingsView(tx, tenantId, team)), changed };
+    const next: TeamSettings = { ...current, ...wanted };
+    await tx.query(
+      `UPDATE team_settings SET audit_query_text = $3, contribution_note_days = $4, default_kb_visibility = $5, updated_at = clock_timestamp(), updated_by = $6
+        WHERE tenant_id = $1 AND team_id = $2`,
+      [tenantId, team.id, next.auditQueryText, next.contributionNoteDays, next.defaultKbVisibility, caller.principal.id],
+    );
+    const pick = (settings: TeamSettings) => Object.fromEntries(keys.map((key) => [WIRE[key], settings[key]]));
+    await audit.recordIn(tx, 'team.settings.update', [{ type: 'team', id: team.id, changed: true }], {
+      fields: changed,
+      before: pick(current),
+      after: pick(next),
+    });
+    return { ...(await settingsView(tx, tenantId, team)), changed };
+  });
+}
