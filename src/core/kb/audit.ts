@@ -14,7 +14,9 @@ import { teamSettingsOf } from './settings.ts';
  * Editor (or Admin) on, and those that name a team where it is Editor or Admin as a member
  * (team settings), capped by an agent's policy like every role. Of such an event it sees the
  * KBs and teams it may audit and nothing of the others: their ids are left out, and so are the
- * file ids and other resources of an event that names a KB it may not audit. An event that
+ * file ids, other resources and details of an event that names a KB it may not audit. An
+ * event names a KB by a `kb` resource, by the `kb_id` of its details (file writes) or through
+ * a `kb_file` resource (file reads). An event that
  * names nothing it may audit answers like one that does not exist.
  *
  * Query text: a search's audit event keeps its text in `details.query`; when the team owning
@@ -81,9 +83,17 @@ interface EventRow {
 const EVENT_COLUMNS = `e.id, e.at, e.at::text AS at_key, e.surface, e.principal_id, p.kind AS actor_kind, p.name AS actor_name, e.dialect, e.tool,
   e.action, e.result, e.error_code, e.request_id, e.resources, e.details`;
 const EVENT_FROM = 'audit_events e LEFT JOIN principals p ON p.tenant_id = e.tenant_id AND p.id = e.principal_id';
+// The KBs an event names: a `kb` resource, the `kb_id` of its details (file writes name their
+// KB there) or the KB of a `kb_file` resource (file reads name only the file). `{kbs}` is a
+// text[] parameter of KB ids.
+const namesKb = (kbs: string): string => `(e.details->>'kb_id' = ANY(${kbs})
+   OR EXISTS (SELECT 1 FROM jsonb_array_elements(e.resources) r
+               LEFT JOIN kb_files f ON r->>'type' = 'kb_file' AND f.tenant_id = e.tenant_id
+                                   AND f.id = CASE WHEN r->>'id' ~ '^[0-9a-f-]{36}$' THEN (r->>'id')::uuid END
+              WHERE (r->>'type' = 'kb' AND r->>'id' = ANY(${kbs})) OR f.kb_id::text = ANY(${kbs})))`;
 // The events naming a KB of $2 or a team of $3 (both text[] of ids).
-const NAMES_AUDITABLE = `EXISTS (SELECT 1 FROM jsonb_array_elements(e.resources) r
-   WHERE (r->>'type' = 'kb' AND r->>'id' = ANY($2::text[])) OR (r->>'type' = 'team' AND r->>'id' = ANY($3::text[])))`;
+const NAMES_AUDITABLE = `(${namesKb('$2::text[]')}
+   OR EXISTS (SELECT 1 FROM jsonb_array_elements(e.resources) r WHERE r->>'type' = 'team' AND r->>'id' = ANY($3::text[])))`;
 
 /** What the caller may audit: the KBs it is Editor or Admin on, and the teams where it is as a member. */
 interface Auditable {
@@ -110,6 +120,14 @@ async function auditable(q: Queryable, caller: Caller): Promise<Auditable> {
 
 const parsed = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 
+/** The KB of each file the events name (deleted files included). */
+async function kbsOfFiles(q: Queryable, tenantId: string, fileIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  const ids = [...new Set(fileIds)].filter((id) => UUID.test(id));
+  if (ids.length === 0) return new Map();
+  const rows = await q.query<{ id: string; kb_id: string }>('SELECT id, kb_id FROM kb_files WHERE tenant_id = $1 AND id = ANY($2::uuid[])', [tenantId, ids]);
+  return new Map(rows.map((row) => [row.id, row.kb_id]));
+}
+
 /** The owning team of each KB the events name (archived KBs included), for their privacy settings. */
 async function teamsOfKbs(q: Queryable, tenantId: string, kbIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
   const ids = [...new Set(kbIds)].filter((id) => UUID.test(id));
@@ -118,30 +136,40 @@ async function teamsOfKbs(q: Queryable, tenantId: string, kbIds: readonly string
   return new Map(rows.map((row) => [row.id, row.team_id]));
 }
 
+const ids = (resources: readonly AuditResource[], type: string): string[] => resources.filter((r) => r.type === type).map((r) => r.id);
+const present = <T>(values: readonly (T | undefined)[]): T[] => values.filter((value): value is T => value !== undefined);
+
 /** The events as the caller may see them: resources cut to what it may audit, query text per the teams' settings. */
 async function views(q: Queryable, caller: Caller, scope: Auditable, rows: readonly EventRow[]): Promise<AuditEventView[]> {
-  const events = rows.map((row) => ({ row, resources: parsed(row.resources), details: parsed(row.details) }));
-  const named = (resources: readonly AuditResource[], type: string) => resources.filter((r) => r.type === type).map((r) => r.id);
+  const tenantId = caller.tenant.id;
+  const parsedRows = rows.map((row) => ({ row, resources: parsed(row.resources), details: parsed(row.details) }));
+  const fileKbs = await kbsOfFiles(
+    q,
+    tenantId,
+    parsedRows.flatMap(({ resources }) => ids(resources, 'kb_file')),
+  );
+  const events = parsedRows.map((event) => {
+    const detailKb = typeof event.details.kb_id === 'string' ? [event.details.kb_id] : [];
+    const kbs = [...new Set([...ids(event.resources, 'kb'), ...detailKb, ...present(ids(event.resources, 'kb_file').map((id) => fileKbs.get(id)))])];
+    return { ...event, kbs, teams: ids(event.resources, 'team') };
+  });
   const kbTeams = await teamsOfKbs(
     q,
-    caller.tenant.id,
-    events.flatMap(({ resources }) => named(resources, 'kb')),
+    tenantId,
+    events.flatMap(({ kbs }) => kbs),
   );
-  const teamsOf = (resources: readonly AuditResource[]) => [
-    ...named(resources, 'team'),
-    ...named(resources, 'kb').flatMap((id) => {
-      const team = kbTeams.get(id);
-      return team === undefined ? [] : [team];
-    }),
-  ];
-  const settings = await teamSettingsOf(q, caller.tenant.id, [...new Set(events.flatMap(({ resources }) => teamsOf(resources)))]);
-  return events.map(({ row, resources, details }) => {
-    const kbs = named(resources, 'kb');
-    const teams = named(resources, 'team');
+  const teamsOf = (event: { kbs: readonly string[]; teams: readonly string[] }) => [...event.teams, ...present(event.kbs.map((id) => kbTeams.get(id)))];
+  const settings = await teamSettingsOf(q, tenantId, [...new Set(events.flatMap(teamsOf))]);
+  return events.map((event) => {
+    const { row, resources, details } = event;
     // Everything the event names is the caller's to see only when every KB and team of it is.
-    const whole = kbs.every((id) => scope.kbs.has(id)) && teams.every((id) => scope.teams.has(id));
-    const shown = resources.filter((r) => (r.type === 'kb' ? scope.kbs.has(r.id) : r.type === 'team' ? scope.teams.has(r.id) : whole));
-    const hideQuery = teamsOf(resources).some((team) => settings.get(team)?.auditQueryText === 'omit');
+    const whole = event.kbs.every((id) => scope.kbs.has(id)) && event.teams.every((id) => scope.teams.has(id));
+    const shown = resources.filter((r) => {
+      if (r.type === 'kb') return scope.kbs.has(r.id);
+      if (r.type === 'team') return scope.teams.has(r.id);
+      return whole;
+    });
+    const hideQuery = teamsOf(event).some((team) => settings.get(team)?.auditQueryText === 'omit');
     const visibleDetails = whole ? details : {};
     const kept = hideQuery
       ? Object.fromEntries(Object.entries(visibleDetails).filter(([key]) => !(QUERY_TEXT_KEYS as readonly string[]).includes(key)))
@@ -158,9 +186,9 @@ async function views(q: Queryable, caller: Caller, scope: Auditable, rows: reado
       result: row.result,
       errorCode: row.error_code ?? undefined,
       requestId: row.request_id ?? undefined,
-      kbIds: [...new Set(named(shown, 'kb'))],
-      teamIds: [...new Set(named(shown, 'team'))],
-      fileIds: [...new Set(named(shown, 'kb_file'))],
+      kbIds: event.kbs.filter((id) => scope.kbs.has(id)),
+      teamIds: event.teams.filter((id) => scope.teams.has(id)),
+      fileIds: [...new Set(ids(shown, 'kb_file'))],
       resources: shown,
       details: kept,
       query: typeof query === 'string' ? query : undefined,
@@ -222,7 +250,7 @@ export async function auditLog(q: Queryable, caller: Caller, input: AuditLogInpu
     params.push(value);
     where.push(condition(`$${params.length}`));
   };
-  if (kb !== undefined) add((at) => `e.resources @> ${at}::jsonb`, JSON.stringify([{ type: 'kb', id: kb.id }]));
+  if (kb !== undefined) add((at) => namesKb(`${at}::text[]`), [kb.id]);
   if (input.actor !== undefined) add((at) => `e.principal_id = ${at}::uuid`, input.actor.toLowerCase());
   if (input.tool !== undefined) add((at) => `e.tool = ${at}`, input.tool);
   if (from !== undefined) add((at) => `e.at >= ${at}::timestamptz`, from.toISOString());
