@@ -232,6 +232,14 @@ const rank = (role: TeamRole): number => TEAM_ROLES.indexOf(role);
 export async function acceptKbInvitations(tx: Transaction, tenantId: string, personId: string, audit: AuditTrail): Promise<number> {
   const [person] = await tx.query<{ email: string }>("SELECT email FROM principals WHERE tenant_id = $1 AND id = $2 AND kind = 'person'", [tenantId, personId]);
   if (person === undefined) return 0;
+  const waiting = await tx.query<{ kb_id: string }>('SELECT DISTINCT kb_id FROM kb_shares WHERE tenant_id = $1 AND invited_email = $2', [
+    tenantId,
+    person.email,
+  ]);
+  if (waiting.length === 0) return 0;
+  // The KB rows first, in one order, as every share write of a KB locks its row before its
+  // shares: a share_kb of this person meanwhile waits, so the two never both add a share.
+  await tx.query('SELECT 1 FROM kbs WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE', [tenantId, waiting.map((row) => row.kb_id)]);
   const pending = await tx.query<{ id: string; kb_id: string; role: TeamRole }>(
     'SELECT id, kb_id, role FROM kb_shares WHERE tenant_id = $1 AND invited_email = $2 ORDER BY created_at, id FOR UPDATE',
     [tenantId, person.email],
