@@ -243,6 +243,14 @@ for (const backend of storeBackends()) {
         assert.deepEqual(event, { surface: 'oauth', principal_id: carolId });
       });
 
+      it('replaces the role of a pending invitation when the same email is invited again', async () => {
+        const kb = await suite.kb();
+        const admin = await suite.agent('admin-bot');
+        const first = await admin.ok<InviteWire>('invite_to_kb', { kb_id: kb.kb_id, email: 'erin@acme.test', role: 'viewer' });
+        const again = await admin.ok<InviteWire>('invite_to_kb', { kb_id: kb.kb_id, email: 'ERIN@acme.test', role: 'admin' });
+        assert.partialDeepStrictEqual(again, { grant_id: first.grant_id, status: 'invited', role: 'admin', previous_role: 'viewer', changed: true });
+      });
+
       it('refuses an address that is not an email, and a Viewer, changing nothing', async () => {
         const kb = await suite.kb();
         const before = await shares();
@@ -272,6 +280,16 @@ for (const backend of storeBackends()) {
             await admin.fail('revoke_share', { kb_id: kb.kb_id, grant_id: grantId }),
             `not_found: no share "${grantId}" of this Knowledge Base; share_kb and invite_to_kb answer the grant_id to revoke`,
           );
+        assert.deepEqual(await shares(), before);
+      });
+
+      it('answers a grant id of another tenant as not found to that tenant’s Admin, changing nothing', async () => {
+        const kb = await suite.kb();
+        const share = await (await suite.agent('admin-bot')).ok<ShareWire>('share_kb', { kb_id: kb.kb_id, team: 'eng', role: 'viewer' });
+        const globex = await suite.agent('globex-bot', undefined, 'globex');
+        const own = await globex.ok<KbWire>('create_kb', { name: suite.unique('Ops notes') });
+        const before = await shares();
+        assertAtminaError(await globex.fail('revoke_share', { kb_id: own.kb_id, grant_id: share.grant_id }), 'not_found', 'no share');
         assert.deepEqual(await shares(), before);
       });
 
