@@ -40,6 +40,7 @@ import {
   writeFilesTool,
 } from './atmina/files.ts';
 import { health } from './atmina/health.ts';
+import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atmina/pages.ts';
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
@@ -101,6 +102,9 @@ export const allTools: readonly ToolDef[] = [
   shareKbTool,
   inviteToKbTool,
   revokeShareTool,
+  getFileOutlineTool,
+  generateHubIndexTool,
+  generateNavTool,
 ];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {

@@ -29,6 +29,7 @@ const FILE: KbFile = {
   sizeBytes: 1,
   mediaType: 'text/markdown',
   kind: 'text',
+  tags: [],
   createdAt: new Date(),
   createdBy: undefined,
   updatedAt: new Date(),

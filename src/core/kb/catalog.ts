@@ -10,6 +10,7 @@ import { parseKbPathPrefix } from './paths.ts';
 import type { FileKind, FileRow, FileVersionRow, KbFile, KbFileVersion } from './queries.ts';
 import { FILE_COLUMNS, FILE_KINDS, VERSION_COLUMNS, VERSION_FROM, toFile, toFileVersion } from './queries.ts';
 import { refuseKb } from './refusals.ts';
+import { TAG_MAX_CHARS } from './text/front-matter.ts';
 
 /**
  * Reading a KB's catalog and a file's history, a page at a time: list_files (every live file,
@@ -37,6 +38,8 @@ export interface ListFilesInput {
   readonly kbId: string;
   readonly pathPrefix?: string | undefined;
   readonly kind?: FileKind | undefined;
+  /** Only files carrying this front-matter tag, compared case-insensitively (tags are deduplicated so). */
+  readonly tag?: string | undefined;
   readonly sort?: FileSort | undefined;
   readonly order?: SortOrder | undefined;
   readonly limit?: number | undefined;
@@ -66,18 +69,19 @@ export async function listFiles(db: Queryable, caller: Caller, input: ListFilesI
   if (order !== 'asc' && order !== 'desc') throw refuseKb.invalidField('order', 'must be asc or desc');
   if (input.kind !== undefined && !(FILE_KINDS as readonly string[]).includes(input.kind)) throw refuseKb.invalidField('kind', 'must be text or asset');
   const limit = checkLimit(input.limit, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX);
-  const query = JSON.stringify([prefix, input.kind ?? null, sort, order]);
+  const tag = input.tag === undefined ? null : parseTag(input.tag);
+  const query = JSON.stringify([prefix, input.kind ?? null, sort, order, tag]);
   const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor, query, sort === 'path' ? ['string'] : ['string', 'string']);
   const kb = await kbFor(db, caller, input.kbId, 'viewer', 'listing files');
 
-  const params: unknown[] = [caller.tenant.id, kb.kb.id, prefix, input.kind ?? null];
+  const params: unknown[] = [caller.tenant.id, kb.kb.id, prefix, input.kind ?? null, tag];
   const direction = order === 'asc' ? 'ASC' : 'DESC';
   const beyond = order === 'asc' ? '>' : '<';
   const keyed = sort === 'path' ? undefined : SORT_SQL[sort];
   let position = '';
   if (after !== undefined) {
     params.push(...after);
-    position = keyed === undefined ? `AND f.path ${beyond} $5` : `AND (${keyed.column}, f.path) ${beyond} ($5::${keyed.cast}, $6::text COLLATE "C")`;
+    position = keyed === undefined ? `AND f.path ${beyond} $6` : `AND (${keyed.column}, f.path) ${beyond} ($6::${keyed.cast}, $7::text COLLATE "C")`;
   }
   params.push(limit + 1);
   const rows = await db.query<FileRow & { sort_key: string }>(
@@ -85,6 +89,7 @@ export async function listFiles(db: Queryable, caller: Caller, input: ListFilesI
        FROM kb_files f
       WHERE f.tenant_id = $1 AND f.kb_id = $2 AND f.deleted_at IS NULL
         AND starts_with(f.path, $3) AND ($4::text IS NULL OR f.kind = $4)
+        AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM unnest(f.tags) AS t (tag) WHERE lower(t.tag) = lower($5)))
         ${position}
       ORDER BY ${keyed === undefined ? '' : `${keyed.column} ${direction}, `}f.path ${direction}
       LIMIT $${params.length}`,
@@ -98,6 +103,18 @@ export async function listFiles(db: Queryable, caller: Caller, input: ListFilesI
     files: page.map(toFile),
     nextCursor: rows.length > limit && last !== undefined ? encodeCursor(query, keyed === undefined ? [last.path] : [last.sort_key, last.path]) : undefined,
   };
+}
+
+/**
+ * A tag filter as normaliseTags would have kept it (NFC, trimmed, inner whitespace one space);
+ * `validation` when nothing is left or it is longer than any tag can be. The match folds case in
+ * the store (lower() on both sides), so the two sides are folded alike.
+ */
+function parseTag(raw: string): string {
+  const tag = raw.normalize('NFC').trim().replace(/\s+/gu, ' ');
+  if (tag === '') throw refuseKb.invalidField('tag', 'must not be empty');
+  if (tag.length > TAG_MAX_CHARS) throw refuseKb.invalidField('tag', `must be at most ${TAG_MAX_CHARS} characters, as tags are`);
+  return tag;
 }
 
 export interface FileHistoryInput extends FileRef {

@@ -22,3 +22,38 @@ export async function lastContribution(q: Queryable, tenantId: string, kbId: str
   );
   return row === undefined ? undefined : new Date(row.last_write_at);
 }
+
+/**
+ * How recent a principal's last write to a KB must be to silence the contribution note, in days:
+ * 30 until teams can set it. The one place the window is read, so a team setting replaces this
+ * body alone.
+ */
+export const CONTRIBUTION_WINDOW_DAYS = 30;
+
+export function contributionWindowDays(_q: Queryable, _tenantId: string, _teamId: string): Promise<number> {
+  return Promise.resolve(CONTRIBUTION_WINDOW_DAYS);
+}
+
+/**
+ * The contribution note a read shows the reader ahead of the content: that it has never written
+ * to the KB, or not within the window; undefined when it has written lately. It reports a
+ * condition, it asks for nothing. Only the reader's own writes count (kb_contributions is per
+ * principal), so another agent's writes never silence it. The window is compared on the store's
+ * clock, the one that stamped the write.
+ */
+export async function contributionNote(
+  q: Queryable,
+  tenantId: string,
+  kb: { readonly id: string; readonly teamId: string },
+  principalId: string,
+): Promise<string | undefined> {
+  const days = await contributionWindowDays(q, tenantId, kb.teamId);
+  const [row] = await q.query<{ recent: boolean }>(
+    `SELECT last_write_at > clock_timestamp() - make_interval(days => $4::int) AS recent
+       FROM kb_contributions WHERE tenant_id = $1 AND kb_id = $2 AND principal_id = $3`,
+    [tenantId, kb.id, principalId, days],
+  );
+  if (row === undefined) return 'You have never written to this Knowledge Base.';
+  if (row.recent) return undefined;
+  return `You have not written to this Knowledge Base in the last ${days} days.`;
+}

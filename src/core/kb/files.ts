@@ -14,6 +14,7 @@ import type { PatchEdit } from './patch.ts';
 import { applyPatch, checkPatch } from './patch.ts';
 import { mediaTypeOf, parseKbPath } from './paths.ts';
 import { kbFileEntries } from './projection.ts';
+import { parseFrontMatter } from './text/front-matter.ts';
 import type { FileKind, FileOperation, FileRow, KbFile } from './queries.ts';
 import { FILE_COLUMNS, toFile } from './queries.ts';
 import { refuseKb } from './refusals.ts';
@@ -99,7 +100,8 @@ async function bytesOf(blob: BlobStore, sha256: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function textOf(blob: BlobStore, file: KbFile): Promise<string> {
+/** A text file's head as UTF-8 text; `validation` for an Asset. */
+export async function textOf(blob: BlobStore, file: KbFile): Promise<string> {
   requireText(file);
   try {
     return UTF8.decode(await bytesOf(blob, file.sha256));
@@ -109,8 +111,18 @@ async function textOf(blob: BlobStore, file: KbFile): Promise<string> {
   }
 }
 
+const LOSSY_UTF8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * The tags a version of a text file carries in the catalog: its front matter's, for Markdown
+ * (core/kb/text/front-matter.ts); other files have none.
+ */
+export function tagsOf(mediaType: string, bytes: Buffer): readonly string[] {
+  return mediaType === 'text/markdown' ? parseFrontMatter(LOSSY_UTF8.decode(bytes)).tags : [];
+}
+
 /** An if_match or content_sha256 as given: 64 hex digits, either case. */
-function parseSha(field: string, value: string): string {
+export function parseSha(field: string, value: string): string {
   if (!SHA256.test(value)) throw refuseKb.invalidField(field, 'must be a SHA-256 as 64 hex digits');
   return value.toLowerCase();
 }
@@ -149,6 +161,8 @@ interface NextVersion {
   readonly kind: FileKind;
   readonly operation: FileOperation;
   readonly restoredFrom?: number | undefined;
+  /** The front-matter tags of the content (tagsOf); none when left out (Assets). */
+  readonly tags?: readonly string[] | undefined;
 }
 
 /**
@@ -162,11 +176,11 @@ async function saveVersion(tx: Transaction, caller: Caller, kbId: string, head: 
   let row: FileRow | undefined;
   if (head === undefined) {
     [row] = await tx.query<FileRow>(
-      `INSERT INTO kb_files AS f (tenant_id, id, kb_id, path, latest_version, sha256, size_bytes, media_type, kind, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9, $9)
+      `INSERT INTO kb_files AS f (tenant_id, id, kb_id, path, latest_version, sha256, size_bytes, media_type, kind, tags, created_by, updated_by)
+       VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $10::text[], $9, $9)
        ON CONFLICT (tenant_id, kb_id, path) WHERE deleted_at IS NULL DO NOTHING
        RETURNING ${FILE_COLUMNS}`,
-      [tenantId, randomUUID(), kbId, next.path, next.sha256, next.sizeBytes, next.mediaType, next.kind, author],
+      [tenantId, randomUUID(), kbId, next.path, next.sha256, next.sizeBytes, next.mediaType, next.kind, author, next.tags ?? []],
     );
     if (row === undefined) throw refuseKb.fileExists(next.path);
   } else {
@@ -174,11 +188,11 @@ async function saveVersion(tx: Transaction, caller: Caller, kbId: string, head: 
     [row] = await tx.query<FileRow>(
       `UPDATE kb_files AS f
           SET latest_version = latest_version + 1, path = $3, sha256 = $4, size_bytes = $5, media_type = $6,
-              updated_at = clock_timestamp(), updated_by = $7
+              tags = $8::text[], updated_at = clock_timestamp(), updated_by = $7
               ${deleting ? ', deleted_at = clock_timestamp(), deleted_by = $7' : ''}
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${FILE_COLUMNS}`,
-      [tenantId, head.id, next.path, next.sha256, next.sizeBytes, next.mediaType, author],
+      [tenantId, head.id, next.path, next.sha256, next.sizeBytes, next.mediaType, author, next.tags ?? []],
     );
   }
   if (row === undefined) throw new Error(`kb file ${head?.id ?? next.path} vanished under its lock`);
@@ -322,6 +336,7 @@ export async function applyWrite(stores: KbStores, caller: Caller, kbId: string,
     mediaType: mediaTypeOf(write.path),
     kind: 'text',
     operation,
+    tags: tagsOf(mediaTypeOf(write.path), bytes),
   });
 
   if (write.mode === 'create' || write.mode === 'overwrite') {
@@ -400,6 +415,9 @@ export async function moveFile(stores: KbStores, caller: Caller, input: { kbId: 
       if (head.path === to) return { file: head, fromPath: head.path, changed: false };
       const taken = await tx.query('SELECT 1 FROM kb_files WHERE tenant_id = $1 AND kb_id = $2 AND path = $3 AND deleted_at IS NULL', [tenantId, kb.id, to]);
       if (taken.length > 0) throw refuseKb.fileExists(to);
+      const mediaType = head.kind === 'text' ? mediaTypeOf(to) : head.mediaType;
+      // The tags follow the media type: a file renamed to or from Markdown gains or loses them.
+      const tags = mediaType === head.mediaType ? head.tags : tagsOf(mediaType, await bytesOf(stores.blob, head.sha256));
       const moved = await saveVersion(
         tx,
         caller,
@@ -409,9 +427,10 @@ export async function moveFile(stores: KbStores, caller: Caller, input: { kbId: 
           path: to,
           sha256: head.sha256,
           sizeBytes: head.sizeBytes,
-          mediaType: head.kind === 'text' ? mediaTypeOf(to) : head.mediaType,
+          mediaType,
           kind: head.kind,
           operation: 'move',
+          tags,
         },
         audit,
       );
@@ -445,6 +464,7 @@ export async function restoreVersion(
     );
     if (old === undefined) throw refuseKb.fileVersionNotFound(input.version);
     if (old.sha256 === head.sha256) return { file: head, changed: false, operation: 'restore', restoredFrom: input.version };
+    const mediaType = head.kind === 'text' ? head.mediaType : old.media_type;
     const restored = await saveVersion(
       tx,
       caller,
@@ -454,10 +474,11 @@ export async function restoreVersion(
         path: head.path,
         sha256: old.sha256,
         sizeBytes: Number(old.size_bytes),
-        mediaType: head.kind === 'text' ? head.mediaType : old.media_type,
+        mediaType,
         kind: head.kind,
         operation: 'restore',
         restoredFrom: input.version,
+        tags: head.kind === 'text' ? tagsOf(mediaType, await bytesOf(stores.blob, old.sha256)) : [],
       },
       audit,
     );
@@ -482,7 +503,7 @@ export async function deleteFile(stores: KbStores, caller: Caller, input: { kbId
       caller,
       kb.id,
       head,
-      { path: head.path, sha256: head.sha256, sizeBytes: head.sizeBytes, mediaType: head.mediaType, kind: head.kind, operation: 'delete' },
+      { path: head.path, sha256: head.sha256, sizeBytes: head.sizeBytes, mediaType: head.mediaType, kind: head.kind, operation: 'delete', tags: head.tags },
       audit,
     );
   });

@@ -85,6 +85,8 @@ export interface KbFile {
   readonly sizeBytes: number;
   readonly mediaType: string;
   readonly kind: FileKind;
+  /** The front-matter tags of the head's content (Markdown only; empty otherwise). */
+  readonly tags: readonly string[];
   readonly createdAt: Date;
   readonly createdBy: string | undefined;
   readonly updatedAt: Date;
@@ -101,6 +103,7 @@ export interface FileRow {
   size_bytes: string | number;
   media_type: string;
   kind: FileKind;
+  tags: string[];
   created_at: Date | string;
   created_by: string | null;
   updated_at: Date | string;
@@ -110,7 +113,7 @@ export interface FileRow {
 
 /** Selects a FileRow from `kb_files f`. */
 export const FILE_COLUMNS =
-  'f.id, f.kb_id, f.path, f.latest_version, f.sha256, f.size_bytes, f.media_type, f.kind, f.created_at, f.created_by, f.updated_at, f.updated_by, f.deleted_at';
+  'f.id, f.kb_id, f.path, f.latest_version, f.sha256, f.size_bytes, f.media_type, f.kind, f.tags, f.created_at, f.created_by, f.updated_at, f.updated_by, f.deleted_at';
 
 export function toFile(row: FileRow): KbFile {
   return {
@@ -122,6 +125,7 @@ export function toFile(row: FileRow): KbFile {
     sizeBytes: Number(row.size_bytes),
     mediaType: row.media_type,
     kind: row.kind,
+    tags: row.tags,
     createdAt: date(row.created_at),
     createdBy: row.created_by ?? undefined,
     updatedAt: date(row.updated_at),

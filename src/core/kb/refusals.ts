@@ -54,6 +54,10 @@ export interface KbReasonFacts {
   audit_event_not_found: { given: string };
   /** audit_log by a caller who is Editor of no KB and no team. */
   audit_role: Record<string, never>;
+  /** generate_hub_index / generate_nav applied with a sha256 the KB's files no longer generate. */
+  generated_changed: { path: string };
+  /** The generated file's head is not the one the preview saw (if_match). */
+  generated_head_moved: { path: string; head: string | null };
 }
 
 export type KbReason = keyof KbReasonFacts;
@@ -209,6 +213,22 @@ export const refuseKb = {
     refusal('permission_denied', 'audit_role', {}, 'the audit log needs the Editor role on a Knowledge Base or in a team; you have neither'),
   writeContended: (attempts: number): KgwError =>
     refusal('conflict', 'write_contended', { attempts }, `the file kept changing while this write was applied (${attempts} attempts); read it again and retry`),
+  generatedChanged: (path: string): KgwError =>
+    refusal(
+      'conflict',
+      'generated_changed',
+      { path },
+      `the Knowledge Base's files changed since the preview, so ${quoted(path)} would differ from it; preview again and apply the new sha256`,
+    ),
+  generatedHeadMoved: (path: string, head: string | null): KgwError =>
+    refusal(
+      'conflict',
+      'generated_head_moved',
+      { path, head },
+      head === null
+        ? `${quoted(path)} was removed since the preview; preview again and apply without if_match`
+        : `${quoted(path)} changed since the preview (if_match is not its SHA-256); preview again and apply with its current_sha256`,
+    ),
 };
 
 function adminOf(choices: readonly string[]): string {

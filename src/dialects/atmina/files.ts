@@ -5,11 +5,12 @@ import type { BatchItemResult } from '../../core/kb/batch.ts';
 import { FILE_SORTS, HISTORY_LIMIT_MAX, LIST_LIMIT_MAX, fileHistory, listFiles } from '../../core/kb/catalog.ts';
 import type { WriteInput, WriteResult } from '../../core/kb/files.ts';
 import { WRITE_MODES, deleteFile, moveFile, readFile, restoreVersion, writeFile } from '../../core/kb/files.ts';
+import { readerNote } from '../../core/kb/pages.ts';
 import { PATCH_EDITS_MAX } from '../../core/kb/patch.ts';
 import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { atminaCode, atminaText } from './errors.ts';
-import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
+import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
 
 /*
  * The Atmina file tools: list, read, write (one or a batch), history, restore, move, delete.
@@ -23,12 +24,13 @@ export const listFilesTool = defineTool({
   dialect: 'atmina',
   title: 'List files',
   description:
-    'The exhaustive catalog of a Knowledge Base’s live files, a page at a time: use it for requests such as every file under policies/. Filter by path_prefix and kind; sort by path (default), updated_at or size.',
+    'The exhaustive catalog of a Knowledge Base’s live files with their tags, a page at a time: use it for requests such as every file under policies/. Filter by path_prefix, kind and tag; sort by path (default), updated_at or size.',
   input: z
     .object({
       kb_id: kbId,
       path_prefix: z.string().optional().describe('Only paths starting with it, e.g. "policies/".'),
       kind: z.enum(FILE_KINDS).optional(),
+      tag: z.string().optional().describe('Only files with this front-matter tag (case-insensitive).'),
       sort: z.enum(FILE_SORTS).optional().describe('Default path.'),
       order: z.enum(['asc', 'desc']).optional().describe('Default asc.'),
       limit: z.number().int().min(1).max(LIST_LIMIT_MAX).optional().describe(`Files per page, 1 to ${LIST_LIMIT_MAX}; default 100.`),
@@ -46,7 +48,16 @@ export const listFilesTool = defineTool({
     const page = await listFiles(
       services.db,
       caller,
-      { kbId: args.kb_id, pathPrefix: args.path_prefix, kind: args.kind, sort: args.sort, order: args.order, limit: args.limit, cursor: args.cursor },
+      {
+        kbId: args.kb_id,
+        pathPrefix: args.path_prefix,
+        kind: args.kind,
+        tag: args.tag,
+        sort: args.sort,
+        order: args.order,
+        limit: args.limit,
+        cursor: args.cursor,
+      },
       audit,
     );
     return jsonReply({ kb_id: page.kb.kb.id, files: page.files.map(fileWire), next_cursor: page.nextCursor ?? null });
@@ -60,12 +71,13 @@ export const readFileTool = defineTool({
   description:
     'Reads a text file of a Knowledge Base by path or file_id (path wins when both are sent): its UTF-8 content, size_bytes, sha256 and version. Before changing the file, carry its sha256 as if_match.',
   input: z.object({ kb_id: kbId, ...fileIdentity }).strict(),
-  output: z.object({ kb_id: z.string(), ...fileFields, content: z.string().describe('The file as UTF-8 text, exactly.') }),
+  output: z.object({ contribution_note: contributionNote, kb_id: z.string(), ...fileFields, content: z.string().describe('The file as UTF-8 text, exactly.') }),
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
     const read = await readFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
-    return jsonReply({ kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content });
+    const note = await readerNote(services, caller, read.kb);
+    return jsonReply({ ...(note === undefined ? {} : { contribution_note: note }), kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content });
   },
 });
 

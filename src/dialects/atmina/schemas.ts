@@ -21,6 +21,12 @@ export const filePath = z
   .describe('The file path in the KB: relative, / between folders, e.g. "decisions/search.md"; case-sensitive, at most 1024 bytes.');
 export const fileId = z.string().describe('The file_id a list, read or write returned.');
 
+/** The reader's contribution note (core/kb/contributions.ts): first in a read's answer, ahead of the content. */
+export const contributionNote = z
+  .string()
+  .optional()
+  .describe('Present when you have never written to this Knowledge Base or not lately; absent when you have. Only your own writes count.');
+
 /** A file named by path or file_id; the path wins when both are sent. */
 export const fileIdentity = {
   path: filePath.optional().describe('The file path (wins over file_id when both are sent).'),
@@ -73,6 +79,7 @@ export const fileFields = {
   size_bytes: z.number().int(),
   media_type: z.string(),
   kind: z.enum(FILE_KINDS).describe('text (UTF-8, read and written here) or asset (binary, uploaded).'),
+  tags: z.array(z.string()).describe('The front-matter tags of a Markdown file’s current version; empty for other files.'),
   updated_at: z.string(),
 };
 
@@ -86,6 +93,7 @@ export function fileWire(file: KbFile) {
     size_bytes: file.sizeBytes,
     media_type: file.mediaType,
     kind: file.kind,
+    tags: [...file.tags],
     updated_at: iso(file.updatedAt),
   };
 }

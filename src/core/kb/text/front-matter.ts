@@ -31,7 +31,8 @@ export const TAG_MAX_CHARS = 64;
 export const TITLE_MAX_CHARS = 200;
 export const DESCRIPTION_MAX_CHARS = 500;
 
-export type FrontMatterStatus = 'absent' | 'unterminated' | 'too_large' | 'malformed' | 'parsed';
+export const FRONT_MATTER_STATUSES = ['absent', 'unterminated', 'too_large', 'malformed', 'parsed'] as const;
+export type FrontMatterStatus = (typeof FRONT_MATTER_STATUSES)[number];
 
 export interface FrontMatter {
   readonly status: FrontMatterStatus;
