@@ -214,4 +214,44 @@ describe('paths', () => {
       ['a/b.md', null, null, null, null, null, null, null, null],
     );
   });
+
+  it('normalKbPath refuses what a file path may not be: NFD, a 256-byte segment, 33 segments, a backslash', () => {
+    assert.deepStrictEqual(
+      ['cafe\u0301.md', `${'a'.repeat(253)}.md`, Array.from({ length: 33 }, () => 'a').join('/'), 'a\\b.md', 'caf\u00e9.md'].map(
+        (path) => normalKbPath(path) ?? null,
+      ),
+      [null, null, null, null, 'caf\u00e9.md'],
+    );
+  });
+});
+
+describe('paths: link targets follow the file-path rules (core/kb/paths.ts)', () => {
+  const reason = (destination: string) => {
+    const target = resolveMarkdownTarget(destination, 'index.md');
+    return target?.kind === 'unresolved' ? target.reason : target?.kind;
+  };
+
+  it('resolves a decomposed (NFD) spelling to the NFC path files are stored under', () => {
+    assert.deepStrictEqual(resolveMarkdownTarget('cafe%CC%81.md', 'index.md'), { kind: 'file', path: 'caf\u00e9.md' });
+    assert.deepStrictEqual(resolveWikiTarget('Cafe\u0301', 'index.md'), { kind: 'file', path: 'Caf\u00e9.md' });
+  });
+
+  it('bounds a path in UTF-8 bytes, not UTF-16 units: 600 é are 1200 bytes', () => {
+    assert.equal(reason(`${'\u00e9'.repeat(600)}.md`), 'invalid_path');
+    assert.equal(reason(`${'a'.repeat(250)}/${'b'.repeat(250)}/${'c'.repeat(250)}/${'d'.repeat(250)}.md`), 'file');
+  });
+
+  it('refuses a segment over 255 bytes, more than 32 segments, and a segment with an edge space', () => {
+    assert.equal(reason(`${'a'.repeat(253)}.md`), 'invalid_path');
+    assert.equal(reason(`${Array.from({ length: 32 }, () => 'a').join('/')}/b.md`), 'invalid_path');
+    assert.equal(reason('<a /b.md>'), 'invalid_path');
+  });
+
+  it('refuses a backslash, which no file path holds', () => {
+    assert.equal(reason('a\\b.md'), 'invalid_path');
+  });
+
+  it('measures the resolved path: .. segments written in a long target do not count', () => {
+    assert.equal(reason(`${'x/../'.repeat(400)}a.md`), 'file');
+  });
 });

@@ -1,15 +1,16 @@
-import { unsafeName, unstorableText } from '../../text.ts';
+import { characterProblem, pathProblem } from '../paths.ts';
 import { displayText } from './clean.ts';
 
 /**
  * Where a link in a Knowledge-Base file points. Paths are POSIX and relative to the KB's root
  * (`guides/setup.md`, never a leading `/`); a link is resolved against the folder of the file it
  * is in, and a leading `/` means the root. A target that climbs above the root with `..` is
- * unresolved: a KB's links never name anything outside it.
+ * unresolved: a KB's links never name anything outside it. What a file path may be is decided in
+ * one place, core/kb/paths.ts (NFC, characters, 1024 bytes of UTF-8, 255 per segment, 32
+ * segments): a link resolves to a path only when a file could have that path, in the normal form
+ * files are stored under, and is `invalid_path` otherwise.
  */
 
-/** KB paths (and link targets as paths) are at most this long, in UTF-16 units. */
-export const PATH_MAX_CHARS = 1024;
 export const URL_MAX_CHARS = 2048;
 const TARGET_MAX_CHARS = 300;
 
@@ -74,19 +75,17 @@ export function folderOf(path: string): string {
 }
 
 /**
- * A KB path in normal form (no leading, trailing or doubled `/`, no `.` or `..` segments), or
- * undefined when it has none of those forms to take or holds what no KB path may.
+ * A KB path in normal form: a path a file can have (core/kb/paths.ts), already NFC; undefined
+ * otherwise.
  */
 export function normalKbPath(path: string): string | undefined {
-  if (path === '' || path.length > PATH_MAX_CHARS || invalidText(path)) return undefined;
-  const segments = path.split('/');
-  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return undefined;
-  return path;
+  return pathProblem(path) === undefined && path.normalize('NFC') === path ? path : undefined;
 }
 
 function resolvePath(path: string, from: string, written: string): LinkTarget {
   const unresolved = (reason: UnresolvedReason): LinkTarget => ({ kind: 'unresolved', target: displayText(written, TARGET_MAX_CHARS), reason });
-  if (path.length > PATH_MAX_CHARS || invalidText(path)) return unresolved('invalid_path');
+  // Characters no file path may hold can be refused before resolving; the bounds need the result.
+  if (characterProblem(path) !== undefined) return unresolved('invalid_path');
   const base = path.startsWith('/')
     ? []
     : folderOf(from)
@@ -103,13 +102,10 @@ function resolvePath(path: string, from: string, written: string): LinkTarget {
   }
   const last = parts[parts.length - 1];
   if (segments.length === 0 || last === '' || last === '.' || last === '..') return unresolved('folder');
-  const resolved = segments.join('/');
-  if (resolved.length > PATH_MAX_CHARS) return unresolved('invalid_path');
+  const resolved = segments.join('/').normalize('NFC');
+  if (pathProblem(resolved) !== undefined) return unresolved('invalid_path');
   return { kind: 'file', path: resolved };
 }
-
-/** NUL, lone surrogates, controls and bidirectional formatting characters: never in a KB path. */
-const invalidText = (text: string): boolean => unstorableText(text) !== undefined || unsafeName(text) !== undefined;
 
 const PERCENT_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
 
