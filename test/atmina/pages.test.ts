@@ -275,9 +275,48 @@ for (const backend of storeBackends()) {
         assert.ok(preview.content?.startsWith('# Index\n'));
       });
 
-      it('is refused to a Viewer, and to bad input', async () => {
+      it('leaves what a write leaves: the outbox rows, the writer’s contribution and the audit event', async () => {
+        const kb = await suite.kb();
+        await seed(kb);
+        const tenantId = await suite.tenantIdOf('acme');
+        const preview = await (await suite.agent('share-bot')).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides' });
+        const applied = await (
+          await suite.agent('share-bot')
+        ).ok<GeneratedWire>('generate_hub_index', {
+          kb_id: kb.kb_id,
+          folder: 'guides',
+          operation: 'apply',
+          sha256: preview.sha256,
+        });
+        const outbox = await suite.db.query<{ projection: string; operation: string }>(
+          'SELECT projection, operation FROM outbox WHERE tenant_id = $1 AND resource_key = $2 ORDER BY projection',
+          [tenantId, `kb_file:${applied.file_id}`],
+        );
+        assert.deepStrictEqual(
+          outbox.map((row) => ({ projection: row.projection, operation: row.operation })),
+          [
+            { projection: 'graph', operation: 'upsert' },
+            { projection: 'search', operation: 'upsert' },
+          ],
+        );
+        const events = await suite.db.query<{ tool: string }>(
+          "SELECT tool FROM audit_events WHERE tenant_id = $1 AND action = 'kb.file.create' AND resources::text LIKE $2",
+          [tenantId, `%${applied.file_id}%`],
+        );
+        assert.deepStrictEqual(
+          events.map((event) => ({ tool: event.tool })),
+          [{ tool: 'generate_hub_index' }],
+        );
+        const read = await (
+          await suite.agent('share-bot')
+        ).ok<ReadWire & { contribution_note?: string }>('read_file', { kb_id: kb.kb_id, path: 'guides/index.md' });
+        assert.equal(read.contribution_note, undefined, 'the apply is the caller’s contribution');
+      });
+
+      it('is refused to a Viewer, to an Admin capped at Viewer, and to bad input', async () => {
         const kb = await suite.kb();
         assertAtminaError(await (await viewer()).fail('generate_hub_index', { kb_id: kb.kb_id }), 'permission_denied', 'the Editor role');
+        assertAtminaError(await (await suite.agent('capped-bot')).fail('generate_hub_index', { kb_id: kb.kb_id }), 'permission_denied', 'the Editor role');
         assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, folder: '../up' }), 'validation', 'folder:');
         assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, operation: 'apply' }), 'validation', 'sha256:');
         assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, sha256: 'a'.repeat(64) }), 'validation', 'operation:');
@@ -366,6 +405,21 @@ for (const backend of storeBackends()) {
         assert.deepStrictEqual(listed.files, []);
         const current = await (await viewer()).ok<{ files: { path: string; tags: string[] }[] }>('list_files', { kb_id: kb.kb_id, tag: 'new' });
         assert.partialDeepStrictEqual(current.files, [{ path: 'a.md', tags: ['new'] }]);
+      });
+
+      it('recomputes the tags on a move out of Markdown and back, and on a restore', async () => {
+        const kb = await suite.kb();
+        const v1 = await suite.file(kb.kb_id, 'a.md', '---\ntags: [first]\n---\n');
+        const v2 = await (
+          await editor()
+        ).ok<WriteWire>('write_file', { kb_id: kb.kb_id, path: 'a.md', mode: 'overwrite', content: '---\ntags: [second]\n---\n' });
+        const tagsOf = async () => (await (await viewer()).ok<{ files: { path: string; tags: string[] }[] }>('list_files', { kb_id: kb.kb_id })).files;
+        await (await editor()).ok('move_file', { kb_id: kb.kb_id, file_id: v1.file_id, to_path: 'a.txt' });
+        assert.deepStrictEqual(await tagsOf(), [{ ...(await tagsOf())[0], path: 'a.txt', tags: [] }]);
+        await (await editor()).ok('move_file', { kb_id: kb.kb_id, file_id: v1.file_id, to_path: 'b.md' });
+        assert.partialDeepStrictEqual(await tagsOf(), [{ path: 'b.md', tags: ['second'] }]);
+        await (await editor()).ok('restore_version', { kb_id: kb.kb_id, file_id: v1.file_id, version: 1, if_match: v2.sha256 });
+        assert.partialDeepStrictEqual(await tagsOf(), [{ path: 'b.md', tags: ['first'] }]);
       });
 
       it('refuses an empty tag', async () => {
