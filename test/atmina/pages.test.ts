@@ -6,6 +6,8 @@ import { KbSuite, assertAtminaError, backendLabel, sha256 } from './support.ts';
 
 interface OutlineWire {
   contribution_note?: string;
+  kind: string;
+  tags: string[];
   kb_id: string;
   file_id: string;
   path: string;
@@ -94,6 +96,30 @@ for (const backend of storeBackends()) {
         await suite.file(kb.kb_id, 'config.yaml', '# a YAML comment\nkey: value\n');
         const outline = await (await admin()).ok<OutlineWire>('get_file_outline', { kb_id: kb.kb_id, path: 'config.yaml' });
         assert.partialDeepStrictEqual(outline, { front_matter: { status: 'absent', keys: [] }, headings: [], truncated: false });
+      });
+
+      it('gives an Asset the size and SHA-256 of its original bytes and no headings, without reading them', async () => {
+        const kb = await suite.kb();
+        const tenantId = await suite.tenantIdOf('acme');
+        // An Asset head whose bytes are in no blob store: an outline that read them would fail.
+        const sha = 'c'.repeat(64);
+        await suite.db.tx((tx) =>
+          tx.query(
+            `INSERT INTO kb_files (tenant_id, id, kb_id, path, latest_version, sha256, size_bytes, media_type, kind)
+             VALUES ($1, gen_random_uuid(), $2, 'scan.pdf', 1, $3, 12345, 'application/pdf', 'asset')`,
+            [tenantId, kb.kb_id, sha],
+          ),
+        );
+        const outline = await (await admin()).ok<OutlineWire>('get_file_outline', { kb_id: kb.kb_id, path: 'scan.pdf' });
+        assert.partialDeepStrictEqual(outline, {
+          path: 'scan.pdf',
+          kind: 'asset',
+          sha256: sha,
+          size_bytes: 12345,
+          tags: [],
+          front_matter: { status: 'absent', keys: [] },
+          headings: [],
+        });
       });
 
       it('refuses a missing file, a hostile path, and a caller without access', async () => {
