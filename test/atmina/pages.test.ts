@@ -167,18 +167,37 @@ for (const backend of storeBackends()) {
         assert.equal(read.contribution_note, 'You have never written to this Knowledge Base.');
       });
 
-      it('comes back when the reader’s last write is older than 30 days', async () => {
+      it('comes back when the reader’s last write is older than the team’s window (14 days unless set)', async () => {
         const kb = await suite.kb();
         await (await editor()).ok('write_file', { kb_id: kb.kb_id, path: 'old.md', mode: 'create', content: 'x' });
         const tenantId = await suite.tenantIdOf('acme');
         await suite.db.tx((tx) =>
-          tx.query(`UPDATE kb_contributions SET last_write_at = clock_timestamp() - interval '31 days' WHERE kb_id = $1 AND tenant_id = $2`, [
+          tx.query(`UPDATE kb_contributions SET last_write_at = clock_timestamp() - interval '15 days' WHERE kb_id = $1 AND tenant_id = $2`, [
             kb.kb_id,
             tenantId,
           ]),
         );
         const read = await (await editor()).ok<ReadWire & { contribution_note?: string }>('read_file', { kb_id: kb.kb_id, path: 'old.md' });
-        assert.equal(read.contribution_note, 'You have not written to this Knowledge Base in the last 30 days.');
+        assert.equal(read.contribution_note, 'You have not written to this Knowledge Base in the last 14 days.');
+      });
+
+      it('follows the team’s contribution_note_days: a 15-day-old write is recent in a 60-day window', async () => {
+        const kb = await suite.kb();
+        await (await editor()).ok('write_file', { kb_id: kb.kb_id, path: 'window.md', mode: 'create', content: 'x' });
+        const tenantId = await suite.tenantIdOf('acme');
+        await suite.db.tx((tx) =>
+          tx.query(`UPDATE kb_contributions SET last_write_at = clock_timestamp() - interval '15 days' WHERE kb_id = $1 AND tenant_id = $2`, [
+            kb.kb_id,
+            tenantId,
+          ]),
+        );
+        await (await admin()).ok('update_team_settings', { contribution_note_days: 60 });
+        try {
+          const read = await (await editor()).ok<ReadWire & { contribution_note?: string }>('read_file', { kb_id: kb.kb_id, path: 'window.md' });
+          assert.equal(read.contribution_note, undefined);
+        } finally {
+          await (await admin()).ok('update_team_settings', { contribution_note_days: 14 });
+        }
       });
     });
 

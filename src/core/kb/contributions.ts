@@ -1,4 +1,5 @@
 import type { Queryable } from '../../store/db.ts';
+import { teamSettings } from './settings.ts';
 
 /**
  * When each principal last wrote to a KB (kb_contributions): the reader's own record behind the
@@ -25,13 +26,10 @@ export async function lastContribution(q: Queryable, tenantId: string, kbId: str
 
 /**
  * How recent a principal's last write to a KB must be to silence the contribution note, in days:
- * 30 until teams can set it. The one place the window is read, so a team setting replaces this
- * body alone.
+ * the owning team's `contribution_note_days` (settings.ts; 14 unless the team set another).
  */
-export const CONTRIBUTION_WINDOW_DAYS = 30;
-
-export function contributionWindowDays(_q: Queryable, _tenantId: string, _teamId: string): Promise<number> {
-  return Promise.resolve(CONTRIBUTION_WINDOW_DAYS);
+export async function contributionWindowDays(q: Queryable, tenantId: string, teamId: string): Promise<number> {
+  return (await teamSettings(q, tenantId, teamId)).contributionNoteDays;
 }
 
 /**
