@@ -18,6 +18,9 @@ export interface RunResult {
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** Milliseconds from the spawn to the first stderr output (undefined when there was none), and to the exit. */
+  readonly firstStderrMs?: number | undefined;
+  readonly exitMs: number;
 }
 
 /** The lines of an output, without the final newline's empty one. */
@@ -31,17 +34,22 @@ export function cliEnv(extra: Env = {}): Env {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), KGW_LOG_LEVEL: 'warn', ...extra };
 }
 
-function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string; firstStderrAt: () => number | undefined } {
   let stdout = '';
   let stderr = '';
+  let firstStderrAt: number | undefined;
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return { stdout: () => stdout, stderr: () => stderr };
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    firstStderrAt ??= performance.now();
+    stderr += chunk;
+  });
+  return { stdout: () => stdout, stderr: () => stderr, firstStderrAt: () => firstStderrAt };
 }
 
 /** Runs `kgw ARGS…` to completion (killed after `timeoutMs`). */
 export function kgw(args: readonly string[], env: Env, options: { timeoutMs?: number } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
+    const started = performance.now();
     const child = spawn(process.execPath, [KGW, ...args], { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = collect(child);
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
@@ -51,7 +59,15 @@ export function kgw(args: readonly string[], env: Env, options: { timeoutMs?: nu
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() });
+      const firstStderrAt = output.firstStderrAt();
+      resolve({
+        code,
+        signal,
+        stdout: output.stdout(),
+        stderr: output.stderr(),
+        firstStderrMs: firstStderrAt === undefined ? undefined : firstStderrAt - started,
+        exitMs: performance.now() - started,
+      });
     });
   });
 }
@@ -91,13 +107,22 @@ export interface Served {
 export async function serve(env: Env, options: { port?: number; timeoutMs?: number } = {}): Promise<Served> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
   const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collect(child);
   let done = false;
   const exit = new Promise<RunResult>((resolve) => {
     child.once('close', (code, signal) => {
       done = true;
-      resolve({ code, signal, stdout: output.stdout(), stderr: output.stderr() });
+      const firstStderrAt = output.firstStderrAt();
+      resolve({
+        code,
+        signal,
+        stdout: output.stdout(),
+        stderr: output.stderr(),
+        firstStderrMs: firstStderrAt === undefined ? undefined : firstStderrAt - started,
+        exitMs: performance.now() - started,
+      });
     });
   });
   const timeoutMs = options.timeoutMs ?? 60_000;
