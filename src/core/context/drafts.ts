@@ -15,6 +15,8 @@ import { checkKnowledgeContent, checkNewKnowledge } from './knowledge.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { parseSkillMd, validateAttachments } from './skill-package.ts';
 import { manifestJson } from '../versions/queries.ts';
+import type { Authorship, OpenDraft } from './queries.ts';
+import { findOpenDraft, selectOpenDrafts } from './queries.ts';
 
 /**
  * Drafts propose a full replacement of one Knowledge or Skill (SKILL.md only) on top of a
@@ -70,57 +72,6 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
   });
 }
 
-/** Who wrote a draft or proposal: the author (`a`) and, for an agent, the person it acts for (`o`). */
-export interface AuthorColumns {
-  author_kind: 'person' | 'agent';
-  author_name: string;
-  author_email: string | null;
-  owner_name: string | null;
-  owner_email: string | null;
-}
-
-export const AUTHOR_COLUMNS = 'a.kind AS author_kind, a.name AS author_name, a.email AS author_email, o.name AS owner_name, o.email AS owner_email';
-
-/** The joins AUTHOR_COLUMNS reads, for the draft or proposal table aliased `alias`. */
-export const authorJoins = (alias: string): string => `
-    JOIN principals a ON a.tenant_id = ${alias}.tenant_id AND a.id = ${alias}.author_id
-    LEFT JOIN principals o ON o.tenant_id = a.tenant_id AND o.id = a.owner_id`;
-
-/** Who wrote a draft or proposal: the person (an agent's owner), and the agent when an agent did. */
-export interface Authorship {
-  readonly authorName: string | undefined;
-  readonly authorEmail: string | undefined;
-  readonly agentName: string | undefined;
-}
-
-export function authorship(row: AuthorColumns): Authorship {
-  const byAgent = row.author_kind === 'agent';
-  return {
-    authorName: (byAgent ? row.owner_name : row.author_name) ?? undefined,
-    authorEmail: (byAgent ? row.owner_email : row.author_email) ?? undefined,
-    agentName: byAgent ? row.author_name : undefined,
-  };
-}
-
-interface DraftRow extends AuthorColumns {
-  id: string;
-  resource_id: string;
-  resource_type: VersionedType;
-  base_version: number;
-  latest_version: number;
-  content: string;
-  rationale: string | null;
-  author_id: string;
-  created_at: Date;
-}
-
-const DRAFT_SELECT = `
-  SELECT d.id, d.resource_id, d.resource_type, d.base_version, r.latest_version, d.content, d.rationale, d.author_id, d.created_at,
-         ${AUTHOR_COLUMNS}
-    FROM context_drafts d
-    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}
-   WHERE d.tenant_id = $1 AND d.status = 'open'`;
-
 /** An open draft as the draft lists show it: who wrote it (the person, and the agent when an agent did). */
 export interface DraftItem extends Authorship {
   readonly draftId: string;
@@ -135,19 +86,17 @@ export interface DraftItem extends Authorship {
   readonly createdByThisAgent: boolean;
 }
 
-function toDraftItem(row: DraftRow, caller: Caller): DraftItem {
-  const baseVersion = Number(row.base_version);
-  const currentVersion = Number(row.latest_version);
+function toDraftItem(draft: OpenDraft, caller: Caller): DraftItem {
   return {
-    draftId: row.id,
-    resourceId: row.resource_id,
-    baseVersion,
-    currentVersion,
-    isStale: baseVersion < currentVersion,
-    ...authorship(row),
-    rationale: row.rationale ?? undefined,
-    createdAt: new Date(row.created_at),
-    createdByThisAgent: row.author_id === caller.principal.id,
+    draftId: draft.id,
+    resourceId: draft.resourceId,
+    baseVersion: draft.baseVersion,
+    currentVersion: draft.currentVersion,
+    isStale: draft.baseVersion < draft.currentVersion,
+    ...draft.author,
+    rationale: draft.rationale,
+    createdAt: draft.createdAt,
+    createdByThisAgent: draft.authorId === caller.principal.id,
   };
 }
 
@@ -155,28 +104,24 @@ function toDraftItem(row: DraftRow, caller: Caller): DraftItem {
 export async function listDrafts(db: Db, caller: Caller, type: VersionedType, rawId: string): Promise<DraftItem[]> {
   const id = parseId(type, rawId);
   await resolveAccess(db, caller, type, id);
-  const rows = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.resource_id = $2 AND d.resource_type = $3 ORDER BY d.created_at, d.id`, [
-    caller.tenant.id,
-    id,
-    type,
-  ]);
-  return rows.map((row) => toDraftItem(row, caller));
+  const drafts = await selectOpenDrafts(db, caller.tenant.id, type, id);
+  return drafts.map((draft) => toDraftItem(draft, caller));
 }
 
 /** read_knowledge_draft and read_skill_draft: the author, or a Publisher of the resource. */
 export async function readDraft(db: Db, caller: Caller, type: VersionedType, draftId: string, audit: AuditTrail): Promise<DraftItem & { content: string }> {
   if (!isUuid(draftId)) throw refuse.invalidId('draft');
-  const [row] = await db.query<DraftRow>(`${DRAFT_SELECT} AND d.id = $2 AND d.resource_type = $3`, [caller.tenant.id, draftId.toLowerCase(), type]);
-  if (row === undefined) throw refuse.notFound('draft');
-  const role = await effectiveContextRole(db, caller.tenant.id, caller.principal.id, type, row.resource_id);
-  const isAuthor = row.author_id === caller.principal.id;
+  const draft = await findOpenDraft(db, caller.tenant.id, type, draftId.toLowerCase());
+  if (draft === undefined) throw refuse.notFound('draft');
+  const role = await effectiveContextRole(db, caller.tenant.id, caller.principal.id, type, draft.resourceId);
+  const isAuthor = draft.authorId === caller.principal.id;
   if (!canReadDraft(role, isAuthor)) {
     // Someone who cannot even read the resource learns nothing about its drafts.
     if (!canRead(role)) throw refuse.notFound('draft');
     throw refuse.forbidden();
   }
-  audit.touch({ type, id: row.resource_id, version: Number(row.base_version) });
-  return { ...toDraftItem(row, caller), content: row.content };
+  audit.touch({ type, id: draft.resourceId, version: draft.baseVersion });
+  return { ...toDraftItem(draft, caller), content: draft.content };
 }
 
 export interface ProposeKnowledgeInput {

@@ -7,17 +7,16 @@ import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { iso } from '../instants.ts';
 import type { VersionedType } from '../versions/selectors.ts';
 import { isUuid } from '../versions/selectors.ts';
-import type { AuthorColumns } from './drafts.ts';
-import { AUTHOR_COLUMNS, authorJoins, authorship, checkRationale } from './drafts.ts';
+import { checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from '../versions/versions.ts';
-import { latestVersionOf, getVersions, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
-import type { HeadRow, ManifestColumn } from '../versions/queries.ts';
-import { HEAD_COLUMNS, parseManifest, toHead } from '../versions/queries.ts';
+import { latestVersionOf, getVersions, lockHead, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
+import type { DraftRecord, ProposalRecord, ReviewEntry, ReviewRecord } from './queries.ts';
+import { findReviewRecord, markDraftAccepted, markProposalAccepted, markRejected, selectOpenReviews } from './queries.ts';
 
 /**
  * Human review of what agents submit: drafts (a proposed replacement of one Knowledge or
@@ -127,108 +126,45 @@ export interface RejectResult {
   readonly decidedBy: string | null;
 }
 
-interface ItemRow extends AuthorColumns {
-  kind: ReviewKind;
-  id: string;
-  type: VersionedType;
-  resource_id: string | null;
-  name: string;
-  base_version: number | null;
-  current_version: number | null;
-  rationale: string | null;
-  created_at: Date | string;
-}
-
-interface DetailRow extends ItemRow {
-  status: ReviewStatus;
-  content: string;
-  resource_status: 'active' | 'archived' | null;
-  /** Proposals only. */
-  authority: Authority | null;
-  attachments: ManifestColumn;
-  decided_at: Date | string | null;
-  decided_by_email: string | null;
-  decision_note: string | null;
-  result_version: number | null;
-  author_id: string;
-}
-
-const LIST_SQL = `
-  SELECT 'draft' AS kind, d.id, d.resource_type AS type, d.resource_id, r.name, d.base_version, r.latest_version AS current_version,
-         d.rationale, d.created_at, ${AUTHOR_COLUMNS}
-    FROM context_drafts d
-    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}
-   WHERE d.tenant_id = $1 AND d.status = 'open'
-  UNION ALL
-  SELECT 'proposal' AS kind, p.id, p.resource_type AS type, NULL::uuid AS resource_id, p.title AS name, NULL::integer AS base_version, NULL::integer AS current_version,
-         p.rationale, p.created_at, ${AUTHOR_COLUMNS}
-    FROM context_proposals p${authorJoins('p')}
-   WHERE p.tenant_id = $1 AND p.status = 'open'
-   ORDER BY created_at, id`;
-
-const DRAFT_SQL = `
-  SELECT 'draft' AS kind, d.id, d.resource_type AS type, d.resource_id, r.name, r.status AS resource_status, d.base_version, r.latest_version AS current_version,
-         d.content, d.rationale, d.status, d.created_at, d.decided_at, d.decision_note, d.result_version, d.author_id,
-         NULL AS authority, NULL AS attachments, rv.email AS decided_by_email, ${AUTHOR_COLUMNS}
-    FROM context_drafts d
-    JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id${authorJoins('d')}
-    LEFT JOIN principals rv ON rv.tenant_id = d.tenant_id AND rv.id = d.decided_by
-   WHERE d.tenant_id = $1 AND d.id = $2`;
-
-const PROPOSAL_SQL = `
-  SELECT 'proposal' AS kind, p.id, p.resource_type AS type, p.resource_id, p.title AS name, NULL AS resource_status, NULL::integer AS base_version, NULL::integer AS current_version,
-         p.content, p.rationale, p.status, p.created_at, p.decided_at, p.decision_note, NULL::integer AS result_version, p.author_id,
-         p.authority, p.attachments, rv.email AS decided_by_email, ${AUTHOR_COLUMNS}
-    FROM context_proposals p${authorJoins('p')}
-    LEFT JOIN principals rv ON rv.tenant_id = p.tenant_id AND rv.id = p.decided_by
-   WHERE p.tenant_id = $1 AND p.id = $2`;
-
-const num = (value: number | null): number | null => (value === null ? null : Number(value));
-
 /** The file list a review shows: the manifest without the digests. */
 const publicAttachments = (entries: readonly AttachmentEntry[]): PublicAttachment[] =>
   entries.map((e) => ({ path: e.path, mediaType: e.mediaType, size: e.size, digestEncoding: e.digestEncoding }));
 
-function toItem(row: ItemRow): ReviewItem {
-  const base = num(row.base_version);
-  const current = num(row.current_version);
-  const author = authorship(row);
+function toItem(entry: ReviewEntry): ReviewItem {
+  const draft = entry.kind === 'draft' ? entry : undefined;
   return {
-    id: row.id,
-    kind: row.kind,
-    type: row.type,
+    id: entry.id,
+    kind: entry.kind,
+    type: entry.type,
     // An accepted proposal's Knowledge is its result, not what it replaces.
-    resourceId: row.kind === 'draft' ? row.resource_id : null,
-    name: row.name,
-    baseVersion: base,
-    currentVersion: current,
-    isStale: base !== null && current !== null && base < current,
-    authorName: author.authorName ?? null,
-    authorEmail: author.authorEmail ?? null,
-    agentName: author.agentName ?? null,
-    rationale: row.rationale,
-    createdAt: new Date(row.created_at),
+    resourceId: draft?.resourceId ?? null,
+    name: entry.name,
+    baseVersion: draft?.baseVersion ?? null,
+    currentVersion: draft?.currentVersion ?? null,
+    isStale: draft !== undefined && draft.baseVersion < draft.currentVersion,
+    authorName: entry.author.authorName ?? null,
+    authorEmail: entry.author.authorEmail ?? null,
+    agentName: entry.author.agentName ?? null,
+    rationale: entry.rationale,
+    createdAt: entry.createdAt,
   };
 }
 
 /** Every open draft (of an active resource) and proposal of the tenant, oldest first. */
 export async function listReviews(db: Db, input: { tenant: string }): Promise<ReviewItem[]> {
   const tenant = await requireTenant(db, input.tenant);
-  const rows = await db.query<ItemRow>(LIST_SQL, [tenant.id]);
-  return rows.map(toItem);
+  const entries = await selectOpenReviews(db, tenant.id);
+  return entries.map(toItem);
 }
 
 const missing = (tenant: TenantRef, id: string) => notFound(`no draft or proposal "${id}" in tenant "${tenant.slug}"`);
 
 /** The draft or proposal `id`, any status; `lock` takes its row lock (after the caller locked the resource). */
-async function findDetail(q: Queryable, tenant: TenantRef, id: string, options: { lock?: boolean } = {}): Promise<DetailRow> {
+async function findDetail(q: Queryable, tenant: TenantRef, id: string, options: { lock?: boolean } = {}): Promise<ReviewRecord> {
   if (!isUuid(id)) throw missing(tenant, id);
-  const key = id.toLowerCase();
-  const [draft] = await q.query<DetailRow>(`${DRAFT_SQL}${options.lock === true ? ' FOR UPDATE OF d' : ''}`, [tenant.id, key]);
-  if (draft !== undefined) return draft;
-  const [proposal] = await q.query<DetailRow>(`${PROPOSAL_SQL}${options.lock === true ? ' FOR UPDATE OF p' : ''}`, [tenant.id, key]);
-  if (proposal !== undefined) return proposal;
-  throw missing(tenant, id);
+  const found = await findReviewRecord(q, tenant.id, id.toLowerCase(), options);
+  if (found === undefined) throw missing(tenant, id);
+  return found;
 }
 
 /** One draft or proposal in full: for a draft also its base version and a diff against it. */
@@ -241,26 +177,24 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
     ...item,
     status: row.status,
     content: row.content,
-    decidedAt: row.decided_at === null ? null : new Date(row.decided_at),
-    decidedBy: row.decided_by_email,
-    decisionNote: row.decision_note,
-    resultVersion: num(row.result_version),
-    resultResourceId: row.kind === 'proposal' ? row.resource_id : null,
+    decidedAt: row.decidedAt,
+    decidedBy: row.decidedByEmail,
+    decisionNote: row.decisionNote,
   };
   if (row.kind === 'proposal') {
     return {
       ...common,
+      resultVersion: null,
+      resultResourceId: row.resultResourceId,
       authority: row.authority,
-      attachments: publicAttachments(parseManifest(row.attachments)),
+      attachments: publicAttachments(row.attachments),
       base: null,
       latest: null,
       diff: null,
       diffLatest: null,
     };
   }
-  const resourceId = row.resource_id as string;
-  const baseVersion = Number(row.base_version);
-  const currentVersion = Number(row.current_version);
+  const { resourceId, baseVersion, currentVersion } = row;
   const both = await getVersions(db, tenant.id, [
     { resourceId, version: baseVersion },
     { resourceId, version: currentVersion },
@@ -271,6 +205,8 @@ export async function showReview(db: Db, input: { tenant: string; id: string }):
     throw new Error(`${row.type} ${resourceId} lacks version ${base === undefined ? baseVersion : currentVersion}`);
   return {
     ...common,
+    resultVersion: row.resultVersion,
+    resultResourceId: null,
     authority: row.type === 'knowledge' ? (latest.authority ?? 'informational') : null,
     attachments: publicAttachments(latest.attachments),
     base: { version: base.version, content: base.content },
@@ -291,10 +227,10 @@ async function reviewer(q: Queryable, tenant: TenantRef, as: string | undefined)
   return { id: person.id, email: person.email };
 }
 
-function ensureOpen(row: DetailRow): void {
+function ensureOpen(row: ReviewRecord): void {
   if (row.status !== 'open') {
     throw conflict(
-      `${row.kind} ${row.id} was already ${row.status} at ${row.decided_at === null ? 'an unknown time' : iso(new Date(row.decided_at))}; only open drafts and proposals can be decided`,
+      `${row.kind} ${row.id} was already ${row.status} at ${row.decidedAt === null ? 'an unknown time' : iso(row.decidedAt)}; only open drafts and proposals can be decided`,
       {
         status: row.status,
       },
@@ -307,15 +243,12 @@ function ensureOpen(row: DetailRow): void {
  * writer of the resource takes), then the draft row, read again under the lock: of two
  * decisions on one draft the second waits and then sees it decided.
  */
-async function lockForDecision(tx: Transaction, tenant: TenantRef, id: string): Promise<{ row: DetailRow; head: ResourceHead | undefined }> {
+async function lockForDecision(tx: Transaction, tenant: TenantRef, id: string): Promise<{ row: ReviewRecord; head: ResourceHead | undefined }> {
   const first = await findDetail(tx, tenant, id);
   if (first.kind === 'proposal') return { row: await findDetail(tx, tenant, id, { lock: true }), head: undefined };
-  const [headRow] = await tx.query<HeadRow>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`, [
-    tenant.id,
-    first.resource_id,
-  ]);
-  if (headRow === undefined) throw missing(tenant, id);
-  return { row: await findDetail(tx, tenant, id, { lock: true }), head: toHead(headRow) };
+  const head = await lockHead(tx, tenant.id, first.resourceId);
+  if (head === undefined) throw missing(tenant, id);
+  return { row: await findDetail(tx, tenant, id, { lock: true }), head };
 }
 
 export interface AcceptInput {
@@ -328,12 +261,12 @@ export interface AcceptInput {
   readonly force?: boolean | undefined;
 }
 
-/** An open draft or proposal locked for a decision, with who decides. */
-interface Decision {
+/** An open draft or proposal (`R`) locked for a decision, with who decides. */
+interface Decision<R extends ReviewRecord> {
   readonly tenant: TenantRef;
   /** The reviewer; undefined: the CLI operator. */
   readonly by: { id: string; email: string } | undefined;
-  readonly row: DetailRow;
+  readonly row: R;
   /** A draft's resource, locked; undefined for a proposal. */
   readonly head: ResourceHead | undefined;
 }
@@ -348,27 +281,24 @@ export async function acceptReview(db: Db, audit: AuditTrail, input: AcceptInput
     const by = await reviewer(tx, tenant, input.as);
     const { row, head } = await lockForDecision(tx, tenant, input.id);
     ensureOpen(row);
-    const decision = { tenant, by, row, head };
     const publish = input.publish === true;
-    return row.kind === 'proposal' ? acceptProposal(tx, audit, decision, publish) : acceptDraft(tx, audit, decision, { publish, force: input.force === true });
+    return row.kind === 'proposal'
+      ? acceptProposal(tx, audit, { tenant, by, row, head }, publish)
+      : acceptDraft(tx, audit, { tenant, by, row, head }, { publish, force: input.force === true });
   });
 }
 
 /** A proposal creates its Knowledge (created by the proposing agent); `publish` publishes it. */
-async function acceptProposal(tx: Transaction, audit: AuditTrail, { tenant, by, row }: Decision, publish: boolean): Promise<AcceptResult> {
+async function acceptProposal(tx: Transaction, audit: AuditTrail, { tenant, by, row }: Decision<ProposalRecord>, publish: boolean): Promise<AcceptResult> {
   const created = await createKnowledge(tx, tenant.id, {
     title: row.name,
     content: row.content,
-    authority: row.authority ?? 'informational',
-    createdBy: row.author_id,
+    authority: row.authority,
+    createdBy: row.authorId,
     publish,
-    attachments: parseManifest(row.attachments),
+    attachments: row.attachments,
   });
-  const [decided] = await tx.query<{ decided_at: Date | string }>(
-    `UPDATE context_proposals SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, resource_id = $4
-        WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-    [tenant.id, row.id, by?.id ?? null, created.id],
-  );
+  const decidedAt = await markProposalAccepted(tx, tenant.id, row.id, by?.id ?? null, created.id);
   await audit
     .about({ tenantId: tenant.id, principalId: by?.id })
     .recordIn(
@@ -391,7 +321,7 @@ async function acceptProposal(tx: Transaction, audit: AuditTrail, { tenant, by, 
     saved: true,
     published: created.published,
     forced: false,
-    decidedAt: new Date(decided!.decided_at),
+    decidedAt,
     decidedBy: by?.email ?? null,
   };
 }
@@ -406,7 +336,7 @@ async function acceptProposal(tx: Transaction, audit: AuditTrail, { tenant, by, 
 async function acceptDraft(
   tx: Transaction,
   audit: AuditTrail,
-  { tenant, by, row, head }: Decision,
+  { tenant, by, row, head }: Decision<DraftRecord>,
   options: { publish: boolean; force: boolean },
 ): Promise<AcceptResult> {
   const publish = options.publish;
@@ -414,7 +344,7 @@ async function acceptDraft(
   if (head === undefined || head.status !== 'active' || head.latestVersion === 0) {
     throw conflict(`the ${LABEL[type]} "${row.name}" of draft ${row.id} is archived; it cannot be accepted`);
   }
-  const baseVersion = Number(row.base_version);
+  const baseVersion = row.baseVersion;
   const stale = baseVersion < head.latestVersion;
   if (stale && !options.force) {
     throw conflict(
@@ -431,7 +361,7 @@ async function acceptDraft(
         content: row.content,
         authority: latest.authority ?? 'informational',
         attachments: latest.attachments,
-        createdBy: row.author_id,
+        createdBy: row.authorId,
       });
     } else {
       const pkg = parseSkillMd(row.content);
@@ -441,18 +371,14 @@ async function acceptDraft(
         name: pkg.name,
         description: pkg.description,
         attachments: latest.attachments,
-        createdBy: row.author_id,
+        createdBy: row.authorId,
       });
       name = pkg.name;
     }
   }
   const changed = saved !== latest;
   const published = publish ? await publishVersion(tx, tenant.id, head, saved.version) : false;
-  const [decided] = await tx.query<{ decided_at: Date | string }>(
-    `UPDATE context_drafts SET status = 'accepted', decided_at = clock_timestamp(), decided_by = $3, result_version = $4
-      WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-    [tenant.id, row.id, by?.id ?? null, saved.version],
-  );
+  const decidedAt = await markDraftAccepted(tx, tenant.id, row.id, by?.id ?? null, saved.version);
   const resource: AuditResource = { type, id: head.id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed };
   await audit
     .about({ tenantId: tenant.id, principalId: by?.id })
@@ -471,7 +397,7 @@ async function acceptDraft(
     saved: changed,
     published,
     forced: stale,
-    decidedAt: new Date(decided!.decided_at),
+    decidedAt,
     decidedBy: by?.email ?? null,
   };
 }
@@ -492,18 +418,14 @@ export async function rejectReview(db: Db, audit: AuditTrail, input: RejectInput
     const by = await reviewer(tx, tenant, input.as);
     const { row } = await lockForDecision(tx, tenant, input.id);
     ensureOpen(row);
-    const table = row.kind === 'draft' ? 'context_drafts' : 'context_proposals';
-    const [decided] = await tx.query<{ decided_at: Date | string }>(
-      `UPDATE ${table} SET status = 'rejected', decided_at = clock_timestamp(), decided_by = $3, decision_note = $4 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at`,
-      [tenant.id, row.id, by?.id ?? null, note],
-    );
+    const decidedAt = await markRejected(tx, tenant.id, row.kind, row.id, by?.id ?? null, note);
     const item = toItem(row);
     await audit
       .about({ tenantId: tenant.id, principalId: by?.id })
       .recordIn(
         tx,
         'review.reject',
-        row.kind === 'draft' ? [{ type: row.type, id: item.resourceId as string, version: Number(row.base_version) }] : [],
+        row.kind === 'draft' ? [{ type: row.type, id: row.resourceId, version: row.baseVersion }] : [],
         row.kind === 'draft' ? { kind: 'draft', draft_id: row.id } : { kind: 'proposal', proposal_id: row.id },
       );
     return {
@@ -514,7 +436,7 @@ export async function rejectReview(db: Db, audit: AuditTrail, input: RejectInput
       name: row.name,
       status: 'rejected',
       note,
-      decidedAt: new Date(decided!.decided_at),
+      decidedAt,
       decidedBy: by?.email ?? null,
     };
   });

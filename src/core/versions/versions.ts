@@ -70,6 +70,15 @@ export async function getHead(
   return row && toHead(row);
 }
 
+/**
+ * Locks the resource `id` for a write whatever its type and status, as a reviewer's decision on
+ * a draft does (an archived resource is refused by the decision, not missing).
+ */
+export async function lockHead(tx: Transaction, tenantId: string, id: string): Promise<ResourceHead | undefined> {
+  const [row] = await tx.query<HeadRow>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = $2 FOR UPDATE`, [tenantId, id]);
+  return row && toHead(row);
+}
+
 /** Every active resource of `type` with at least one saved version, by name then id. */
 export async function listHeads(q: Queryable, tenantId: string, type: ContextType): Promise<ResourceHead[]> {
   const rows = await q.query<HeadRow>(
@@ -110,7 +119,7 @@ export async function getVersions(
       WHERE v.tenant_id = $1`,
     [tenantId, refs.map((r) => r.resourceId), refs.map((r) => r.version)],
   );
-  for (const row of rows) found.set(versionKey(row.resource_id, Number(row.version)), toVersion(row));
+  for (const version of rows.map(toVersion)) found.set(versionKey(version.resourceId, version.version), version);
   return found;
 }
 
