@@ -1,7 +1,8 @@
-import type { OutboxEntry, OutboxRow, ResourceRef } from '../../../connectors/projection.ts';
+import type { OutboxEntry, ResourceRef } from '../../../connectors/projection.ts';
 import { isoOrNull } from '../instants.ts';
 import type { Queryable } from '../../store/db.ts';
 import { valuesList } from '../../store/db.ts';
+import { selectBacklogs, selectProjectionStates } from './queries.ts';
 
 export type { OutboxEntry, OutboxRow } from '../../../connectors/projection.ts';
 
@@ -39,30 +40,6 @@ export async function enqueue(tx: Queryable, entries: readonly OutboxEntry[]): P
   }
 }
 
-export interface OutboxDbRow {
-  id: string;
-  tenant_id: string;
-  projection: string;
-  resource_key: string;
-  operation: 'upsert' | 'delete';
-  payload: Record<string, unknown> | string;
-  created_at: Date | string;
-  attempts: number;
-}
-
-export function toOutboxRow(row: OutboxDbRow): OutboxRow {
-  return {
-    id: String(row.id),
-    tenantId: row.tenant_id,
-    projection: row.projection,
-    resourceKey: row.resource_key,
-    operation: row.operation,
-    payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
-    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
-    attempts: Number(row.attempts),
-  };
-}
-
 /** How far behind one projection is, and its latest failure. */
 export interface ProjectionStatus {
   readonly projection: string;
@@ -77,30 +54,22 @@ export interface ProjectionStatus {
   readonly lastErrorAt: string | null;
 }
 
-const iso = (value: Date | string | null): string | null => isoOrNull(value === null ? null : new Date(value));
-
 /** Status of the named projections plus any other that has rows waiting or a recorded state. */
 export async function projectionStatus(db: Queryable, names: readonly string[] = []): Promise<ProjectionStatus[]> {
-  const backlog = await db.query<{ projection: string; backlog: string | number; failing: string | number; oldest_age_ms: string | number | null }>(
-    `SELECT projection, count(*) AS backlog, count(*) FILTER (WHERE attempts > 0) AS failing,
-            floor(extract(epoch FROM (clock_timestamp() - min(created_at))) * 1000) AS oldest_age_ms
-       FROM outbox GROUP BY projection`,
-  );
-  const state = await db.query<{ projection: string; last_applied_at: Date | string | null; last_error: string | null; last_error_at: Date | string | null }>(
-    'SELECT projection, last_applied_at, last_error, last_error_at FROM projection_state',
-  );
+  const backlog = await selectBacklogs(db);
+  const state = await selectProjectionStates(db);
   const all = [...new Set([...names, ...backlog.map((b) => b.projection), ...state.map((s) => s.projection)])].sort();
   return all.map((projection) => {
     const b = backlog.find((r) => r.projection === projection);
     const s = state.find((r) => r.projection === projection);
     return {
       projection,
-      backlog: Number(b?.backlog ?? 0),
-      oldestAgeMs: Math.max(0, Number(b?.oldest_age_ms ?? 0)),
-      failing: Number(b?.failing ?? 0),
-      lastAppliedAt: iso(s?.last_applied_at ?? null),
-      lastError: s?.last_error ?? null,
-      lastErrorAt: iso(s?.last_error_at ?? null),
+      backlog: b?.backlog ?? 0,
+      oldestAgeMs: Math.max(0, b?.oldestAgeMs ?? 0),
+      failing: b?.failing ?? 0,
+      lastAppliedAt: isoOrNull(s?.lastAppliedAt),
+      lastError: s?.lastError ?? null,
+      lastErrorAt: isoOrNull(s?.lastErrorAt),
     };
   });
 }

@@ -1,7 +1,7 @@
 import type { OutboxRow, Projection } from '../../../connectors/projection.ts';
 import type { Db, Queryable } from '../../store/db.ts';
-import type { OutboxDbRow } from './outbox.ts';
-import { toOutboxRow } from './outbox.ts';
+import type { OutboxDbRow } from './queries.ts';
+import { toOutboxRow } from './queries.ts';
 
 export interface WorkerOptions {
   /** Rows claimed per transaction (default 100). */

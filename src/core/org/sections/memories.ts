@@ -136,15 +136,25 @@ const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g
 
 const contentHash = (content: string): string => createHash('sha256').update(content, 'utf8').digest('hex');
 
+// The rows of org_memory_content, read and written only here.
+
+interface AppliedRow {
+  resource_id: string;
+  content_sha256: string;
+  version: number;
+}
+
+const toApplied = (row: AppliedRow): AppliedContent => ({ sha256: row.content_sha256, version: Number(row.version) });
+
 /** What the file last set as the content of these Memories, by resource id. */
 async function loadApplied(q: Queryable, tenantId: string, resourceIds: readonly string[]): Promise<Map<string, AppliedContent>> {
   const found = new Map<string, AppliedContent>();
   if (resourceIds.length === 0) return found;
-  const rows = await q.query<{ resource_id: string; content_sha256: string; version: number }>(
+  const rows = await q.query<AppliedRow>(
     'SELECT resource_id, content_sha256, version FROM org_memory_content WHERE tenant_id = $1 AND resource_id = ANY($2::uuid[])',
     [tenantId, resourceIds],
   );
-  for (const row of rows) found.set(row.resource_id, { sha256: row.content_sha256, version: Number(row.version) });
+  for (const row of rows) found.set(row.resource_id, toApplied(row));
   return found;
 }
 
