@@ -2,6 +2,7 @@ import type { Db } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { requireAgent, requireTenant } from '../directory/directory.ts';
 import { validation } from '../errors.ts';
+import { iso } from '../instants.ts';
 import type { EventSummary, InstallationSummary } from './queries.ts';
 import { selectInstallations, selectRecentEvents, upsertEnabled } from './queries.ts';
 import { activityEnabled } from './settings.ts';
@@ -67,9 +68,9 @@ const installationListing = (i: InstallationSummary): InstallationListing => ({
   coverage: i.coverage,
   sessions: i.sessions,
   events: i.events,
-  created_at: i.createdAt.toISOString(),
-  updated_at: i.updatedAt.toISOString(),
-  last_seen_at: i.lastSeenAt.toISOString(),
+  created_at: iso(i.createdAt),
+  updated_at: iso(i.updatedAt),
+  last_seen_at: iso(i.lastSeenAt),
 });
 
 const eventListing = (e: EventSummary): EventListing => ({
@@ -84,8 +85,8 @@ const eventListing = (e: EventSummary): EventListing => ({
   status: e.status,
   error_code: e.errorCode,
   subject: e.subject === null ? null : { type: e.subject.type, id: e.subject.id, version: e.subject.version },
-  occurred_at: e.occurredAt.toISOString(),
-  recorded_at: e.recordedAt.toISOString(),
+  occurred_at: iso(e.occurredAt),
+  recorded_at: iso(e.recordedAt),
 });
 
 /** The installations and the most recent events of a tenant, optionally of one agent. */

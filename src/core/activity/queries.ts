@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../store/db.ts';
+import { iso } from '../instants.ts';
 import type { Capability, Hook, SubjectType, Transport } from './vocabulary.ts';
 
 /*
@@ -103,7 +104,7 @@ export async function refreshCoverage(tx: Transaction, tenantId: string, install
     tenantId,
     installationId,
     capability,
-    at.toISOString(),
+    iso(at),
   ]);
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { iso, isoOrNull } from '../../core/instants.ts';
 import type { AdminInbox } from '../../core/messages/admin.ts';
 import { readInbox } from '../../core/messages/inbox.ts';
 import type { InboxEntry, Recipient, SendResult, SentArtifact } from '../../core/messages/model.ts';
@@ -131,7 +132,7 @@ function sentOnWire(result: SendResult) {
     recipients: result.recipients.map((r) => ({ type: r.type, id: r.id, name: r.name })),
     delivered_to: result.deliveredTo,
     artifacts: result.artifacts.map(artifactOnWire),
-    created_at: result.createdAt.toISOString(),
+    created_at: iso(result.createdAt),
     replayed: result.replayed,
   };
 }
@@ -151,11 +152,11 @@ export function inboxMessage(entry: InboxEntry): InboxMessageWire {
   return {
     message_id: entry.id,
     from: { agent_id: entry.from.id, name: entry.from.name },
-    sent_at: entry.sentAt.toISOString(),
+    sent_at: iso(entry.sentAt),
     message: entry.message,
     via_group: entry.viaGroup === null ? null : { id: entry.viaGroup.id, name: entry.viaGroup.name },
     artifacts: entry.artifacts.map((a) => ({ ...artifactOnWire(a), available: a.available })),
-    read_at: entry.readAt === null ? null : entry.readAt.toISOString(),
+    read_at: isoOrNull(entry.readAt),
   };
 }
 
