@@ -1,4 +1,5 @@
 import type { KbReasonFacts } from './kb/refusals.ts';
+import type { KbUploadReasonFacts } from './kb/upload-refusals.ts';
 
 /** The error codes every layer understands; each dialect maps them to its own spec's texts. */
 export type ErrorCode =
@@ -24,7 +25,7 @@ export type PackageKind = 'skill' | 'attachments' | 'artifact';
  * An area with many reasons of its own declares them beside its code (Knowledge Bases:
  * core/kb/refusals.ts) and they join this list here.
  */
-export interface ReasonFacts extends KbReasonFacts {
+export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts {
   // Versioned content: ids, selectors, versions, access.
   invalid_id: { type: Subject | 'draft' };
   not_found: { type: Subject | 'draft' | 'attachment' };

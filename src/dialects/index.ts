@@ -44,6 +44,7 @@ import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atm
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
+import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/uploads.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 
@@ -105,6 +106,10 @@ export const allTools: readonly ToolDef[] = [
   getFileOutlineTool,
   generateHubIndexTool,
   generateNavTool,
+  requestUploadsTool,
+  confirmUploadsTool,
+  uploadFileTool,
+  updateFileTool,
 ];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {

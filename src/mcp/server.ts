@@ -95,7 +95,13 @@ function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
 }
 
 function toResult(reply: ToolReply, isError: boolean): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: reply.text }, ...(reply.notes ?? []).map((text) => ({ type: 'text' as const, text }))] };
+  const result: CallToolResult = {
+    content: [
+      { type: 'text', text: reply.text },
+      ...(reply.notes ?? []).map((text) => ({ type: 'text' as const, text })),
+      ...(reply.images ?? []).map((image) => ({ type: 'image' as const, data: image.data.toString('base64'), mimeType: image.mimeType })),
+    ],
+  };
   if (reply.structured) result.structuredContent = reply.structured;
   if (isError) result.isError = true;
   return result;

@@ -17,6 +17,8 @@ export interface ToolReply<Structured extends Record<string, unknown> = Record<s
    * spec's exact text for clients that match it, and the advice is there for those that read on.
    */
   readonly notes?: readonly string[];
+  /** Images after the text (an Asset's rendition beside read_file's JSON), as MCP image content. */
+  readonly images?: readonly { readonly data: Buffer; readonly mimeType: string }[];
 }
 
 export interface ToolContext {

@@ -17,6 +17,8 @@ import { kbFileEntries } from './projection.ts';
 import { parseFrontMatter } from './text/front-matter.ts';
 import type { FileKind, FileOperation, FileRow, KbFile } from './queries.ts';
 import { FILE_COLUMNS, toFile } from './queries.ts';
+import type { AssetRecord } from './asset-rows.ts';
+import { copyAsset, insertAsset, readAsset } from './asset-rows.ts';
 import { refuseKb } from './refusals.ts';
 
 /**
@@ -137,23 +139,38 @@ function checkIfMatch(file: KbFile, ifMatch: string | undefined): void {
 export interface FileContent {
   readonly kb: KbWithAccess;
   readonly file: KbFile;
+  /** A text file's content; an Asset's Companion text (empty for an Asset without one). */
   readonly content: string;
+  /** An image or PDF Asset's metadata at the head version; undefined for text and other binaries. */
+  readonly asset: AssetRecord | undefined;
 }
 
-/** read_file (Viewer): the head's content as UTF-8 text, with its size, SHA-256 and version. */
+/**
+ * read_file (Viewer): a text file's content as UTF-8 text, with its size, SHA-256 and version;
+ * for an Asset, its Companion text and metadata instead of its bytes.
+ */
 export async function readFile(stores: KbStores, caller: Caller, input: { kbId: string } & FileRef, audit: AuditTrail): Promise<FileContent> {
   const ref = parseRef(input);
   const kb = await kbFor(stores.db, caller, input.kbId, 'viewer', 'reading files');
   const file = await findFile(stores.db, caller.tenant.id, kb.kb.id, ref);
-  const content = await textOf(stores.blob, file);
   audit.touch({ type: 'kb_file', id: file.id, version: file.version });
-  return { kb, file, content };
+  if (file.kind === 'asset') {
+    const asset = await readAsset(stores.db, caller.tenant.id, file.id, file.version);
+    return { kb, file, content: asset?.companion ?? '', asset };
+  }
+  const content = await textOf(stores.blob, file);
+  return { kb, file, content, asset: undefined };
+}
+
+/** The bytes of a file's head (for an Asset's rendition: at most the 25 MiB Asset ceiling). */
+export function headBytes(blob: BlobStore, file: { readonly sha256: string }): Promise<Buffer> {
+  return bytesOf(blob, file.sha256);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Saving a version
 
-interface NextVersion {
+export interface NextVersion {
   readonly path: string;
   readonly sha256: string;
   readonly sizeBytes: number;
@@ -163,6 +180,8 @@ interface NextVersion {
   readonly restoredFrom?: number | undefined;
   /** The front-matter tags of the content (tagsOf); none when left out (Assets). */
   readonly tags?: readonly string[] | undefined;
+  /** What is known of an image or PDF Asset at this version: saved beside it (kb_file_assets). */
+  readonly asset?: AssetRecord | undefined;
 }
 
 /**
@@ -170,7 +189,14 @@ interface NextVersion {
  * a live file holds the path), or the next one of a locked head. Then the projections, the
  * contribution and the audit event, all in the same transaction.
  */
-async function saveVersion(tx: Transaction, caller: Caller, kbId: string, head: KbFile | undefined, next: NextVersion, audit: AuditTrail): Promise<KbFile> {
+export async function saveVersion(
+  tx: Transaction,
+  caller: Caller,
+  kbId: string,
+  head: KbFile | undefined,
+  next: NextVersion,
+  audit: AuditTrail,
+): Promise<KbFile> {
   const tenantId = caller.tenant.id;
   const author = caller.principal.id;
   let row: FileRow | undefined;
@@ -187,12 +213,12 @@ async function saveVersion(tx: Transaction, caller: Caller, kbId: string, head: 
     const deleting = next.operation === 'delete';
     [row] = await tx.query<FileRow>(
       `UPDATE kb_files AS f
-          SET latest_version = latest_version + 1, path = $3, sha256 = $4, size_bytes = $5, media_type = $6,
+          SET latest_version = latest_version + 1, path = $3, sha256 = $4, size_bytes = $5, media_type = $6, kind = $9,
               tags = $8::text[], updated_at = clock_timestamp(), updated_by = $7
               ${deleting ? ', deleted_at = clock_timestamp(), deleted_by = $7' : ''}
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${FILE_COLUMNS}`,
-      [tenantId, head.id, next.path, next.sha256, next.sizeBytes, next.mediaType, author, next.tags ?? []],
+      [tenantId, head.id, next.path, next.sha256, next.sizeBytes, next.mediaType, author, next.tags ?? [], next.kind],
     );
   }
   if (row === undefined) throw new Error(`kb file ${head?.id ?? next.path} vanished under its lock`);
@@ -214,6 +240,10 @@ async function saveVersion(tx: Transaction, caller: Caller, kbId: string, head: 
       author,
     ],
   );
+  // An Asset's metadata follows its bytes: a version that keeps them (move, restore, delete)
+  // keeps what was known of them, copied from the version it was made from.
+  if (next.asset !== undefined) await insertAsset(tx, tenantId, saved.id, saved.version, next.asset);
+  else if (head !== undefined && saved.kind === 'asset') await copyAsset(tx, tenantId, saved.id, saved.sha256, saved.version);
   await enqueue(tx, kbFileEntries(tenantId, saved, next.operation === 'delete' ? 'delete' : 'upsert'));
   await recordContribution(tx, tenantId, kbId, author);
   await audit.recordIn(

@@ -1,5 +1,6 @@
 import type { PackageKind, Reason, ReasonFacts, Subject } from '../../core/errors.ts';
 import type { KbReason } from '../../core/kb/refusals.ts';
+import type { KbUploadReason } from '../../core/kb/upload-refusals.ts';
 
 /**
  * Every refusal of the Alignbase dialect in its spec's words: the "Common Errors" table word for
@@ -49,8 +50,8 @@ const CONTENT_TOO_LARGE: Readonly<Record<Subject, string>> = {
 const capabilityWhat = (what: ReasonFacts['capability_not_reported']['what']): string =>
   'event' in what ? `event type "${what.event}"` : 'hook' in what ? `the ${what.hook} hook` : `hook event "${what.hookEvent}"`;
 
-/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases. */
-export type AlignbaseReason = Exclude<Reason, KbReason>;
+/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases and their uploads. */
+export type AlignbaseReason = Exclude<Reason, KbReason | KbUploadReason>;
 
 export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) => string } = {
   invalid_id: ({ type }) => `invalid ${ID_FIELD[type]}`,

@@ -9,6 +9,8 @@ import { readerNote } from '../../core/kb/pages.ts';
 import { PATCH_EDITS_MAX } from '../../core/kb/patch.ts';
 import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import { assetBlock, assetWire } from './asset-wire.ts';
+import { assetRendition } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
 import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
 
@@ -69,15 +71,31 @@ export const readFileTool = defineTool({
   dialect: 'atmina',
   title: 'Read file',
   description:
-    'Reads a text file of a Knowledge Base by path or file_id (path wins when both are sent): its UTF-8 content, size_bytes, sha256 and version. Before changing the file, carry its sha256 as if_match.',
-  input: z.object({ kb_id: kbId, ...fileIdentity }).strict(),
-  output: z.object({ contribution_note: contributionNote, kb_id: z.string(), ...fileFields, content: z.string().describe('The file as UTF-8 text, exactly.') }),
+    'Reads a file of a Knowledge Base by path or file_id (path wins when both are sent): a text file’s UTF-8 content, size_bytes, sha256 and version. For an Asset (image, PDF), content is its Companion text, asset describes it, and an image comes with a medium rendition as image content unless include_image is false. Before changing the file, carry its sha256 as if_match.',
+  input: z
+    .object({
+      kb_id: kbId,
+      ...fileIdentity,
+      include_image: z.boolean().optional().describe('For an image Asset: false leaves out the rendition (text only). Default true.'),
+    })
+    .strict(),
+  output: z.object({
+    contribution_note: contributionNote,
+    kb_id: z.string(),
+    ...fileFields,
+    content: z.string().describe('The file as UTF-8 text, exactly; for an Asset, its Companion text.'),
+    asset: assetBlock.optional(),
+  }),
   annotations: READ,
   scopes: ['context.read'],
   async run({ caller, services, audit }, args) {
     const read = await readFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
     const note = await readerNote(services, caller, read.kb);
-    return jsonReply({ ...(note === undefined ? {} : { contribution_note: note }), kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content });
+    const reply = { ...(note === undefined ? {} : { contribution_note: note }), kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content };
+    if (read.file.kind !== 'asset') return jsonReply(reply);
+    const structured = { ...reply, asset: assetWire(read.file, read.asset) };
+    const image = args.include_image === false ? undefined : await assetRendition(services, read.file, read.asset);
+    return image === undefined ? jsonReply(structured) : { ...jsonReply(structured), images: [image] };
   },
 });
 

@@ -1,0 +1,292 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { storeBackends } from '../support/stores.ts';
+import type { KbWire, ReadWire } from './support.ts';
+import { KbSuite, assertAtminaError, backendLabel } from './support.ts';
+
+interface UploadWire {
+  path: string;
+  mime_type: string;
+  size_bytes: number;
+  sha256: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  expires_at: string;
+}
+interface RequestWire {
+  kb_id: string;
+  batch_token: string;
+  expires_at: string;
+  uploads: UploadWire[];
+}
+interface ConfirmItemWire {
+  path: string;
+  ok: boolean;
+  file_id?: string;
+  version?: number;
+  sha256?: string;
+  kind?: string;
+  media_type?: string;
+  operation?: string;
+  changed?: boolean;
+  asset?: { format: string; state: string; width?: number; height?: number; pages?: number };
+  code?: string;
+  error?: string;
+}
+interface ConfirmWire {
+  kb_id: string;
+  confirmed_at: string;
+  results: ConfirmItemWire[];
+  confirmed: number;
+  failed: number;
+}
+interface InlineWire {
+  file_id: string;
+  path: string;
+  version: number;
+  sha256: string;
+  kind: string;
+  media_type: string;
+  operation: string;
+  changed: boolean;
+  asset?: Record<string, unknown>;
+}
+interface AssetReadWire extends ReadWire {
+  asset?: Record<string, unknown>;
+}
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+const MiB = 1024 * 1024;
+
+for (const backend of storeBackends()) {
+  describe(`Atmina uploads on ${backendLabel(backend)}`, () => {
+    let suite: KbSuite;
+    let kb: KbWire;
+    before(async () => {
+      suite = await KbSuite.open(backend);
+      kb = await suite.kb();
+    });
+    after(async () => {
+      await suite?.close();
+    });
+
+    const editor = () => suite.agent('editor-bot');
+    const onS3 = () => backendLabel(backend).endsWith('+s3');
+
+    /** The URL to PUT to: the disk store's URLs name the gateway's public URL, which in tests is its listening address. */
+    function target(upload: UploadWire): string {
+      if (onS3()) return upload.url;
+      const url = new URL(upload.url);
+      return new URL(`${url.pathname}${url.search}`, suite.running.url).toString();
+    }
+
+    async function put(upload: UploadWire, body: Buffer | ReadableStream<Uint8Array>): Promise<Response> {
+      const init: RequestInit & { duplex: 'half' } = { method: 'PUT', headers: upload.headers, body, duplex: 'half' };
+      return fetch(target(upload), init);
+    }
+
+    async function request(items: { path: string; mime_type?: string; bytes: Buffer }[]): Promise<RequestWire> {
+      return (await editor()).ok<RequestWire>('request_uploads', {
+        kb_id: kb.kb_id,
+        items: items.map((item) => ({ path: item.path, mime_type: item.mime_type, size_bytes: item.bytes.length, sha256: sha256(item.bytes) })),
+      });
+    }
+
+    async function versionsOf(fileId: string): Promise<number> {
+      const [row] = await suite.db.query<{ n: number }>('SELECT count(*)::int AS n FROM kb_file_versions WHERE file_id = $1', [fileId]);
+      return row?.n ?? 0;
+    }
+
+    it('uploads a PDF and a PNG through presigned PUTs: the PDF’s text and the PNG’s size are read', async () => {
+      const pdf = textPdf([['Quarterly report', 'Revenue grew'], ['Page two']]);
+      const png = pngOf(640, 480);
+      const batch = await request([
+        { path: 'assets/report.pdf', mime_type: 'application/pdf', bytes: pdf },
+        { path: 'assets/chart.png', bytes: png },
+      ]);
+      assert.partialDeepStrictEqual(batch.uploads[1], { path: 'assets/chart.png', mime_type: 'image/png', method: 'PUT', size_bytes: png.length });
+      assert.equal((await put(batch.uploads[0] as UploadWire, pdf)).status, 200);
+      assert.equal((await put(batch.uploads[1] as UploadWire, png)).status, 200);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.partialDeepStrictEqual(confirmed, {
+        confirmed: 2,
+        failed: 0,
+        results: [
+          {
+            path: 'assets/report.pdf',
+            ok: true,
+            kind: 'asset',
+            media_type: 'application/pdf',
+            operation: 'upload',
+            asset: { format: 'pdf', state: 'ready', pages: 2 },
+          },
+          { path: 'assets/chart.png', ok: true, kind: 'asset', media_type: 'image/png', asset: { format: 'png', state: 'ready', width: 640, height: 480 } },
+        ],
+      });
+      const read = await (await editor()).ok<AssetReadWire>('read_file', { kb_id: kb.kb_id, path: 'assets/report.pdf' });
+      assert.match(read.content, /Quarterly report[\s\S]*Revenue grew[\s\S]*Page two/);
+      assert.partialDeepStrictEqual(read.asset, { path: 'assets/report.pdf', format: 'pdf', pages: 2, state: 'ready' });
+    });
+
+    it('answers a retried confirmation with the same result and catalogs nothing twice', async () => {
+      const bytes = Buffer.from('a,b\n1,2\n');
+      const batch = await request([{ path: 'data/retry.csv', mime_type: 'text/csv', bytes }]);
+      await put(batch.uploads[0] as UploadWire, bytes);
+      const first = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      const before = await suite.snapshot();
+      const second = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.deepStrictEqual(second, first);
+      assert.deepStrictEqual(await suite.snapshot(), before);
+      assert.equal(await versionsOf(first.results[0]?.file_id ?? ''), 1);
+    });
+
+    it('catalogs an upload to a path that holds a file as its next version', async () => {
+      const one = Buffer.from('one\n');
+      const two = Buffer.from('two\n');
+      const first = await request([{ path: 'notes/versioned.txt', bytes: one }]);
+      await put(first.uploads[0] as UploadWire, one);
+      await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: first.batch_token });
+      const second = await request([{ path: 'notes/versioned.txt', bytes: two }]);
+      await put(second.uploads[0] as UploadWire, two);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: second.batch_token });
+      assert.partialDeepStrictEqual(confirmed.results[0], { ok: true, version: 2, operation: 'update', kind: 'text', sha256: sha256(two) });
+    });
+
+    it('refuses bytes other than the declared ones at the PUT itself', async () => {
+      const declared = Buffer.from('the declared bytes');
+      const other = Buffer.from('other bytes, same len');
+      const batch = await request([{ path: 'wrong/bytes.txt', bytes: declared }]);
+      const upload = batch.uploads[0] as UploadWire;
+      // Same length as declared, so only the store's check of the SHA-256 can refuse them.
+      const response = await put(upload, other.subarray(0, declared.length));
+      assert.equal(response.status, 400);
+      if (onS3()) assert.match(await response.text(), /BadDigest|XAmzContentChecksumMismatch|checksum/i);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.partialDeepStrictEqual(confirmed.results[0], { path: 'wrong/bytes.txt', ok: false, code: 'validation' });
+    });
+
+    it('refuses to confirm an expired batch, and asks for a new request', async () => {
+      const bytes = Buffer.from('late\n');
+      const batch = await request([{ path: 'late.txt', bytes }]);
+      await put(batch.uploads[0] as UploadWire, bytes);
+      await suite.db.tx((tx) =>
+        tx.query("UPDATE kb_upload_batches SET expires_at = clock_timestamp() - interval '1 second' WHERE token_sha256 = $1", [
+          sha256(Buffer.from(batch.batch_token)),
+        ]),
+      );
+      const text = await (await editor()).fail('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assertAtminaError(text, 'validation', 'call request_uploads again');
+    });
+
+    it('refuses a batch with a repeated path whole, requesting nothing', async () => {
+      const before = await suite.snapshot();
+      const bytes = Buffer.from('x');
+      const text = await (
+        await editor()
+      ).fail('request_uploads', {
+        kb_id: kb.kb_id,
+        items: [
+          { path: 'dup.txt', size_bytes: 1, sha256: sha256(bytes) },
+          { path: 'other.txt', size_bytes: 1, sha256: sha256(bytes) },
+          { path: 'dup.txt', size_bytes: 1, sha256: sha256(bytes) },
+        ],
+      });
+      assertAtminaError(text, 'validation', 'items 0, 2 name the same path');
+      assert.deepStrictEqual(await suite.snapshot(), before);
+    });
+
+    it('refuses declarations above the ceilings: 25 MiB for an image or PDF, 100 MiB for other files', async () => {
+      const hash = sha256(Buffer.from('x'));
+      const png = await (await editor()).fail('request_uploads', { kb_id: kb.kb_id, items: [{ path: 'big.png', size_bytes: 25 * MiB + 1, sha256: hash }] });
+      assertAtminaError(png, 'payload_too_large', 'at most 26214400 bytes');
+      const zip = await (await editor()).fail('request_uploads', { kb_id: kb.kb_id, items: [{ path: 'big.zip', size_bytes: 100 * MiB + 1, sha256: hash }] });
+      assertAtminaError(zip, 'payload_too_large', 'at most 104857600 bytes');
+    });
+
+    it('refuses bad input with validation, changing nothing', async () => {
+      const before = await suite.snapshot();
+      const badSha = await (await editor()).fail('request_uploads', { kb_id: kb.kb_id, items: [{ path: 'a.txt', size_bytes: 1, sha256: 'nope' }] });
+      assertAtminaError(badSha, 'validation', 'items[0].sha256');
+      const badPath = await (await editor()).fail('request_uploads', { kb_id: kb.kb_id, items: [{ path: '../a.txt', size_bytes: 1, sha256: 'a'.repeat(64) }] });
+      assertAtminaError(badPath, 'validation', 'items[0].path');
+      const badBase64 = await (await editor()).fail('upload_file', { kb_id: kb.kb_id, filename: 'b.txt', content_base64: 'not base64!' });
+      assertAtminaError(badBase64, 'validation', 'content_base64');
+      const lying = await (
+        await editor()
+      ).fail('upload_file', { kb_id: kb.kb_id, filename: 'c.png', mime_type: 'image/png', content_base64: Buffer.from('%PDF-1.4').toString('base64') });
+      assertAtminaError(lying, 'validation', 'does not match the file');
+      assert.deepStrictEqual(await suite.snapshot(), before);
+    });
+
+    it('refuses uploads to a Viewer', async () => {
+      const viewer = await suite.agent('viewer-bot');
+      const text = await viewer.fail('request_uploads', { kb_id: kb.kb_id, items: [{ path: 'v.txt', size_bytes: 1, sha256: 'a'.repeat(64) }] });
+      assertAtminaError(text, 'permission_denied', 'Editor');
+      const inline = await viewer.fail('upload_file', { kb_id: kb.kb_id, filename: 'v.txt', content_base64: 'eA==' });
+      assertAtminaError(inline, 'permission_denied', 'Editor');
+    });
+
+    it('uploads an image inline and read_file shows its medium rendition beside the JSON', async () => {
+      const png = pngOf(2048, 1024);
+      const uploaded = await (
+        await editor()
+      ).ok<InlineWire>('upload_file', {
+        kb_id: kb.kb_id,
+        filename: 'pictures/wide.png',
+        content_base64: png.toString('base64'),
+        description: 'A red rectangle',
+      });
+      assert.partialDeepStrictEqual(uploaded, {
+        kind: 'asset',
+        media_type: 'image/png',
+        operation: 'upload',
+        asset: { format: 'png', width: 2048, height: 1024 },
+      });
+      const result = await (await editor()).call('read_file', { kb_id: kb.kb_id, file_id: uploaded.file_id });
+      assert.partialDeepStrictEqual(result.structuredContent, { content: 'A red rectangle', asset: { path: 'pictures/wide.png', state: 'ready' } });
+      const image = result.content.find((block) => block.type === 'image');
+      assert.ok(image?.type === 'image');
+      assert.equal(image.mimeType, 'image/png');
+      const textOnly = await (await editor()).call('read_file', { kb_id: kb.kb_id, file_id: uploaded.file_id, include_image: false });
+      assert.equal(
+        textOnly.content.some((block) => block.type === 'image'),
+        false,
+      );
+    });
+
+    it('refuses inline content above 1 MiB with payload_too_large naming request_uploads', async () => {
+      const text = await (
+        await editor()
+      ).fail('upload_file', { kb_id: kb.kb_id, filename: 'big.bin', content_base64: Buffer.alloc(MiB + 1).toString('base64') });
+      assertAtminaError(text, 'payload_too_large', 'request_uploads');
+    });
+
+    it('refuses upload_file to a path that holds a file', async () => {
+      await (await editor()).ok('upload_file', { kb_id: kb.kb_id, filename: 'taken.bin', content_base64: 'AAEC' });
+      const text = await (await editor()).fail('upload_file', { kb_id: kb.kb_id, filename: 'taken.bin', content_base64: 'AwQF' });
+      assertAtminaError(text, 'conflict', 'already exists');
+    });
+
+    it('updates a file guarded by if_match, and refuses a stale one with conflict', async () => {
+      const first = await (await editor()).ok<InlineWire>('upload_file', { kb_id: kb.kb_id, filename: 'guarded.bin', content_base64: 'AAEC' });
+      const updated = await (
+        await editor()
+      ).ok<InlineWire>('update_file', {
+        kb_id: kb.kb_id,
+        file_id: first.file_id,
+        mime_type: 'application/octet-stream',
+        content_base64: 'AwQF',
+        if_match: first.sha256,
+      });
+      assert.partialDeepStrictEqual(updated, { version: 2, operation: 'update', changed: true });
+      const text = await (
+        await editor()
+      ).fail('update_file', { kb_id: kb.kb_id, file_id: first.file_id, mime_type: 'application/octet-stream', content_base64: 'BgcI', if_match: first.sha256 });
+      assertAtminaError(text, 'conflict', 'changed since you read it');
+      assert.equal(await versionsOf(first.file_id), 2);
+    });
+  });
+}
