@@ -113,7 +113,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits));
     registerOAuthRoutes(app, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
-    if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob);
+    if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
     await app.ready();
     const outbox = new OutboxWorker(db, services.projections.projections, {

@@ -14,6 +14,15 @@ export interface Config {
   readonly s3: S3Config | undefined;
   readonly meili: MeiliConfig | undefined;
   readonly neo4j: Neo4jConfig | undefined;
+  /** Rates per minute, counted in each gateway process (see docs/atmina.md, Uploads). */
+  readonly rateLimits: RateLimitsConfig;
+}
+
+export interface RateLimitsConfig {
+  /** KGW_KB_WRITES_PER_MINUTE: Knowledge-Base write and upload calls per principal. */
+  readonly kbWritesPerMinute: number;
+  /** KGW_UPLOAD_PUTS_PER_MINUTE: PUTs to the gateway's own upload URLs per client address. */
+  readonly uploadPutsPerMinute: number;
 }
 
 export interface S3Config {
@@ -61,6 +70,13 @@ function parsePort(env: Env, name: string, fallback: number): number {
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(name, `must be a whole number from 0 to 65535, got "${raw}"`);
   }
+  return Number(raw);
+}
+
+function parseCount(env: Env, name: string, fallback: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(name, `must be a whole number from 1, got "${raw}"`);
   return Number(raw);
 }
 
@@ -183,6 +199,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     s3: parseS3(env),
     meili: meiliUrl === undefined ? undefined : { url: meiliUrl, apiKey: meiliKey },
     neo4j: parseNeo4j(env),
+    rateLimits: Object.freeze({
+      kbWritesPerMinute: parseCount(env, 'KGW_KB_WRITES_PER_MINUTE', 600),
+      uploadPutsPerMinute: parseCount(env, 'KGW_UPLOAD_PUTS_PER_MINUTE', 120),
+    }),
   };
   for (const part of [config.s3, config.meili, config.neo4j]) if (part) Object.freeze(part);
   return Object.freeze(config);

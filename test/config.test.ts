@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       s3: undefined,
       meili: undefined,
       neo4j: undefined,
+      rateLimits: { kbWritesPerMinute: 600, uploadPutsPerMinute: 120 },
     } satisfies Config);
   });
 
@@ -55,6 +56,8 @@ describe('loadConfig', () => {
         NEO4J_URL: 'neo4j+s://graph.acme.test:7687',
         NEO4J_USER: 'kgw',
         NEO4J_PASSWORD: 'pw',
+        KGW_KB_WRITES_PER_MINUTE: '30',
+        KGW_UPLOAD_PUTS_PER_MINUTE: '10',
       },
       CWD,
     );
@@ -69,6 +72,7 @@ describe('loadConfig', () => {
       s3: { endpoint: 'http://minio:9000', bucket: 'kgw-files', region: 'eu-central-1', accessKeyId: 'AKIA', secretAccessKey: 's3cret' },
       meili: { url: 'http://meili:7700', apiKey: 'mk' },
       neo4j: { url: 'neo4j+s://graph.acme.test:7687', user: 'kgw', password: 'pw' },
+      rateLimits: { kbWritesPerMinute: 30, uploadPutsPerMinute: 10 },
     } satisfies Config);
   });
 

@@ -12,6 +12,7 @@ import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { assetRendition } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
+import { checkWriteRate } from './write-rate.ts';
 import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
 
 /*
@@ -176,6 +177,7 @@ export const writeFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const result = await writeFile(services, caller, { kbId: args.kb_id, ...writeInput(args) }, audit);
     return jsonReply(writeWire(result.file.kbId, result));
   },
@@ -223,6 +225,7 @@ export const writeFilesTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const { kbId: kb, results } = await writeFiles(
       services,
       caller,
@@ -327,6 +330,7 @@ export const restoreVersionTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const result = await restoreVersion(
       services,
       caller,
@@ -357,6 +361,7 @@ export const moveFileTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const moved = await moveFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, toPath: args.to_path }, audit);
     const { file } = moved;
     return jsonReply({
@@ -390,6 +395,7 @@ export const deleteFileTool = defineTool({
   annotations: DESTRUCTIVE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const file = await deleteFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, confirm: args.confirm }, audit);
     return jsonReply({
       kb_id: file.kbId,

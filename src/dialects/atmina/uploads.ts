@@ -5,6 +5,7 @@ import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, UPLOAD_URL_SECONDS, confirmUploads,
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { IDEMPOTENT_WRITE, WRITE, fileId, filePath, kbId } from './schemas.ts';
+import { checkWriteRate } from './write-rate.ts';
 
 /*
  * The Atmina upload tools: presigned batches (request_uploads, then PUT, then confirm_uploads)
@@ -50,6 +51,7 @@ export const requestUploadsTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const batch = await requestUploads(
       services,
       caller,
@@ -132,6 +134,7 @@ export const confirmUploadsTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const result = await confirmUploads(services, caller, { kbId: args.kb_id, batchToken: args.batch_token }, audit);
     const confirmed = result.items.filter((item) => item.ok).length;
     return jsonReply({
@@ -193,6 +196,7 @@ export const uploadFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const result = await uploadFile(
       services,
       caller,
@@ -223,6 +227,7 @@ export const updateFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   async run({ caller, services, audit }, args) {
+    checkWriteRate(services, caller);
     const result = await updateFile(
       services,
       caller,
