@@ -16,6 +16,7 @@ import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { serializeError } from './http/log-safety.ts';
+import { registerKbFileRoutes } from './http/kb-file-routes.ts';
 import { registerUploadRoutes } from './http/upload-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
@@ -112,6 +113,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     registerHealthRoutes(app, services);
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits));
     registerOAuthRoutes(app, services, endpoints);
+    registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);

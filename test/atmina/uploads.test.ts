@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from './support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from './support.ts';
@@ -56,6 +57,7 @@ interface InlineWire {
 }
 interface AssetReadWire extends ReadWire {
   asset?: Record<string, unknown>;
+  download_url?: string;
 }
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
@@ -255,6 +257,28 @@ for (const backend of storeBackends()) {
         textOnly.content.some((block) => block.type === 'image'),
         false,
       );
+    });
+
+    it('serves an Asset’s original bytes through read_file’s short-lived link to its reader’s token only', async () => {
+      const png = pngOf(32, 16);
+      const uploaded = await (
+        await editor()
+      ).ok<InlineWire>('upload_file', { kb_id: kb.kb_id, filename: 'pictures/original.png', content_base64: png.toString('base64') });
+      const read = await (await editor()).ok<AssetReadWire>('read_file', { kb_id: kb.kb_id, file_id: uploaded.file_id, include_image: false });
+      const link = new URL(new URL(read.download_url ?? '').pathname, suite.running.url).toString();
+      const mine = await fetch(link, { headers: { authorization: `Bearer ${await issueToken(suite.db, 'acme', 'editor-bot', 'context.read')}` } });
+      assert.deepStrictEqual(
+        { status: mine.status, type: mine.headers.get('content-type'), sha256: sha256(Buffer.from(await mine.arrayBuffer())) },
+        { status: 200, type: 'image/png', sha256: sha256(png) },
+      );
+      const anonymous = await fetch(link);
+      assert.equal(anonymous.status, 401);
+      const other = await fetch(link, { headers: { authorization: `Bearer ${await issueToken(suite.db, 'acme', 'admin-bot', 'context.read')}` } });
+      assert.equal(other.status, 403);
+      const forged = await fetch(`${link.slice(0, -4)}AAAA`, {
+        headers: { authorization: `Bearer ${await issueToken(suite.db, 'acme', 'editor-bot', 'context.read')}` },
+      });
+      assert.equal(forged.status, 403);
     });
 
     it('refuses inline content above 1 MiB with payload_too_large naming request_uploads', async () => {

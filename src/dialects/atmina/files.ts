@@ -5,6 +5,7 @@ import type { BatchItemResult } from '../../core/kb/batch.ts';
 import { FILE_SORTS, HISTORY_LIMIT_MAX, LIST_LIMIT_MAX, fileHistory, listFiles } from '../../core/kb/catalog.ts';
 import type { WriteInput, WriteResult } from '../../core/kb/files.ts';
 import { WRITE_MODES, deleteFile, moveFile, readFile, restoreVersion, writeFile } from '../../core/kb/files.ts';
+import { signDownload } from '../../core/kb/download-links.ts';
 import { readerNote } from '../../core/kb/pages.ts';
 import { PATCH_EDITS_MAX } from '../../core/kb/patch.ts';
 import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
@@ -86,6 +87,11 @@ export const readFileTool = defineTool({
     ...fileFields,
     content: z.string().describe('The file as UTF-8 text, exactly; for an Asset, its Companion text.'),
     asset: assetBlock.optional(),
+    download_url: z
+      .string()
+      .optional()
+      .describe('An Asset’s original bytes: GET it with your bearer token before download_expires_at (a few minutes); read the file again for a new one.'),
+    download_expires_at: z.string().optional(),
   }),
   annotations: READ,
   scopes: ['context.read'],
@@ -94,7 +100,19 @@ export const readFileTool = defineTool({
     const note = await readerNote(services, caller, read.kb);
     const reply = { ...(note === undefined ? {} : { contribution_note: note }), kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content };
     if (read.file.kind !== 'asset') return jsonReply(reply);
-    const structured = { ...reply, asset: assetWire(read.file, read.asset) };
+    const link = await signDownload(services.db, {
+      tenantId: caller.tenant.id,
+      kbId: read.file.kbId,
+      fileId: read.file.id,
+      version: read.file.version,
+      principalId: caller.principal.id,
+    });
+    const structured = {
+      ...reply,
+      asset: assetWire(read.file, read.asset),
+      download_url: `${services.config.publicUrl}/atmina/files/${link.token}`,
+      download_expires_at: iso(link.expiresAt),
+    };
     const image = args.include_image === false ? undefined : await assetRendition(services, read.file, read.asset);
     return image === undefined ? jsonReply(structured) : { ...jsonReply(structured), images: [image] };
   },

@@ -47,3 +47,12 @@ CREATE TABLE kb_upload_batches (
   CHECK ((confirmed_at IS NULL) = (result IS NULL))
 );
 CREATE INDEX kb_upload_batches_expiry ON kb_upload_batches (expires_at) WHERE confirmed_at IS NULL;
+
+-- The key that signs short-lived download links of Asset originals (core/kb/download-links.ts):
+-- one row, made on first use, shared by every gateway process over this store so that a link
+-- one replica signed is valid on another.
+CREATE TABLE kb_link_keys (
+  id          smallint PRIMARY KEY CHECK (id = 1),
+  secret      text NOT NULL CHECK (secret ~ '^[A-Za-z0-9_-]{43}$'),
+  created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
