@@ -183,6 +183,24 @@ for (const backend of storeBackends()) {
       assertAtminaError(text, 'validation', 'call request_uploads again');
     });
 
+    it('collects the bytes of an expired, unconfirmed batch on the next request, and forgets the batch', async () => {
+      const bytes = Buffer.from(`abandoned ${suite.unique('upload')}\n`);
+      const batch = await request([{ path: 'abandoned.txt', bytes }]);
+      await put(batch.uploads[0] as UploadWire, bytes);
+      const blob = suite.running.gateway.services.blob;
+      const key = `sha256/${sha256(bytes).slice(0, 2)}/${sha256(bytes).slice(2, 4)}/${sha256(bytes)}`;
+      assert.deepStrictEqual(await blob.head(key), { size: bytes.length });
+      await suite.db.tx((tx) =>
+        tx.query("UPDATE kb_upload_batches SET expires_at = clock_timestamp() - interval '1 second' WHERE token_sha256 = $1", [
+          sha256(Buffer.from(batch.batch_token)),
+        ]),
+      );
+      await request([{ path: 'next.txt', bytes: Buffer.from('next') }]);
+      assert.equal(await blob.head(key), undefined);
+      const text = await (await editor()).fail('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assertAtminaError(text, 'not_found', 'call request_uploads again');
+    });
+
     it('refuses a batch with a repeated path whole, requesting nothing', async () => {
       const before = await suite.snapshot();
       const bytes = Buffer.from('x');
