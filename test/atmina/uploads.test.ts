@@ -299,6 +299,15 @@ for (const backend of storeBackends()) {
       assert.equal(forged.status, 403);
     });
 
+    it('keeps an uploaded Markdown file as text with its front-matter tags', async () => {
+      const markdown = Buffer.from('---\ntags: [policy, retention]\n---\n# Retention\n');
+      const uploaded = await (
+        await editor()
+      ).ok<InlineWire>('upload_file', { kb_id: kb.kb_id, filename: 'policies/retention.md', content_base64: markdown.toString('base64') });
+      const read = await (await editor()).ok<ReadWire & { tags: string[] }>('read_file', { kb_id: kb.kb_id, file_id: uploaded.file_id });
+      assert.partialDeepStrictEqual(read, { kind: 'text', media_type: 'text/markdown', content: markdown.toString('utf8'), tags: ['policy', 'retention'] });
+    });
+
     it('refuses inline content above 1 MiB with payload_too_large naming request_uploads', async () => {
       const text = await (
         await editor()
