@@ -10,7 +10,7 @@ import type { WorkerOptions } from './core/outbox/worker.ts';
 import type { Services } from './core/services.ts';
 import { openServices } from './core/open-services.ts';
 import type { OpenedServices } from './core/open-services.ts';
-import { allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
+import { allResources, allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
@@ -79,7 +79,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     const { services } = opened;
     const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
-    const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
+    const registry = new ToolRegistry(endpoints, allTools, dialectErrors, allResources);
     const app = Fastify({
       logger: {
         level: config.logLevel,

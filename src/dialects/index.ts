@@ -1,5 +1,6 @@
 import type { DialectErrors } from '../mcp/errors.ts';
 import type { Endpoint } from '../mcp/registry.ts';
+import type { ResourceDef } from '../mcp/resource.ts';
 import type { Dialect, ToolDef } from '../mcp/tool.ts';
 import { recordActivityEventTool, recordHookActivityEventTool, reportInstallationCapabilitiesTool, startHookSessionTool } from './alignbase/activity.ts';
 import { listArtifactsTool, readArtifactTool, writeArtifactTool } from './alignbase/artifacts.ts';
@@ -45,6 +46,7 @@ import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
 import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/uploads.ts';
+import { atminaResources } from './atmina/resources.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 
@@ -111,6 +113,9 @@ export const allTools: readonly ToolDef[] = [
   uploadFileTool,
   updateFileTool,
 ];
+
+/** Every resource of every dialect; each endpoint serves the ones of its dialects. */
+export const allResources: readonly ResourceDef[] = [...atminaResources];
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
   alignbase: alignbaseErrors,

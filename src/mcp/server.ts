@@ -1,12 +1,15 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, ReadResourceResult, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
   InitializeRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   PingRequestSchema,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -15,6 +18,8 @@ import { missingScopes } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { KgwError, isKgwError } from '../core/errors.ts';
+import type { CallerStanding } from '../core/kb/standing.ts';
+import { callerStanding, standingAllows } from '../core/kb/standing.ts';
 import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
 import { issueLines, issuesText } from '../core/zod-issues.ts';
@@ -41,12 +46,48 @@ export const MCP_LIMITS: ExchangeLimits = { concurrency: 4, timeoutMs: 60_000 };
 const REQUEST_SCHEMAS: ReadonlyMap<
   string,
   { safeParse(value: unknown): { success: true } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }
-> = new Map<string, typeof CallToolRequestSchema | typeof ListToolsRequestSchema | typeof InitializeRequestSchema | typeof PingRequestSchema>([
+> = new Map<
+  string,
+  | typeof CallToolRequestSchema
+  | typeof ListToolsRequestSchema
+  | typeof InitializeRequestSchema
+  | typeof PingRequestSchema
+  | typeof ListResourcesRequestSchema
+  | typeof ListResourceTemplatesRequestSchema
+  | typeof ReadResourceRequestSchema
+>([
   ['initialize', InitializeRequestSchema],
   ['tools/list', ListToolsRequestSchema],
   ['tools/call', CallToolRequestSchema],
   ['ping', PingRequestSchema],
+  ['resources/list', ListResourcesRequestSchema],
+  ['resources/templates/list', ListResourceTemplatesRequestSchema],
+  ['resources/read', ReadResourceRequestSchema],
 ]);
+
+/**
+ * A JSON-RPC error whose message is exactly the text given: the SDK answers a handler's error
+ * with its `code` and `message`, and McpError would prefix the message with "MCP error <code>:".
+ */
+class RpcRefusal extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * The JSON-RPC error of a refused resource read. MCP names -32002 for a resource not found; a
+ * KB out of reach reads as one, like a missing one. Bad input is -32602; a role or scope too
+ * low -32600 (the request is not one this caller may make); the rest -32603.
+ */
+const RESOURCE_ERROR_CODES: Readonly<Record<string, number>> = {
+  not_found: -32002,
+  validation: ErrorCode.InvalidParams,
+  permission_denied: ErrorCode.InvalidRequest,
+  unauthenticated: ErrorCode.InvalidRequest,
+};
 
 /** The answer for a request the SDK would answer -32603 (params that do not fit the method, a task), or undefined. */
 function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefined {
@@ -149,13 +190,19 @@ export class McpService {
   async #exchange(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
     if (messages.length === 0) return [];
     const { endpoint } = request;
-    const server = new Server(endpoint.serverInfo, {
-      capabilities: { tools: { listChanged: false } },
-      instructions: endpoint.instructions,
-      jsonSchemaValidator: this.#validator,
-    });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#registry.listFor(endpoint, request.caller) }));
+    const withResources = this.#registry.hasResources(endpoint);
+    const capabilities: ServerCapabilities = { tools: { listChanged: false } };
+    if (withResources) capabilities.resources = { listChanged: false, subscribe: false };
+    const server = new Server(endpoint.serverInfo, { capabilities, instructions: endpoint.instructions, jsonSchemaValidator: this.#validator });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: this.#registry.listFor(endpoint, request.caller, this.#registry.needsStanding(endpoint) ? await this.#standing(request) : undefined),
+    }));
     server.setRequestHandler(CallToolRequestSchema, (call) => this.#call(request, call.params.name, call.params.arguments));
+    if (withResources) {
+      server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: this.#registry.resourcesFor(endpoint, request.caller) }));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: this.#registry.templatesFor(endpoint, request.caller) }));
+      server.setRequestHandler(ReadResourceRequestSchema, (read) => this.#read(request, read.params.uri));
+    }
     const transport = new OneShotTransport();
     await server.connect(transport);
     // No close(): the one-shot transport holds no timers or sockets, and the SDK's close builds
@@ -192,6 +239,14 @@ export class McpService {
     const errors = this.#registry.errors[tool.dialect];
     const missing = missingScopes(caller, tool.scopes);
     if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
+    // The tool list is authoritative: a tool left out for the caller's standing is refused too.
+    if (tool.minimumRole !== undefined) {
+      const standing = await this.#standing(request);
+      if (!standingAllows(standing, tool.minimumRole)) {
+        const reply = errors.outOfRole?.(tool, tool.minimumRole, standing) ?? errors.forbidden(tool, []);
+        return toResult(reply, true);
+      }
+    }
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;
     let outcome: { ok: true } | { ok: false; errorCode: string };
@@ -227,6 +282,49 @@ export class McpService {
       return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
     }
     return toResult(reply, !outcome.ok);
+  }
+
+  #standing(request: McpRequest): Promise<CallerStanding> {
+    return callerStanding(this.#services.db, request.caller);
+  }
+
+  /** resources/read: the resource's text, or a JSON-RPC error in the dialect's words. Audited like a tool call. */
+  async #read(request: McpRequest, uri: string): Promise<ReadResourceResult> {
+    const { endpoint, caller, requestId, log } = request;
+    const found = this.#registry.findResource(endpoint, uri);
+    const shown = uri.length > 200 ? `${uri.slice(0, 200)}…` : uri;
+    if (found === undefined)
+      throw new RpcRefusal(-32002, `not_found: no resource ${shown}; resources/list and resources/templates/list name the ones there are`);
+    const { def, params } = found;
+    const missing = missingScopes(caller, def.scopes);
+    if (missing.length > 0) throw new RpcRefusal(ErrorCode.InvalidRequest, `permission_denied: ${def.name} needs the ${missing.join(' and ')} scope`);
+    const audit = AuditTrail.forTool(this.#services.audit, caller, { name: `resource:${def.name}`, dialect: def.dialect }, requestId);
+    audit.readAs('resource.read');
+    let text: string | undefined;
+    let failure: RpcRefusal | undefined;
+    let outcome: { ok: true } | { ok: false; errorCode: string } = { ok: true };
+    try {
+      text = await def.read({ caller, services: this.#services, requestId, audit }, params);
+    } catch (error) {
+      if (isKgwError(error)) {
+        if (error.code === 'unavailable') log.warn({ err: error, resource: def.name }, 'resource failed: backend unavailable');
+        failure = new RpcRefusal(RESOURCE_ERROR_CODES[error.code] ?? ErrorCode.InternalError, def.errorText(error));
+        outcome = { ok: false, errorCode: error.code };
+      } else {
+        log.error({ err: error, resource: def.name, tenant: caller.tenant.slug }, 'resource failed unexpectedly');
+        failure = new RpcRefusal(ErrorCode.InternalError, `unavailable: internal error; request id ${requestId}`);
+        outcome = { ok: false, errorCode: 'internal' };
+      }
+    }
+    try {
+      await audit.finish(outcome);
+    } catch (error) {
+      log.error({ err: error, resource: def.name }, 'audit record failed');
+      throw new RpcRefusal(ErrorCode.InternalError, 'unavailable: the audit log is unavailable; try again');
+    }
+    if (failure !== undefined || text === undefined)
+      throw failure ?? new RpcRefusal(ErrorCode.InternalError, `unavailable: internal error; request id ${requestId}`);
+    return { contents: [{ uri, mimeType: def.mimeType, text }] };
   }
 
   #failure(tool: ToolDef, error: unknown, request: McpRequest): ToolReply {

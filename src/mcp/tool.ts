@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Caller } from '../core/access/caller.ts';
 import type { Scope } from '../core/access/scopes.ts';
 import type { AuditTrail } from '../core/audit/trail.ts';
+import type { ToolRole } from '../core/kb/standing.ts';
 import type { Services } from '../core/services.ts';
 
 export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
@@ -52,6 +53,12 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends
   readonly annotations: ToolAnnotations;
   /** Every scope listed here is needed to see or call the tool. */
   readonly scopes: readonly Scope[];
+  /**
+   * The least the caller must hold somewhere in the organisation to see or call the tool (an
+   * Atmina tool's minimum role: on some KB or team, or Admin of a team for create_kb); omitted,
+   * the scopes alone decide. The tool still checks the role on the KB it is given.
+   */
+  readonly minimumRole?: ToolRole;
   /**
    * Checks that come before the gateway's own refusal of text it cannot store (NUL, lone
    * surrogates): where the spec gives such text its own error, such as a package path with a

@@ -1,4 +1,6 @@
+import type { KbAccess } from '../../core/access/team-roles.ts';
 import type { KgwError } from '../../core/errors.ts';
+import type { CallerStanding, ToolRole } from '../../core/kb/standing.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
 import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
 
@@ -12,6 +14,18 @@ export function atminaCode(error: KgwError): string {
   return error.code === 'unauthenticated' ? 'permission_denied' : error.code;
 }
 
+const ROLE_NAMES: Readonly<Record<KbAccess, string>> = { none: 'no role', search: 'search access', viewer: 'Viewer', editor: 'Editor', admin: 'Admin' };
+
+function roleNeeded(needed: ToolRole): string {
+  return needed === 'team_admin' ? 'the Admin role in a team' : `the ${ROLE_NAMES[needed]} role on a Knowledge Base`;
+}
+
+function heldRole(needed: ToolRole, standing: CallerStanding): string {
+  // A share may give Admin on a team's KBs, but only a member Admin manages the team.
+  if (needed === 'team_admin') return 'you are Admin of no team as its member';
+  return standing.highest === 'none' ? 'you have no role on any Knowledge Base or team' : `you have ${ROLE_NAMES[standing.highest]} at most`;
+}
+
 /**
  * Atmina names each failure by its code (validation, permission_denied, not_found, conflict,
  * content_integrity, payload_too_large, rate_limited, unavailable) so that agents can branch on
@@ -19,6 +33,7 @@ export function atminaCode(error: KgwError): string {
  */
 export const atminaErrors: DialectErrors = {
   forbidden: (tool, missing) => ({ text: `permission_denied: ${tool.name} needs the ${missing.join(' and ')} scope` }),
+  outOfRole: (tool, needed, standing) => ({ text: `permission_denied: ${tool.name} needs ${roleNeeded(needed)}; ${heldRole(needed, standing)}` }),
   invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
   fromError: (_tool, error) => {
     const text = atminaText(error);

@@ -48,6 +48,7 @@ export const listFilesTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
     const page = await listFiles(
       services.db,
@@ -95,6 +96,7 @@ export const readFileTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
     const read = await readFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
     const note = await readerNote(services, caller, read.kb);
@@ -194,6 +196,7 @@ export const writeFileTool = defineTool({
   output: z.object(writeOutput),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const result = await writeFile(services, caller, { kbId: args.kb_id, ...writeInput(args) }, audit);
@@ -242,6 +245,7 @@ export const writeFilesTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const { kbId: kb, results } = await writeFiles(
@@ -301,6 +305,7 @@ export const fileHistoryTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
     const page = await fileHistory(
       services.db,
@@ -347,6 +352,7 @@ export const restoreVersionTool = defineTool({
   output: z.object({ ...writeOutput, restored_from: z.number().int() }),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const result = await restoreVersion(
@@ -378,6 +384,7 @@ export const moveFileTool = defineTool({
   }),
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const moved = await moveFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, toPath: args.to_path }, audit);
@@ -412,6 +419,7 @@ export const deleteFileTool = defineTool({
   }),
   annotations: DESTRUCTIVE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const file = await deleteFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, confirm: args.confirm }, audit);

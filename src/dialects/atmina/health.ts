@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkReadiness } from '../../core/health/readiness.ts';
+import type { Services } from '../../core/services.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 
 const input = z.object({}).strict();
@@ -23,6 +24,18 @@ const output = z.object({
     .describe('One entry per configured backend.'),
 });
 
+export type HealthReport = z.infer<typeof output>;
+
+/** What health answers, and atmina://status shows. */
+export async function healthReport(services: Services): Promise<HealthReport> {
+  const readiness = await checkReadiness(services.probes);
+  return {
+    status: readiness.ok ? 'ok' : 'degraded',
+    build: { ...services.build },
+    backends: readiness.checks.map((c) => ({ role: c.role, backend: c.backend, ok: c.ok, latency_ms: c.latencyMs })),
+  };
+}
+
 export const health = defineTool({
   name: 'health',
   dialect: 'atmina',
@@ -34,11 +47,6 @@ export const health = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   scopes: ['context.read'],
   async run({ services }) {
-    const readiness = await checkReadiness(services.probes);
-    return jsonReply({
-      status: readiness.ok ? 'ok' : 'degraded',
-      build: { ...services.build },
-      backends: readiness.checks.map((c) => ({ role: c.role, backend: c.backend, ok: c.ok, latency_ms: c.latencyMs })),
-    } satisfies z.infer<typeof output>);
+    return jsonReply(await healthReport(services));
   },
 });

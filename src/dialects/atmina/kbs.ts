@@ -44,6 +44,7 @@ export const createKbTool = defineTool({
   output: kbOutput,
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'team_admin',
   async run({ caller, services, audit }, args) {
     const created = await createKb(
       services.db,
@@ -80,6 +81,7 @@ export const updateKbTool = defineTool({
   output: kbOutput.extend({ changed: z.array(z.string()).describe('The fields that changed; empty when the KB already was as asked.') }),
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     const updated = await updateKb(
       services.db,
@@ -108,6 +110,7 @@ export const deleteKbTool = defineTool({
   output: z.object({ kb_id: z.string(), slug: z.string(), archived: z.literal(true), archived_at: z.string() }),
   annotations: DESTRUCTIVE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     const kb = await archiveKb(services.db, caller, { kbId: args.kb_id, confirm: args.confirm }, audit);
     return jsonReply({ kb_id: kb.id, slug: kb.slug, archived: true as const, archived_at: iso(kb.archivedAt ?? kb.updatedAt) });
