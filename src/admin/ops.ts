@@ -8,6 +8,10 @@ import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } 
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
+import type { OperatorKbListing } from '../core/kb/operator.ts';
+import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from '../core/kb/operator.ts';
+import type { Kb } from '../core/kb/queries.ts';
+import { iso, isoOrNull } from '../core/instants.ts';
 import { rebuildProjection } from '../core/outbox/rebuild.ts';
 import type { RebuildReport } from '../core/outbox/rebuild.ts';
 import type { Services } from '../core/services.ts';
@@ -178,7 +182,61 @@ const definitions = {
     args: z.object({ tenant: z.string(), enabled: z.boolean() }).strict(),
     run: (services, args) => setActivityEnabled(services.db, cliTrail(services), args),
   }),
+  // Atmina Knowledge Bases for the operator (kgw kb, kgw files; src/core/kb/operator.ts).
+  'kb.list': defineOp({
+    args: z.object({ tenant: z.string().optional(), archived: z.boolean().default(false) }).strict(),
+    run: async (services, args) => (await operatorKbs(services.db, args)).map(kbJson),
+  }),
+  'kb.show': defineOp({
+    args: z.object({ tenant: z.string().optional(), kb: z.string() }).strict(),
+    run: async (services, args) => kbJson(await operatorKb(services.db, args)),
+  }),
+  'kb.restore': defineOp({
+    args: z.object({ tenant: z.string().optional(), kb: z.string() }).strict(),
+    run: async (services, args) => {
+      const { tenant, kb, restored } = await operatorRestoreKb(services.db, args, cliTrail(services));
+      return { tenant, ...kbFields(kb), restored };
+    },
+  }),
+  'files.get': defineOp({
+    args: z.object({ tenant: z.string().optional(), kb: z.string(), path: z.string() }).strict(),
+    run: async (services, args) => {
+      const { tenant, kb, file, bytes } = await operatorFileBytes(services, args);
+      // JSON carries the bytes as base64, through the admin endpoint as on the store directly.
+      return {
+        tenant,
+        kb_id: kb.id,
+        kb_slug: kb.slug,
+        file_id: file.id,
+        path: file.path,
+        version: file.version,
+        sha256: file.sha256,
+        size_bytes: file.sizeBytes,
+        data_base64: bytes.toString('base64'),
+      };
+    },
+  }),
 };
+
+/** A KB as kgw kb prints it: JSON of the core's Kb. */
+function kbFields(kb: Kb) {
+  return {
+    kb_id: kb.id,
+    slug: kb.slug,
+    name: kb.name,
+    description: kb.description,
+    visibility: kb.visibility,
+    location_policy: kb.locationPolicy,
+    team: kb.team.slug,
+    created_at: iso(kb.createdAt),
+    updated_at: iso(kb.updatedAt),
+    archived_at: isoOrNull(kb.archivedAt),
+  };
+}
+
+function kbJson(listing: OperatorKbListing) {
+  return { tenant: listing.tenant, ...kbFields(listing.kb), files: listing.totals.files, bytes: listing.totals.bytes };
+}
 
 export interface RebuildOutcome {
   /** Every projection this process runs. */

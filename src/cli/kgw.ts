@@ -35,6 +35,14 @@ const commands: Record<string, Command> = {
     summary: 'check the configuration and every backend',
     load: async () => import('./doctor.ts').then((m) => ({ run: m.doctorCommand, help: m.doctorHelp })),
   },
+  kb: {
+    summary: 'list, show and restore Atmina Knowledge Bases',
+    load: async () => import('./kb.ts').then((m) => ({ run: m.kbCommand, help: m.kbHelp })),
+  },
+  files: {
+    summary: 'write a Knowledge Base file’s bytes to stdout or a file',
+    load: async () => import('./kb.ts').then((m) => ({ run: m.filesCommand, help: m.filesHelp })),
+  },
   reindex: {
     summary: 'rebuild search and graph projections from the store',
     load: async () => import('./reindex.ts').then((m) => ({ run: m.reindexCommand, help: m.reindexHelp })),

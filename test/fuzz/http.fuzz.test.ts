@@ -794,6 +794,10 @@ for (const backend of storeBackends()) {
         'inbox.list': ['tenant', 'agent', 'all?'],
         'activity.list': ['tenant', 'agent?', 'limit?'],
         'activity.switch': ['tenant', 'enabled'],
+        'kb.list': ['tenant?', 'archived?'],
+        'kb.show': ['tenant?', 'kb'],
+        'kb.restore': ['tenant?', 'kb'],
+        'files.get': ['tenant?', 'kb', 'path'],
       };
       const keysOf = (op: string) => (OP_KEYS[op] ?? []).map((key) => key.replace('?', ''));
       const text = (...plausible: string[]) => fc.oneof({ weight: 3, arbitrary: hostileString }, { weight: 1, arbitrary: pick(plausible) });
@@ -840,6 +844,9 @@ for (const backend of storeBackends()) {
         enabled: fc.boolean(),
         limit: hostileNumber,
         names: fc.array(text('search', 'graph'), { maxLength: 3 }),
+        archived: fc.boolean(),
+        kb: text('handbook', '00000000-0000-0000-0000-000000000000'),
+        path: text('a.md', '../../etc/passwd'),
       };
       const call = pick(OP_NAMES).chain((op) =>
         fc.record({
