@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { searchProvisioning } from '../../src/core/health/search.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Agent, KbWire } from './support.ts';
 import { KbSuite, backendLabel } from './support.ts';
@@ -96,6 +97,36 @@ for (const backend of storeBackends()) {
           await outsider.fail('list_files', { kb_id: 'anything' }),
           'permission_denied: list_files needs the Viewer role on a Knowledge Base; you have no role on any Knowledge Base or team',
         );
+      });
+    });
+
+    describe('health: search provisioning', () => {
+      it('reports no search backend when none is configured and no projection feeds one', async () => {
+        const health = await (await suite.agent('viewer-bot')).ok<{ search: Record<string, unknown> }>('health');
+        assert.partialDeepStrictEqual(health.search, { backend: 'none', configured: false, answers: null, projection_running: false, provisioned: false });
+      });
+
+      it('counts search as provisioned only when configured, answering and fed', async () => {
+        const answering = { ok: true, checks: [{ role: 'search' as const, backend: 'meilisearch', ok: true, latencyMs: 1 }] };
+        const silent = { ok: false, checks: [{ role: 'search' as const, backend: 'meilisearch', ok: false, latencyMs: 1, error: 'no answer' }] };
+        const fed = { configured: true, projections: ['search', 'graph'] };
+        const provisioned = async (input: typeof fed, readiness: typeof answering | typeof silent) =>
+          (await searchProvisioning(suite.db, input, readiness)).provisioned;
+        assert.deepEqual(
+          {
+            fed: await provisioned(fed, answering),
+            silent: await provisioned(fed, silent),
+            unfed: await provisioned({ configured: true, projections: ['graph'] }, answering),
+          },
+          { fed: true, silent: false, unfed: false },
+        );
+      });
+
+      it('reports the search backlog the writes left', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'waiting.md', 'x');
+        const search = await searchProvisioning(suite.db, { configured: false, projections: [] }, { ok: true, checks: [] });
+        assert.ok(search.pending >= 1, `pending ${search.pending}`);
       });
     });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkReadiness } from '../../core/health/readiness.ts';
+import { searchProvisioning } from '../../core/health/search.ts';
 import type { Services } from '../../core/services.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 
@@ -22,6 +23,18 @@ const output = z.object({
       }),
     )
     .describe('One entry per configured backend.'),
+  search: z
+    .object({
+      backend: z.string().describe('The configured search backend (meilisearch), or none.'),
+      configured: z.boolean(),
+      answers: z.boolean().nullable().describe('Whether it answered just now; null when none is configured.'),
+      projection_running: z.boolean().describe('Whether this gateway feeds it: writes reach search.'),
+      provisioned: z.boolean().describe('Configured, answering and fed.'),
+      pending: z.number().int().describe('Writes waiting to reach search (all of the gateway).'),
+      failing: z.number().int().describe('Waiting writes that failed at least once.'),
+      last_error: z.string().nullable(),
+    })
+    .describe('Search provisioning: whether search results can include what was written.'),
 });
 
 export type HealthReport = z.infer<typeof output>;
@@ -29,10 +42,25 @@ export type HealthReport = z.infer<typeof output>;
 /** What health answers, and atmina://status shows. */
 export async function healthReport(services: Services): Promise<HealthReport> {
   const readiness = await checkReadiness(services.probes);
+  const search = await searchProvisioning(
+    services.db,
+    { configured: services.config.meili !== undefined, projections: services.projections.projections.map((p) => p.name) },
+    readiness,
+  );
   return {
     status: readiness.ok ? 'ok' : 'degraded',
     build: { ...services.build },
     backends: readiness.checks.map((c) => ({ role: c.role, backend: c.backend, ok: c.ok, latency_ms: c.latencyMs })),
+    search: {
+      backend: search.backend,
+      configured: search.configured,
+      answers: search.answers,
+      projection_running: search.projectionRunning,
+      provisioned: search.provisioned,
+      pending: search.pending,
+      failing: search.failing,
+      last_error: search.lastError,
+    },
   };
 }
 
@@ -41,7 +69,7 @@ export const health = defineTool({
   dialect: 'atmina',
   title: 'Health',
   description:
-    'Build information and the health of each backend (store, file bytes, search, graph). Use it when results look stale or a call reports unavailable.',
+    'Build information, the health of each backend (store, file bytes, search, graph) and whether search is provisioned (configured, answering, fed by this gateway, how many writes wait). Use it when results look stale or a call reports unavailable.',
   input,
   output,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
