@@ -170,6 +170,7 @@ export function headBytes(blob: BlobStore, file: { readonly sha256: string }): P
 // ---------------------------------------------------------------------------------------------
 // Saving a version
 
+/** What the next version of a file holds. */
 export interface NextVersion {
   readonly path: string;
   readonly sha256: string;
@@ -197,8 +198,31 @@ export async function saveVersion(
   next: NextVersion,
   audit: AuditTrail,
 ): Promise<KbFile> {
-  const tenantId = caller.tenant.id;
-  const author = caller.principal.id;
+  const saved = await storeVersion(tx, { tenantId: caller.tenant.id, authorId: caller.principal.id }, kbId, head, next);
+  await recordContribution(tx, caller.tenant.id, kbId, caller.principal.id);
+  await audit.recordIn(
+    tx,
+    `kb.file.${next.operation}`,
+    [{ type: 'kb_file', id: saved.id, before_version: head?.version ?? null, after_version: saved.version, changed: true }],
+    { kb_id: kbId, operation: next.operation, ...(next.restoredFrom === undefined ? {} : { restored_from: next.restoredFrom }) },
+  );
+  return saved;
+}
+
+/**
+ * The rows of a saved version: the head (inserted, or moved on under its lock), the immutable
+ * version and the outbox rows. `authorId` undefined: by no one (the org file seeding a KB),
+ * whose apply records its own audit event and leaves no contribution.
+ */
+export async function storeVersion(
+  tx: Transaction,
+  by: { readonly tenantId: string; readonly authorId: string | undefined },
+  kbId: string,
+  head: KbFile | undefined,
+  next: NextVersion,
+): Promise<KbFile> {
+  const { tenantId } = by;
+  const author = by.authorId ?? null;
   let row: FileRow | undefined;
   if (head === undefined) {
     [row] = await tx.query<FileRow>(
@@ -245,13 +269,6 @@ export async function saveVersion(
   if (next.asset !== undefined) await insertAsset(tx, tenantId, saved.id, saved.version, next.asset);
   else if (head !== undefined && saved.kind === 'asset') await copyAsset(tx, tenantId, saved.id, saved.sha256, saved.version);
   await enqueue(tx, kbFileEntries(tenantId, saved, next.operation === 'delete' ? 'delete' : 'upsert'));
-  await recordContribution(tx, tenantId, kbId, author);
-  await audit.recordIn(
-    tx,
-    `kb.file.${next.operation}`,
-    [{ type: 'kb_file', id: saved.id, before_version: head?.version ?? null, after_version: saved.version, changed: true }],
-    { kb_id: kbId, operation: next.operation, ...(next.restoredFrom === undefined ? {} : { restored_from: next.restoredFrom }) },
-  );
   return saved;
 }
 

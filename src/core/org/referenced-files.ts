@@ -69,6 +69,7 @@ export function referencesOf(source: string): Map<string, Set<'file' | 'folder'>
   pick('knowledge', 'file', 'file');
   pick('memories', 'file', 'file');
   pick('skills', 'dir', 'folder');
+  pick('kbs', 'files_from', 'folder');
   return found;
 }
 

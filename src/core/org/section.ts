@@ -9,7 +9,22 @@ import type { Slot, YamlReader } from './yaml-reader.ts';
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
   action: 'create' | 'update' | 'publish' | 'add' | 'remove';
-  kind: 'tenant' | 'person' | 'agent' | 'group' | 'group member' | 'team' | 'team member' | 'team share' | 'knowledge' | 'skill' | 'memory' | 'grant' | 'route';
+  kind:
+    | 'tenant'
+    | 'person'
+    | 'agent'
+    | 'group'
+    | 'group member'
+    | 'team'
+    | 'team member'
+    | 'team share'
+    | 'knowledge'
+    | 'skill'
+    | 'memory'
+    | 'grant'
+    | 'route'
+    | 'knowledge base'
+    | 'kb file';
   name: string;
   detail?: string;
 }

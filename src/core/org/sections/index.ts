@@ -2,6 +2,7 @@ import type { OrgSection } from '../section.ts';
 import { agentsSection } from './agents.ts';
 import { grantsSection } from './grants.ts';
 import { groupsSection } from './groups.ts';
+import { kbsSection } from './kbs.ts';
 import { knowledgeSection } from './knowledge.ts';
 import { memoriesSection } from './memories.ts';
 import { peopleSection } from './people.ts';
@@ -21,6 +22,8 @@ export const ORG_SECTIONS: readonly OrgSection[] = [
   agentsSection,
   groupsSection,
   teamsSection,
+  // Knowledge Bases name their owning team.
+  kbsSection,
   knowledgeSection,
   skillsSection,
   memoriesSection,
