@@ -83,6 +83,8 @@ export class ToolRegistry {
   readonly #byEndpoint = new Map<string, Map<string, Prebuilt>>();
   readonly #lists = new Map<string, Tool[]>();
   readonly #resources = new Map<string, EndpointResources>();
+  /** Endpoints with a tool that has a minimum role, by path. */
+  readonly #roleBound = new Set<string>();
 
   constructor(
     endpoints: readonly Endpoint[],
@@ -111,6 +113,7 @@ export class ToolRegistry {
         tools.set(entry.def.name, entry);
       }
       this.#byEndpoint.set(endpoint.path, tools);
+      if ([...tools.values()].some((p) => p.def.minimumRole !== undefined)) this.#roleBound.add(endpoint.path);
       const mine = (r: { def: ResourceDef }) => endpoint.dialects.includes(r.def.dialect);
       this.#resources.set(endpoint.path, {
         fixed: prebuiltResources.flatMap((r) => ('fixed' in r ? [r.fixed] : [])).filter(mine),
@@ -127,7 +130,7 @@ export class ToolRegistry {
 
   /** Whether some tool of the endpoint has a minimum role, so its list depends on the caller's standing. */
   needsStanding(endpoint: Endpoint): boolean {
-    return [...(this.#byEndpoint.get(endpoint.path)?.values() ?? [])].some((p) => p.def.minimumRole !== undefined);
+    return this.#roleBound.has(endpoint.path);
   }
 
   /** The fixed resources the caller's scopes allow (resources/list). */
