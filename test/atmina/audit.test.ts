@@ -124,20 +124,23 @@ for (const backend of storeBackends()) {
       });
 
       it('refuses a Viewer of the KB, and a caller who is Editor of nothing', async () => {
-        const kb = await suite.kb();
+        // editor-bot is Editor in docs and Viewer in support: audit_log is its tool, but not on support's KB.
+        const kb = await suite.kb({ team: 'support' }, 'support-bot');
         assert.equal(
-          await (await suite.agent('viewer-bot')).fail('audit_log', { kb_id: kb.kb_id }),
+          await (await suite.agent('editor-bot')).fail('audit_log', { kb_id: kb.kb_id }),
           'permission_denied: reading the audit log needs the Editor role on this Knowledge Base; you have Viewer',
         );
+        // Left out of eng-bot's tool list (Viewer everywhere), so refused before it runs.
         assert.equal(
           await (await suite.agent('eng-bot')).fail('audit_log'),
-          'permission_denied: the audit log needs the Editor role on a Knowledge Base or in a team; you have neither',
+          'permission_denied: audit_log needs the Editor role on a Knowledge Base; you have Viewer at most',
         );
       });
 
       it('answers a KB of another team without a share, and of another tenant, as not found', async () => {
         const kb = await suite.kb();
-        assertAtminaError(await (await suite.agent('outsider-bot')).fail('audit_log', { kb_id: kb.kb_id }), 'not_found', 'no Knowledge Base');
+        // support-bot audits its own team's KBs, and this one is out of its reach.
+        assertAtminaError(await (await suite.agent('support-bot')).fail('audit_log', { kb_id: kb.kb_id }), 'not_found', 'no Knowledge Base');
         assertAtminaError(
           await (await suite.agent('globex-bot', undefined, 'globex')).fail('audit_log', { kb_id: kb.kb_id }),
           'not_found',
@@ -201,7 +204,7 @@ for (const backend of storeBackends()) {
         assert.ok(created);
         for (const [agent, tenant] of [
           ['editor-bot', undefined],
-          ['outsider-bot', undefined],
+          ['share-bot', undefined],
           ['globex-bot', 'globex'],
         ] as const) {
           assert.equal(

@@ -108,11 +108,15 @@ for (const backend of storeBackends()) {
       const before = await settingsRows();
       for (const agent of ['editor-bot', 'viewer-bot', 'capped-bot']) {
         const text = await (await suite.agent(agent)).fail('update_team_settings', { team: 'docs', contribution_note_days: 3 });
-        assertAtminaError(text, 'permission_denied', 'the settings of team "docs" need the Admin role there');
+        // Admin of no team as a member: the settings tools are left out of their lists and refused before they run.
+        assert.equal(text, 'permission_denied: update_team_settings needs the Admin role in a team; you are Admin of no team as its member');
       }
+      // An Admin of another team is refused by the tool itself.
+      const other = await (await suite.agent('support-bot')).fail('update_team_settings', { team: 'docs', contribution_note_days: 3 });
+      assertAtminaError(other, 'permission_denied', 'the settings of team "docs" need the Admin role there');
       assert.equal(
         await (await suite.agent('eng-bot')).fail('get_team_settings'),
-        'permission_denied: team settings need the Admin role in a team; you are Admin of none',
+        'permission_denied: get_team_settings needs the Admin role in a team; you are Admin of no team as its member',
       );
       assert.deepEqual(await settingsRows(), before);
     });

@@ -59,7 +59,11 @@ for (const backend of storeBackends()) {
 
         const revoked = await admin.ok('revoke_share', { kb_id: kb.kb_id, grant_id: share.grant_id });
         assert.deepEqual(revoked, { grant_id: share.grant_id, kb_id: kb.kb_id, role: 'editor', revoked: true });
-        assertAtminaError(await outsider.fail('read_file', { kb_id: kb.kb_id, path: 'shared.md' }), 'not_found', 'no Knowledge Base');
+        // Without the share outsider-bot has no role anywhere, so read_file is no longer its tool.
+        assert.equal(
+          await outsider.fail('read_file', { kb_id: kb.kb_id, path: 'shared.md' }),
+          'permission_denied: read_file needs the Viewer role on a Knowledge Base; you have no role on any Knowledge Base or team',
+        );
         assert.equal(await roleOf('outsider-bot', kb.kb_id), undefined);
       });
 
@@ -136,7 +140,8 @@ for (const backend of storeBackends()) {
         const text = await (
           await suite.agent('editor-bot')
         ).fail('share_kb', { kb_id: kb.kb_id, principal_id: await suite.principalId('outsider-bot'), role: 'viewer' });
-        assert.equal(text, 'permission_denied: sharing a Knowledge Base needs the Admin role on this Knowledge Base; you have Editor');
+        // Admin nowhere, so share_kb is left out of editor-bot's tools and refused before it runs.
+        assert.equal(text, 'permission_denied: share_kb needs the Admin role on a Knowledge Base; you have Editor at most');
         assert.deepEqual(await shares(), before);
       });
 

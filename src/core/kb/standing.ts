@@ -24,7 +24,8 @@ interface StandingRow {
 }
 
 // One row for a principal of the tenant: its roles as a member, the roles of every team share
-// that reaches it (directly or through a team it belongs to), its policy cap, and whether the
+// and every live KB's own share that reaches it (directly or through a team it belongs to; a
+// pending invitation reaches nobody), its policy cap, and whether the
 // tenant has a live public KB (which anyone may search). Every condition names the tenant.
 const STANDING = `
   SELECT p.policy_max_team_role AS policy,
@@ -32,7 +33,11 @@ const STANDING = `
          ARRAY(SELECT s.role FROM team_shares s
                 WHERE s.tenant_id = $1
                   AND (s.principal_id = $2
-                       OR s.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2))) AS share_roles,
+                       OR s.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2)))
+         || ARRAY(SELECT ks.role FROM kb_shares ks JOIN kbs k ON k.tenant_id = ks.tenant_id AND k.id = ks.kb_id
+                   WHERE ks.tenant_id = $1 AND k.archived_at IS NULL
+                     AND (ks.principal_id = $2
+                          OR ks.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2))) AS share_roles,
          EXISTS (SELECT 1 FROM kbs k WHERE k.tenant_id = $1 AND k.visibility = 'public' AND k.archived_at IS NULL) AS public_kb
     FROM principals p
    WHERE p.tenant_id = $1 AND p.id = $2`;

@@ -61,6 +61,7 @@ export const auditLogTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'editor',
   async run({ caller, services }, args) {
     const page = await auditLog(services.db, caller, {
       kbId: args.kb_id,
@@ -92,6 +93,7 @@ export const getAuditEventTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'editor',
   async run({ caller, services }, args) {
     const event = await getAuditEvent(services.db, caller, args.event_id);
     const { query: _query, ...compact } = compactWire(event);

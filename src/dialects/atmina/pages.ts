@@ -31,6 +31,7 @@ export const getFileOutlineTool = defineTool({
   }),
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
     const { kb, file, outline, note } = await fileOutline(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
     return jsonReply({
@@ -146,6 +147,7 @@ export const generateHubIndexTool = defineTool({
   output: generatedOutput,
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     const guard = guardOf(args);
     const input = { kbId: args.kb_id, folder: args.folder, title: args.title };
@@ -163,6 +165,7 @@ export const generateNavTool = defineTool({
   output: generatedOutput,
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     const guard = guardOf(args);
     if (guard === undefined) return jsonReply(previewWire(await previewNav(services, caller, { kbId: args.kb_id }, audit)));

@@ -58,6 +58,7 @@ export const shareKbTool = defineTool({
   output: shareOutput,
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     const share = await shareKb(services.db, caller, { kbId: args.kb_id, principalId: args.principal_id, team: args.team, role: args.role }, audit);
     if (!share.changed) audit.touch({ type: 'kb', id: share.kb.id }, { type: 'kb_share', id: share.grantId });
@@ -74,6 +75,7 @@ export const inviteToKbTool = defineTool({
   output: shareOutput.extend({ status: z.enum(['shared', 'invited']) }),
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     const invitation = await inviteToKb(services.db, caller, { kbId: args.kb_id, email: args.email, role: args.role }, audit);
     if (!invitation.changed) audit.touch({ type: 'kb', id: invitation.kb.id }, { type: 'kb_share', id: invitation.grantId });
@@ -90,6 +92,7 @@ export const revokeShareTool = defineTool({
   output: z.object({ grant_id: z.string(), kb_id: z.string(), role, revoked: z.literal(true) }),
   annotations: DESTRUCTIVE,
   scopes: ['context.write'],
+  minimumRole: 'admin',
   async run({ caller, services, audit }, args) {
     const revoked = await revokeShare(services.db, caller, { kbId: args.kb_id, grantId: args.grant_id }, audit);
     return jsonReply({ grant_id: revoked.grantId, kb_id: revoked.kb.id, role: revoked.role, revoked: true as const });

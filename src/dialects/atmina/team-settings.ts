@@ -47,6 +47,7 @@ export const getTeamSettingsTool = defineTool({
   output: settingsOutput,
   annotations: READ,
   scopes: ['context.read'],
+  minimumRole: 'team_admin',
   async run({ caller, services, audit }, args) {
     const view = await getTeamSettings(services.db, caller, { team: args.team });
     audit.touch({ type: 'team', id: view.team.id });
@@ -70,6 +71,7 @@ export const updateTeamSettingsTool = defineTool({
   output: settingsOutput.extend({ changed: z.array(z.string()).describe('The settings that changed; empty when they already were as asked.') }),
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'team_admin',
   async run({ caller, services, audit }, args) {
     const updated = await updateTeamSettings(
       services.db,

@@ -3,7 +3,7 @@ import type { Transaction } from '../../../store/db.ts';
 import { isKgwError } from '../../errors.ts';
 import { KB_DESCRIPTION_MAX } from '../../kb/kbs.ts';
 import type { NextVersion } from '../../kb/files.ts';
-import { KB_TEXT_MAX_BYTES, storeVersion } from '../../kb/files.ts';
+import { KB_TEXT_MAX_BYTES, storeVersion, tagsOf } from '../../kb/files.ts';
 import { mediaTypeOf, parseKbPath } from '../../kb/paths.ts';
 import type { FileRow, KbFile, KbVisibility } from '../../kb/queries.ts';
 import { FILE_COLUMNS, KB_VISIBILITIES, toFile } from '../../kb/queries.ts';
@@ -220,6 +220,8 @@ async function planFiles(context: PlanContext, kb: Located, kbId: string, isNew:
       sizeBytes: file.bytes.length,
       mediaType: mediaTypeOf(file.path),
       kind: 'text',
+      // The catalog's tags, as a tool's write keeps them.
+      tags: tagsOf(mediaTypeOf(file.path), file.bytes),
       operation: head === undefined ? 'create' : 'overwrite',
     };
     steps.push({
