@@ -8,7 +8,20 @@ import { KbSuite, backendLabel } from './support.ts';
 const MISSING_ID = '0b1e7c5e-8f43-4d8e-9a51-3c2d1f0e9b7a';
 const ORIENTING = ['health', 'list_kbs', 'whoami'];
 const READING = ['file_history', 'get_file_outline', 'list_files', 'read_file'];
-const WRITING = ['audit_log', 'generate_hub_index', 'generate_nav', 'get_audit_event', 'move_file', 'restore_version', 'write_file', 'write_files'];
+const WRITING = [
+  'audit_log',
+  'confirm_uploads',
+  'generate_hub_index',
+  'generate_nav',
+  'get_audit_event',
+  'move_file',
+  'request_uploads',
+  'restore_version',
+  'update_file',
+  'upload_file',
+  'write_file',
+  'write_files',
+];
 const ADMIN = ['delete_file', 'delete_kb', 'invite_to_kb', 'revoke_share', 'share_kb', 'update_kb'];
 // Admin of a team as its member: create_kb and the team's settings.
 const TEAM_ADMIN = ['create_kb', 'get_team_settings', 'update_team_settings'];

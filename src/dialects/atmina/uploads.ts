@@ -50,6 +50,7 @@ export const requestUploadsTool = defineTool({
   }),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const batch = await requestUploads(
@@ -133,6 +134,7 @@ export const confirmUploadsTool = defineTool({
   }),
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const result = await confirmUploads(services, caller, { kbId: args.kb_id, batchToken: args.batch_token }, audit);
@@ -195,6 +197,7 @@ export const uploadFileTool = defineTool({
   output: z.object(inlineOutput),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const result = await uploadFile(
@@ -226,6 +229,7 @@ export const updateFileTool = defineTool({
   output: z.object(inlineOutput),
   annotations: WRITE,
   scopes: ['context.write'],
+  minimumRole: 'editor',
   async run({ caller, services, audit }, args) {
     checkWriteRate(services, caller);
     const result = await updateFile(
