@@ -361,7 +361,7 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
         body: JSON.stringify(INITIALIZE),
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(30_000),
       });
       await response.arrayBuffer();
       return response.status;
@@ -384,11 +384,13 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
           seen.push({ start, end: performance.now(), status: code });
         }
       })();
-      await sleep(300);
+      // Wait for answers rather than for a fixed time: on a loaded machine one request may take
+      // longer than any pause chosen here.
+      await until('a request answered before the revocation', () => Promise.resolve(seen.length > 0 ? true : undefined), 60_000, 20);
       const revokeStart = performance.now();
       const revoked = await kgw(['token', 'revoke', info.id], store.env);
       const revokeEnd = performance.now();
-      await sleep(300);
+      await until('a request answered after the revocation', () => Promise.resolve(seen.some((s) => s.start > revokeEnd) ? true : undefined), 60_000, 20);
       polling = false;
       await poller;
       assert.equal(revoked.code, 0, revoked.stderr);
