@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
 import { withOps } from './session.ts';
-import { jsonText, print, visible } from './terminal.ts';
+import { jsonText, print, printNotice, visible, writeBytes } from './terminal.ts';
 import { UsageError, parseCommand, table, when } from './usage.ts';
 
 export const kbHelp = `Usage:
@@ -102,9 +102,7 @@ export async function filesCommand(argv: readonly string[]): Promise<void> {
   const bytes = Buffer.from(file.data_base64, 'base64');
   if (values.out !== undefined) {
     await writeFile(values.out, bytes, { mode: 0o600 });
-    return void process.stderr.write(`${visible(`wrote ${file.path} v${file.version} (${file.size_bytes} bytes, sha256 ${file.sha256}) to ${values.out}`)}\n`);
+    return printNotice(`wrote ${file.path} v${file.version} (${file.size_bytes} bytes, sha256 ${file.sha256}) to ${values.out}`);
   }
-  // A terminal would act on escapes in the file; anything else gets the bytes as they are.
-  if (process.stdout.isTTY) return void process.stdout.write(visible(bytes.toString('utf8')));
-  await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+  await writeBytes(bytes);
 }

@@ -60,3 +60,20 @@ export function print(text: string): void {
 export function printError(text: string): void {
   process.stderr.write(`${visible(text)}\n`);
 }
+
+/** Writes a line about what a command did to standard error, made visible, so standard output keeps only its result. */
+export function printNotice(text: string): void {
+  process.stderr.write(`${visible(text)}\n`);
+}
+
+/**
+ * Writes a file's bytes to standard output as they are, resolving once they are handed on; on a
+ * terminal, which would act on escapes in the file, as visible text instead.
+ */
+export async function writeBytes(bytes: Buffer): Promise<void> {
+  if (process.stdout.isTTY) {
+    process.stdout.write(visible(bytes.toString('utf8')));
+    return;
+  }
+  await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+}
