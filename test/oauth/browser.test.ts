@@ -16,10 +16,16 @@ import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { OAuthGateway } from './support.ts';
 import { PASSWORD, setPassword, startOAuthGateway } from './support.ts';
+import { standingAllows } from '../../src/core/kb/standing.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** What /atmina/mcp lists to a connection with context.read and context.write: every Atmina tool. */
-const ATMINA_TOOLS = allTools.filter((t) => t.dialect === 'atmina').map((t) => t.name);
+// release-bot is an Editor of the docs team (docs/examples/org.yaml) and Admin nowhere: the list
+// holds every Atmina tool that standing allows, and no Admin tool.
+const RELEASE_BOT_STANDING = { highest: 'editor', teamAdmin: false } as const;
+const ATMINA_TOOLS = allTools
+  .filter((t) => t.dialect === 'atmina' && (t.minimumRole === undefined || standingAllows(RELEASE_BOT_STANDING, t.minimumRole)))
+  .map((t) => t.name);
 // Locally a missing browser skips the suite; CI installs it (test/services/chromium.sh) and must run it.
 const skip = !existsSync(CHROMIUM) && process.env.CI !== 'true' ? `${CHROMIUM} is not installed (run test/services/chromium.sh)` : false;
 
