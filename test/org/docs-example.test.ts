@@ -20,9 +20,9 @@ import { openContextStore } from './context-support.ts';
 const EXAMPLES = fileURLToPath(new URL('../../docs/examples/', import.meta.url));
 const PAGE = readFileSync(new URL('../../docs/org-file.md', import.meta.url), 'utf8');
 
-/** The first fenced block of `language` after `heading`. */
-function blockAfter(heading: string, language: string): string {
-  const start = PAGE.indexOf(heading);
+/** The first fenced block of `language` after `heading` (the first `heading` after `within`, when given). */
+function blockAfter(heading: string, language: string, within?: string): string {
+  const start = PAGE.indexOf(heading, within === undefined ? 0 : PAGE.indexOf(within));
   assert.ok(start >= 0, `docs/org-file.md has "${heading}"`);
   const open = PAGE.indexOf(`\`\`\`${language}\n`, start);
   const close = PAGE.indexOf('\n```\n', open);
@@ -34,7 +34,7 @@ const EXAMPLE = blockAfter('## A complete example', 'yaml');
 const CREATED = blockAfter('The result lists each change', 'text');
 const CHANGED = blockAfter('and, after renaming Alice', 'text');
 const BAD = blockAfter('## Errors', 'yaml');
-const REFUSED = blockAfter('is refused with', 'text');
+const REFUSED = blockAfter('is refused with', 'text', '## Errors');
 
 /** How `kgw apply` prints a result. */
 function printed(result: OrgApplyResult): string {
