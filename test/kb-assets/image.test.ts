@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { Metadata, Sharp } from 'sharp';
-import { IMAGE_MAX_PIXELS, MEDIUM_EDGE, THUMBNAIL_EDGE, readImageInfo, rendition } from '../../src/core/kb/assets/image.ts';
+import { IMAGE_MAX_PIXELS, MEDIUM_EDGE, THUMBNAIL_EDGE, readImageInfo, rendition, thumbnail } from '../../src/core/kb/assets/image.ts';
 import type { Rendition } from '../../src/core/kb/assets/image.ts';
 import { assertKgwError } from '../support/fixtures.ts';
 import { PNG_SIGNATURE, pngHeaderClaiming, pngOf, rejectionOf, textPdf } from './fixtures.ts';
@@ -153,5 +153,38 @@ describe('rendition', () => {
 
   it('refuses an edge outside 1 to 4096', async () => {
     await assert.rejects(rendition(pngOf(4, 4), { maxEdge: 0 }), RangeError);
+  });
+});
+
+describe('thumbnail', () => {
+  it('shrinks a PNG to a 256-pixel longest edge as WebP, keeping its aspect', async () => {
+    const { decoded, ...rest } = await made(await thumbnail(pngOf(1000, 400)));
+    assert.deepStrictEqual(rest, { mimeType: 'image/webp', width: THUMBNAIL_EDGE, height: 102 });
+    assert.partialDeepStrictEqual(decoded, { format: 'webp', width: THUMBNAIL_EDGE, height: 102 });
+  });
+
+  it('never enlarges a small image', async () => {
+    const { decoded, ...rest } = await made(await thumbnail(pngOf(100, 60)));
+    assert.deepStrictEqual(rest, { mimeType: 'image/webp', width: 100, height: 60 });
+    assert.partialDeepStrictEqual(decoded, { format: 'webp', width: 100, height: 60 });
+  });
+
+  it('keeps the transparency of a PNG', async () => {
+    const clear = await sharp({ create: { width: 300, height: 300, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toBuffer();
+    const { decoded } = await made(await thumbnail(clear));
+    assert.partialDeepStrictEqual(decoded, { format: 'webp', hasAlpha: true });
+  });
+
+  it('turns a JPEG upright and drops its EXIF', async () => {
+    const turned = await solid(600, 400).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    const { decoded, ...rest } = await made(await thumbnail(turned));
+    assert.deepStrictEqual(rest, { mimeType: 'image/webp', width: 171, height: THUMBNAIL_EDGE });
+    assert.deepStrictEqual({ orientation: decoded.orientation, exif: decoded.exif }, { orientation: undefined, exif: undefined });
+  });
+
+  it('reports pixel data cut short as corrupt', async () => {
+    assert.deepStrictEqual(await thumbnail(GRADIENT.subarray(0, 2000)), { state: 'failed', reason: 'corrupt' });
   });
 });

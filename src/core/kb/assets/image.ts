@@ -47,6 +47,8 @@ export interface RenditionOptions {
   /** The longest edge of the rendition; an image already within it keeps its size. */
   maxEdge?: number;
   deadlineMs?: number;
+  /** `webp` encodes WebP whatever the source was; by default JPEG and WebP keep their format, the rest become PNG. */
+  output?: 'webp';
 }
 
 /** The format of an image Asset's bytes, refusing anything else and anything above the Asset ceiling. */
@@ -89,7 +91,7 @@ export async function readImageInfo(buffer: Buffer): Promise<ImageInfo | Failed>
  * A rendition of an image whose longest edge is at most `maxEdge` (MEDIUM_EDGE unless given),
  * aspect kept, never enlarged, turned upright by its EXIF orientation and stripped of its
  * metadata (EXIF, GPS positions, comments). JPEG stays JPEG and WebP stays WebP; PNG and GIF
- * become PNG (of a GIF's first frame). Refuses what readImageInfo refuses; pixel data that
+ * become PNG (of a GIF's first frame), unless `output` asks for WebP. Refuses what readImageInfo refuses; pixel data that
  * cannot be decoded gives `{ state: 'failed', reason: 'corrupt' }`, a decode past the deadline
  * `{ state: 'failed', reason: 'deadline' }`.
  */
@@ -104,14 +106,23 @@ export async function rendition(buffer: Buffer, options: RenditionOptions = {}):
   const pipeline = sharp(buffer, { limitInputPixels: IMAGE_MAX_PIXELS, autoOrient: true, sequentialRead: true })
     .timeout({ seconds })
     .resize({ width: maxEdge, height: maxEdge, fit: 'inside', withoutEnlargement: true });
-  const output = info.format === 'jpeg' ? pipeline.jpeg({ quality: 82 }) : info.format === 'webp' ? pipeline.webp({ quality: 82 }) : pipeline.png();
+  const format: ImageFormat = options.output ?? (info.format === 'jpeg' || info.format === 'webp' ? info.format : 'png');
+  const output = format === 'jpeg' ? pipeline.jpeg({ quality: 82 }) : format === 'webp' ? pipeline.webp({ quality: 82 }) : pipeline.png();
   try {
     const { data, info: written } = await output.toBuffer({ resolveWithObject: true });
-    const format: ImageFormat = info.format === 'jpeg' || info.format === 'webp' ? info.format : 'png';
     return { state: 'ready', mimeType: mimeTypeOf(format), data, width: written.width, height: written.height };
   } catch (error) {
     return { state: 'failed', reason: isTimeout(error) ? 'deadline' : 'corrupt' };
   }
+}
+
+/**
+ * The thumbnail of an image: longest edge THUMBNAIL_EDGE, never enlarged, always WebP, so a
+ * client showing many of them gets one small type that keeps transparency (JPEG drops it, PNG
+ * is several times larger for a photograph). Refuses and fails as `rendition` does.
+ */
+export function thumbnail(buffer: Buffer, options: { deadlineMs?: number } = {}): Promise<Rendition | Failed> {
+  return rendition(buffer, { maxEdge: THUMBNAIL_EDGE, output: 'webp', deadlineMs: options.deadlineMs });
 }
 
 /** sharp ends a pipeline past its timeout with "timeout: N% complete". */
