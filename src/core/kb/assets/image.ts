@@ -91,9 +91,9 @@ export async function readImageInfo(buffer: Buffer): Promise<ImageInfo | Failed>
  * A rendition of an image whose longest edge is at most `maxEdge` (MEDIUM_EDGE unless given),
  * aspect kept, never enlarged, turned upright by its EXIF orientation and stripped of its
  * metadata (EXIF, GPS positions, comments). JPEG stays JPEG and WebP stays WebP; PNG and GIF
- * become PNG (of a GIF's first frame), unless `output` asks for WebP. Refuses what readImageInfo refuses; pixel data that
- * cannot be decoded gives `{ state: 'failed', reason: 'corrupt' }`, a decode past the deadline
- * `{ state: 'failed', reason: 'deadline' }`.
+ * become PNG (of a GIF's first frame), unless `output` asks for WebP. Refuses what
+ * readImageInfo refuses; pixel data that cannot be decoded gives `{ state: 'failed', reason:
+ * 'corrupt' }`, a decode past the deadline `{ state: 'failed', reason: 'deadline' }`.
  */
 export async function rendition(buffer: Buffer, options: RenditionOptions = {}): Promise<Rendition | Failed> {
   const maxEdge = options.maxEdge ?? MEDIUM_EDGE;
