@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateBearer } from '../auth/bearer.ts';
 import { resourceUrl } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
@@ -6,7 +6,7 @@ import { hasScopes } from '../core/access/caller.ts';
 import type { Caller } from '../core/access/caller.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { isKgwError } from '../core/errors.ts';
-import { openDownload, readOriginal } from '../core/kb/download-links.ts';
+import { openDownload, readOriginal, readThumbnail } from '../core/kb/download-links.ts';
 import type { Services } from '../core/services.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { httpStatus } from './status.ts';
@@ -21,6 +21,10 @@ function fail(reply: FastifyReply, status: number, code: string, message: string
  * principal's bearer token, as an MCP call does (an OAuth token of any endpoint that serves
  * the Atmina tools), with context.read; access is checked again as read_file checks it. The
  * bytes are streamed as an attachment, never rendered in the gateway's origin.
+ *
+ * GET /atmina/renditions/<link>: the thumbnail an asset block's rendition_url names, with the
+ * same token and access checks; a WebP image the gateway encoded itself, so it is served
+ * inline, cacheable by the reader's own client until the link expires.
  */
 export function registerKbFileRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[]): void {
   const resources = endpoints.filter((endpoint) => endpoint.dialects.includes('atmina')).map((endpoint) => resourceUrl(config, endpoint));
@@ -32,28 +36,23 @@ export function registerKbFileRoutes(app: FastifyInstance, config: Config, servi
     }
     return undefined;
   }
-  // A wildcard, not a parameter: links are longer than Fastify's 100-character parameters.
-  app.get('/atmina/files/*', async (request, reply) => {
+  /**
+   * Authenticates the request and answers what `serve` makes of the link, or the refusal: the
+   * same checks, audit and error answers for every kind of link.
+   */
+  async function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tool: string,
+    serve: (caller: Caller, link: string, audit: AuditTrail) => Promise<FastifyReply>,
+  ): Promise<FastifyReply> {
     const link = (request.params as { '*'?: string })['*'] ?? '';
     const caller = await callerOf(request.headers.authorization);
     if (caller === undefined) return fail(reply.header('www-authenticate', 'Bearer'), 401, 'unauthenticated', 'a valid bearer token is required');
     if (!hasScopes(caller, ['context.read'])) return fail(reply, 403, 'permission_denied', 'downloading files needs the context.read scope');
-    const audit = AuditTrail.forTool(services.audit, caller, { name: 'download_file', dialect: 'atmina' }, request.id);
+    const audit = AuditTrail.forTool(services.audit, caller, { name: tool, dialect: 'atmina' }, request.id);
     try {
-      const target = await openDownload(services.db, link);
-      const original = await readOriginal(services, caller, target, audit);
-      audit.readAs('kb.file.download');
-      await audit.finish({ ok: true });
-      const name = original.path.slice(original.path.lastIndexOf('/') + 1);
-      return await reply
-        .code(200)
-        .header('content-type', original.mediaType)
-        .header('content-length', String(original.sizeBytes))
-        .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`)
-        .header('x-content-type-options', 'nosniff')
-        .header('cache-control', 'private, no-store')
-        .header('etag', `"${original.sha256}"`)
-        .send(original.body);
+      return await serve(caller, link, audit);
     } catch (error) {
       if (isKgwError(error)) {
         await audit.finish({ ok: false, errorCode: error.code });
@@ -63,5 +62,43 @@ export function registerKbFileRoutes(app: FastifyInstance, config: Config, servi
       request.log.error({ err: error }, 'download failed');
       return fail(reply, 500, 'internal', 'download failed');
     }
-  });
+  }
+
+  // Wildcards, not parameters: links are longer than Fastify's 100-character parameters.
+  app.get('/atmina/files/*', (request, reply) =>
+    answer(request, reply, 'download_file', async (caller, link, audit) => {
+      const original = await readOriginal(services, caller, await openDownload(services.db, link), audit);
+      audit.readAs('kb.file.download');
+      await audit.finish({ ok: true });
+      const name = original.path.slice(original.path.lastIndexOf('/') + 1);
+      return reply
+        .code(200)
+        .header('content-type', original.mediaType)
+        .header('content-length', String(original.sizeBytes))
+        .header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'private, no-store')
+        .header('etag', `"${original.sha256}"`)
+        .send(original.body);
+    }),
+  );
+
+  app.get('/atmina/renditions/*', (request, reply) =>
+    answer(request, reply, 'download_thumbnail', async (caller, link, audit) => {
+      const target = await openDownload(services.db, link);
+      const made = await readThumbnail(services, caller, target, audit);
+      audit.readAs('kb.file.thumbnail');
+      await audit.finish({ ok: true });
+      // The link's remaining life: a client showing the image again within it need not ask again.
+      const maxAge = Math.max(0, Math.floor((target.expiresAt.getTime() - Date.now()) / 1000));
+      return reply
+        .code(200)
+        .header('content-type', made.mimeType)
+        .header('content-length', String(made.data.length))
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', `private, max-age=${maxAge}`)
+        .header('etag', `"thumbnail-${made.sha256}"`)
+        .send(made.data);
+    }),
+  );
 }

@@ -1,8 +1,11 @@
 import type { AssetRecord } from '../../core/kb/asset-rows.ts';
 import { MEDIUM_EDGE, rendition } from '../../core/kb/assets/image.ts';
+import type { Caller } from '../../core/access/caller.ts';
+import { hasRendition, signDownload } from '../../core/kb/download-links.ts';
 import type { KbStores } from '../../core/kb/files.ts';
 import { headBytes } from '../../core/kb/files.ts';
 import type { KbFile } from '../../core/kb/queries.ts';
+import type { Services } from '../../core/services.ts';
 
 /**
  * The medium rendition read_file shows beside an image Asset's JSON (longest edge 1024, aspect
@@ -15,7 +18,25 @@ export async function assetRendition(
   file: KbFile,
   asset: AssetRecord | undefined,
 ): Promise<{ readonly data: Buffer; readonly mimeType: string } | undefined> {
-  if (asset === undefined || asset.format === 'pdf' || asset.state !== 'ready') return undefined;
+  if (!hasRendition(asset)) return undefined;
   const made = await rendition(await headBytes(stores.blob, file), { maxEdge: MEDIUM_EDGE });
   return made.state === 'ready' ? { data: made.data, mimeType: made.mimeType } : undefined;
+}
+
+/**
+ * The asset block's `rendition_url`: a download link for the reader (5 minutes, signed, its
+ * bearer token still needed) that names the thumbnail of this version, for an image whose
+ * pixels were read; none for a PDF or a failed image.
+ */
+export async function thumbnailUrl(services: Services, caller: Caller, file: KbFile, asset: AssetRecord | undefined): Promise<string | undefined> {
+  if (!hasRendition(asset)) return undefined;
+  const link = await signDownload(services.db, {
+    tenantId: caller.tenant.id,
+    kbId: file.kbId,
+    fileId: file.id,
+    version: file.version,
+    principalId: caller.principal.id,
+    rendition: 'thumbnail',
+  });
+  return `${services.config.publicUrl}/atmina/renditions/${link.token}`;
 }

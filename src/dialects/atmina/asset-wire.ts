@@ -13,7 +13,10 @@ export const assetBlock = z
     pages: z.number().int().optional(),
     state: z.enum(['ready', 'failed']).optional().describe('failed: the content could not be read (the reason says why); the original bytes are kept.'),
     reason: z.string().optional(),
-    rendition_url: z.string().optional(),
+    rendition_url: z
+      .string()
+      .optional()
+      .describe('A ready image’s thumbnail (WebP, longest edge 256): GET it with your bearer token within a few minutes; read the file again for a new one.'),
   })
   .describe('The Asset behind the Companion text.');
 

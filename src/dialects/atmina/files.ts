@@ -11,7 +11,7 @@ import { PATCH_EDITS_MAX } from '../../core/kb/patch.ts';
 import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
-import { assetRendition } from './asset-rendition.ts';
+import { assetRendition, thumbnailUrl } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
 import { checkWriteRate } from './write-rate.ts';
 import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
@@ -111,7 +111,7 @@ export const readFileTool = defineTool({
     });
     const structured = {
       ...reply,
-      asset: assetWire(read.file, read.asset),
+      asset: assetWire(read.file, read.asset, await thumbnailUrl(services, caller, read.file, read.asset)),
       download_url: `${services.config.publicUrl}/atmina/files/${link.token}`,
       download_expires_at: iso(link.expiresAt),
     };
