@@ -87,6 +87,19 @@ for (const backend of storeBackends()) {
       assert.deepStrictEqual({ status: answer.status, width: decoded.width, height: decoded.height }, { status: 200, width: 120, height: 90 });
     });
 
+    it('audits each thumbnail served as kb.file.thumbnail, naming the file version', async () => {
+      const uploaded = await upload('pictures/audited.png', pngOf(64, 64));
+      const url = (await read(uploaded.file_id)).asset?.rendition_url ?? '';
+      assert.equal((await fetch(local(url), { headers: await bearer('editor-bot') })).status, 200);
+      const events = await suite.db.query<{ tool: string; result: string; resources: unknown }>(
+        `SELECT tool, result, resources FROM audit_events WHERE action = 'kb.file.thumbnail' AND resources::text LIKE $1`,
+        [`%${uploaded.file_id}%`],
+      );
+      assert.deepStrictEqual(events, [
+        { tool: 'download_thumbnail', result: 'ok', resources: [{ type: 'kb_file', id: uploaded.file_id, version: uploaded.version }] },
+      ]);
+    });
+
     it('refuses a request without a token with 401', async () => {
       const answer = await fetch(await thumbnailLink('pictures/anonymous.png', pngOf(64, 64)));
       assert.deepStrictEqual({ status: answer.status, challenge: answer.headers.get('www-authenticate') }, { status: 401, challenge: 'Bearer' });
