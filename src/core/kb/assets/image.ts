@@ -119,7 +119,7 @@ export async function rendition(buffer: Buffer, options: RenditionOptions = {}):
 /**
  * The thumbnail of an image: longest edge THUMBNAIL_EDGE, never enlarged, always WebP, so a
  * client showing many of them gets one small type that keeps transparency (JPEG drops it, PNG
- * is several times larger for a photograph). Refuses and fails as `rendition` does.
+ * is many times larger for a photograph). Refuses and fails as `rendition` does.
  */
 export function thumbnail(buffer: Buffer, options: { deadlineMs?: number } = {}): Promise<Rendition | Failed> {
   return rendition(buffer, { maxEdge: THUMBNAIL_EDGE, output: 'webp', deadlineMs: options.deadlineMs });
