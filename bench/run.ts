@@ -1,7 +1,9 @@
 /**
- * `npm run bench`: tools/call of Atmina's whoami over loopback, the real gateway against a plain
- * Fastify route doing the same work and the naive per-request SDK pattern, each scenario in a
- * fresh server child, loaded with autocannon from this process. See bench/README.md.
+ * `npm run bench`: two suites over loopback, each scenario in a fresh server child, loaded with
+ * autocannon from this process. `whoami`: tools/call of Atmina's whoami through the real
+ * gateway against a plain Fastify route doing the same work and the naive per-request SDK
+ * pattern. `files`: Atmina's write_file (1 KiB to a new path each time) and read_file through
+ * the gateway. See bench/README.md.
  */
 import type { ChildProcess } from 'node:child_process';
 import { AuditLog } from '../src/core/audit/audit-log.ts';
@@ -13,14 +15,17 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { DiskBlobStore } from '../connectors/blob/disk.ts';
 import { applyOrgFile } from '../src/core/org/apply.ts';
 import { createToken } from '../src/core/tokens/tokens.ts';
 import type { Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';
 import { openPostgres } from '../src/store/postgres.ts';
-import type { ChildSpec, FromChild, Scenario, StoreSpec, ToChild, Usage } from './scenarios.ts';
-import { CALLER, ORG_YAML, PATHS, REQUEST_BODY, SCENARIOS, checkBody, requestHeaders } from './scenarios.ts';
+import type { WrittenCheck } from './files.ts';
+import { FILES_CALLER, FILES_ORG_YAML, READ_BODY, SEED_FILES, WriteLoad, checkRead, checkWritten } from './files.ts';
+import type { ChildSpec, FromChild, Scenario, StoreSpec, Suite, ToChild, Usage } from './scenarios.ts';
+import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML, PATHS, REQUEST_BODY, SCENARIOS, SUITES, SUITE_NAMES, checkBody, requestHeaders } from './scenarios.ts';
 
 const GOAL_PCT = 25;
 const HERE = path.dirname(new URL(import.meta.url).pathname);
@@ -45,20 +50,46 @@ const settings = {
   ),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
 };
-const name = process.env.BENCH_NAME || `whoami-${settings.store}`;
+const suites = (process.env.BENCH_SUITE?.split(',').map((s) => s.trim()) ?? [...SUITE_NAMES]).filter((s): s is Suite =>
+  (SUITE_NAMES as readonly string[]).includes(s),
+);
+/** Each suite runs the selected scenarios of its own, and is left out when none is selected. */
+const plan = suites
+  .map((suite) => ({ suite, scenarios: SUITES[suite].filter((scenario) => settings.scenarios.includes(scenario)) }))
+  .filter((entry) => entry.scenarios.length > 0);
+
+/** The result file's name: BENCH_NAME for a single suite, BENCH_NAME-<suite> for several, <suite>-<store> by default. */
+function resultName(suite: Suite): string {
+  const given = process.env.BENCH_NAME || undefined;
+  if (given === undefined) return `${suite}-${settings.store}`;
+  return plan.length === 1 ? given : `${given}-${suite}`;
+}
 
 interface Store {
   readonly spec: StoreSpec;
+  /** KGW_DATA_DIR of the gateway children: the disk blob store seeded files live in. */
+  readonly dataDir: string;
   readonly token: string;
+  /** Opens the store in this process, while no child has it open (PGlite has one owner at a time). */
+  open(): Promise<Db>;
   dispose(): Promise<void>;
 }
 
-/** Migrates and seeds the store as `kgw migrate`, `kgw apply` and `kgw token create` would, audited on the CLI surface as they are. */
-async function seed(db: Db): Promise<string> {
+/**
+ * Migrates and seeds the store as `kgw migrate`, `kgw apply` and `kgw token create` would,
+ * audited on the CLI surface as they are. The files suite adds its KB (with the file to read,
+ * whose bytes go to the blob store in `dataDir`) and a token of an Editor of that KB.
+ */
+async function seed(db: Db, suite: Suite, dataDir: string): Promise<string> {
   await migrate(db);
   const log = new AuditLog(db);
-  await applyOrgFile(db, { source: ORG_YAML }, AuditTrail.forSurface(log, 'cli'));
-  return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' }, AuditTrail.forSurface(log, 'cli'))).token;
+  if (suite === 'whoami') {
+    await applyOrgFile(db, { source: ORG_YAML }, AuditTrail.forSurface(log, 'cli'));
+    return (await createToken(db, { ...CALLER, ttlMs: undefined, label: 'bench' }, AuditTrail.forSurface(log, 'cli'))).token;
+  }
+  const blob = new DiskBlobStore({ dataDir, publicUrl: 'http://127.0.0.1' });
+  await applyOrgFile(db, { source: FILES_ORG_YAML, files: SEED_FILES, blob }, AuditTrail.forSurface(log, 'cli'));
+  return (await createToken(db, { ...FILES_CALLER, ttlMs: undefined, label: 'bench' }, AuditTrail.forSurface(log, 'cli'))).token;
 }
 
 async function adminQuery(serverUrl: string, sql: string): Promise<void> {
@@ -72,13 +103,21 @@ async function adminQuery(serverUrl: string, sql: string): Promise<void> {
 }
 
 /** A fresh, seeded store the children open in turn: a PGlite folder or a new PostgreSQL database. */
-async function prepareStore(): Promise<Store> {
+async function prepareStore(suite: Suite): Promise<Store> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-'));
+  const dataDir = path.join(dir, 'gateway');
+  const removeDir = () => rm(dir, { recursive: true, force: true });
   if (databaseUrl === undefined) {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-'));
-    const dataDir = path.join(dir, 'pgdata');
-    const db = await openPglite(dataDir);
+    const pgData = path.join(dir, 'pgdata');
+    const db = await openPglite(pgData);
     try {
-      return { spec: { kind: 'pglite', dataDir }, token: await seed(db), dispose: () => rm(dir, { recursive: true, force: true }) };
+      return {
+        spec: { kind: 'pglite', dataDir: pgData },
+        dataDir,
+        token: await seed(db, suite, dataDir),
+        open: () => openPglite(pgData),
+        dispose: removeDir,
+      };
     } finally {
       await db.close();
     }
@@ -91,8 +130,13 @@ async function prepareStore(): Promise<Store> {
   try {
     return {
       spec: { kind: 'postgres', url: url.toString() },
-      token: await seed(db),
-      dispose: () => adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
+      dataDir,
+      token: await seed(db, suite, dataDir),
+      open: () => Promise.resolve(openPostgres(url.toString(), { max: 1 })),
+      async dispose() {
+        await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await removeDir();
+      },
     };
   } finally {
     await db.close();
@@ -153,10 +197,50 @@ interface ScenarioResult {
   peakRssMiB?: number;
   heapTotalMiB?: number;
   serverCpuMicrosPerRequest?: number;
+  /** write_file: the first answer that failed its check, when one did. */
+  firstMismatch?: string;
+  /** write_file: what the store holds afterwards, against the answers. */
+  written?: WrittenCheck;
 }
 
-async function runScenario(scenario: Scenario, store: Store): Promise<ScenarioResult> {
-  const spec: ChildSpec = { scenario, store: store.spec };
+type LoadOptions = Pick<autocannon.Options, 'body' | 'expectBody' | 'requests' | 'verifyBody'>;
+
+/** What a scenario sends and how its answers are checked. */
+interface Load {
+  /** The body of the one request verified before the load. */
+  first(): string;
+  /** Why that request's answer is wrong, or undefined when it is right. */
+  check(body: string): string | undefined;
+  /** autocannon's request options, given the verified answer. */
+  options(verified: string): LoadOptions;
+}
+
+/** A load of one body whose every answer must equal the verified one byte for byte. */
+function sameBody(body: string, check: (answer: string) => string | undefined): Load {
+  return { first: () => body, check, options: (verified) => ({ body, expectBody: verified }) };
+}
+
+/** A new path for every write; each answer is checked against the write that named its path. */
+function writeLoad(writes: WriteLoad): Load {
+  return {
+    first: () => writes.body(),
+    check: (body) => writes.check(body),
+    options: () => ({
+      // autocannon builds each request just before sending it, so every request gets a new body.
+      requests: [{ setupRequest: (request) => ({ ...request, body: writes.body() }) }],
+      verifyBody: (body) => writes.check(typeof body === 'string' ? body : String(body)) === undefined,
+    }),
+  };
+}
+
+function loadOf(scenario: Scenario, writes: WriteLoad): Load {
+  if (scenario === 'write_file') return writeLoad(writes);
+  if (scenario === 'read_file') return sameBody(READ_BODY, checkRead);
+  return sameBody(REQUEST_BODY, (body) => checkBody(scenario, body));
+}
+
+async function runScenario(name: string, scenario: Scenario, store: Store, load: Load): Promise<ScenarioResult> {
+  const spec: ChildSpec = { scenario, store: store.spec, dataDir: store.dataDir };
   const profileDir = path.join(HERE, 'results', 'profiles');
   if (settings.cpuProfile) await mkdir(profileDir, { recursive: true });
   const child = fork(path.join(HERE, 'server.ts'), [JSON.stringify(spec)], {
@@ -169,15 +253,22 @@ async function runScenario(scenario: Scenario, store: Store): Promise<ScenarioRe
     const ready = await receive(child, 'ready');
     const url = `http://127.0.0.1:${ready.port}${PATHS[scenario]}`;
     const headers = requestHeaders(store.token);
-    const response = await fetch(url, { method: 'POST', headers, body: REQUEST_BODY });
+    const response = await fetch(url, { method: 'POST', headers, body: load.first() });
     const body = await response.text();
-    const problem = response.status !== 200 ? `status ${response.status}: ${body.slice(0, 200)}` : checkBody(scenario, body);
+    const problem = response.status !== 200 ? `status ${response.status}: ${body.slice(0, 200)}` : load.check(body);
     if (problem !== undefined) return { ...base, problem };
-    const load = { url, method: 'POST' as const, headers, body: REQUEST_BODY, connections: settings.connections, pipelining: settings.pipelining };
-    await autocannon({ ...load, duration: settings.warmupSec });
+    const run = {
+      url,
+      method: 'POST' as const,
+      headers,
+      ...load.options(body),
+      connections: settings.connections,
+      pipelining: settings.pipelining,
+    };
+    await autocannon({ ...run, duration: settings.warmupSec });
     const before = await askUsage(child);
-    // Every answer must be byte-identical to the verified one; anything else counts as a mismatch.
-    const result = await autocannon({ ...load, duration: settings.durationSec, expectBody: body });
+    // Every answer is checked (byte-identical to the verified one, or against its own write); anything else counts as a mismatch.
+    const result = await autocannon({ ...run, duration: settings.durationSec });
     const after = await askUsage(child);
     const requests = result.requests.total;
     return {
@@ -201,6 +292,19 @@ async function runScenario(scenario: Scenario, store: Store): Promise<ScenarioRe
     return { ...base, problem: error instanceof Error ? error.message : String(error) };
   } finally {
     await stopChild(child);
+  }
+}
+
+/** Adds to a write_file result what the store holds, read once its child has stopped. */
+async function withWrittenCheck(result: ScenarioResult, store: Store, writes: WriteLoad): Promise<ScenarioResult> {
+  if (!result.verified) return result;
+  const db = await store.open();
+  try {
+    const written = await checkWritten(db, writes);
+    const firstMismatch = result.flagged ? writes.firstProblem : undefined;
+    return { ...result, flagged: result.flagged || !written.linear, written, ...(firstMismatch === undefined ? {} : { firstMismatch }) };
+  } finally {
+    await db.close();
   }
 }
 
@@ -238,6 +342,55 @@ function printTable(results: readonly ScenarioResult[]): void {
     );
 }
 
+function printWritten(written: WrittenCheck): void {
+  console.log(
+    `write_file: ${written.acknowledged} writes answered as expected; the KB holds ${written.files} files under writes/ with ${written.versions} versions` +
+      ` (${written.writtenUnanswered} written while the load stopped, before their answer was read), ` +
+      (written.linear
+        ? 'one version each: the history is linear'
+        : `NOT LINEAR: ${written.missing} answered writes missing, ${written.unexpected} unexpected files`),
+  );
+}
+
+async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: Record<string, unknown>): Promise<ScenarioResult[]> {
+  const name = resultName(suite);
+  console.log(
+    `bench ${name}: ${settings.store}, ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per scenario`,
+  );
+  const store = await prepareStore(suite);
+  const writes = new WriteLoad();
+  const results: ScenarioResult[] = [];
+  try {
+    for (const scenario of scenarios) {
+      console.log(`- ${scenario} …`);
+      const result = await runScenario(name, scenario, store, loadOf(scenario, writes));
+      results.push(scenario === 'write_file' ? await withWrittenCheck(result, store, writes) : result);
+    }
+  } finally {
+    await store.dispose();
+  }
+  const suiteSettings = { ...settings, suite, scenarios, ...(suite === 'files' ? { kbWritesPerMinute: BENCH_KB_WRITES_PER_MINUTE } : {}) };
+  const report: Record<string, unknown> = { name, date: new Date().toISOString(), machine, settings: suiteSettings, results };
+  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
+  if (suite === 'whoami') {
+    report.ratios = ratios;
+    report.goal = { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT };
+  }
+  const file = path.join(HERE, 'results', `${name}.json`);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log();
+  printTable(results);
+  if (suite === 'whoami')
+    console.log(`\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`);
+  for (const result of results) {
+    if (result.firstMismatch !== undefined) console.log(`${result.scenario}: first refused answer: ${result.firstMismatch}`);
+    if (result.written !== undefined) printWritten(result.written);
+  }
+  console.log(`wrote ${path.relative(process.cwd(), file)}\n`);
+  return results;
+}
+
 async function main(): Promise<void> {
   const machine = {
     cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -246,37 +399,10 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${process.platform} ${os.release()} ${process.arch}`,
   };
-  console.log(
-    `bench ${name}: ${settings.store}, ${settings.connections} connections, ${settings.warmupSec} s warm-up + ${settings.durationSec} s per scenario`,
-  );
-  const store = await prepareStore();
+  if (plan.length === 0) throw new Error('BENCH_SUITE and BENCH_SCENARIOS leave no scenario to run');
   const results: ScenarioResult[] = [];
-  try {
-    for (const scenario of settings.scenarios) {
-      console.log(`- ${scenario} …`);
-      results.push(await runScenario(scenario, store));
-    }
-  } finally {
-    await store.dispose();
-  }
-  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
-  const report = {
-    name,
-    date: new Date().toISOString(),
-    machine,
-    settings,
-    results,
-    ratios,
-    goal: { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT },
-  };
-  const file = path.join(HERE, 'results', `${name}.json`);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
-  console.log();
-  printTable(results);
-  console.log(`\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`);
+  for (const { suite, scenarios } of plan) results.push(...(await runSuite(suite, scenarios, machine)));
   console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`);
-  console.log(`wrote ${path.relative(process.cwd(), file)}`);
   if (results.some((r) => !r.verified)) process.exitCode = 1;
 }
 

@@ -1,8 +1,30 @@
 import { readFileSync } from 'node:fs';
 /** What the parent (run.ts) and the server child (server.ts) share: scenarios, the request, IPC messages. */
 
-export const SCENARIOS = ['mcp', 'plain', 'naive-sdk'] as const;
+/**
+ * Two suites, each with its own fresh store and result file: `whoami` compares the MCP layer
+ * with a plain route; `files` reads and writes Atmina KB files through the gateway. read_file
+ * runs first: after write_file, the gateway's outbox worker would still be projecting the
+ * writes while read_file is measured.
+ */
+export const SUITES = {
+  whoami: ['mcp', 'plain', 'naive-sdk'],
+  files: ['read_file', 'write_file'],
+} as const;
+export type Suite = keyof typeof SUITES;
+export const SUITE_NAMES = Object.keys(SUITES) as readonly Suite[];
+export const SCENARIOS = [...SUITES.whoami, ...SUITES.files] as const;
 export type Scenario = (typeof SCENARIOS)[number];
+export type WhoamiScenario = (typeof SUITES.whoami)[number];
+
+/** Scenarios served by the real gateway (createGateway). */
+export const GATEWAY_SCENARIOS: ReadonlySet<Scenario> = new Set(['mcp', 'write_file', 'read_file']);
+
+/**
+ * KGW_KB_WRITES_PER_MINUTE of the gateway child: far above any rate the bench reaches, so the
+ * per-principal write limit (600 a minute by default) never answers rate_limited mid-run.
+ */
+export const BENCH_KB_WRITES_PER_MINUTE = 100_000_000;
 
 export type StoreSpec = { readonly kind: 'pglite'; readonly dataDir: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -10,6 +32,8 @@ export type StoreSpec = { readonly kind: 'pglite'; readonly dataDir: string } | 
 export interface ChildSpec {
   readonly scenario: Scenario;
   readonly store: StoreSpec;
+  /** KGW_DATA_DIR of the gateway: the disk blob store the parent seeded (KB file bytes). */
+  readonly dataDir: string;
 }
 
 export type ToChild = { readonly type: 'usage' } | { readonly type: 'stop' };
@@ -36,9 +60,21 @@ export function usageNow(): Usage {
 export const ORG_YAML = readFileSync(new URL('../docs/examples/org.yaml', import.meta.url), 'utf8');
 export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: 'context.read' } as const;
 
-/** Every scenario gets the same headers and body; only the path differs. */
-export const PATHS: Readonly<Record<Scenario, string>> = { mcp: '/atmina/mcp', plain: '/whoami', 'naive-sdk': '/mcp' };
-export const REQUEST_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } });
+export const PATHS: Readonly<Record<Scenario, string>> = {
+  mcp: '/atmina/mcp',
+  plain: '/whoami',
+  'naive-sdk': '/mcp',
+  write_file: '/atmina/mcp',
+  read_file: '/atmina/mcp',
+};
+
+/** The JSON-RPC body of a tools/call. */
+export function toolCall(name: string, args: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+}
+
+/** Every whoami scenario gets the same headers and body; only the path differs. */
+export const REQUEST_BODY = toolCall('whoami', {});
 
 export function requestHeaders(token: string): Record<string, string> {
   return {
@@ -49,12 +85,12 @@ export function requestHeaders(token: string): Record<string, string> {
   };
 }
 
-function field(value: unknown, key: string): unknown {
+export function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
 }
 
 /** Why a response body is not the whoami of alice at acme, or undefined when it is. */
-export function checkBody(scenario: Scenario, body: string): string | undefined {
+export function checkBody(scenario: WhoamiScenario, body: string): string | undefined {
   let json: unknown;
   try {
     json = JSON.parse(body);

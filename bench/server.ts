@@ -2,9 +2,6 @@
  * The server child of the bench: serves one scenario on a loopback port over an already seeded
  * store, tells the parent the port over IPC, answers usage questions and stops when told.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { authenticateBearer } from '../src/auth/bearer.ts';
@@ -13,10 +10,12 @@ import { AuditLog } from '../src/core/audit/audit-log.ts';
 import { AuditTrail } from '../src/core/audit/trail.ts';
 import { describeCaller } from '../src/core/directory/whoami.ts';
 import type { Db } from '../src/store/db.ts';
-import type { ChildSpec, FromChild, Scenario, ToChild } from './scenarios.ts';
-import { PATHS, usageNow } from './scenarios.ts';
+import type { ChildSpec, FromChild, ToChild } from './scenarios.ts';
+import { BENCH_KB_WRITES_PER_MINUTE, GATEWAY_SCENARIOS, PATHS, usageNow } from './scenarios.ts';
 
 const LOG_LEVEL = 'warn';
+/** How long the store must have run nothing before the child closes it. */
+const IDLE_MS = 500;
 
 function tell(message: FromChild): void {
   process.send?.(message);
@@ -77,24 +76,57 @@ async function naiveSdkApp(db: Db): Promise<FastifyInstance> {
   return app;
 }
 
+/**
+ * The store with a count of its running queries and transactions: when the load stops, tool
+ * calls the server already took on are still running (their connections are gone), and closing
+ * the store under them would fail them, so stopping waits until the store has been idle a while.
+ */
+function draining(db: Db): { readonly db: Db; idle(): Promise<void> } {
+  let running = 0;
+  let lastActive = Date.now();
+  const track = async <T>(work: Promise<T>): Promise<T> => {
+    running += 1;
+    try {
+      return await work;
+    } finally {
+      running -= 1;
+      lastActive = Date.now();
+    }
+  };
+  const tracked: Db = {
+    kind: db.kind,
+    query: (sql, params) => track(db.query(sql, params)),
+    tx: (work) => track(db.tx(work)),
+    close: () => db.close(),
+  };
+  return {
+    db: tracked,
+    async idle() {
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && (running > 0 || Date.now() - lastActive < IDLE_MS)) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+  };
+}
+
 async function openStore(spec: ChildSpec['store']): Promise<Db> {
   if (spec.kind === 'pglite') return (await import('../src/store/pglite.ts')).openPglite(spec.dataDir);
   return (await import('../src/store/postgres.ts')).openPostgres(spec.url);
 }
 
-async function start(scenario: Scenario, db: Db): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
-  if (scenario === 'mcp') {
+async function start(spec: ChildSpec, db: Db): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const { scenario } = spec;
+  if (GATEWAY_SCENARIOS.has(scenario)) {
     const { createGateway } = await import('../src/app.ts');
     const { loadConfig } = await import('../src/config.ts');
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-gw-'));
-    const gateway = await createGateway(loadConfig({ KGW_PORT: '0', KGW_LOG_LEVEL: LOG_LEVEL, KGW_DATA_DIR: dataDir }), { db });
-    return {
-      app: gateway.app,
-      async close() {
-        await gateway.close();
-        await rm(dataDir, { recursive: true, force: true });
-      },
+    const env = {
+      KGW_PORT: '0',
+      KGW_LOG_LEVEL: LOG_LEVEL,
+      // The parent's folder: the blob store holds the bytes of the files it seeded.
+      KGW_DATA_DIR: spec.dataDir,
+      KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
     };
+    const gateway = await createGateway(loadConfig(env), { db });
+    return { app: gateway.app, close: () => gateway.close() };
   }
   const app = scenario === 'plain' ? plainApp(db) : await naiveSdkApp(db);
   await app.ready();
@@ -103,8 +135,9 @@ async function start(scenario: Scenario, db: Db): Promise<{ app: FastifyInstance
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
-  const db = await openStore(spec.store);
-  const server = await start(spec.scenario, db);
+  const store = draining(await openStore(spec.store));
+  const { db } = store;
+  const server = await start(spec, db);
   await server.app.listen({ host: '127.0.0.1', port: 0 });
   const address = server.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
@@ -113,6 +146,7 @@ async function main(): Promise<void> {
     if (message.type === 'stop') {
       void (async () => {
         await server.close();
+        await store.idle();
         await db.close();
         // Leaving the event loop empty lets the process end normally (and --cpu-prof write its profile).
         process.disconnect();
