@@ -16,6 +16,8 @@ export interface Config {
   readonly neo4j: Neo4jConfig | undefined;
   /** Rates per minute, counted in each gateway process (see docs/atmina.md, Uploads). */
   readonly rateLimits: RateLimitsConfig;
+  /** KGW_UPLOAD_URL_TTL_SECONDS: how long request_uploads' URLs and their batch stay valid. */
+  readonly uploadUrlSeconds: number;
 }
 
 export interface RateLimitsConfig {
@@ -79,6 +81,21 @@ function parseCount(env: Env, name: string, fallback: number): number {
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(name, `must be a whole number from 1, got "${raw}"`);
   return Number(raw);
 }
+
+function parseBounded(env: Env, name: string, fallback: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * Upload URLs: 15 minutes by default, long enough for 100 MiB on a slow line. At most a day: a
+ * URL is a credential to write its bytes, and the bytes of an abandoned upload stay until its
+ * batch expires. As little as 1 s is allowed (tests of expiry use it).
+ */
+export const UPLOAD_URL_SECONDS_DEFAULT = 15 * 60;
+export const UPLOAD_URL_SECONDS_MAX = 24 * 3600;
 
 /** A URL as it may be shown in a message: any password replaced by ***. */
 function redact(raw: string): string {
@@ -203,6 +220,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       kbWritesPerMinute: parseCount(env, 'KGW_KB_WRITES_PER_MINUTE', 600),
       uploadPutsPerMinute: parseCount(env, 'KGW_UPLOAD_PUTS_PER_MINUTE', 120),
     }),
+    uploadUrlSeconds: parseBounded(env, 'KGW_UPLOAD_URL_TTL_SECONDS', UPLOAD_URL_SECONDS_DEFAULT, UPLOAD_URL_SECONDS_MAX),
   };
   for (const part of [config.s3, config.meili, config.neo4j]) if (part) Object.freeze(part);
   return Object.freeze(config);

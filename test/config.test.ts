@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       meili: undefined,
       neo4j: undefined,
       rateLimits: { kbWritesPerMinute: 600, uploadPutsPerMinute: 120 },
+      uploadUrlSeconds: 900,
     } satisfies Config);
   });
 
@@ -58,6 +59,7 @@ describe('loadConfig', () => {
         NEO4J_PASSWORD: 'pw',
         KGW_KB_WRITES_PER_MINUTE: '30',
         KGW_UPLOAD_PUTS_PER_MINUTE: '10',
+        KGW_UPLOAD_URL_TTL_SECONDS: '3600',
       },
       CWD,
     );
@@ -73,6 +75,7 @@ describe('loadConfig', () => {
       meili: { url: 'http://meili:7700', apiKey: 'mk' },
       neo4j: { url: 'neo4j+s://graph.acme.test:7687', user: 'kgw', password: 'pw' },
       rateLimits: { kbWritesPerMinute: 30, uploadPutsPerMinute: 10 },
+      uploadUrlSeconds: 3600,
     } satisfies Config);
   });
 
@@ -104,6 +107,16 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ KGW_HOST: '[::1]' }, CWD).host, '::1');
     assert.equal(loadConfig({ KGW_HOST: '::' }, CWD).host, '::');
     assert.equal(loadConfig({ KGW_HOST: 'gateway.internal' }, CWD).host, 'gateway.internal');
+  });
+
+  it('takes upload URL lifetimes from 1 s to a day', () => {
+    assert.deepStrictEqual(
+      {
+        shortest: loadConfig({ KGW_UPLOAD_URL_TTL_SECONDS: '1' }, CWD).uploadUrlSeconds,
+        longest: loadConfig({ KGW_UPLOAD_URL_TTL_SECONDS: '86400' }, CWD).uploadUrlSeconds,
+      },
+      { shortest: 1, longest: 86400 },
+    );
   });
 
   it('takes every log level', () => {
@@ -157,6 +170,9 @@ describe('loadConfig', () => {
       '"https://b.test/app" is not an origin such as https://app.example.com',
     ],
     [{ KGW_ALLOWED_ORIGINS: 'file:///tmp' }, 'KGW_ALLOWED_ORIGINS', '"file:///tmp" is not an origin such as https://app.example.com'],
+    [{ KGW_UPLOAD_URL_TTL_SECONDS: '0' }, 'KGW_UPLOAD_URL_TTL_SECONDS', 'must be a whole number from 1 to 86400, got "0"'],
+    [{ KGW_UPLOAD_URL_TTL_SECONDS: '86401' }, 'KGW_UPLOAD_URL_TTL_SECONDS', 'must be a whole number from 1 to 86400, got "86401"'],
+    [{ KGW_UPLOAD_URL_TTL_SECONDS: '15m' }, 'KGW_UPLOAD_URL_TTL_SECONDS', 'must be a whole number from 1 to 86400, got "15m"'],
     [{ KGW_LOG_LEVEL: 'loud' }, 'KGW_LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', 'must use postgres or postgresql, got "mysql"'],
     [{ DATABASE_URL: 'kgw@localhost/kgw' }, 'DATABASE_URL', 'must be an absolute URL with a valid host and port, got "kgw@localhost/kgw"'],

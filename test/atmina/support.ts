@@ -103,11 +103,17 @@ export interface ReadWire extends Omit<WriteWire, 'changed' | 'operation'> {
 export class KbSuite extends OrgGateway {
   readonly #agents = new Map<string, Promise<Agent>>();
 
-  static async open(backend: StoreBackend): Promise<KbSuite> {
+  /** `env` adds to the gateway's environment (as the blob store's), e.g. a short upload URL lifetime. */
+  static async open(backend: StoreBackend, env: Record<string, string> = {}): Promise<KbSuite> {
     // No projection drains the outbox here, so the suites can read what each write enqueued.
-    const { store, running } = await OrgGateway.launch(backend, [ACME_KB_ORG, GLOBEX_KB_ORG], s3GatewayEnv(backend), {
-      projections: { projections: [], rebuilders: [] },
-    });
+    const { store, running } = await OrgGateway.launch(
+      backend,
+      [ACME_KB_ORG, GLOBEX_KB_ORG],
+      { ...s3GatewayEnv(backend), ...env },
+      {
+        projections: { projections: [], rebuilders: [] },
+      },
+    );
     return new KbSuite(store, running, 'acme');
   }
 

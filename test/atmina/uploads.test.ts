@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
 import { issueToken } from '../support/gateway.ts';
@@ -63,6 +63,17 @@ interface AssetReadWire extends ReadWire {
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 const MiB = 1024 * 1024;
 
+/** PUTs to an upload URL with its headers; the disk store's URLs name the gateway's public URL, which in tests is its listening address. */
+async function putUpload(suite: KbSuite, onS3: boolean, upload: UploadWire, body: Buffer | ReadableStream<Uint8Array>): Promise<Response> {
+  let target = upload.url;
+  if (!onS3) {
+    const url = new URL(upload.url);
+    target = new URL(`${url.pathname}${url.search}`, suite.running.url).toString();
+  }
+  const init: RequestInit & { duplex: 'half' } = { method: 'PUT', headers: upload.headers, body, duplex: 'half' };
+  return fetch(target, init);
+}
+
 for (const backend of storeBackends()) {
   describe(`Atmina uploads on ${backendLabel(backend)}`, () => {
     let suite: KbSuite;
@@ -78,17 +89,7 @@ for (const backend of storeBackends()) {
     const editor = () => suite.agent('editor-bot');
     const onS3 = () => backendLabel(backend).endsWith('+s3');
 
-    /** The URL to PUT to: the disk store's URLs name the gateway's public URL, which in tests is its listening address. */
-    function target(upload: UploadWire): string {
-      if (onS3()) return upload.url;
-      const url = new URL(upload.url);
-      return new URL(`${url.pathname}${url.search}`, suite.running.url).toString();
-    }
-
-    async function put(upload: UploadWire, body: Buffer | ReadableStream<Uint8Array>): Promise<Response> {
-      const init: RequestInit & { duplex: 'half' } = { method: 'PUT', headers: upload.headers, body, duplex: 'half' };
-      return fetch(target(upload), init);
-    }
+    const put = (upload: UploadWire, body: Buffer | ReadableStream<Uint8Array>): Promise<Response> => putUpload(suite, onS3(), upload, body);
 
     async function request(items: { path: string; mime_type?: string; bytes: Buffer }[]): Promise<RequestWire> {
       return (await editor()).ok<RequestWire>('request_uploads', {
@@ -338,6 +339,67 @@ for (const backend of storeBackends()) {
       ).fail('update_file', { kb_id: kb.kb_id, file_id: first.file_id, mime_type: 'application/octet-stream', content_base64: 'BgcI', if_match: first.sha256 });
       assertAtminaError(text, 'conflict', 'changed since you read it');
       assert.equal(await versionsOf(first.file_id), 2);
+    });
+  });
+
+  describe(`Atmina upload URLs that expire on ${backendLabel(backend)}`, () => {
+    // Long enough for a request and its PUT on a loaded machine: S3 counts the lifetime from
+    // the signing time, truncated to the second, so a URL may live up to a second less.
+    const LIFETIME = 3;
+    let suite: KbSuite;
+    let kb: KbWire;
+    before(async () => {
+      suite = await KbSuite.open(backend, { KGW_UPLOAD_URL_TTL_SECONDS: String(LIFETIME) });
+      kb = await suite.kb();
+    });
+    after(async () => {
+      await suite?.close();
+    });
+
+    const onS3 = () => backendLabel(backend).endsWith('+s3');
+    const editor = () => suite.agent('editor-bot');
+    const request = async (path: string, bytes: Buffer): Promise<RequestWire> =>
+      (await editor()).ok<RequestWire>('request_uploads', { kb_id: kb.kb_id, items: [{ path, size_bytes: bytes.length, sha256: sha256(bytes) }] });
+
+    it('signs S3 URLs for the configured lifetime', { skip: !onS3() }, async () => {
+      const batch = await request('signed.txt', Buffer.from('signed'));
+      assert.equal(new URL(batch.uploads[0]?.url ?? '').searchParams.get('X-Amz-Expires'), String(LIFETIME));
+    });
+
+    it('refuses a PUT after its URL expired at the store, catalogues nothing, and a new request works', async () => {
+      // Bytes of their own: the S3 bucket outlives a run, and the blob must be absent before the PUT.
+      const bytes = Buffer.from(`late ${randomUUID()}\n`);
+      const path = 'late/expired.txt';
+      const stale = await request(path, bytes);
+      const upload = stale.uploads[0] as UploadWire;
+      // Past both the URL's and the batch's expiry, with a second to spare for clocks.
+      const past = Math.max(Date.parse(upload.expires_at), Date.parse(stale.expires_at)) + 1000;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, past - Date.now())));
+
+      const refused = await putUpload(suite, onS3(), upload, bytes);
+      const body = await refused.text();
+      if (onS3())
+        assert.deepStrictEqual({ status: refused.status, expired: /AccessDenied/.test(body) && /expired/i.test(body) }, { status: 403, expired: true });
+      else
+        assert.deepStrictEqual(
+          { status: refused.status, body: JSON.parse(body) as unknown },
+          {
+            status: 403,
+            body: { error: { code: 'permission_denied', message: 'the upload URL has expired; request a new one' } },
+          },
+        );
+      const key = `sha256/${sha256(bytes).slice(0, 2)}/${sha256(bytes).slice(2, 4)}/${sha256(bytes)}`;
+      assert.equal(await suite.running.gateway.services.blob.head(key), undefined);
+
+      const text = await (await editor()).fail('confirm_uploads', { kb_id: kb.kb_id, batch_token: stale.batch_token });
+      assertAtminaError(text, 'validation', /expired.*call request_uploads again/);
+      const [catalogued] = await suite.db.query<{ n: number }>('SELECT count(*)::int AS n FROM kb_files WHERE kb_id = $1 AND path = $2', [kb.kb_id, path]);
+      assert.equal(catalogued?.n, 0);
+
+      const fresh = await request(path, bytes);
+      assert.equal((await putUpload(suite, onS3(), fresh.uploads[0] as UploadWire, bytes)).status, 200);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: fresh.batch_token });
+      assert.partialDeepStrictEqual(confirmed, { confirmed: 1, failed: 0, results: [{ path, ok: true, operation: 'upload', sha256: sha256(bytes) }] });
     });
   });
 }

@@ -30,8 +30,6 @@ import { refuseUpload } from './upload-refusals.ts';
  */
 
 export const UPLOAD_ITEMS_MAX = 50;
-/** How long presigned URLs and their batch stay valid: long enough for 100 MiB on a slow line. */
-export const UPLOAD_URL_SECONDS = 15 * 60;
 /** The single-PUT ceiling of a file that is not an image or PDF Asset. */
 export const UPLOAD_FILE_MAX_BYTES = MAX_PRESIGNED_PUT_BYTES;
 /** Inline content of upload_file and update_file, decoded. */
@@ -352,7 +350,12 @@ function parseDeclarations(items: readonly UploadDeclaration[]): BatchItem[] {
 export async function requestUploads(
   stores: KbStores,
   caller: Caller,
-  input: { readonly kbId: string; readonly items: readonly UploadDeclaration[] },
+  input: {
+    readonly kbId: string;
+    readonly items: readonly UploadDeclaration[];
+    /** How long the URLs and the batch stay valid: KGW_UPLOAD_URL_TTL_SECONDS (src/config.ts). */
+    readonly urlSeconds: number;
+  },
   audit: AuditTrail,
 ): Promise<UploadBatch> {
   const items = parseDeclarations(input.items);
@@ -364,7 +367,7 @@ export async function requestUploads(
         size: item.sizeBytes,
         sha256: item.sha256,
         contentType: item.mediaType,
-        expiresInSeconds: UPLOAD_URL_SECONDS,
+        expiresInSeconds: input.urlSeconds,
       });
       return { ...item, url: put.url, method: put.method, headers: put.headers, expiresAt: put.expiresAt };
     }),
@@ -377,7 +380,7 @@ export async function requestUploads(
       `INSERT INTO kb_upload_batches (tenant_id, id, kb_id, token_sha256, principal_id, items, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, clock_timestamp() + make_interval(secs => $7))
        RETURNING expires_at`,
-      [caller.tenant.id, id, kb.id, sha256Of(Buffer.from(token)), caller.principal.id, JSON.stringify(items), UPLOAD_URL_SECONDS],
+      [caller.tenant.id, id, kb.id, sha256Of(Buffer.from(token)), caller.principal.id, JSON.stringify(items), input.urlSeconds],
     );
     await audit.recordIn(tx, 'kb.upload.request', [{ type: 'kb_upload_batch', id }], { kb_id: kb.id, items: items.length });
     return inserted;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
 import type { CatalogResult, UploadItemResult } from '../../core/kb/uploads.ts';
-import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, UPLOAD_URL_SECONDS, confirmUploads, requestUploads, updateFile, uploadFile } from '../../core/kb/uploads.ts';
+import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, confirmUploads, requestUploads, updateFile, uploadFile } from '../../core/kb/uploads.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { IDEMPOTENT_WRITE, WRITE, fileId, filePath, kbId } from './schemas.ts';
@@ -29,7 +29,7 @@ export const requestUploadsTool = defineTool({
   name: 'request_uploads',
   dialect: 'atmina',
   title: 'Request uploads',
-  description: `Declares up to ${UPLOAD_ITEMS_MAX} files to upload (path, MIME type, size_bytes, sha256) and returns, per file, a URL to PUT the exact bytes to with every returned header, and one batch_token for confirm_uploads. Images and PDFs may be at most 25 MiB, other files 100 MiB. URLs expire after ${UPLOAD_URL_SECONDS / 60} minutes. Repeated paths reject the whole batch.`,
+  description: `Declares up to ${UPLOAD_ITEMS_MAX} files to upload (path, MIME type, size_bytes, sha256) and returns, per file, a URL to PUT the exact bytes to with every returned header, and one batch_token for confirm_uploads. Images and PDFs may be at most 25 MiB, other files 100 MiB. URLs expire at expires_at (15 minutes unless the gateway is configured otherwise). Repeated paths reject the whole batch.`,
   input: z.object({ kb_id: kbId, items: z.array(declaration).min(1).max(UPLOAD_ITEMS_MAX) }).strict(),
   output: z.object({
     kb_id: z.string(),
@@ -56,7 +56,11 @@ export const requestUploadsTool = defineTool({
     const batch = await requestUploads(
       services,
       caller,
-      { kbId: args.kb_id, items: args.items.map((item) => ({ path: item.path, mimeType: item.mime_type, sizeBytes: item.size_bytes, sha256: item.sha256 })) },
+      {
+        kbId: args.kb_id,
+        items: args.items.map((item) => ({ path: item.path, mimeType: item.mime_type, sizeBytes: item.size_bytes, sha256: item.sha256 })),
+        urlSeconds: services.config.uploadUrlSeconds,
+      },
       audit,
     );
     return jsonReply({
