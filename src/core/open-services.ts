@@ -10,6 +10,7 @@ import type { Db } from '../store/db.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { directoryGraphRebuilder } from './graph/directory-graph.ts';
 import { configuredProbes } from './health/probes.ts';
+import { kbFileRebuilders } from './kb/projection.ts';
 import type { Services } from './services.ts';
 
 // The outbox retries with backoff; the driver itself only rides out a brief blip.
@@ -25,7 +26,8 @@ async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
 
 /** The projections a gateway feeds from the outbox, and how each is rebuilt from the store. */
 export function configuredProjections(graph: GraphStore): ProjectionSet {
-  return { projections: [graphProjection(graph)], rebuilders: [directoryGraphRebuilder] };
+  // The search rebuilder of KB files waits for a configured search projection: rebuilds run only the configured ones.
+  return { projections: [graphProjection(graph)], rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders] };
 }
 
 export interface OpenedServices {

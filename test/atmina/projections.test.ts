@@ -5,13 +5,15 @@ import { graphEntries, graphProjection, isGraphRow } from '../../connectors/grap
 import type { OutboxRow } from '../../connectors/projection.ts';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
-import { kbFileEntries, kbFileResourceKey } from '../../src/core/kb/projection.ts';
+import { kbFileEntries, kbFileRebuilders, kbFileResourceKey } from '../../src/core/kb/projection.ts';
 import type { KbFile } from '../../src/core/kb/queries.ts';
+import { configuredProjections } from '../../src/core/open-services.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
+import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/core/outbox/worker.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
-import { GLOBEX_KB_ORG } from './support.ts';
+import { GLOBEX_KB_ORG, KbSuite, backendLabel } from './support.ts';
 import { seedOrg } from '../support/gateway.ts';
 
 /*
@@ -107,3 +109,75 @@ describe('KB file rows and the projections that do not show them yet', () => {
     });
   }
 });
+
+for (const backend of storeBackends()) {
+  describe(`rebuilding projections of KB files on ${backendLabel(backend)}`, () => {
+    let suite: KbSuite;
+    before(async () => {
+      suite = await KbSuite.open(backend);
+    });
+    after(async () => {
+      await suite?.close();
+    });
+
+    it('enqueues one graph row per live file of a live KB, none for deleted files or archived KBs', async () => {
+      const admin = await suite.agent('admin-bot');
+      const live = await suite.kb();
+      const kept = [await suite.file(live.kb_id, 'a.md', 'a'), await suite.file(live.kb_id, 'notes/b.md', 'b')];
+      await suite.file(live.kb_id, 'gone.md', 'gone');
+      await admin.ok('delete_file', { kb_id: live.kb_id, path: 'gone.md', confirm: 'gone.md' });
+      const archived = await suite.kb();
+      await suite.file(archived.kb_id, 'c.md', 'c');
+      await admin.ok('delete_kb', { kb_id: archived.kb_id, confirm: archived.slug });
+      const globex = await (
+        await suite.agent('globex-bot', 'context.read context.write', 'globex')
+      ).ok<{ kb_id: string }>('create_kb', {
+        name: 'Ops',
+        team: 'ops',
+      });
+      const elsewhere = await (
+        await suite.agent('globex-bot', 'context.read context.write', 'globex')
+      ).ok<{ file_id: string }>('write_file', {
+        kb_id: globex.kb_id,
+        path: 'run.md',
+        mode: 'create',
+        content: 'run',
+      });
+      const [mark] = await suite.db.query<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM outbox');
+
+      const report = await rebuildProjection(suite.db, configuredProjections(new PostgresGraphStore(suite.db)), 'graph');
+      const rows = await suite.db.query<{ projection: string; resource_key: string; operation: string; payload: { path?: string } | string }>(
+        'SELECT projection, resource_key, operation, payload FROM outbox WHERE id > $1::bigint ORDER BY id',
+        [mark?.id ?? '0'],
+      );
+      const files = rows.filter((r) => r.resource_key.startsWith('kb_file:'));
+      assert.deepStrictEqual(
+        {
+          enqueued: report.enqueued,
+          keys: files.map((r) => r.resource_key).sort(),
+          projections: [...new Set(files.map((r) => `${r.projection} ${r.operation}`))],
+        },
+        {
+          enqueued: rows.length,
+          keys: [...kept.map((f) => f.file_id), elsewhere.file_id].map(kbFileResourceKey).sort(),
+          projections: ['graph upsert'],
+        },
+      );
+    });
+
+    it('leaves out a file deleted after its key was listed', async () => {
+      const kb = await suite.kb();
+      const file = await suite.file(kb.kb_id, 'late.md', 'late');
+      const rebuilder = kbFileRebuilders.find((r) => r.projection === 'graph');
+      assert.ok(rebuilder);
+      const ref = { tenantId: await suite.tenantIdOf('acme'), resourceKey: kbFileResourceKey(file.file_id) };
+      const before = await rebuilder.load(suite.db, [ref]);
+      await (await suite.agent('admin-bot')).ok('delete_file', { kb_id: kb.kb_id, path: 'late.md', confirm: 'late.md' });
+      const afterDelete = await rebuilder.load(suite.db, [ref]);
+      assert.deepStrictEqual(
+        { before: before.map((e) => ({ resourceKey: e.resourceKey, operation: e.operation })), after: afterDelete },
+        { before: [{ resourceKey: ref.resourceKey, operation: 'upsert' }], after: [] },
+      );
+    });
+  });
+}

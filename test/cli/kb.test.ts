@@ -3,12 +3,13 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RebuildOutcome } from '../../src/admin/ops.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
 import { ORG, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
 
 /**
- * kgw kb (list, show, restore) and kgw files get, while kgw serve holds the store (so the
+ * kgw kb (list, show, restore), kgw files get and kgw reindex, while kgw serve holds the store (so the
  * embedded store goes through the gateway's admin endpoint). The KBs and files come in through
  * the real Atmina tools.
  */
@@ -132,6 +133,21 @@ for (const backend of cliStoreBackends()) {
       const hostile = await run('files', 'get', 'runbooks', '../etc/passwd');
       assert.equal(hostile.code, 1);
       assert.match(hostile.stderr, /path: must not have \. or \.\. segments/);
+    });
+
+    it('kgw reindex --graph counts each live file of a live KB, and none of an archived one', async () => {
+      const graphCount = async (): Promise<number> =>
+        (await json<RebuildOutcome>('reindex', '--graph')).rebuilt.find((r) => r.projection === 'graph')?.enqueued ?? -1;
+      const before = await graphCount();
+      const kb = String((await tool('create_kb', { name: 'Reindexed', team: 'docs' })).kb_id);
+      for (const name of ['one.md', 'two.md']) await tool('write_file', { kb_id: kb, path: name, mode: 'create', content: name });
+      const withFiles = await graphCount();
+      const text = await run('reindex', '--graph');
+      await tool('delete_kb', { kb_id: kb, confirm: 'reindexed' });
+      assert.deepStrictEqual(
+        { withFiles: withFiles - before, stdout: text.stdout, archived: (await graphCount()) - before },
+        { withFiles: 2, stdout: `graph: cleared, ${withFiles} changes enqueued for the outbox worker\n`, archived: 0 },
+      );
     });
   });
 }

@@ -1,5 +1,7 @@
-import type { OutboxEntry } from '../../../connectors/projection.ts';
-import type { KbFile } from './queries.ts';
+import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
+import type { Queryable } from '../../store/db.ts';
+import type { FileRow, KbFile } from './queries.ts';
+import { FILE_COLUMNS, toFile } from './queries.ts';
 
 /**
  * What a file write tells the projections: one outbox row per projection (search, graph) under
@@ -12,7 +14,8 @@ import type { KbFile } from './queries.ts';
 /** The projections a KB file feeds. */
 export const KB_FILE_PROJECTIONS = ['search', 'graph'] as const;
 
-export const kbFileResourceKey = (fileId: string): string => `kb_file:${fileId}`;
+const KB_FILE_KEY_PREFIX = 'kb_file:';
+export const kbFileResourceKey = (fileId: string): string => `${KB_FILE_KEY_PREFIX}${fileId}`;
 
 /** The outbox payload of a KB file row. */
 export interface KbFilePayload {
@@ -38,3 +41,61 @@ export function kbFileEntries(tenantId: string, file: KbFile, operation: 'upsert
   };
   return KB_FILE_PROJECTIONS.map((projection) => ({ tenantId, projection, resourceKey: kbFileResourceKey(file.id), operation, payload: { ...payload } }));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rebuilding from the store (kgw reindex)
+
+/** Files listed per query while the keys are walked, so no tenant's files are held at once. */
+const KEY_PAGE = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// A file is shown while it is live and its KB is not archived: archiving takes a KB's files out
+// of the projections, restoring puts them back (core/kb/kbs.ts), and a rebuild agrees with both.
+const SHOWN = `kb_files f JOIN kbs k ON k.tenant_id = f.tenant_id AND k.id = f.kb_id
+  WHERE f.tenant_id = $1 AND f.deleted_at IS NULL AND k.archived_at IS NULL`;
+
+/** The ids of a tenant's shown files, by id, a page at a time. */
+async function* shownFileIds(db: Queryable, tenantId: string): AsyncIterable<string> {
+  let after: string | null = null;
+  for (;;) {
+    const page: { id: string }[] = await db.query<{ id: string }>(
+      `SELECT f.id FROM ${SHOWN} AND ($2::uuid IS NULL OR f.id > $2::uuid) ORDER BY f.id LIMIT $3`,
+      [tenantId, after, KEY_PAGE],
+    );
+    for (const row of page) yield row.id;
+    const last = page.at(-1);
+    if (last === undefined || page.length < KEY_PAGE) return;
+    after = last.id;
+  }
+}
+
+/**
+ * Rebuilds one projection's KB files: every shown file of every tenant (by tenant, then file
+ * id), each as the upsert its latest write enqueued. A file deleted, or its KB archived, after
+ * its key was listed is left out: its own delete row tells the projection.
+ */
+function kbFileRebuilder(projection: (typeof KB_FILE_PROJECTIONS)[number]): Rebuilder {
+  return {
+    projection,
+    async *keys(db: Queryable): AsyncIterable<ResourceRef> {
+      for (const tenant of await db.query<{ id: string }>('SELECT id FROM tenants ORDER BY id')) {
+        for await (const id of shownFileIds(db, tenant.id)) yield { tenantId: tenant.id, resourceKey: kbFileResourceKey(id) };
+      }
+    },
+    async load(tx: Queryable, refs: readonly ResourceRef[]): Promise<OutboxEntry[]> {
+      const byTenant = new Map<string, string[]>();
+      for (const ref of refs) {
+        const id = ref.resourceKey.startsWith(KB_FILE_KEY_PREFIX) ? ref.resourceKey.slice(KB_FILE_KEY_PREFIX.length) : '';
+        if (UUID.test(id)) byTenant.set(ref.tenantId, [...(byTenant.get(ref.tenantId) ?? []), id]);
+      }
+      const entries: OutboxEntry[] = [];
+      for (const [tenantId, ids] of byTenant) {
+        const rows = await tx.query<FileRow>(`SELECT ${FILE_COLUMNS} FROM ${SHOWN} AND f.id = ANY($2::uuid[]) ORDER BY f.id`, [tenantId, ids]);
+        for (const row of rows) entries.push(...kbFileEntries(tenantId, toFile(row), 'upsert').filter((entry) => entry.projection === projection));
+      }
+      return entries;
+    },
+  };
+}
+
+/** A rebuilder of KB files for each projection they feed. */
+export const kbFileRebuilders: readonly Rebuilder[] = KB_FILE_PROJECTIONS.map(kbFileRebuilder);
