@@ -11,6 +11,7 @@ import { configuredProjections } from '../../src/core/open-services.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import type { Queryable } from '../../src/store/db.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { GLOBEX_KB_ORG, KbSuite, backendLabel } from './support.ts';
@@ -108,6 +109,30 @@ describe('KB file rows and the projections that do not show them yet', () => {
       });
     });
   }
+});
+
+describe('the KB file rebuilder’s keys', () => {
+  it('walks each tenant’s files by id a page at a time, listing each file once', async () => {
+    const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+    const files: Record<string, string[]> = { t1: Array.from({ length: 1201 }, (_, n) => uuid(n)), t2: [uuid(5000)], t3: [] };
+    const pages: number[] = [];
+    // Answers the two statements keys() runs: the tenants, and a page of a tenant's files after an id.
+    const db: Queryable = {
+      query<R>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+        if (sql.includes('FROM tenants')) return Promise.resolve(Object.keys(files).map((id) => ({ id })) as R[]);
+        const [tenantId, after, limit] = params as [string, string | null, number];
+        const page = (files[tenantId] ?? []).filter((id) => after === null || id > after).slice(0, limit);
+        pages.push(page.length);
+        return Promise.resolve(page.map((id) => ({ id })) as R[]);
+      },
+    };
+    const rebuilder = kbFileRebuilders.find((r) => r.projection === 'graph');
+    assert.ok(rebuilder);
+    const keys: string[] = [];
+    for await (const ref of rebuilder.keys(db)) keys.push(`${ref.tenantId} ${ref.resourceKey}`);
+    const expected = Object.entries(files).flatMap(([tenant, ids]) => ids.map((id) => `${tenant} ${kbFileResourceKey(id)}`));
+    assert.deepStrictEqual({ keys, pages }, { keys: expected, pages: [500, 500, 201, 1, 0] });
+  });
 });
 
 for (const backend of storeBackends()) {
