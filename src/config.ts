@@ -14,7 +14,7 @@ export interface Config {
   readonly s3: S3Config | undefined;
   readonly meili: MeiliConfig | undefined;
   readonly neo4j: Neo4jConfig | undefined;
-  /** Rates per minute, counted in each gateway process (see docs/atmina.md, Uploads). */
+  /** Rates per minute, counted in each gateway process (see docs/atmina.md, Rates). */
   readonly rateLimits: RateLimitsConfig;
   /** KGW_UPLOAD_URL_TTL_SECONDS: how long request_uploads' URLs and their batch stay valid. */
   readonly uploadUrlSeconds: number;

@@ -23,6 +23,7 @@ import { callerStanding, standingAllows } from '../core/kb/standing.ts';
 import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
 import { issueLines, issuesText } from '../core/zod-issues.ts';
+import { ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
@@ -160,11 +161,14 @@ export class McpService {
   readonly #validator = new AjvJsonSchemaValidator();
 
   readonly #limits: ExchangeLimits;
+  /** The tools' rate limiters: one set per gateway process, as this service is. */
+  readonly #rates: ToolRates;
 
   constructor(registry: ToolRegistry, services: Services, limits: ExchangeLimits = MCP_LIMITS) {
     this.#registry = registry;
     this.#services = services;
     this.#limits = limits;
+    this.#rates = new ToolRates(services.config.rateLimits);
   }
 
   async handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
@@ -262,6 +266,12 @@ export class McpService {
         tool.checkFirst?.(parsed.data);
         const unstorable = findUnstorable(args ?? {});
         if (unstorable === undefined) {
+          // The rate is spent last, by a call about to run: one refused for its scopes, role or
+          // arguments did no work and spends nothing. One the core then refuses (a conflict, too
+          // low a role on that KB) has spent its unit: it cost a transaction, and a runaway
+          // agent retrying such calls is what the rate guards against. The refusal over the
+          // rate is answered and audited like any refusal of the tool.
+          if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed.data);
           reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
           outcome = { ok: true };
         } else {

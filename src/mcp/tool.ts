@@ -5,6 +5,7 @@ import type { Scope } from '../core/access/scopes.ts';
 import type { AuditTrail } from '../core/audit/trail.ts';
 import type { ToolRole } from '../core/kb/standing.ts';
 import type { Services } from '../core/services.ts';
+import type { ToolRate } from './rates.ts';
 
 export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
 export type Dialect = (typeof DIALECTS)[number];
@@ -59,6 +60,12 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends
    * the scopes alone decide. The tool still checks the role on the KB it is given.
    */
   readonly minimumRole?: ToolRole;
+  /**
+   * The rate limiter that counts the tool's calls per principal (src/mcp/rates.ts), applied by
+   * the server before `run`; with `counts`, only the calls that write (an apply, not a preview).
+   * Omitted, the tool is not rate-limited.
+   */
+  readonly rateLimit?: ToolRate<z.infer<Input>>;
   /**
    * Checks that come before the gateway's own refusal of text it cannot store (NUL, lone
    * surrogates): where the spec gives such text its own error, such as a package path with a

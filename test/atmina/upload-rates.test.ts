@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { allTools } from '../../src/dialects/index.ts';
 import { OrgGateway } from '../alignbase/support.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME_KB_ORG, ATMINA_PATH, assertAtminaError } from './support.ts';
@@ -8,8 +9,43 @@ import { ACME_KB_ORG, ATMINA_PATH, assertAtminaError } from './support.ts';
 /*
  * The rates of writes and uploads, on a gateway configured with tiny ones: a principal over its
  * rate is told `rate_limited: … retry in N s` with nothing written, others are not held back;
- * the disk store's upload URL answers 429 with Retry-After before it reads a body.
+ * the disk store's upload URL answers 429 with Retry-After before it reads a body. And the
+ * tool definitions: every writing Atmina tool declares the write rate or is exempt for a reason.
  */
+
+// The writing Atmina tools the write rate does not count, each with why (docs/atmina.md, Rates).
+const EXEMPT_FROM_WRITE_RATE: Readonly<Record<string, string>> = {
+  create_kb: 'an Admin of a team makes one row; no file version and no bytes',
+  update_kb: 'an Admin changes one row; no file version and no bytes',
+  delete_kb: 'an Admin archives one row; no file version and no bytes',
+  update_team_settings: 'an Admin of the team changes one row',
+  share_kb: 'an Admin writes one share row',
+  invite_to_kb: 'an Admin writes one share row',
+  revoke_share: 'an Admin removes one share row',
+};
+
+describe('Atmina write rate declarations', () => {
+  const writing = allTools.filter((tool) => tool.dialect === 'atmina' && tool.annotations.readOnlyHint !== true);
+
+  it('declares the kb_writes rate on every writing Atmina tool that is not exempt', () => {
+    const undeclared = writing.filter((tool) => tool.rateLimit?.limiter !== 'kb_writes' && !(tool.name in EXEMPT_FROM_WRITE_RATE));
+    assert.deepStrictEqual(
+      undeclared.map((tool) => tool.name),
+      [],
+    );
+  });
+
+  it('exempts only writing tools that declare no rate', () => {
+    const exempt = Object.keys(EXEMPT_FROM_WRITE_RATE).map((name) => {
+      const tool = writing.find((t) => t.name === name);
+      return { name, writing: tool !== undefined, rateLimit: tool?.rateLimit };
+    });
+    assert.deepStrictEqual(
+      exempt,
+      Object.keys(EXEMPT_FROM_WRITE_RATE).map((name) => ({ name, writing: true, rateLimit: undefined })),
+    );
+  });
+});
 
 const [embedded] = storeBackends();
 
@@ -37,6 +73,17 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     const files = await admin.ok<{ files: unknown[] }>('list_files', { kb_id: kb.kb_id });
     assert.equal(files.files.length, 3);
     await admin.ok('write_file', { kb_id: kb.kb_id, path: 'admin.md', mode: 'create', content: 'x' });
+  });
+
+  it('counts generate_nav’s apply against the rate and not its previews', async () => {
+    const admin = await agent('multi-bot');
+    const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Generated', team: 'docs' });
+    let preview = { sha256: '' };
+    for (let n = 0; n < 4; n += 1) preview = await admin.ok<{ sha256: string }>('generate_nav', { kb_id: kb.kb_id });
+    await admin.ok('generate_nav', { kb_id: kb.kb_id, operation: 'apply', sha256: preview.sha256 });
+    for (let n = 0; n < 2; n += 1) await admin.ok('write_file', { kb_id: kb.kb_id, path: `g${n}.md`, mode: 'create', content: 'x' });
+    const refused = await admin.fail('write_file', { kb_id: kb.kb_id, path: 'over.md', mode: 'create', content: 'x' });
+    assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
   });
 
   it('answers PUTs to upload URLs over the rate with 429 and Retry-After', async () => {

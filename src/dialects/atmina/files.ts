@@ -13,8 +13,7 @@ import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { assetRendition, thumbnailUrl } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
-import { checkWriteRate } from './write-rate.ts';
-import { DESTRUCTIVE, IDEMPOTENT_WRITE, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
+import { DESTRUCTIVE, IDEMPOTENT_WRITE, KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
 
 /*
  * The Atmina file tools: list, read, write (one or a batch), history, restore, move, delete.
@@ -197,8 +196,8 @@ export const writeFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const result = await writeFile(services, caller, { kbId: args.kb_id, ...writeInput(args) }, audit);
     return jsonReply(writeWire(result.file.kbId, result));
   },
@@ -246,8 +245,8 @@ export const writeFilesTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const { kbId: kb, results } = await writeFiles(
       services,
       caller,
@@ -353,8 +352,8 @@ export const restoreVersionTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const result = await restoreVersion(
       services,
       caller,
@@ -385,8 +384,8 @@ export const moveFileTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const moved = await moveFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, toPath: args.to_path }, audit);
     const { file } = moved;
     return jsonReply({
@@ -420,8 +419,8 @@ export const deleteFileTool = defineTool({
   annotations: DESTRUCTIVE,
   scopes: ['context.write'],
   minimumRole: 'admin',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const file = await deleteFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, confirm: args.confirm }, audit);
     return jsonReply({
       kb_id: file.kbId,

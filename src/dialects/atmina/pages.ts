@@ -4,7 +4,7 @@ import { GENERATE_READ_MAX_FILES, applyHubIndex, applyNav, fileOutline, previewH
 import { refuseKb } from '../../core/kb/refusals.ts';
 import { FRONT_MATTER_STATUSES } from '../../core/kb/text/front-matter.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
-import { READ, WRITE, contributionNote, fileFields, fileIdentity, fileWire, kbId } from './schemas.ts';
+import { KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, fileWire, kbId } from './schemas.ts';
 
 /*
  * The Atmina page tools: a file's outline, and the generated hub index and navigation, each a
@@ -115,6 +115,9 @@ function applyWire(applied: AppliedFile): GeneratedWire {
   };
 }
 
+/** The rate of the generating tools: an apply writes the file as write_file does; a preview writes nothing and is not counted. */
+const GENERATED_WRITE = { ...KB_WRITES, counts: (args: { operation?: 'preview' | 'apply' | undefined }) => args.operation === 'apply' } as const;
+
 /** The apply guard of the arguments; refuses an apply without sha256 and a preview with either field. */
 function guardOf(args: {
   operation?: 'preview' | 'apply' | undefined;
@@ -148,6 +151,7 @@ export const generateHubIndexTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: GENERATED_WRITE,
   async run({ caller, services, audit }, args) {
     const guard = guardOf(args);
     const input = { kbId: args.kb_id, folder: args.folder, title: args.title };
@@ -166,6 +170,7 @@ export const generateNavTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: GENERATED_WRITE,
   async run({ caller, services, audit }, args) {
     const guard = guardOf(args);
     if (guard === undefined) return jsonReply(previewWire(await previewNav(services, caller, { kbId: args.kb_id }, audit)));

@@ -15,6 +15,13 @@ export const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHi
 export const IDEMPOTENT_WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 export const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false } as const;
 
+/**
+ * The rate of a tool that writes files or their bytes (ToolDef.rateLimit; docs/atmina.md,
+ * Rates). Tools that manage KBs, shares or team settings are not counted: they add no version
+ * and no bytes, and need an Admin.
+ */
+export const KB_WRITES = { limiter: 'kb_writes' } as const;
+
 export const kbId = z.string().describe('The Knowledge Base: its kb_id from list_kbs (its slug works too).');
 export const filePath = z
   .string()

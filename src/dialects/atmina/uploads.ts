@@ -4,8 +4,7 @@ import type { CatalogResult, UploadItemResult } from '../../core/kb/uploads.ts';
 import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, confirmUploads, requestUploads, updateFile, uploadFile } from '../../core/kb/uploads.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
-import { IDEMPOTENT_WRITE, WRITE, fileId, filePath, kbId } from './schemas.ts';
-import { checkWriteRate } from './write-rate.ts';
+import { IDEMPOTENT_WRITE, KB_WRITES, WRITE, fileId, filePath, kbId } from './schemas.ts';
 
 /*
  * The Atmina upload tools: presigned batches (request_uploads, then PUT, then confirm_uploads)
@@ -51,8 +50,8 @@ export const requestUploadsTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const batch = await requestUploads(
       services,
       caller,
@@ -139,8 +138,8 @@ export const confirmUploadsTool = defineTool({
   annotations: IDEMPOTENT_WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const result = await confirmUploads(services, caller, { kbId: args.kb_id, batchToken: args.batch_token }, audit);
     const confirmed = result.items.filter((item) => item.ok).length;
     return jsonReply({
@@ -202,8 +201,8 @@ export const uploadFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const result = await uploadFile(
       services,
       caller,
@@ -234,8 +233,8 @@ export const updateFileTool = defineTool({
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
+  rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    checkWriteRate(services, caller);
     const result = await updateFile(
       services,
       caller,
