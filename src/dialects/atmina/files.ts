@@ -3,7 +3,7 @@ import { iso, isoOrNull } from '../../core/instants.ts';
 import { BATCH_CONCURRENCY_MAX, BATCH_ITEMS_MAX, writeFiles } from '../../core/kb/batch.ts';
 import type { BatchItemResult } from '../../core/kb/batch.ts';
 import { FILE_SORTS, HISTORY_LIMIT_MAX, LIST_LIMIT_MAX, fileHistory, listFiles } from '../../core/kb/catalog.ts';
-import type { WriteInput, WriteResult } from '../../core/kb/files.ts';
+import type { WriteInput } from '../../core/kb/files.ts';
 import { WRITE_MODES, deleteFile, moveFile, readFile, restoreVersion, writeFile } from '../../core/kb/files.ts';
 import { signDownload } from '../../core/kb/download-links.ts';
 import { readerNote } from '../../core/kb/pages.ts';
@@ -13,7 +13,21 @@ import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { assetRendition, thumbnailUrl } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
-import { DESTRUCTIVE, IDEMPOTENT_WRITE, KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, filePath, fileWire, kbId } from './schemas.ts';
+import {
+  DESTRUCTIVE,
+  IDEMPOTENT_WRITE,
+  KB_WRITES,
+  READ,
+  WRITE,
+  contributionNote,
+  fileFields,
+  fileIdentity,
+  filePath,
+  fileWire,
+  kbId,
+  writtenFields,
+  writtenWire,
+} from './schemas.ts';
 
 /*
  * The Atmina file tools: list, read, write (one or a batch), history, restore, move, delete.
@@ -145,33 +159,6 @@ const writeFields = {
   if_match: z.string().optional().describe('The sha256 you read: the write applies only if the file is still that version, else conflict.'),
 };
 
-const writeOutput = {
-  kb_id: z.string(),
-  file_id: z.string(),
-  path: z.string(),
-  version: z.number().int().describe('The new head version (the current one when nothing changed).'),
-  sha256: z.string(),
-  etag: z.string().describe('The new head’s etag: its SHA-256.'),
-  size_bytes: z.number().int(),
-  changed: z.boolean().describe('false when the file already held exactly this; no version was saved.'),
-  operation: z.enum(FILE_OPERATIONS),
-};
-
-function writeWire(kb: string, result: WriteResult): z.infer<z.ZodObject<typeof writeOutput>> {
-  const { file } = result;
-  return {
-    kb_id: kb,
-    file_id: file.id,
-    path: file.path,
-    version: file.version,
-    sha256: file.sha256,
-    etag: file.sha256,
-    size_bytes: file.sizeBytes,
-    changed: result.changed,
-    operation: result.operation,
-  };
-}
-
 const writeItem = z.object(writeFields).strict();
 type WriteArgs = z.infer<typeof writeItem>;
 
@@ -192,14 +179,14 @@ export const writeFileTool = defineTool({
   description:
     'Writes a text file (Editor): mode create, overwrite or append with UTF-8 content, or patch with find/replace edits. Send expected_bytes and content_sha256 of the exact UTF-8 bytes to have them checked (content_integrity on a mismatch, nothing written), and the sha256 you read as if_match (conflict when someone changed the file: reread and reapply). Returns the new head’s version and etag.',
   input: z.object({ kb_id: kbId, ...writeFields }).strict(),
-  output: z.object(writeOutput),
+  output: z.object(writtenFields),
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
   rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
     const result = await writeFile(services, caller, { kbId: args.kb_id, ...writeInput(args) }, audit);
-    return jsonReply(writeWire(result.file.kbId, result));
+    return jsonReply(writtenWire(result));
   },
 });
 
@@ -218,9 +205,9 @@ const itemOutput = z.object({
   error: z.string().optional().describe('A failed item’s error, as `code: message`.'),
 });
 
-function itemWire(kb: string, item: BatchItemResult): z.infer<typeof itemOutput> {
+function itemWire(item: BatchItemResult): z.infer<typeof itemOutput> {
   if (!item.ok) return { index: item.index, path: item.path, ok: false, code: atminaCode(item.error), error: atminaText(item.error) };
-  const { kb_id: _kb, ...written } = writeWire(kb, item.result);
+  const { kb_id: _kb, ...written } = writtenWire(item.result);
   return { index: item.index, ok: true, ...written };
 }
 
@@ -255,7 +242,7 @@ export const writeFilesTool = defineTool({
     );
     return jsonReply({
       kb_id: kb,
-      results: results.map((item) => itemWire(kb, item)),
+      results: results.map(itemWire),
       written: results.filter((r) => r.ok).length,
       failed: results.filter((r) => !r.ok).length,
     });
@@ -348,7 +335,7 @@ export const restoreVersionTool = defineTool({
       if_match: z.string().describe('The current head’s sha256.'),
     })
     .strict(),
-  output: z.object({ ...writeOutput, restored_from: z.number().int() }),
+  output: z.object({ ...writtenFields, restored_from: z.number().int() }),
   annotations: WRITE,
   scopes: ['context.write'],
   minimumRole: 'editor',
@@ -360,7 +347,7 @@ export const restoreVersionTool = defineTool({
       { kbId: args.kb_id, path: args.path, fileId: args.file_id, version: args.version, ifMatch: args.if_match },
       audit,
     );
-    return jsonReply({ ...writeWire(result.file.kbId, result), restored_from: result.restoredFrom });
+    return jsonReply({ ...writtenWire(result), restored_from: result.restoredFrom });
   },
 });
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { KbWithAccess } from '../../core/kb/access.ts';
+import type { WriteResult } from '../../core/kb/files.ts';
 import type { KbFile } from '../../core/kb/queries.ts';
-import { FILE_KINDS, KB_VISIBILITIES, LOCATION_POLICIES } from '../../core/kb/queries.ts';
+import { FILE_KINDS, FILE_OPERATIONS, KB_VISIBILITIES, LOCATION_POLICIES } from '../../core/kb/queries.ts';
 import { iso } from '../../core/instants.ts';
 
 /**
@@ -102,5 +103,36 @@ export function fileWire(file: KbFile) {
     kind: file.kind,
     tags: [...file.tags],
     updated_at: iso(file.updatedAt),
+  };
+}
+
+/**
+ * What a write that saves a file answers (write_file and the other text writes, upload_file,
+ * update_file): the new head and what the write did.
+ */
+export const writtenFields = {
+  kb_id: z.string(),
+  file_id: z.string(),
+  path: z.string(),
+  version: z.number().int().describe('The new head version (the current one when nothing changed).'),
+  sha256: z.string(),
+  etag: z.string().describe('The new head’s etag: its SHA-256.'),
+  size_bytes: z.number().int(),
+  changed: z.boolean().describe('false when the file already held exactly this; no version was saved.'),
+  operation: z.enum(FILE_OPERATIONS),
+};
+
+export function writtenWire(result: WriteResult): z.infer<z.ZodObject<typeof writtenFields>> {
+  const { file } = result;
+  return {
+    kb_id: file.kbId,
+    file_id: file.id,
+    path: file.path,
+    version: file.version,
+    sha256: file.sha256,
+    etag: file.sha256,
+    size_bytes: file.sizeBytes,
+    changed: result.changed,
+    operation: result.operation,
   };
 }

@@ -4,7 +4,7 @@ import type { CatalogResult, UploadItemResult } from '../../core/kb/uploads.ts';
 import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, confirmUploads, requestUploads, updateFile, uploadFile } from '../../core/kb/uploads.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
-import { IDEMPOTENT_WRITE, KB_WRITES, WRITE, fileId, filePath, kbId } from './schemas.ts';
+import { IDEMPOTENT_WRITE, KB_WRITES, WRITE, fileId, filePath, kbId, writtenFields, writtenWire } from './schemas.ts';
 
 /*
  * The Atmina upload tools: presigned batches (request_uploads, then PUT, then confirm_uploads)
@@ -153,34 +153,18 @@ export const confirmUploadsTool = defineTool({
 });
 
 const inlineOutput = {
-  kb_id: z.string(),
-  file_id: z.string(),
-  path: z.string(),
-  version: z.number().int(),
-  sha256: z.string(),
-  etag: z.string(),
-  size_bytes: z.number().int(),
+  ...writtenFields,
   kind: z.enum(FILE_KINDS),
   media_type: z.string(),
-  changed: z.boolean(),
-  operation: z.enum(FILE_OPERATIONS),
   asset: assetBlock.optional(),
 };
 
 function inlineWire(result: CatalogResult): z.infer<z.ZodObject<typeof inlineOutput>> {
   const { file } = result;
   return {
-    kb_id: file.kbId,
-    file_id: file.id,
-    path: file.path,
-    version: file.version,
-    sha256: file.sha256,
-    etag: file.sha256,
-    size_bytes: file.sizeBytes,
+    ...writtenWire(result),
     kind: file.kind,
     media_type: file.mediaType,
-    changed: result.changed,
-    operation: result.operation,
     ...(file.kind === 'asset' ? { asset: assetWire(file, result.asset) } : {}),
   };
 }
