@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../access/caller.ts';
-import type { TeamRole } from '../access/team-roles.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { unsafeName } from '../text.ts';
@@ -12,6 +11,7 @@ import type { FileRow, Kb, KbRow, KbVisibility, LocationPolicy } from './queries
 import { FILE_COLUMNS, KB_COLUMNS, KB_FROM, KB_VISIBILITIES, LOCATION_POLICIES, toFile, toKb } from './queries.ts';
 import { quoted, refuseKb } from './refusals.ts';
 import { teamSettings } from './settings.ts';
+import { adminTeam } from './team-choice.ts';
 
 /**
  * Knowledge Bases: list, create, update, archive and restore. A KB belongs to one team; its
@@ -107,43 +107,8 @@ async function freeSlug(tx: Queryable, tenantId: string, base: string): Promise<
   }
 }
 
-interface MembershipRow {
-  id: string;
-  slug: string;
-  role: TeamRole | null;
-  policy: TeamRole | null;
-}
-
-/**
- * The team a new KB belongs to. Creating needs the Admin role as a member of that team (capped
- * by an agent's policy like every team role); a share of a team's KBs does not make its holder
- * a manager of the team. Unnamed: the one team where the caller is Admin; several are
- * ambiguous and none is a refusal, each naming the caller's choices.
- */
-async function owningTeam(q: Queryable, caller: Caller, given: string | undefined): Promise<{ id: string; slug: string }> {
-  const rows = await q.query<MembershipRow>(
-    `SELECT t.id, t.slug, m.role, p.policy_max_team_role AS policy
-       FROM teams t
-       JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = $2
-       LEFT JOIN team_members m ON m.tenant_id = t.tenant_id AND m.team_id = t.id AND m.principal_id = p.id
-      WHERE t.tenant_id = $1
-      ORDER BY t.slug`,
-    [caller.tenant.id, caller.principal.id],
-  );
-  const isAdmin = (row: MembershipRow) => row.role === 'admin' && (row.policy === null || row.policy === 'admin');
-  const choices = rows.filter(isAdmin).map((row) => row.slug);
-  if (given !== undefined) {
-    const team = rows.find((row) => row.slug === given || row.id === given.toLowerCase());
-    if (team === undefined) throw refuseKb.teamNotFound(given, choices);
-    if (!isAdmin(team)) throw refuseKb.teamRole(given, choices);
-    return team;
-  }
-  const admin = rows.filter(isAdmin);
-  const [only] = admin;
-  if (only === undefined) throw refuseKb.teamRole(undefined, []);
-  if (admin.length > 1) throw refuseKb.teamAmbiguous(choices);
-  return only;
-}
+/** The refusals of create_kb's choice of owning team: creating needs the Admin role as a member of it. */
+const OWNING_TEAM = { notAdmin: refuseKb.teamRole, ambiguous: refuseKb.teamAmbiguous };
 
 async function kbById(q: Queryable, tenantId: string, id: string): Promise<Kb> {
   const [row] = await q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND k.id = $2`, [tenantId, id]);
@@ -151,7 +116,7 @@ async function kbById(q: Queryable, tenantId: string, id: string): Promise<Kb> {
   return toKb(row);
 }
 
-/** create_kb: a KB of the caller's team (see owningTeam), with a slug of its own or one derived from the name. */
+/** create_kb: a KB of the caller's team (the one named, or its only team as Admin), with a slug of its own or one derived from the name. */
 export async function createKb(db: Db, caller: Caller, input: CreateKbInput, audit: AuditTrail): Promise<ListedKb> {
   const name = checkName(input.name);
   const slug = input.slug === undefined ? undefined : checkSlug(input.slug);
@@ -160,7 +125,7 @@ export async function createKb(db: Db, caller: Caller, input: CreateKbInput, aud
   const locationPolicy = checkChoice('location_policy', input.locationPolicy ?? 'visible', LOCATION_POLICIES);
   const tenantId = caller.tenant.id;
   return db.tx(async (tx) => {
-    const team = await owningTeam(tx, caller, input.team);
+    const team = await adminTeam(tx, caller, input.team, OWNING_TEAM);
     // Unasked, the visibility is the owning team's default (team settings; `team` unless changed).
     const visibility = asked ?? (await teamSettings(tx, tenantId, team.id)).defaultKbVisibility;
     await lockSlugs(tx, tenantId);

@@ -1,10 +1,11 @@
 import type { Caller } from '../access/caller.ts';
-import type { TeamRole } from '../access/team-roles.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import type { KbVisibility } from './queries.ts';
 import { KB_VISIBILITIES } from './queries.ts';
 import { refuseKb } from './refusals.ts';
+import type { TeamRef } from './team-choice.ts';
+import { adminTeam } from './team-choice.ts';
 
 /**
  * Team settings (`team_settings`, migration 0014): what a team decides for its Knowledge Bases
@@ -63,46 +64,8 @@ export async function teamSettingsOf(q: Queryable, tenantId: string, teamIds: re
   return new Map(rows.map((row) => [row.team_id, toSettings(row)]));
 }
 
-export interface TeamRef {
-  readonly id: string;
-  readonly slug: string;
-  readonly name: string;
-}
-
-interface MembershipRow extends TeamRef {
-  role: TeamRole | null;
-  policy: TeamRole | null;
-}
-
-/**
- * The team whose settings the caller means: the one named (slug or id), or the one team where
- * it is Admin. Admin of several and none named is `validation` listing them; a team that is
- * not the organisation's is `validation` too, as create_kb answers.
- */
-async function settingsTeam(q: Queryable, caller: Caller, given: string | undefined): Promise<TeamRef> {
-  const rows = await q.query<MembershipRow>(
-    `SELECT t.id, t.slug, t.name, m.role, p.policy_max_team_role AS policy
-       FROM teams t
-       JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = $2
-       LEFT JOIN team_members m ON m.tenant_id = t.tenant_id AND m.team_id = t.id AND m.principal_id = p.id
-      WHERE t.tenant_id = $1
-      ORDER BY t.slug`,
-    [caller.tenant.id, caller.principal.id],
-  );
-  const isAdmin = (row: MembershipRow) => row.role === 'admin' && (row.policy === null || row.policy === 'admin');
-  const admin = rows.filter(isAdmin);
-  const choices = admin.map((row) => row.slug);
-  if (given !== undefined) {
-    const team = rows.find((row) => row.slug === given || row.id === given.toLowerCase());
-    if (team === undefined) throw refuseKb.teamNotFound(given, choices);
-    if (!isAdmin(team)) throw refuseKb.settingsTeamRole(given, choices);
-    return { id: team.id, slug: team.slug, name: team.name };
-  }
-  const [only] = admin;
-  if (only === undefined) throw refuseKb.settingsTeamRole(undefined, []);
-  if (admin.length > 1) throw refuseKb.settingsTeamAmbiguous(choices);
-  return { id: only.id, slug: only.slug, name: only.name };
-}
+/** The refusals of the choice of the team whose settings the caller means. */
+const SETTINGS_TEAM = { notAdmin: refuseKb.settingsTeamRole, ambiguous: refuseKb.settingsTeamAmbiguous };
 
 export interface TeamSettingsView {
   readonly team: TeamRef;
@@ -119,7 +82,7 @@ async function settingsView(q: Queryable, tenantId: string, team: TeamRef): Prom
 
 /** get_team_settings (Admin of the team). */
 export async function getTeamSettings(q: Queryable, caller: Caller, input: { team?: string | undefined }): Promise<TeamSettingsView> {
-  const team = await settingsTeam(q, caller, input.team);
+  const team = await adminTeam(q, caller, input.team, SETTINGS_TEAM);
   return settingsView(q, caller.tenant.id, team);
 }
 
@@ -170,7 +133,7 @@ export async function updateTeamSettings(db: Db, caller: Caller, input: UpdateTe
     throw refuseKb.invalidField('update_team_settings', 'give at least one of audit_query_text, contribution_note_days, default_kb_visibility');
   const tenantId = caller.tenant.id;
   return db.tx(async (tx) => {
-    const team = await settingsTeam(tx, caller, input.team);
+    const team = await adminTeam(tx, caller, input.team, SETTINGS_TEAM);
     // A row to lock, holding the defaults when the team had none, so concurrent changes of one
     // team take turns and each one's "before" is what the one before it left.
     await tx.query('INSERT INTO team_settings (tenant_id, team_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [tenantId, team.id]);
