@@ -1,10 +1,12 @@
-import type { Caller, PrincipalKind } from '../access/caller.ts';
+import type { Caller } from '../access/caller.ts';
 import type { TeamRole } from '../access/team-roles.ts';
 import { kbAllows } from '../access/team-roles.ts';
 import type { AuditResource } from '../audit/audit-log.ts';
 import type { Queryable } from '../../store/db.ts';
 import { accessibleKbs, kbFor } from './access.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import type { AuditEventRecord, AuditEventRow } from './queries.ts';
+import { AUDIT_EVENT_COLUMNS, AUDIT_EVENT_FROM, toAuditEvent } from './queries.ts';
 import { refuseKb } from './refusals.ts';
 import { teamSettingsOf } from './settings.ts';
 
@@ -34,55 +36,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 const TOOL_MAX = 100;
 
-/** Who acted: the principal, while it exists. */
-export interface AuditActor {
-  readonly id: string;
-  readonly kind: PrincipalKind | undefined;
-  readonly name: string | undefined;
-}
-
-/** One event with only what the caller may see of it. */
-export interface AuditEventView {
-  readonly id: string;
-  readonly at: Date;
-  readonly actor: AuditActor | undefined;
-  readonly surface: string;
-  readonly dialect: string | undefined;
-  readonly tool: string | undefined;
-  readonly action: string;
-  readonly result: 'ok' | 'error';
-  readonly errorCode: string | undefined;
-  readonly requestId: string | undefined;
+/**
+ * One event with only what the caller may see of it: its resources and details cut to what it
+ * may audit, the KBs, teams and files it names that the caller may see, and a search's query text.
+ */
+export interface AuditEventView extends Omit<AuditEventRecord, 'atKey'> {
   readonly kbIds: readonly string[];
   readonly teamIds: readonly string[];
   readonly fileIds: readonly string[];
-  readonly resources: readonly AuditResource[];
-  readonly details: Readonly<Record<string, unknown>>;
   /** The query text of a search, when the event has one and no team's setting hides it. */
   readonly query: string | undefined;
 }
 
-interface EventRow {
-  id: string;
-  at: Date | string;
-  at_key: string;
-  surface: string;
-  principal_id: string | null;
-  actor_kind: PrincipalKind | null;
-  actor_name: string | null;
-  dialect: string | null;
-  tool: string | null;
-  action: string;
-  result: 'ok' | 'error';
-  error_code: string | null;
-  request_id: string | null;
-  resources: AuditResource[] | string;
-  details: Record<string, unknown> | string;
-}
-
-const EVENT_COLUMNS = `e.id, e.at, e.at::text AS at_key, e.surface, e.principal_id, p.kind AS actor_kind, p.name AS actor_name, e.dialect, e.tool,
-  e.action, e.result, e.error_code, e.request_id, e.resources, e.details`;
-const EVENT_FROM = 'audit_events e LEFT JOIN principals p ON p.tenant_id = e.tenant_id AND p.id = e.principal_id';
 // The KBs an event names: a `kb` resource, the `kb_id` of its details (file writes name their
 // KB there) or the KB of a `kb_file` resource (file reads name only the file). `{kbs}` is a
 // text[] parameter of KB ids.
@@ -118,8 +83,6 @@ async function auditable(q: Queryable, caller: Caller): Promise<Auditable> {
   };
 }
 
-const parsed = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
-
 /** The KB of each file the events name (deleted files included). */
 async function kbsOfFiles(q: Queryable, tenantId: string, fileIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
   const ids = [...new Set(fileIds)].filter((id) => UUID.test(id));
@@ -140,18 +103,17 @@ const ids = (resources: readonly AuditResource[], type: string): string[] => res
 const present = <T>(values: readonly (T | undefined)[]): T[] => values.filter((value): value is T => value !== undefined);
 
 /** The events as the caller may see them: resources cut to what it may audit, query text per the teams' settings. */
-async function views(q: Queryable, caller: Caller, scope: Auditable, rows: readonly EventRow[]): Promise<AuditEventView[]> {
+async function views(q: Queryable, caller: Caller, scope: Auditable, records: readonly AuditEventRecord[]): Promise<AuditEventView[]> {
   const tenantId = caller.tenant.id;
-  const parsedRows = rows.map((row) => ({ row, resources: parsed(row.resources), details: parsed(row.details) }));
   const fileKbs = await kbsOfFiles(
     q,
     tenantId,
-    parsedRows.flatMap(({ resources }) => ids(resources, 'kb_file')),
+    records.flatMap(({ resources }) => ids(resources, 'kb_file')),
   );
-  const events = parsedRows.map((event) => {
-    const detailKb = typeof event.details.kb_id === 'string' ? [event.details.kb_id] : [];
-    const kbs = [...new Set([...ids(event.resources, 'kb'), ...detailKb, ...present(ids(event.resources, 'kb_file').map((id) => fileKbs.get(id)))])];
-    return { ...event, kbs, teams: ids(event.resources, 'team') };
+  const events = records.map((record) => {
+    const detailKb = typeof record.details.kb_id === 'string' ? [record.details.kb_id] : [];
+    const kbs = [...new Set([...ids(record.resources, 'kb'), ...detailKb, ...present(ids(record.resources, 'kb_file').map((id) => fileKbs.get(id)))])];
+    return { record, kbs, teams: ids(record.resources, 'team') };
   });
   const kbTeams = await teamsOfKbs(
     q,
@@ -161,7 +123,7 @@ async function views(q: Queryable, caller: Caller, scope: Auditable, rows: reado
   const teamsOf = (event: { kbs: readonly string[]; teams: readonly string[] }) => [...event.teams, ...present(event.kbs.map((id) => kbTeams.get(id)))];
   const settings = await teamSettingsOf(q, tenantId, [...new Set(events.flatMap(teamsOf))]);
   return events.map((event) => {
-    const { row, resources, details } = event;
+    const { atKey: _cursorOnly, resources, details, ...seen } = event.record;
     // Everything the event names is the caller's to see only when every KB and team of it is.
     const whole = event.kbs.every((id) => scope.kbs.has(id)) && event.teams.every((id) => scope.teams.has(id));
     const shown = resources.filter((r) => {
@@ -176,16 +138,7 @@ async function views(q: Queryable, caller: Caller, scope: Auditable, rows: reado
       : visibleDetails;
     const query = kept.query;
     return {
-      id: row.id,
-      at: row.at instanceof Date ? row.at : new Date(row.at),
-      actor: row.principal_id === null ? undefined : { id: row.principal_id, kind: row.actor_kind ?? undefined, name: row.actor_name ?? undefined },
-      surface: row.surface,
-      dialect: row.dialect ?? undefined,
-      tool: row.tool ?? undefined,
-      action: row.action,
-      result: row.result,
-      errorCode: row.error_code ?? undefined,
-      requestId: row.request_id ?? undefined,
+      ...seen,
       kbIds: event.kbs.filter((id) => scope.kbs.has(id)),
       teamIds: event.teams.filter((id) => scope.teams.has(id)),
       fileIds: [...new Set(ids(shown, 'kb_file'))],
@@ -262,15 +215,15 @@ export async function auditLog(q: Queryable, caller: Caller, input: AuditLogInpu
     where.push(`(e.at, e.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
   }
   params.push(limit + 1);
-  const rows = await q.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM ${EVENT_FROM} WHERE ${where.join(' AND ')} ORDER BY e.at DESC, e.id DESC LIMIT $${params.length}`,
+  const rows = await q.query<AuditEventRow>(
+    `SELECT ${AUDIT_EVENT_COLUMNS} FROM ${AUDIT_EVENT_FROM} WHERE ${where.join(' AND ')} ORDER BY e.at DESC, e.id DESC LIMIT $${params.length}`,
     params,
   );
-  const page = rows.slice(0, limit);
+  const page = rows.slice(0, limit).map(toAuditEvent);
   const last = page.at(-1);
   return {
     events: await views(q, caller, scope, page),
-    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(`audit_log:${filters}`, [last.at_key, last.id]) : undefined,
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(`audit_log:${filters}`, [last.atKey, last.id]) : undefined,
   };
 }
 
@@ -278,14 +231,12 @@ export async function auditLog(q: Queryable, caller: Caller, input: AuditLogInpu
 export async function getAuditEvent(q: Queryable, caller: Caller, eventId: string): Promise<AuditEventView> {
   if (!UUID.test(eventId)) throw refuseKb.auditEventNotFound(eventId);
   const scope = await auditable(q, caller);
-  const [row] = await q.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${EVENT_FROM} WHERE e.tenant_id = $1 AND ${NAMES_AUDITABLE} AND e.id = $4::uuid`, [
-    caller.tenant.id,
-    [...scope.kbs],
-    [...scope.teams],
-    eventId.toLowerCase(),
-  ]);
+  const [row] = await q.query<AuditEventRow>(
+    `SELECT ${AUDIT_EVENT_COLUMNS} FROM ${AUDIT_EVENT_FROM} WHERE e.tenant_id = $1 AND ${NAMES_AUDITABLE} AND e.id = $4::uuid`,
+    [caller.tenant.id, [...scope.kbs], [...scope.teams], eventId.toLowerCase()],
+  );
   if (row === undefined) throw refuseKb.auditEventNotFound(eventId);
-  const [view] = await views(q, caller, scope, [row]);
+  const [view] = await views(q, caller, scope, [toAuditEvent(row)]);
   if (view === undefined) throw refuseKb.auditEventNotFound(eventId);
   return view;
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from '../../store/db.ts';
+import type { ContributionRow } from './queries.ts';
+import { toLastWrite } from './queries.ts';
 import { teamSettings } from './settings.ts';
 
 /**
@@ -17,11 +19,12 @@ export async function recordContribution(tx: Queryable, tenantId: string, kbId: 
 
 /** When the principal last wrote to the KB; undefined when it never has. */
 export async function lastContribution(q: Queryable, tenantId: string, kbId: string, principalId: string): Promise<Date | undefined> {
-  const [row] = await q.query<{ last_write_at: Date | string }>(
-    'SELECT last_write_at FROM kb_contributions WHERE tenant_id = $1 AND kb_id = $2 AND principal_id = $3',
-    [tenantId, kbId, principalId],
-  );
-  return row === undefined ? undefined : new Date(row.last_write_at);
+  const [row] = await q.query<ContributionRow>('SELECT last_write_at FROM kb_contributions WHERE tenant_id = $1 AND kb_id = $2 AND principal_id = $3', [
+    tenantId,
+    kbId,
+    principalId,
+  ]);
+  return row === undefined ? undefined : toLastWrite(row);
 }
 
 /**

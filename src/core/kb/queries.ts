@@ -1,9 +1,11 @@
 import type { PrincipalKind } from '../access/caller.ts';
+import type { AuditResource } from '../audit/audit-log.ts';
 
 /**
- * The rows of kbs, kb_files and kb_file_versions as the drivers return them, the columns that
- * select them, and their mappers to the domain: the one place where a bigint becomes a
- * number, a timestamp a Date and a NULL undefined, for every reader of Knowledge Bases.
+ * The rows of kbs, kb_files, kb_file_versions, team_settings, kb_contributions and (as the KB
+ * audit tools read them) audit_events as the drivers return them, the columns that select
+ * them, and their mappers to the domain: the one place where a bigint becomes a number, a
+ * timestamp a Date, JSON text a value and a NULL undefined, for every reader of Knowledge Bases.
  */
 
 export const KB_VISIBILITIES = ['private', 'team', 'public'] as const;
@@ -193,5 +195,120 @@ export function toFileVersion(row: FileVersionRow): KbFileVersion {
         ? undefined
         : { id: row.author_id, kind: row.author_kind, name: row.author_name },
     createdAt: date(row.created_at),
+  };
+}
+
+export const AUDIT_QUERY_TEXT = ['record', 'omit'] as const;
+/** Whether audit events keep the text of search queries (`record`) or leave it out (`omit`). */
+export type AuditQueryText = (typeof AUDIT_QUERY_TEXT)[number];
+
+/** What a team decides for its Knowledge Bases and its audit trail (core/kb/settings.ts). */
+export interface TeamSettings {
+  readonly auditQueryText: AuditQueryText;
+  /** How many days a write to a KB silences its writer's contribution note there. */
+  readonly contributionNoteDays: number;
+  /** The visibility create_kb gives a new KB of the team when none is asked for. */
+  readonly defaultKbVisibility: KbVisibility;
+}
+
+/** A team's row of settings: the settings and when one last changed. */
+export interface StoredTeamSettings {
+  readonly settings: TeamSettings;
+  readonly updatedAt: Date;
+}
+
+export interface TeamSettingsRow {
+  audit_query_text: AuditQueryText;
+  contribution_note_days: number;
+  default_kb_visibility: KbVisibility;
+  updated_at: Date | string;
+}
+
+/** Selects a TeamSettingsRow from `team_settings`. */
+export const TEAM_SETTINGS_COLUMNS = 'audit_query_text, contribution_note_days, default_kb_visibility, updated_at';
+
+export function toTeamSettings(row: TeamSettingsRow): StoredTeamSettings {
+  return {
+    settings: {
+      auditQueryText: row.audit_query_text,
+      contributionNoteDays: Number(row.contribution_note_days),
+      defaultKbVisibility: row.default_kb_visibility,
+    },
+    updatedAt: date(row.updated_at),
+  };
+}
+
+/** A principal's row of kb_contributions for one KB: when it last wrote there. */
+export interface ContributionRow {
+  last_write_at: Date | string;
+}
+
+export const toLastWrite = (row: ContributionRow): Date => date(row.last_write_at);
+
+/** Who acted in an audit event: the principal, while it exists. */
+export interface AuditActor {
+  readonly id: string;
+  readonly kind: PrincipalKind | undefined;
+  readonly name: string | undefined;
+}
+
+/** One audit event as stored, before it is cut to what a reader may see (core/kb/audit.ts). */
+export interface AuditEventRecord {
+  readonly id: string;
+  readonly at: Date;
+  /** `at` as the store's own text, exact to the microsecond: the position a cursor carries. */
+  readonly atKey: string;
+  readonly actor: AuditActor | undefined;
+  readonly surface: string;
+  readonly dialect: string | undefined;
+  readonly tool: string | undefined;
+  readonly action: string;
+  readonly result: 'ok' | 'error';
+  readonly errorCode: string | undefined;
+  readonly requestId: string | undefined;
+  readonly resources: readonly AuditResource[];
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export interface AuditEventRow {
+  id: string;
+  at: Date | string;
+  at_key: string;
+  surface: string;
+  principal_id: string | null;
+  actor_kind: PrincipalKind | null;
+  actor_name: string | null;
+  dialect: string | null;
+  tool: string | null;
+  action: string;
+  result: 'ok' | 'error';
+  error_code: string | null;
+  request_id: string | null;
+  resources: AuditResource[] | string;
+  details: Record<string, unknown> | string;
+}
+
+/** Selects an AuditEventRow from `audit_events e` LEFT JOINed with its actor (AUDIT_EVENT_FROM). */
+export const AUDIT_EVENT_COLUMNS = `e.id, e.at, e.at::text AS at_key, e.surface, e.principal_id, p.kind AS actor_kind, p.name AS actor_name, e.dialect, e.tool,
+  e.action, e.result, e.error_code, e.request_id, e.resources, e.details`;
+export const AUDIT_EVENT_FROM = 'audit_events e LEFT JOIN principals p ON p.tenant_id = e.tenant_id AND p.id = e.principal_id';
+
+const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+
+export function toAuditEvent(row: AuditEventRow): AuditEventRecord {
+  return {
+    id: row.id,
+    at: date(row.at),
+    atKey: row.at_key,
+    actor: row.principal_id === null ? undefined : { id: row.principal_id, kind: row.actor_kind ?? undefined, name: row.actor_name ?? undefined },
+    surface: row.surface,
+    dialect: row.dialect ?? undefined,
+    tool: row.tool ?? undefined,
+    action: row.action,
+    result: row.result,
+    errorCode: row.error_code ?? undefined,
+    requestId: row.request_id ?? undefined,
+    resources: json(row.resources),
+    details: json(row.details),
   };
 }

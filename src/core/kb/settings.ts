@@ -1,8 +1,8 @@
 import type { Caller } from '../access/caller.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { Db, Queryable } from '../../store/db.ts';
-import type { KbVisibility } from './queries.ts';
-import { KB_VISIBILITIES } from './queries.ts';
+import type { StoredTeamSettings, TeamSettings, TeamSettingsRow } from './queries.ts';
+import { AUDIT_QUERY_TEXT, KB_VISIBILITIES, TEAM_SETTINGS_COLUMNS, toTeamSettings } from './queries.ts';
 import { refuseKb } from './refusals.ts';
 import type { TeamRef } from './team-choice.ts';
 import { adminTeam } from './team-choice.ts';
@@ -15,53 +15,34 @@ import { adminTeam } from './team-choice.ts';
  * the team. docs/atmina.md, "Team settings".
  */
 
-export const AUDIT_QUERY_TEXT = ['record', 'omit'] as const;
-/** Whether audit events keep the text of search queries (`record`) or leave it out (`omit`). */
-export type AuditQueryText = (typeof AUDIT_QUERY_TEXT)[number];
-
 /** The bounds of the contribution-note window: a day at least, a year at most. */
 export const CONTRIBUTION_NOTE_DAYS = { min: 1, max: 365 } as const;
-
-export interface TeamSettings {
-  readonly auditQueryText: AuditQueryText;
-  /** How many days a write to a KB silences its writer's contribution note there. */
-  readonly contributionNoteDays: number;
-  /** The visibility create_kb gives a new KB of the team when none is asked for. */
-  readonly defaultKbVisibility: KbVisibility;
-}
 
 /** The settings of a team without a row; the migration's column defaults say the same. */
 export const TEAM_SETTINGS_DEFAULTS: TeamSettings = { auditQueryText: 'record', contributionNoteDays: 14, defaultKbVisibility: 'team' };
 
-interface SettingsRow {
-  audit_query_text: AuditQueryText;
-  contribution_note_days: number;
-  default_kb_visibility: KbVisibility;
-  updated_at: Date | string;
+/** A team's row of settings (locked for a change with `lock: 'update'`); undefined while it has none. */
+async function storedSettings(q: Queryable, tenantId: string, teamId: string, options: { lock?: 'update' } = {}): Promise<StoredTeamSettings | undefined> {
+  const [row] = await q.query<TeamSettingsRow>(
+    `SELECT ${TEAM_SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2${options.lock === 'update' ? ' FOR UPDATE' : ''}`,
+    [tenantId, teamId],
+  );
+  return row === undefined ? undefined : toTeamSettings(row);
 }
-
-const SETTINGS_COLUMNS = 'audit_query_text, contribution_note_days, default_kb_visibility, updated_at';
-
-const toSettings = (row: SettingsRow): TeamSettings => ({
-  auditQueryText: row.audit_query_text,
-  contributionNoteDays: Number(row.contribution_note_days),
-  defaultKbVisibility: row.default_kb_visibility,
-});
 
 /** A team's settings (the defaults when it changed none), for the code that applies them. */
 export async function teamSettings(q: Queryable, tenantId: string, teamId: string): Promise<TeamSettings> {
-  const [row] = await q.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2`, [tenantId, teamId]);
-  return row === undefined ? TEAM_SETTINGS_DEFAULTS : toSettings(row);
+  return (await storedSettings(q, tenantId, teamId))?.settings ?? TEAM_SETTINGS_DEFAULTS;
 }
 
 /** Settings of several teams at once (audit reads); teams without a row are left out (they have the defaults). */
 export async function teamSettingsOf(q: Queryable, tenantId: string, teamIds: readonly string[]): Promise<ReadonlyMap<string, TeamSettings>> {
   if (teamIds.length === 0) return new Map();
-  const rows = await q.query<SettingsRow & { team_id: string }>(
-    `SELECT team_id, ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = ANY($2::uuid[])`,
+  const rows = await q.query<TeamSettingsRow & { team_id: string }>(
+    `SELECT team_id, ${TEAM_SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = ANY($2::uuid[])`,
     [tenantId, [...teamIds]],
   );
-  return new Map(rows.map((row) => [row.team_id, toSettings(row)]));
+  return new Map(rows.map((row) => [row.team_id, toTeamSettings(row).settings]));
 }
 
 /** The refusals of the choice of the team whose settings the caller means. */
@@ -75,9 +56,8 @@ export interface TeamSettingsView {
 }
 
 async function settingsView(q: Queryable, tenantId: string, team: TeamRef): Promise<TeamSettingsView> {
-  const [row] = await q.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2`, [tenantId, team.id]);
-  if (row === undefined) return { team, settings: TEAM_SETTINGS_DEFAULTS, updatedAt: undefined };
-  return { team, settings: toSettings(row), updatedAt: row.updated_at instanceof Date ? row.updated_at : new Date(row.updated_at) };
+  const stored = await storedSettings(q, tenantId, team.id);
+  return { team, settings: stored?.settings ?? TEAM_SETTINGS_DEFAULTS, updatedAt: stored?.updatedAt };
 }
 
 /** get_team_settings (Admin of the team). */
@@ -137,12 +117,9 @@ export async function updateTeamSettings(db: Db, caller: Caller, input: UpdateTe
     // A row to lock, holding the defaults when the team had none, so concurrent changes of one
     // team take turns and each one's "before" is what the one before it left.
     await tx.query('INSERT INTO team_settings (tenant_id, team_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [tenantId, team.id]);
-    const [row] = await tx.query<SettingsRow>(`SELECT ${SETTINGS_COLUMNS} FROM team_settings WHERE tenant_id = $1 AND team_id = $2 FOR UPDATE`, [
-      tenantId,
-      team.id,
-    ]);
-    if (row === undefined) throw new Error(`team settings of ${team.id} vanished inside their own transaction`);
-    const current = toSettings(row);
+    const stored = await storedSettings(tx, tenantId, team.id, { lock: 'update' });
+    if (stored === undefined) throw new Error(`team settings of ${team.id} vanished inside their own transaction`);
+    const current = stored.settings;
     const keys = (Object.keys(WIRE) as (keyof TeamSettings)[]).filter((key) => wanted[key] !== undefined && wanted[key] !== current[key]);
     const changed = keys.map((key) => WIRE[key]);
     if (keys.length === 0) return { ...(await settingsView(tx, tenantId, team)), changed };

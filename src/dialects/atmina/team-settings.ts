@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { isoOrNull } from '../../core/instants.ts';
 import { KB_VISIBILITIES } from '../../core/kb/queries.ts';
 import type { TeamSettingsView } from '../../core/kb/settings.ts';
-import { AUDIT_QUERY_TEXT, CONTRIBUTION_NOTE_DAYS, TEAM_SETTINGS_DEFAULTS, getTeamSettings, updateTeamSettings } from '../../core/kb/settings.ts';
+import { AUDIT_QUERY_TEXT } from '../../core/kb/queries.ts';
+import { CONTRIBUTION_NOTE_DAYS, TEAM_SETTINGS_DEFAULTS, getTeamSettings, updateTeamSettings } from '../../core/kb/settings.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { IDEMPOTENT_WRITE, READ } from './schemas.ts';
 
