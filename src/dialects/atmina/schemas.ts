@@ -91,14 +91,14 @@ export const fileFields = {
   updated_at: z.string(),
 };
 
+/** The head's identity, version and bytes, as every answer about a file gives them. */
+function headWire(file: KbFile) {
+  return { file_id: file.id, path: file.path, version: file.version, sha256: file.sha256, etag: file.sha256, size_bytes: file.sizeBytes };
+}
+
 export function fileWire(file: KbFile) {
   return {
-    file_id: file.id,
-    path: file.path,
-    version: file.version,
-    sha256: file.sha256,
-    etag: file.sha256,
-    size_bytes: file.sizeBytes,
+    ...headWire(file),
     media_type: file.mediaType,
     kind: file.kind,
     tags: [...file.tags],
@@ -123,15 +123,9 @@ export const writtenFields = {
 };
 
 export function writtenWire(result: WriteResult): z.infer<z.ZodObject<typeof writtenFields>> {
-  const { file } = result;
   return {
-    kb_id: file.kbId,
-    file_id: file.id,
-    path: file.path,
-    version: file.version,
-    sha256: file.sha256,
-    etag: file.sha256,
-    size_bytes: file.sizeBytes,
+    kb_id: result.file.kbId,
+    ...headWire(result.file),
     changed: result.changed,
     operation: result.operation,
   };
