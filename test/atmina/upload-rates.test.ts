@@ -86,6 +86,27 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
   });
 
+  it('spends no unit on a call refused for its arguments', async () => {
+    const admin = await agent('support-bot');
+    const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Arguments', team: 'support' });
+    for (let n = 0; n < 3; n += 1)
+      assertAtminaError(await admin.fail('write_file', { kb_id: kb.kb_id, path: `bad${n}.md`, mode: 'replace', content: 'x' }), 'validation');
+    for (let n = 0; n < 3; n += 1) await admin.ok('write_file', { kb_id: kb.kb_id, path: `a${n}.md`, mode: 'create', content: 'x' });
+    const files = await admin.ok<{ files: unknown[] }>('list_files', { kb_id: kb.kb_id });
+    assert.equal(files.files.length, 3);
+  });
+
+  it('spends a unit on a call the core refuses', async () => {
+    const admin = await agent('admin-bot');
+    const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Conflicts', team: 'docs' });
+    const editor = await agent('share-bot');
+    await editor.ok('write_file', { kb_id: kb.kb_id, path: 'same.md', mode: 'create', content: 'x' });
+    for (let n = 0; n < 2; n += 1)
+      assertAtminaError(await editor.fail('write_file', { kb_id: kb.kb_id, path: 'same.md', mode: 'create', content: 'x' }), 'conflict');
+    const refused = await editor.fail('write_file', { kb_id: kb.kb_id, path: 'other.md', mode: 'create', content: 'x' });
+    assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
+  });
+
   it('answers PUTs to upload URLs over the rate with 429 and Retry-After', async () => {
     const admin = await agent('admin-bot');
     const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Puts', team: 'docs' });
