@@ -11,6 +11,7 @@ import { KbSuite, backendLabel } from './support.ts';
 interface UploadedWire {
   file_id: string;
   version: number;
+  asset?: { rendition_url?: string };
 }
 interface AssetReadWire extends ReadWire {
   asset?: { path: string; state?: string; format?: string; rendition_url?: string };
@@ -62,6 +63,11 @@ for (const backend of storeBackends()) {
       const asset = (await read(uploaded.file_id)).asset;
       assert.partialDeepStrictEqual(asset, { path: 'pictures/chart.png', format: 'png', state: 'ready' });
       assert.match(asset?.rendition_url ?? '', /\/atmina\/renditions\/v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('gives upload_file’s asset block the same rendition_url kind as read_file', async () => {
+      const uploaded = await upload('pictures/upload-answer.png', pngOf(640, 480));
+      assert.match(uploaded.asset?.rendition_url ?? '', /\/atmina\/renditions\/v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     });
 
     it('serves the reader a WebP thumbnail of at most 256 pixels on its longest edge, aspect kept', async () => {

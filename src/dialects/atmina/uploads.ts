@@ -3,6 +3,9 @@ import { FILE_KINDS, FILE_OPERATIONS } from '../../core/kb/queries.ts';
 import type { CatalogResult, UploadItemResult } from '../../core/kb/uploads.ts';
 import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, confirmUploads, requestUploads, updateFile, uploadFile } from '../../core/kb/uploads.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import type { Caller } from '../../core/access/caller.ts';
+import type { Services } from '../../core/services.ts';
+import { thumbnailUrl } from './asset-rendition.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
 import { IDEMPOTENT_WRITE, KB_WRITES, WRITE, fileId, filePath, kbId, writtenFields, writtenWire } from './schemas.ts';
 
@@ -159,13 +162,14 @@ const inlineOutput = {
   asset: assetBlock.optional(),
 };
 
-function inlineWire(result: CatalogResult): z.infer<z.ZodObject<typeof inlineOutput>> {
+/** The written file, and for an Asset its block with the thumbnail link, as read_file gives it. */
+async function inlineWire(services: Services, caller: Caller, result: CatalogResult): Promise<z.infer<z.ZodObject<typeof inlineOutput>>> {
   const { file } = result;
   return {
     ...writtenWire(result),
     kind: file.kind,
     media_type: file.mediaType,
-    ...(file.kind === 'asset' ? { asset: assetWire(file, result.asset) } : {}),
+    ...(file.kind === 'asset' ? { asset: assetWire(file, result.asset, await thumbnailUrl(services, caller, file, result.asset)) } : {}),
   };
 }
 
@@ -193,7 +197,7 @@ export const uploadFileTool = defineTool({
       { kbId: args.kb_id, path: args.filename, mimeType: args.mime_type, contentBase64: args.content_base64, description: args.description },
       audit,
     );
-    return jsonReply(inlineWire(result));
+    return jsonReply(await inlineWire(services, caller, result));
   },
 });
 
@@ -232,6 +236,6 @@ export const updateFileTool = defineTool({
       },
       audit,
     );
-    return jsonReply(inlineWire(result));
+    return jsonReply(await inlineWire(services, caller, result));
   },
 });
