@@ -1,23 +1,29 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { blobKey } from '../../connectors/blob/contract.ts';
 import { SCOPES } from '../../src/core/access/scopes.ts';
-import { mcpEndpoints } from '../../src/dialects/index.ts';
+import { allTools, mcpEndpoints } from '../../src/dialects/index.ts';
+import { s3GatewayEnv } from '../alignbase/support.ts';
+import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
 import type { Db } from '../../src/store/db.ts';
 
 /*
- * The world the fuzz suites run in: one store (PGlite, or PostgreSQL when configured) with two
- * tenants, each with people, agents, a group, Knowledge, Skills (with files), Memories,
- * Artifacts (with files), drafts, a proposal, messages, an installation and a hook session;
- * a gateway listening on 127.0.0.1; a token with every scope for the fuzzing agent; and the
- * ids of everything, both tenants', for the generators to aim at.
+ * The world the fuzz suites run in: one store (PGlite, or PostgreSQL with MinIO when configured)
+ * with two tenants, each with people, agents, a group, Knowledge, Skills (with files),
+ * Memories, Artifacts (with files), drafts, a proposal, messages, an installation and a hook
+ * session, and Knowledge Bases: text files with front matter and history, a plain file, a
+ * PNG and a PDF Asset, a deleted file, shares, an invitation and upload batches; a gateway
+ * listening on 127.0.0.1; a token with every scope for the fuzzing agent; and the ids of
+ * everything, both tenants', for the generators to aim at.
  */
 
 /** How long one call may take before it counts as hung. */
@@ -61,7 +67,10 @@ groups:
 teams:
   - slug: docs
     name: Docs team
-    members: { alice@fuzz.test: admin, ${AGENT}: editor, bob@fuzz.test: viewer }
+    members: { alice@fuzz.test: admin, ${AGENT}: admin, bob@fuzz.test: viewer }
+  - slug: ops
+    name: Operations
+    members: { peer-bot: admin, ${AGENT}: viewer }
 knowledge:
   - title: Release checklist
     content: |
@@ -88,8 +97,8 @@ routes:
   - { deliver: "memory:Release state", to: group:crew }
 `;
 
-/** Texts only the second tenant holds (its org file and seeded content). */
-const OTHER_TEXTS = ['Only for Other GmbH.', 'Other tenant memory.', 'hank@other.test'];
+/** Texts only the second tenant holds (its org file and seeded content, its KB files included). */
+const OTHER_TEXTS = ['Only for Other GmbH.', 'Other tenant memory.', 'hank@other.test', 'Kept by Other GmbH alone.'];
 
 const OTHER_ORG = `tenant: ${OTHER_TENANT}
 name: Other GmbH
@@ -101,6 +110,14 @@ agents:
   - { name: other-peer, owner: hank@other.test }
 groups:
   - { name: others, members: [${OTHER_AGENT}, other-peer] }
+# The same team slugs as the first tenant's, so a slug never resolves across tenants.
+teams:
+  - slug: docs
+    name: Doku
+    members: { ${OTHER_AGENT}: admin, hank@other.test: viewer }
+  - slug: ops
+    name: Betrieb
+    members: { other-peer: admin, ${OTHER_AGENT}: viewer }
 knowledge:
   - title: Secret plan
     content: ${OTHER_TEXTS[0]}
@@ -122,6 +139,20 @@ export const skillMd = (name: string, description = `Use ${name} when the task n
 
 const b64 = (data: string | Buffer): string => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data).toString('base64');
 
+/** Calls a tool while seeding and answers its structured content; any failure fails the world's opening. */
+type Seeder = (tool: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+function seeder(tenant: string, client: RecordingClient): Seeder {
+  return async (tool, args) => {
+    const outcome = await client.call(tool, args);
+    assert.ok(
+      outcome.kind === 'result' && outcome.result.isError !== true && outcome.result.structuredContent !== undefined,
+      `seeding ${tenant}: ${tool} failed: ${describeOutcome(outcome)}`,
+    );
+    return outcome.result.structuredContent;
+  };
+}
+
 /** Ids and names of one tenant's content, for the generators. */
 export interface TenantPool {
   readonly knowledge: readonly Versioned[];
@@ -138,6 +169,39 @@ export interface TenantPool {
   readonly sessions: readonly string[];
   readonly attachmentPaths: readonly string[];
   readonly messages: readonly string[];
+  /** Knowledge Bases, archived ones included. */
+  readonly kbs: readonly KbEntry[];
+  /** Their files, deleted ones included. */
+  readonly kbFiles: readonly KbFileEntry[];
+  /** The SHA-256 of every file version, the heads' (etags) and older ones'. */
+  readonly etags: readonly string[];
+  readonly grants: readonly { readonly id: string; readonly kbId: string }[];
+  readonly teams: readonly { readonly id: string; readonly slug: string }[];
+  /** People's emails and pending invitations'. */
+  readonly emails: readonly string[];
+  readonly auditEvents: readonly string[];
+  /** Upload batch tokens the seeding was given (the store keeps only their hashes): one confirmed, one open. */
+  readonly batchTokens: readonly { readonly token: string; readonly kbId: string }[];
+}
+
+export interface KbEntry {
+  readonly id: string;
+  readonly slug: string;
+  readonly archived: boolean;
+  /** Whether the fuzzing may archive it: false for the KBs the seeding made (see `FuzzWorld.#keep`). */
+  readonly expendable: boolean;
+}
+
+export interface KbFileEntry {
+  readonly id: string;
+  readonly kbId: string;
+  readonly path: string;
+  readonly latest: number;
+  readonly sha256: string;
+  readonly kind: 'text' | 'asset';
+  readonly deleted: boolean;
+  /** Whether the fuzzing may delete it: false for the files the seeding made. */
+  readonly expendable: boolean;
 }
 
 export interface Versioned {
@@ -286,6 +350,35 @@ function textsOf(result: CallToolResult): string[] {
   return result.content.flatMap((item) => (item.type === 'text' ? [item.text] : []));
 }
 
+/** The codes an Atmina error is named by (docs/atmina.md): its text reads `code: message`. */
+export const ATMINA_CODES: readonly string[] = [
+  'validation',
+  'permission_denied',
+  'not_found',
+  'conflict',
+  'content_integrity',
+  'payload_too_large',
+  'rate_limited',
+  'unavailable',
+];
+const ATMINA_ERROR = new RegExp(`^(${ATMINA_CODES.join('|')}): \\S`);
+const ATMINA_TOOLS = new Set(allTools.filter((tool) => tool.dialect === 'atmina').map((tool) => tool.name));
+
+/** An Atmina answer's errors without a known code: the tool's own, and each failed item's (write_files, confirm_uploads). */
+function unknownAtminaCodes(result: CallToolResult): string[] {
+  if (result.isError === true) {
+    const [text = ''] = textsOf(result);
+    return ATMINA_ERROR.test(text) ? [] : [`an Atmina error without a known code: ${cut(text, 120)}`];
+  }
+  const items = (result.structuredContent as { results?: unknown } | undefined)?.results;
+  if (!Array.isArray(items)) return [];
+  return items.flatMap(({ code, error }: { code?: unknown; error?: unknown }, index) =>
+    code === undefined || (typeof code === 'string' && ATMINA_CODES.includes(code) && typeof error === 'string' && error.startsWith(`${code}: `))
+      ? []
+      : [`results[${index}] fails without a known code: ${cut(JSON.stringify({ code, error }), 120)}`],
+  );
+}
+
 /**
  * What is wrong with one tools/call outcome, as short lines; empty when it is acceptable: a
  * JSON-RPC result or error, never -32603 nor an internal-error text, never HTTP 5xx, within the
@@ -323,6 +416,7 @@ export function problemsOf(outcome: CallOutcome, tool: Tool | undefined): string
       const { result } = outcome;
       if (outcome.exchange !== undefined && outcome.exchange.status !== 200) problems.push(`a result with HTTP ${outcome.exchange.status}`);
       if (textsOf(result).some((text) => INTERNAL_TEXT.test(text))) problems.push('an internal-error text');
+      if (tool !== undefined && ATMINA_TOOLS.has(tool.name)) problems.push(...unknownAtminaCodes(result));
       const validator = tool === undefined ? undefined : outputValidator(tool);
       if (validator !== undefined && result.isError !== true) {
         if (result.structuredContent === undefined) problems.push('a successful result without structuredContent although the tool has an output schema');
@@ -370,6 +464,12 @@ export function secretsOf(pool: TenantPool): string[] {
     ...pool.skillDrafts,
     ...pool.proposals,
     ...pool.messages,
+    ...pool.kbs.map((kb) => kb.id),
+    ...pool.kbFiles.map((file) => file.id),
+    ...pool.grants.map((grant) => grant.id),
+    ...pool.teams.map((team) => team.id),
+    ...pool.auditEvents,
+    ...pool.batchTokens.map((batch) => batch.token),
     ...OTHER_TEXTS,
   ];
 }
@@ -445,6 +545,30 @@ export function signatureOf(tool: string, problems: readonly string[], outcome: 
   return `${tool} | ${problems.map((p) => p.replace(/\d+ ms/g, '<n> ms').replace(/: .*/s, '')).join('; ')} | ${blurred}`;
 }
 
+/** One tenant's Knowledge-Base rows and the bytes of its file versions, to show the fuzzing left them alone. */
+export interface TenantDigest {
+  readonly rows: Readonly<Record<string, readonly unknown[]>>;
+  /** Per SHA-256 of a version: the SHA-256 of the bytes the blob store holds for it, or "missing". */
+  readonly bytes: Readonly<Record<string, string>>;
+  readonly auditEvents: number;
+  /** Audit events of the tenant that name a principal of another tenant as their actor. */
+  readonly foreignActors: number;
+}
+
+/** The tenant's rows of every Knowledge-Base table (and its teams), each as JSON. */
+const DIGEST_TABLES: Readonly<Record<string, string>> = {
+  teams: 'SELECT to_jsonb(t) AS row FROM teams t WHERE tenant_id = $1 ORDER BY id',
+  team_members: 'SELECT to_jsonb(t) AS row FROM team_members t WHERE tenant_id = $1 ORDER BY team_id, principal_id',
+  team_settings: 'SELECT to_jsonb(t) AS row FROM team_settings t WHERE tenant_id = $1 ORDER BY team_id',
+  kbs: 'SELECT to_jsonb(t) AS row FROM kbs t WHERE tenant_id = $1 ORDER BY id',
+  kb_files: 'SELECT to_jsonb(t) AS row FROM kb_files t WHERE tenant_id = $1 ORDER BY id',
+  kb_file_versions: 'SELECT to_jsonb(t) AS row FROM kb_file_versions t WHERE tenant_id = $1 ORDER BY file_id, version',
+  kb_file_assets: 'SELECT to_jsonb(t) AS row FROM kb_file_assets t WHERE tenant_id = $1 ORDER BY file_id, version',
+  kb_contributions: 'SELECT to_jsonb(t) AS row FROM kb_contributions t WHERE tenant_id = $1 ORDER BY kb_id, principal_id',
+  kb_shares: 'SELECT to_jsonb(t) AS row FROM kb_shares t WHERE tenant_id = $1 ORDER BY id',
+  kb_upload_batches: 'SELECT to_jsonb(t) AS row FROM kb_upload_batches t WHERE tenant_id = $1 ORDER BY id',
+};
+
 export class FuzzWorld {
   readonly store: TestStore;
   readonly running: RunningGateway;
@@ -452,6 +576,15 @@ export class FuzzWorld {
   readonly token: string;
   readonly #clients: RecordingClient[] = [];
   readonly #tenantIds: { own: string; other: string };
+  /**
+   * The KBs and files the seeding made, which the generators never confirm the deletion of: a
+   * fuzzed delete_kb or delete_file succeeds on what the fuzzing itself created (and the
+   * expendable KB seeded for it), so every tool after it still finds the seeded files.
+   */
+  readonly #keep = new Set<string>();
+  readonly #batchTokens: { own: TenantPool['batchTokens']; other: TenantPool['batchTokens'] } = { own: [], other: [] };
+  /** The other tenant's digest right after seeding: `otherTenantDigest()` must keep answering it. */
+  otherBaseline: TenantDigest | undefined;
 
   private constructor(store: TestStore, running: RunningGateway, token: string, tenantIds: { own: string; other: string }) {
     this.store = store;
@@ -466,13 +599,18 @@ export class FuzzWorld {
     try {
       await seedOrg(store.db, ORG);
       await seedOrg(store.db, OTHER_ORG);
-      running = await startGateway(store.db);
+      // Writes are rate-limited per principal; the fuzzing writes far faster than an agent should.
+      running = await startGateway(store.db, { KGW_KB_WRITES_PER_MINUTE: '1000000', ...s3GatewayEnv(backend) });
       const token = await issueToken(store.db, TENANT, AGENT, ALL_SCOPES);
       const ids = await store.db.query<{ slug: string; id: string }>('SELECT slug, id FROM tenants WHERE slug = ANY($1)', [[TENANT, OTHER_TENANT]]);
       const idOf = (slug: string) => ids.find((row) => row.slug === slug)?.id ?? assert.fail(`no tenant ${slug}`);
       const world = new FuzzWorld(store, running, token, { own: idOf(TENANT), other: idOf(OTHER_TENANT) });
+      const otherToken = await issueToken(store.db, OTHER_TENANT, OTHER_AGENT, ALL_SCOPES);
       await world.#seedContent(TENANT, AGENT, token, 'peer-bot');
-      await world.#seedContent(OTHER_TENANT, OTHER_AGENT, await issueToken(store.db, OTHER_TENANT, OTHER_AGENT, ALL_SCOPES), 'other-peer');
+      await world.#seedContent(OTHER_TENANT, OTHER_AGENT, otherToken, 'other-peer');
+      world.#batchTokens.own = await world.#seedKbs(TENANT, token, 'peer-bot', 'Kept by Fuzz Inc.');
+      world.#batchTokens.other = await world.#seedKbs(OTHER_TENANT, otherToken, 'other-peer', OTHER_TEXTS[3] ?? '');
+      world.otherBaseline = await world.otherTenantDigest();
       return world;
     } catch (error) {
       await running?.close();
@@ -504,15 +642,7 @@ export class FuzzWorld {
 
   /** Creates one tenant's content through the tools, as its agent (so every write path starts from real state). */
   async #seedContent(tenant: string, agent: string, token: string, peer: string): Promise<void> {
-    const client = await this.connect('/alignbase/mcp', token);
-    const ok = async (tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
-      const outcome = await client.call(tool, args);
-      assert.ok(
-        outcome.kind === 'result' && outcome.result.isError !== true && outcome.result.structuredContent !== undefined,
-        `seeding ${tenant}: ${tool} failed: ${describeOutcome(outcome)}`,
-      );
-      return outcome.result.structuredContent;
-    };
+    const ok = seeder(tenant, await this.connect('/alignbase/mcp', token));
     const prefix = tenant === TENANT ? 'fuzz' : 'other';
     const knowledge = await ok('write_knowledge', {
       title: `${prefix} knowledge`,
@@ -601,6 +731,121 @@ export class FuzzWorld {
     }
   }
 
+  /**
+   * Creates one tenant's Knowledge Bases through the Atmina tools: as the agent (Admin of team
+   * docs) the handbook, whose files have history of every kind (create, append, patch,
+   * overwrite, restore, move, upload, update, delete), with front matter, a plain file, JSON,
+   * a PNG and a PDF, a confirmed and an open upload batch, shares and an invitation; an
+   * expendable private KB; the team's settings; and as the peer (Admin of team ops) a team KB
+   * the agent only reads and a private one it cannot see. `marker` is text only this tenant's
+   * files hold. Answers the upload batch tokens (the store keeps their hashes only).
+   */
+  async #seedKbs(tenant: string, token: string, peer: string, marker: string): Promise<TenantPool['batchTokens']> {
+    const ok = seeder(tenant, await this.connect('/atmina/mcp', token));
+    const handbook = await ok('create_kb', { name: 'Handbook', slug: 'handbook', description: 'How we work.', team: 'docs' });
+    const kb = String(handbook.kb_id);
+    const readme = (tags: string, body: string) => `---\ntitle: Handbook\ntags: [${tags}]\n---\n\n# Handbook\n\n## Purpose\n\n${body}\n`;
+    const v1 = await ok('write_file', { kb_id: kb, path: 'README.md', mode: 'create', content: readme('policy, Onboarding', `${marker} Version one.`) });
+    await ok('write_file', { kb_id: kb, path: 'README.md', mode: 'append', content: '\n## Contacts\n\nAsk the docs team.\n' });
+    await ok('write_file', { kb_id: kb, path: 'README.md', mode: 'patch', patch: [{ find: 'Version one.', replace: 'Version two.' }] });
+    const v4 = await ok('write_file', { kb_id: kb, path: 'README.md', mode: 'overwrite', content: readme('policy, release', `${marker} Version four.`) });
+    await ok('restore_version', { kb_id: kb, file_id: v1.file_id, version: 2, if_match: v4.sha256 });
+    const setup = await ok('write_file', {
+      kb_id: kb,
+      path: 'guides/draft.md',
+      mode: 'create',
+      content: '---\ndescription: Setting up.\ntags: [setup]\n---\n# Setup\n\n## Install\n\nRun it.\n\n### Check\n\nSee [the README](../README.md).\n',
+    });
+    await ok('move_file', { kb_id: kb, file_id: setup.file_id, to_path: 'guides/setup.md' });
+    await ok('write_files', {
+      kb_id: kb,
+      items: [
+        { path: 'notes.txt', mode: 'create', content: `# not a heading in plain text\n${marker}\n` },
+        { path: 'config/settings.json', mode: 'create', content: '{ "theme": "dark" }\n' },
+        { path: 'old/removed.md', mode: 'create', content: '# Removed\n' },
+      ],
+    });
+    await ok('delete_file', { kb_id: kb, path: 'old/removed.md', confirm: 'old/removed.md' });
+    const logo = await ok('upload_file', { kb_id: kb, filename: 'images/logo.png', content_base64: b64(pngOf(32, 32)), description: 'The logo.' });
+    await ok('update_file', {
+      kb_id: kb,
+      file_id: logo.file_id,
+      mime_type: 'image/png',
+      content_base64: b64(pngOf(48, 24, () => [20, 90, 200])),
+      if_match: logo.sha256,
+    });
+    await ok('upload_file', { kb_id: kb, filename: 'manuals/guide.pdf', content_base64: b64(textPdf([['Guide', marker], ['Page two']])) });
+    const tokens = [
+      { token: await this.#upload(ok, kb, 'uploads/batch.md', `# Uploaded\n\n${marker}\n`), kbId: kb },
+      { token: await this.#upload(ok, kb, 'uploads/open.txt'), kbId: kb },
+    ];
+    await ok('share_kb', { kb_id: kb, principal_id: await this.#principalId(tenant, peer), role: 'editor' });
+    await ok('invite_to_kb', { kb_id: kb, email: `newcomer@${tenant}.test`, role: 'viewer' });
+    await ok('update_team_settings', { team: 'docs', contribution_note_days: 7 });
+    for (const row of await this.db.query<{ id: string }>('SELECT id FROM kbs WHERE tenant_id = (SELECT id FROM tenants WHERE slug = $1)', [tenant]))
+      this.#keep.add(row.id);
+    const files = await this.db.query<{ id: string }>('SELECT id FROM kb_files WHERE tenant_id = (SELECT id FROM tenants WHERE slug = $1)', [tenant]);
+    for (const row of files) this.#keep.add(row.id);
+    // Expendable: fuzzed deletions of it succeed.
+    const scratch = await ok('create_kb', { name: 'Scratch', slug: `${tenant}-scratch`, visibility: 'private', team: 'docs' });
+    await ok('write_file', { kb_id: scratch.kb_id, path: 'scratch/a.md', mode: 'create', content: '# A\n' });
+    await ok('share_kb', { kb_id: scratch.kb_id, team: 'ops', role: 'viewer' });
+    const asPeer = seeder(tenant, await this.connect('/atmina/mcp', await issueToken(this.db, tenant, peer, ALL_SCOPES)));
+    const runbook = await asPeer('create_kb', { name: 'Runbook', slug: `${tenant}-runbook`, team: 'ops' });
+    await asPeer('write_file', { kb_id: runbook.kb_id, path: 'runbook.md', mode: 'create', content: `# Runbook\n\n${marker}\n` });
+    const vault = await asPeer('create_kb', { name: 'Vault', slug: `${tenant}-vault`, visibility: 'private', team: 'ops' });
+    await asPeer('write_file', { kb_id: vault.kb_id, path: 'vault/secret.md', mode: 'create', content: `# Secret\n\n${marker}\n` });
+    for (const id of [runbook.kb_id, vault.kb_id]) if (typeof id === 'string') this.#keep.add(id);
+    return tokens;
+  }
+
+  /** A request_uploads batch of one text file: confirmed when `content` is given (PUT, then confirm_uploads), else left open. */
+  async #upload(ok: Seeder, kb: string, path: string, content?: string): Promise<string> {
+    const bytes = Buffer.from(content ?? 'never sent\n', 'utf8');
+    const batch = await ok('request_uploads', {
+      kb_id: kb,
+      items: [{ path, size_bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+    });
+    const token = String(batch.batch_token);
+    if (content === undefined) return token;
+    const [upload] = batch.uploads as { url: string; headers: Record<string, string> }[];
+    assert.ok(upload, 'request_uploads answered one upload');
+    // The disk store's URL names the public URL; the gateway here listens on its own address.
+    const url = new URL(upload.url);
+    const target = url.pathname.startsWith('/uploads/') ? new URL(`${url.pathname}${url.search}`, this.baseUrl) : url;
+    const put = await fetch(target, { method: 'PUT', headers: upload.headers, body: bytes });
+    assert.equal(put.status, 200, `PUT ${path}: ${await put.text()}`);
+    await ok('confirm_uploads', { kb_id: kb, batch_token: token });
+    return token;
+  }
+
+  /** The other tenant's Knowledge-Base rows, its file bytes and its audit events, as they are now. */
+  async otherTenantDigest(): Promise<TenantDigest> {
+    const tenantId = this.#tenantIds.other;
+    const rows: Record<string, unknown[]> = {};
+    for (const [table, sql] of Object.entries(DIGEST_TABLES)) rows[table] = (await this.db.query<{ row: unknown }>(sql, [tenantId])).map((r) => r.row);
+    const bytes: Record<string, string> = {};
+    const blob = this.running.gateway.services.blob;
+    for (const { sha256 } of await this.db.query<{ sha256: string }>('SELECT DISTINCT sha256 FROM kb_file_versions WHERE tenant_id = $1 ORDER BY 1', [
+      tenantId,
+    ])) {
+      try {
+        const hash = createHash('sha256');
+        for await (const chunk of await blob.get(blobKey(sha256))) hash.update(chunk as Buffer);
+        bytes[sha256] = hash.digest('hex');
+      } catch {
+        bytes[sha256] = 'missing';
+      }
+    }
+    const [audit] = await this.db.query<{ events: number; foreign: number }>(
+      `SELECT count(*)::int AS events,
+              count(*) FILTER (WHERE principal_id IN (SELECT id FROM principals WHERE tenant_id <> $1))::int AS foreign
+         FROM audit_events WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return { rows, bytes, auditEvents: audit?.events ?? 0, foreignActors: audit?.foreign ?? 0 };
+  }
+
   async #principalId(tenant: string, name: string): Promise<string> {
     const [row] = await this.db.query<{ id: string }>('SELECT p.id FROM principals p JOIN tenants t ON t.id = p.tenant_id WHERE t.slug = $1 AND p.name = $2', [
       tenant,
@@ -646,6 +891,34 @@ export class FuzzWorld {
         "SELECT DISTINCT a->>'path' AS v FROM context_versions, jsonb_array_elements(attachments) a WHERE tenant_id = $1 ORDER BY 1 LIMIT 50",
       ),
       messages: await column('SELECT id::text AS v FROM context_messages WHERE tenant_id = $1 ORDER BY seq LIMIT 20'),
+      kbs: (
+        await db.query<{ id: string; slug: string; archived: boolean }>(
+          'SELECT id, slug, archived_at IS NOT NULL AS archived FROM kbs WHERE tenant_id = $1 ORDER BY created_at, id LIMIT 100',
+          [tenantId],
+        )
+      ).map((kb) => ({ ...kb, expendable: !this.#keep.has(kb.id) })),
+      kbFiles: (
+        await db.query<Omit<KbFileEntry, 'expendable'>>(
+          `SELECT id, kb_id AS "kbId", path, latest_version AS latest, sha256, kind, deleted_at IS NOT NULL AS deleted
+             FROM kb_files WHERE tenant_id = $1 ORDER BY created_at, id LIMIT 300`,
+          [tenantId],
+        )
+      ).map((file) => ({ ...file, expendable: !this.#keep.has(file.id) })),
+      etags: await column('SELECT DISTINCT sha256 AS v FROM kb_file_versions WHERE tenant_id = $1 ORDER BY 1 LIMIT 300'),
+      grants: await db.query<{ id: string; kbId: string }>('SELECT id, kb_id AS "kbId" FROM kb_shares WHERE tenant_id = $1 ORDER BY created_at, id LIMIT 100', [
+        tenantId,
+      ]),
+      teams: await db.query<{ id: string; slug: string }>('SELECT id, slug FROM teams WHERE tenant_id = $1 ORDER BY slug', [tenantId]),
+      emails: await column(
+        `SELECT email AS v FROM principals WHERE tenant_id = $1 AND email IS NOT NULL
+         UNION SELECT invited_email FROM kb_shares WHERE tenant_id = $1 AND invited_email IS NOT NULL ORDER BY 1 LIMIT 50`,
+      ),
+      // Mostly events of KBs and teams, the ones audit_log shows; a few of other kinds.
+      auditEvents: await column(
+        `SELECT v FROM (SELECT id::text AS v FROM audit_events WHERE tenant_id = $1 AND (action LIKE 'kb.%' OR action LIKE 'team.%') ORDER BY at DESC, id LIMIT 40) kb
+         UNION ALL SELECT v FROM (SELECT id::text AS v FROM audit_events WHERE tenant_id = $1 AND action NOT LIKE 'kb.%' ORDER BY at DESC, id LIMIT 10) other`,
+      ),
+      batchTokens: tenantId === this.#tenantIds.own ? this.#batchTokens.own : this.#batchTokens.other,
     };
   }
 

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Pools, TenantPool, Versioned } from './harness.ts';
+import { createHash } from 'node:crypto';
+import type { KbEntry, KbFileEntry, Pools, TenantPool, Versioned } from './harness.ts';
 import { skillMd } from './harness.ts';
+import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
 import { hostileNumber, hostileString, withMutations, withOneHostileValue, wrongType } from './hostile.ts';
 import type { SchemaObject, SchemaPosition } from './schema-arbitrary.ts';
 import { arbitraryFromSchema, unsupportedKeywords } from './schema-arbitrary.ts';
@@ -27,6 +29,18 @@ const ids = (resources: readonly Versioned[]): string[] => resources.map((r) => 
 const resourcesOf = (pool: TenantPool): Versioned[] => [...pool.knowledge, ...pool.skills, ...pool.memories, ...pool.artifacts];
 
 const today = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+const liveFiles = (pool: TenantPool): KbFileEntry[] => pool.kbFiles.filter((file) => !file.deleted);
+/** A KB as a caller names it: by id, or by slug. */
+const kbNames = (kbs: readonly KbEntry[]): string[] => kbs.flatMap((kb) => [kb.id, kb.slug]);
+
+/** Bytes a file upload may carry: an image, a PDF, Markdown, and bytes of no known kind. */
+const UPLOADS = [pngOf(8, 8), pngOf(20, 10, () => [0, 160, 60]), textPdf([['Fuzzed page']]), Buffer.from('# Uploaded\n', 'utf8'), Buffer.from([0, 1, 2, 255])];
+const UPLOADS_BASE64 = UPLOADS.map((bytes) => bytes.toString('base64'));
+const UPLOADS_SHA256 = UPLOADS.map((bytes) => createHash('sha256').update(bytes).digest('hex'));
+
+/** Text the seeded KB files hold, so patches find what they look for (harness.ts, `#seedKbs`). */
+const SEEDED_TEXT = ['Version two.', 'Version four.', '# Handbook', '## Purpose', 'Ask the docs team.', 'policy', 'Run it.', '\n', '---'];
 
 /** Mostly the own tenant's ids of the right kind, sometimes the other tenant's, sometimes the own tenant's of another kind. */
 function idsOf(own: readonly string[], other: readonly string[], elsewhere: readonly string[]): fc.Arbitrary<unknown> | undefined {
@@ -74,14 +88,120 @@ export function realValues(pools: Pools, position: SchemaPosition): fc.Arbitrary
     case 'access':
       return weighted([fc.constantFrom('viewer', 'editor'), 8], [fc.constantFrom('owner', 'publisher'), 1]);
     case 'version':
-      return weighted([fc.constantFrom<unknown>('latest', 'published', 1, 2), 6], [pick(versions(ownResources)), 3], [fc.constantFrom('1', 'Latest', 0), 1]);
+      return weighted(
+        [fc.constantFrom<unknown>('latest', 'published', 1, 2), 6],
+        [pick(versions(ownResources)), 3],
+        [pick(own.kbFiles.flatMap((file) => [file.latest, file.latest + 1])), 2],
+        [fc.constantFrom('1', 'Latest', 0), 1],
+      );
     case 'expected_version':
     case 'base_version':
       return weighted([fc.constantFrom(0, 1, 2), 4], [pick(versions(ownResources)), 4]);
     case 'offset':
       return fc.constantFrom(0, 0, 1, 20, 262_144, 262_143, 270_000, 300_000, 299_999);
     case 'path':
-      return weighted([pick([...own.attachmentPaths, ...other.attachmentPaths]), 8], [fc.constant('SKILL.md'), 1]);
+      return weighted(
+        [pick([...own.attachmentPaths, ...other.attachmentPaths]), 4],
+        [pick(own.kbFiles.map((file) => file.path)), 6],
+        [pick(other.kbFiles.map((file) => file.path)), 1],
+        [fc.constant('SKILL.md'), 1],
+        [fc.stringMatching(/^(notes|guides|images)\/[a-z0-9]{1,8}\.(md|txt|png|json)$/), 2],
+      );
+    case 'to_path':
+    case 'filename':
+      return weighted(
+        [pick(liveFiles(own).map((file) => file.path)), 3],
+        [fc.stringMatching(/^(moved|uploads|guides)\/[a-z0-9 é]{1,8}\.(md|txt|png|pdf|bin)$/), 5],
+      );
+    case 'path_prefix':
+    case 'folder':
+      return fc.constantFrom('', 'guides', 'guides/', 'gu', 'images/', 'uploads', 'nowhere/', 'README.md');
+    case 'kb_id':
+      return weighted(
+        [pick(kbNames(own.kbs.filter((kb) => !kb.archived))), 12],
+        [pick(kbNames(own.kbs.filter((kb) => kb.archived))), 1],
+        [pick(kbNames(other.kbs)), 2],
+        [pick(ids(ownResources)), 1],
+      );
+    case 'file_id':
+      return weighted(
+        [pick(liveFiles(own).map((file) => file.id)), 8],
+        [pick(own.kbFiles.filter((file) => file.deleted).map((file) => file.id)), 1],
+        [pick(other.kbFiles.map((file) => file.id)), 2],
+        [pick(own.kbs.map((kb) => kb.id)), 1],
+      );
+    case 'if_match':
+    case 'sha256':
+    case 'content_sha256':
+      return weighted(
+        [pick(liveFiles(own).map((file) => file.sha256)), 6],
+        [pick(own.etags), 2],
+        [pick(UPLOADS_SHA256), 2],
+        [pick(other.etags), 1],
+        [fc.stringMatching(/^[0-9a-f]{64}$/), 1],
+      );
+    case 'confirm':
+      // Only what the fuzzing may delete: the KBs and files the seeding made stay (harness.ts, `#keep`).
+      return weighted(
+        [pick(own.kbs.filter((kb) => kb.expendable).map((kb) => kb.slug)), 3],
+        [
+          pick(
+            liveFiles(own)
+              .filter((file) => file.expendable)
+              .map((file) => file.path),
+          ),
+          3,
+        ],
+        [fc.constantFrom('handbook', 'README.md', 'yes'), 1],
+      );
+    case 'grant_id':
+      return weighted([pick(own.grants.map((grant) => grant.id)), 8], [pick(other.grants.map((grant) => grant.id)), 2], [pick(own.kbs.map((kb) => kb.id)), 1]);
+    case 'batch_token':
+      return weighted(
+        [pick(own.batchTokens.map((batch) => batch.token)), 6],
+        [pick(other.batchTokens.map((batch) => batch.token)), 2],
+        [fc.stringMatching(/^kgwub_[A-Za-z0-9_-]{10,43}$/), 2],
+      );
+    case 'team':
+      return weighted(
+        [pick(own.teams.flatMap((team) => [team.slug, team.id])), 8],
+        [pick(other.teams.map((team) => team.id)), 2],
+        [fc.constantFrom('nope', 'Docs', ''), 1],
+      );
+    case 'principal_id':
+    case 'actor':
+      return weighted([pick([...own.agents, ...own.people]), 8], [pick([...other.agents, ...other.people]), 2], [pick(own.groups), 1]);
+    case 'email':
+      return weighted(
+        [pick(own.emails), 4],
+        [pick(other.emails), 2],
+        [fc.stringMatching(/^[a-z]{1,8}@(fuzz|example)\.test$/), 4],
+        [fc.constantFrom(' Alice@Fuzz.Test ', 'no-at-sign', '@', 'a@b'), 1],
+      );
+    case 'event_id':
+      return weighted([pick(own.auditEvents), 8], [pick(other.auditEvents), 2]);
+    case 'tag':
+      return fc.constantFrom('policy', 'POLICY', ' release ', 'setup', 'Onboarding', 'missing', '');
+    case 'find':
+      return pick(SEEDED_TEXT);
+    case 'content_base64':
+      return weighted(
+        [pick(UPLOADS_BASE64), 6],
+        [fc.uint8Array({ minLength: 0, maxLength: 64 }).map((bytes) => Buffer.from(bytes).toString('base64')), 2],
+        [fc.constantFrom('', '====', 'not base64!', 'iVBORw0KGgo='), 1],
+      );
+    case 'mime_type':
+      return fc.constantFrom(
+        'image/png',
+        'application/pdf',
+        'text/markdown',
+        'text/plain',
+        'application/octet-stream',
+        'image/jpeg',
+        'text/html; charset=utf-8',
+      );
+    case 'slug':
+      return weighted([pick(own.kbs.map((kb) => kb.slug)), 2], [pick(other.kbs.map((kb) => kb.slug)), 1], [fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/), 4]);
     case 'idempotency_key':
       // A few fixed keys, so the replay and "same key, other input" paths run too.
       return fc.oneof(fc.uuid({ version: 4 }), fc.constantFrom('6f1c1b8e-2f4a-4b6e-9c1d-0a1b2c3d4e5f', '7a2d2c9f-3a5b-4c7f-8d2e-1b2c3d4e5f60'));
@@ -206,23 +326,146 @@ function withUniquePaths(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withUniquePaths(item)]));
 }
 
+/** Both tenants' KBs, files and shares, looked up the way the Atmina tools name them. */
+interface KbIndex {
+  /** By id and by slug; a slug both tenants use means the own tenant's KB, as it does to the tools. */
+  readonly byName: ReadonlyMap<string, KbEntry>;
+  readonly byId: ReadonlyMap<string, KbEntry>;
+  readonly files: ReadonlyMap<string, KbFileEntry>;
+  /** Live files by path, of every KB. */
+  readonly atPath: ReadonlyMap<string, readonly KbFileEntry[]>;
+  /** Live files by KB id. */
+  readonly live: ReadonlyMap<string, readonly KbFileEntry[]>;
+  /** The KB of each share, and of each upload batch token. */
+  readonly grants: ReadonlyMap<string, string>;
+  readonly batches: ReadonlyMap<string, string>;
+}
+
+function kbIndexOf(pools: Pools): KbIndex {
+  const byName = new Map<string, KbEntry>();
+  const byId = new Map<string, KbEntry>();
+  const files = new Map<string, KbFileEntry>();
+  const atPath = new Map<string, KbFileEntry[]>();
+  const live = new Map<string, KbFileEntry[]>();
+  const grants = new Map<string, string>();
+  const batches = new Map<string, string>();
+  for (const pool of [pools.other, pools.own]) {
+    for (const kb of pool.kbs) {
+      byId.set(kb.id, kb);
+      byName.set(kb.id, kb);
+      byName.set(kb.slug, kb);
+    }
+    for (const file of pool.kbFiles) {
+      files.set(file.id, file);
+      if (file.deleted) continue;
+      atPath.set(file.path, [...(atPath.get(file.path) ?? []), file]);
+      live.set(file.kbId, [...(live.get(file.kbId) ?? []), file]);
+    }
+    for (const grant of pool.grants) grants.set(grant.id, grant.kbId);
+    for (const batch of pool.batchTokens) batches.set(batch.token, batch.kbId);
+  }
+  return { byName, byId, files, atPath, live, grants, batches };
+}
+
+/**
+ * A write (write_file, or an item of write_files) whose fields agree with its mode: content for
+ * create, overwrite and append, edits for patch; and, mostly, integrity fields that describe
+ * the content sent. Answers the same object.
+ */
+function cohereWrite(write: Record<string, unknown>, pick: number): Record<string, unknown> {
+  if (typeof write.mode !== 'string') return write;
+  if (write.mode === 'patch') {
+    delete write.content;
+    if (!Array.isArray(write.patch)) write.patch = [{ find: SEEDED_TEXT[pick % SEEDED_TEXT.length], replace: 'Fuzzed.' }];
+  } else {
+    delete write.patch;
+    if (typeof write.content !== 'string') write.content = `Fuzzed ${pick}.\n`;
+  }
+  if (write.mode === 'create') delete write.if_match;
+  if (typeof write.content === 'string' && pick % 3 !== 0) {
+    const bytes = Buffer.from(write.content, 'utf8');
+    if ('expected_bytes' in write) write.expected_bytes = bytes.length;
+    if ('content_sha256' in write) write.content_sha256 = createHash('sha256').update(bytes).digest('hex');
+  }
+  return write;
+}
+
+/** How a call names a KB: its slug when the slug means that KB, else its id. */
+function nameOf(kb: KbEntry, index: KbIndex, pick: number): string {
+  return pick % 2 === 0 && index.byName.get(kb.slug) === kb ? kb.slug : kb.id;
+}
+
+/**
+ * Makes the arguments of a Knowledge-Base tool agree with the store: the KB is the one that
+ * holds the file named (the path wins over file_id, as the tools read them), if_match is that
+ * file's head, a version to restore is one it has, a confirmation names what is deleted (when
+ * the fuzzing may delete it), a grant is revoked and a batch confirmed on its KB, a share names
+ * one grantee, a write's fields fit its mode. Sometimes a KB named alone gets one of its files.
+ */
+function cohereKb(out: Record<string, unknown>, properties: ReadonlySet<string>, index: KbIndex, pick: number): void {
+  if (!('kb_id' in out)) return;
+  const named = typeof out.kb_id === 'string' ? index.byName.get(out.kb_id) : undefined;
+  // A tool that takes the file by path or file_id needs one of them.
+  if (properties.has('path') && properties.has('file_id') && !('path' in out) && !('file_id' in out) && pick % 4 !== 0) {
+    const files = (named === undefined ? undefined : index.live.get(named.id)) ?? [...index.files.values()];
+    const chosen = files[pick % Math.max(files.length, 1)];
+    if (chosen !== undefined) {
+      if (pick % 3 === 0) out.file_id = chosen.id;
+      else out.path = chosen.path;
+    }
+  }
+  cohereWrite(out, pick);
+  if (Array.isArray(out.items))
+    out.items = out.items.map((item: unknown, at) => (typeof item === 'object' && item !== null ? cohereWrite({ ...item }, pick + at) : item));
+  const atPath = typeof out.path === 'string' ? (index.atPath.get(out.path) ?? []) : [];
+  let file = atPath.find((f) => f.kbId === named?.id) ?? atPath[pick % Math.max(atPath.length, 1)];
+  if (file === undefined && typeof out.path !== 'string' && typeof out.file_id === 'string') file = index.files.get(out.file_id);
+  if (file === undefined && named !== undefined && ('path' in out || 'file_id' in out) && pick % 3 === 0) {
+    const files = index.live.get(named.id) ?? [];
+    file = files[pick % Math.max(files.length, 1)];
+    if (file !== undefined) {
+      if ('path' in out) out.path = file.path;
+      else out.file_id = file.id;
+    }
+  }
+  if (file !== undefined) {
+    const holder = index.byId.get(file.kbId);
+    if (holder !== undefined) out.kb_id = nameOf(holder, index, pick);
+    if ('if_match' in out && pick % 5 !== 0) out.if_match = file.sha256;
+    if (typeof out.version === 'number') out.version = 1 + (pick % file.latest);
+    if ('confirm' in out && file.expendable) out.confirm = file.path;
+  } else if (named !== undefined && 'confirm' in out && !('path' in out) && !('file_id' in out) && named.expendable) {
+    out.confirm = named.slug;
+  }
+  // A share is revoked, and a batch confirmed, on its own KB; a share names one grantee.
+  const ownerKb =
+    typeof out.grant_id === 'string' ? index.grants.get(out.grant_id) : typeof out.batch_token === 'string' ? index.batches.get(out.batch_token) : undefined;
+  const holder = ownerKb === undefined ? undefined : index.byId.get(ownerKb);
+  if (holder !== undefined) out.kb_id = nameOf(holder, index, pick);
+  if ('principal_id' in out && 'team' in out) delete out[pick % 2 === 0 ? 'principal_id' : 'team'];
+}
+
 const RESOURCE_ID = /^(knowledge|skill|memory|artifact|context)_id$/;
 const ID_KEYS = ['knowledge_id', 'skill_id', 'memory_id', 'artifact_id'];
 
 /**
  * Makes generated arguments agree with the store where their names say how: the version to
  * replace is the resource's latest, a create names no id, an attachment read names the
- * resource's type and one of its files. `use` false leaves the arguments alone.
+ * resource's type and one of its files, a KB tool's file, KB and if_match belong together
+ * (`cohereKb`). `use` false leaves the arguments alone.
  */
 function cohere(
   args: Record<string, unknown>,
   required: readonly string[],
   index: ReadonlyMap<string, Versioned>,
   kinds: ReadonlyMap<string, string>,
+  properties: ReadonlySet<string>,
+  kbs: KbIndex,
   choice: { use: boolean; pick: number },
 ): Record<string, unknown> {
   if (!choice.use) return args;
   const out = withUniquePaths(withTypesOfIds(args, index, kinds)) as Record<string, unknown>;
+  cohereKb(out, properties, kbs, choice.pick);
   // A review date after the expiry date is refused before anything else is looked at.
   const date = /^\d{4}-\d{2}-\d{2}$/;
   if (
@@ -277,6 +520,8 @@ export function argumentsFor(tool: Tool, pools: Pools): fc.Arbitrary<Record<stri
     for (const id of pool.agents) kinds.set(id, 'agent');
     for (const id of pool.groups) kinds.set(id, 'group');
   }
+  const kbs = kbIndexOf(pools);
+  const properties = new Set(typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : []);
   const asObject = (value: unknown): Record<string, unknown> =>
     typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   const plausible = fc
@@ -284,7 +529,9 @@ export function argumentsFor(tool: Tool, pools: Pools): fc.Arbitrary<Record<stri
       arbitraryFromSchema(schema, { extra: plausibleExtra(pools), optionalFreq: 2 }),
       fc.record({ use: fc.nat({ max: 4 }).map((n) => n > 0), pick: fc.nat() }),
     )
-    .map(([args, choice]) => cohere(asObject(args), Array.isArray(schema.required) ? (schema.required as string[]) : [], index, kinds, choice));
+    .map(([args, choice]) =>
+      cohere(asObject(args), Array.isArray(schema.required) ? (schema.required as string[]) : [], index, kinds, properties, kbs, choice),
+    );
   const hostile = withMutations(schema, arbitraryFromSchema(schema, { extra: hostileExtra(pools) }));
   return fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: withOneHostileValue(plausible), weight: 3 }, { arbitrary: hostile, weight: 2 });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { storeBackends } from '../support/stores.ts';
 import type { CallOutcome, RecordingClient } from './harness.ts';
 import { ENDPOINT_PATHS, FuzzWorld, describeOutcome, fuzzRuns, fuzzSeed, leaksIn, preview, problemsOf, secretsOf, signatureOf } from './harness.ts';
@@ -15,7 +15,9 @@ import { argumentsFor, inputSchemaProblems } from './inputs.ts';
  * and hostile.ts). Every call must end in a JSON-RPC result or error within the time bound:
  * never -32603, never an internal-error text, never HTTP 5xx, and a successful result's
  * structured content must match the tool's output schema; and no answer may hold an id or text
- * of the other tenant that the request did not hold. After each tool, /healthz answers 200.
+ * of the other tenant that the request did not hold; an Atmina tool's error (and each failed
+ * item's) carries a known code. After each tool, /healthz answers 200 and the other tenant's
+ * Knowledge Bases, files (rows and bytes) and audit log are exactly as seeded.
  *
  * KGW_FUZZ_RUNS sets the runs per tool and endpoint (default below; `npm run fuzz` runs many
  * more), KGW_FUZZ_SEED the seed (fixed by default, so runs replay). KGW_FUZZ_COLLECT=1 does not
@@ -44,6 +46,13 @@ function seedFor(path: string, tool: string): number {
   return hash;
 }
 
+/** The ` (code)` an error text starts with (`code: message`), for the tally; empty when it has none. */
+function codeOf(result: CallToolResult): string {
+  const first = result.content[0];
+  const code = first?.type === 'text' ? /^([a-z_]+): /.exec(first.text)?.[1] : undefined;
+  return code === undefined ? '' : ` (${code})`;
+}
+
 interface Found {
   readonly args: unknown;
   readonly outcome: CallOutcome;
@@ -66,7 +75,7 @@ async function fuzzTool(t: TestContext, world: FuzzWorld, client: RecordingClien
     const kind =
       outcome.kind === 'result'
         ? outcome.result.isError === true
-          ? 'tool error'
+          ? `tool error${codeOf(outcome.result)}`
           : 'ok'
         : outcome.kind === 'http-error'
           ? `HTTP ${outcome.status}`
@@ -93,6 +102,12 @@ async function fuzzTool(t: TestContext, world: FuzzWorld, client: RecordingClien
   t.diagnostic(`${client.path} ${tool.name}: seed ${seed}, ${calls} calls (${RUNS} runs asked) in ${Math.round(performance.now() - started)} ms: ${kinds}`);
   // The gateway must still be alive, whatever the calls did.
   assert.equal(await world.healthz(), 200, `/healthz after fuzzing ${tool.name} on ${client.path}`);
+  // And nothing the fuzzing agent did may reach the other tenant: its KB rows, file bytes and audit log are as seeded.
+  assert.deepStrictEqual(
+    await world.otherTenantDigest(),
+    world.otherBaseline,
+    `the other tenant's Knowledge Bases after fuzzing ${tool.name} on ${client.path}`,
+  );
   if (failure !== undefined) throw failure;
   if (found.size > 0) {
     const report = [...found.values()].map(
