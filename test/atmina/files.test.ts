@@ -511,6 +511,13 @@ for (const backend of storeBackends()) {
         const text = await (await editor()).fail('restore_version', { kb_id: kb.kb_id, path: 'a.md', version: 9, if_match: last.sha256 });
         assert.equal(text, 'not_found: this file has no version 9; file_history lists the retained versions');
       });
+
+      it('refuses a version beyond what the store counts (2^53 - 1) as not_found, not as an internal error', async () => {
+        const { kb, last } = await threeVersions();
+        const version = Number.MAX_SAFE_INTEGER;
+        const text = await (await editor()).fail('restore_version', { kb_id: kb.kb_id, path: 'a.md', version, if_match: last.sha256 });
+        assert.equal(text, `not_found: this file has no version ${version}; file_history lists the retained versions`);
+      });
     });
 
     describe('move_file', () => {

@@ -505,8 +505,9 @@ export async function restoreVersion(
     const { kb } = await kbFor(tx, caller, input.kbId, 'editor', 'restoring versions', { lock: 'share' });
     const head = await findFile(tx, tenantId, kb.id, ref, { lock: true });
     checkIfMatch(head, ifMatch);
+    // Compared as bigint: a version beyond the column's integer range is one the file does not have, not an overflow.
     const [old] = await tx.query<{ sha256: string; size_bytes: string | number; media_type: string }>(
-      'SELECT sha256, size_bytes, media_type FROM kb_file_versions WHERE tenant_id = $1 AND file_id = $2 AND version = $3',
+      'SELECT sha256, size_bytes, media_type FROM kb_file_versions WHERE tenant_id = $1 AND file_id = $2 AND version = $3::bigint',
       [tenantId, head.id, input.version],
     );
     if (old === undefined) throw refuseKb.fileVersionNotFound(input.version);
