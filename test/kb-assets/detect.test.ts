@@ -90,7 +90,7 @@ describe('detectAsset', () => {
 
   it('refuses a declared image type over bytes of another format', () => {
     const error = refusal(PDF, 'image/png');
-    assertKgwError(error, 'validation', 'The declared MIME type image/png does not match the file: the bytes are a PDF document.');
+    assertKgwError(error, 'validation', 'mime_type image/png does not match the file: the bytes are a PDF document.');
     assert.deepStrictEqual(error.details, { declared: 'image/png', detected: 'pdf' });
   });
 
@@ -98,24 +98,20 @@ describe('detectAsset', () => {
     assertKgwError(
       refusal(Buffer.from('plain text'), 'application/pdf'),
       'validation',
-      'The declared MIME type application/pdf does not match the file: the bytes are not a PDF document.',
+      'mime_type application/pdf does not match the file: the bytes are not a PDF document.',
     );
   });
 
   it('refuses an empty file declared as an image', () => {
-    assertKgwError(refusal(Buffer.alloc(0), 'image/jpeg'), 'validation', 'The declared MIME type image/jpeg does not match the file: the file is empty.');
+    assertKgwError(refusal(Buffer.alloc(0), 'image/jpeg'), 'validation', 'mime_type image/jpeg does not match the file: the file is empty.');
   });
 
   it('refuses image bytes declared as another kind of file', () => {
-    assertKgwError(
-      refusal(PNG, 'text/plain'),
-      'validation',
-      'The declared MIME type text/plain does not match the file: the bytes are a PNG image (image/png).',
-    );
+    assertKgwError(refusal(PNG, 'text/plain'), 'validation', 'mime_type text/plain does not match the file: the bytes are a PNG image (image/png).');
   });
 
   it('refuses an SVG type over PNG bytes', () => {
-    assertKgwError(refusal(PNG, 'image/svg+xml'), 'validation', /^The declared MIME type image\/svg\+xml does not match the file: the bytes are a PNG image/);
+    assertKgwError(refusal(PNG, 'image/svg+xml'), 'validation', /^mime_type image\/svg\+xml does not match the file: the bytes are a PNG image/);
   });
 
   it('refuses an image above the 25 MiB Asset ceiling as payload_too_large', () => {

@@ -88,11 +88,11 @@ export function detectAsset(buffer: Buffer, declaredMimeType?: string): Detected
   if (declaredFormat !== undefined && sniffed !== declaredFormat) {
     const found =
       buffer.length === 0 ? 'the file is empty' : sniffed === undefined ? `the bytes are not ${NAME_OF[declaredFormat]}` : `the bytes are ${NAME_OF[sniffed]}`;
-    throw validation(`The declared MIME type ${declared} does not match the file: ${found}.`, { declared, detected: sniffed ?? null });
+    throw validation(`mime_type ${declared} does not match the file: ${found}.`, { declared, detected: sniffed ?? null });
   }
   if (sniffed === undefined) return { kind: 'other', mimeType: UNSPECIFIED_MIME.has(declared) ? 'application/octet-stream' : declared };
   if (!UNSPECIFIED_MIME.has(declared) && declaredFormat === undefined) {
-    throw validation(`The declared MIME type ${declared} does not match the file: the bytes are ${NAME_OF[sniffed]} (${MIME_OF[sniffed]}).`, {
+    throw validation(`mime_type ${declared} does not match the file: the bytes are ${NAME_OF[sniffed]} (${MIME_OF[sniffed]}).`, {
       declared,
       detected: sniffed,
     });
