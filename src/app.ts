@@ -12,6 +12,8 @@ import { openServices } from './core/open-services.ts';
 import type { OpenedServices } from './core/open-services.ts';
 import { allResources, allTools, dialectErrors, mcpEndpoints } from './dialects/index.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
+import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
+import type { ShutdownLimits } from './http/drain.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
@@ -59,12 +61,19 @@ export interface GatewayOptions {
   readonly outboxWorker?: WorkerOptions;
   /** How an MCP POST's calls run (tests shorten the deadline); MCP_LIMITS otherwise. */
   readonly mcpLimits?: ExchangeLimits;
+  /** How long close() lets requests finish (tests shorten it); SHUTDOWN_LIMITS otherwise. */
+  readonly shutdown?: ShutdownLimits;
+  /** Where log lines go (tests read them); stdout otherwise. */
+  readonly logStream?: { write(line: string): void };
 }
 
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly services: Services;
-  /** Stops serving and closes everything the gateway opened, in reverse order. */
+  /**
+   * Stops serving, lets the requests in flight finish within SHUTDOWN_LIMITS (src/http/drain.ts),
+   * then closes everything the gateway opened, in reverse order.
+   */
   close(): Promise<void>;
 }
 
@@ -85,6 +94,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         level: config.logLevel,
         redact: ['req.headers.authorization', 'req.headers.cookie'],
         serializers: { err: serializeError, error: serializeError },
+        ...(options.logStream === undefined ? {} : { stream: options.logStream }),
       },
       // The request id (logs, audit log, x-request-id answer) is always the gateway's own: one a
       // client chose could repeat another request's id or lay false trails in the audit log.
@@ -99,7 +109,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       requestIdHeader: false,
       // Per-request access lines only when debugging; tool calls log their own line at debug.
       logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
-      forceCloseConnections: true,
+      // Closing stops listening and closes idle connections only: the requests in flight get to
+      // answer, and RequestDrain closes what is left after its grace period. Destroying every
+      // socket at once cut clients off while their handlers ran on, into the closed store.
+      forceCloseConnections: 'idle',
+      // Late arrivals are refused by RequestDrain, in the gateway's JSON, not Fastify's.
+      return503OnClosing: false,
       // Every request ends: a client must send its whole request (a large upload included) within
       // 5 minutes and its headers within 60 s (Node's default), a connection idle for 120 s is
       // closed, and an MCP exchange answers every call within 60 s (src/mcp/server.ts).
@@ -107,6 +122,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       connectionTimeout: HTTP_LIMITS.idleTimeoutMs,
       keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
     });
+    const drain = new RequestDrain();
+    drain.register(app, endpoints);
     app.addHook('onSend', async (request, reply) => {
       reply.header('x-request-id', request.id);
     });
@@ -128,7 +145,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       services,
       async close() {
         await outbox.stop();
-        await app.close();
+        // Every handler that started has answered (or the bounds passed) before the store closes.
+        await drain.close(app, options.shutdown ?? SHUTDOWN_LIMITS);
         await opened?.close();
         if (ownsDb) await db.close();
       },

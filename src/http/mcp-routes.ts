@@ -61,6 +61,12 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
     scope.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
       if (error.statusCode === 413) return rpcError(reply, 413, -32600, `Request body exceeds ${MCP_BODY_LIMIT} bytes`);
+      // A connection closed before the body arrived (its client left, or shutdown cut it off
+      // after the grace period) is no failure of the gateway's, and nobody reads the answer.
+      if (request.raw.destroyed && !request.raw.complete) {
+        request.log.info({ err: error }, 'MCP request ended before its body arrived');
+        return rpcError(reply, 400, -32600, 'Invalid Request: the connection closed before the body arrived');
+      }
       request.log.error({ err: error }, 'MCP request failed');
       return rpcError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 500, -32603, 'Internal error');
     });
