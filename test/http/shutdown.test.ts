@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import type { GatewayOptions } from '../../src/app.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
@@ -257,5 +258,37 @@ for (const backend of storeBackends()) {
       );
       assert.equal(await knowledgeTitled(title), 0);
     });
+
+    it(
+      'waits for a handler still running after its connection was closed, then ends',
+      { skip: backend.name === 'pglite' && 'a lock held from a second connection needs PostgreSQL' },
+      async () => {
+        assert.ok(store.databaseUrl !== undefined);
+        const { running, logged } = await start({ shutdown: { graceMs: 50, settleMs: 30_000 } });
+        const title = `held by a lock on ${backend.name}`;
+        // A second connection locks the tenant's row and keeps its transaction open: the tool
+        // call's first insert (its foreign key to the tenant) waits until that transaction ends.
+        const blocker = new pg.Client({ connectionString: store.databaseUrl });
+        await blocker.connect();
+        try {
+          await blocker.query('BEGIN');
+          await blocker.query(`SELECT 1 FROM tenants WHERE slug = 'drain' FOR UPDATE`);
+          const held = holdRequest(running, token, writeCall(title));
+          const cutOff = assert.rejects(held.answer, { code: 'ECONNRESET' });
+          held.finish();
+          while ((await blocker.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rowCount === 0)
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          const closing = running.close();
+          await cutOff;
+          while (!logged.some((line) => line.msg.startsWith('shutdown: requests still running'))) await new Promise((resolve) => setTimeout(resolve, 5));
+          await blocker.query('ROLLBACK');
+          await closing;
+          // The call ran to its end before closing did: its write is there as soon as close() is.
+          assert.equal(await knowledgeTitled(title), 1);
+        } finally {
+          await blocker.end();
+        }
+      },
+    );
   });
 }
