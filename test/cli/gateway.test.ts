@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { loadMigrations } from '../../src/store/migrate.ts';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
 import type { FolderOwner } from '../../src/store/folder-lock.ts';
@@ -146,6 +148,67 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
     const doctor = await kgw(['doctor'], store.env);
     assert.equal(lines(doctor.stdout)[1], 'checked via    embedded store');
     assert.equal(existsSync(lockOf(store)), false);
+  });
+});
+
+describe('kgw serve on SIGTERM with a request in flight', () => {
+  let store: CliStore;
+  before(async () => {
+    store = await embedded.open();
+  });
+  after(() => store.dispose());
+
+  it('answers the request, then exits cleanly', async () => {
+    const gateway = await serve(store.env);
+    try {
+      const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
+      assert.equal(applied.code, 0, applied.stderr);
+      const { token } = await issue(store, 'in-flight');
+      const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }));
+      // Expect: 100-continue: the gateway has begun the request when it says to go on.
+      const request = http.request(`${gateway.url}/mcp`, {
+        method: 'POST',
+        agent: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': String(body.length),
+          expect: '100-continue',
+        },
+      });
+      const answer = new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
+        request.once('error', reject);
+        request.once('response', (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.once('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, body: text }));
+        });
+      });
+      request.flushHeaders();
+      await once(request, 'continue');
+      const stopped = gateway.stop();
+      // Closing has begun once new connections are refused.
+      for (;;) {
+        const refused = await fetch(`${gateway.url}/healthz`).then(
+          (response) => response.arrayBuffer().then(() => false),
+          () => true,
+        );
+        if (refused) break;
+      }
+      request.end(body);
+      const answered = await answer;
+      assert.partialDeepStrictEqual(
+        { status: answered.status, connection: answered.connection, body: JSON.parse(answered.body) as unknown },
+        { status: 200, connection: 'close', body: { jsonrpc: '2.0', id: 1, result: { structuredContent: { principal: { name: 'release-bot' } } } } },
+      );
+      const exit = await stopped;
+      assert.equal(exit.code, 0, exit.stderr);
+      assert.doesNotMatch(exit.stdout + exit.stderr, /"level":50/);
+    } finally {
+      await gateway.kill9();
+    }
   });
 });
 
