@@ -144,9 +144,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       app,
       services,
       async close() {
-        await outbox.stop();
+        // The outbox and the requests wind down together: a projection's apply may wait on a
+        // lock or a pool connection that a request in flight holds, so stopping the worker
+        // first could hold the drain (and its grace period) back until that request ends.
         // Every handler that started has answered (or the bounds passed) before the store closes.
-        await drain.close(app, options.shutdown ?? SHUTDOWN_LIMITS);
+        await Promise.all([outbox.stop(), drain.close(app, options.shutdown ?? SHUTDOWN_LIMITS)]);
         await opened?.close();
         if (ownsDb) await db.close();
       },

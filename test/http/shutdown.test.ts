@@ -275,6 +275,7 @@ for (const backend of storeBackends()) {
           await blocker.query(`SELECT 1 FROM tenants WHERE slug = 'drain' FOR UPDATE`);
           const held = holdRequest(running, token, writeCall(title));
           const cutOff = assert.rejects(held.answer, { code: 'ECONNRESET' });
+          await held.arrived;
           held.finish();
           while ((await blocker.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rowCount === 0)
             await new Promise((resolve) => setTimeout(resolve, 5));
