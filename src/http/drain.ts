@@ -57,6 +57,14 @@ export class RequestDrain {
       });
       return undefined;
     });
+    // A client that left while the earlier hooks ran leaves a body stream that has already
+    // ended its life: Fastify's body parser would listen to it for ever, so the request would
+    // never answer and would hold closing back for its whole grace period. It is refused here,
+    // which ends it through the route's error handler like a body cut off while it was read.
+    app.addHook('preParsing', async (request, _reply, payload) => {
+      if (request.raw.destroyed && !request.raw.complete) throw Object.assign(new Error('the connection closed before the body arrived'), { statusCode: 400 });
+      return payload;
+    });
     app.addHook('onSend', async (request, reply, payload) => {
       // An answer given while closing ends its connection, so Fastify's close need not wait for
       // the client's keep-alive to lapse.

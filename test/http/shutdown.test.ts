@@ -189,6 +189,30 @@ for (const backend of storeBackends()) {
       );
     });
 
+    it('ends a request whose client left while its token was checked, so closing does not wait for it', async () => {
+      const { running, logged } = await start({ shutdown: { graceMs: 5_000, settleMs: 1_000 } });
+      const url = new URL(running.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      await once(socket, 'connect');
+      // The headers promise a body that never comes, and the client leaves with them: the
+      // connection ends while the endpoint's onRequest hook still looks the token up (on
+      // PostgreSQL a round trip; on PGlite the lookup may finish first, and the body parser then
+      // sees the close itself). Unanswered, the request would hold closing for its grace period.
+      const arrived = once(running.gateway.app.server, 'request');
+      socket.end(
+        `POST /mcp HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\n` +
+          'accept: application/json, text/event-stream\r\ncontent-length: 100\r\n\r\n',
+      );
+      await once(socket, 'finish');
+      socket.destroy();
+      await arrived;
+      await running.close();
+      assert.deepStrictEqual(
+        logged.filter((line) => line.level >= 40).map(({ msg }) => msg),
+        [],
+      );
+    });
+
     it('refuses a new connection while it closes', async () => {
       const { running } = await start();
       const held = holdRequest(running, token, writeCall(`refused on ${backend.name}`));
