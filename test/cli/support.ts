@@ -34,7 +34,14 @@ export function cliEnv(extra: Env = {}): Env {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), KGW_LOG_LEVEL: 'warn', ...extra };
 }
 
-function collect(child: ChildProcess): { stdout: () => string; stderr: () => string; firstStderrAt: () => number | undefined } {
+interface Collected {
+  stdout(): string;
+  stderr(): string;
+  /** How the child ended, with what it wrote and when, measured from `started`. */
+  result(code: number | null, signal: NodeJS.Signals | null): RunResult;
+}
+
+function collect(child: ChildProcess, started: number): Collected {
   let stdout = '';
   let stderr = '';
   let firstStderrAt: number | undefined;
@@ -43,7 +50,18 @@ function collect(child: ChildProcess): { stdout: () => string; stderr: () => str
     firstStderrAt ??= performance.now();
     stderr += chunk;
   });
-  return { stdout: () => stdout, stderr: () => stderr, firstStderrAt: () => firstStderrAt };
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    result: (code, signal) => ({
+      code,
+      signal,
+      stdout,
+      stderr,
+      firstStderrMs: firstStderrAt === undefined ? undefined : firstStderrAt - started,
+      exitMs: performance.now() - started,
+    }),
+  };
 }
 
 /** Runs `kgw ARGS…` to completion (killed after `timeoutMs`). */
@@ -51,7 +69,7 @@ export function kgw(args: readonly string[], env: Env, options: { timeoutMs?: nu
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, [KGW, ...args], { cwd: ROOT, env: { ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output = collect(child);
+    const output = collect(child, started);
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -59,15 +77,7 @@ export function kgw(args: readonly string[], env: Env, options: { timeoutMs?: nu
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      const firstStderrAt = output.firstStderrAt();
-      resolve({
-        code,
-        signal,
-        stdout: output.stdout(),
-        stderr: output.stderr(),
-        firstStderrMs: firstStderrAt === undefined ? undefined : firstStderrAt - started,
-        exitMs: performance.now() - started,
-      });
+      resolve(output.result(code, signal));
     });
   });
 }
@@ -109,20 +119,12 @@ export async function serve(env: Env, options: { port?: number; timeoutMs?: numb
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
   const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = collect(child);
+  const output = collect(child, started);
   let done = false;
   const exit = new Promise<RunResult>((resolve) => {
     child.once('close', (code, signal) => {
       done = true;
-      const firstStderrAt = output.firstStderrAt();
-      resolve({
-        code,
-        signal,
-        stdout: output.stdout(),
-        stderr: output.stderr(),
-        firstStderrMs: firstStderrAt === undefined ? undefined : firstStderrAt - started,
-        exitMs: performance.now() - started,
-      });
+      resolve(output.result(code, signal));
     });
   });
   const timeoutMs = options.timeoutMs ?? 60_000;
