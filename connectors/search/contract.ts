@@ -1,4 +1,5 @@
-import type { ApplyContext, OutboxRow, Projection } from '../projection.ts';
+import type { Queryable } from '../../src/store/db.ts';
+import type { ApplyContext, OutboxRow, Projection, ResourceRef } from '../projection.ts';
 
 /**
  * The contract every search backend implements (built-in Postgres full text, Meilisearch).
@@ -6,46 +7,105 @@ import type { ApplyContext, OutboxRow, Projection } from '../projection.ts';
  * `searchProjection`), reads through `search`. Every call is scoped to one tenant.
  */
 
-/** One searchable document: a projection of a Postgres row, rebuilt from it at will. */
+/** What a document is: a KB file, or an Alignbase resource (when those are indexed). */
+export type SearchKind = 'kb_file' | 'knowledge' | 'skill' | 'memory' | 'artifact';
+
+/**
+ * One searchable document: a projection of a Postgres row, rebuilt from it at will. The text is
+ * as written; each engine analyses it with the shared analyser of `language`
+ * (src/core/search/analyzer.ts), so both rank the same terms.
+ */
 export interface SearchDocument {
   readonly tenantId: string;
   /** Stable id, equal to the outbox resource key, e.g. 'kb_file:<uuid>'. */
   readonly id: string;
-  /** What kind of resource it is, e.g. 'kb_file', 'memory'. */
-  readonly kind: string;
-  readonly title?: string;
+  readonly kind: SearchKind;
+  /**
+   * The access scope a caller must hold to see it, e.g. 'kb:<uuid>'. Every query names the
+   * scopes its caller holds and the engine filters by them before ranking, so what a caller
+   * may not read never takes a place in its results or its totals.
+   */
+  readonly scope: string;
+  /** The analyser language (a Snowball algorithm name, or 'simple'). */
+  readonly language: string;
+  /** Ranked above the title and the body: a KB file's path. */
+  readonly path: string;
+  /** Ranked above the body: the first heading, or the front-matter title. */
+  readonly title: string;
+  /** The text, at most SEARCH_BODY_MAX_BYTES of UTF-8 (the caller cuts it). */
   readonly body: string;
-  /** Fields a search may filter on by equality (collection, owner, tags ...). */
-  readonly fields?: Readonly<Record<string, string | number | boolean | readonly string[]>>;
-  /** Who may see it; the gateway filters by these before returning a hit. */
-  readonly readers?: readonly string[];
-  readonly updatedAt?: string;
+  /** Lower-cased front-matter tags. */
+  readonly tags: readonly string[];
+  readonly mediaType: string;
+  /** 'text', or 'asset' for a picture or PDF whose body is its Companion text. */
+  readonly contentKind: 'text' | 'asset';
+  readonly updatedAt: string;
+  /** Identifiers a hit hands back unchanged (kb_id, file_id, version, sha256 ...). */
+  readonly ref: Readonly<Record<string, string | number>>;
+}
+
+/** The longest body an engine indexes: 1 MiB of UTF-8 (a longer file is searchable by its first MiB). */
+export const SEARCH_BODY_MAX_BYTES = 1024 * 1024;
+
+/** Filters applied inside the engine's query, with the scopes, before ranking and limits. */
+export interface SearchFilters {
+  readonly kinds?: readonly SearchKind[];
+  /** A path prefix within a scope; a document matches when any entry does. */
+  readonly paths?: readonly { readonly scope: string; readonly prefix: string }[];
+  /** Lower-cased tags; a document matches when it has any of them. */
+  readonly tags?: readonly string[];
+  readonly mediaTypes?: readonly string[];
+  readonly contentKind?: 'text' | 'asset';
+  /** ISO instant: only documents updated at or after it. */
+  readonly updatedSince?: string;
 }
 
 export interface SearchQuery {
   readonly tenantId: string;
-  readonly query: string;
-  /** Equality filters on `kind` and `fields`; a list matches any of its values. */
-  readonly filters?: Readonly<Record<string, string | number | boolean | readonly (string | number)[]>>;
+  /** The question or keywords as the caller wrote them; `"…"` marks a phrase, a trailing `*` a prefix. */
+  readonly text: string;
+  /** The analyser language of the tenant. */
+  readonly language: string;
+  /** The scopes the caller may read; an empty list finds nothing. */
+  readonly scopes: readonly string[];
+  readonly filters?: SearchFilters;
   readonly limit: number;
   readonly offset?: number;
-  /** Ask for highlighted snippets of the body. */
-  readonly snippets?: boolean;
+  /** Snippets per hit (0 for none). */
+  readonly snippets: number;
+}
+
+/** Why a hit ranked where it did. */
+export interface SearchReasons {
+  /** Query terms (as analysed) the document contains, with the fields holding them. */
+  readonly terms: readonly { readonly term: string; readonly fields: readonly ('path' | 'title' | 'body')[] }[];
+  /** Terms the engine added (pseudo-relevance feedback, typo corrections, prefix expansions). */
+  readonly expansions: readonly string[];
+  /** Phrases of the query the document contains. */
+  readonly phrases: readonly string[];
 }
 
 export interface SearchHit {
   readonly id: string;
-  readonly kind: string;
+  readonly kind: SearchKind;
+  readonly scope: string;
   /** Higher is better; comparable only within one answer. */
   readonly score: number;
-  readonly title?: string;
-  readonly snippets?: readonly string[];
+  readonly path: string;
+  readonly title: string;
+  readonly ref: Readonly<Record<string, string | number>>;
+  /** Passages of the body around matched terms, the terms marked with SNIPPET_MARK. */
+  readonly snippets: readonly string[];
+  readonly reasons: SearchReasons;
 }
+
+/** How a snippet marks a matched word. */
+export const SNIPPET_MARK = { open: '<mark>', close: '</mark>' } as const;
 
 export interface SearchResult {
   readonly hits: readonly SearchHit[];
-  /** Matches in all, when the backend knows (may be an estimate). */
-  readonly total?: number;
+  /** Documents the query matched within the caller's scopes and filters. */
+  readonly total: number;
 }
 
 export interface SearchStats {
@@ -57,17 +117,18 @@ export interface SearchStats {
 export interface SearchBackend {
   readonly name: string;
   /** Adds or replaces documents by (tenantId, id); idempotent. */
-  upsert(docs: readonly SearchDocument[], context?: ApplyContext): Promise<void>;
+  upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void>;
   /** Removes documents; ids that are absent are not an error. */
-  delete(refs: readonly { tenantId: string; id: string }[], context?: ApplyContext): Promise<void>;
+  delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void>;
   search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult>;
   stats(signal?: AbortSignal): Promise<SearchStats>;
   /** Removes every document of every tenant (before a rebuild). */
   clear(): Promise<void>;
   health?(signal: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
 }
 
-/** The outbox payload of a search upsert: the document itself. */
+/** The outbox payload of a search upsert that carries its document. */
 export interface SearchUpsertPayload {
   readonly doc: SearchDocument;
 }
@@ -79,26 +140,47 @@ function documentOf(row: OutboxRow): SearchDocument | undefined {
 }
 
 /**
+ * Where the documents of rows that only name a resource come from: KB file rows carry the
+ * file's identifiers, not its text, and the source reads the file as it now is (in the
+ * transaction that claimed the rows). A resource it does not return is no longer shown
+ * (deleted, or its KB archived) and is removed from the engine.
+ */
+export interface SearchSource {
+  load(tx: Queryable, refs: readonly ResourceRef[], signal: AbortSignal): Promise<SearchDocument[]>;
+}
+
+const refKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
+
+/**
  * Wraps a search backend as the 'search' projection. Consecutive rows are grouped into
  * upsert and delete calls without reordering: a run of upserts, then a run of deletes, ...
- * An upsert without a document (Knowledge-Base file rows name the file, not its text, which
- * search is yet to read from the store) is skipped rather than failed; deleting an id the
- * backend does not hold is harmless.
+ * An upsert that carries no document is loaded from `source` as the resource now is; one the
+ * source no longer shows becomes a delete. Rows of one resource in a run collapse into one
+ * document (the latest), and deleting an id the backend does not hold is harmless, so
+ * applying a batch again changes nothing.
  */
-export function searchProjection(backend: SearchBackend): Projection {
+export function searchProjection(backend: SearchBackend, source?: SearchSource): Projection {
   return {
     name: 'search',
-    async apply(allRows: readonly OutboxRow[], context: ApplyContext) {
-      const rows = allRows.filter((row) => row.operation === 'delete' || documentOf(row) !== undefined);
+    async apply(rows: readonly OutboxRow[], context: ApplyContext) {
       let run: OutboxRow[] = [];
       const flush = async () => {
         const first = run[0];
         if (first === undefined) return;
         if (first.operation === 'upsert') {
-          await backend.upsert(
-            run.flatMap((r) => documentOf(r) ?? []),
-            context,
-          );
+          const docs = new Map<string, SearchDocument>();
+          const toLoad = new Map<string, ResourceRef>();
+          for (const row of run) {
+            const key = refKey(row.tenantId, row.resourceKey);
+            const carried = documentOf(row);
+            if (carried !== undefined) docs.set(key, carried);
+            else if (source !== undefined) toLoad.set(key, { tenantId: row.tenantId, resourceKey: row.resourceKey });
+          }
+          const loaded = toLoad.size === 0 || source === undefined ? [] : await source.load(context.tx, [...toLoad.values()], context.signal);
+          for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
+          const gone = [...toLoad.entries()].filter(([key]) => !docs.has(key)).map(([, ref]) => ({ tenantId: ref.tenantId, id: ref.resourceKey }));
+          if (docs.size > 0) await backend.upsert([...docs.values()], context);
+          if (gone.length > 0) await backend.delete(gone, context);
         } else {
           await backend.delete(
             run.map((r) => ({ tenantId: r.tenantId, id: r.resourceKey })),

@@ -5,6 +5,7 @@ import { graphEntries, graphProjection, isGraphRow } from '../../connectors/grap
 import type { OutboxRow } from '../../connectors/projection.ts';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
+import { searchDocument } from '../search/documents.ts';
 import { kbFileEntries, kbFileRebuilders, kbFileResourceKey } from '../../src/core/kb/projection.ts';
 import type { KbFile } from '../../src/core/kb/queries.ts';
 import { configuredProjections } from '../../src/core/open-services.ts';
@@ -67,14 +68,14 @@ describe('KB file rows and the projections that do not show them yet', () => {
       name: 'recording',
       upsert: (docs: readonly SearchDocument[]) => Promise.resolve(void calls.push(`upsert ${docs.map((d) => d.id).join(',')}`)),
       delete: (refs) => Promise.resolve(void calls.push(`delete ${refs.map((r) => r.id).join(',')}`)),
-      search: () => Promise.resolve({ hits: [] }),
+      search: () => Promise.resolve({ hits: [], total: 0 }),
       stats: () => Promise.resolve({ backend: 'recording', documents: 0 }),
       clear: () => Promise.resolve(),
     };
     const [upsert] = kbFileEntries('t', FILE, 'upsert');
     const [remove] = kbFileEntries('t', FILE, 'delete');
     assert.ok(upsert && remove);
-    const doc: SearchDocument = { tenantId: 't', id: 'memory:1', kind: 'memory', body: 'x' };
+    const doc: SearchDocument = searchDocument({ tenantId: 't', id: 'memory:1', kind: 'memory', body: 'x' });
     await searchProjection(backend).apply([row(upsert, 1), { ...row(upsert, 2), resourceKey: doc.id, payload: { doc } }, row(remove, 3)], {
       tx: { query: () => Promise.resolve([]) },
       signal: new AbortController().signal,

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { OutboxRow } from '../../connectors/projection.ts';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
+import { searchDocument } from '../search/documents.ts';
 
 // No store involved: this checks only how rows become backend calls.
 describe('searchProjection', () => {
@@ -17,11 +18,11 @@ describe('searchProjection', () => {
       name: 'recording',
       upsert: (docs) => record(`upsert ${docs.map((d) => `${d.id}=${d.body}`).join(',')}`),
       delete: (refs) => record(`delete ${refs.map((r) => r.id).join(',')}`),
-      search: () => Promise.resolve({ hits: [] }),
+      search: () => Promise.resolve({ hits: [], total: 0 }),
       stats: () => Promise.resolve({ backend: 'recording', documents: 0 }),
       clear: () => record('clear'),
     };
-    const doc = (id: string, body: string): SearchDocument => ({ tenantId: 't', id, kind: 'kb_file', body });
+    const doc = (id: string, body: string): SearchDocument => searchDocument({ tenantId: 't', id, body });
     const row = (id: number, key: string, operation: 'upsert' | 'delete', body = ''): OutboxRow => ({
       id: String(id),
       tenantId: 't',
