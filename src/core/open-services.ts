@@ -3,7 +3,11 @@ import type { GraphStore } from '../../connectors/graph/contract.ts';
 import { openNeo4jGraphStore } from '../../connectors/graph/neo4j.ts';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
 import { graphProjection } from '../../connectors/graph/projection.ts';
+import type { BlobStore } from '../../connectors/blob/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
+import { BuiltinSearchBackend } from '../../connectors/search/builtin.ts';
+import type { SearchBackend } from '../../connectors/search/contract.ts';
+import { searchProjection } from '../../connectors/search/contract.ts';
 import { BUILD } from '../build.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
@@ -11,6 +15,7 @@ import { AuditLog } from './audit/audit-log.ts';
 import { directoryGraphRebuilder } from './graph/directory-graph.ts';
 import { configuredProbes } from './health/probes.ts';
 import { kbFileRebuilders } from './kb/projection.ts';
+import { kbFileSearchSource } from './search/kb-source.ts';
 import type { Services } from './services.ts';
 
 // The outbox retries with backoff; the driver itself only rides out a brief blip.
@@ -24,10 +29,14 @@ async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
   return config.neo4j === undefined ? new PostgresGraphStore(db) : openNeo4jGraphStore(config.neo4j, { lazy: true, retryMs: NEO4J_RETRY_MS });
 }
 
-/** The projections a gateway feeds from the outbox, and how each is rebuilt from the store. */
-export function configuredProjections(graph: GraphStore): ProjectionSet {
-  // The search rebuilder of KB files waits for a configured search projection: rebuilds run only the configured ones.
-  return { projections: [graphProjection(graph)], rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders] };
+/**
+ * The projections a gateway feeds from the outbox, and how each is rebuilt from the store.
+ * Search is left out only where a caller asks for the graph alone (rebuilds run only the
+ * configured projections).
+ */
+export function configuredProjections(graph: GraphStore, search?: { readonly backend: SearchBackend; readonly blob: BlobStore }): ProjectionSet {
+  const projections = [graphProjection(graph), ...(search === undefined ? [] : [searchProjection(search.backend, kbFileSearchSource(search.blob))])];
+  return { projections, rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders] };
 }
 
 export interface OpenedServices {
@@ -50,15 +59,17 @@ export async function openServices(config: Config, db: Db, options: { projection
     await blob.close();
     throw error;
   }
+  const search: SearchBackend = new BuiltinSearchBackend(db);
   const services: Services = Object.freeze({
     config,
     db,
     blob,
     graph,
+    search,
     probes: configuredProbes(config, db),
     build: BUILD,
     audit: new AuditLog(db),
-    projections: options.projections ?? configuredProjections(graph),
+    projections: options.projections ?? configuredProjections(graph, { backend: search, blob }),
   });
   return {
     services,

@@ -1,6 +1,7 @@
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import type { GraphStore } from '../../connectors/graph/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
+import type { SearchBackend } from '../../connectors/search/contract.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import type { AuditLog } from './audit/audit-log.ts';
@@ -20,6 +21,8 @@ export interface Services {
   readonly blob: BlobStore;
   /** Company Brain relations: the projection the 'graph' outbox rows feed. */
   readonly graph: GraphStore;
+  /** The search engine: the built-in one in the store, or Meilisearch; fed by the 'search' outbox rows. */
+  readonly search: SearchBackend;
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;

@@ -43,6 +43,7 @@ import {
 import { health } from './atmina/health.ts';
 import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atmina/pages.ts';
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
+import { searchTool } from './atmina/search.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
 import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/uploads.ts';
@@ -87,6 +88,7 @@ export const allTools: readonly ToolDef[] = [
   whoami,
   health,
   listKbsTool,
+  searchTool,
   createKbTool,
   updateKbTool,
   deleteKbTool,

@@ -103,18 +103,30 @@ export interface ReadWire extends Omit<WriteWire, 'changed' | 'operation'> {
 export class KbSuite extends OrgGateway {
   readonly #agents = new Map<string, Promise<Agent>>();
 
-  /** `env` adds to the gateway's environment (as the blob store's), e.g. a short upload URL lifetime. */
-  static async open(backend: StoreBackend, env: Record<string, string> = {}): Promise<KbSuite> {
-    // No projection drains the outbox here, so the suites can read what each write enqueued.
+  /**
+   * `env` adds to the gateway's environment (as the blob store's), e.g. a short upload URL
+   * lifetime. By default no projection drains the outbox, so the suites can read what each
+   * write enqueued; `projections: true` runs the configured ones (search, graph), polled often.
+   */
+  static async open(backend: StoreBackend, env: Record<string, string> = {}, options: { projections?: boolean } = {}): Promise<KbSuite> {
     const { store, running } = await OrgGateway.launch(
       backend,
       [ACME_KB_ORG, GLOBEX_KB_ORG],
       { ...s3GatewayEnv(backend), ...env },
-      {
-        projections: { projections: [], rebuilders: [] },
-      },
+      options.projections === true ? { outboxWorker: { idleMs: 10 } } : { projections: { projections: [], rebuilders: [] } },
     );
     return new KbSuite(store, running, 'acme');
+  }
+
+  /** Waits until the outbox worker has applied every row (a minute at most), so search shows every write. */
+  async settled(): Promise<void> {
+    for (let round = 0; round < 3000; round++) {
+      const [row] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox');
+      if (row?.n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const rows = await this.db.query<{ projection: string; last_error: string | null }>('SELECT projection, last_error FROM outbox LIMIT 5');
+    assert.fail(`the outbox did not drain: ${JSON.stringify(rows)}`);
   }
 
   /** A connected client of an agent on /atmina/mcp (cached per tenant, agent and scopes). */

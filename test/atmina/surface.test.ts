@@ -7,7 +7,7 @@ import { KbSuite, backendLabel } from './support.ts';
 
 const MISSING_ID = '0b1e7c5e-8f43-4d8e-9a51-3c2d1f0e9b7a';
 const ORIENTING = ['health', 'list_kbs', 'whoami'];
-const READING = ['file_history', 'get_file_outline', 'list_files', 'read_file'];
+const READING = ['file_history', 'get_file_outline', 'list_files', 'read_file', 'search'];
 const WRITING = [
   'audit_log',
   'confirm_uploads',
@@ -119,9 +119,9 @@ for (const backend of storeBackends()) {
     });
 
     describe('health: search provisioning', () => {
-      it('reports no search backend when none is configured and no projection feeds one', async () => {
+      it('reports the built-in engine as answering but not provisioned when no projection feeds it here', async () => {
         const health = await (await suite.agent('viewer-bot')).ok<{ search: Record<string, unknown> }>('health');
-        assert.partialDeepStrictEqual(health.search, { backend: 'none', configured: false, answers: null, projection_running: false, provisioned: false });
+        assert.partialDeepStrictEqual(health.search, { backend: 'builtin', configured: true, answers: true, projection_running: false, provisioned: false });
       });
 
       it('counts search as provisioned only when configured, answering and fed', async () => {

@@ -17,7 +17,7 @@ for (const backend of cliStoreBackends()) {
     });
     after(() => store.dispose());
 
-    it('exits 0 with a table of the store and the blob backend', async () => {
+    it('exits 0 with a table of the store, the blob backend and the built-in search engine', async () => {
       const run = await kgw(['doctor'], store.env);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(run.stderr, '');
@@ -31,6 +31,7 @@ for (const backend of cliStoreBackends()) {
         [
           ['store', storeBackend, 'ok'],
           ['blob', 'disk', 'ok'],
+          ['search', 'builtin', 'ok'],
         ],
       );
       for (const row of rows) assert.match(row, / \d+ ms +$/);
@@ -47,6 +48,7 @@ for (const backend of cliStoreBackends()) {
         [
           { role: 'store', backend: storeBackend, ok: true, latencyMs: 'number' },
           { role: 'blob', backend: 'disk', ok: true, latencyMs: 'number' },
+          { role: 'search', backend: 'builtin', ok: true, latencyMs: 'number' },
         ],
       );
     });

@@ -69,6 +69,7 @@ for (const backend of storeBackends()) {
               'list_files',
               'list_kbs',
               'read_file',
+              'search',
               'whoami',
             ]);
           else {
@@ -283,8 +284,8 @@ for (const backend of storeBackends()) {
         [1, 2],
       );
       // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history,
-      // get_file_outline, audit_log, get_audit_event, get_team_settings.
-      assert.equal(body[1]?.result.tools?.length, 10);
+      // get_file_outline, search, audit_log, get_audit_event, get_team_settings.
+      assert.equal(body[1]?.result.tools?.length, 11);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);
       assert.equal(ready.status, 200);

@@ -47,7 +47,7 @@ for (const backend of cliStoreBackends()) {
       }
     }
 
-    it('rebuilds the graph from the directory and skips what is not configured', async () => {
+    it('rebuilds the graph from the directory and search from the KB files', async () => {
       const org = path.join(store.workDir, 'reindex-org.yaml');
       await writeFile(org, REINDEX_ORG);
       const applied = await kgw(['apply', org], store.env);
@@ -55,11 +55,18 @@ for (const backend of cliStoreBackends()) {
       // organization, 2 people, 1 agent, 1 department, 1 project; 2 "is part of", 2 "belongs to", 1 "works on", 1 "owns".
       const run = await kgw(['reindex', '--search', '--graph'], store.env);
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.stdout, 'graph: cleared, 12 changes enqueued for the outbox worker\nsearch: not configured; skipped\n');
+      assert.equal(run.stdout, 'search: cleared, 0 changes enqueued for the outbox worker\ngraph: cleared, 12 changes enqueued for the outbox worker\n');
       const json = await kgw(['reindex', '--json'], store.env);
       assert.equal(json.code, 0, json.stderr);
       const outcome = JSON.parse(json.stdout) as RebuildOutcome;
-      assert.deepEqual(outcome, { configured: ['graph'], rebuilt: [{ projection: 'graph', enqueued: 12 }], skipped: [] });
+      assert.deepEqual(outcome, {
+        configured: ['graph', 'search'],
+        rebuilt: [
+          { projection: 'graph', enqueued: 12 },
+          { projection: 'search', enqueued: 0 },
+        ],
+        skipped: [],
+      });
       // No gateway ran: the apply's rows and both rebuilds' rows wait for a worker.
       await withDb(async (db) => {
         const [row] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'graph'");

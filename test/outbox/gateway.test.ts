@@ -120,20 +120,27 @@ for (const backend of storeBackends()) {
       await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('are the graph (on the store itself without NEO4J_URL), rebuilt with no tenant as empty', async () => {
+    it('are the graph (on the store itself without NEO4J_URL) and the built-in search, rebuilt with no tenant as empty', async () => {
       assert.equal(gateway.services.graph.backend, 'postgres');
+      assert.equal(gateway.services.search.name, 'builtin');
       assert.deepEqual(await runOp(gateway.services, 'projections.rebuild', { names: ['graph', 'search'] }), {
-        configured: ['graph'],
-        rebuilt: [{ projection: 'graph', enqueued: 0 }],
-        skipped: ['search'],
+        configured: ['graph', 'search'],
+        rebuilt: [
+          { projection: 'graph', enqueued: 0 },
+          { projection: 'search', enqueued: 0 },
+        ],
+        skipped: [],
       });
       const status = await runOp(gateway.services, 'projections.status', {});
       assert.deepEqual(
         status.map((s) => pick(s, ['projection', 'backlog', 'lastError'])),
-        [{ projection: 'graph', backlog: 0, lastError: null }],
+        [
+          { projection: 'graph', backlog: 0, lastError: null },
+          { projection: 'search', backlog: 0, lastError: null },
+        ],
       );
       const body = (await gateway.app.inject({ method: 'GET', url: '/readyz' })).json<ReadyBody>();
-      assert.deepEqual(Object.keys(body.projections), ['graph']);
+      assert.deepEqual(Object.keys(body.projections), ['graph', 'search']);
       assert.equal(body.projections.graph?.backlog, 0);
     });
   });

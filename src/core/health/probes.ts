@@ -12,7 +12,8 @@ import type { Db } from '../../store/db.ts';
 export function configuredProbes(config: Config, db: Db): Probe[] {
   const probes: Probe[] = [{ role: 'store', backend: db.kind, check: async () => void (await db.query('SELECT 1')) }];
   probes.push(config.s3 ? s3Probe(config.s3) : diskProbe(config.dataDir));
-  if (config.meili) probes.push(meiliProbe(config.meili));
+  // The built-in engine lives in the store and its tables come with the store's migrations: it answers when the store does.
+  probes.push(config.meili ? meiliProbe(config.meili) : { role: 'search', backend: 'builtin', check: async () => void (await db.query('SELECT 1')) });
   if (config.neo4j) probes.push(neo4jProbe(config.neo4j));
   return probes;
 }

@@ -4,11 +4,11 @@ import type { Readiness } from './readiness.ts';
 
 /**
  * Whether search is provisioned, for Atmina's `health`: which backend the configuration names
- * (Meilisearch, or none), whether it answered its probe just now, whether this gateway feeds
+ * (the built-in engine, or Meilisearch), whether it answered its probe just now, whether this gateway feeds
  * it (the search projection runs here), and how far the projection is behind.
  */
 export interface SearchProvisioning {
-  /** `meilisearch`, or `none` when no search backend is configured. */
+  /** `builtin` or `meilisearch` (`none` only where a caller runs without search). */
   readonly backend: string;
   readonly configured: boolean;
   /** The backend answered its health check; null when none is configured. */
@@ -38,7 +38,7 @@ export async function searchProvisioning(
   const status = (await projectionStatus(db, ['search'])).find((s) => s.projection === 'search');
   const answers = probe === undefined ? null : probe.ok;
   return {
-    backend: probe?.backend ?? (configured ? 'meilisearch' : 'none'),
+    backend: probe?.backend ?? 'none',
     configured,
     answers,
     projectionRunning,

@@ -25,7 +25,7 @@ const output = z.object({
     .describe('One entry per configured backend.'),
   search: z
     .object({
-      backend: z.string().describe('The configured search backend (meilisearch), or none.'),
+      backend: z.string().describe('The search engine: builtin (in the store) or meilisearch.'),
       configured: z.boolean(),
       answers: z.boolean().nullable().describe('Whether it answered just now; null when none is configured.'),
       projection_running: z.boolean().describe('Whether this gateway feeds it: writes reach search.'),
@@ -42,11 +42,7 @@ export type HealthReport = z.infer<typeof output>;
 /** What health answers, and atmina://status shows. */
 export async function healthReport(services: Services): Promise<HealthReport> {
   const readiness = await checkReadiness(services.probes);
-  const search = await searchProvisioning(
-    services.db,
-    { configured: services.config.meili !== undefined, projections: services.projections.projections.map((p) => p.name) },
-    readiness,
-  );
+  const search = await searchProvisioning(services.db, { configured: true, projections: services.projections.projections.map((p) => p.name) }, readiness);
   return {
     status: readiness.ok ? 'ok' : 'degraded',
     build: { ...services.build },

@@ -1,0 +1,563 @@
+import { analyzer } from '../../src/core/search/analyzer.ts';
+import type { Analyzer } from '../../src/core/search/analyzer.ts';
+import { editDistance, parseQuery, positionedTerms, typoBudget } from '../../src/core/search/query.ts';
+import type { ParsedQuery } from '../../src/core/search/query.ts';
+import { snippetsOf } from '../../src/core/search/snippets.ts';
+import type { Db, Queryable } from '../../src/store/db.ts';
+import type { ApplyContext } from '../projection.ts';
+import type { SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
+
+/*
+ * The built-in search engine: an inverted index with BM25 statistics in the gateway's own
+ * store (PostgreSQL or PGlite; tables in migrations/0017_search.sql), so replicas share it and
+ * a restart keeps it. Ranking, in short (docs/search.md has the reasons and the figures):
+ *
+ * - BM25 over one weighted bag of words per document: a term in the path counts 3 times, in
+ *   the title 2 times, in the body once (BM25F with the fields' frequencies summed).
+ * - N, the average length and each term's document frequency are those of the scopes the
+ *   caller may read, so what it may not read changes neither its results nor their scores.
+ * - Questions of three terms or more get pseudo-relevance feedback: the terms that best tell
+ *   the first pass's top documents apart are added with lower weights, and the documents are
+ *   ranked again; only documents holding a term of the query itself are results.
+ * - A term the tenant has never indexed is corrected to indexed terms within 1 or 2 edits
+ *   (same first two letters); `word*` expands to the indexed terms it starts; a quoted phrase
+ *   must stand in the title or body as written (stop words included as gaps).
+ */
+
+export interface RankingOptions {
+  readonly k1: number;
+  readonly b: number;
+  readonly weights: { readonly path: number; readonly title: number; readonly body: number };
+  /** Pseudo-relevance feedback; `minTerms` 0 turns it off. */
+  readonly feedback: { readonly minTerms: number; readonly docs: number; readonly terms: number; readonly originalWeight: number };
+}
+
+export const DEFAULT_RANKING: RankingOptions = {
+  k1: 1.2,
+  b: 0.75,
+  weights: { path: 3, title: 2, body: 1 },
+  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5 },
+};
+
+/** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
+export const SEARCH_WINDOW_MAX = 1_000;
+/** Expansions of one `word*`, the most frequent first. */
+const PREFIX_EXPANSIONS_MAX = 16;
+/** Dictionary terms looked at to correct one word (those sharing its first two letters). */
+const TYPO_CANDIDATES_MAX = 20_000;
+/** Corrections kept per word. */
+const TYPO_CORRECTIONS_MAX = 2;
+
+const FIELD_BITS = { path: 1, title: 2, body: 4 } as const;
+type FieldName = keyof typeof FIELD_BITS;
+
+/** Cuts text to at most `max` bytes of UTF-8 without splitting a character. */
+function cutUtf8(text: string, max: number): string {
+  if (text.length * 3 <= max) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  return bytes
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+}
+
+interface IndexedDoc {
+  readonly doc: SearchDocument;
+  readonly body: string;
+  readonly stems: string;
+  readonly length: number;
+  readonly terms: string[];
+  readonly tfs: number[];
+  readonly fields: number[];
+}
+
+function indexDoc(doc: SearchDocument, ranking: RankingOptions): IndexedDoc {
+  const a = analyzer(doc.language);
+  const body = cutUtf8(doc.body.toWellFormed(), SEARCH_BODY_MAX_BYTES);
+  const stats = new Map<string, { tf: number; fields: number }>();
+  let length = 0;
+  const add = (field: FieldName, text: string) => {
+    const weight = ranking.weights[field];
+    for (const term of a.terms(text)) {
+      const entry = stats.get(term) ?? { tf: 0, fields: 0 };
+      entry.tf += weight;
+      entry.fields |= FIELD_BITS[field];
+      stats.set(term, entry);
+      length += weight;
+    }
+  };
+  add('path', doc.path);
+  add('title', doc.title);
+  add('body', body);
+  const stems = ` ${positionedTerms(a, doc.title).join(' ')} | ${positionedTerms(a, body).join(' ')} `;
+  const entries = [...stats].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+  return {
+    doc,
+    body,
+    stems,
+    length: Math.max(length, 1),
+    terms: entries.map(([term]) => term),
+    tfs: entries.map(([, s]) => s.tf),
+    fields: entries.map(([, s]) => s.fields),
+  };
+}
+
+const byKey = (a: { tenantId: string; id: string }, b: { tenantId: string; id: string }) =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+interface ExistingRow {
+  tenant_id: string;
+  doc_id: string;
+  doc_no: string;
+  scope: string;
+  length: number;
+}
+
+/** Locks the documents' rows (in key order, so two writers never wait on each other in a cycle) and returns those present. */
+async function lockExisting(tx: Queryable, refs: readonly { tenantId: string; id: string }[]): Promise<ExistingRow[]> {
+  if (refs.length === 0) return [];
+  return tx.query<ExistingRow>(
+    `SELECT d.tenant_id, d.doc_id, d.doc_no, d.scope, d.length FROM search_docs d
+       JOIN unnest($1::uuid[], $2::text[]) AS r(tenant_id, doc_id) ON d.tenant_id = r.tenant_id AND d.doc_id = r.doc_id
+      ORDER BY d.tenant_id, d.doc_id FOR UPDATE OF d`,
+    [refs.map((r) => r.tenantId), refs.map((r) => r.id)],
+  );
+}
+
+/** Adds documents and length to the scopes' totals, in key order. */
+async function adjustScopes(tx: Queryable, deltas: Map<string, { tenantId: string; scope: string; docs: number; length: number }>): Promise<void> {
+  const rows = [...deltas.values()]
+    .filter((d) => d.docs !== 0 || d.length !== 0)
+    .sort((a, b) => byKey({ tenantId: a.tenantId, id: a.scope }, { tenantId: b.tenantId, id: b.scope }));
+  if (rows.length === 0) return;
+  await tx.query(
+    `INSERT INTO search_scopes (tenant_id, scope, docs, total_length)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::float8[])
+     ON CONFLICT (tenant_id, scope) DO UPDATE SET docs = search_scopes.docs + EXCLUDED.docs,
+       total_length = GREATEST(search_scopes.total_length + EXCLUDED.total_length, 0)`,
+    [rows.map((r) => r.tenantId), rows.map((r) => r.scope), rows.map((r) => r.docs), rows.map((r) => r.length)],
+  );
+}
+
+function addDelta(
+  deltas: Map<string, { tenantId: string; scope: string; docs: number; length: number }>,
+  tenantId: string,
+  scope: string,
+  docs: number,
+  length: number,
+) {
+  const key = `${tenantId}\u0000${scope}`;
+  const entry = deltas.get(key) ?? { tenantId, scope, docs: 0, length: 0 };
+  entry.docs += docs;
+  entry.length += length;
+  deltas.set(key, entry);
+}
+
+interface ScoredRow {
+  doc_no: string;
+  score: number;
+  total: string;
+}
+
+interface PageRow {
+  doc_no: string;
+  doc_id: string;
+  kind: SearchHit['kind'];
+  scope: string;
+  path: string;
+  title: string;
+  ref: Record<string, string | number>;
+  body: string;
+}
+
+/** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
+function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${first + params.length - 1}`;
+  };
+  if (filters?.kinds !== undefined) clauses.push(`d.kind = ANY(${param(filters.kinds)}::text[])`);
+  if (filters?.paths !== undefined && filters.paths.length > 0) {
+    const scopes = param(filters.paths.map((p) => p.scope));
+    const prefixes = param(filters.paths.map((p) => p.prefix));
+    clauses.push(`EXISTS (SELECT 1 FROM unnest(${scopes}::text[], ${prefixes}::text[]) AS f(scope, prefix)
+                   WHERE f.scope = d.scope AND left(d.path, length(f.prefix)) = f.prefix)`);
+  }
+  if (filters?.tags !== undefined) clauses.push(`d.tags && ${param(filters.tags)}::text[]`);
+  if (filters?.mediaTypes !== undefined) clauses.push(`d.media_type = ANY(${param(filters.mediaTypes)}::text[])`);
+  if (filters?.contentKind !== undefined) clauses.push(`d.content_kind = ${param(filters.contentKind)}`);
+  if (filters?.updatedSince !== undefined) clauses.push(`d.updated_at >= ${param(filters.updatedSince)}::timestamptz`);
+  for (const phrase of phrases) clauses.push(`strpos(d.stems, ${param(` ${phrase.pattern.join(' ')} `)}) > 0`);
+  return { sql: clauses.join(' AND '), params };
+}
+
+interface WeightedTerm {
+  readonly term: string;
+  readonly weight: number;
+  /** A term of the query (or its correction or prefix expansion), not one feedback added. */
+  readonly original: boolean;
+}
+
+export class BuiltinSearchBackend implements SearchBackend {
+  readonly name = 'builtin';
+  readonly #db: Db;
+  readonly #ranking: RankingOptions;
+
+  constructor(db: Db, options: { ranking?: RankingOptions } = {}) {
+    this.#db = db;
+    this.#ranking = options.ranking ?? DEFAULT_RANKING;
+  }
+
+  async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
+    const latest = new Map<string, SearchDocument>();
+    for (const doc of docs) latest.set(`${doc.tenantId}\u0000${doc.id}`, doc);
+    const ordered = [...latest.values()].sort(byKey);
+    if (ordered.length === 0) return;
+    const tx = context.tx;
+    const existing = await lockExisting(tx, ordered);
+    const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
+    for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
+    if (existing.length > 0) await tx.query('DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[])', [existing.map((r) => r.doc_no)]);
+    const postings = {
+      tenants: [] as string[],
+      terms: [] as string[],
+      scopes: [] as string[],
+      docNos: [] as string[],
+      tfs: [] as number[],
+      lengths: [] as number[],
+      fields: [] as number[],
+    };
+    const dictionary = new Map<string, Set<string>>();
+    for (const doc of ordered) {
+      const indexed = indexDoc(doc, this.#ranking);
+      const [row] = await tx.query<{ doc_no: string }>(
+        `INSERT INTO search_docs (tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, indexed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text[], $12, $13, $14::timestamptz, $15::jsonb, clock_timestamp())
+         ON CONFLICT (tenant_id, doc_id) DO UPDATE SET kind = EXCLUDED.kind, scope = EXCLUDED.scope, language = EXCLUDED.language,
+           path = EXCLUDED.path, title = EXCLUDED.title, body = EXCLUDED.body, stems = EXCLUDED.stems, length = EXCLUDED.length,
+           tags = EXCLUDED.tags, media_type = EXCLUDED.media_type, content_kind = EXCLUDED.content_kind, updated_at = EXCLUDED.updated_at,
+           ref = EXCLUDED.ref, indexed_at = EXCLUDED.indexed_at
+         RETURNING doc_no`,
+        [
+          doc.tenantId,
+          doc.id,
+          doc.kind,
+          doc.scope,
+          doc.language,
+          doc.path.toWellFormed(),
+          doc.title.toWellFormed(),
+          indexed.body,
+          indexed.stems,
+          indexed.length,
+          doc.tags,
+          doc.mediaType,
+          doc.contentKind,
+          doc.updatedAt,
+          JSON.stringify(doc.ref),
+        ],
+      );
+      if (row === undefined) throw new Error('search: a document row was not written');
+      addDelta(deltas, doc.tenantId, doc.scope, 1, indexed.length);
+      const terms = dictionary.get(doc.tenantId) ?? new Set<string>();
+      for (let i = 0; i < indexed.terms.length; i++) {
+        const term = indexed.terms[i] ?? '';
+        postings.tenants.push(doc.tenantId);
+        postings.terms.push(term);
+        postings.scopes.push(doc.scope);
+        postings.docNos.push(row.doc_no);
+        postings.tfs.push(indexed.tfs[i] ?? 0);
+        postings.lengths.push(indexed.length);
+        postings.fields.push(indexed.fields[i] ?? 0);
+        terms.add(term);
+      }
+      dictionary.set(doc.tenantId, terms);
+    }
+    if (postings.terms.length > 0) {
+      await tx.query(
+        `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::real[], $6::real[], $7::smallint[])`,
+        [postings.tenants, postings.terms, postings.scopes, postings.docNos, postings.tfs, postings.lengths, postings.fields],
+      );
+    }
+    // New terms join the dictionary in one sorted statement per tenant, so two writers adding the same new terms wait in one order.
+    for (const [tenantId, terms] of [...dictionary].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const sorted = [...terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      await tx.query(`INSERT INTO search_terms (tenant_id, term) SELECT $1, t FROM unnest($2::text[]) AS t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, [
+        tenantId,
+        sorted,
+      ]);
+    }
+    await adjustScopes(tx, deltas);
+  }
+
+  async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
+    const tx = context.tx;
+    const existing = await lockExisting(tx, [...refs].sort(byKey));
+    if (existing.length === 0) return;
+    const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
+    for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
+    const docNos = existing.map((r) => r.doc_no);
+    await tx.query('DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[])', [docNos]);
+    await tx.query('DELETE FROM search_docs WHERE doc_no = ANY($1::bigint[])', [docNos]);
+    await adjustScopes(tx, deltas);
+  }
+
+  async search(query: SearchQuery): Promise<SearchResult> {
+    if (query.scopes.length === 0 || query.limit <= 0) return { hits: [], total: 0 };
+    const a = analyzer(query.language);
+    const parsed = parseQuery(a, query.text);
+    const scopes = [...new Set(query.scopes)];
+    const expansions: string[] = [];
+    const terms: WeightedTerm[] = parsed.terms.map((t) => ({ term: t.term, weight: t.count, original: true }));
+    for (const correction of await this.#corrections(query.tenantId, scopes, parsed)) {
+      terms.push({ term: correction, weight: 1, original: true });
+      expansions.push(correction);
+    }
+    for (const expansion of await this.#prefixExpansions(query.tenantId, scopes, parsed.prefixes)) {
+      if (terms.some((t) => t.term === expansion)) continue;
+      terms.push({ term: expansion, weight: 1, original: true });
+      expansions.push(expansion);
+    }
+    if (terms.length === 0) return { hits: [], total: 0 };
+    const offset = Math.max(0, query.offset ?? 0);
+    const window = Math.min(offset + query.limit, SEARCH_WINDOW_MAX);
+    if (offset >= window) return { hits: [], total: 0 };
+    const feedback = this.#ranking.feedback;
+    const originalCount = parsed.terms.length;
+    let ranked = await this.#score(query, scopes, terms, parsed, Math.max(window, feedback.docs));
+    let finalTerms = terms;
+    if (feedback.minTerms > 0 && originalCount >= feedback.minTerms && ranked.rows.length > 1) {
+      const expanded = await this.#feedbackTerms(query.tenantId, scopes, terms, ranked.rows.slice(0, feedback.docs), ranked.n);
+      if (expanded.length > 0) {
+        finalTerms = expanded;
+        ranked = await this.#score(query, scopes, expanded, parsed, window);
+        for (const t of expanded) if (!t.original) expansions.push(t.term);
+      }
+    }
+    const page = ranked.rows.slice(offset, window);
+    const hits = await this.#hits(query, a, page, finalTerms, parsed, expansions);
+    return { hits, total: ranked.total };
+  }
+
+  /** Ranks the documents holding the terms within the scopes and filters; the top `limit` and how many matched. */
+  async #score(query: SearchQuery, scopes: readonly string[], terms: readonly WeightedTerm[], parsed: ParsedQuery, limit: number) {
+    const { k1, b } = this.#ranking;
+    const filter = filterSql(query.filters, parsed.phrases, 9);
+    const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
+    const rows = await this.#db.query<ScoredRow & { n: number }>(
+      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
+        st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
+                 FROM search_scopes WHERE tenant_id = $1 AND scope = ANY($5::text[])),
+        p AS MATERIALIZED (SELECT p.term, p.doc_no, p.tf, p.length FROM search_postings p
+                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND p.scope = ANY($5::text[])),
+        df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),
+        s AS (SELECT p.doc_no,
+                     sum(q.weight * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.tf * ($6::float8 + 1)
+                         / (p.tf + $6::float8 * (1 - $7::float8 + $7::float8 * p.length / st.avgdl))) AS score,
+                     bool_or(q.original) AS has_original
+                FROM p JOIN q USING (term) JOIN df USING (term) CROSS JOIN st GROUP BY p.doc_no)
+      SELECT s.doc_no, s.score, count(*) OVER () AS total, (SELECT n FROM st) AS n
+        FROM s ${join}
+       WHERE s.has_original
+       ORDER BY s.score DESC, s.doc_no
+       LIMIT $8`,
+      [query.tenantId, terms.map((t) => t.term), terms.map((t) => t.weight), terms.map((t) => t.original), scopes, k1, b, limit, ...filter.params],
+    );
+    return { rows, total: Number(rows[0]?.total ?? 0), n: Number(rows[0]?.n ?? 0) };
+  }
+
+  /**
+   * The query's terms reweighted and joined by the terms that best mark its top documents:
+   * each candidate term (in at least two of them) weighs the sum over those documents of its
+   * relative frequency times the document's share of the top score (exp(score − best)), times
+   * its IDF within the caller's scopes.
+   */
+  async #feedbackTerms(
+    tenantId: string,
+    scopes: readonly string[],
+    terms: readonly WeightedTerm[],
+    top: readonly ScoredRow[],
+    n: number,
+  ): Promise<WeightedTerm[]> {
+    const { feedback } = this.#ranking;
+    const best = Number(top[0]?.score ?? 0);
+    const share = new Map(top.map((r) => [r.doc_no, Math.exp(Number(r.score) - best)]));
+    const rows = await this.#db.query<{ term: string; doc_no: string; tf: number; length: number }>(
+      'SELECT term, doc_no, tf, length FROM search_postings WHERE doc_no = ANY($1::bigint[]) AND tenant_id = $2',
+      [top.map((r) => r.doc_no), tenantId],
+    );
+    const candidates = new Map<string, { sum: number; docs: number }>();
+    for (const row of rows) {
+      const entry = candidates.get(row.term) ?? { sum: 0, docs: 0 };
+      entry.sum += (share.get(row.doc_no) ?? 0) * (Number(row.tf) / Number(row.length));
+      entry.docs++;
+      candidates.set(row.term, entry);
+    }
+    const shared = [...candidates].filter(([, c]) => c.docs >= 2);
+    if (shared.length === 0) return [];
+    const dfs = await this.#db.query<{ term: string; df: string }>(
+      `SELECT term, count(*) AS df FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term`,
+      [tenantId, shared.map(([term]) => term), scopes],
+    );
+    const idf = new Map(dfs.map((r) => [r.term, Math.log(1 + (n - Number(r.df) + 0.5) / (Number(r.df) + 0.5))]));
+    const weighted = shared.map(([term, c]) => ({ term, w: c.sum * (idf.get(term) ?? 0) })).sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
+    const chosen = weighted.slice(0, feedback.terms);
+    const maxW = chosen[0]?.w ?? 0;
+    if (maxW <= 0) return [];
+    // Both parts are normalised to sum 1, so alpha is the share of the query's own terms.
+    const sumQ = terms.reduce((x, t) => x + t.weight, 0);
+    const sumW = chosen.reduce((x, c) => x + c.w, 0);
+    const alpha = feedback.originalWeight;
+    const out = new Map<string, WeightedTerm>();
+    for (const t of terms) out.set(t.term, { term: t.term, weight: (alpha * t.weight) / sumQ, original: true });
+    for (const c of chosen) {
+      const had = out.get(c.term);
+      out.set(c.term, { term: c.term, weight: (had?.weight ?? 0) + ((1 - alpha) * c.w) / sumW, original: had?.original ?? false });
+    }
+    return [...out.values()];
+  }
+
+  /** Indexed terms within the typo budget of the query's terms that the tenant never indexed. */
+  async #corrections(tenantId: string, scopes: readonly string[], parsed: ParsedQuery): Promise<string[]> {
+    const candidates = parsed.terms.filter((t) => typoBudget(t.term) > 0);
+    if (candidates.length === 0) return [];
+    const known = new Set(
+      (
+        await this.#db.query<{ term: string }>('SELECT term FROM search_terms WHERE tenant_id = $1 AND term = ANY($2::text[])', [
+          tenantId,
+          candidates.map((t) => t.term),
+        ])
+      ).map((r) => r.term),
+    );
+    const corrections: string[] = [];
+    for (const { term } of candidates) {
+      if (known.has(term)) continue;
+      const budget = typoBudget(term);
+      const start = [...term].slice(0, 2).join('');
+      const near = (
+        await this.#db.query<{ term: string }>(
+          `SELECT term FROM search_terms WHERE tenant_id = $1 AND term LIKE $2 ORDER BY term LIMIT ${TYPO_CANDIDATES_MAX}`,
+          [tenantId, `${start}%`],
+        )
+      )
+        .map((r) => ({ term: r.term, distance: editDistance(term, r.term, budget) }))
+        .filter((c) => c.distance <= budget);
+      if (near.length === 0) continue;
+      const visible = await this.#visibleCounts(
+        tenantId,
+        scopes,
+        near.map((c) => c.term),
+      );
+      near
+        .filter((c) => (visible.get(c.term) ?? 0) > 0)
+        .sort((x, y) => x.distance - y.distance || (visible.get(y.term) ?? 0) - (visible.get(x.term) ?? 0))
+        .slice(0, TYPO_CORRECTIONS_MAX)
+        .forEach((c) => corrections.push(c.term));
+    }
+    return corrections;
+  }
+
+  async #prefixExpansions(tenantId: string, scopes: readonly string[], prefixes: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const prefix of prefixes) {
+      const terms = (
+        await this.#db.query<{ term: string }>('SELECT term FROM search_terms WHERE tenant_id = $1 AND term LIKE $2 ORDER BY term LIMIT 200', [
+          tenantId,
+          `${prefix}%`,
+        ])
+      ).map((r) => r.term);
+      if (terms.length === 0) continue;
+      const visible = await this.#visibleCounts(tenantId, scopes, terms);
+      out.push(
+        ...[...visible]
+          .filter(([, n]) => n > 0)
+          .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+          .slice(0, PREFIX_EXPANSIONS_MAX)
+          .map(([term]) => term),
+      );
+    }
+    return out;
+  }
+
+  /** How many documents in the scopes hold each term. */
+  async #visibleCounts(tenantId: string, scopes: readonly string[], terms: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.#db.query<{ term: string; n: string }>(
+      'SELECT term, count(*) AS n FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term',
+      [tenantId, terms, scopes],
+    );
+    return new Map(rows.map((r) => [r.term, Number(r.n)]));
+  }
+
+  async #hits(
+    query: SearchQuery,
+    a: Analyzer,
+    page: readonly ScoredRow[],
+    terms: readonly WeightedTerm[],
+    parsed: ParsedQuery,
+    expansions: readonly string[],
+  ): Promise<SearchHit[]> {
+    if (page.length === 0) return [];
+    const docNos = page.map((r) => r.doc_no);
+    const [docs, postings] = await Promise.all([
+      this.#db.query<PageRow>(
+        `SELECT doc_no, doc_id, kind, scope, path, title, ref, CASE WHEN $2 > 0 THEN left(body, 262144) ELSE '' END AS body
+           FROM search_docs WHERE doc_no = ANY($1::bigint[])`,
+        [docNos, query.snippets],
+      ),
+      this.#db.query<{ doc_no: string; term: string; fields: number }>(
+        'SELECT doc_no, term, fields FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND doc_no = ANY($3::bigint[])',
+        [query.tenantId, terms.map((t) => t.term), docNos],
+      ),
+    ]);
+    const byNo = new Map(docs.map((d) => [d.doc_no, d]));
+    const original = new Set(terms.filter((t) => t.original).map((t) => t.term));
+    const hits: SearchHit[] = [];
+    for (const row of page) {
+      const doc = byNo.get(row.doc_no);
+      if (doc === undefined) continue;
+      const matched = postings.filter((p) => p.doc_no === row.doc_no && original.has(p.term));
+      const fieldNames = (bits: number) => (Object.keys(FIELD_BITS) as FieldName[]).filter((f) => (bits & FIELD_BITS[f]) !== 0);
+      hits.push({
+        id: doc.doc_id,
+        kind: doc.kind,
+        scope: doc.scope,
+        score: Math.round(Number(row.score) * 1e4) / 1e4,
+        path: doc.path,
+        title: doc.title,
+        ref: doc.ref,
+        snippets: snippetsOf(a, doc.body, new Set(matched.map((m) => m.term)), query.snippets),
+        reasons: {
+          terms: matched.sort((x, y) => (x.term < y.term ? -1 : 1)).map((m) => ({ term: m.term, fields: fieldNames(Number(m.fields)) })),
+          expansions: expansions.filter((e) => postings.some((p) => p.doc_no === row.doc_no && p.term === e)),
+          phrases: parsed.phrases.map((p) => p.text),
+        },
+      });
+    }
+    return hits;
+  }
+
+  async stats(): Promise<SearchStats> {
+    const [row] = await this.#db.query<{ documents: string; tenants: string }>(
+      'SELECT count(*) AS documents, count(DISTINCT tenant_id) AS tenants FROM search_docs',
+    );
+    return { backend: this.name, documents: Number(row?.documents ?? 0), tenants: Number(row?.tenants ?? 0) };
+  }
+
+  async clear(): Promise<void> {
+    await this.#db.tx(async (tx) => {
+      await tx.query('DELETE FROM search_postings');
+      await tx.query('DELETE FROM search_docs');
+      await tx.query('DELETE FROM search_scopes');
+      await tx.query('DELETE FROM search_terms');
+    });
+  }
+
+  /** The engine answers when its store does (its tables come with the store's migrations, which kgw doctor reports). */
+  async health(): Promise<void> {
+    await this.#db.query('SELECT 1');
+  }
+}

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { SearchFilters, SearchHit, SearchKind } from '../../../connectors/search/contract.ts';
+import { SEARCH_WINDOW_MAX } from '../../../connectors/search/builtin.ts';
+import type { Caller } from '../access/caller.ts';
+import { validation } from '../errors.ts';
+import { accessibleKbs, resolveKb } from '../kb/access.ts';
+import type { KbWithAccess } from '../kb/access.ts';
+import type { Services } from '../services.ts';
+import { unstorableText } from '../text.ts';
+import { analyzerLanguage } from './analyzer.ts';
+import { kbScope } from './kb-source.ts';
+import { QUERY_TEXT_MAX_CHARS } from './query.ts';
+
+/*
+ * A search over what the caller may read: the KBs it can search (all of them, or those the
+ * scope names), turned into engine scopes so the engine filters by access inside its query.
+ * A page is addressed by a cursor that carries its offset and a digest of the search it
+ * belongs to, so a cursor cannot be replayed against another query.
+ */
+
+/** Files per page: 1 to 50, 10 by default. */
+export const MAX_FILES_MAX = 50;
+export const MAX_FILES_DEFAULT = 10;
+/** KBs and path prefixes a scope may name. */
+export const SCOPE_KBS_MAX = 50;
+export const SCOPE_PATHS_MAX = 20;
+/** Tags and media types a filter may list. */
+export const FILTER_VALUES_MAX = 20;
+/** Snippets per file. */
+export const SNIPPETS_PER_FILE = 3;
+
+export const RESULT_KINDS = ['file'] as const;
+export type ResultKind = (typeof RESULT_KINDS)[number];
+const ENGINE_KIND: Readonly<Record<ResultKind, SearchKind>> = { file: 'kb_file' };
+
+export interface SearchInput {
+  readonly query: string;
+  readonly kbIds?: readonly string[];
+  readonly kbSlugs?: readonly string[];
+  readonly pathPrefixes?: readonly string[];
+  readonly tags?: readonly string[];
+  readonly mediaTypes?: readonly string[];
+  readonly content?: 'text' | 'asset';
+  readonly updatedSince?: string;
+  readonly kinds?: readonly ResultKind[];
+  readonly retrieval?: 'lexical' | 'hybrid';
+  readonly maxFiles?: number;
+  readonly cursor?: string;
+}
+
+export interface SearchPageHit extends SearchHit {
+  readonly kb: KbWithAccess;
+}
+
+export interface SearchPage {
+  readonly hits: readonly SearchPageHit[];
+  readonly total: number;
+  readonly nextCursor: string | undefined;
+  readonly retrieval: 'lexical';
+}
+
+function checkText(field: string, value: string, max: number): void {
+  const bad = unstorableText(value);
+  if (bad !== undefined) throw validation(`${field} ${bad}`);
+  if (value.length > max) throw validation(`${field} is longer than ${max} characters`);
+}
+
+function digestOf(input: SearchInput, scopes: readonly string[]): string {
+  const { cursor: _cursor, maxFiles: _max, ...rest } = input;
+  return createHash('sha256')
+    .update(JSON.stringify({ ...rest, scopes }))
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+function encodeCursor(offset: number, digest: string): string {
+  return Buffer.from(JSON.stringify({ o: offset, d: digest })).toString('base64url');
+}
+
+function decodeCursor(cursor: string, digest: string): number {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw validation('cursor is not a cursor this search returned');
+  }
+  const { o, d } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { o?: unknown; d?: unknown };
+  if (typeof o !== 'number' || !Number.isInteger(o) || o < 0 || o >= SEARCH_WINDOW_MAX || typeof d !== 'string')
+    throw validation('cursor is not a cursor this search returned');
+  if (d !== digest) throw validation('cursor belongs to another search: repeat the search without cursor');
+  return o;
+}
+
+/** The KBs a search covers: those named (each must be one the caller may search), or every KB it may search. */
+async function searchedKbs(services: Services, caller: Caller, input: SearchInput): Promise<KbWithAccess[]> {
+  const named = [...(input.kbIds ?? []), ...(input.kbSlugs ?? [])];
+  if (named.length === 0) return accessibleKbs(services.db, caller);
+  const found = new Map<string, KbWithAccess>();
+  for (const given of named) {
+    const kb = await resolveKb(services.db, caller, given);
+    found.set(kb.kb.id, kb);
+  }
+  return [...found.values()];
+}
+
+export async function searchKbs(services: Services, caller: Caller, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
+  checkText('query', input.query, QUERY_TEXT_MAX_CHARS);
+  if (input.query.trim() === '') throw validation('query must not be empty');
+  for (const prefix of input.pathPrefixes ?? []) checkText('path_prefixes', prefix, 1024);
+  for (const tag of input.tags ?? []) checkText('tags', tag, 64);
+  for (const type of input.mediaTypes ?? []) checkText('media_types', type, 255);
+  let updatedSince: string | undefined;
+  if (input.updatedSince !== undefined) {
+    const at = new Date(input.updatedSince);
+    if (!/^\d{4}-\d{2}-\d{2}/.test(input.updatedSince) || Number.isNaN(at.getTime())) throw validation('updated_since must be an ISO 8601 date or date-time');
+    updatedSince = at.toISOString();
+  }
+  if (input.retrieval === 'hybrid') throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
+  const kbs = await searchedKbs(services, caller, input);
+  const scopes = kbs.map(({ kb }) => kbScope(kb.id)).sort();
+  const digest = digestOf(input, scopes);
+  const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);
+  const limit = Math.min(input.maxFiles ?? MAX_FILES_DEFAULT, SEARCH_WINDOW_MAX - offset);
+  const filters: SearchFilters = {
+    kinds: (input.kinds ?? RESULT_KINDS).map((k) => ENGINE_KIND[k]),
+    ...(input.pathPrefixes === undefined || input.pathPrefixes.length === 0
+      ? {}
+      : { paths: scopes.flatMap((scope) => (input.pathPrefixes ?? []).map((prefix) => ({ scope, prefix }))) }),
+    ...(input.tags === undefined || input.tags.length === 0 ? {} : { tags: input.tags.map((t) => t.toLowerCase()) }),
+    ...(input.mediaTypes === undefined || input.mediaTypes.length === 0 ? {} : { mediaTypes: input.mediaTypes.map((t) => t.toLowerCase()) }),
+    ...(input.content === undefined ? {} : { contentKind: input.content }),
+    ...(updatedSince === undefined ? {} : { updatedSince }),
+  };
+  const result = await services.search.search(
+    {
+      tenantId: caller.tenant.id,
+      text: input.query,
+      language: analyzerLanguage(caller.tenant.language),
+      scopes,
+      filters,
+      limit,
+      offset,
+      snippets: SNIPPETS_PER_FILE,
+    },
+    signal,
+  );
+  const byScope = new Map(kbs.map((kb) => [kbScope(kb.kb.id), kb]));
+  const hits = result.hits.flatMap((hit) => {
+    const kb = byScope.get(hit.scope);
+    return kb === undefined ? [] : [{ ...hit, kb }];
+  });
+  const next = offset + hits.length;
+  return {
+    hits,
+    total: result.total,
+    nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,
+    retrieval: 'lexical',
+  };
+}
