@@ -33,7 +33,7 @@ const TASK_POLL_MAX_MS = 500;
 /**
  * Meilisearch indexes at most 65,535 positions per attribute and silently drops the words past
  * it. A word takes one position, and a separator with punctuation in it takes eight (measured:
- * with ", " between words, the 8,198th word of an attribute is the first one lost), so a chunk's
+ * with ", " between words, the 8,199th word of an attribute is the first one lost), so a chunk's
  * positions are estimated that way, every separator counting at least one, and a body is cut
  * into chunks of at most 30,000 estimated positions: under half the limit, so a tokenizer that
  * splits words more finely than the shared analyser still stays below it. That is about 3,300
