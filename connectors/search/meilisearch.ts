@@ -157,6 +157,11 @@ class MeiliFailure extends Error {
   }
 }
 
+/** Throws when the caller (the outbox worker's apply timeout) gave up: the rest of a write is not sent. */
+function givenUp(signal: AbortSignal): void {
+  if (signal.aborted) throw new MeiliFailure('Meilisearch write given up: the caller aborted it before it was sent', signal.reason);
+}
+
 async function meili<T>(host: string, what: () => Promise<T>): Promise<T> {
   try {
     return await what();
@@ -376,13 +381,13 @@ export class MeiliSearchBackend implements SearchBackend {
       const tasks: number[] = [];
       const all = chunked.flatMap((c) => c.chunks);
       for (let i = 0; i < all.length; i += UPLOAD_CHUNKS_MAX) {
-        context.signal.throwIfAborted();
+        givenUp(context.signal);
         tasks.push((await this.#index.addDocuments(all.slice(i, i + UPLOAD_CHUNKS_MAX), { primaryKey: 'id' })).taskUid);
       }
       // Chunks past the new count are left from a longer version. Meilisearch runs an index's
       // tasks in order, so these deletions follow the additions above.
       for (let i = 0; i < chunked.length; i += DELETE_FILTER_DOCS_MAX) {
-        context.signal.throwIfAborted();
+        givenUp(context.signal);
         const filter = chunked
           .slice(i, i + DELETE_FILTER_DOCS_MAX)
           .map(({ doc, chunks }) => `(tenantId = ${filterLiteral(doc.tenantId)} AND docId = ${filterLiteral(doc.id)} AND chunk >= ${chunks.length})`)
@@ -406,7 +411,7 @@ export class MeiliSearchBackend implements SearchBackend {
     await this.#call(async () => {
       const tasks: number[] = [];
       for (const group of groups) {
-        context.signal.throwIfAborted();
+        givenUp(context.signal);
         tasks.push((await this.#index.deleteDocuments({ filter: `tenantId = ${filterLiteral(group.tenantId)} AND ${inList('docId', group.ids)}` })).taskUid);
       }
       await this.#wait(tasks, context.signal);

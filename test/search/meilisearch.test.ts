@@ -69,6 +69,9 @@ class FakeRanker implements CandidateRanker {
   }
 }
 
+/** How long the test's own Meilisearch calls wait for their tasks (the client's default of 5 s is short on a busy machine). */
+const TASK_WAIT = { timeout: 60_000 };
+
 const context = (): ApplyContext => ({ tx: undefined as never, signal: AbortSignal.timeout(120_000) });
 
 function query(fields: Partial<SearchQuery> & Pick<SearchQuery, 'text'>): SearchQuery {
@@ -93,7 +96,7 @@ async function open(t: TestContext): Promise<Fixture> {
   const raw = new Meilisearch({ host: meili.url, apiKey: meili.apiKey });
   t.after(async () => {
     await backend.close();
-    await raw.deleteIndex(index).waitTask();
+    await raw.deleteIndex(index).waitTask(TASK_WAIT);
   });
   await backend.ensureSettings();
   return {
@@ -197,7 +200,7 @@ describe('Meilisearch backend on a real server', { skip }, () => {
 
   it('reports a drifted setting', async (t) => {
     const { backend, raw, index } = await open(t);
-    await raw.index(index).updateSortableAttributes(['title']).waitTask();
+    await raw.index(index).updateSortableAttributes(['title']).waitTask(TASK_WAIT);
     assert.deepEqual(await backend.checkSettings(), ['sortableAttributes lacks updatedAt; also has title']);
   });
 
@@ -211,7 +214,7 @@ describe('Meilisearch backend on a real server', { skip }, () => {
   it('fails the readiness probe (kgw doctor) on a drifted index', async (t) => {
     if (meili === undefined) throw new Error('no Meilisearch');
     const { raw, index } = await open(t);
-    await raw.index(index).updateFilterableAttributes(['tenantId', 'scope']).waitTask();
+    await raw.index(index).updateFilterableAttributes(['tenantId', 'scope']).waitTask(TASK_WAIT);
     await assert.rejects(meiliProbe(meili, { index }).check(AbortSignal.timeout(10_000)), /index kgw_test_\w+ has drifted .*filterableAttributes lacks kind/);
   });
 
@@ -447,7 +450,7 @@ describe('Meilisearch backend on a real server', { skip }, () => {
   it('throws with Meilisearch error text when a task fails', async (t) => {
     const fixture = await open(t);
     // Without chunk filterable, the task that removes the chunks past the new count is refused.
-    await fixture.raw.index(fixture.index).updateFilterableAttributes(['tenantId', 'docId']).waitTask();
+    await fixture.raw.index(fixture.index).updateFilterableAttributes(['tenantId', 'docId']).waitTask(TASK_WAIT);
     await assert.rejects(
       upsert(fixture, searchDocument({ tenantId: 't1', id: 'kb_file:1', body: 'flow' })),
       /Meilisearch task \d+ \(documentDeletion on kgw_test_\w+\) failed: .*chunk.* \(invalid_document_filter\)/,
@@ -456,8 +459,15 @@ describe('Meilisearch backend on a real server', { skip }, () => {
 
   it('throws with Meilisearch error text when a search is refused', async (t) => {
     const fixture = await open(t);
-    await fixture.raw.index(fixture.index).updateFilterableAttributes(['docId']).waitTask();
+    await fixture.raw.index(fixture.index).updateFilterableAttributes(['docId']).waitTask(TASK_WAIT);
     await assert.rejects(fixture.backend.search(query({ text: 'flow' })), /Meilisearch refused: .* is not filterable\..* \(invalid_search_filter\)$/);
+  });
+
+  it('sends nothing once the caller has given up', async (t) => {
+    const fixture = await open(t);
+    const doc = searchDocument({ tenantId: 't1', id: 'kb_file:1', body: 'flow' });
+    await assert.rejects(fixture.backend.upsert([doc], { tx: undefined as never, signal: AbortSignal.abort() }), /Meilisearch write given up/);
+    assert.equal(await fixture.chunks('t1', 'kb_file:1'), 0);
   });
 
   it('answers its health check', async (t) => {
