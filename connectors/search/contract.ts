@@ -108,6 +108,11 @@ export interface SearchResult {
   readonly total: number;
 }
 
+/** Ranks given candidate documents of one query with the gateway's own BM25 statistics (the built-in engine's tables). */
+export interface CandidateRanker {
+  rank(query: SearchQuery, candidateIds: readonly string[], signal?: AbortSignal): Promise<SearchResult>;
+}
+
 export interface SearchStats {
   readonly backend: string;
   readonly documents: number;

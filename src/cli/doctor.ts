@@ -9,7 +9,9 @@ export const doctorHelp = `Usage: kgw doctor [--json]
 Checks the configuration, then reaches the store and every configured backend and prints a
 table, then a second table of the projections (search, graph) when there are any: rows
 waiting in the outbox, the age of the oldest, and the latest failure. Exits non-zero when
-the configuration is bad or a backend does not answer; a backlog alone is not a failure.`;
+the configuration is bad or a backend does not answer; a backlog alone is not a failure.
+The search row of Meilisearch also fails when the index's settings differ from the ones the
+gateway applies (someone changed them), and names the differences.`;
 
 function age(ms: number): string {
   if (ms < 1000) return `${ms} ms`;

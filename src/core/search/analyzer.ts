@@ -44,7 +44,8 @@ solche solchem solchen solcher soll sollte sondern sonst um und uns unser unsere
 weg weil weiter welche welchem welchen welcher welches wenn werde werden wie wieder will wir wird wirst wo wollen wollte
 während würde würden zu zum zur zwar zwischen`;
 
-const STOP_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
+/** The stop words per analyser language (only English and German have a list). */
+export const STOP_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
   english: new Set(ENGLISH_STOP.split(/\s+/)),
   german: new Set(GERMAN_STOP.split(/\s+/)),
 };

@@ -1,0 +1,562 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
+import type { Index, MultiSearchQuery, Settings, Task } from 'meilisearch';
+import type { MeiliConfig } from '../../src/config.ts';
+import { STOP_WORDS, analyzer } from '../../src/core/search/analyzer.ts';
+import type { ApplyContext } from '../projection.ts';
+import { SEARCH_BODY_MAX_BYTES, SNIPPET_MARK } from './contract.ts';
+import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+
+/*
+ * The search backend on Meilisearch. Meilisearch finds candidates; the gateway's own BM25
+ * statistics (a CandidateRanker, the built-in engine's tables) rank them, so both engines order
+ * a question's hits alike and give the same reasons. One index holds every tenant: each
+ * document is one or more chunks (Meilisearch ignores the words of an attribute past its
+ * position limit), each chunk carrying the tenant, scope and filter fields, and every search
+ * filters by tenant and scopes inside Meilisearch, so a hidden document never comes back.
+ * Writes wait until Meilisearch has applied them, so the outbox retries what failed and the
+ * indexing status is true.
+ */
+
+/** The index when the caller names none. */
+export const DEFAULT_INDEX_UID = 'kgw_documents';
+
+/** Every HTTP request to Meilisearch gives up after 10 s (an upload of a full batch included). */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** A write waits at most 60 s for its tasks (or less, when the outbox's signal aborts first). */
+export const TASK_WAIT_MAX_MS = 60_000;
+/** Task polling starts at 20 ms and doubles up to 500 ms: a small write returns at once, a long one costs few requests. */
+const TASK_POLL_FIRST_MS = 20;
+const TASK_POLL_MAX_MS = 500;
+
+/**
+ * Meilisearch indexes at most 65,535 positions per attribute and silently drops the words past
+ * it. A word takes one position, and a separator with punctuation in it takes eight (measured:
+ * with ", " between words, the 8,199th word of an attribute is the first one lost), so a chunk's
+ * positions are estimated that way, every separator counting at least one, and a body is cut
+ * into chunks of at most 30,000 estimated positions: under half the limit, so a tokenizer that
+ * splits words more finely than the shared analyser still stays below it. That is about 3,300
+ * words of comma-separated values and 10,000 of prose.
+ */
+export const CHUNK_POSITIONS_MAX = 30_000;
+/** Positions a separator holding anything but spaces and line breaks is counted as. */
+const HARD_SEPARATOR_POSITIONS = 8;
+
+/** One multi-search sends at most 32 one-word queries (and the whole question): the first 32 distinct terms of a question. */
+export const QUERY_WORDS_MAX = 32;
+/** Candidates each query of a multi-search returns (distinct documents). */
+export const CANDIDATES_PER_QUERY = 100;
+/** Words of a crop Meilisearch returns as a snippet. */
+export const SNIPPET_CROP_WORDS = 30;
+
+/** Chunks a document upload carries at most per Meilisearch task: bounds one request to ~50 MiB (Meilisearch refuses payloads over 100 MB by default). */
+const UPLOAD_CHUNKS_MAX = 50;
+/** Documents one delete-by-filter task names at most: bounds the filter's length. */
+const DELETE_FILTER_DOCS_MAX = 100;
+
+/** One stored chunk of a document (a type, not an interface: the client wants an index signature). */
+type MeiliChunk = {
+  readonly id: string;
+  readonly docId: string;
+  readonly tenantId: string;
+  readonly scope: string;
+  readonly kind: string;
+  readonly path: string;
+  readonly title: string;
+  readonly body: string;
+  readonly tags: readonly string[];
+  readonly mediaType: string;
+  readonly contentKind: string;
+  /** Epoch milliseconds, so `updatedAt >= n` filters numerically. */
+  readonly updatedAt: number;
+  readonly chunk: number;
+};
+
+/** The fields a search hit is retrieved with: a candidate needs only its document id. */
+type CandidateHit = { readonly docId: string; readonly chunk: number; readonly body?: string };
+
+const SEARCHABLE = ['path', 'title', 'body'];
+// path for the path-prefix filter (STARTS WITH) and chunk for removing the chunks past a new count.
+const FILTERABLE = ['tenantId', 'scope', 'kind', 'tags', 'mediaType', 'contentKind', 'updatedAt', 'docId', 'chunk', 'path'];
+const SORTABLE = ['updatedAt'];
+/** Meilisearch's default ranking rules (as of 1.50): set explicitly, so a change to them is drift. */
+const RANKING_RULES = ['words', 'typo', 'proximity', 'attributeRank', 'sort', 'wordPosition', 'exactness'];
+
+/** The index settings the backend needs. */
+export function wantedSettings(): Settings {
+  return {
+    searchableAttributes: SEARCHABLE,
+    filterableAttributes: FILTERABLE,
+    sortableAttributes: SORTABLE,
+    rankingRules: RANKING_RULES,
+    stopWords: [...new Set(Object.values(STOP_WORDS).flatMap((words) => [...words]))].sort(),
+    typoTolerance: { enabled: true },
+  };
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set([...a, ...b]).size === new Set(a).size;
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+function setDifference(name: string, wanted: readonly string[], actual: readonly string[]): string | undefined {
+  if (sameSet(wanted, actual)) return undefined;
+  const missing = wanted.filter((x) => !actual.includes(x));
+  const extra = actual.filter((x) => !wanted.includes(x));
+  const parts = [missing.length > 0 ? `lacks ${missing.join(', ')}` : '', extra.length > 0 ? `also has ${extra.join(', ')}` : ''].filter((p) => p !== '');
+  return `${name} ${parts.join('; ')}`;
+}
+
+/** What differs between the wanted settings and an index's actual ones, one line each; [] when none. */
+export function settingsDifferences(actual: Settings): string[] {
+  const wanted = wantedSettings();
+  const differences: string[] = [];
+  const searchable = actual.searchableAttributes ?? [];
+  if (!sameList(wanted.searchableAttributes ?? [], searchable)) {
+    differences.push(`searchableAttributes are [${searchable.join(', ')}], not [${(wanted.searchableAttributes ?? []).join(', ')}]`);
+  }
+  // Granular filterable rules (objects) are never what this backend sets: they count by their patterns.
+  const filterable = (actual.filterableAttributes ?? []).flatMap((rule) => (typeof rule === 'string' ? [rule] : rule.attributePatterns));
+  const filterableDifference = setDifference('filterableAttributes', FILTERABLE, filterable);
+  if (filterableDifference !== undefined) differences.push(filterableDifference);
+  const sortableDifference = setDifference('sortableAttributes', SORTABLE, actual.sortableAttributes ?? []);
+  if (sortableDifference !== undefined) differences.push(sortableDifference);
+  const ranking = actual.rankingRules ?? [];
+  if (!sameList(RANKING_RULES, ranking)) differences.push(`rankingRules are [${ranking.join(', ')}], not [${RANKING_RULES.join(', ')}]`);
+  // Meilisearch hands stop words back decomposed (NFD): compared composed.
+  const composed = (words: readonly string[]) => words.map((w) => w.normalize('NFC'));
+  const stopDifference = setDifference('stopWords', composed(wanted.stopWords ?? []), composed(actual.stopWords ?? []));
+  if (stopDifference !== undefined) differences.push(stopDifference);
+  if (actual.typoTolerance?.enabled !== true) differences.push('typoTolerance is disabled');
+  return differences;
+}
+
+/** Meilisearch's error texts put the filter they quote on a line of its own: one line reads better in a status table. */
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
+
+/** The message of a Meilisearch failure: its own error text and code, or why it could not be reached. */
+function describeFailure(error: unknown, host: string): string {
+  if (error instanceof MeilisearchApiError)
+    return `Meilisearch refused: ${oneLine(error.message)}${error.cause?.code === undefined ? '' : ` (${error.cause.code})`}`;
+  if (error instanceof MeilisearchRequestTimeOutError) return `Meilisearch at ${host} did not answer within ${REQUEST_TIMEOUT_MS} ms`;
+  if (error instanceof MeilisearchRequestError) {
+    // fetch's TypeError hides the reason (ECONNREFUSED, ENOTFOUND ...) in its own cause.
+    let cause: unknown = error.cause;
+    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+    const code = (cause as { code?: unknown } | undefined)?.code;
+    const reason = typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+    return `Meilisearch at ${host} could not be reached: ${reason}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A Meilisearch failure as an Error whose message says what happened. */
+class MeiliFailure extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'MeiliFailure';
+  }
+}
+
+/** Throws when the caller (the outbox worker's apply timeout) gave up: the rest of a write is not sent. */
+function givenUp(signal: AbortSignal): void {
+  if (signal.aborted) throw new MeiliFailure('Meilisearch write given up: the caller aborted it before it was sent', signal.reason);
+}
+
+async function meili<T>(host: string, what: () => Promise<T>): Promise<T> {
+  try {
+    return await what();
+  } catch (error) {
+    if (error instanceof MeiliFailure) throw error;
+    throw new MeiliFailure(describeFailure(error, host), error);
+  }
+}
+
+function client(config: MeiliConfig): Meilisearch {
+  return new Meilisearch({ host: config.url, ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }), timeout: REQUEST_TIMEOUT_MS });
+}
+
+/**
+ * The differences between the wanted and the actual settings of the index (for `kgw doctor`),
+ * one line each; [] when none. A missing index is one difference, unless `missingOk`: the
+ * backend makes it when the gateway starts.
+ */
+export async function checkSettings(config: MeiliConfig, options: { index?: string; missingOk?: boolean } = {}): Promise<string[]> {
+  const uid = options.index ?? DEFAULT_INDEX_UID;
+  const meiliClient = client(config);
+  return meili(config.url, async () => {
+    try {
+      return settingsDifferences(await meiliClient.index(uid).getSettings());
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found')
+        return options.missingOk === true ? [] : [`index ${uid} does not exist`];
+      throw error;
+    }
+  });
+}
+
+/** A value as a Meilisearch filter string literal: in double quotes, with `\` and `"` escaped. */
+export function filterLiteral(value: string): string {
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+const inList = (attribute: string, values: readonly string[]) => `${attribute} IN [${values.map(filterLiteral).join(', ')}]`;
+
+/**
+ * The filter of a query: its tenant and scopes, and its SearchFilters; undefined when it can
+ * match nothing (no scopes, or a filter list that is empty), so Meilisearch is not asked.
+ */
+export function searchFilter(tenantId: string, scopes: readonly string[], filters: SearchFilters = {}): string | undefined {
+  if (scopes.length === 0) return undefined;
+  const parts = [`tenantId = ${filterLiteral(tenantId)}`, inList('scope', scopes)];
+  const lists: [string, readonly string[] | undefined][] = [
+    ['kind', filters.kinds],
+    ['tags', filters.tags],
+    ['mediaType', filters.mediaTypes],
+  ];
+  for (const [attribute, values] of lists) {
+    if (values === undefined) continue;
+    // A document matches when it has any of the values: none are given, so none matches.
+    if (values.length === 0) return undefined;
+    parts.push(inList(attribute, values));
+  }
+  if (filters.paths !== undefined) {
+    if (filters.paths.length === 0) return undefined;
+    const alternatives = filters.paths.map((p) =>
+      p.prefix === '' ? `scope = ${filterLiteral(p.scope)}` : `(scope = ${filterLiteral(p.scope)} AND path STARTS WITH ${filterLiteral(p.prefix)})`,
+    );
+    parts.push(`(${alternatives.join(' OR ')})`);
+  }
+  if (filters.contentKind !== undefined) parts.push(`contentKind = ${filterLiteral(filters.contentKind)}`);
+  if (filters.updatedSince !== undefined) {
+    const since = Date.parse(filters.updatedSince);
+    if (!Number.isFinite(since)) throw new Error(`updatedSince is not an instant: ${filters.updatedSince}`);
+    parts.push(`updatedAt >= ${since}`);
+  }
+  return parts.join(' AND ');
+}
+
+/** The Meilisearch id of a chunk: a hash of tenant and document id (any characters, any length) and the chunk number. */
+export function chunkId(tenantId: string, docId: string, chunk: number): string {
+  // base64url is within Meilisearch's id alphabet [a-zA-Z0-9_-]; 43 characters and the number stay far below its 511 bytes.
+  const hash = createHash('sha256').update(tenantId).update('\u0000').update(docId).digest('base64url');
+  return `${hash}-${chunk}`;
+}
+
+/** The first SEARCH_BODY_MAX_BYTES of UTF-8 of a body, cut on a character boundary. */
+function capBody(body: string): string {
+  if (body.length * 3 <= SEARCH_BODY_MAX_BYTES || Buffer.byteLength(body) <= SEARCH_BODY_MAX_BYTES) return body;
+  // A character cut in two decodes as U+FFFD at the end: drop it.
+  return Buffer.from(body)
+    .subarray(0, SEARCH_BODY_MAX_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/u, '');
+}
+
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const PARAGRAPH_BREAK = /\n[^\S\n]*\n/;
+const HARD = /[^\s]/;
+
+/**
+ * A body cut into chunks of at most CHUNK_POSITIONS_MAX estimated positions, each cut at the
+ * last paragraph break of the chunk when that keeps at least half of it, else between words.
+ * The chunks put together give the body back; an empty body is one empty chunk.
+ */
+export function chunkBody(body: string, maxPositions = CHUNK_POSITIONS_MAX): string[] {
+  const chunks: string[] = [];
+  let start = 0;
+  let used = 0;
+  // The first word after the chunk's last paragraph break, and the positions used before it.
+  let lastBreak: { offset: number; used: number } | undefined;
+  let previousEnd = 0;
+  for (const match of body.matchAll(WORD)) {
+    const separator = body.slice(previousEnd, match.index);
+    const separatorCost = HARD.test(separator) ? HARD_SEPARATOR_POSITIONS : 1;
+    previousEnd = match.index + match[0].length;
+    if (used > 0 && used + separatorCost + 1 > maxPositions) {
+      const atBreak = lastBreak !== undefined && lastBreak.used * 2 >= used ? lastBreak : undefined;
+      const cut = atBreak?.offset ?? match.index;
+      chunks.push(body.slice(start, cut));
+      start = cut;
+      // The words from the break on move to the new chunk (at most half of one, so this word fits).
+      used = atBreak === undefined ? 0 : used - atBreak.used;
+      lastBreak = undefined;
+    } else if (used > 0 && PARAGRAPH_BREAK.test(separator)) {
+      lastBreak = { offset: match.index, used };
+    }
+    used += (used === 0 ? 0 : separatorCost) + 1;
+  }
+  chunks.push(body.slice(start));
+  return chunks;
+}
+
+/** The chunks of a document as Meilisearch stores them. */
+export function documentChunks(doc: SearchDocument): MeiliChunk[] {
+  const updatedAt = Date.parse(doc.updatedAt);
+  return chunkBody(capBody(doc.body)).map((body, chunk) => ({
+    id: chunkId(doc.tenantId, doc.id, chunk),
+    docId: doc.id,
+    tenantId: doc.tenantId,
+    scope: doc.scope,
+    kind: doc.kind,
+    path: doc.path,
+    title: doc.title,
+    body,
+    tags: doc.tags,
+    mediaType: doc.mediaType,
+    contentKind: doc.contentKind,
+    updatedAt: Number.isFinite(updatedAt) ? updatedAt : 0,
+    chunk,
+  }));
+}
+
+/** The one-word queries of a question: the surface form of each distinct term, in order, at most QUERY_WORDS_MAX. */
+export function queryWords(text: string, language: string): string[] {
+  const seen = new Set<string>();
+  const words: string[] = [];
+  for (const token of analyzer(language).tokens(text)) {
+    if (seen.has(token.term)) continue;
+    seen.add(token.term);
+    words.push(text.slice(token.start, token.end));
+    if (words.length === QUERY_WORDS_MAX) break;
+  }
+  return words;
+}
+
+export interface MeiliSearchOptions {
+  /** The index uid; default 'kgw_documents'. */
+  readonly index?: string;
+}
+
+export class MeiliSearchBackend implements SearchBackend {
+  readonly name = 'meilisearch';
+  readonly #config: MeiliConfig;
+  readonly #client: Meilisearch;
+  readonly #index: Index<MeiliChunk>;
+  readonly #ranker: CandidateRanker;
+  #closed = false;
+
+  constructor(config: MeiliConfig, ranker: CandidateRanker, options: MeiliSearchOptions = {}) {
+    this.#config = config;
+    this.#client = client(config);
+    this.#index = this.#client.index<MeiliChunk>(options.index ?? DEFAULT_INDEX_UID);
+    this.#ranker = ranker;
+  }
+
+  /** The index uid. */
+  get index(): string {
+    return this.#index.uid;
+  }
+
+  /** Makes the index if it is missing and applies the wanted settings; idempotent, and resolves when Meilisearch has applied them. */
+  async ensureSettings(signal?: AbortSignal): Promise<void> {
+    const uid = this.#index.uid;
+    await this.#call(async () => {
+      const exists = await this.#index.getRawInfo().then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found') return false;
+          throw error;
+        },
+      );
+      if (!exists) {
+        const created = await this.#client.createIndex(uid, { primaryKey: 'id' });
+        // Another gateway may have made it meanwhile: that is as good.
+        await this.#wait([created.taskUid], signal, ['index_already_exists']);
+      }
+      const updated = await this.#index.updateSettings(wantedSettings());
+      await this.#wait([updated.taskUid], signal);
+    });
+  }
+
+  /** The differences between the wanted and the actual settings; [] when none. */
+  checkSettings(): Promise<string[]> {
+    return checkSettings(this.#config, { index: this.#index.uid });
+  }
+
+  async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
+    this.#open();
+    if (docs.length === 0) return;
+    const chunked = docs.map((doc) => ({ doc, chunks: documentChunks(doc) }));
+    await this.#call(async () => {
+      const tasks: number[] = [];
+      const all = chunked.flatMap((c) => c.chunks);
+      for (let i = 0; i < all.length; i += UPLOAD_CHUNKS_MAX) {
+        givenUp(context.signal);
+        tasks.push((await this.#index.addDocuments(all.slice(i, i + UPLOAD_CHUNKS_MAX), { primaryKey: 'id' })).taskUid);
+      }
+      // Chunks past the new count are left from a longer version. Meilisearch runs an index's
+      // tasks in order, so these deletions follow the additions above.
+      for (let i = 0; i < chunked.length; i += DELETE_FILTER_DOCS_MAX) {
+        givenUp(context.signal);
+        const filter = chunked
+          .slice(i, i + DELETE_FILTER_DOCS_MAX)
+          .map(({ doc, chunks }) => `(tenantId = ${filterLiteral(doc.tenantId)} AND docId = ${filterLiteral(doc.id)} AND chunk >= ${chunks.length})`)
+          .join(' OR ');
+        tasks.push((await this.#index.deleteDocuments({ filter })).taskUid);
+      }
+      await this.#wait(tasks, context.signal);
+    });
+  }
+
+  async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
+    this.#open();
+    if (refs.length === 0) return;
+    const byTenant = new Map<string, string[]>();
+    for (const ref of refs) byTenant.set(ref.tenantId, [...(byTenant.get(ref.tenantId) ?? []), ref.id]);
+    const groups = [...byTenant].flatMap(([tenantId, ids]) => {
+      const out: { tenantId: string; ids: string[] }[] = [];
+      for (let i = 0; i < ids.length; i += DELETE_FILTER_DOCS_MAX) out.push({ tenantId, ids: ids.slice(i, i + DELETE_FILTER_DOCS_MAX) });
+      return out;
+    });
+    await this.#call(async () => {
+      const tasks: number[] = [];
+      for (const group of groups) {
+        givenUp(context.signal);
+        tasks.push((await this.#index.deleteDocuments({ filter: `tenantId = ${filterLiteral(group.tenantId)} AND ${inList('docId', group.ids)}` })).taskUid);
+      }
+      await this.#wait(tasks, context.signal);
+    });
+  }
+
+  async search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {
+    this.#open();
+    const filter = searchFilter(query.tenantId, query.scopes, query.filters);
+    const words = queryWords(query.text, query.language);
+    if (filter === undefined || words.length === 0) return { hits: [], total: 0 };
+    const common: Omit<MultiSearchQuery, 'q'> = {
+      indexUid: this.#index.uid,
+      filter,
+      limit: CANDIDATES_PER_QUERY,
+      // One chunk per document: the chunks of a long file do not crowd out the other files.
+      distinct: 'docId',
+      attributesToRetrieve: ['docId', 'chunk'],
+      showRankingScore: true,
+      ...(query.snippets > 0
+        ? {
+            attributesToCrop: ['body'],
+            attributesToHighlight: ['body'],
+            cropLength: SNIPPET_CROP_WORDS,
+            highlightPreTag: SNIPPET_MARK.open,
+            highlightPostTag: SNIPPET_MARK.close,
+          }
+        : {}),
+    };
+    const queries: MultiSearchQuery[] = [
+      ...words.map((word): MultiSearchQuery => ({ ...common, q: word, matchingStrategy: 'all' })),
+      { ...common, q: query.text, matchingStrategy: 'last' },
+    ];
+    const response = await this.#call(() =>
+      this.#client.multiSearch<{ queries: MultiSearchQuery[] }, CandidateHit>({ queries }, signal === undefined ? {} : { signal }),
+    );
+    // Each document's best Meilisearch score orders the candidates. Its crops are the spare
+    // snippets: per chunk the crop with the most marks (the queries crop the same chunk around
+    // different words), chunks in order of their best score.
+    const best = new Map<string, number>();
+    const crops = new Map<string, Map<number, { score: number; marks: number; text: string }>>();
+    for (const result of response.results) {
+      for (const hit of result.hits) {
+        const score = hit._rankingScore ?? 0;
+        best.set(hit.docId, Math.max(best.get(hit.docId) ?? 0, score));
+        const text = hit._formatted?.body;
+        const marks = text === undefined ? 0 : text.split(SNIPPET_MARK.open).length - 1;
+        if (text === undefined || marks === 0) continue;
+        const chunks = crops.get(hit.docId) ?? new Map<number, { score: number; marks: number; text: string }>();
+        crops.set(hit.docId, chunks);
+        const held = chunks.get(hit.chunk);
+        if (held === undefined || marks > held.marks) chunks.set(hit.chunk, { score: Math.max(score, held?.score ?? 0), marks, text });
+        else held.score = Math.max(held.score, score);
+      }
+    }
+    if (best.size === 0) return { hits: [], total: 0 };
+    const candidates = [...best].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
+    const ranked = await this.#ranker.rank(query, candidates, signal);
+    if (query.snippets === 0) return ranked;
+    return {
+      total: ranked.total,
+      hits: ranked.hits.map((hit): SearchHit => {
+        if (hit.snippets.length > 0) return hit;
+        const own = [...(crops.get(hit.id)?.values() ?? [])].sort((a, b) => b.score - a.score || b.marks - a.marks);
+        return { ...hit, snippets: own.slice(0, query.snippets).map((c) => c.text) };
+      }),
+    };
+  }
+
+  async stats(): Promise<SearchStats> {
+    this.#open();
+    // Every document has a chunk 0; the index's own count is of chunks. The documents route counts exactly (search totals are estimates).
+    const page = await this.#call(() => this.#index.getDocuments({ filter: 'chunk = 0', limit: 1, fields: ['id'] }));
+    return { backend: this.name, documents: page.total };
+  }
+
+  async clear(): Promise<void> {
+    this.#open();
+    await this.#call(async () => {
+      const task = await this.#index.deleteAllDocuments();
+      await this.#wait([task.taskUid], undefined);
+    });
+  }
+
+  async health(signal: AbortSignal): Promise<void> {
+    this.#open();
+    signal.throwIfAborted();
+    // health() takes no signal: the race ends the wait on an abort, the client's timeout the request.
+    let stop = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(new MeiliFailure(`Meilisearch at ${this.#config.url} did not answer its health check in time`, signal.reason));
+      signal.addEventListener('abort', onAbort, { once: true });
+      stop = () => signal.removeEventListener('abort', onAbort);
+    });
+    try {
+      await Promise.race([this.#call(() => this.#client.health()), aborted]);
+    } finally {
+      stop();
+    }
+  }
+
+  close(): Promise<void> {
+    // The client holds no connections of its own (fetch pools them); closing refuses later calls.
+    this.#closed = true;
+    return Promise.resolve();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new Error('the Meilisearch search backend is closed');
+  }
+
+  #call<T>(what: () => Promise<T>): Promise<T> {
+    return meili(this.#config.url, what);
+  }
+
+  /**
+   * Waits until every task has succeeded, and throws with Meilisearch's error text for the first
+   * that failed (or was canceled). Bounded by TASK_WAIT_MAX_MS and `signal`; error codes in
+   * `accept` count as success.
+   */
+  async #wait(taskUids: readonly number[], signal: AbortSignal | undefined, accept: readonly string[] = []): Promise<void> {
+    const deadline = AbortSignal.timeout(TASK_WAIT_MAX_MS);
+    const bound = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    for (const uid of taskUids) {
+      let interval = TASK_POLL_FIRST_MS;
+      for (;;) {
+        let task: Task;
+        try {
+          task = await this.#client.tasks.getTask(uid, { signal: bound });
+          if (task.status === 'succeeded') break;
+          if (task.status === 'failed' || task.status === 'canceled') {
+            if (task.error !== null && accept.includes(task.error.code)) break;
+            const reason = task.error === null ? task.status : `${oneLine(task.error.message)} (${task.error.code})`;
+            throw new MeiliFailure(`Meilisearch task ${uid} (${task.type} on ${task.indexUid ?? 'no index'}) failed: ${reason}`);
+          }
+          await sleep(interval, undefined, { signal: bound });
+        } catch (error) {
+          if (bound.aborted && !(error instanceof MeiliFailure)) {
+            const why = deadline.aborted ? `within ${TASK_WAIT_MAX_MS} ms` : 'before the caller gave up';
+            throw new MeiliFailure(`Meilisearch task ${uid} did not finish ${why}`, error);
+          }
+          throw error;
+        }
+        interval = Math.min(interval * 2, TASK_POLL_MAX_MS);
+      }
+    }
+  }
+}
