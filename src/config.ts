@@ -38,7 +38,12 @@ export interface S3Config {
 export interface MeiliConfig {
   readonly url: string;
   readonly apiKey: string | undefined;
+  /** MEILI_INDEX: the index the gateway keeps its documents in (default kgw_documents). */
+  readonly index: string;
 }
+
+// Meilisearch's own rule for index uids: letters, digits, hyphens and underscores, at most 400 bytes.
+const MEILI_INDEX = /^[A-Za-z0-9_-]{1,400}$/;
 
 export interface Neo4jConfig {
   readonly url: string;
@@ -205,6 +210,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const meiliUrl = parseUrl(env, 'MEILI_URL', ['http:', 'https:']);
   const meiliKey = optional(env, 'MEILI_API_KEY');
   if (meiliUrl === undefined && meiliKey !== undefined) throw new ConfigError('MEILI_URL', 'is required when MEILI_API_KEY is set');
+  const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'kgw_documents';
+  if (!MEILI_INDEX.test(meiliIndex)) throw new ConfigError('MEILI_INDEX', 'must be 1 to 400 letters, digits, hyphens or underscores');
   const config: Config = {
     host,
     port,
@@ -214,7 +221,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: parseLogLevel(env),
     databaseUrl: parseUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     s3: parseS3(env),
-    meili: meiliUrl === undefined ? undefined : { url: meiliUrl, apiKey: meiliKey },
+    meili: meiliUrl === undefined ? undefined : { url: meiliUrl, apiKey: meiliKey, index: meiliIndex },
     neo4j: parseNeo4j(env),
     rateLimits: Object.freeze({
       kbWritesPerMinute: parseCount(env, 'KGW_KB_WRITES_PER_MINUTE', 600),

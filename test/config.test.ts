@@ -72,7 +72,7 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       databaseUrl: 'postgresql://kgw:secret@db.acme.test:5432/kgw?sslmode=require',
       s3: { endpoint: 'http://minio:9000', bucket: 'kgw-files', region: 'eu-central-1', accessKeyId: 'AKIA', secretAccessKey: 's3cret' },
-      meili: { url: 'http://meili:7700', apiKey: 'mk' },
+      meili: { url: 'http://meili:7700', apiKey: 'mk', index: 'kgw_documents' },
       neo4j: { url: 'neo4j+s://graph.acme.test:7687', user: 'kgw', password: 'pw' },
       rateLimits: { kbWritesPerMinute: 30, uploadPutsPerMinute: 10 },
       uploadUrlSeconds: 3600,

@@ -5,7 +5,7 @@ import type { ParsedQuery } from '../../src/core/search/query.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
-import type { SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
 import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
 
 /*
@@ -202,7 +202,7 @@ interface WeightedTerm {
   readonly original: boolean;
 }
 
-export class BuiltinSearchBackend implements SearchBackend {
+export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   readonly name = 'builtin';
   readonly #db: Db;
   readonly #ranking: RankingOptions;
@@ -306,8 +306,28 @@ export class BuiltinSearchBackend implements SearchBackend {
     await adjustScopes(tx, deltas);
   }
 
-  async search(query: SearchQuery): Promise<SearchResult> {
-    if (query.scopes.length === 0 || query.limit <= 0) return { hits: [], total: 0 };
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.#search(query, undefined);
+  }
+
+  /**
+   * Ranks only the given documents (another engine's candidates) as `search` would rank them:
+   * the statistics stay those of every document in the caller's scopes.
+   */
+  async rank(query: SearchQuery, candidateIds: readonly string[]): Promise<SearchResult> {
+    if (candidateIds.length === 0) return { hits: [], total: 0 };
+    const rows = await this.#db.query<{ doc_no: string }>('SELECT doc_no FROM search_docs WHERE tenant_id = $1 AND doc_id = ANY($2::text[])', [
+      query.tenantId,
+      [...candidateIds],
+    ]);
+    return this.#search(
+      query,
+      rows.map((r) => r.doc_no),
+    );
+  }
+
+  async #search(query: SearchQuery, candidates: readonly string[] | undefined): Promise<SearchResult> {
+    if (query.scopes.length === 0 || query.limit <= 0 || candidates?.length === 0) return { hits: [], total: 0 };
     const a = analyzer(query.language);
     const parsed = parseQuery(a, query.text);
     const scopes = [...new Set(query.scopes)];
@@ -328,13 +348,13 @@ export class BuiltinSearchBackend implements SearchBackend {
     if (offset >= window) return { hits: [], total: 0 };
     const feedback = this.#ranking.feedback;
     const originalCount = parsed.terms.length;
-    let ranked = await this.#score(query, scopes, terms, parsed, Math.max(window, feedback.docs));
+    let ranked = await this.#score(query, scopes, terms, parsed, Math.max(window, feedback.docs), candidates);
     let finalTerms = terms;
     if (feedback.minTerms > 0 && originalCount >= feedback.minTerms && ranked.rows.length > 1) {
       const expanded = await this.#feedbackTerms(query.tenantId, scopes, terms, ranked.rows.slice(0, feedback.docs), ranked.n);
       if (expanded.length > 0) {
         finalTerms = expanded;
-        ranked = await this.#score(query, scopes, expanded, parsed, window);
+        ranked = await this.#score(query, scopes, expanded, parsed, window, candidates);
         for (const t of expanded) if (!t.original) expansions.push(t.term);
       }
     }
@@ -344,9 +364,16 @@ export class BuiltinSearchBackend implements SearchBackend {
   }
 
   /** Ranks the documents holding the terms within the scopes and filters; the top `limit` and how many matched. */
-  async #score(query: SearchQuery, scopes: readonly string[], terms: readonly WeightedTerm[], parsed: ParsedQuery, limit: number) {
+  async #score(
+    query: SearchQuery,
+    scopes: readonly string[],
+    terms: readonly WeightedTerm[],
+    parsed: ParsedQuery,
+    limit: number,
+    candidates?: readonly string[],
+  ) {
     const { k1, b } = this.#ranking;
-    const filter = filterSql(query.filters, parsed.phrases, 9);
+    const filter = filterSql(query.filters, parsed.phrases, 10);
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     const rows = await this.#db.query<ScoredRow & { n: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
@@ -362,10 +389,21 @@ export class BuiltinSearchBackend implements SearchBackend {
                 FROM p JOIN q USING (term) JOIN df USING (term) CROSS JOIN st GROUP BY p.doc_no)
       SELECT s.doc_no, s.score, count(*) OVER () AS total, (SELECT n FROM st) AS n
         FROM s ${join}
-       WHERE s.has_original
+       WHERE s.has_original AND ($9::bigint[] IS NULL OR s.doc_no = ANY($9::bigint[]))
        ORDER BY s.score DESC, s.doc_no
        LIMIT $8`,
-      [query.tenantId, terms.map((t) => t.term), terms.map((t) => t.weight), terms.map((t) => t.original), scopes, k1, b, limit, ...filter.params],
+      [
+        query.tenantId,
+        terms.map((t) => t.term),
+        terms.map((t) => t.weight),
+        terms.map((t) => t.original),
+        scopes,
+        k1,
+        b,
+        limit,
+        candidates ?? null,
+        ...filter.params,
+      ],
     );
     return { rows, total: Number(rows[0]?.total ?? 0), n: Number(rows[0]?.n ?? 0) };
   }

@@ -15,7 +15,7 @@ export function meiliProbe(meili: MeiliConfig, options: { index?: string } = {})
       const { Meilisearch } = await import('meilisearch');
       await new Meilisearch({ host: meili.url, apiKey: meili.apiKey, timeout: 2500 }).health();
       const { DEFAULT_INDEX_UID, checkSettings } = await import('./meilisearch.ts');
-      const index = options.index ?? DEFAULT_INDEX_UID;
+      const index = options.index ?? meili.index ?? DEFAULT_INDEX_UID;
       const differences = await checkSettings(meili, { index, missingOk: true });
       if (differences.length > 0) throw new Error(`index ${index} has drifted from the settings the gateway applies: ${differences.join('; ')}`);
     },

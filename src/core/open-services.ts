@@ -5,9 +5,9 @@ import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
 import { graphProjection } from '../../connectors/graph/projection.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
-import { BuiltinSearchBackend } from '../../connectors/search/builtin.ts';
 import type { SearchBackend } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
+import { openSearchBackend } from '../../connectors/search/index.ts';
 import { BUILD } from '../build.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
@@ -59,7 +59,7 @@ export async function openServices(config: Config, db: Db, options: { projection
     await blob.close();
     throw error;
   }
-  const search: SearchBackend = new BuiltinSearchBackend(db);
+  const search: SearchBackend = openSearchBackend(config.meili, db);
   const services: Services = Object.freeze({
     config,
     db,
@@ -74,6 +74,7 @@ export async function openServices(config: Config, db: Db, options: { projection
   return {
     services,
     async close() {
+      await search.close?.();
       await graph.close();
       await blob.close();
     },

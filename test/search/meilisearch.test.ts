@@ -12,6 +12,7 @@ import {
   chunkBody,
   chunkId,
   checkSettings,
+  DEFAULT_INDEX_UID,
   filterLiteral,
   queryWords,
   searchFilter,
@@ -28,14 +29,14 @@ function testMeili(): MeiliConfig | undefined {
     if (process.env.CI === 'true') throw new Error('KGW_TEST_MEILI_URL must be set in CI (eval "$(bash test/services/meilisearch.sh)")');
     return undefined;
   }
-  return { url, apiKey: process.env.KGW_TEST_MEILI_KEY };
+  return { url, apiKey: process.env.KGW_TEST_MEILI_KEY, index: DEFAULT_INDEX_UID };
 }
 const meili = testMeili();
 const skip = meili === undefined ? 'KGW_TEST_MEILI_URL is not set (eval "$(bash test/services/meilisearch.sh)")' : false;
 
 /** A Meilisearch that is down: nothing listens on a port that was just free, so connections are refused at once. */
 async function down(): Promise<MeiliConfig> {
-  return { url: `http://127.0.0.1:${await freePort()}`, apiKey: 'none' };
+  return { url: `http://127.0.0.1:${await freePort()}`, apiKey: 'none', index: DEFAULT_INDEX_UID };
 }
 
 /**
