@@ -35,14 +35,14 @@ interface SearchWire {
 const paths = (answer: SearchWire) => answer.results.map((r) => r.path);
 
 for (const backend of storeBackends()) {
-  for (const { name: engineName, open: openEngine } of searchEngines())
-    describe(`Atmina search with the ${engineName} engine on ${backendLabel(backend)}`, () => {
+  for (const choice of searchEngines())
+    describe(`Atmina search with the ${choice.name} engine on ${backendLabel(backend)}`, () => {
       let engine: SearchEngine;
       let suite: KbSuite;
       let kb: KbWire;
       let hidden: KbWire;
       before(async () => {
-        engine = openEngine();
+        engine = choice.open();
         suite = await KbSuite.open(backend, engine.env, { projections: true });
         kb = await suite.kb();
         await suite.file(kb.kb_id, 'decisions/retention.md', '# Customer data retention\n\nWe keep customer data for 30 days after the contract ends.\n');
