@@ -179,6 +179,21 @@ for (const backend of storeBackends()) {
         assertAtminaError(await viewer.fail('search', { query: 'wing', retrieval: 'hybrid' }), 'validation', 'KGW_EMBEDDINGS_URL');
       });
 
+      it('keeps the query text in the audit event of the KBs it searched', async () => {
+        const editor = await suite.agent('editor-bot');
+        await editor.ok<SearchWire>('search', { query: 'audited zeppelin question', scope: { kb_ids: [kb.kb_id] } });
+        const log = await (
+          await suite.agent('admin-bot')
+        ).ok<{ events: { tool: string | null; action: string; query?: string }[] }>('audit_log', {
+          kb_id: kb.kb_id,
+          tool: 'search',
+        });
+        assert.deepEqual(
+          log.events.filter((e) => e.query === 'audited zeppelin question').map((e) => e.action),
+          ['kb.search'],
+        );
+      });
+
       it('refuses a KB of another tenant named in the scope as not found', async () => {
         const globex = await suite.agent('globex-bot', 'context.read context.write', 'globex');
         assertAtminaError(await globex.fail('search', { query: 'retention', scope: { kb_ids: [kb.kb_id] } }), 'not_found');

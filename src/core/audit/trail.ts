@@ -25,6 +25,7 @@ export class AuditTrail {
   readonly #resources: AuditResource[] = [];
   #recorded = false;
   #action = 'tool_call';
+  #details: Record<string, unknown> | undefined;
 
   private constructor(log: AuditLog, base: Base, tenantId: string | undefined) {
     this.#log = log;
@@ -59,6 +60,11 @@ export class AuditTrail {
     this.#resources.push(...resources);
   }
 
+  /** Details of a read's own event, recorded when the call finishes (a search's query text). */
+  detail(details: Record<string, unknown>): void {
+    this.#details = { ...this.#details, ...details };
+  }
+
   /**
    * Records a write's event inside its transaction: the call's event, so `finish` writes no other.
    * What the call touched before goes into the first event recorded.
@@ -86,6 +92,7 @@ export class AuditTrail {
       result: outcome.ok ? 'ok' : 'error',
       errorCode: outcome.ok ? undefined : outcome.errorCode,
       resources: this.#resources,
+      ...(this.#details === undefined ? {} : { details: this.#details }),
     });
   }
 

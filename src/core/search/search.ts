@@ -53,6 +53,8 @@ export interface SearchPageHit extends SearchHit {
 }
 
 export interface SearchPage {
+  /** The ids of the KBs searched. */
+  readonly searched: readonly string[];
   readonly hits: readonly SearchPageHit[];
   readonly total: number;
   readonly nextCursor: string | undefined;
@@ -151,6 +153,7 @@ export async function searchKbs(services: Services, caller: Caller, input: Searc
   });
   const next = offset + hits.length;
   return {
+    searched: kbs.map(({ kb }) => kb.id),
     hits,
     total: result.total,
     nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,

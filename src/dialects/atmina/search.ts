@@ -122,7 +122,10 @@ export const searchTool = defineTool({
       ...(args.max_files === undefined ? {} : { maxFiles: args.max_files }),
       ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
     });
-    audit.touch(...page.hits.map((h) => ({ type: 'kb_file', id: String(h.ref.file_id) })));
+    // The event names the KBs searched, so their teams' audit_query_text setting decides whether the query is shown.
+    audit.readAs('kb.search');
+    audit.detail({ query: args.query, results: page.hits.length, total: page.total });
+    audit.touch(...page.searched.map((kb) => ({ type: 'kb', id: kb })), ...page.hits.map((h) => ({ type: 'kb_file', id: String(h.ref.file_id) })));
     const assets = await assetBlocks(services, caller, page.hits);
     return jsonReply({
       results: page.hits.map((hit) => {
