@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Index, MultiSearchQuery, Settings, Task } from 'meilisearch';
+import { QUERY_TEXT_MAX_CHARS } from '../../src/core/search/query.ts';
 import type { MeiliConfig } from '../../src/config.ts';
 import { STOP_WORDS, analyzer } from '../../src/core/search/analyzer.ts';
 import type { ApplyContext } from '../projection.ts';
@@ -20,6 +21,9 @@ import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, Sea
  */
 
 /** The index when the caller names none. */
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
 export const DEFAULT_INDEX_UID = 'kgw_documents';
 
 /** Every HTTP request to Meilisearch gives up after 10 s (an upload of a full batch included). */
@@ -443,7 +447,12 @@ export class MeiliSearchBackend implements SearchBackend {
     };
     const queries: MultiSearchQuery[] = [
       ...words.map((word): MultiSearchQuery => ({ ...common, q: word, matchingStrategy: 'all' })),
-      { ...common, q: query.text, matchingStrategy: 'last' },
+      // Serde refuses a lone surrogate's JSON escape, and controls only separate words anyway.
+      {
+        ...common,
+        q: query.text.slice(0, QUERY_TEXT_MAX_CHARS).toWellFormed().replace(CONTROLS, ' '),
+        matchingStrategy: 'last',
+      },
     ];
     const response = await this.#call(() =>
       this.#client.multiSearch<{ queries: MultiSearchQuery[] }, CandidateHit>({ queries }, signal === undefined ? {} : { signal }),
