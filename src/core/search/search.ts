@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { SearchFilters, SearchHit, SearchKind } from '../../../connectors/search/contract.ts';
+import type { SearchFilters, SearchHit, SearchKind, SearchQuery, SearchResult } from '../../../connectors/search/contract.ts';
 import { SEARCH_WINDOW_MAX } from '../../../connectors/search/builtin.ts';
 import type { Caller } from '../access/caller.ts';
-import { validation } from '../errors.ts';
+import { KgwError, validation } from '../errors.ts';
 import { accessibleKbs, resolveKb } from '../kb/access.ts';
 import type { KbWithAccess } from '../kb/access.ts';
 import type { Services } from '../services.ts';
@@ -105,6 +105,19 @@ async function searchedKbs(services: Services, caller: Caller, input: SearchInpu
   return [...found.values()];
 }
 
+/**
+ * The engine's answer, or `unavailable` when it cannot give one (Meilisearch down): the
+ * engine's own message stays in the operator's view (readiness, kgw doctor), not the caller's.
+ */
+async function engineSearch(services: Services, query: SearchQuery, signal: AbortSignal | undefined): Promise<SearchResult> {
+  try {
+    return await services.search.search(query, signal);
+  } catch (error) {
+    if (error instanceof KgwError) throw error;
+    throw new KgwError('unavailable', 'search is unavailable just now: the search engine did not answer; try again shortly, or list and read files meanwhile');
+  }
+}
+
 export async function searchKbs(services: Services, caller: Caller, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
   checkText('query', input.query, QUERY_TEXT_MAX_CHARS);
   if (input.query.trim() === '') throw validation('query must not be empty');
@@ -133,7 +146,8 @@ export async function searchKbs(services: Services, caller: Caller, input: Searc
     ...(input.content === undefined ? {} : { contentKind: input.content }),
     ...(updatedSince === undefined ? {} : { updatedSince }),
   };
-  const result = await services.search.search(
+  const result = await engineSearch(
+    services,
     {
       tenantId: caller.tenant.id,
       text: input.query,
