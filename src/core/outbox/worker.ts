@@ -4,7 +4,7 @@ import type { OutboxDbRow } from './queries.ts';
 import { toOutboxRow } from './queries.ts';
 
 export interface WorkerOptions {
-  /** Rows claimed per transaction (default 100). */
+  /** Rows claimed per transaction (default 100), the rows of one resource included: a resource's run of rows fills up to a whole batch. */
   readonly batchSize?: number;
   /** How long a projection's loop sleeps when it found nothing to apply (default 1 s). */
   readonly idleMs?: number;
@@ -24,19 +24,31 @@ export interface DrainResult {
 }
 
 /**
- * Claims the oldest waiting rows of one projection that are due and that have no earlier row
- * of the same resource still waiting (applied rows are deleted, so "earlier and present" means
- * "earlier and not yet applied", including one backing off after a failure, or one claimed by
- * another worker right now). SKIP LOCKED lets several workers and processes drain side by side.
+ * Claims the oldest waiting rows of one projection, up to a batch, in id order: each row goes
+ * with the head of its resource (its earliest row still in the table; applied rows are
+ * deleted, so that is its earliest row not yet applied), and only rows whose head is due and
+ * can be locked are taken. A resource whose head this transaction locks thus comes with its
+ * following rows, in order, as far as the batch reaches, so a resource with many rows (a
+ * tenant's graph) drains a batch per transaction rather than a row. Only the head is locked,
+ * with SKIP LOCKED: rows of a resource whose head another worker holds, or whose head is
+ * backing off after a failure, are passed over, so a worker never takes a later row of a
+ * resource that another one is applying, and several workers and processes drain side by side.
+ * (The followers need no lock of their own: nobody can take them without their head. Locking
+ * them with SKIP LOCKED too would be wrong: a row locked by a worker that then failed to lock
+ * its head would be skipped by the head's holder, leaving a gap in its resource's run.) A
+ * head deleted or moved to a later attempt since the statement's snapshot is skipped when it
+ * is locked, as PostgreSQL rechecks a locked row's conditions. Only the head's next_attempt_at
+ * counts: a row fails only as its resource's head (everything before it in its batch was
+ * applied), so a backing-off row always heads its resource.
  */
-const CLAIM = `SELECT o.id, o.tenant_id, o.projection, o.resource_key, o.operation, o.payload, o.created_at, o.attempts
-  FROM outbox o
- WHERE o.projection = $1
-   AND o.next_attempt_at <= clock_timestamp()
-   AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.projection = o.projection AND e.resource_key = o.resource_key AND e.id < o.id)
- ORDER BY o.id
+const CLAIM = `SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, r.created_at, r.attempts
+  FROM outbox r
+  JOIN outbox h ON h.id = (SELECT min(e.id) FROM outbox e WHERE e.projection = r.projection AND e.resource_key = r.resource_key)
+ WHERE r.projection = $1
+   AND h.next_attempt_at <= clock_timestamp()
+ ORDER BY r.id
  LIMIT $2
- FOR UPDATE OF o SKIP LOCKED`;
+ FOR UPDATE OF h SKIP LOCKED`;
 
 function describe(error: unknown): string {
   const text = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
@@ -69,7 +81,9 @@ const sleepUntil = (ms: number, wake: AbortSignal) =>
  * Drains the outbox into the projections: one loop per projection, each claiming a batch in a
  * transaction, applying it, and deleting the applied rows in that same transaction, so a row
  * is applied once even with several gateway processes draining at once (a crash between the
- * backend call and the commit re-applies it; projections are idempotent).
+ * backend call and the commit re-applies it, with the rest of its batch; projections are
+ * idempotent). A batch takes a resource's consecutive rows together (see CLAIM), so a tenant's
+ * graph, whose rows all share one resource key, drains up to a batch per transaction.
  */
 export class OutboxWorker {
   readonly #db: Db;
@@ -203,9 +217,13 @@ export class OutboxWorker {
 
   /**
    * Claims up to a batch, applies it, and in the same transaction deletes what was applied and
-   * records a failure. When the batch as a whole fails, its rows are tried one by one until
+   * records a failure. A batch holds, for each resource whose head it claimed, that resource's
+   * rows in order from the head on, and goes to `apply` in id order, which keeps every
+   * resource's order. When the batch as a whole fails, its rows are tried one by one until
    * one fails: the rows before it are applied, it backs off, and the rest are released untried
-   * (their turn comes in the next round), so one bad row delays only its own resource.
+   * (their turn comes in the next round), so one bad row delays only its own resource. Its
+   * resource's later rows in the batch come after it, so they are among those released: they
+   * wait behind it while it backs off.
    */
   drainBatch(projection: Projection): Promise<DrainResult> {
     return this.#db.tx(async (tx) => {
