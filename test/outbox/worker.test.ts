@@ -189,6 +189,20 @@ for (const backend of storeBackends()) {
       );
     });
 
+    it('looks past the oldest rows when all of them wait behind a head that backs off', async () => {
+      // 30 rows of one resource are more than the claim's first look (10 batches of 2 rows).
+      await db.tx((tx) => enqueue(tx, [...Array.from({ length: 30 }, (_, i) => upsert('bad', i)), upsert('good', 30)]));
+      const projection = new TableProjection(db);
+      projection.poisonN.add(0);
+      const worker = new OutboxWorker(db, [projection], { idleMs: 5, batchSize: 2, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+      assert.deepEqual(await worker.drainOnce(), { applied: 0, failed: 1 });
+      assert.deepEqual(await worker.drainOnce(), { applied: 1, failed: 0 });
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        [30],
+      );
+    });
+
     it('passes over every row of a resource whose head another transaction holds (PostgreSQL)', async (t) => {
       if (store.databaseUrl === undefined) return t.skip('PGlite runs one transaction at a time');
       const keys = ['k', 'j', 'k', 'k', 'j'];

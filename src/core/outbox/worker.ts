@@ -24,31 +24,51 @@ export interface DrainResult {
 }
 
 /**
- * Claims the oldest waiting rows of one projection, up to a batch, in id order: each row goes
- * with the head of its resource (its earliest row still in the table; applied rows are
- * deleted, so that is its earliest row not yet applied), and only rows whose head is due and
- * can be locked are taken. A resource whose head this transaction locks thus comes with its
- * following rows, in order, as far as the batch reaches, so a resource with many rows (a
- * tenant's graph) drains a batch per transaction rather than a row. Only the head is locked,
- * with SKIP LOCKED: rows of a resource whose head another worker holds, or whose head is
- * backing off after a failure, are passed over, so a worker never takes a later row of a
- * resource that another one is applying, and several workers and processes drain side by side.
- * (The followers need no lock of their own: nobody can take them without their head. Locking
- * them with SKIP LOCKED too would be wrong: a row locked by a worker that then failed to lock
- * its head would be skipped by the head's holder, leaving a gap in its resource's run.) A
- * head deleted or moved to a later attempt since the statement's snapshot is skipped when it
- * is locked, as PostgreSQL rechecks a locked row's conditions. Only the head's next_attempt_at
- * counts: a row fails only as its resource's head (everything before it in its batch was
- * applied), so a backing-off row always heads its resource.
+ * Claims the oldest waiting rows of one projection, up to a batch ($2), in id order: the rows
+ * of each resource whose head (its earliest row still in the table; applied rows are deleted,
+ * so that is its earliest row not yet applied) is due and this transaction can lock. A
+ * resource whose head it locks thus comes with its following rows, in order, as far as the
+ * batch reaches, so a resource with many rows (a tenant's graph) drains a batch per
+ * transaction rather than a row. Only heads are locked, with SKIP LOCKED: a resource whose
+ * head another worker holds, or whose head backs off after a failure, is passed over whole, so
+ * a worker never takes a later row of a resource that another one is applying, and several
+ * workers and processes drain side by side. (The following rows need no lock of their own:
+ * nobody takes them without their head. A head deleted or moved to a later attempt since the
+ * statement's snapshot is skipped when it is locked, as PostgreSQL rechecks a locked row's
+ * conditions.) Only the head's next_attempt_at counts: a row fails only as its resource's
+ * head (everything before it in its batch was applied), so a backing-off row heads its
+ * resource.
+ *
+ * It looks at the oldest $3 rows of the projection (all of them when $3 is null), the window.
+ * The window is a prefix in id order, so a resource's first row in it is its head, found
+ * without looking further; and the rows of a resource it sees are a prefix of that resource's
+ * rows (one snapshot, and writers of one resource commit in id order), so no row of a taken
+ * run is passed over. The first `batch` lockable heads in id order are locked: the first
+ * `batch` rows of the resources that can be taken have their heads among them.
  */
-const CLAIM = `SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, r.created_at, r.attempts
+const CLAIM = `WITH w AS MATERIALIZED (
+       SELECT id, resource_key FROM outbox WHERE projection = $1 ORDER BY id LIMIT $3),
+     heads AS MATERIALIZED (
+       SELECT h.id, h.resource_key FROM outbox h
+        WHERE h.id IN (SELECT min(id) FROM w GROUP BY resource_key)
+          AND h.next_attempt_at <= clock_timestamp()
+        ORDER BY h.id
+        LIMIT $2
+        FOR UPDATE OF h SKIP LOCKED)
+SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, r.created_at, r.attempts
   FROM outbox r
-  JOIN outbox h ON h.id = (SELECT min(e.id) FROM outbox e WHERE e.projection = r.projection AND e.resource_key = r.resource_key)
- WHERE r.projection = $1
-   AND h.next_attempt_at <= clock_timestamp()
+ WHERE r.id IN (SELECT w.id FROM w JOIN heads ON heads.resource_key = w.resource_key)
  ORDER BY r.id
- LIMIT $2
- FOR UPDATE OF h SKIP LOCKED`;
+ LIMIT $2`;
+
+/**
+ * CLAIM's window, in batches. Looking at a window rather than the whole backlog bounds what a
+ * claim reads (PGlite gathers no statistics, so no plan can be counted on to stop early).
+ * When the window holds nothing to take (all its rows belong to resources held elsewhere or
+ * backing off), the claim looks again at every row; the transaction holds no head by then,
+ * so that second statement's snapshot decides alone.
+ */
+const CLAIM_WINDOW_BATCHES = 10;
 
 function describe(error: unknown): string {
   const text = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
@@ -227,7 +247,9 @@ export class OutboxWorker {
    */
   drainBatch(projection: Projection): Promise<DrainResult> {
     return this.#db.tx(async (tx) => {
-      const rows = (await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize])).map(toOutboxRow);
+      let claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, this.#batchSize * CLAIM_WINDOW_BATCHES]);
+      if (claimed.length === 0) claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, null]);
+      const rows = claimed.map(toOutboxRow);
       if (rows.length === 0) return { applied: 0, failed: 0 };
       const applied: OutboxRow[] = [];
       let failure: { row: OutboxRow; error: unknown } | undefined;
