@@ -41,9 +41,12 @@ export interface Projection {
   /** Matches OutboxEntry.projection. */
   readonly name: string;
   /**
-   * Applies rows in the order given; rows of one resource never come out of order. Must be
-   * idempotent: a row may be applied again after a crash between the backend call and the
-   * commit. Throws when the backend refused or could not be reached; nothing is lost then.
+   * Applies rows in the order given (global id order); rows of one resource never come out of
+   * order, and the rows of one resource waiting together come in one call, as far as the batch
+   * reaches. Must be idempotent: a row may be applied again (with the rest of its call) after a
+   * crash between the backend call and the commit, or when a failed call's rows are tried
+   * again one by one. Throws when the backend refused or could not be reached; nothing is lost
+   * then.
    */
   apply(rows: readonly OutboxRow[], context: ApplyContext): Promise<void>;
   /** Removes everything this projection holds (all tenants), before a rebuild. */

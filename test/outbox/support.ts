@@ -36,7 +36,11 @@ export class TableProjection implements Projection {
   failuresLeft = 0;
   /** Rows of these keys always fail (a poison row). */
   readonly poison = new Set<string>();
+  /** Rows whose payload's n is one of these always fail (one poison row in a resource's run). */
+  readonly poisonN = new Set<number>();
   calls = 0;
+  /** How many rows each call was given, in call order. */
+  readonly callSizes: number[] = [];
   cleared = 0;
   readonly #db: Db;
 
@@ -47,12 +51,14 @@ export class TableProjection implements Projection {
 
   async apply(rows: readonly OutboxRow[], context: { tx: Queryable }): Promise<void> {
     this.calls += 1;
+    this.callSizes.push(rows.length);
     if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:9');
     if (this.failuresLeft > 0) {
       this.failuresLeft -= 1;
       throw new Error(`transient failure (${this.failuresLeft} left)`);
     }
-    if (rows.some((r) => this.poison.has(r.resourceKey))) throw new Error('backend refused the document');
+    if (rows.some((r) => this.poison.has(r.resourceKey) || (typeof r.payload.n === 'number' && this.poisonN.has(r.payload.n))))
+      throw new Error('backend refused the document');
     for (const row of rows) {
       const n = typeof row.payload.n === 'number' ? row.payload.n : null;
       await context.tx.query('INSERT INTO test_projection_log (projection, outbox_id, resource_key, operation, n) VALUES ($1, $2, $3, $4, $5)', [

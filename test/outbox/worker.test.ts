@@ -79,18 +79,171 @@ for (const backend of storeBackends()) {
       assert.notEqual(state?.lastAppliedAt, null);
     });
 
-    it('applies the rows of one resource in order, one per batch, and others alongside', async () => {
+    it('applies the rows of several resources in one batch, each resource in order', async () => {
       await write(db, [upsert('k1', 1), upsert('k2', 1), upsert('k1', 2), remove('k1'), upsert('k2', 2), upsert('k1', 3)]);
       const projection = new TableProjection(db);
       const worker = new OutboxWorker(db, [projection], { ...FAST, batchSize: 10 });
-      assert.deepEqual(await worker.drainOnce(), { applied: 2, failed: 0 }, 'only the first row of each resource is due');
-      await worker.drainAll();
+      assert.deepEqual(await worker.drainOnce(), { applied: 6, failed: 0 }, 'each head comes with the rows after it');
       await assertOnceInOrder(db, 6);
       assert.deepEqual(
         (await logRows(db)).filter((r) => r.resource_key === 'k1').map((r) => r.n),
         [1, 2, null, 3],
       );
       assert.deepEqual(Object.fromEntries(await projection.docs()), { k1: 3, k2: 2 });
+    });
+
+    it('applies many rows of one resource in one call, in enqueue order', async () => {
+      await db.tx((tx) =>
+        enqueue(
+          tx,
+          Array.from({ length: 60 }, (_, i) => upsert('tenant:a', i)),
+        ),
+      );
+      const projection = new TableProjection(db);
+      const result = await new OutboxWorker(db, [projection], { ...FAST, batchSize: 100 }).drainOnce();
+      assert.equal(result.applied, 60);
+      assert.deepEqual(projection.callSizes, [60]);
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        Array.from({ length: 60 }, (_, i) => i),
+      );
+      assert.equal(await backlog(db), 0);
+    });
+
+    it('fills a batch with the first rows of a run only: the rest follow in the next rounds, in order', async () => {
+      await db.tx((tx) =>
+        enqueue(
+          tx,
+          Array.from({ length: 25 }, (_, i) => upsert('tenant:a', i)),
+        ),
+      );
+      const projection = new TableProjection(db);
+      const worker = new OutboxWorker(db, [projection], { ...FAST, batchSize: 10 });
+      assert.equal((await worker.drainOnce()).applied, 10);
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        Array.from({ length: 10 }, (_, i) => i),
+      );
+      await worker.drainAll();
+      assert.deepEqual(projection.callSizes, [10, 10, 5]);
+      await assertOnceInOrder(db, 25);
+    });
+
+    it('hands interleaved resources to the projection in global id order, cutting the batch at the oldest rows', async () => {
+      const keys = ['a', 'b', 'a', 'c', 'b', 'a', 'c', 'b', 'a'];
+      await write(
+        db,
+        keys.map((key, i) => upsert(key, i)),
+      );
+      const ids = (await db.query<{ id: string }>('SELECT id FROM outbox ORDER BY id')).map((r) => Number(r.id));
+      const projection = new TableProjection(db);
+      const worker = new OutboxWorker(db, [projection], { ...FAST, batchSize: 5 });
+      assert.equal((await worker.drainOnce()).applied, 5);
+      assert.deepEqual(
+        (await logRows(db)).map((r) => Number(r.outbox_id)),
+        ids.slice(0, 5),
+        'the five oldest rows, oldest first',
+      );
+      await worker.drainAll();
+      assert.deepEqual(
+        (await logRows(db)).map((r) => Number(r.outbox_id)),
+        ids,
+      );
+    });
+
+    it('a failure in the middle of a run applies the rows before it, backs it off and keeps its later rows waiting', async () => {
+      // n is the position: k's run is 0, 2, 3, 4 (refused), 6; j's rows 1, 5 and 7 go alongside.
+      const keys = ['k', 'j', 'k', 'k', 'k', 'j', 'k', 'j'];
+      await write(
+        db,
+        keys.map((key, i) => upsert(key, i)),
+      );
+      const projection = new TableProjection(db);
+      projection.poisonN.add(4);
+      const worker = new OutboxWorker(db, [projection], { idleMs: 5, batchSize: 100, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+      assert.deepEqual(await worker.drainOnce(), { applied: 4, failed: 1 });
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        [0, 1, 2, 3],
+        'the rows before the failing one, of both resources',
+      );
+      await worker.drainAll();
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        [0, 1, 2, 3, 5, 7],
+        "j's later rows were released, then applied; k's wait",
+      );
+      const waiting = await db.query<{ n: number; attempts: number; due: boolean }>(
+        "SELECT (payload->>'n')::int AS n, attempts, next_attempt_at <= clock_timestamp() AS due FROM outbox ORDER BY id",
+      );
+      assert.deepEqual(
+        waiting.map((r) => pick(r, ['n', 'attempts', 'due'])),
+        records(
+          ['n', 'attempts', 'due'],
+          [
+            [4, 1, false],
+            [6, 0, true],
+          ],
+        ),
+        'the failing row backs off; the row after it waits without an attempt of its own',
+      );
+    });
+
+    it('looks past the oldest rows when all of them wait behind a head that backs off', async () => {
+      // 30 rows of one resource are more than the claim's first look (10 batches of 2 rows).
+      await db.tx((tx) => enqueue(tx, [...Array.from({ length: 30 }, (_, i) => upsert('bad', i)), upsert('good', 30)]));
+      const projection = new TableProjection(db);
+      projection.poisonN.add(0);
+      const worker = new OutboxWorker(db, [projection], { idleMs: 5, batchSize: 2, backoff: { baseMs: 60_000, maxMs: 60_000 } });
+      assert.deepEqual(await worker.drainOnce(), { applied: 0, failed: 1 });
+      assert.deepEqual(await worker.drainOnce(), { applied: 1, failed: 0 });
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        [30],
+      );
+    });
+
+    it('passes over every row of a resource whose head another transaction holds (PostgreSQL)', async (t) => {
+      if (store.databaseUrl === undefined) return t.skip('PGlite runs one transaction at a time');
+      const keys = ['k', 'j', 'k', 'k', 'j'];
+      await write(
+        db,
+        keys.map((key, i) => upsert(key, i)),
+      );
+      const [head] = await db.query<{ id: string }>("SELECT id FROM outbox WHERE resource_key = 'k' ORDER BY id LIMIT 1");
+      const other = openPostgres(store.databaseUrl, { max: 1 });
+      const projection = new TableProjection(db);
+      const worker = new OutboxWorker(db, [projection], { ...FAST, batchSize: 100 });
+      let release = () => undefined as void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked = () => undefined as void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      try {
+        const holder = other.tx(async (tx) => {
+          await tx.query('SELECT id FROM outbox WHERE id = $1 FOR UPDATE', [head?.id]);
+          locked();
+          await released;
+        });
+        await holding;
+        try {
+          assert.deepEqual(await worker.drainOnce(), { applied: 2, failed: 0 });
+          assert.deepEqual(
+            (await logRows(db)).map((r) => r.n),
+            [1, 4],
+            "only j's rows: k's head is held elsewhere, and so its later rows are too",
+          );
+        } finally {
+          release();
+          await holder;
+        }
+      } finally {
+        await other.close();
+      }
+      assert.equal((await worker.drainOnce()).applied, 3);
+      assert.deepEqual(
+        (await logRows(db)).map((r) => r.n),
+        [1, 4, 0, 2, 3],
+      );
     });
 
     it('retries a projection that fails N times with backoff, then applies everything once', async () => {
@@ -250,6 +403,26 @@ for (const backend of storeBackends()) {
       assert.equal(Number(state?.applied_total), 500);
       const docs = await new TableProjection(db).docs();
       for (let k = 0; k < 37; k++) assert.equal(docs.get(`r:${k}`), k + 37 * Math.floor((499 - k) / 37), 'the last write of each resource wins');
+    });
+
+    it('two workers (two pools on PostgreSQL) drain long runs of a few resources concurrently: each row once, in order per resource', async () => {
+      // Three resources with 200 rows each (a tenant's graph) among 100 resources of one row.
+      const entries = Array.from({ length: 700 }, (_, i) => upsert(i % 7 < 6 ? `tenant:${i % 3}` : `kb_file:${i}`, i));
+      const second = store.databaseUrl === undefined ? db : openPostgres(store.databaseUrl, { max: 5 });
+      const projections = [new TableProjection(db), new TableProjection(second)];
+      const workers = projections.map((p, i) => new OutboxWorker(i === 0 ? db : second, [p], { ...FAST, batchSize: i === 0 ? 13 : 29 }));
+      try {
+        for (const worker of workers) worker.start();
+        // Writers keep enqueueing while both drain, a few rows per transaction as an org file's apply does.
+        for (let start = 0; start < entries.length; start += 35) await db.tx((tx) => enqueue(tx, entries.slice(start, start + 35)));
+        await waitFor(async () => (await backlog(db)) === 0, 60_000);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+        if (second !== db) await second.close();
+      }
+      await assertOnceInOrder(db, 700);
+      const docs = await new TableProjection(db).docs();
+      for (let k = 0; k < 3; k++) assert.equal(docs.get(`tenant:${k}`), [...entries].reverse().find((e) => e.resourceKey === `tenant:${k}`)?.payload?.n);
     });
 
     it('rebuilds a projection from Postgres alone: clear, enqueue the current state, apply', async () => {

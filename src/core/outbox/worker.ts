@@ -4,7 +4,7 @@ import type { OutboxDbRow } from './queries.ts';
 import { toOutboxRow } from './queries.ts';
 
 export interface WorkerOptions {
-  /** Rows claimed per transaction (default 100). */
+  /** Rows claimed per transaction (default 100), the rows of one resource included: a resource's run of rows fills up to a whole batch. */
   readonly batchSize?: number;
   /** How long a projection's loop sleeps when it found nothing to apply (default 1 s). */
   readonly idleMs?: number;
@@ -24,19 +24,51 @@ export interface DrainResult {
 }
 
 /**
- * Claims the oldest waiting rows of one projection that are due and that have no earlier row
- * of the same resource still waiting (applied rows are deleted, so "earlier and present" means
- * "earlier and not yet applied", including one backing off after a failure, or one claimed by
- * another worker right now). SKIP LOCKED lets several workers and processes drain side by side.
+ * Claims the oldest waiting rows of one projection, up to a batch ($2), in id order: the rows
+ * of each resource whose head (its earliest row still in the table; applied rows are deleted,
+ * so that is its earliest row not yet applied) is due and this transaction can lock. A
+ * resource whose head it locks thus comes with its following rows, in order, as far as the
+ * batch reaches, so a resource with many rows (a tenant's graph) drains a batch per
+ * transaction rather than a row. Only heads are locked, with SKIP LOCKED: a resource whose
+ * head another worker holds, or whose head backs off after a failure, is passed over whole, so
+ * a worker never takes a later row of a resource that another one is applying, and several
+ * workers and processes drain side by side. (The following rows need no lock of their own:
+ * nobody takes them without their head. A head deleted or moved to a later attempt since the
+ * statement's snapshot is skipped when it is locked, as PostgreSQL rechecks a locked row's
+ * conditions.) Only the head's next_attempt_at counts: a row fails only as its resource's
+ * head (everything before it in its batch was applied), so a backing-off row heads its
+ * resource.
+ *
+ * It looks at the oldest $3 rows of the projection (all of them when $3 is null), the window.
+ * The window is a prefix in id order, so a resource's first row in it is its head, found
+ * without looking further; and the rows of a resource it sees are a prefix of that resource's
+ * rows (one snapshot, and writers of one resource commit in id order), so no row of a taken
+ * run is passed over. The first `batch` lockable heads in id order are locked: the first
+ * `batch` rows of the resources that can be taken have their heads among them.
  */
-const CLAIM = `SELECT o.id, o.tenant_id, o.projection, o.resource_key, o.operation, o.payload, o.created_at, o.attempts
-  FROM outbox o
- WHERE o.projection = $1
-   AND o.next_attempt_at <= clock_timestamp()
-   AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.projection = o.projection AND e.resource_key = o.resource_key AND e.id < o.id)
- ORDER BY o.id
- LIMIT $2
- FOR UPDATE OF o SKIP LOCKED`;
+const CLAIM = `WITH w AS MATERIALIZED (
+       SELECT id, resource_key FROM outbox WHERE projection = $1 ORDER BY id LIMIT $3),
+     heads AS MATERIALIZED (
+       SELECT h.id, h.resource_key FROM outbox h
+        WHERE h.id IN (SELECT min(id) FROM w GROUP BY resource_key)
+          AND h.next_attempt_at <= clock_timestamp()
+        ORDER BY h.id
+        LIMIT $2
+        FOR UPDATE OF h SKIP LOCKED)
+SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, r.created_at, r.attempts
+  FROM outbox r
+ WHERE r.id IN (SELECT w.id FROM w JOIN heads ON heads.resource_key = w.resource_key)
+ ORDER BY r.id
+ LIMIT $2`;
+
+/**
+ * CLAIM's window, in batches. Looking at a window rather than the whole backlog bounds what a
+ * claim reads (PGlite gathers no statistics, so no plan can be counted on to stop early).
+ * When the window holds nothing to take (all its rows belong to resources held elsewhere or
+ * backing off), the claim looks again at every row; the transaction holds no head by then,
+ * so that second statement's snapshot decides alone.
+ */
+const CLAIM_WINDOW_BATCHES = 10;
 
 function describe(error: unknown): string {
   const text = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
@@ -69,7 +101,9 @@ const sleepUntil = (ms: number, wake: AbortSignal) =>
  * Drains the outbox into the projections: one loop per projection, each claiming a batch in a
  * transaction, applying it, and deleting the applied rows in that same transaction, so a row
  * is applied once even with several gateway processes draining at once (a crash between the
- * backend call and the commit re-applies it; projections are idempotent).
+ * backend call and the commit re-applies it, with the rest of its batch; projections are
+ * idempotent). A batch takes a resource's consecutive rows together (see CLAIM), so a tenant's
+ * graph, whose rows all share one resource key, drains up to a batch per transaction.
  */
 export class OutboxWorker {
   readonly #db: Db;
@@ -203,13 +237,19 @@ export class OutboxWorker {
 
   /**
    * Claims up to a batch, applies it, and in the same transaction deletes what was applied and
-   * records a failure. When the batch as a whole fails, its rows are tried one by one until
+   * records a failure. A batch holds, for each resource whose head it claimed, that resource's
+   * rows in order from the head on, and goes to `apply` in id order, which keeps every
+   * resource's order. When the batch as a whole fails, its rows are tried one by one until
    * one fails: the rows before it are applied, it backs off, and the rest are released untried
-   * (their turn comes in the next round), so one bad row delays only its own resource.
+   * (their turn comes in the next round), so one bad row delays only its own resource. Its
+   * resource's later rows in the batch come after it, so they are among those released: they
+   * wait behind it while it backs off.
    */
   drainBatch(projection: Projection): Promise<DrainResult> {
     return this.#db.tx(async (tx) => {
-      const rows = (await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize])).map(toOutboxRow);
+      let claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, this.#batchSize * CLAIM_WINDOW_BATCHES]);
+      if (claimed.length === 0) claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, null]);
+      const rows = claimed.map(toOutboxRow);
       if (rows.length === 0) return { applied: 0, failed: 0 };
       const applied: OutboxRow[] = [];
       let failure: { row: OutboxRow; error: unknown } | undefined;
