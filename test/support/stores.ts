@@ -98,3 +98,8 @@ export function storeBackends(): StoreBackend[] {
   const url = testDatabaseUrl();
   return url === undefined ? [pglite] : [pglite, postgres(url)];
 }
+
+/** A fresh store of one kind: PGlite in a temporary folder, or a new database on the PostgreSQL server at `serverUrl`. */
+export function storeBackendAt(serverUrl: string | undefined): StoreBackend {
+  return serverUrl === undefined ? pglite : postgres(serverUrl);
+}

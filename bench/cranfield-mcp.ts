@@ -1,0 +1,165 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CranfieldDoc, CranfieldQuery } from './cranfield.ts';
+import { docContent, docIdOf, docPath } from './cranfield.ts';
+import { distinct } from './ir-metrics.ts';
+
+/**
+ * What the search-quality bench does through Atmina's MCP tools, as an agent would: create a
+ * KB, write the collection into it with write_files, wait on the KB's indexing-status resource
+ * until search has caught up, and run the queries through the search tool. Only the SDK
+ * client is used, so every figure includes the MCP layer.
+ */
+
+/** Items per write_files call: the tool's own maximum. */
+export const WRITE_BATCH_ITEMS = 50;
+/** How long loading may wait for search to index the collection before the bench gives up: 10 minutes. */
+export const INDEXING_TIMEOUT_MS = 10 * 60_000;
+/** How often the indexing-status resource is read while waiting. */
+export const INDEXING_POLL_MS = 250;
+/** Files asked of search per query: MAP is measured over the top 100. */
+export const SEARCH_MAX_FILES = 100;
+/** Search calls in flight at once. */
+export const SEARCH_CONCURRENCY = 2;
+
+/** The structured content of a tool's answer; a tool error is thrown with its text (`code: message`). */
+export async function callStructured(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError === true) {
+    const content = Array.isArray(result.content) ? (result.content as { type?: string; text?: string }[]) : [];
+    const text = content.map((c) => (c.type === 'text' ? c.text : '')).join(' ');
+    throw new Error(`${name} failed: ${text}`);
+  }
+  const structured: unknown = result.structuredContent;
+  if (structured === undefined || structured === null || typeof structured !== 'object') throw new Error(`${name} answered no structured content`);
+  return structured as Record<string, unknown>;
+}
+
+/** Creates a KB named `name` in the caller's one Admin team; answers its kb_id. */
+export async function createKb(client: Client, name: string): Promise<string> {
+  const kb = await callStructured(client, 'create_kb', { name });
+  if (typeof kb.kb_id !== 'string') throw new Error('create_kb answered no kb_id');
+  return kb.kb_id;
+}
+
+/** The search backend the gateway reports in Atmina's health tool (search.backend). */
+export async function searchBackend(client: Client): Promise<string> {
+  const health = await callStructured(client, 'health', {});
+  const search = health.search as { backend?: unknown } | undefined;
+  if (typeof search?.backend !== 'string') throw new Error('health answered no search.backend');
+  return search.backend;
+}
+
+interface BatchAnswer {
+  written: number;
+  failed: number;
+  results: { ok: boolean; path: string; error?: string }[];
+}
+
+/**
+ * Writes every document as `cranfield/<id>.md` (mode create), WRITE_BATCH_ITEMS per
+ * write_files call, one call after the other. Any failed item fails the load: figures over a
+ * partial collection would not compare.
+ */
+export async function writeDocs(client: Client, kbId: string, docs: readonly CranfieldDoc[]): Promise<number> {
+  let written = 0;
+  for (let start = 0; start < docs.length; start += WRITE_BATCH_ITEMS) {
+    const items = docs.slice(start, start + WRITE_BATCH_ITEMS).map((doc) => ({ path: docPath(doc.id), mode: 'create', content: docContent(doc) }));
+    const answer = (await callStructured(client, 'write_files', { kb_id: kbId, items })) as unknown as BatchAnswer;
+    if (answer.failed !== 0) {
+      const first = answer.results.find((r) => !r.ok);
+      throw new Error(`write_files: ${answer.failed} of ${items.length} items failed, first ${first?.path}: ${first?.error}`);
+    }
+    written += answer.written;
+  }
+  return written;
+}
+
+export interface ProjectionBacklog {
+  readonly projection: string;
+  readonly pending: number;
+  readonly failing: number;
+  readonly last_error: string | null;
+}
+
+export interface IndexingStatus {
+  readonly kb_id: string;
+  readonly files: number;
+  readonly indexed: boolean;
+  readonly projections: readonly ProjectionBacklog[];
+}
+
+/** The KB's `atmina://kb/{kb_id}/indexing-status` resource. */
+export async function readIndexingStatus(client: Client, kbId: string): Promise<IndexingStatus> {
+  const { contents } = await client.readResource({ uri: `atmina://kb/${kbId}/indexing-status` });
+  const first = contents[0];
+  if (first === undefined || !('text' in first) || typeof first.text !== 'string') throw new Error('indexing-status answered no text');
+  return JSON.parse(first.text) as IndexingStatus;
+}
+
+export interface WaitOptions {
+  readonly timeoutMs?: number;
+  readonly pollMs?: number;
+}
+
+/**
+ * Reads the indexing status until no row waits for search (the graph may lag: search results
+ * do not depend on it). Throws once `timeoutMs` has passed, with what still waited and the
+ * latest error, so a projection that is not running or keeps failing is named.
+ */
+export async function waitForSearchIndexing(client: Client, kbId: string, options: WaitOptions = {}): Promise<IndexingStatus> {
+  const timeoutMs = options.timeoutMs ?? INDEXING_TIMEOUT_MS;
+  const pollMs = options.pollMs ?? INDEXING_POLL_MS;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await readIndexingStatus(client, kbId);
+    const search = status.projections.find((p) => p.projection === 'search');
+    if (search !== undefined && search.pending === 0) return status;
+    if (Date.now() >= deadline) {
+      const waiting = search === undefined ? 'no search projection listed' : `${search.pending} rows pending, ${search.failing} failing`;
+      const error = search?.last_error ? `, latest error: ${search.last_error}` : '';
+      throw new Error(`search did not index KB ${kbId} within ${Math.round(timeoutMs / 1000)} s: ${waiting}${error}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+interface SearchAnswer {
+  results: { kind?: string; path?: string }[];
+}
+
+export interface QueryRun {
+  readonly number: number;
+  /** Document ids best first, each once; a file that is no document keeps its rank under its path. */
+  readonly ranking: readonly string[];
+  /** File results the tool answered (before repeats were removed). */
+  readonly returned: number;
+  /** Milliseconds from sending the tools/call to having its answer. */
+  readonly latencyMs: number;
+}
+
+/** One query through the search tool, scoped to the KB: the files it answers, best first. */
+export async function searchQuery(client: Client, kbId: string, query: CranfieldQuery): Promise<QueryRun> {
+  const started = performance.now();
+  const answer = (await callStructured(client, 'search', {
+    query: query.text,
+    scope: { kb_ids: [kbId] },
+    max_files: SEARCH_MAX_FILES,
+  })) as unknown as SearchAnswer;
+  const latencyMs = performance.now() - started;
+  const files = answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!);
+  return { number: query.number, ranking: distinct(files.map((p) => docIdOf(p) ?? p)), returned: files.length, latencyMs };
+}
+
+/** Runs the queries with SEARCH_CONCURRENCY calls in flight; answers them in query order. */
+export async function runQueries(client: Client, kbId: string, queries: readonly CranfieldQuery[], concurrency = SEARCH_CONCURRENCY): Promise<QueryRun[]> {
+  const runs: QueryRun[] = new Array<QueryRun>(queries.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < queries.length) {
+      const index = next++;
+      runs[index] = await searchQuery(client, kbId, queries[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queries.length) }, worker));
+  return runs;
+}
