@@ -6,6 +6,8 @@
  * the queries through the search tool and scores the answers (nDCG@10, MAP@100) against the
  * collection's judgements. See bench/README.md.
  */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,16 +29,38 @@ import { MAP_DEPTH, NDCG_DEPTH, averagePrecisionAt, mean, ndcgAt } from './ir-me
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-/** The collection sits beside the repository unless BENCH_CRANFIELD_DIR names another folder. */
-const DEFAULT_DATASET = path.join(HERE, '..', '..', 'shared', 'datasets', 'cranfield');
+/** Where the collection sits relative to the folder beside the repository. */
+const DATASET_BESIDE = path.join('shared', 'datasets', 'cranfield');
 /** The collection README's reference: textbook BM25 (k1 1.2, b 0.75) with the Porter stemmer over title and body. */
 const REFERENCE = { ndcg10: 0.361, map100: 0.308 } as const;
 /** alice is the Admin of the example org's one team, so create_kb needs no team; writing needs context.write. */
 const SCOPES = 'context.read context.write';
 const KB_NAME = 'Cranfield';
+/** The exit status of a run stopped by a signal (128 + SIGINT's number, as shells report it). */
+const INTERRUPTED_EXIT = 130;
 
 const SELECTIONS = ['all', 'odd', 'even'] as const;
 type Selection = (typeof SELECTIONS)[number];
+
+/**
+ * The collection's folder: BENCH_CRANFIELD_DIR, else `shared/datasets/cranfield` beside the
+ * repository; in a linked git worktree, `shared/` sits beside the main checkout instead.
+ */
+function datasetDir(): string {
+  const given = process.env.BENCH_CRANFIELD_DIR || undefined;
+  if (given !== undefined) return path.resolve(given);
+  const root = path.join(HERE, '..');
+  const candidates = [path.join(root, '..', DATASET_BESIDE)];
+  try {
+    const common = execFileSync('git', ['-C', root, 'rev-parse', '--path-format=absolute', '--git-common-dir'], { encoding: 'utf8' }).trim();
+    candidates.push(path.join(path.dirname(common), '..', DATASET_BESIDE));
+  } catch {
+    // Not a git checkout: only the folder beside it is looked at.
+  }
+  const found = candidates.find((dir) => existsSync(path.join(dir, 'cran.qry')));
+  if (found === undefined) throw new Error(`no Cranfield collection at ${candidates.join(' or ')}; set BENCH_CRANFIELD_DIR`);
+  return found;
+}
 
 function selection(): Selection {
   const raw = process.env.BENCH_QUERIES || 'all';
@@ -88,8 +112,7 @@ async function main(): Promise<void> {
   const chosen = selection();
   const databaseUrl = process.env.BENCH_DATABASE_URL || undefined;
   const store = databaseUrl === undefined ? 'pglite' : 'postgres';
-  const dataset = path.resolve(process.env.BENCH_CRANFIELD_DIR || DEFAULT_DATASET);
-  const collection = await readCranfield(dataset);
+  const collection = await readCranfield(datasetDir());
   const queries = collection.queries.filter((q) => selects(chosen, q.number));
   const machine = {
     cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -99,100 +122,110 @@ async function main(): Promise<void> {
     platform: `${process.platform} ${os.release()} ${process.arch}`,
   };
 
-  const opened = await storeBackendAt(databaseUrl).open({ migrated: true });
+  // Undone last first: the client, the gateway, the store (its folder, or its database on the server).
+  // Once only: a signal's clean-up and the one of the run it interrupted share it.
+  const undo: (() => Promise<void>)[] = [];
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaning ??= (async () => {
+      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step();
+    })());
+  // Interrupted (Ctrl-C, a timeout), the bench still removes what it made: a database would stay on the server.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      console.error(`\n${signal}: removing the bench's store`);
+      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
+    });
   try {
+    const opened = await storeBackendAt(databaseUrl).open({ migrated: true });
+    undo.push(() => opened.dispose());
     await seedOrg(opened.db, ORG_YAML);
     const token = await issueToken(opened.db, CALLER.tenant, CALLER.principal, SCOPES);
     // The configuration picks the engine: Meilisearch when MEILI_URL is set, the built-in one otherwise.
     const engineEnv: Record<string, string> = {};
     for (const name of ['MEILI_URL', 'MEILI_API_KEY']) if (process.env[name]) engineEnv[name] = process.env[name];
     const gateway = await startGateway(opened.db, { KGW_LOG_LEVEL: 'error', KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE), ...engineEnv });
-    try {
-      const client = await connectClient(`${gateway.url}/atmina/mcp`, token);
-      try {
-        const kbId = await createKb(client, KB_NAME);
-        console.log(`search-quality: ${store}, ${collection.docs.length} documents, ${queries.length} queries (${chosen})`);
-        const loadStart = performance.now();
-        const written = await writeDocs(client, kbId, collection.docs);
-        const writeSeconds = (performance.now() - loadStart) / 1000;
-        console.log(`- wrote ${written} files in ${round(writeSeconds, 1)} s; waiting for search to index them …`);
-        const status = await waitForSearchIndexing(client, kbId);
-        const indexedSeconds = (performance.now() - loadStart) / 1000;
-        const engine = await searchBackend(client);
-        console.log(`- indexed after ${round(indexedSeconds, 1)} s (${status.files} files); engine ${engine}; searching …`);
+    undo.push(() => gateway.close());
+    const client = await connectClient(`${gateway.url}/atmina/mcp`, token);
+    undo.push(() => client.close());
 
-        const runs = await runQueries(client, kbId, queries);
-        const scored: Scored[] = runs.map((run, index) => {
-          const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
-          return {
-            ...run,
-            label: queries[index]!.label,
-            ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
-            ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
-          };
-        });
-        const latencies = runs.map((r) => r.latencyMs);
-        const results = groups(chosen, scored);
-        const load = {
-          files: written,
-          writeSeconds: round(writeSeconds, 2),
-          writeFilesPerSec: round(written / writeSeconds, 1),
-          indexedSeconds: round(indexedSeconds, 2),
-          indexedFilesPerSec: round(written / indexedSeconds, 1),
-        };
-        const latency = { calls: latencies.length, p50Ms: round(percentile(latencies, 50), 1), p95Ms: round(percentile(latencies, 95), 1) };
-        const safeEngine = engine.toLowerCase().replace(/[^a-z0-9]+/g, '-');
-        const name = `search-quality-${safeEngine}-${store}${chosen === 'all' ? '' : `-${chosen}`}`;
-        const report = {
-          name,
-          date: new Date().toISOString(),
-          machine,
-          settings: {
-            store,
-            engine,
-            queries: chosen,
-            maxFiles: SEARCH_MAX_FILES,
-            concurrency: SEARCH_CONCURRENCY,
-            writeBatchItems: WRITE_BATCH_ITEMS,
-            ndcgDepth: NDCG_DEPTH,
-            mapDepth: MAP_DEPTH,
-          },
-          reference: REFERENCE,
-          results,
-          load,
-          latency,
-          perQuery: scored.map((s) => ({
-            number: s.number,
-            label: s.label,
-            ndcg10: round(s.ndcg10, 4),
-            ap100: round(s.ap100, 4),
-            returned: s.returned,
-            latencyMs: round(s.latencyMs, 1),
-          })),
-        };
-        const file = path.join(HERE, 'results', `${name}.json`);
-        await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+    const kbId = await createKb(client, KB_NAME);
+    console.log(`search-quality: ${store}, ${collection.docs.length} documents, ${queries.length} queries (${chosen})`);
+    const loadStart = performance.now();
+    const written = await writeDocs(client, kbId, collection.docs);
+    const writeSeconds = (performance.now() - loadStart) / 1000;
+    console.log(`- wrote ${written} files in ${round(writeSeconds, 1)} s; waiting for search to index them …`);
+    const status = await waitForSearchIndexing(client, kbId);
+    const indexedSeconds = (performance.now() - loadStart) / 1000;
+    const engine = await searchBackend(client);
+    console.log(`- indexed after ${round(indexedSeconds, 1)} s (${status.files} files); engine ${engine}; searching …`);
 
-        console.log();
-        const rows = [['queries', 'count', 'nDCG@10', 'MAP@100']];
-        for (const [group, f] of Object.entries(results)) rows.push([group, String(f.queries), f.ndcg10.toFixed(3), f.map100.toFixed(3)]);
-        rows.push(['reference (BM25 + Porter)', '225', REFERENCE.ndcg10.toFixed(3), REFERENCE.map100.toFixed(3)]);
-        printTable(rows);
-        console.log(
-          `\nengine ${engine}, store ${store}: load ${load.writeFilesPerSec} files/s written, ${load.indexedFilesPerSec} files/s indexed; ` +
-            `search through MCP p50 ${latency.p50Ms} ms, p95 ${latency.p95Ms} ms (${latency.calls} calls, ${SEARCH_CONCURRENCY} at a time)`,
-        );
-        console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}`);
-        console.log(`wrote ${path.relative(process.cwd(), file)}`);
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await gateway.close();
-    }
+    const runs = await runQueries(client, kbId, queries);
+    const scored: Scored[] = runs.map((run, index) => {
+      const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
+      return {
+        ...run,
+        label: queries[index]!.label,
+        ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
+        ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
+      };
+    });
+    const latencies = runs.map((r) => r.latencyMs);
+    const results = groups(chosen, scored);
+    const load = {
+      files: written,
+      writeSeconds: round(writeSeconds, 2),
+      writeFilesPerSec: round(written / writeSeconds, 1),
+      indexedSeconds: round(indexedSeconds, 2),
+      indexedFilesPerSec: round(written / indexedSeconds, 1),
+    };
+    const latency = { calls: latencies.length, p50Ms: round(percentile(latencies, 50), 1), p95Ms: round(percentile(latencies, 95), 1) };
+    const safeEngine = engine.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+    const name = `search-quality-${safeEngine}-${store}${chosen === 'all' ? '' : `-${chosen}`}`;
+    const report = {
+      name,
+      date: new Date().toISOString(),
+      machine,
+      settings: {
+        store,
+        engine,
+        queries: chosen,
+        maxFiles: SEARCH_MAX_FILES,
+        concurrency: SEARCH_CONCURRENCY,
+        writeBatchItems: WRITE_BATCH_ITEMS,
+        ndcgDepth: NDCG_DEPTH,
+        mapDepth: MAP_DEPTH,
+      },
+      reference: REFERENCE,
+      results,
+      load,
+      latency,
+      perQuery: scored.map((s) => ({
+        number: s.number,
+        label: s.label,
+        ndcg10: round(s.ndcg10, 4),
+        ap100: round(s.ap100, 4),
+        returned: s.returned,
+        latencyMs: round(s.latencyMs, 1),
+      })),
+    };
+    const file = path.join(HERE, 'results', `${name}.json`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+
+    console.log();
+    const rows = [['queries', 'count', 'nDCG@10', 'MAP@100']];
+    for (const [group, f] of Object.entries(results)) rows.push([group, String(f.queries), f.ndcg10.toFixed(3), f.map100.toFixed(3)]);
+    rows.push(['reference (BM25 + Porter)', '225', REFERENCE.ndcg10.toFixed(3), REFERENCE.map100.toFixed(3)]);
+    printTable(rows);
+    console.log(
+      `\nengine ${engine}, store ${store}: load ${load.writeFilesPerSec} files/s written, ${load.indexedFilesPerSec} files/s indexed; ` +
+        `search through MCP p50 ${latency.p50Ms} ms, p95 ${latency.p95Ms} ms (${latency.calls} calls, ${SEARCH_CONCURRENCY} at a time)`,
+    );
+    console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+    console.log(`wrote ${path.relative(process.cwd(), file)}`);
   } finally {
-    await opened.dispose();
+    await cleanUp();
   }
 }
 
