@@ -125,39 +125,69 @@ export async function waitForSearchIndexing(client: Client, kbId: string, option
 
 interface SearchAnswer {
   results: { kind?: string; path?: string }[];
+  next_cursor?: string | null;
+}
+
+/**
+ * Files per search call: SEARCH_MAX_FILES, or fewer when the search tool's input schema caps
+ * max_files lower (as tools/list shows it to any agent); the rest comes page by page.
+ */
+export async function searchPageSize(client: Client): Promise<number> {
+  const { tools } = await client.listTools();
+  const search = tools.find((t) => t.name === 'search');
+  if (search === undefined) throw new Error('the gateway lists no search tool');
+  const maxFiles: unknown = search.inputSchema.properties?.max_files;
+  const maximum: unknown = typeof maxFiles === 'object' && maxFiles !== null ? (maxFiles as { maximum?: unknown }).maximum : undefined;
+  return typeof maximum === 'number' ? Math.min(SEARCH_MAX_FILES, maximum) : SEARCH_MAX_FILES;
 }
 
 export interface QueryRun {
   readonly number: number;
   /** Document ids best first, each once; a file that is no document keeps its rank under its path. */
   readonly ranking: readonly string[];
-  /** File results the tool answered (before repeats were removed). */
+  /** File results the tool answered over all pages (before repeats were removed). */
   readonly returned: number;
-  /** Milliseconds from sending the tools/call to having its answer. */
-  readonly latencyMs: number;
+  /** Milliseconds of each search call, from sending the tools/call to having its answer. */
+  readonly callsMs: readonly number[];
 }
 
-/** One query through the search tool, scoped to the KB: the files it answers, best first. */
-export async function searchQuery(client: Client, kbId: string, query: CranfieldQuery): Promise<QueryRun> {
-  const started = performance.now();
-  const answer = (await callStructured(client, 'search', {
-    query: query.text,
-    scope: { kb_ids: [kbId] },
-    max_files: SEARCH_MAX_FILES,
-  })) as unknown as SearchAnswer;
-  const latencyMs = performance.now() - started;
-  const files = answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!);
-  return { number: query.number, ranking: distinct(files.map((p) => docIdOf(p) ?? p)), returned: files.length, latencyMs };
+/**
+ * One query through the search tool, scoped to the KB: its first SEARCH_MAX_FILES files, best
+ * first, asked `pageSize` at a time and continued with next_cursor, as an agent pages.
+ */
+export async function searchQuery(client: Client, kbId: string, query: CranfieldQuery, pageSize = SEARCH_MAX_FILES): Promise<QueryRun> {
+  const files: string[] = [];
+  const callsMs: number[] = [];
+  let cursor: string | undefined;
+  do {
+    const started = performance.now();
+    const answer = (await callStructured(client, 'search', {
+      query: query.text,
+      scope: { kb_ids: [kbId] },
+      max_files: Math.min(pageSize, SEARCH_MAX_FILES - files.length),
+      ...(cursor === undefined ? {} : { cursor }),
+    })) as unknown as SearchAnswer;
+    callsMs.push(performance.now() - started);
+    files.push(...answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!));
+    cursor = answer.results.length > 0 ? (answer.next_cursor ?? undefined) : undefined;
+  } while (cursor !== undefined && files.length < SEARCH_MAX_FILES);
+  return { number: query.number, ranking: distinct(files.map((p) => docIdOf(p) ?? p)), returned: files.length, callsMs };
 }
 
 /** Runs the queries with SEARCH_CONCURRENCY calls in flight; answers them in query order. */
-export async function runQueries(client: Client, kbId: string, queries: readonly CranfieldQuery[], concurrency = SEARCH_CONCURRENCY): Promise<QueryRun[]> {
+export async function runQueries(
+  client: Client,
+  kbId: string,
+  queries: readonly CranfieldQuery[],
+  options: { readonly pageSize?: number; readonly concurrency?: number } = {},
+): Promise<QueryRun[]> {
+  const concurrency = options.concurrency ?? SEARCH_CONCURRENCY;
   const runs: QueryRun[] = new Array<QueryRun>(queries.length);
   let next = 0;
   const worker = async () => {
     while (next < queries.length) {
       const index = next++;
-      runs[index] = await searchQuery(client, kbId, queries[index]!);
+      runs[index] = await searchQuery(client, kbId, queries[index]!, options.pageSize);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, queries.length) }, worker));

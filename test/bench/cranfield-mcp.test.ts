@@ -2,8 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Projection, ProjectionSet } from '../../connectors/projection.ts';
-import { WRITE_BATCH_ITEMS, createKb, readIndexingStatus, waitForSearchIndexing, writeDocs } from '../../bench/cranfield-mcp.ts';
+import {
+  WRITE_BATCH_ITEMS,
+  createKb,
+  readIndexingStatus,
+  searchBackend,
+  searchPageSize,
+  searchQuery,
+  waitForSearchIndexing,
+  writeDocs,
+} from '../../bench/cranfield-mcp.ts';
 import type { CranfieldDoc } from '../../bench/cranfield.ts';
+import { MAX_FILES_MAX } from '../../src/core/search/search.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -13,7 +23,8 @@ import { storeBackends } from '../support/stores.ts';
  * The search-quality bench's loading through the MCP tools: create_kb, write_files in batches,
  * and the wait on the KB's indexing-status resource. The gateway's search projection is a
  * test double that accepts every row, so the wait ends once the outbox worker has drained
- * them; a gateway without one leaves the rows waiting.
+ * them; a gateway without one leaves the rows waiting. The queries run against the gateway's
+ * own search, fed by its outbox worker as configured.
  */
 
 /** More than one write_files call: a full batch and a partial one. */
@@ -34,12 +45,12 @@ function countingSearch(): { readonly set: ProjectionSet; applied(): number } {
   return { set: { projections: [projection], rebuilders: [] }, applied: () => applied };
 }
 
-async function open(backend: ReturnType<typeof storeBackends>[number], projections: ProjectionSet) {
+async function open(backend: ReturnType<typeof storeBackends>[number], projections?: ProjectionSet) {
   const store = await backend.open({ migrated: true });
   await seedOrg(store.db, ACME_ORG);
   const token = await issueToken(store.db, 'acme', 'alice@acme.test', 'context.read context.write');
   // A short idle sleep lets the worker pick the rows up as soon as they are written.
-  const running = await startGateway(store.db, {}, { projections, outboxWorker: { idleMs: 5 } });
+  const running = await startGateway(store.db, {}, { ...(projections === undefined ? {} : { projections }), outboxWorker: { idleMs: 5 } });
   const client = await connectClient(`${running.url}/atmina/mcp`, token);
   return { store, running, client };
 }
@@ -106,6 +117,49 @@ for (const backend of storeBackends()) {
     it('gives up waiting with the rows that still wait for search', async () => {
       // A bound of 0 gives up after the first read, which sees the three rows no projection takes.
       await assert.rejects(waitForSearchIndexing(client, kbId, { timeoutMs: 0 }), /search did not index KB .* within 0 s: 3 rows pending, 0 failing/);
+    });
+  });
+
+  describe(`search-quality queries (${backend.name})`, () => {
+    let store: TestStore;
+    let running: RunningGateway;
+    let client: Client;
+    let kbId: string;
+
+    before(async () => {
+      ({ store, running, client } = await open(backend));
+      kbId = await createKb(client, 'Cranfield');
+      await writeDocs(client, kbId, DOCS);
+      await waitForSearchIndexing(client, kbId);
+    });
+
+    after(async () => {
+      await client.close();
+      await running.close();
+      await store.dispose();
+    });
+
+    it('reads the engine from the health tool', async () => {
+      assert.equal(await searchBackend(client), 'builtin');
+    });
+
+    it('asks as many files a call as the search tool’s schema allows', async () => {
+      assert.equal(await searchPageSize(client), MAX_FILES_MAX);
+    });
+
+    it('pages with next_cursor until every matching document is ranked', async () => {
+      // Every document's body holds "document": all of them match, more than one page holds.
+      const run = await searchQuery(client, kbId, { number: 1, label: '001', text: 'document' }, MAX_FILES_MAX);
+      assert.equal(run.callsMs.length, 2);
+      assert.equal(run.returned, DOC_COUNT);
+    });
+
+    it('ranks documents by the ids the judgements use', async () => {
+      const run = await searchQuery(client, kbId, { number: 1, label: '001', text: 'document' }, MAX_FILES_MAX);
+      assert.deepEqual(
+        [...run.ranking].sort((a, b) => Number(a) - Number(b)),
+        DOCS.map((d) => String(d.id)),
+      );
     });
   });
 }
