@@ -16,9 +16,9 @@ export const WRITE_BATCH_ITEMS = 50;
 export const INDEXING_TIMEOUT_MS = 10 * 60_000;
 /** How often the indexing-status resource is read while waiting. */
 export const INDEXING_POLL_MS = 250;
-/** Files asked of search per query: MAP is measured over the top 100. */
+/** Files asked of search per query, over as many calls as its page size needs: MAP is measured over the top 100. */
 export const SEARCH_MAX_FILES = 100;
-/** Search calls in flight at once. */
+/** Queries in flight at once; each query's calls follow one another. */
 export const SEARCH_CONCURRENCY = 2;
 
 /** The structured content of a tool's answer; a tool error is thrown with its text (`code: message`). */
@@ -174,7 +174,7 @@ export async function searchQuery(client: Client, kbId: string, query: Cranfield
   return { number: query.number, ranking: distinct(files.map((p) => docIdOf(p) ?? p)), returned: files.length, callsMs };
 }
 
-/** Runs the queries with SEARCH_CONCURRENCY calls in flight; answers them in query order. */
+/** Runs the queries, SEARCH_CONCURRENCY of them in flight; answers them in query order. */
 export async function runQueries(
   client: Client,
   kbId: string,
