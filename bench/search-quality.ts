@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     const token = await issueToken(opened.db, CALLER.tenant, CALLER.principal, SCOPES);
     // The configuration picks the engine: Meilisearch when MEILI_URL is set, the built-in one otherwise.
     const engineEnv: Record<string, string> = {};
-    for (const name of ['MEILI_URL', 'MEILI_API_KEY']) if (process.env[name]) engineEnv[name] = process.env[name];
+    for (const name of ['MEILI_URL', 'MEILI_API_KEY', 'MEILI_INDEX']) if (process.env[name]) engineEnv[name] = process.env[name];
     const gateway = await startGateway(opened.db, { KGW_LOG_LEVEL: 'error', KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE), ...engineEnv });
     undo.push(() => gateway.close());
     const client = await connectClient(`${gateway.url}/atmina/mcp`, token);
