@@ -69,6 +69,7 @@ for (const backend of storeBackends()) {
               'list_files',
               'list_kbs',
               'read_file',
+              'related',
               'search',
               'whoami',
             ]);
