@@ -122,7 +122,7 @@ function kbLinkReads(q: Queryable): KbLinkReads {
       const rows = await q.query<KbFileRow>(
         `SELECT file_id, path, kind, media_type FROM graph_kb_files
           WHERE tenant_id = $1 AND kb_id = $2
-            AND (file_id::text = ANY($3::text[]) OR path = ANY($4::text[]) OR name = ANY($5::text[]))
+            AND (file_id = ANY($3::uuid[]) OR path = ANY($4::text[]) OR name = ANY($5::text[]))
           ORDER BY path, file_id LIMIT $6`,
         [input.tenantId, input.kbId, [...(input.ids ?? [])], [...(input.paths ?? [])], [...(input.names ?? [])], input.limit],
       );
@@ -131,7 +131,7 @@ function kbLinkReads(q: Queryable): KbLinkReads {
     async linksFrom(input) {
       const rows = await q.query<KbLinkRow>(
         `SELECT ${KB_LINK_COLUMNS} FROM graph_kb_links l
-          WHERE l.tenant_id = $1 AND l.kb_id = $2 AND l.from_file_id::text = ANY($3::text[]) AND l.type = ANY($4::text[])
+          WHERE l.tenant_id = $1 AND l.kb_id = $2 AND l.from_file_id = ANY($3::uuid[]) AND l.type = ANY($4::text[])
           ORDER BY l.from_file_id, l.ord LIMIT $5`,
         [input.tenantId, input.kbId, [...input.fileIds], [...input.types], input.limit],
       );

@@ -22,7 +22,9 @@ import { READ, contributionNote, fileFields, fileIdentity, fileWire, kbId } from
  * docs/atmina.md ("related") has the rules.
  */
 
-const type = z.enum(KB_LINK_TYPES).describe('markdown: [text](path); wiki: [[name]]; front_matter: a front-matter value naming a path (key says which).');
+const type = z
+  .enum(KB_LINK_TYPES, { error: `must be one of the registered types: ${KB_LINK_TYPES.join(', ')}` })
+  .describe('markdown: [text](path); wiki: [[name]]; front_matter: a front-matter value naming a path (key says which).');
 
 const related = z.object({
   path: z.string().describe('The related file’s current path.'),
@@ -60,7 +62,7 @@ export const relatedTool = defineTool({
       kb_id: kbId,
       ...fileIdentity,
       depth: z
-        .union([z.literal(1), z.literal(2)])
+        .union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' })
         .optional()
         .describe('1 (default): direct references; 2: also the references of the files found.'),
       types: z.array(type).min(1).max(KB_LINK_TYPES.length).optional().describe('Only references of these registered types; all by default.'),
