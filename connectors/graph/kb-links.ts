@@ -13,8 +13,6 @@ import type { KbFileRecord, KbLinkReads, KbLinkType, KbLinkRecord, RelatedEntry,
 export const RELATED_LIST_MAX = 200;
 /** Each read of a walk returns at most this many rows; a walk cut by it says `truncated`. */
 export const RELATED_SCAN_MAX = 5000;
-/** A reference keeps at most this many candidate paths (a wiki link: as written, then + `.md`). */
-export const KB_LINK_PATHS_MAX = 2;
 
 /** The last segment of a KB path: what a bare wiki name is matched against. */
 export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);

@@ -46,7 +46,7 @@ function row(entry: ReturnType<typeof kbFileEntries>[number], id: number): Outbo
   return { ...entry, payload: entry.payload ?? {}, id: String(id), createdAt: new Date(), attempts: 0 };
 }
 
-describe('KB file rows and the projections that do not show them yet', () => {
+describe('KB file rows in the projections', () => {
   it('enqueues one row per projection under kb_file:<id>', () => {
     assert.deepEqual(
       kbFileEntries('t', FILE, 'upsert').map((e) => ({ projection: e.projection, resourceKey: e.resourceKey, operation: e.operation })),
