@@ -123,9 +123,126 @@ export interface GraphHealth {
   readonly ok: true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Knowledge-Base files and their references (Atmina's `related`; connectors/graph/kb-links.ts)
+
+export const KB_LINK_TYPES = ['markdown', 'wiki', 'front_matter'] as const;
+export type KbLinkType = (typeof KB_LINK_TYPES)[number];
+
+/** A live KB file as the graph knows it: where it is, and what it is. */
+export interface KbFileNode {
+  readonly tenantId: string;
+  readonly kbId: string;
+  readonly fileId: string;
+  readonly path: string;
+  readonly kind: 'text' | 'asset';
+  readonly mediaType: string;
+}
+
+/**
+ * One reference a file makes. It names paths, not files: it is resolved against the KB's live
+ * files when it is read, so a file that appears at a path later resolves it.
+ */
+export interface KbLinkInput {
+  readonly type: KbLinkType;
+  /** The front-matter key, for front_matter. */
+  readonly key?: string | undefined;
+  /** The path it points at, or the target as written when it can name no file. */
+  readonly target: string;
+  /** Candidate paths (at most two), the first live one wins; empty when it can name no file. */
+  readonly paths: readonly string[];
+  /** A bare wiki name's file name: a unique file with it resolves the reference when no path does. */
+  readonly name?: string | undefined;
+}
+
+/** A stored reference, with the file that makes it. */
+export interface KbLinkRecord extends KbLinkInput {
+  readonly fromFileId: string;
+}
+
+export interface KbFileRecord {
+  readonly fileId: string;
+  readonly path: string;
+  readonly kind: 'text' | 'asset';
+  readonly mediaType: string;
+}
+
+export interface RelatedInput {
+  readonly tenantId: string;
+  readonly kbId: string;
+  readonly fileId: string;
+  readonly depth: 1 | 2;
+  /** Only references of these types; all when absent. */
+  readonly types?: readonly KbLinkType[] | undefined;
+}
+
+export interface RelatedEntry {
+  readonly file: KbFileRecord;
+  readonly type: KbLinkType;
+  readonly key: string | undefined;
+  readonly depth: 1 | 2;
+  /** At depth 2: the path of the depth-1 file it was reached through. */
+  readonly via: string | undefined;
+}
+
+export interface UnresolvedEntry {
+  /** The path the reference points at (or its target as written). */
+  readonly path: string;
+  readonly type: KbLinkType;
+  readonly key: string | undefined;
+  readonly fromPath: string;
+}
+
+export interface RelatedFiles {
+  /** The file as the graph knows it; undefined when it holds no such live file. */
+  readonly file: KbFileRecord | undefined;
+  readonly outgoing: readonly RelatedEntry[];
+  readonly incoming: readonly RelatedEntry[];
+  readonly unresolved: readonly UnresolvedEntry[];
+  /** Whether a list was cut at RELATED_LIST_MAX or a scan at RELATED_SCAN_MAX. */
+  readonly truncated: boolean;
+}
+
+/**
+ * What `related` reads of a store, implemented by each backend; kb-links.ts resolves and walks
+ * on top of it, so both backends answer alike. Every read is within one tenant and one KB and
+ * returns at most `limit` rows.
+ */
+export interface KbLinkReads {
+  files(input: {
+    readonly tenantId: string;
+    readonly kbId: string;
+    readonly ids?: readonly string[];
+    readonly paths?: readonly string[];
+    readonly names?: readonly string[];
+    readonly limit: number;
+  }): Promise<KbFileRecord[]>;
+  /** The references the files make, of the types when given. */
+  linksFrom(input: {
+    readonly tenantId: string;
+    readonly kbId: string;
+    readonly fileIds: readonly string[];
+    readonly types: readonly KbLinkType[];
+    readonly limit: number;
+  }): Promise<KbLinkRecord[]>;
+  /** References naming one of the paths as a candidate, or one of the file names. */
+  linksTo(input: {
+    readonly tenantId: string;
+    readonly kbId: string;
+    readonly paths: readonly string[];
+    readonly names: readonly string[];
+    readonly types: readonly KbLinkType[];
+    readonly limit: number;
+  }): Promise<KbLinkRecord[]>;
+}
+
 /** One change of a `write` batch. */
 export type GraphChange =
   | { readonly op: 'upsertNode'; readonly node: UpsertNodeInput }
+  /** Records the file where it now is and replaces its references with `links`. */
+  | { readonly op: 'putKbFile'; readonly file: KbFileNode; readonly links: readonly KbLinkInput[] }
+  /** Forgets the file and its references (references to its path stay, and are unresolved). */
+  | { readonly op: 'removeKbFile'; readonly tenantId: string; readonly fileId: string }
   | { readonly op: 'deleteNode'; readonly tenantId: string; readonly id: string }
   | { readonly op: 'upsertRelation'; readonly relation: UpsertRelationInput }
   | { readonly op: 'deleteRelation'; readonly tenantId: string; readonly id: string };
@@ -163,9 +280,14 @@ export interface GraphStore {
   components(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<string[][]>;
   /** Visible relations whose removal splits their component (a pair held by a single relation); by id. */
   bridges(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<GraphRelation[]>;
-  /** Everything of the tenant, regardless of visibility. */
+  /**
+   * A KB file's references at depth 1 or 2: the files it refers to, the files referring to it,
+   * and its references no live file answers. Read within the tenant and the KB only.
+   */
+  related(input: RelatedInput): Promise<RelatedFiles>;
+  /** Everything of the tenant, regardless of visibility (Company Brain nodes and relations). */
   counts(tenantId: string): Promise<GraphCounts>;
-  /** Removes everything of the tenant. */
+  /** Removes everything of the tenant, KB files and their references included. */
   clear(tenantId: string): Promise<void>;
   /** Removes everything of every tenant (before a rebuild of the projection). */
   clearAll(): Promise<void>;

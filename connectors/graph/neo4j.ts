@@ -3,7 +3,14 @@ import type { Neo4jConfig } from '../../src/config.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
 import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
+import { fileNameOf, relatedFiles } from './kb-links.ts';
 import type {
+  KbFileRecord,
+  KbLinkReads,
+  KbLinkRecord,
+  KbLinkType,
+  RelatedFiles,
+  RelatedInput,
   GraphChange,
   GraphCounts,
   GraphHealth,
@@ -26,6 +33,11 @@ import type {
  * Neo4j properties cannot hold nested maps. Parameterised Cypher only: the only text spliced
  * into a statement is chosen from fixed fragments (direction, depth 1 or 2, the caps).
  * Every transaction has a timeout.
+ *
+ * Knowledge-Base files are `:KgwKbFile` nodes (tenantId, fileId, kbId, path, name) and each of
+ * their references a `:KgwKbLink` node (tenantId, kbId, fromFileId and the paths and name it
+ * names): a reference names paths, not files, so it is no relationship; kb-links.ts resolves it
+ * when `related` reads it.
  */
 
 export interface Neo4jGraphOptions {
@@ -46,6 +58,8 @@ export interface Neo4jGraphOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+/** Every label the store writes: a clear removes nodes of each. */
+const GRAPH_LABELS = ['KgwNode', 'KgwKbFile', 'KgwKbLink'] as const;
 
 /** visibilityFilter as Cypher over a node variable; parameters $levels, $allScoped, $departments, $projects. */
 function visibleCypher(v: string): string {
@@ -139,9 +153,74 @@ export async function openNeo4jGraphStore(config: Neo4jConfig, options: Neo4jGra
   return store;
 }
 
+const KB_FILE_FIELDS = 'f.fileId AS fileId, f.path AS path, f.kind AS kind, f.mediaType AS mediaType';
+const KB_LINK_FIELDS = 'l.fromFileId AS fromFileId, l.type AS type, l.key AS key, l.target AS target, l.path AS path, l.altPath AS altPath, l.name AS name';
+
+function toKbFile(row: Row): KbFileRecord {
+  return { fileId: text(row, 'fileId'), path: text(row, 'path'), kind: text(row, 'kind') as KbFileRecord['kind'], mediaType: text(row, 'mediaType') };
+}
+
+function toKbLink(row: Row): KbLinkRecord {
+  const path = optionalText(row, 'path');
+  const altPath = optionalText(row, 'altPath');
+  return {
+    fromFileId: text(row, 'fromFileId'),
+    type: text(row, 'type') as KbLinkType,
+    key: optionalText(row, 'key'),
+    target: text(row, 'target'),
+    paths: [path, altPath].filter((p): p is string => p !== undefined),
+    name: optionalText(row, 'name'),
+  };
+}
+
+/** A row bound as Cypher text: the bound is one of the walk's own constants, never a caller's value. */
+const limitOf = (limit: number): string => String(Math.max(1, Math.trunc(limit)));
+
 /** Applies one change in a transaction; true when it changed something (deletes: when the item existed). */
 async function applyChange(tx: ManagedTransaction, change: GraphChange): Promise<boolean> {
   switch (change.op) {
+    case 'putKbFile': {
+      const f = change.file;
+      const params = {
+        tenantId: f.tenantId,
+        fileId: f.fileId,
+        kbId: f.kbId,
+        path: f.path,
+        name: fileNameOf(f.path),
+        kind: f.kind,
+        mediaType: f.mediaType,
+        links: change.links.map((l, ord) => ({
+          ord,
+          type: l.type,
+          key: l.key ?? null,
+          target: l.target,
+          path: l.paths[0] ?? null,
+          altPath: l.paths[1] ?? null,
+          name: l.name ?? null,
+        })),
+      };
+      await tx.run(
+        `MERGE (f:KgwKbFile {tenantId: $tenantId, fileId: $fileId})
+         SET f.kbId = $kbId, f.path = $path, f.name = $name, f.kind = $kind, f.mediaType = $mediaType, f.updatedAt = datetime()`,
+        params,
+      );
+      await tx.run('MATCH (l:KgwKbLink {tenantId: $tenantId, fromFileId: $fileId}) DELETE l', params);
+      if (params.links.length > 0) {
+        await tx.run(
+          `UNWIND $links AS link
+           CREATE (l:KgwKbLink {tenantId: $tenantId, kbId: $kbId, fromFileId: $fileId, ord: link.ord, type: link.type, target: link.target})
+           SET l.key = link.key, l.path = link.path, l.altPath = link.altPath, l.name = link.name`,
+          params,
+        );
+      }
+      return true;
+    }
+    case 'removeKbFile': {
+      const params = { tenantId: change.tenantId, fileId: change.fileId };
+      await tx.run('MATCH (l:KgwKbLink {tenantId: $tenantId, fromFileId: $fileId}) DELETE l', params);
+      const result = await tx.run('MATCH (f:KgwKbFile {tenantId: $tenantId, fileId: $fileId}) DETACH DELETE f RETURN count(*) AS n', params);
+      return Number(result.records[0]?.get('n') ?? 0) > 0;
+    }
     case 'upsertNode': {
       const n = change.node;
       await tx.run(
@@ -271,6 +350,13 @@ export class Neo4jGraphStore implements GraphStore {
     await run('CREATE CONSTRAINT kgw_rel_unique IF NOT EXISTS FOR ()-[r:KGW_REL]-() REQUIRE (r.tenantId, r.id) IS UNIQUE');
     await run('CREATE INDEX kgw_node_access IF NOT EXISTS FOR (n:KgwNode) ON (n.tenantId, n.access)');
     await run('CREATE INDEX kgw_rel_verb IF NOT EXISTS FOR ()-[r:KGW_REL]-() ON (r.verb)');
+    await run('CREATE CONSTRAINT kgw_kb_file_unique IF NOT EXISTS FOR (f:KgwKbFile) REQUIRE (f.tenantId, f.fileId) IS UNIQUE');
+    await run('CREATE INDEX kgw_kb_file_path IF NOT EXISTS FOR (f:KgwKbFile) ON (f.tenantId, f.kbId, f.path)');
+    await run('CREATE INDEX kgw_kb_file_name IF NOT EXISTS FOR (f:KgwKbFile) ON (f.tenantId, f.kbId, f.name)');
+    await run('CREATE INDEX kgw_kb_link_from IF NOT EXISTS FOR (l:KgwKbLink) ON (l.tenantId, l.fromFileId)');
+    await run('CREATE INDEX kgw_kb_link_path IF NOT EXISTS FOR (l:KgwKbLink) ON (l.tenantId, l.kbId, l.path)');
+    await run('CREATE INDEX kgw_kb_link_alt_path IF NOT EXISTS FOR (l:KgwKbLink) ON (l.tenantId, l.kbId, l.altPath)');
+    await run('CREATE INDEX kgw_kb_link_name IF NOT EXISTS FOR (l:KgwKbLink) ON (l.tenantId, l.kbId, l.name)');
     await this.#writeNow(async (tx) => void (await tx.run('CALL db.awaitIndexes(60)')));
     this.#schemaReady = true;
   }
@@ -351,6 +437,42 @@ export class Neo4jGraphStore implements GraphStore {
     };
   }
 
+  related(input: RelatedInput): Promise<RelatedFiles> {
+    return relatedFiles(this.#kbLinkReads(), input);
+  }
+
+  /** What `related` reads: parameterised, within one tenant and KB. */
+  #kbLinkReads(): KbLinkReads {
+    return {
+      files: async (input) =>
+        (
+          await this.#read(
+            `MATCH (f:KgwKbFile {tenantId: $tenantId, kbId: $kbId})
+             WHERE f.fileId IN $ids OR f.path IN $paths OR f.name IN $names
+             RETURN ${KB_FILE_FIELDS} ORDER BY f.path, f.fileId LIMIT ${limitOf(input.limit)}`,
+            { tenantId: input.tenantId, kbId: input.kbId, ids: [...(input.ids ?? [])], paths: [...(input.paths ?? [])], names: [...(input.names ?? [])] },
+          )
+        ).map(toKbFile),
+      linksFrom: async (input) =>
+        (
+          await this.#read(
+            `MATCH (l:KgwKbLink {tenantId: $tenantId}) WHERE l.fromFileId IN $fileIds AND l.kbId = $kbId AND l.type IN $types
+             RETURN ${KB_LINK_FIELDS} ORDER BY l.fromFileId, l.ord LIMIT ${limitOf(input.limit)}`,
+            { tenantId: input.tenantId, kbId: input.kbId, fileIds: [...input.fileIds], types: [...input.types] },
+          )
+        ).map(toKbLink),
+      linksTo: async (input) =>
+        (
+          await this.#read(
+            `MATCH (l:KgwKbLink {tenantId: $tenantId, kbId: $kbId})
+             WHERE l.type IN $types AND (l.path IN $paths OR l.altPath IN $paths OR l.name IN $names)
+             RETURN ${KB_LINK_FIELDS} ORDER BY l.fromFileId, l.ord LIMIT ${limitOf(input.limit)}`,
+            { tenantId: input.tenantId, kbId: input.kbId, paths: [...input.paths], names: [...input.names], types: [...input.types] },
+          )
+        ).map(toKbLink),
+    };
+  }
+
   async weaklyLinked(input: { tenantId: string; maxDegree: number; visible: GraphVisibility }): Promise<WeakNode[]> {
     const rows = await this.#read(
       `MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')}
@@ -395,12 +517,14 @@ export class Neo4jGraphStore implements GraphStore {
     return { nodes: Number(nodes[0]?.get('n') ?? 0), relations: Number(relations[0]?.get('n') ?? 0) };
   }
 
-  clear(tenantId: string): Promise<void> {
-    return this.#deleteAll('MATCH (n:KgwNode {tenantId: $tenantId}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', { tenantId });
+  async clear(tenantId: string): Promise<void> {
+    for (const label of GRAPH_LABELS) {
+      await this.#deleteAll(`MATCH (n:${label} {tenantId: $tenantId}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n`, { tenantId });
+    }
   }
 
-  clearAll(): Promise<void> {
-    return this.#deleteAll('MATCH (n:KgwNode) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n', {});
+  async clearAll(): Promise<void> {
+    for (const label of GRAPH_LABELS) await this.#deleteAll(`MATCH (n:${label}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS n`, {});
   }
 
   /** Deletes in batches of 5,000 nodes so a large graph does not need one huge transaction. */

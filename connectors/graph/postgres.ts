@@ -2,7 +2,14 @@ import type { Db, Queryable } from '../../src/store/db.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
 import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
+import { fileNameOf, relatedFiles } from './kb-links.ts';
 import type {
+  KbFileRecord,
+  KbLinkReads,
+  KbLinkRecord,
+  KbLinkType,
+  RelatedFiles,
+  RelatedInput,
   GraphChange,
   GraphCounts,
   GraphHealth,
@@ -76,9 +83,112 @@ function visibleParams(visible: GraphVisibility): unknown[] {
   return [filter.levels, filter.allScoped, filter.departments, filter.projects];
 }
 
+interface KbFileRow {
+  file_id: string;
+  path: string;
+  kind: 'text' | 'asset';
+  media_type: string;
+}
+
+interface KbLinkRow {
+  from_file_id: string;
+  type: KbLinkType;
+  key: string | null;
+  target: string;
+  path: string | null;
+  alt_path: string | null;
+  name: string | null;
+}
+
+const toKbFile = (row: KbFileRow): KbFileRecord => ({ fileId: row.file_id, path: row.path, kind: row.kind, mediaType: row.media_type });
+
+function toKbLink(row: KbLinkRow): KbLinkRecord {
+  return {
+    fromFileId: row.from_file_id,
+    type: row.type,
+    key: row.key ?? undefined,
+    target: row.target,
+    paths: [row.path, row.alt_path].filter((p): p is string => p !== null),
+    name: row.name ?? undefined,
+  };
+}
+
+const KB_LINK_COLUMNS = 'l.from_file_id, l.type, l.key, l.target, l.path, l.alt_path, l.name';
+
+/** What `related` reads of the tables: each statement within one tenant and KB, parameters only. */
+function kbLinkReads(q: Queryable): KbLinkReads {
+  return {
+    async files(input) {
+      const rows = await q.query<KbFileRow>(
+        `SELECT file_id, path, kind, media_type FROM graph_kb_files
+          WHERE tenant_id = $1 AND kb_id = $2
+            AND (file_id = ANY($3::uuid[]) OR path = ANY($4::text[]) OR name = ANY($5::text[]))
+          ORDER BY path, file_id LIMIT $6`,
+        [input.tenantId, input.kbId, [...(input.ids ?? [])], [...(input.paths ?? [])], [...(input.names ?? [])], input.limit],
+      );
+      return rows.map(toKbFile);
+    },
+    async linksFrom(input) {
+      const rows = await q.query<KbLinkRow>(
+        `SELECT ${KB_LINK_COLUMNS} FROM graph_kb_links l
+          WHERE l.tenant_id = $1 AND l.kb_id = $2 AND l.from_file_id = ANY($3::uuid[]) AND l.type = ANY($4::text[])
+          ORDER BY l.from_file_id, l.ord LIMIT $5`,
+        [input.tenantId, input.kbId, [...input.fileIds], [...input.types], input.limit],
+      );
+      return rows.map(toKbLink);
+    },
+    async linksTo(input) {
+      const rows = await q.query<KbLinkRow>(
+        `SELECT ${KB_LINK_COLUMNS} FROM graph_kb_links l
+          WHERE l.tenant_id = $1 AND l.kb_id = $2 AND l.type = ANY($5::text[])
+            AND (l.path = ANY($3::text[]) OR l.alt_path = ANY($3::text[]) OR l.name = ANY($4::text[]))
+          ORDER BY l.from_file_id, l.ord LIMIT $6`,
+        [input.tenantId, input.kbId, [...input.paths], [...input.names], [...input.types], input.limit],
+      );
+      return rows.map(toKbLink);
+    },
+  };
+}
+
 /** Applies one change; true when it changed something (deletes: when the item existed). */
 async function applyChange(q: Queryable, change: GraphChange): Promise<boolean> {
   switch (change.op) {
+    case 'putKbFile': {
+      const f = change.file;
+      await q.query(
+        `INSERT INTO graph_kb_files (tenant_id, file_id, kb_id, path, name, kind, media_type)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (tenant_id, file_id) DO UPDATE SET kb_id = EXCLUDED.kb_id, path = EXCLUDED.path, name = EXCLUDED.name,
+           kind = EXCLUDED.kind, media_type = EXCLUDED.media_type, updated_at = now()`,
+        [f.tenantId, f.fileId, f.kbId, f.path, fileNameOf(f.path), f.kind, f.mediaType],
+      );
+      await q.query('DELETE FROM graph_kb_links WHERE tenant_id = $1 AND from_file_id = $2', [f.tenantId, f.fileId]);
+      if (change.links.length > 0) {
+        // One statement for all of a file's references: arrays in, a row per element out.
+        const links = change.links;
+        await q.query(
+          `INSERT INTO graph_kb_links (tenant_id, from_file_id, ord, kb_id, type, key, target, path, alt_path, name)
+           SELECT $1, $2, t.ord::int, $3, t.type, t.key, t.target, t.path, t.alt_path, t.name
+             FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+                  AS t (ord, type, key, target, path, alt_path, name)`,
+          [
+            f.tenantId,
+            f.fileId,
+            f.kbId,
+            links.map((_, i) => i),
+            links.map((l) => l.type),
+            links.map((l) => l.key ?? null),
+            links.map((l) => l.target),
+            links.map((l) => l.paths[0] ?? null),
+            links.map((l) => l.paths[1] ?? null),
+            links.map((l) => l.name ?? null),
+          ],
+        );
+      }
+      return true;
+    }
+    case 'removeKbFile':
+      return (await q.query('DELETE FROM graph_kb_files WHERE tenant_id = $1 AND file_id = $2 RETURNING file_id', [change.tenantId, change.fileId])).length > 0;
     case 'upsertNode': {
       const n = change.node;
       await q.query(
@@ -195,6 +305,10 @@ export class PostgresGraphStore implements GraphStore {
     };
   }
 
+  related(input: RelatedInput): Promise<RelatedFiles> {
+    return relatedFiles(kbLinkReads(this.#db), input);
+  }
+
   async weaklyLinked(input: { tenantId: string; maxDegree: number; visible: GraphVisibility }): Promise<WeakNode[]> {
     const rows = await this.#db.query<NodeRow & { degree: number }>(
       `SELECT ${NODE_COLUMNS}, (
@@ -252,6 +366,7 @@ export class PostgresGraphStore implements GraphStore {
 
   async clear(tenantId: string): Promise<void> {
     await this.#db.tx(async (tx) => {
+      await tx.query('DELETE FROM graph_kb_files WHERE tenant_id = $1', [tenantId]);
       await tx.query('DELETE FROM graph_relations WHERE tenant_id = $1', [tenantId]);
       await tx.query('DELETE FROM graph_nodes WHERE tenant_id = $1', [tenantId]);
     });
@@ -259,6 +374,8 @@ export class PostgresGraphStore implements GraphStore {
 
   async clearAll(): Promise<void> {
     await this.#db.tx(async (tx) => {
+      await tx.query('DELETE FROM graph_kb_links');
+      await tx.query('DELETE FROM graph_kb_files');
       await tx.query('DELETE FROM graph_relations');
       await tx.query('DELETE FROM graph_nodes');
     });

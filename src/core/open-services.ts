@@ -14,6 +14,7 @@ import type { Db } from '../store/db.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { directoryGraphRebuilder } from './graph/directory-graph.ts';
 import { configuredProbes } from './health/probes.ts';
+import { kbFileGraphSource } from './kb/link-source.ts';
 import { kbFileRebuilders } from './kb/projection.ts';
 import { kbFileSearchSource } from './search/kb-source.ts';
 import type { Services } from './services.ts';
@@ -32,10 +33,17 @@ async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
 /**
  * The projections a gateway feeds from the outbox, and how each is rebuilt from the store.
  * Search is left out only where a caller asks for the graph alone (rebuilds run only the
- * configured projections).
+ * configured projections). The graph keeps KB files and their references when it can read
+ * their bytes: from `blob`, else the search's; without either it keeps the Company Brain graph
+ * alone.
  */
-export function configuredProjections(graph: GraphStore, search?: { readonly backend: SearchBackend; readonly blob: BlobStore }): ProjectionSet {
-  const projections = [graphProjection(graph), ...(search === undefined ? [] : [searchProjection(search.backend, kbFileSearchSource(search.blob))])];
+export function configuredProjections(
+  graph: GraphStore,
+  search?: { readonly backend: SearchBackend; readonly blob: BlobStore },
+  blob: BlobStore | undefined = search?.blob,
+): ProjectionSet {
+  const files = blob === undefined ? undefined : kbFileGraphSource(blob);
+  const projections = [graphProjection(graph, files), ...(search === undefined ? [] : [searchProjection(search.backend, kbFileSearchSource(search.blob))])];
   return { projections, rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders] };
 }
 

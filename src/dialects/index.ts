@@ -43,6 +43,7 @@ import {
 import { health } from './atmina/health.ts';
 import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atmina/pages.ts';
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
+import { relatedTool } from './atmina/related.ts';
 import { searchTool } from './atmina/search.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
@@ -110,6 +111,7 @@ export const allTools: readonly ToolDef[] = [
   getFileOutlineTool,
   generateHubIndexTool,
   generateNavTool,
+  relatedTool,
   requestUploadsTool,
   confirmUploadsTool,
   uploadFileTool,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
 import { graphEntries, graphProjection, isGraphRow } from '../../connectors/graph/projection.ts';
+import type { GraphChange, GraphStore } from '../../connectors/graph/contract.ts';
 import type { OutboxRow } from '../../connectors/projection.ts';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
@@ -19,9 +20,9 @@ import { GLOBEX_KB_ORG, KbSuite, backendLabel } from './support.ts';
 import { seedOrg } from '../support/gateway.ts';
 
 /*
- * Knowledge-Base file rows in the outbox reach projections that do not show KB files yet: the
- * graph skips them and search skips upserts that carry no document, so neither holds back or
- * fails on them.
+ * Knowledge-Base file rows in the outbox: a graph projection without a file source skips them
+ * and search without one skips upserts that carry no document, so neither holds back or fails
+ * on them; with a source the graph records each file as it now is, or forgets it.
  */
 
 const FILE: KbFile = {
@@ -45,7 +46,7 @@ function row(entry: ReturnType<typeof kbFileEntries>[number], id: number): Outbo
   return { ...entry, payload: entry.payload ?? {}, id: String(id), createdAt: new Date(), attempts: 0 };
 }
 
-describe('KB file rows and the projections that do not show them yet', () => {
+describe('KB file rows in the projections', () => {
   it('enqueues one row per projection under kb_file:<id>', () => {
     assert.deepEqual(
       kbFileEntries('t', FILE, 'upsert').map((e) => ({ projection: e.projection, resourceKey: e.resourceKey, operation: e.operation })),
@@ -60,6 +61,29 @@ describe('KB file rows and the projections that do not show them yet', () => {
     const [, graph] = kbFileEntries('t', FILE, 'upsert');
     assert.ok(graph);
     assert.deepEqual({ own: isGraphRow(graphEntries.deleteNode('t', 'n')), file: isGraphRow(graph) }, { own: true, file: false });
+  });
+
+  it('records a KB file its source shows, and forgets one it does not', async () => {
+    const written: GraphChange[] = [];
+    const store = { write: (changes: readonly GraphChange[]) => Promise.resolve(void written.push(...changes)) } as unknown as GraphStore;
+    const shown = { ...FILE, id: '7f3e0c4a-2e3b-4c79-9b20-3d4e5f607182' };
+    const source = {
+      load: () =>
+        Promise.resolve([
+          { file: { tenantId: 't', kbId: shown.kbId, fileId: shown.id, path: shown.path, kind: 'text' as const, mediaType: shown.mediaType }, links: [] },
+        ]),
+    };
+    const [gone] = kbFileEntries('t', FILE, 'upsert').filter((e) => e.projection === 'graph');
+    const [kept] = kbFileEntries('t', shown, 'upsert').filter((e) => e.projection === 'graph');
+    assert.ok(gone && kept);
+    await graphProjection(store, source).apply([row(gone, 1), row(kept, 2)], {
+      tx: { query: () => Promise.resolve([]) },
+      signal: new AbortController().signal,
+    });
+    assert.deepEqual(
+      written.map((c) => (c.op === 'putKbFile' ? `put ${c.file.fileId}` : c.op === 'removeKbFile' ? `remove ${c.fileId}` : c.op)),
+      [`remove ${FILE.id}`, `put ${shown.id}`],
+    );
   });
 
   it('passes search deletes of KB files on and skips their document-less upserts', async () => {

@@ -69,6 +69,7 @@ for (const backend of storeBackends()) {
               'list_files',
               'list_kbs',
               'read_file',
+              'related',
               'search',
               'whoami',
             ]);
@@ -284,8 +285,8 @@ for (const backend of storeBackends()) {
         [1, 2],
       );
       // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history,
-      // get_file_outline, search, audit_log, get_audit_event, get_team_settings.
-      assert.equal(body[1]?.result.tools?.length, 11);
+      // get_file_outline, related, search, audit_log, get_audit_event, get_team_settings.
+      assert.equal(body[1]?.result.tools?.length, 12);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);
       assert.equal(ready.status, 200);

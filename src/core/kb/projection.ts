@@ -7,8 +7,8 @@ import { FILE_COLUMNS, toFile } from './queries.ts';
  * What a file write tells the projections: one outbox row per projection (search, graph) under
  * the resource key `kb_file:<id>`, enqueued in the write's own transaction. The rows carry
  * identifiers and where the bytes are, never the content: a projector reads the file's current
- * state (and its bytes, by SHA-256) when it applies them. A projection that does not show KB
- * files yet skips them (connectors/graph/projection.ts, connectors/search/contract.ts).
+ * state (and its bytes, by SHA-256) when it applies them (src/core/kb/link-source.ts for the
+ * graph, src/core/search/kb-source.ts for search).
  */
 
 /** The projections a KB file feeds. */

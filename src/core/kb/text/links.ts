@@ -26,6 +26,8 @@ export type Link = LinkTarget & {
   /** 1-based line of the first occurrence. */
   readonly line: number;
   readonly syntax: LinkSyntax;
+  /** The target as written in the first occurrence (a wiki link's inside); only with `keepWritten`. */
+  readonly written?: string;
 };
 
 export interface Links {
@@ -37,6 +39,8 @@ export interface Links {
 export interface LinkOptions {
   /** At most this many links (default LINKS_MAX). */
   readonly maxLinks?: number;
+  /** Report each link's target as written too (`related` resolves wiki names from it). */
+  readonly keepWritten?: boolean;
 }
 
 /** The links of `markdown`, the file at KB path `path`. */
@@ -68,13 +72,15 @@ export function linksOf(markdown: string, path: string, options: LinkOptions = {
   const report = (written: string, wiki: boolean, line: number, syntax: LinkSyntax): void => {
     const target = resolve(written, wiki);
     if (target === undefined) return;
-    const key = target.kind === 'file' ? `f:${target.path}` : target.kind === 'external' ? `e:${target.url}` : `u:${target.target}`;
+    const plain = target.kind === 'file' ? `f:${target.path}` : target.kind === 'external' ? `e:${target.url}` : `u:${target.target}`;
+    // Kept as written, a wiki link and a Markdown link to one target are two references (of two types).
+    const key = options.keepWritten === true ? `${wiki ? 'w' : 'm'}${plain}` : plain;
     if (found.has(key)) return;
     if (found.size >= max) {
       truncated = true;
       return;
     }
-    found.set(key, { ...target, line, syntax });
+    found.set(key, options.keepWritten === true ? { ...target, line, syntax, written } : { ...target, line, syntax });
   };
   // Attempts at destinations, titles and labels after `]` share one budget of characters.
   const budget = { left: 4 * markdown.length + 100_000 };

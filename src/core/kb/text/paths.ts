@@ -129,7 +129,7 @@ function firstOf(text: string, a: string, b: string): number {
 }
 
 /** Whether the last segment ends in `.ext`, ext being 1 to 8 letters or digits. */
-function hasExtension(path: string): boolean {
+export function hasExtension(path: string): boolean {
   const name = path.slice(path.lastIndexOf('/') + 1);
   return /\.[A-Za-z0-9]{1,8}$/.test(name) && !name.startsWith('.');
 }
