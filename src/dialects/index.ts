@@ -44,6 +44,7 @@ import { health } from './atmina/health.ts';
 import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atmina/pages.ts';
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
 import { searchTool } from './atmina/search.ts';
+import { getContextTool } from './atmina/context.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
 import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/uploads.ts';
@@ -89,6 +90,7 @@ export const allTools: readonly ToolDef[] = [
   health,
   listKbsTool,
   searchTool,
+  getContextTool,
   createKbTool,
   updateKbTool,
   deleteKbTool,

@@ -63,6 +63,7 @@ for (const backend of storeBackends()) {
               'audit_log',
               'file_history',
               'get_audit_event',
+              'get_context',
               'get_file_outline',
               'get_team_settings',
               'health',
@@ -284,8 +285,8 @@ for (const backend of storeBackends()) {
         [1, 2],
       );
       // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history,
-      // get_file_outline, search, audit_log, get_audit_event, get_team_settings.
-      assert.equal(body[1]?.result.tools?.length, 11);
+      // get_file_outline, search, get_context, audit_log, get_audit_event, get_team_settings.
+      assert.equal(body[1]?.result.tools?.length, 12);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);
       assert.equal(ready.status, 200);
