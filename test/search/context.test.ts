@@ -132,10 +132,34 @@ describe('scorePassages', () => {
     assert.deepEqual(scorePassages(en, [file], 'what is the', []), []);
   });
 
-  it('counts the heading path as part of a passage', () => {
-    const file = contextFile('a.md', `# Zeppelin\n\n${paragraph('first')}\n\n${paragraph('second')}\n`);
-    const scored = scorePassages(en, [file], 'zeppelin', []);
-    assert.equal(scored.length, 2);
+  it('counts the heading path towards the score of a passage', () => {
+    const text = `# Zeppelin\n\n${paragraph('first')}\n\n## Field\n\n${paragraph('zeppelin mast')}\n\n## Hangar\n\n${paragraph('zeppelin mast')}\n`;
+    const scored = scorePassages(en, [contextFile('a.md', text)], 'zeppelin hangar', []).sort((a, b) => b.score - a.score);
+    assert.equal(scored[0]?.index, 2);
+  });
+
+  it('scores by the added terms only when no passage holds a term of the question', () => {
+    const file = contextFile('a.md', `${paragraph('retention')}\n\n${paragraph('other')}\n`);
+    assert.deepEqual(
+      scorePassages(en, [file], 'retnetion', ['retent']).map((s) => s.index),
+      [0],
+    );
+  });
+
+  it('does not score a passage holding only added terms when another holds the question’s', () => {
+    const file = contextFile('a.md', `${paragraph('retention')}\n\n${paragraph('zeppelin')}\n`);
+    assert.deepEqual(
+      scorePassages(en, [file], 'zeppelin', ['retent']).map((s) => s.index),
+      [1],
+    );
+  });
+
+  it('scores no passage whose words match only through the headings above it', () => {
+    const file = contextFile('a.md', `# Zeppelin\n\n${paragraph('first')}\n\n## Other\n\n${paragraph('second')}\n`);
+    assert.deepEqual(
+      scorePassages(en, [file], 'zeppelin', []).map((s) => s.index),
+      [0],
+    );
   });
 });
 

@@ -261,21 +261,29 @@ export interface ScoredPassage {
 /**
  * BM25 of each passage (its text and heading path) over the question's terms, the candidate
  * passages of every file the corpus; `extra` terms weigh EXPANSION_WEIGHT. Multiplied by the
- * file's prior, from one half (the last candidate) to one (the best).
+ * file's prior, from one half (the last candidate) to one (the best). Only passages whose own
+ * text holds a term of the question are scored (or, when none does, one of the added terms).
  */
 export function scorePassages(an: Analyzer, files: readonly ContextFile[], question: string, extra: readonly string[]): ScoredPassage[] {
   const weights = new Map<string, number>();
   for (const term of extra) weights.set(term, EXPANSION_WEIGHT);
-  for (const term of an.terms(question)) weights.set(term, 1);
+  const asked = new Set(an.terms(question));
+  for (const term of asked) weights.set(term, 1);
   if (weights.size === 0) return [];
-  const docs: { file: ContextFile; index: number; tf: Map<string, number>; length: number }[] = [];
+  const docs: { file: ContextFile; index: number; tf: Map<string, number>; length: number; holds: boolean; expanded: boolean }[] = [];
   for (const file of files)
     file.passages.forEach((passage, index) => {
-      const terms = an.terms(`${passage.heading}\n${file.text.slice(passage.start, passage.end)}`);
+      const own = an.terms(file.text.slice(passage.start, passage.end));
+      const terms = [...an.terms(passage.heading), ...own];
       const tf = new Map<string, number>();
       for (const term of terms) if (weights.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1);
-      docs.push({ file, index, tf, length: terms.length });
+      // The headings above count for the score, but a passage must hold a term itself to be
+      // chosen: otherwise a title's words would bring every section of its file.
+      docs.push({ file, index, tf, length: terms.length, holds: own.some((term) => asked.has(term)), expanded: own.some((term) => weights.has(term)) });
     });
+  // Search's added terms include those of its feedback, which most prose holds: they qualify a
+  // passage only when no passage holds a term of the question itself (a misspelt question).
+  const qualifies = docs.some((d) => d.holds) ? (d: (typeof docs)[number]) => d.holds : (d: (typeof docs)[number]) => d.expanded;
   if (docs.length === 0) return [];
   const average = docs.reduce((sum, d) => sum + d.length, 0) / docs.length || 1;
   const holding = new Map<string, number>();
@@ -284,7 +292,7 @@ export function scorePassages(an: Analyzer, files: readonly ContextFile[], quest
   return docs.flatMap((doc) => {
     let score = 0;
     for (const [term, tf] of doc.tf) score += (weights.get(term) ?? 0) * (idf.get(term) ?? 0) * ((tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * doc.length) / average)));
-    return score > 0 ? [{ file: doc.file, index: doc.index, score: score * (0.5 + 0.5 * doc.file.prior) }] : [];
+    return score > 0 && qualifies(doc) ? [{ file: doc.file, index: doc.index, score: score * (0.5 + 0.5 * doc.file.prior) }] : [];
   });
 }
 
