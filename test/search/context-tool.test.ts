@@ -67,7 +67,11 @@ for (const backend of storeBackends()) {
         suite = await KbSuite.open(backend, engine.env, { projections: true });
         kb = await suite.kb();
         await suite.file(kb.kb_id, 'decisions/retention.md', RETENTION);
-        await suite.file(kb.kb_id, 'notes/meeting.md', `# Weekly meeting\n\n${paragraph('Retention of logs came up')}\n\n${paragraph('The customer survey')}\n`);
+        await suite.file(
+          kb.kb_id,
+          'notes/meeting.md',
+          `# Weekly meeting\n\n${paragraph('Retention of logs came up')}\n\n${paragraph('The customer survey')}\n`,
+        );
         await suite.file(kb.kb_id, 'guides/wings.md', `# Wing design\n\n${paragraph('The boundary layer over a swept wing thickens toward the tip.')}\n`);
         await suite.file(
           kb.kb_id,
@@ -75,7 +79,9 @@ for (const backend of storeBackends()) {
           Array.from({ length: 40 }, (_, i) => `## Airfoil ${i}\n\n${paragraph(`Airfoil section ${i} lift`)}`).join('\n\n'),
         );
         hidden = await suite.kb({ team: 'support' }, 'support-bot');
-        await (await suite.agent('support-bot')).ok('write_file', {
+        await (
+          await suite.agent('support-bot')
+        ).ok('write_file', {
           kb_id: hidden.kb_id,
           path: 'secret/retention.md',
           mode: 'create',
@@ -174,7 +180,12 @@ for (const backend of storeBackends()) {
 
       it('reads a file at its head: a moved file under its new path, a deleted one not at all', async () => {
         const editor = await suite.agent('editor-bot');
-        const written = await editor.ok<{ file_id: string }>('write_file', { kb_id: kb.kb_id, path: 'tmp/zeppelin.md', mode: 'create', content: 'zeppelin hangar' });
+        const written = await editor.ok<{ file_id: string }>('write_file', {
+          kb_id: kb.kb_id,
+          path: 'tmp/zeppelin.md',
+          mode: 'create',
+          content: 'zeppelin hangar',
+        });
         await suite.settled();
         await editor.ok('move_file', { kb_id: kb.kb_id, file_id: written.file_id, to_path: 'archive/zeppelin.md' });
         const moved = await editor.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'zeppelin' });
@@ -238,12 +249,20 @@ for (const backend of storeBackends()) {
       it('finds passages for a misspelt question through the corrections of search', async () => {
         const viewer = await suite.agent('viewer-bot');
         const answer = await viewer.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'retnetion' });
-        assert.ok(answer.passages.some((p) => p.path === 'decisions/retention.md'), JSON.stringify(answer.passages.map((p) => p.path)));
+        assert.ok(
+          answer.passages.some((p) => p.path === 'decisions/retention.md'),
+          JSON.stringify(answer.passages.map((p) => p.path)),
+        );
       });
 
       it('gives a heading without the control and bidi characters its file holds', async () => {
         const editor = await suite.agent('editor-bot');
-        await editor.ok('write_file', { kb_id: kb.kb_id, path: 'tmp/hostile.md', mode: 'create', content: '# Gondola\u202e\u0007 rules\n\ngondola cables are checked daily\n' });
+        await editor.ok('write_file', {
+          kb_id: kb.kb_id,
+          path: 'tmp/hostile.md',
+          mode: 'create',
+          content: '# Gondola\u202e\u0007 rules\n\ngondola cables are checked daily\n',
+        });
         await suite.settled();
         const [first] = (await editor.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'gondola cables' })).passages;
         assert.equal(first?.heading, 'Gondola rules');

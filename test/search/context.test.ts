@@ -216,10 +216,7 @@ describe('choosePassages', () => {
       8000,
       2,
     );
-    assert.deepEqual(
-      [choice.passages.map((p) => p.file.path), choice.truncated],
-      [['a.md', 'b.md'], true],
-    );
+    assert.deepEqual([choice.passages.map((p) => p.file.path), choice.truncated], [['a.md', 'b.md'], true]);
   });
 
   it('orders files by their best passage, breaking ties by search’s rank', () => {

@@ -291,7 +291,8 @@ export function scorePassages(an: Analyzer, files: readonly ContextFile[], quest
   const idf = new Map([...holding].map(([term, n]) => [term, Math.log(1 + (docs.length - n + 0.5) / (n + 0.5))]));
   return docs.flatMap((doc) => {
     let score = 0;
-    for (const [term, tf] of doc.tf) score += (weights.get(term) ?? 0) * (idf.get(term) ?? 0) * ((tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * doc.length) / average)));
+    for (const [term, tf] of doc.tf)
+      score += (weights.get(term) ?? 0) * (idf.get(term) ?? 0) * ((tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * doc.length) / average)));
     return score > 0 && qualifies(doc) ? [{ file: doc.file, index: doc.index, score: score * (0.5 + 0.5 * doc.file.prior) }] : [];
   });
 }
@@ -343,7 +344,8 @@ export function choosePassages(scored: readonly ScoredPassage[], budget: number,
     const picked = chosen.get(candidate.file) ?? new Map<number, number>();
     const before = picked.has(candidate.index - 1);
     const after = picked.has(candidate.index + 1);
-    const cost = size(candidate.file, candidate.index) + (before ? gap(candidate.file, candidate.index - 1) : 0) + (after ? gap(candidate.file, candidate.index) : 0);
+    const cost =
+      size(candidate.file, candidate.index) + (before ? gap(candidate.file, candidate.index - 1) : 0) + (after ? gap(candidate.file, candidate.index) : 0);
     const count = spans + (before || after ? (before && after ? -1 : 0) : 1);
     if (used + cost > budget || count > maxPassages) {
       truncated = true;
@@ -464,11 +466,10 @@ export async function contextPackage(services: Services, caller: Caller, input: 
   const rows =
     ids.length === 0
       ? []
-      : await services.db.query<FileRow>(`SELECT ${FILE_COLUMNS} FROM kb_files f WHERE f.tenant_id = $1 AND f.kb_id = $2 AND f.id = ANY($3::uuid[]) AND f.deleted_at IS NULL`, [
-          caller.tenant.id,
-          kb.kb.id,
-          ids.filter((id) => /^[0-9a-f-]{36}$/i.test(id)),
-        ]);
+      : await services.db.query<FileRow>(
+          `SELECT ${FILE_COLUMNS} FROM kb_files f WHERE f.tenant_id = $1 AND f.kb_id = $2 AND f.id = ANY($3::uuid[]) AND f.deleted_at IS NULL`,
+          [caller.tenant.id, kb.kb.id, ids.filter((id) => /^[0-9a-f-]{36}$/i.test(id))],
+        );
   const heads = new Map(rows.map((row) => [row.id, toFile(row)]));
   const prefixes = input.pathPrefixes ?? [];
   const bestScore = Math.max(0, ...page.hits.map((h) => h.score));

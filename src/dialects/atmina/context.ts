@@ -45,7 +45,13 @@ export const getContextTool = defineTool({
         .max(BUDGET_CHARS_MAX)
         .optional()
         .describe(`Characters of passage text at most, ${BUDGET_CHARS_MIN} to ${BUDGET_CHARS_MAX}; default ${BUDGET_CHARS_DEFAULT}.`),
-      max_passages: z.number().int().min(1).max(MAX_PASSAGES_MAX).optional().describe(`Passages at most, 1 to ${MAX_PASSAGES_MAX}; default ${MAX_PASSAGES_DEFAULT}.`),
+      max_passages: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_PASSAGES_MAX)
+        .optional()
+        .describe(`Passages at most, 1 to ${MAX_PASSAGES_MAX}; default ${MAX_PASSAGES_DEFAULT}.`),
     })
     .strict(),
   output: z.object({
