@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from '../atmina/support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from '../atmina/support.ts';
+import { CONTEXT_SCAN_BYTES } from '../../src/core/search/context.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
 
@@ -266,6 +267,23 @@ for (const backend of storeBackends()) {
         await suite.settled();
         const [first] = (await editor.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'gondola cables' })).passages;
         assert.equal(first?.heading, 'Gondola rules');
+      });
+
+      it('reads a file no further than its scan bound', async () => {
+        const editor = await suite.agent('editor-bot');
+        const filler = `${'plain filler line\n\n'.repeat(Math.ceil(CONTEXT_SCAN_BYTES / 19))}`;
+        await editor.ok('write_file', {
+          kb_id: kb.kb_id,
+          path: 'tmp/deep.md',
+          mode: 'create',
+          content: `# Deep\n\nquetzal near the top\n\n${filler}quetzal past the bound\n`,
+        });
+        await suite.settled();
+        const answer = await editor.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'quetzal' });
+        assert.deepEqual(
+          answer.passages.map((p) => [p.start_line, p.text.includes('past the bound')]),
+          [[1, false]],
+        );
       });
 
       it('refuses a call without kb_id', async () => {

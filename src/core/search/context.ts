@@ -36,8 +36,14 @@ export const MAX_PASSAGES_MAX = 50;
 export const MAX_PASSAGES_DEFAULT = 20;
 /** Candidate files: the best this many of search's answer. */
 export const CONTEXT_FILES_MAX = 20;
-/** How much of a candidate file is read for passages: its first 256 KiB. */
+/** How much of a candidate file is read for passages: its first 256 KiB… */
 export const CONTEXT_SCAN_BYTES = 256 * 1024;
+/**
+ * …and of all candidates together, 1 MiB, the best-ranked first (the files after are not
+ * considered): every word read is analysed and scored, so this bounds a package's work whatever
+ * the files hold.
+ */
+export const CONTEXT_SCAN_TOTAL_BYTES = 1024 * 1024;
 /** A passage grows by whole paragraphs until it holds this many characters… */
 export const PASSAGE_MIN_CHARS = 200;
 /** …and never beyond this many (or the budget, when smaller): a longer paragraph is cut on a sentence or word boundary. */
@@ -271,15 +277,29 @@ export function scorePassages(an: Analyzer, files: readonly ContextFile[], quest
   for (const term of asked) weights.set(term, 1);
   if (weights.size === 0) return [];
   const docs: { file: ContextFile; index: number; tf: Map<string, number>; length: number; holds: boolean; expanded: boolean }[] = [];
+  // Passages under one heading share its path: its terms are found once.
+  const headingTerms = new Map<string, string[]>();
   for (const file of files)
     file.passages.forEach((passage, index) => {
+      let heading = headingTerms.get(passage.heading);
+      if (heading === undefined) {
+        heading = an.terms(passage.heading);
+        headingTerms.set(passage.heading, heading);
+      }
       const own = an.terms(file.text.slice(passage.start, passage.end));
-      const terms = [...an.terms(passage.heading), ...own];
       const tf = new Map<string, number>();
-      for (const term of terms) if (weights.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1);
+      let holds = false;
+      let expanded = false;
+      for (const term of own)
+        if (weights.has(term)) {
+          tf.set(term, (tf.get(term) ?? 0) + 1);
+          expanded = true;
+          if (asked.has(term)) holds = true;
+        }
       // The headings above count for the score, but a passage must hold a term itself to be
       // chosen: otherwise a title's words would bring every section of its file.
-      docs.push({ file, index, tf, length: terms.length, holds: own.some((term) => asked.has(term)), expanded: own.some((term) => weights.has(term)) });
+      for (const term of heading) if (weights.has(term)) tf.set(term, (tf.get(term) ?? 0) + 1);
+      docs.push({ file, index, tf, length: own.length + heading.length, holds, expanded });
     });
   // Search's added terms include those of its feedback, which most prose holds: they qualify a
   // passage only when no passage holds a term of the question itself (a misspelt question).
@@ -426,12 +446,13 @@ export interface ContextPackage {
 // Bytes that are not UTF-8 become U+FFFD, as search reads them; a read cut inside a character leaves one at the end.
 const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
 
-async function headText(services: Services, tenantId: string, file: KbFile): Promise<string> {
-  if (file.kind === 'asset') return (await readAsset(services.db, tenantId, file.id, file.version))?.companion ?? '';
-  if (file.sizeBytes === 0) return '';
+/** The first `maxBytes` of a file's head as text (an Asset's Companion text, its first `maxBytes` UTF-16 units). */
+async function headText(services: Services, tenantId: string, file: KbFile, maxBytes: number): Promise<string> {
+  if (file.kind === 'asset') return ((await readAsset(services.db, tenantId, file.id, file.version))?.companion ?? '').slice(0, maxBytes);
+  if (file.sizeBytes === 0 || maxBytes <= 0) return '';
   const chunks: Buffer[] = [];
-  const cut = file.sizeBytes > CONTEXT_SCAN_BYTES;
-  for await (const chunk of await services.blob.get(blobKey(file.sha256), { start: 0, end: Math.min(file.sizeBytes, CONTEXT_SCAN_BYTES) - 1 }))
+  const cut = file.sizeBytes > maxBytes;
+  for await (const chunk of await services.blob.get(blobKey(file.sha256), { start: 0, end: Math.min(file.sizeBytes, maxBytes) - 1 }))
     chunks.push(chunk as Buffer);
   const text = UTF8.decode(Buffer.concat(chunks));
   return cut ? text.replace(/\ufffd+$/, '') : text;
@@ -477,10 +498,14 @@ export async function contextPackage(services: Services, caller: Caller, input: 
   const maxChars = Math.min(PASSAGE_MAX_CHARS, budget);
   const files: ContextFile[] = [];
   const heldBy = new Map<ContextFile, KbFile>();
+  let scanLeft = CONTEXT_SCAN_TOTAL_BYTES;
   for (const [rank, hit] of page.hits.entries()) {
     const head = heads.get(String(hit.ref.file_id));
     if (head === undefined || (prefixes.length > 0 && !prefixes.some((p) => head.path.startsWith(p)))) continue;
-    const text = (await headText(services, caller.tenant.id, head)).toWellFormed();
+    if (scanLeft <= 0) break;
+    const scan = Math.min(CONTEXT_SCAN_BYTES, scanLeft);
+    const text = (await headText(services, caller.tenant.id, head, scan)).toWellFormed();
+    scanLeft -= head.kind === 'asset' ? text.length : Math.min(head.sizeBytes, scan);
     const file: ContextFile = {
       key: head.id,
       path: head.path,
