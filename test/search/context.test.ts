@@ -76,6 +76,11 @@ describe('splitPassages', () => {
     assert.ok(pieces.every((p) => p.isWellFormed()));
   });
 
+  it('ends on a bound too small for a character outside the BMP, cutting nothing away', () => {
+    const text = '😀😀';
+    assert.equal(texts(text, 1).join(''), text);
+  });
+
   it('numbers lines from 1 and spans the lines of the passage', () => {
     const text = `intro\n\n# Head\n\n${paragraph('body')}\n`;
     const passages = splitPassages(text, { markdown: true, maxChars: 1500 });

@@ -119,7 +119,7 @@ function cutPoint(text: string, from: number, limit: number): number {
   if (space > 0) return from + space;
   // Never between the halves of a surrogate pair.
   const unit = text.charCodeAt(limit - 1);
-  return unit >= 0xd800 && unit <= 0xdbff ? limit - 1 : limit;
+  return unit >= 0xd800 && unit <= 0xdbff && limit - 1 > from ? limit - 1 : limit;
 }
 
 interface Block {
