@@ -12,7 +12,7 @@ import { PASSAGE_MIN_CHARS, charCount, choosePassages, scorePassages, splitPassa
 const texts = (text: string, maxChars = 1500) => splitPassages(text, { markdown: true, maxChars }).map((p) => text.slice(p.start, p.end));
 
 function contextFile(path: string, text: string, rank = 0, maxChars = 1500): ContextFile {
-  return { key: path, path, rank, prior: 1, text, passages: splitPassages(text, { markdown: true, maxChars }) };
+  return { path, rank, prior: 1, text, passages: splitPassages(text, { markdown: true, maxChars }) };
 }
 
 // Paragraphs long enough (over PASSAGE_MIN_CHARS) to be passages of their own.

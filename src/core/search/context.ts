@@ -248,7 +248,6 @@ export function splitPassages(text: string, options: { markdown: boolean; maxCha
 
 /** A candidate file: where it ranked, its text and its passages. */
 export interface ContextFile {
-  readonly key: string;
   readonly path: string;
   /** Its position in search's answer, 0 the best. */
   readonly rank: number;
@@ -507,7 +506,6 @@ export async function contextPackage(services: Services, caller: Caller, input: 
     const text = (await headText(services, caller.tenant.id, head, scan)).toWellFormed();
     scanLeft -= head.kind === 'asset' ? text.length : Math.min(head.sizeBytes, scan);
     const file: ContextFile = {
-      key: head.id,
       path: head.path,
       rank,
       prior: bestScore > 0 ? Math.max(0, hit.score) / bestScore : 1,
