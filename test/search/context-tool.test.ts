@@ -286,6 +286,18 @@ for (const backend of storeBackends()) {
         );
       });
 
+      it('audits a package as kb.context with the question and the KB', async () => {
+        const editor = await suite.agent('editor-bot');
+        await editor.ok<ContextWire>('get_context', { kb_id: kb.kb_id, question: 'audited airfoil question' });
+        const log = await (
+          await suite.agent('admin-bot')
+        ).ok<{ events: { tool: string | null; action: string; query?: string }[] }>('audit_log', { kb_id: kb.kb_id, tool: 'get_context' });
+        assert.deepEqual(
+          log.events.filter((e) => e.query === 'audited airfoil question').map((e) => e.action),
+          ['kb.context'],
+        );
+      });
+
       it('refuses a call without kb_id', async () => {
         const viewer = await suite.agent('viewer-bot');
         assertAtminaError(await viewer.fail('get_context', { question: 'wing' }), 'validation', 'kb_id');

@@ -535,7 +535,10 @@ export async function contextPackage(services: Services, caller: Caller, input: 
     ];
   });
   const touched = new Map(passages.map((p) => [p.fileId, p.version]));
-  audit.touch(...[...touched].map(([id, version]) => ({ type: 'kb_file', id, version })));
+  // The event names the KB, so its team's audit_query_text setting decides whether the question is shown.
+  audit.readAs('kb.context');
+  audit.detail({ query: input.question, passages: passages.length, files: files.length });
+  audit.touch({ type: 'kb', id: kb.kb.id }, ...[...touched].map(([id, version]) => ({ type: 'kb_file', id, version })));
   return {
     kbId: kb.kb.id,
     question: input.question,
