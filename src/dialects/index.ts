@@ -45,6 +45,7 @@ import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atm
 import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/kbs.ts';
 import { relatedTool } from './atmina/related.ts';
 import { searchTool } from './atmina/search.ts';
+import { getContextTool } from './atmina/context.ts';
 import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/sharing.ts';
 import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/team-settings.ts';
 import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/uploads.ts';
@@ -90,6 +91,7 @@ export const allTools: readonly ToolDef[] = [
   health,
   listKbsTool,
   searchTool,
+  getContextTool,
   createKbTool,
   updateKbTool,
   deleteKbTool,

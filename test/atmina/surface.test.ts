@@ -7,7 +7,7 @@ import { KbSuite, backendLabel } from './support.ts';
 
 const MISSING_ID = '0b1e7c5e-8f43-4d8e-9a51-3c2d1f0e9b7a';
 const ORIENTING = ['health', 'list_kbs', 'whoami'];
-const READING = ['file_history', 'get_file_outline', 'list_files', 'read_file', 'related', 'search'];
+const READING = ['file_history', 'get_context', 'get_file_outline', 'list_files', 'read_file', 'related', 'search'];
 const WRITING = [
   'audit_log',
   'confirm_uploads',

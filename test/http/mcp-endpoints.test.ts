@@ -63,6 +63,7 @@ for (const backend of storeBackends()) {
               'audit_log',
               'file_history',
               'get_audit_event',
+              'get_context',
               'get_file_outline',
               'get_team_settings',
               'health',
@@ -285,8 +286,8 @@ for (const backend of storeBackends()) {
         [1, 2],
       );
       // The Atmina tools context.read allows: whoami, health, list_kbs, list_files, read_file, file_history,
-      // get_file_outline, related, search, audit_log, get_audit_event, get_team_settings.
-      assert.equal(body[1]?.result.tools?.length, 12);
+      // get_file_outline, related, search, get_context, audit_log, get_audit_event, get_team_settings.
+      assert.equal(body[1]?.result.tools?.length, 13);
       assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
       const ready = await fetch(`${running.url}/readyz`);
       assert.equal(ready.status, 200);
