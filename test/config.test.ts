@@ -82,7 +82,7 @@ describe('loadConfig', () => {
   it('fills in what a backend leaves out', () => {
     const config = loadConfig({ S3_BUCKET: 'kgw', MEILI_URL: 'https://search.acme.test', NEO4J_URL: 'bolt://graph:7687', NEO4J_PASSWORD: 'pw' }, CWD);
     assert.deepEqual(config.s3, { endpoint: undefined, bucket: 'kgw', region: 'us-east-1', accessKeyId: undefined, secretAccessKey: undefined });
-    assert.deepEqual(config.meili, { url: 'https://search.acme.test', apiKey: undefined });
+    assert.deepEqual(config.meili, { url: 'https://search.acme.test', apiKey: undefined, index: 'kgw_documents' });
     assert.deepEqual(config.neo4j, { url: 'bolt://graph:7687', user: 'neo4j', password: 'pw' });
   });
 

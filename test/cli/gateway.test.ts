@@ -77,6 +77,7 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
       [
         ['store', 'pglite', 'ok'],
         ['blob', 'disk', 'ok'],
+        ['search', 'builtin', 'ok'],
       ],
     );
     // The second table: the graph projection, with nothing waiting.
