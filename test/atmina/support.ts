@@ -113,7 +113,9 @@ export class KbSuite extends OrgGateway {
       backend,
       [ACME_KB_ORG, GLOBEX_KB_ORG],
       { ...s3GatewayEnv(backend), ...env },
-      options.projections === true ? { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } } : { projections: { projections: [], rebuilders: [] } },
+      options.projections === true
+        ? { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } }
+        : { projections: { projections: [], rebuilders: [] } },
     );
     return new KbSuite(store, running, 'acme');
   }
