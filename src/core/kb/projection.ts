@@ -1,3 +1,5 @@
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import { blobKey } from '../../../connectors/blob/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
 import type { FileRow, KbFile } from './queries.ts';
@@ -69,6 +71,43 @@ async function* shownFileIds(db: Queryable, tenantId: string): AsyncIterable<str
 }
 
 /**
+ * The shown files (live, in a live KB) among the `kb_file:<id>` resources named, as they now
+ * are, by tenant then id; other keys and files no longer shown are left out. What each
+ * projection's source reads when it applies a KB file's rows, and what a rebuild enqueues.
+ */
+export async function shownFiles(tx: Queryable, refs: readonly ResourceRef[]): Promise<{ tenantId: string; file: KbFile }[]> {
+  const byTenant = new Map<string, string[]>();
+  for (const ref of refs) {
+    const id = ref.resourceKey.startsWith(KB_FILE_KEY_PREFIX) ? ref.resourceKey.slice(KB_FILE_KEY_PREFIX.length) : '';
+    if (UUID.test(id)) byTenant.set(ref.tenantId, [...(byTenant.get(ref.tenantId) ?? []), id]);
+  }
+  const shown: { tenantId: string; file: KbFile }[] = [];
+  for (const [tenantId, ids] of [...byTenant].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const rows = await tx.query<FileRow>(`SELECT ${FILE_COLUMNS} FROM ${SHOWN} AND f.id = ANY($2::uuid[]) ORDER BY f.id`, [tenantId, ids]);
+    for (const row of rows) shown.push({ tenantId, file: toFile(row) });
+  }
+  return shown;
+}
+
+/** The first `maxBytes` of a file's bytes as UTF-8, for a projection: bytes that are not UTF-8 become U+FFFD, never a failure. */
+export async function headText(blob: BlobStore, file: KbFile, maxBytes: number, signal: AbortSignal): Promise<string> {
+  if (file.sizeBytes === 0) return '';
+  const chunks: Buffer[] = [];
+  // The range keeps a mislabelled large blob from being read whole.
+  const stream = await blob.get(blobKey(file.sha256), { start: 0, end: Math.min(file.sizeBytes, maxBytes) - 1 });
+  for await (const chunk of stream) {
+    if (signal.aborted) {
+      stream.destroy();
+      throw signal.reason instanceof Error ? signal.reason : new Error('reading a file for a projection was aborted');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return LENIENT_UTF8.decode(Buffer.concat(chunks));
+}
+
+const LENIENT_UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
+
+/**
  * Rebuilds one projection's KB files: every shown file of every tenant (by tenant, then file
  * id), each as the upsert its latest write enqueued. A file deleted, or its KB archived, after
  * its key was listed is left out: its own delete row tells the projection.
@@ -82,17 +121,9 @@ function kbFileRebuilder(projection: (typeof KB_FILE_PROJECTIONS)[number]): Rebu
       }
     },
     async load(tx: Queryable, refs: readonly ResourceRef[]): Promise<OutboxEntry[]> {
-      const byTenant = new Map<string, string[]>();
-      for (const ref of refs) {
-        const id = ref.resourceKey.startsWith(KB_FILE_KEY_PREFIX) ? ref.resourceKey.slice(KB_FILE_KEY_PREFIX.length) : '';
-        if (UUID.test(id)) byTenant.set(ref.tenantId, [...(byTenant.get(ref.tenantId) ?? []), id]);
-      }
-      const entries: OutboxEntry[] = [];
-      for (const [tenantId, ids] of byTenant) {
-        const rows = await tx.query<FileRow>(`SELECT ${FILE_COLUMNS} FROM ${SHOWN} AND f.id = ANY($2::uuid[]) ORDER BY f.id`, [tenantId, ids]);
-        for (const row of rows) entries.push(...kbFileEntries(tenantId, toFile(row), 'upsert').filter((entry) => entry.projection === projection));
-      }
-      return entries;
+      return (await shownFiles(tx, refs)).flatMap(({ tenantId, file }) =>
+        kbFileEntries(tenantId, file, 'upsert').filter((entry) => entry.projection === projection),
+      );
     },
   };
 }
