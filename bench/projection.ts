@@ -12,7 +12,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import type { OutboxEntry, OutboxRow, Projection } from '../connectors/projection.ts';
 import { enqueue } from '../src/core/outbox/outbox.ts';
 import { OutboxWorker } from '../src/core/outbox/worker.ts';
@@ -20,6 +19,7 @@ import type { Db, Queryable } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';
 import { openPostgres } from '../src/store/postgres.ts';
+import { adminQuery, machineInfo } from './machine.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const PROJECTION = 'graph';
@@ -112,16 +112,6 @@ interface Store {
   /** A second handle on the same store for a second worker: its own pool on PostgreSQL, the same PGlite. */
   second(): Db;
   dispose(): Promise<void>;
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 async function openStore(): Promise<Store> {
@@ -240,13 +230,7 @@ async function run(scenario: Scenario, workerCount: number): Promise<RunResult> 
 }
 
 async function main(): Promise<void> {
-  const machine = {
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    memoryGiB: round(os.totalmem() / 1024 ** 3),
-    node: process.version,
-    platform: `${process.platform} ${os.release()} ${process.arch}`,
-  };
+  const machine = machineInfo();
   const name = `projection-${settings.store}`;
   console.log(`bench ${name}: ${settings.rows} rows per kind, batch ${settings.batchSize}, workers ${settings.workers.join(' and ')}`);
   const results: RunResult[] = [];

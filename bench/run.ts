@@ -14,7 +14,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { DiskBlobStore } from '../connectors/blob/disk.ts';
 import { applyOrgFile } from '../src/core/org/apply.ts';
 import { createToken } from '../src/core/tokens/tokens.ts';
@@ -26,6 +25,7 @@ import type { WrittenCheck } from './files.ts';
 import { FILES_CALLER, FILES_ORG_YAML, READ_BODY, SEED_FILES, WriteLoad, checkRead, checkWritten } from './files.ts';
 import type { ChildSpec, FromChild, Scenario, StoreSpec, Suite, ToChild, Usage } from './scenarios.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML, PATHS, REQUEST_BODY, SCENARIOS, SUITES, SUITE_NAMES, checkBody, requestHeaders } from './scenarios.ts';
+import { adminQuery, machineInfo } from './machine.ts';
 
 const GOAL_PCT = 25;
 const HERE = path.dirname(new URL(import.meta.url).pathname);
@@ -90,16 +90,6 @@ async function seed(db: Db, suite: Suite, dataDir: string): Promise<string> {
   const blob = new DiskBlobStore({ dataDir, publicUrl: 'http://127.0.0.1' });
   await applyOrgFile(db, { source: FILES_ORG_YAML, files: SEED_FILES, blob }, AuditTrail.forSurface(log, 'cli'));
   return (await createToken(db, { ...FILES_CALLER, ttlMs: undefined, label: 'bench' }, AuditTrail.forSurface(log, 'cli'))).token;
-}
-
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 /** A fresh, seeded store the children open in turn: a PGlite folder or a new PostgreSQL database. */
@@ -392,13 +382,7 @@ async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: R
 }
 
 async function main(): Promise<void> {
-  const machine = {
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-    node: process.version,
-    platform: `${process.platform} ${os.release()} ${process.arch}`,
-  };
+  const machine = machineInfo();
   if (plan.length === 0) throw new Error('BENCH_SUITE and BENCH_SCENARIOS leave no scenario to run');
   const results: ScenarioResult[] = [];
   for (const { suite, scenarios } of plan) results.push(...(await runSuite(suite, scenarios, machine)));

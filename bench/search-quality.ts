@@ -9,7 +9,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { connectClient, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
 import { storeBackendAt } from '../test/support/stores.ts';
@@ -28,6 +27,7 @@ import {
 import { readCranfield } from './cranfield.ts';
 import { MAP_DEPTH, NDCG_DEPTH, averagePrecisionAt, mean, ndcgAt } from './ir-metrics.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
+import { machineInfo } from './machine.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 /** Where the collection sits relative to the folder beside the repository. */
@@ -115,13 +115,7 @@ async function main(): Promise<void> {
   const store = databaseUrl === undefined ? 'pglite' : 'postgres';
   const collection = await readCranfield(datasetDir());
   const queries = collection.queries.filter((q) => selects(chosen, q.number));
-  const machine = {
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-    node: process.version,
-    platform: `${process.platform} ${os.release()} ${process.arch}`,
-  };
+  const machine = machineInfo();
 
   // Undone last first: the client, the gateway, the store (its folder, or its database on the server).
   // Once only: a signal's clean-up and the one of the run it interrupted share it.
