@@ -17,7 +17,10 @@ export type SearchKind = 'kb_file' | 'knowledge' | 'skill' | 'memory' | 'artifac
  */
 export interface SearchDocument {
   readonly tenantId: string;
-  /** Stable id, equal to the outbox resource key, e.g. 'kb_file:<uuid>'. */
+  /**
+   * Stable id: the outbox resource key ('kb_file:<uuid>'), or for a resource shown as several
+   * documents one of the ids its source's `documentIds` names ('knowledge.latest:<uuid>').
+   */
   readonly id: string;
   readonly kind: SearchKind;
   /**
@@ -152,7 +155,16 @@ function documentOf(row: OutboxRow): SearchDocument | undefined {
  */
 export interface SearchSource {
   load(tx: Queryable, refs: readonly ResourceRef[], signal: AbortSignal): Promise<SearchDocument[]>;
+  /**
+   * Every document id the resource can be shown as (a Knowledge: its published and its latest
+   * version). Those `load` does not return now are removed, so a resource that yields fewer
+   * documents than before leaves none stale. Omitted: the resource key is the only id.
+   */
+  documentIds?(ref: ResourceRef): readonly string[];
 }
+
+/** The document ids of a resource: the source's, else the resource key alone. */
+const idsOf = (source: SearchSource | undefined, ref: ResourceRef): readonly string[] => source?.documentIds?.(ref) ?? [ref.resourceKey];
 
 const refKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
 
@@ -183,12 +195,16 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource):
           }
           const loaded = toLoad.size === 0 || source === undefined ? [] : await source.load(context.tx, [...toLoad.values()], context.signal);
           for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
-          const gone = [...toLoad.entries()].filter(([key]) => !docs.has(key)).map(([, ref]) => ({ tenantId: ref.tenantId, id: ref.resourceKey }));
+          const gone = [...toLoad.values()].flatMap((ref) =>
+            idsOf(source, ref)
+              .filter((id) => !docs.has(refKey(ref.tenantId, id)))
+              .map((id) => ({ tenantId: ref.tenantId, id })),
+          );
           if (docs.size > 0) await backend.upsert([...docs.values()], context);
           if (gone.length > 0) await backend.delete(gone, context);
         } else {
           await backend.delete(
-            run.map((r) => ({ tenantId: r.tenantId, id: r.resourceKey })),
+            run.flatMap((r) => idsOf(source, r).map((id) => ({ tenantId: r.tenantId, id }))),
             context,
           );
         }

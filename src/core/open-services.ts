@@ -15,7 +15,8 @@ import { AuditLog } from './audit/audit-log.ts';
 import { directoryGraphRebuilder } from './graph/directory-graph.ts';
 import { configuredProbes } from './health/probes.ts';
 import { kbFileGraphSource } from './kb/link-source.ts';
-import { kbFileRebuilders } from './kb/projection.ts';
+import { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './kb/projection.ts';
+import { CONTEXT_KEY_PREFIXES, composeSearchSources, contextSearchRebuilder, contextSearchSource } from './search/context-source.ts';
 import { kbFileSearchSource } from './search/kb-source.ts';
 import type { Services } from './services.ts';
 
@@ -43,8 +44,14 @@ export function configuredProjections(
   blob: BlobStore | undefined = search?.blob,
 ): ProjectionSet {
   const files = blob === undefined ? undefined : kbFileGraphSource(blob);
-  const projections = [graphProjection(graph, files), ...(search === undefined ? [] : [searchProjection(search.backend, kbFileSearchSource(search.blob))])];
-  return { projections, rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders] };
+  // Search documents come from KB files and from Alignbase resources, told apart by key prefix.
+  const searchSource = (blob: BlobStore) =>
+    composeSearchSources([
+      { prefixes: [KB_FILE_KEY_PREFIX], source: kbFileSearchSource(blob) },
+      { prefixes: CONTEXT_KEY_PREFIXES, source: contextSearchSource },
+    ]);
+  const projections = [graphProjection(graph, files), ...(search === undefined ? [] : [searchProjection(search.backend, searchSource(search.blob))])];
+  return { projections, rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder] };
 }
 
 export interface OpenedServices {

@@ -170,7 +170,8 @@ export class ToolRegistry {
    * such tools are left out). Cached per scope set and standing, which have few values.
    */
   listFor(endpoint: Endpoint, caller: Caller, standing?: CallerStanding): Tool[] {
-    const reach = standing === undefined ? '-' : `${standing.highest}${standing.teamAdmin ? '+team_admin' : ''}`;
+    const reach =
+      standing === undefined ? '-' : `${standing.highest}${standing.teamAdmin ? '+team_admin' : ''}${standing.contextReader === true ? '+context' : ''}`;
     const key = `${endpoint.path}\n${[...caller.scopes].sort().join(' ')}\n${reach}`;
     let list = this.#lists.get(key);
     if (!list) {

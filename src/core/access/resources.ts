@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import { conflict, validation } from '../errors.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { contextSearchEntries } from '../search/context-source.ts';
 import type { ContextType } from './context-roles.ts';
 
 /**
@@ -82,10 +84,11 @@ export async function findContextResource(q: Queryable, tenantId: string, type: 
 
 /** Archives or reactivates a resource; archived resources keep their grants but are not routed. */
 export async function setContextResourceStatus(tx: Transaction, tenantId: string, id: string, status: 'active' | 'archived'): Promise<boolean> {
-  const rows = await tx.query('UPDATE context_resources SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status <> $3 RETURNING id', [
-    tenantId,
-    id,
-    status,
-  ]);
+  const rows = await tx.query<{ type: ContextType }>(
+    'UPDATE context_resources SET status = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status <> $3 RETURNING type',
+    [tenantId, id, status],
+  );
+  // Search drops an archived resource and shows a restored one again (same transaction).
+  for (const row of rows) await enqueue(tx, contextSearchEntries(tenantId, row.type, id));
   return rows.length > 0;
 }

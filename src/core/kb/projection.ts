@@ -16,7 +16,7 @@ import { FILE_COLUMNS, toFile } from './queries.ts';
 /** The projections a KB file feeds. */
 export const KB_FILE_PROJECTIONS = ['search', 'graph'] as const;
 
-const KB_FILE_KEY_PREFIX = 'kb_file:';
+export const KB_FILE_KEY_PREFIX = 'kb_file:';
 export const kbFileResourceKey = (fileId: string): string => `${KB_FILE_KEY_PREFIX}${fileId}`;
 
 /** The outbox payload of a KB file row. */

@@ -8,12 +8,16 @@ import type { KbWithAccess } from '../kb/access.ts';
 import type { Services } from '../services.ts';
 import { unstorableText } from '../text.ts';
 import { analyzerLanguage } from './analyzer.ts';
+import type { SearchedContextType } from './context-source.ts';
+import { readableContextScopes, scopeResource } from './context-source.ts';
 import { kbScope } from './kb-source.ts';
 import { QUERY_TEXT_MAX_CHARS } from './query.ts';
 
 /*
  * A search over what the caller may read: the KBs it can search (all of them, or those the
- * scope names), turned into engine scopes so the engine filters by access inside its query.
+ * scope names) and, unless the scope names KBs, the Alignbase Knowledge, Memories and
+ * Artifacts it may read, turned into engine scopes so the engine filters by access inside its
+ * query.
  * A page is addressed by a cursor that carries its offset and a digest of the search it
  * belongs to, so a cursor cannot be replayed against another query.
  */
@@ -29,9 +33,9 @@ export const FILTER_VALUES_MAX = 20;
 /** Snippets per file. */
 export const SNIPPETS_PER_FILE = 3;
 
-export const RESULT_KINDS = ['file'] as const;
+export const RESULT_KINDS = ['file', 'knowledge', 'memory', 'artifact'] as const;
 export type ResultKind = (typeof RESULT_KINDS)[number];
-const ENGINE_KIND: Readonly<Record<ResultKind, SearchKind>> = { file: 'kb_file' };
+const ENGINE_KIND: Readonly<Record<ResultKind, SearchKind>> = { file: 'kb_file', knowledge: 'knowledge', memory: 'memory', artifact: 'artifact' };
 
 export interface SearchInput {
   readonly query: string;
@@ -48,13 +52,18 @@ export interface SearchInput {
   readonly cursor?: string;
 }
 
-export interface SearchPageHit extends SearchHit {
-  readonly kb: KbWithAccess;
-}
+/** A hit with what it is: a KB file (with its KB), or an Alignbase resource (`latest`: a Knowledge's unpublished latest version). */
+export type SearchPageHit = SearchHit &
+  (
+    | { readonly kb: KbWithAccess; readonly resource?: undefined }
+    | { readonly kb?: undefined; readonly resource: { readonly type: SearchedContextType; readonly id: string; readonly latest: boolean } }
+  );
 
 export interface SearchPage {
   /** The ids of the KBs searched. */
   readonly searched: readonly string[];
+  /** How many Alignbase resources the search covered. */
+  readonly contextResources: number;
   readonly hits: readonly SearchPageHit[];
   readonly total: number;
   readonly nextCursor: string | undefined;
@@ -131,16 +140,21 @@ export async function searchKbs(services: Services, caller: Caller, input: Searc
     updatedSince = at.toISOString();
   }
   if (input.retrieval === 'hybrid') throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
-  const kbs = await searchedKbs(services, caller, input);
-  const scopes = kbs.map(({ kb }) => kbScope(kb.id)).sort();
+  const kinds: readonly ResultKind[] = input.kinds === undefined || input.kinds.length === 0 ? RESULT_KINDS : [...new Set(input.kinds)];
+  const namesKbs = (input.kbIds?.length ?? 0) + (input.kbSlugs?.length ?? 0) > 0;
+  const kbs = kinds.includes('file') || namesKbs ? await searchedKbs(services, caller, input) : [];
+  // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
+  const contextTypes = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is SearchedContextType => k !== 'file');
+  const contextScopes = await readableContextScopes(services.db, caller, contextTypes);
+  const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...contextScopes].sort();
   const digest = digestOf(input, scopes);
   const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);
   const limit = Math.min(input.maxFiles ?? MAX_FILES_DEFAULT, SEARCH_WINDOW_MAX - offset);
   const filters: SearchFilters = {
-    kinds: (input.kinds ?? RESULT_KINDS).map((k) => ENGINE_KIND[k]),
+    kinds: kinds.map((k) => ENGINE_KIND[k]),
     ...(input.pathPrefixes === undefined || input.pathPrefixes.length === 0
       ? {}
-      : { paths: scopes.flatMap((scope) => (input.pathPrefixes ?? []).map((prefix) => ({ scope, prefix }))) }),
+      : { paths: kbs.flatMap(({ kb }) => (input.pathPrefixes ?? []).map((prefix) => ({ scope: kbScope(kb.id), prefix }))) }),
     ...(input.tags === undefined || input.tags.length === 0 ? {} : { tags: input.tags.map((t) => t.toLowerCase()) }),
     ...(input.mediaTypes === undefined || input.mediaTypes.length === 0 ? {} : { mediaTypes: input.mediaTypes.map((t) => t.toLowerCase()) }),
     ...(input.content === undefined ? {} : { contentKind: input.content }),
@@ -161,13 +175,16 @@ export async function searchKbs(services: Services, caller: Caller, input: Searc
     signal,
   );
   const byScope = new Map(kbs.map((kb) => [kbScope(kb.kb.id), kb]));
-  const hits = result.hits.flatMap((hit) => {
+  const hits = result.hits.flatMap((hit): SearchPageHit[] => {
     const kb = byScope.get(hit.scope);
-    return kb === undefined ? [] : [{ ...hit, kb }];
+    if (kb !== undefined) return [{ ...hit, kb }];
+    const resource = scopeResource(hit.scope);
+    return resource === undefined ? [] : [{ ...hit, resource }];
   });
   const next = offset + hits.length;
   return {
     searched: kbs.map(({ kb }) => kb.id),
+    contextResources: contextScopes.length,
     hits,
     total: result.total,
     nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,

@@ -3,6 +3,8 @@ import type { Queryable, Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { createContextResource } from '../access/resources.ts';
 import { utcDay } from '../instants.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { contextSearchEntries } from '../search/context-source.ts';
 import type { HeadRow, VersionRow } from './queries.ts';
 import { HEAD_COLUMNS, VERSION_COLUMNS, manifestJson, toHead, toVersion } from './queries.ts';
 
@@ -161,22 +163,25 @@ export async function saveVersion(tx: Queryable, tenantId: string, head: Pick<Re
       input.digest ?? null,
     ],
   );
-  await tx.query('UPDATE context_resources SET latest_version = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2', [
-    tenantId,
-    head.id,
-    version,
-  ]);
+  const [updated] = await tx.query<{ type: ContextType }>(
+    'UPDATE context_resources SET latest_version = $3, updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2 RETURNING type',
+    [tenantId, head.id, version],
+  );
   if (!row) throw new Error('INSERT … RETURNING returned no row');
+  // Search shows the new latest version once the outbox applies this row (same transaction).
+  if (updated !== undefined) await enqueue(tx, contextSearchEntries(tenantId, updated.type, head.id));
   return toVersion(row);
 }
 
 /** Points the published version at `version`; false when it already was. */
 export async function publishVersion(tx: Queryable, tenantId: string, head: Pick<ResourceHead, 'id' | 'publishedVersion'>, version: number): Promise<boolean> {
   if (head.publishedVersion === version) return false;
-  await tx.query(
-    'UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2',
+  const [updated] = await tx.query<{ type: ContextType }>(
+    'UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2 RETURNING type',
     [tenantId, head.id, version],
   );
+  // The published document moves to this version (and the latest one goes when it is the same).
+  if (updated !== undefined) await enqueue(tx, contextSearchEntries(tenantId, updated.type, head.id));
   return true;
 }
 

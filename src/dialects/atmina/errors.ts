@@ -17,12 +17,14 @@ export function atminaCode(error: KgwError): string {
 const ROLE_NAMES: Readonly<Record<KbAccess, string>> = { none: 'no role', search: 'search access', viewer: 'Viewer', editor: 'Editor', admin: 'Admin' };
 
 function roleNeeded(needed: ToolRole): string {
+  if (needed === 'finder') return 'search access on a Knowledge Base, or read access to some Knowledge, Memory or Artifact';
   return needed === 'team_admin' ? 'the Admin role in a team' : `the ${ROLE_NAMES[needed]} role on a Knowledge Base`;
 }
 
 function heldRole(needed: ToolRole, standing: CallerStanding): string {
   // A share may give Admin on a team's KBs, but only a member Admin manages the team.
   if (needed === 'team_admin') return 'you are Admin of no team as its member';
+  if (needed === 'finder') return 'you have neither';
   return standing.highest === 'none' ? 'you have no role on any Knowledge Base or team' : `you have ${ROLE_NAMES[standing.highest]} at most`;
 }
 

@@ -25,25 +25,71 @@ const reasons = z
   })
   .describe('Why the file ranked here: BM25 over path, title and body (path weighs most) of the terms above.');
 
-const result = z.object({
-  kind: z.enum(RESULT_KINDS).describe('file: a Knowledge Base file.'),
+const scored = {
+  score: z.number().describe('Higher is better; comparable only within one answer.'),
+  snippets: z.array(z.string()).describe('Passages around the matched words, which are marked <mark>…</mark>.'),
+  reasons,
+};
+
+const fileResult = z.object({
+  kind: z.literal('file').describe('file: a Knowledge Base file.'),
   kb_id: z.string(),
   kb_slug: z.string(),
   path: z.string(),
   file_id: z.string(),
   version: z.number().int().describe('The version search indexed.'),
   title: z.string().describe('The front-matter title or first heading; empty when it has none.'),
-  score: z.number().describe('Higher is better; comparable only within one answer.'),
-  snippets: z.array(z.string()).describe('Passages around the matched words, which are marked <mark>…</mark>.'),
-  reasons,
+  ...scored,
   read_ref: z
     .object({ tool: z.literal('read_file'), arguments: z.object({ kb_id: z.string(), file_id: z.string() }) })
     .describe('Call this tool with these arguments to read the whole file.'),
   asset: assetBlock.optional().describe('For a picture or PDF: the Asset behind the Companion text this result cites.'),
 });
 
+const versioned = {
+  title: z.string().describe('The title of the Knowledge, the name of the Memory or Artifact.'),
+  version: z.number().int().describe('The saved version search indexed.'),
+  version_id: z.string(),
+};
+
+const knowledgeResult = z.object({
+  kind: z.literal('knowledge').describe('knowledge: an Alignbase Knowledge.'),
+  knowledge_id: z.string(),
+  ...versioned,
+  is_published_version: z.boolean().describe('Whether the version found is the published one (else it is the latest, unpublished).'),
+  ...scored,
+  read_ref: z
+    .object({
+      tool: z.literal('read_knowledge'),
+      arguments: z.object({ knowledge_id: z.string(), version: z.enum(['published', 'latest']) }),
+    })
+    .describe('Call this Alignbase tool with these arguments to read the Knowledge.'),
+});
+
+const memoryResult = z.object({
+  kind: z.literal('memory').describe('memory: an Alignbase Memory (its latest version).'),
+  memory_id: z.string(),
+  ...versioned,
+  ...scored,
+  read_ref: z
+    .object({ tool: z.literal('read_memory'), arguments: z.object({ memory_id: z.string() }) })
+    .describe('Call this Alignbase tool with these arguments to read the Memory.'),
+});
+
+const artifactResult = z.object({
+  kind: z.literal('artifact').describe('artifact: an Alignbase Artifact (its latest version).'),
+  artifact_id: z.string(),
+  ...versioned,
+  ...scored,
+  read_ref: z
+    .object({ tool: z.literal('read_artifact'), arguments: z.object({ artifact_id: z.string(), version: z.number().int() }) })
+    .describe('Call this Alignbase tool with these arguments to read the Artifact version found.'),
+});
+
+const result = z.discriminatedUnion('kind', [fileResult, knowledgeResult, memoryResult, artifactResult]);
+
 async function assetBlocks(services: Services, caller: Caller, hits: readonly SearchPageHit[]) {
-  const ids = hits.map((h) => String(h.ref.file_id ?? '')).filter((id) => id !== '');
+  const ids = hits.flatMap((h) => (h.kb === undefined ? [] : [String(h.ref.file_id ?? '')])).filter((id) => id !== '');
   const blocks = new Map<string, z.infer<typeof assetBlock>>();
   if (ids.length === 0) return blocks;
   const rows = await services.db.query<FileRow>(
@@ -55,10 +101,49 @@ async function assetBlocks(services: Services, caller: Caller, hits: readonly Se
     const hit = hits.find((h) => h.ref.file_id === file.id);
     const asset = await readAsset(services.db, caller.tenant.id, file.id, file.version);
     // A thumbnail is a read of the file: only for a caller who may read the KB, not one who may only search it.
-    const url = hit !== undefined && kbAllows(hit.kb.access, 'viewer') ? await thumbnailUrl(services, caller, file, asset) : undefined;
+    const url = hit?.kb !== undefined && kbAllows(hit.kb.access, 'viewer') ? await thumbnailUrl(services, caller, file, asset) : undefined;
     blocks.set(file.id, assetWire(file, asset, url));
   }
   return blocks;
+}
+
+function reasonsWire(hit: SearchPageHit): z.infer<typeof reasons> {
+  return {
+    terms: hit.reasons.terms.map((t) => ({ term: t.term, fields: [...t.fields] })),
+    expansions: [...hit.reasons.expansions],
+    phrases: [...hit.reasons.phrases],
+  };
+}
+
+/** A Knowledge, Memory or Artifact hit, named by the identifiers the Alignbase tools take. */
+function contextResult(hit: SearchPageHit & { kb?: undefined }): z.infer<typeof result> {
+  const { resource } = hit;
+  const common = {
+    title: hit.title,
+    version: Number(hit.ref.version),
+    version_id: String(hit.ref.version_id),
+    score: hit.score,
+    snippets: [...hit.snippets],
+    reasons: reasonsWire(hit),
+  };
+  if (resource.type === 'knowledge') {
+    const version = resource.latest ? ('latest' as const) : ('published' as const);
+    return {
+      kind: 'knowledge',
+      knowledge_id: resource.id,
+      ...common,
+      is_published_version: !resource.latest,
+      read_ref: { tool: 'read_knowledge', arguments: { knowledge_id: resource.id, version } },
+    };
+  }
+  if (resource.type === 'memory')
+    return { kind: 'memory', memory_id: resource.id, ...common, read_ref: { tool: 'read_memory', arguments: { memory_id: resource.id } } };
+  return {
+    kind: 'artifact',
+    artifact_id: resource.id,
+    ...common,
+    read_ref: { tool: 'read_artifact', arguments: { artifact_id: resource.id, version: common.version } },
+  };
 }
 
 export const searchTool = defineTool({
@@ -66,7 +151,7 @@ export const searchTool = defineTool({
   dialect: 'atmina',
   title: 'Search',
   description:
-    'Finds the files that best answer a question or keywords across the Knowledge Bases you can search (or those scope names), best first, grouped by file: snippets with the matched words marked, a score, reasons, and read_ref to read the whole file. Write the question as you would ask it; quote "a phrase" to require it, end a word with * to match its prefix. Answer from a sufficient snippet; use list_files for an exhaustive listing. A write can precede indexing: see atmina://kb/{kb_id}/indexing-status.',
+    'Finds the files that best answer a question or keywords across the Knowledge Bases you can search (or those scope names), and the Alignbase Knowledge, Memories and Artifacts you may read, best first, one result per file or resource: its kind, snippets with the matched words marked, a score, reasons, and read_ref naming the tool and arguments that read it whole. Write the question as you would ask it; quote "a phrase" to require it, end a word with * to match its prefix. Answer from a sufficient snippet; use list_files for an exhaustive listing. A write can precede indexing: see atmina://kb/{kb_id}/indexing-status.',
   input: z
     .object({
       query: z.string().max(QUERY_TEXT_MAX_CHARS).describe(`The question or keywords, 1 to ${QUERY_TEXT_MAX_CHARS} characters.`),
@@ -78,14 +163,18 @@ export const searchTool = defineTool({
         })
         .strict()
         .optional()
-        .describe('Where to search; by default every KB you can search.'),
+        .describe('Where to search; by default every KB you can search and every Knowledge, Memory and Artifact you may read.'),
       filters: z
         .object({
           tags: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files with any of these front-matter tags.'),
           media_types: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files of these media types, e.g. "text/markdown", "application/pdf".'),
           content: z.enum(['text', 'asset']).optional().describe('text: text files only; asset: pictures and PDFs only.'),
           updated_since: z.string().optional().describe('ISO 8601: files changed at or after it.'),
-          kinds: z.array(z.enum(RESULT_KINDS)).max(RESULT_KINDS.length).optional().describe('What to find; file by default.'),
+          kinds: z
+            .array(z.enum(RESULT_KINDS))
+            .max(RESULT_KINDS.length)
+            .optional()
+            .describe('What to find: file, knowledge, memory, artifact; all of them by default. Naming KBs or path prefixes in scope finds files only.'),
         })
         .strict()
         .optional(),
@@ -99,14 +188,16 @@ export const searchTool = defineTool({
     .strict(),
   output: z.object({
     results: z.array(result),
-    total: z.number().int().describe('Files matching the query within the scope and filters (at most the first 1000 can be paged to).'),
+    total: z.number().int().describe('Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to).'),
     next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
     retrieval: z.enum(['lexical', 'hybrid']),
   }),
   annotations: READ,
   scopes: ['context.read'],
-  // Search access (a public KB of the organisation) is enough: search shows what the caller may find.
-  minimumRole: 'search',
+  // Search access (a public KB of the organisation), or reading some Knowledge, Memory or
+  // Artifact (a Viewer grant, or a route to a published Knowledge), is enough: search shows
+  // what the caller may find.
+  minimumRole: 'finder',
   async run({ caller, services, audit }, args) {
     const page = await searchKbs(services, caller, {
       query: args.query,
@@ -125,10 +216,14 @@ export const searchTool = defineTool({
     // The event names the KBs searched, so their teams' audit_query_text setting decides whether the query is shown.
     audit.readAs('kb.search');
     audit.detail({ query: args.query, results: page.hits.length, total: page.total });
-    audit.touch(...page.searched.map((kb) => ({ type: 'kb', id: kb })), ...page.hits.map((h) => ({ type: 'kb_file', id: String(h.ref.file_id) })));
+    audit.touch(
+      ...page.searched.map((kb) => ({ type: 'kb', id: kb })),
+      ...page.hits.map((h) => (h.kb === undefined ? { type: h.resource.type, id: h.resource.id } : { type: 'kb_file', id: String(h.ref.file_id) })),
+    );
     const assets = await assetBlocks(services, caller, page.hits);
     return jsonReply({
-      results: page.hits.map((hit) => {
+      results: page.hits.map((hit): z.infer<typeof result> => {
+        if (hit.kb === undefined) return contextResult(hit);
         const fileId = String(hit.ref.file_id);
         const asset = assets.get(fileId);
         return {
@@ -141,11 +236,7 @@ export const searchTool = defineTool({
           title: hit.title,
           score: hit.score,
           snippets: [...hit.snippets],
-          reasons: {
-            terms: hit.reasons.terms.map((t) => ({ term: t.term, fields: [...t.fields] })),
-            expansions: [...hit.reasons.expansions],
-            phrases: [...hit.reasons.phrases],
-          },
+          reasons: reasonsWire(hit),
           read_ref: { tool: 'read_file' as const, arguments: { kb_id: hit.kb.kb.id, file_id: fileId } },
           ...(asset === undefined ? {} : { asset }),
         };
