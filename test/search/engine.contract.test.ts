@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { SearchBackend, SearchDocument, SearchQuery } from '../../connectors/search/contract.ts';
+import type { OutboxRow } from '../../connectors/projection.ts';
+import type { SearchBackend, SearchDocument, SearchQuery, SearchSource } from '../../connectors/search/contract.ts';
+import { searchProjection } from '../../connectors/search/contract.ts';
 import { openSearchBackend } from '../../connectors/search/index.ts';
 import type { Db } from '../../src/store/db.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -235,6 +237,42 @@ for (const backend of storeBackends()) {
           ].map(async (text) => (await ask(text)).hits.map((h) => h.id)),
         );
         assert.deepEqual(answers.slice(0, 3), [['kb_file:wing'], ['kb_file:wing'], ['kb_file:wing']]);
+      });
+
+      it('removes the documents a resource no longer yields, through the projection and its source', async () => {
+        // A resource shown as two documents (a Knowledge's published and latest versions), then as one.
+        let yields: SearchDocument[] = [
+          doc('knowledge:k', { kind: 'knowledge', scope: 'knowledge:k', path: '', body: 'glider published' }),
+          doc('knowledge.latest:k', { kind: 'knowledge', scope: 'knowledge.latest:k', path: '', body: 'glider draft' }),
+        ];
+        const source: SearchSource = {
+          load: () => Promise.resolve(yields),
+          documentIds: (ref) => [ref.resourceKey, ref.resourceKey.replace('knowledge:', 'knowledge.latest:')],
+        };
+        const projection = searchProjection(engine, source);
+        const row: OutboxRow = {
+          id: '1',
+          tenantId,
+          projection: 'search',
+          resourceKey: 'knowledge:k',
+          operation: 'upsert',
+          payload: {},
+          createdAt: new Date(),
+          attempts: 0,
+        };
+        const apply = () => store.db.tx((tx) => projection.apply([row], { tx, signal: new AbortController().signal }));
+        const found = async () =>
+          (await engine.search({ tenantId, text: 'glider', language: 'english', scopes: ['knowledge:k', 'knowledge.latest:k'], limit: 10, snippets: 0 })).hits
+            .map((h) => h.id)
+            .sort();
+        await apply();
+        const both = await found();
+        yields = [doc('knowledge:k', { kind: 'knowledge', scope: 'knowledge:k', path: '', body: 'glider published again' })];
+        await apply();
+        const one = await found();
+        yields = [];
+        await apply();
+        assert.deepEqual({ both, one, none: await found() }, { both: ['knowledge.latest:k', 'knowledge:k'], one: ['knowledge:k'], none: [] });
       });
 
       it('keeps every document of two concurrent writers', async () => {
