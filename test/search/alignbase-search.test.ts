@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { addRoute } from '../../src/core/access/routes.ts';
 import { setContextResourceStatus } from '../../src/core/access/resources.ts';
+import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import type { Agent } from '../alignbase/support.ts';
 import { OrgGateway, backendLabel } from '../alignbase/support.ts';
 import { assertAtminaError } from '../atmina/support.ts';
@@ -296,6 +297,17 @@ for (const backend of storeBackends()) {
         );
         const [docs] = await gw.db.query<{ n: number }>('SELECT count(*)::int AS n FROM search_docs WHERE doc_id LIKE $1', [`%${other.knowledge_id}`]);
         if (choice.name === 'builtin') assert.equal(docs?.n, 1);
+      });
+
+      it('rebuilds the Alignbase documents from the store (kgw reindex --search)', async () => {
+        const reader = await agentOn('reader');
+        const ids = async () => (await find(reader, 'zeppelin hangar tarmac')).results.map((h) => h.knowledge_id ?? h.memory_id ?? h.artifact_id).sort();
+        const before = await ids();
+        const report = await rebuildProjection(gw.db, gw.running.gateway.services.projections, 'search');
+        await gw.settled();
+        assert.ok(report.enqueued >= 3, `enqueued ${report.enqueued}`);
+        assert.deepEqual(await ids(), before);
+        assert.deepEqual(before, [knowledgeId, memoryId, artifactId].sort());
       });
     });
 }
