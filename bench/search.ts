@@ -44,6 +44,8 @@ const SCOPES = 'context.read context.write';
 const LOAD_BATCH = 50;
 /** write_files calls (or core batches) in flight while loading. */
 const LOAD_IN_FLIGHT = 2;
+/** A progress line every this many batches while loading (every 5,000 files). */
+const PROGRESS_BATCHES = 100;
 /** Above this many files the load goes through the core by default: MCP loading of 100 k files takes most of an hour here. */
 const MCP_LOAD_MAX_FILES = 20_000;
 /** Connections per pool on PostgreSQL (each replica has its own). */
@@ -55,6 +57,8 @@ const SEARCHABLE_POLL_MS = 10;
 const DRAIN_LIMIT_MS = 30 * 60_000;
 /** A write not found by search within this is counted as a timeout: 30 s. */
 const SEARCHABLE_LIMIT_MS = 30_000;
+/** Slowest queries of each kind kept in the result file. */
+const SLOWEST_KEPT = 5;
 /** Unmeasured search calls before the measured ones (caches, JIT, pool). */
 const WARMUP_QUERIES = 10;
 /** The exit status of a run stopped by a signal (128 + SIGINT's number). */
@@ -178,7 +182,7 @@ async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } 
   let done = 0;
   const report = () => {
     done += 1;
-    if (done % 200 === 0) console.log(`  … ${done * LOAD_BATCH} files`);
+    if (done % PROGRESS_BATCHES === 0) console.log(`  … ${done * LOAD_BATCH} files`);
   };
   if ('client' in via) {
     await pool(batches, LOAD_IN_FLIGHT, async (batch) => {
@@ -292,7 +296,12 @@ async function measureQueries(client: Client, kbId: string, queries: readonly st
     ms.push(answer.ms);
     if (answer.paths.length === 0) empty += 1;
   }
-  return { ...summary(ms), emptyAnswers: empty };
+  // The slowest queries, for whoever looks into the engine's speed next.
+  const slowest = queries
+    .map((query, i) => ({ query, ms: round(ms[i]!) }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, SLOWEST_KEPT);
+  return { ...summary(ms), emptyAnswers: empty, slowest };
 }
 
 /** A word no corpus file holds: letters only (so every analyser keeps it whole), unique per probe. */
@@ -366,8 +375,8 @@ function markdown(report: Record<string, unknown> & { results: Results }): strin
 interface Results {
   load: { via: 'mcp' | 'core'; files: number; bytes: number; links: number; seconds: number; filesPerSec: number };
   projection: DrainFigures[];
-  keywords: ReturnType<typeof summary> & { emptyAnswers: number };
-  questions: ReturnType<typeof summary> & { emptyAnswers: number };
+  keywords: Awaited<ReturnType<typeof measureQueries>>;
+  questions: Awaited<ReturnType<typeof measureQueries>>;
   writes: Awaited<ReturnType<typeof measureWriteToSearchable>>;
 }
 
