@@ -8,18 +8,17 @@
  * the claim transaction, as a projection kept in Postgres does; afterwards every row must have
  * been applied once, and each resource's rows in enqueue order.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutboxEntry, OutboxRow, Projection } from '../connectors/projection.ts';
 import { enqueue } from '../src/core/outbox/outbox.ts';
 import { OutboxWorker } from '../src/core/outbox/worker.ts';
-import type { Db, Queryable } from '../src/store/db.ts';
+import type { Queryable } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { openPglite } from '../src/store/pglite.ts';
-import { openPostgres } from '../src/store/postgres.ts';
-import { adminQuery, machineInfo } from './machine.ts';
+import { machineInfo } from './machine.ts';
+import type { BenchStore } from './store.ts';
+import { openBenchStore } from './store.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const PROJECTION = 'graph';
@@ -107,45 +106,8 @@ const tableProjection: Projection = {
   clear: () => Promise.resolve(),
 };
 
-interface Store {
-  readonly db: Db;
-  /** A second handle on the same store for a second worker: its own pool on PostgreSQL, the same PGlite. */
-  second(): Db;
-  dispose(): Promise<void>;
-}
-
-async function openStore(): Promise<Store> {
-  if (databaseUrl === undefined) {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-projection-'));
-    const db = await openPglite(path.join(dir, 'pgdata'));
-    return {
-      db,
-      second: () => db,
-      async dispose() {
-        await db.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  const database = `kgw_bench_${randomBytes(6).toString('hex')}`;
-  await adminQuery(databaseUrl, `CREATE DATABASE ${database}`);
-  const url = new URL(databaseUrl);
-  url.pathname = `/${database}`;
-  const db = openPostgres(url.toString(), { max: POOL_MAX });
-  const others: Db[] = [];
-  return {
-    db,
-    second() {
-      const other = openPostgres(url.toString(), { max: POOL_MAX });
-      others.push(other);
-      return other;
-    },
-    async dispose() {
-      await Promise.all([db, ...others].map((d) => d.close()));
-      await adminQuery(databaseUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    },
-  };
-}
+/** A fresh store for one run: its second handle is a second worker's (its own pool on PostgreSQL). */
+const openStore = (): Promise<BenchStore> => openBenchStore(databaseUrl, { poolMax: POOL_MAX, prefix: 'kgw-bench-projection' });
 
 async function count(db: Queryable, sql: string): Promise<number> {
   const [row] = await db.query<{ n: string | number }>(sql);

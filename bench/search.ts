@@ -1,0 +1,518 @@
+/**
+ * `npm run bench:search`: search latency, write-to-searchable time and projection throughput
+ * over a generated markdown corpus (bench/corpus.ts), per engine and store. See bench/README.md
+ * ("The search bench").
+ *
+ * 1. Load: a fresh store, the example org, a KB, and the corpus written into it while no
+ *    projection runs (through MCP write_files, or through the core's writeFiles for large
+ *    corpora), so the outbox holds every file's search and graph rows.
+ * 2. Projection throughput: outbox workers, one replica and then two (each with its own pool
+ *    on PostgreSQL, as two gateway processes have), drain the search and graph rows; the
+ *    second run first rebuilds both projections from the store, as `kgw reindex` does.
+ * 3. Through a gateway as configured (its own outbox worker, default settings) and the MCP
+ *    SDK client over HTTP: keyword queries and questions through `search`, one at a time; then
+ *    single-file writes through `write_files`, each followed by `search` polls until it is found.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Meilisearch } from 'meilisearch';
+import { authenticateBearer } from '../src/auth/bearer.ts';
+import { AuditLog } from '../src/core/audit/audit-log.ts';
+import { AuditTrail } from '../src/core/audit/trail.ts';
+import { writeFiles } from '../src/core/kb/batch.ts';
+import { openServices } from '../src/core/open-services.ts';
+import { rebuildProjection } from '../src/core/outbox/rebuild.ts';
+import { OutboxWorker } from '../src/core/outbox/worker.ts';
+import { loadConfig } from '../src/config.ts';
+import type { Db } from '../src/store/db.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { connectClient, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
+import { callStructured, createKb, searchBackend } from './cranfield-mcp.ts';
+import type { Corpus } from './corpus.ts';
+import { generateCorpus } from './corpus.ts';
+import { machineInfo } from './machine.ts';
+import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
+import { openBenchStore } from './store.ts';
+
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const SCOPES = 'context.read context.write';
+/** Items per write_files call while loading: the tool's maximum. */
+const LOAD_BATCH = 50;
+/** write_files calls (or core batches) in flight while loading. */
+const LOAD_IN_FLIGHT = 2;
+/** A progress line every this many batches while loading (every 5,000 files). */
+const PROGRESS_BATCHES = 100;
+/** Above this many files the load goes through the core by default: MCP loading of 100 k files takes most of an hour here. */
+const MCP_LOAD_MAX_FILES = 20_000;
+/** Connections per pool on PostgreSQL (each replica has its own). */
+const POOL_MAX = 10;
+/** How often the projection phase looks at the outbox, and the search polls of a write look for the file. */
+const DRAIN_POLL_MS = 100;
+const SEARCHABLE_POLL_MS = 10;
+/** A drain that takes longer is reported as not finished (and the bench fails): 30 minutes. */
+const DRAIN_LIMIT_MS = 30 * 60_000;
+/** A write not found by search within this is counted as a timeout: 30 s. */
+const SEARCHABLE_LIMIT_MS = 30_000;
+/** Slowest queries of each kind kept in the result file. */
+const SLOWEST_KEPT = 5;
+/** Unmeasured search calls before the measured ones (caches, JIT, pool). */
+const WARMUP_QUERIES = 10;
+/** The exit status of a run stopped by a signal (128 + SIGINT's number). */
+const INTERRUPTED_EXIT = 130;
+/** Idle sleep of the bench's own outbox workers: the drain's end is seen at once, not after the 1 s default. */
+const WORKER_IDLE_MS = 5;
+const PROJECTIONS = ['search', 'graph'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Settings: flags first, then environment variables, then defaults.
+
+const { values: flags } = parseArgs({
+  options: {
+    files: { type: 'string' },
+    store: { type: 'string' },
+    engine: { type: 'string' },
+    queries: { type: 'string' },
+    writes: { type: 'string' },
+    load: { type: 'string' },
+    replicas: { type: 'string' },
+    name: { type: 'string' },
+    'results-dir': { type: 'string' },
+  },
+  strict: true,
+});
+
+function setting(flag: string | undefined, env: string): string | undefined {
+  const value = flag ?? process.env[env];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function whole(name: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw.replace(/k$/i, '000'));
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined) return fallback;
+  const found = allowed.find((a) => a === raw);
+  if (found === undefined) throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return found;
+}
+
+const serverUrl = setting(undefined, 'BENCH_DATABASE_URL') ?? setting(undefined, 'KGW_TEST_DATABASE_URL');
+const files = whole('--files (BENCH_FILES)', setting(flags.files, 'BENCH_FILES'), 10_000, 1);
+const store = oneOf('--store (BENCH_STORE)', setting(flags.store, 'BENCH_STORE'), ['pglite', 'postgres'], 'pglite');
+const engine = oneOf('--engine (BENCH_ENGINE)', setting(flags.engine, 'BENCH_ENGINE'), ['builtin', 'meilisearch'], 'builtin');
+const settings = {
+  files,
+  store,
+  engine,
+  queries: whole('--queries (BENCH_QUERIES)', setting(flags.queries, 'BENCH_QUERIES'), 200, 1),
+  writes: whole('--writes (BENCH_WRITES)', setting(flags.writes, 'BENCH_WRITES'), 30, 1),
+  load: oneOf('--load (BENCH_LOAD)', setting(flags.load, 'BENCH_LOAD'), ['mcp', 'core'], files > MCP_LOAD_MAX_FILES ? 'core' : 'mcp'),
+  replicas: (setting(flags.replicas, 'BENCH_REPLICAS') ?? '1,2').split(',').map((r) => whole('--replicas (BENCH_REPLICAS)', r.trim(), 1, 1)),
+  seed: 13,
+};
+if (store === 'postgres' && serverUrl === undefined) throw new Error('--store postgres needs BENCH_DATABASE_URL or KGW_TEST_DATABASE_URL');
+const meiliUrl = setting(undefined, 'MEILI_URL') ?? setting(undefined, 'KGW_TEST_MEILI_URL');
+const meiliKey = setting(undefined, 'MEILI_API_KEY') ?? setting(undefined, 'KGW_TEST_MEILI_KEY');
+if (engine === 'meilisearch' && meiliUrl === undefined) throw new Error('--engine meilisearch needs MEILI_URL or KGW_TEST_MEILI_URL');
+const name = setting(flags.name, 'BENCH_NAME') ?? `search-${engine}-${store}-${files >= 1000 && files % 1000 === 0 ? `${files / 1000}k` : files}`;
+const resultsDir = path.resolve(setting(flags['results-dir'], 'BENCH_RESULTS_DIR') ?? path.join(HERE, 'results'));
+
+// ---------------------------------------------------------------------------------------------
+
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const loadAverage = () => os.loadavg().map((l) => round(l, 2));
+
+/** The nearest-rank percentile of `values`. */
+function percentile(values: readonly number[], pct: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((pct / 100) * sorted.length));
+  return sorted[rank - 1] ?? 0;
+}
+
+function summary(values: readonly number[]): { samples: number; p50Ms: number; p95Ms: number; p99Ms: number; maxMs: number } {
+  return {
+    samples: values.length,
+    p50Ms: round(percentile(values, 50)),
+    p95Ms: round(percentile(values, 95)),
+    p99Ms: round(percentile(values, 99)),
+    maxMs: round(Math.max(0, ...values)),
+  };
+}
+
+/** Runs `work` over 0..count-1, `inFlight` at a time. */
+async function pool(count: number, inFlight: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, lane));
+}
+
+interface WriteAnswer {
+  written: number;
+  failed: number;
+  results: { ok: boolean; path: string; error?: string }[];
+}
+
+function checkBatch(answer: WriteAnswer, items: number): void {
+  if (answer.failed === 0 && answer.written === items) return;
+  const first = answer.results.find((r) => !r.ok);
+  throw new Error(`write_files: ${answer.failed} of ${items} items failed, first ${first?.path}: ${first?.error}`);
+}
+
+/** Writes the whole corpus, LOAD_BATCH files a batch: through write_files, or the core function behind it. */
+async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } | { db: Db; blob: Parameters<typeof writeFiles>[0]['blob']; token: string }) {
+  const batches = Math.ceil(corpus.files / LOAD_BATCH);
+  const itemsOf = (batch: number) =>
+    Array.from({ length: Math.min(LOAD_BATCH, corpus.files - batch * LOAD_BATCH) }, (_, i) => {
+      const file = corpus.file(batch * LOAD_BATCH + i);
+      return { path: file.path, mode: 'create' as const, content: file.content };
+    });
+  let links = 0;
+  for (let n = 0; n < corpus.files; n += 1) links += corpus.file(n).links;
+  let done = 0;
+  const report = () => {
+    done += 1;
+    if (done % PROGRESS_BATCHES === 0) console.log(`  … ${done * LOAD_BATCH} files`);
+  };
+  if ('client' in via) {
+    await pool(batches, LOAD_IN_FLIGHT, async (batch) => {
+      const items = itemsOf(batch);
+      checkBatch((await callStructured(via.client, 'write_files', { kb_id: kbId, items })) as unknown as WriteAnswer, items.length);
+      report();
+    });
+    return { links };
+  }
+  const auth = await authenticateBearer(via.db, `Bearer ${via.token}`);
+  if ('failure' in auth) throw new Error(`the bench's token was refused: ${auth.failure}`);
+  const log = new AuditLog(via.db);
+  await pool(batches, LOAD_IN_FLIGHT, async (batch) => {
+    const items = itemsOf(batch);
+    const trail = AuditTrail.forTool(log, auth.caller, { name: 'write_files', dialect: 'atmina' }, randomUUID());
+    const answer = await writeFiles({ db: via.db, blob: via.blob }, auth.caller, { kbId, items: items.map((i) => ({ ...i, content: i.content })) }, trail);
+    const failed = answer.results.filter((r) => !r.ok);
+    if (failed.length > 0) throw new Error(`writeFiles: ${failed.length} of ${items.length} items failed, first ${failed[0]!.path}`);
+    report();
+  });
+  return { links };
+}
+
+async function pendingByProjection(db: Db): Promise<Map<string, number>> {
+  const rows = await db.query<{ projection: string; n: string | number }>('SELECT projection, count(*) AS n FROM outbox GROUP BY projection');
+  return new Map(rows.map((r) => [r.projection, Number(r.n)]));
+}
+
+interface DrainFigures {
+  replicas: number;
+  /** Per projection: rows waiting at the start, seconds until none waited, rows/s. */
+  projections: Record<string, { rows: number; seconds: number; rowsPerSec: number }>;
+  /** Seconds until both projections had drained: the corpus searchable and linked. */
+  allSeconds: number;
+  /** References the graph kept afterwards (graph_kb_links), to compare with the corpus's. */
+  graphLinks: number;
+  workerErrors: number;
+  firstError?: string;
+  problem?: string;
+}
+
+/**
+ * Drains the outbox with `replicas` workers over the configured projections, each replica
+ * with its own services and (on PostgreSQL) its own pool, and times each projection.
+ */
+async function drain(config: ReturnType<typeof loadConfig>, handles: readonly Db[], replicas: number): Promise<DrainFigures> {
+  const opened = await Promise.all(handles.slice(0, replicas).map((db) => openServices(config, db)));
+  const errors: string[] = [];
+  const workers = opened.map(
+    (o) =>
+      new OutboxWorker(o.services.db, o.services.projections.projections, {
+        idleMs: WORKER_IDLE_MS,
+        onError: (error) => errors.push(error instanceof Error ? error.message : String(error)),
+      }),
+  );
+  const db = handles[0]!;
+  const start = await pendingByProjection(db);
+  const seconds = new Map<string, number>();
+  const started = performance.now();
+  for (const worker of workers) worker.start();
+  let problem: string | undefined;
+  try {
+    while (seconds.size < PROJECTIONS.length) {
+      const pending = await pendingByProjection(db);
+      const elapsed = (performance.now() - started) / 1000;
+      for (const projection of PROJECTIONS) if (!seconds.has(projection) && (pending.get(projection) ?? 0) === 0) seconds.set(projection, elapsed);
+      if (elapsed * 1000 > DRAIN_LIMIT_MS) {
+        problem = `not drained within ${DRAIN_LIMIT_MS / 60_000} minutes: ${JSON.stringify(Object.fromEntries(pending))} rows left`;
+        break;
+      }
+      if (seconds.size < PROJECTIONS.length) await sleep(DRAIN_POLL_MS);
+    }
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all(opened.map((o) => o.close()));
+  }
+  const projections: DrainFigures['projections'] = {};
+  for (const projection of PROJECTIONS) {
+    const rows = start.get(projection) ?? 0;
+    const s = seconds.get(projection) ?? Number.NaN;
+    projections[projection] = { rows, seconds: round(s, 2), rowsPerSec: round(rows / s) };
+  }
+  const [links] = await db.query<{ n: string | number }>('SELECT count(*) AS n FROM graph_kb_links');
+  return {
+    replicas,
+    projections,
+    allSeconds: round(Math.max(...[...seconds.values()]), 2),
+    graphLinks: Number(links?.n ?? 0),
+    workerErrors: errors.length,
+    ...(errors.length > 0 ? { firstError: errors[0] } : {}),
+    ...(problem === undefined ? {} : { problem }),
+  };
+}
+
+interface SearchAnswer {
+  results: { kind?: string; path?: string }[];
+}
+
+async function searchOnce(client: Client, kbId: string, query: string): Promise<{ ms: number; paths: string[] }> {
+  const started = performance.now();
+  const answer = (await callStructured(client, 'search', { query, scope: { kb_ids: [kbId] } })) as unknown as SearchAnswer;
+  const ms = performance.now() - started;
+  return { ms, paths: answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!) };
+}
+
+async function measureQueries(client: Client, kbId: string, queries: readonly string[]) {
+  const ms: number[] = [];
+  let empty = 0;
+  for (const query of queries) {
+    const answer = await searchOnce(client, kbId, query);
+    ms.push(answer.ms);
+    if (answer.paths.length === 0) empty += 1;
+  }
+  // The slowest queries, for whoever looks into the engine's speed next.
+  const slowest = queries
+    .map((query, i) => ({ query, ms: round(ms[i]!) }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, SLOWEST_KEPT);
+  return { ...summary(ms), emptyAnswers: empty, slowest };
+}
+
+/** A word no corpus file holds: letters only (so every analyser keeps it whole), unique per probe. */
+const probeWord = (n: number): string =>
+  `qz${randomBytes(4)
+    .toString('hex')
+    .replace(/[0-9]/g, (d) => 'ghijklmnop'[Number(d)]!)}w${'abcdefghij'[n % 10]}`;
+
+/** Writes one file through write_files and polls search until it is among the hits; times both. */
+async function measureWriteToSearchable(client: Client, kbId: string, count: number) {
+  const searchable: number[] = [];
+  const writeCalls: number[] = [];
+  let timeouts = 0;
+  for (let n = 0; n < count; n += 1) {
+    const token = probeWord(n);
+    const filePath = `probes/p${String(n).padStart(4, '0')}.md`;
+    const started = performance.now();
+    const answer = (await callStructured(client, 'write_files', {
+      kb_id: kbId,
+      items: [{ path: filePath, mode: 'create', content: `# Probe ${n}\n\nThe probe word ${token} is in this file only.\n` }],
+    })) as unknown as WriteAnswer;
+    checkBatch(answer, 1);
+    writeCalls.push(performance.now() - started);
+    for (;;) {
+      const hit = await searchOnce(client, kbId, token);
+      const elapsed = performance.now() - started;
+      if (hit.paths.includes(filePath)) {
+        searchable.push(elapsed);
+        break;
+      }
+      if (elapsed > SEARCHABLE_LIMIT_MS) {
+        timeouts += 1;
+        break;
+      }
+      await sleep(SEARCHABLE_POLL_MS);
+    }
+  }
+  return { writeCall: summary(writeCalls), searchable: { ...summary(searchable), timeouts } };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function markdown(report: Record<string, unknown> & { results: Results }): string {
+  const r = report.results;
+  const m = report.machine as ReturnType<typeof machineInfo>;
+  const lines = [
+    `# ${String(report.name)}`,
+    '',
+    `${String(report.date)} · ${m.cpu}, ${m.cpus} CPUs, ${m.memoryGiB} GiB, Node ${m.node} · load average (1, 5, 15 min) at start ${JSON.stringify(report.loadAverageStart)}, before searching ${JSON.stringify(report.loadAverageSearch)}, at end ${JSON.stringify(report.loadAverageEnd)}`,
+    '',
+    `${settings.files} files (${r.load.bytes} bytes, ${r.load.links} references), engine ${settings.engine}, store ${settings.store}; loaded through ${r.load.via === 'mcp' ? 'MCP write_files' : 'the core writeFiles (not MCP)'} in ${r.load.seconds} s (${r.load.filesPerSec} files/s).`,
+    '',
+    '| measure | samples | p50 ms | p95 ms | p99 ms |',
+    '|---|---|---|---|---|',
+    `| search, keywords (1–3 words) | ${r.keywords.samples} | ${r.keywords.p50Ms} | ${r.keywords.p95Ms} | ${r.keywords.p99Ms} |`,
+    `| search, questions (6–12 words) | ${r.questions.samples} | ${r.questions.p50Ms} | ${r.questions.p95Ms} | ${r.questions.p99Ms} |`,
+    `| write_files call (1 file) | ${r.writes.writeCall.samples} | ${r.writes.writeCall.p50Ms} | ${r.writes.writeCall.p95Ms} | ${r.writes.writeCall.p99Ms} |`,
+    `| write to searchable | ${r.writes.searchable.samples} | ${r.writes.searchable.p50Ms} | ${r.writes.searchable.p95Ms} | ${r.writes.searchable.p99Ms} |`,
+    '',
+    '| replicas | search rows | search rows/s | graph rows | graph rows/s | searchable and linked, s | references kept |',
+    '|---|---|---|---|---|---|---|',
+    ...r.projection.map(
+      (d) =>
+        `| ${d.replicas} | ${d.projections.search?.rows} | ${d.projections.search?.rowsPerSec} | ${d.projections.graph?.rows} | ${d.projections.graph?.rowsPerSec} | ${d.allSeconds} | ${d.graphLinks}${d.problem === undefined ? '' : ` (${d.problem})`} |`,
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+interface Results {
+  load: { via: 'mcp' | 'core'; files: number; bytes: number; links: number; seconds: number; filesPerSec: number };
+  projection: DrainFigures[];
+  keywords: Awaited<ReturnType<typeof measureQueries>>;
+  questions: Awaited<ReturnType<typeof measureQueries>>;
+  writes: Awaited<ReturnType<typeof measureWriteToSearchable>>;
+}
+
+async function main(): Promise<void> {
+  const machine = machineInfo();
+  const loadAverageStart = loadAverage();
+  const corpus = generateCorpus(settings.files, settings.seed);
+  const meiliIndex = `kgw_bench_search_${randomBytes(4).toString('hex')}`;
+
+  const undo: (() => Promise<void>)[] = [];
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> =>
+    (cleaning ??= (async () => {
+      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step().catch((error: unknown) => console.error('clean-up:', error));
+    })());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      console.error(`\n${signal}: removing the bench's store`);
+      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
+    });
+
+  try {
+    console.log(`bench ${name}: ${settings.files} files, engine ${settings.engine}, store ${settings.store}, load through ${settings.load}`);
+    const opened = await openBenchStore(settings.store === 'postgres' ? serverUrl : undefined, { poolMax: POOL_MAX, prefix: 'kgw-bench-search' });
+    undo.push(() => opened.dispose());
+    await migrate(opened.db);
+    await seedOrg(opened.db, ORG_YAML);
+    const token = await issueToken(opened.db, CALLER.tenant, CALLER.principal, SCOPES);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-search-data-'));
+    undo.push(() => rm(dataDir, { recursive: true, force: true }));
+    const env: Record<string, string> = {
+      KGW_PORT: '0',
+      KGW_LOG_LEVEL: 'error',
+      KGW_DATA_DIR: dataDir,
+      KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
+      ...(settings.engine === 'meilisearch'
+        ? { MEILI_URL: meiliUrl!, MEILI_INDEX: meiliIndex, ...(meiliKey === undefined ? {} : { MEILI_API_KEY: meiliKey }) }
+        : {}),
+    };
+    if (settings.engine === 'meilisearch')
+      undo.push(async () => {
+        const meili = new Meilisearch({ host: meiliUrl!, ...(meiliKey === undefined ? {} : { apiKey: meiliKey }) });
+        await meili.deleteIndex(meiliIndex).waitTask();
+      });
+    const config = loadConfig(env);
+
+    // 1. Load, with no projection running: the outbox keeps every row for step 2.
+    const loader = await startGateway(opened.db, env, { projections: { projections: [], rebuilders: [] } });
+    const loaderClient = await connectClient(`${loader.url}/atmina/mcp`, token);
+    const kbId = await createKb(loaderClient, 'Bench notes');
+    const loadStarted = performance.now();
+    const { links } = await loadCorpus(
+      corpus,
+      kbId,
+      settings.load === 'mcp' ? { client: loaderClient } : { db: opened.db, blob: loader.gateway.services.blob, token },
+    );
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    await loaderClient.close();
+    await loader.close();
+    let bytes = 0;
+    for (let n = 0; n < corpus.files; n += 1) bytes += Buffer.byteLength(corpus.file(n).content);
+    const load = { via: settings.load, files: settings.files, bytes, links, seconds: round(loadSeconds, 2), filesPerSec: round(settings.files / loadSeconds) };
+    console.log(`- loaded ${settings.files} files through ${settings.load} in ${load.seconds} s (${load.filesPerSec} files/s)`);
+
+    // 2. Projection throughput: the first run drains the load's rows; later runs rebuild first.
+    const handles = [opened.db, ...Array.from({ length: Math.max(...settings.replicas) - 1 }, () => opened.second())];
+    const projection: DrainFigures[] = [];
+    for (const [i, replicas] of settings.replicas.entries()) {
+      if (i > 0) {
+        const services = await openServices(config, opened.db);
+        try {
+          for (const p of PROJECTIONS) await rebuildProjection(opened.db, services.services.projections, p);
+        } finally {
+          await services.close();
+        }
+      }
+      const figures = await drain(config, handles, replicas);
+      if (figures.problem === undefined && figures.graphLinks !== links) figures.problem = `the graph kept ${figures.graphLinks} of ${links} references`;
+      projection.push(figures);
+      console.log(
+        `- ${replicas} replica${replicas === 1 ? '' : 's'}: ` +
+          PROJECTIONS.map(
+            (p) => `${p} ${figures.projections[p]!.rows} rows in ${figures.projections[p]!.seconds} s (${figures.projections[p]!.rowsPerSec} rows/s)`,
+          ).join(', ') +
+          `; searchable and linked after ${figures.allSeconds} s, ${figures.graphLinks} of ${links} references kept` +
+          (figures.problem === undefined ? '' : `  FAILED: ${figures.problem}`),
+      );
+    }
+
+    // 3. Through a gateway as a user runs it: search latency, then write-to-searchable.
+    const gateway = await startGateway(opened.db, env);
+    undo.push(() => gateway.close());
+    const client = await connectClient(`${gateway.url}/atmina/mcp`, token);
+    undo.push(() => client.close());
+    const backend = await searchBackend(client);
+    if (backend !== settings.engine) throw new Error(`the gateway reports engine ${backend}, not ${settings.engine}`);
+    for (const query of corpus.keywordQueries(WARMUP_QUERIES)) await searchOnce(client, kbId, query);
+    const loadAverageSearch = loadAverage();
+    const keywords = await measureQueries(client, kbId, corpus.keywordQueries(settings.queries));
+    console.log(
+      `- keywords: p50 ${keywords.p50Ms} ms, p95 ${keywords.p95Ms} ms, p99 ${keywords.p99Ms} ms (${keywords.samples}, ${keywords.emptyAnswers} empty)`,
+    );
+    const questions = await measureQueries(client, kbId, corpus.questions(settings.queries));
+    console.log(
+      `- questions: p50 ${questions.p50Ms} ms, p95 ${questions.p95Ms} ms, p99 ${questions.p99Ms} ms (${questions.samples}, ${questions.emptyAnswers} empty)`,
+    );
+    const writes = await measureWriteToSearchable(client, kbId, settings.writes);
+    console.log(
+      `- write to searchable: p50 ${writes.searchable.p50Ms} ms, p95 ${writes.searchable.p95Ms} ms (${writes.searchable.samples} found, ${writes.searchable.timeouts} timed out)`,
+    );
+    const loadAverageEnd = loadAverage();
+
+    const results: Results = { load, projection, keywords, questions, writes };
+    const report = {
+      name,
+      date: new Date().toISOString(),
+      machine,
+      loadAverageStart,
+      loadAverageSearch,
+      loadAverageEnd,
+      settings: { ...settings, loadBatch: LOAD_BATCH, loadInFlight: LOAD_IN_FLIGHT, warmupQueries: WARMUP_QUERIES },
+      goals: { searchP95Ms: 50, writeToSearchableP95Ms: 1000, searchableAndLinkedSeconds: 300 },
+      results,
+    };
+    await mkdir(resultsDir, { recursive: true });
+    const jsonFile = path.join(resultsDir, `${name}.json`);
+    await writeFile(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(path.join(resultsDir, `${name}.md`), markdown(report));
+    console.log(
+      `machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}; load average ${loadAverageStart.join(' ')} → ${loadAverageEnd.join(' ')}`,
+    );
+    console.log(`wrote ${path.relative(process.cwd(), jsonFile)} and .md`);
+    if (projection.some((p) => p.problem !== undefined) || writes.searchable.timeouts > 0) process.exitCode = 1;
+  } finally {
+    await cleanUp();
+  }
+}
+
+await main();
