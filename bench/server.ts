@@ -97,6 +97,7 @@ function draining(db: Db): { readonly db: Db; idle(): Promise<void> } {
     kind: db.kind,
     query: (sql, params) => track(db.query(sql, params)),
     tx: (work) => track(db.tx(work)),
+    listen: (channel, listener) => db.listen(channel, listener),
     close: () => db.close(),
   };
   return {

@@ -7,6 +7,13 @@ export interface Queryable {
 export interface Transaction extends Queryable {
   /** Runs a script of several statements (no parameters); used by migrations. */
   exec(script: string): Promise<void>;
+  /**
+   * Tells the listeners of `channel` once this transaction commits, and nobody when it rolls
+   * back: this process's listeners right after the commit, and on PostgreSQL every other
+   * process's through NOTIFY (delivered at commit). Signalling a channel twice in one
+   * transaction tells once.
+   */
+  signal(channel: string): Promise<void>;
 }
 
 export interface Db extends Queryable {
@@ -14,7 +21,62 @@ export interface Db extends Queryable {
   // `query` on the Db itself runs read-only statements only; every write goes through `tx`.
   /** Runs `work` in one transaction, committed when it resolves and rolled back when it throws. */
   tx<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Calls `listener` after every commit of a transaction that signalled `channel`, in this
+   * process or (on PostgreSQL, through LISTEN) another one on the same database; returns the
+   * unsubscribe. Delivery across processes is best effort (a lost connection is re-opened
+   * after a pause, and signals in between are missed), so a listener still polls.
+   */
+  listen(channel: string, listener: () => void): () => void;
   close(): Promise<void>;
+}
+
+/** A channel name: a plain lower-case identifier, so it can be written into LISTEN unquoted. */
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function assertChannel(channel: string): void {
+  if (!CHANNEL.test(channel)) throw new Error(`not a signal channel name: ${JSON.stringify(channel)}`);
+}
+
+/** This process's listeners of each channel, for one Db. */
+export class CommitListeners {
+  readonly #byChannel = new Map<string, Set<() => void>>();
+
+  /** Adds a listener; returns the unsubscribe and whether it was the channel's first. */
+  add(channel: string, listener: () => void): { first: boolean; remove: () => boolean } {
+    assertChannel(channel);
+    const set = this.#byChannel.get(channel) ?? new Set();
+    const first = set.size === 0;
+    // Wrapped, so the same function added twice is two subscriptions.
+    const entry = () => listener();
+    set.add(entry);
+    this.#byChannel.set(channel, set);
+    return {
+      first,
+      /** Whether that was the channel's last listener. */
+      remove: () => {
+        set.delete(entry);
+        if (set.size > 0) return false;
+        this.#byChannel.delete(channel);
+        return true;
+      },
+    };
+  }
+
+  get channels(): string[] {
+    return [...this.#byChannel.keys()];
+  }
+
+  /** Calls the channel's listeners; one that throws does not keep the others from hearing. */
+  emit(channel: string): void {
+    for (const listener of [...(this.#byChannel.get(channel) ?? [])]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own business; the commit it heard of stands.
+      }
+    }
+  }
 }
 
 const READ_ONLY = /^\s*(?:select|with|show|explain|values)\b/i;

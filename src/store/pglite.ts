@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Db, Transaction } from './db.ts';
-import { assertReadOnly } from './db.ts';
+import { assertChannel, assertReadOnly, CommitListeners } from './db.ts';
 import { PRIVATE_DIR_MODE, securePrivateTree } from './private-dir.ts';
 
 const NUMBER_TYPES = { 20: (value: string) => Number(value), 1700: (value: string) => Number(value) };
@@ -35,6 +35,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
       throw error;
     }
   }
+  // One process holds the database, so signals need no NOTIFY: the listeners are all here.
+  const listeners = new CommitListeners();
   return {
     kind: 'pglite',
     async query<R>(sql: string, params: readonly unknown[] = []) {
@@ -42,7 +44,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
       return (await db.query<R>(sql, params as unknown[])).rows;
     },
     async tx<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-      return db.transaction(async (inner) => {
+      const signals = new Set<string>();
+      const result = await db.transaction(async (inner) => {
         const tx: Transaction = {
           async query<R>(sql: string, params: readonly unknown[] = []) {
             return (await inner.query<R>(sql, params as unknown[])).rows;
@@ -50,9 +53,21 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
           async exec(script: string) {
             await inner.exec(script);
           },
+          signal(channel: string) {
+            assertChannel(channel);
+            signals.add(channel);
+            return Promise.resolve();
+          },
         };
         return work(tx);
       });
+      // Resolved means committed.
+      for (const channel of signals) listeners.emit(channel);
+      return result;
+    },
+    listen(channel: string, listener: () => void) {
+      const { remove } = listeners.add(channel, listener);
+      return () => void remove();
     },
     async close() {
       await db.close();

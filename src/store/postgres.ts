@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Db, Transaction } from './db.ts';
-import { assertReadOnly, isRetryable } from './db.ts';
+import { assertChannel, assertReadOnly, CommitListeners, isRetryable } from './db.ts';
 
 // Return int8 and numeric as JS numbers (counts, sizes); none of ours exceed 2^53.
 const toNumber = (value: string): number => Number(value);
@@ -10,6 +10,8 @@ const types: pg.CustomTypesConfig = {
 };
 
 const MAX_ATTEMPTS = 5;
+/** A lost LISTEN connection is opened again after this pause, doubling up to the maximum. */
+const LISTEN_RETRY_MS = { base: 1000, max: 30_000 } as const;
 
 /** A pooled connection to real PostgreSQL. */
 export function openPostgres(url: string, options: { max?: number; applicationName?: string } = {}): Db {
@@ -23,6 +25,8 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  const listeners = new CommitListeners();
+  const listening = listenConnection(url, options.applicationName ?? 'knowledge-gateway', listeners);
 
   return {
     kind: 'postgres',
@@ -35,6 +39,7 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
       for (let attempt = 1; ; attempt++) {
         const client = await pool.connect();
         let broken = false;
+        const signals = new Set<string>();
         try {
           await client.query('BEGIN');
           const tx: Transaction = {
@@ -44,9 +49,18 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
             async exec(script: string) {
               await client.query(script);
             },
+            async signal(channel: string) {
+              assertChannel(channel);
+              if (signals.has(channel)) return;
+              signals.add(channel);
+              // Queued with the transaction: other sessions hear it at commit, never after a rollback.
+              await client.query('SELECT pg_notify($1, $2)', [channel, '']);
+            },
           };
           const result = await work(tx);
           await client.query('COMMIT');
+          // This process hears at once, without the round trip through the LISTEN connection.
+          for (const channel of signals) listeners.emit(channel);
           return result;
         } catch (error) {
           try {
@@ -61,8 +75,109 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
         }
       }
     },
+    listen(channel: string, listener: () => void) {
+      const { first, remove } = listeners.add(channel, listener);
+      if (first) listening.changed();
+      return () => {
+        if (remove()) listening.changed();
+      };
+    },
     async close() {
+      await listening.close();
       await pool.end();
+    },
+  };
+}
+
+/**
+ * One connection outside the pool that LISTENs to the channels this process's listeners want,
+ * opened when the first one subscribes, closed when the last one leaves or the store closes.
+ * A connection that fails is replaced after a pause (1 s, doubling to 30 s); what was signalled
+ * meanwhile is missed, which listeners cover by polling.
+ */
+function listenConnection(url: string, applicationName: string, listeners: CommitListeners) {
+  let client: pg.Client | undefined;
+  let heard = new Set<string>();
+  let closed = false;
+  let failures = 0;
+  let retry: NodeJS.Timeout | undefined;
+  let work = Promise.resolve();
+
+  const later = () => {
+    if (closed || retry !== undefined) return;
+    failures += 1;
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        changed();
+      },
+      Math.min(LISTEN_RETRY_MS.max, LISTEN_RETRY_MS.base * 2 ** (failures - 1)),
+    );
+    retry.unref();
+  };
+
+  // A connection that failed or ended under us: forget it, and open another one later.
+  const drop = (broken: pg.Client) => {
+    if (client !== broken) return;
+    client = undefined;
+    heard = new Set();
+    broken.removeAllListeners('notification');
+    void broken.end().catch(() => undefined);
+    later();
+  };
+
+  const sync = async (): Promise<void> => {
+    const wanted = closed ? [] : listeners.channels;
+    if (wanted.length === 0) {
+      if (client !== undefined) {
+        const done = client;
+        client = undefined;
+        heard = new Set();
+        done.removeAllListeners('notification');
+        await done.end().catch(() => undefined);
+      }
+      return;
+    }
+    if (retry !== undefined) return;
+    try {
+      if (client === undefined) {
+        const next = new pg.Client({ connectionString: url, application_name: `${applicationName} listen`, connectionTimeoutMillis: 10_000 });
+        next.on('error', () => drop(next));
+        next.on('end', () => drop(next));
+        next.on('notification', (message) => listeners.emit(message.channel));
+        await next.connect();
+        client = next;
+      }
+      for (const channel of wanted) {
+        if (heard.has(channel)) continue;
+        await client.query(`LISTEN ${channel}`);
+        heard.add(channel);
+      }
+      for (const channel of [...heard]) {
+        if (wanted.includes(channel)) continue;
+        await client.query(`UNLISTEN ${channel}`);
+        heard.delete(channel);
+      }
+      failures = 0;
+    } catch {
+      if (client !== undefined) drop(client);
+      else later();
+    }
+  };
+
+  // One change at a time, in order.
+  function changed(): void {
+    work = work.then(sync, sync);
+  }
+
+  return {
+    changed,
+    async close() {
+      closed = true;
+      if (retry !== undefined) clearTimeout(retry);
+      retry = undefined;
+      changed();
+      await work;
     },
   };
 }

@@ -106,15 +106,16 @@ export class KbSuite extends OrgGateway {
   /**
    * `env` adds to the gateway's environment (as the blob store's), e.g. a short upload URL
    * lifetime. By default no projection drains the outbox, so the suites can read what each
-   * write enqueued; `projections: true` runs the configured ones (search, graph), polled often.
+   * write enqueued; `projections: true` runs the configured ones (search, graph), polled often
+   * (every `idleMs`, default 10 ms).
    */
-  static async open(backend: StoreBackend, env: Record<string, string> = {}, options: { projections?: boolean } = {}): Promise<KbSuite> {
+  static async open(backend: StoreBackend, env: Record<string, string> = {}, options: { projections?: boolean; idleMs?: number } = {}): Promise<KbSuite> {
     const { store, running } = await OrgGateway.launch(
       backend,
       [ACME_KB_ORG, GLOBEX_KB_ORG],
       { ...s3GatewayEnv(backend), ...env },
       options.projections === true
-        ? { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } }
+        ? { outboxWorker: { idleMs: options.idleMs ?? 10, backoff: { baseMs: 20, maxMs: 500 } } }
         : { projections: { projections: [], rebuilders: [] } },
     );
     return new KbSuite(store, running, 'acme');

@@ -79,6 +79,64 @@ for (const backend of storeBackends()) {
       assert.notEqual(state?.lastAppliedAt, null);
     });
 
+    it('wakes a sleeping worker when a write that enqueued rows commits', { timeout: 60_000 }, async () => {
+      const projection = new TableProjection(db);
+      // An idle of an hour: the row is applied only if the commit wakes the loop.
+      const worker = new OutboxWorker(db, [projection], { ...FAST, idleMs: 3_600_000 });
+      worker.start();
+      try {
+        await write(db, [upsert('kb_file:woken', 1)]);
+        await waitFor(async () => (await backlog(db)) === 0, 50_000);
+        assert.deepEqual(Object.fromEntries(await projection.docs()), { 'kb_file:woken': 1 });
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('does not wake a worker for a write that rolled back', async () => {
+      let heard = 0;
+      const unlisten = db.listen('kgw_outbox', () => (heard += 1));
+      try {
+        await assert.rejects(
+          db.tx(async (tx) => {
+            await enqueue(tx, [upsert('kb_file:a', 1)]);
+            throw new Error('the write failed');
+          }),
+        );
+        await db.tx((tx) => tx.query('SELECT 1'));
+        assert.equal(heard, 0);
+        await write(db, [upsert('kb_file:a', 1)]);
+        assert.ok(heard >= 1, 'a committed enqueue is heard');
+      } finally {
+        unlisten();
+      }
+    });
+
+    it('wakes the worker of another process on the same PostgreSQL', { skip: backend.name !== 'postgres', timeout: 60_000 }, async () => {
+      assert.ok(store.databaseUrl !== undefined);
+      const other = openPostgres(store.databaseUrl, { max: 2 });
+      const projection = new TableProjection(other);
+      const worker = new OutboxWorker(other, [projection], { ...FAST, idleMs: 3_600_000 });
+      worker.start();
+      try {
+        // Let the other process's LISTEN connection open: until then only the poll would find the row.
+        await waitFor(
+          async () =>
+            ((
+              await db.query<{ n: number }>(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN kgw_outbox'",
+              )
+            )[0]?.n ?? 0) >= 1,
+        );
+        await write(db, [upsert('kb_file:remote', 1)]);
+        await waitFor(async () => (await backlog(db)) === 0, 50_000);
+        assert.deepEqual(Object.fromEntries(await projection.docs()), { 'kb_file:remote': 1 });
+      } finally {
+        await worker.stop();
+        await other.close();
+      }
+    });
+
     it('applies the rows of several resources in one batch, each resource in order', async () => {
       await write(db, [upsert('k1', 1), upsert('k2', 1), upsert('k1', 2), remove('k1'), upsert('k2', 2), upsert('k1', 3)]);
       const projection = new TableProjection(db);

@@ -1,10 +1,13 @@
 import type { OutboxEntry, ResourceRef } from '../../../connectors/projection.ts';
 import { isoOrNull } from '../instants.ts';
-import type { Queryable } from '../../store/db.ts';
+import type { Queryable, Transaction } from '../../store/db.ts';
 import { valuesList } from '../../store/db.ts';
 import { selectBacklogs, selectProjectionStates } from './queries.ts';
 
 export type { OutboxEntry, OutboxRow } from '../../../connectors/projection.ts';
+
+/** The channel a transaction that enqueued rows signals at commit, so sleeping workers look at once (here and in other processes). */
+export const OUTBOX_CHANNEL = 'kgw_outbox';
 
 // The first key of the two-key advisory locks that order writers per resource.
 const RESOURCE_LOCK_CLASS = 727_007;
@@ -24,9 +27,10 @@ export async function lockResources(tx: Queryable, projection: string, refs: rea
 
 /**
  * Records changes for projections inside the writer's own transaction, so a row exists exactly
- * when the change does. Call it after the write itself. The outbox worker applies them later.
+ * when the change does. Call it after the write itself. The outbox worker applies them later:
+ * the commit wakes the workers (OUTBOX_CHANNEL), so a write does not wait for their next poll.
  */
-export async function enqueue(tx: Queryable, entries: readonly OutboxEntry[]): Promise<void> {
+export async function enqueue(tx: Transaction, entries: readonly OutboxEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const byProjection = new Map<string, OutboxEntry[]>();
   for (const entry of entries) byProjection.set(entry.projection, [...(byProjection.get(entry.projection) ?? []), entry]);
@@ -38,6 +42,7 @@ export async function enqueue(tx: Queryable, entries: readonly OutboxEntry[]): P
       chunk.flatMap((e) => [e.tenantId, e.projection, e.resourceKey, e.operation, JSON.stringify(e.payload ?? {})]),
     );
   }
+  await tx.signal(OUTBOX_CHANNEL);
 }
 
 /** How far behind one projection is, and its latest failure. */

@@ -1,12 +1,17 @@
 import type { OutboxRow, Projection } from '../../../connectors/projection.ts';
 import type { Db, Queryable } from '../../store/db.ts';
+import { OUTBOX_CHANNEL } from './outbox.ts';
 import type { OutboxDbRow } from './queries.ts';
 import { toOutboxRow } from './queries.ts';
 
 export interface WorkerOptions {
   /** Rows claimed per transaction (default 100), the rows of one resource included: a resource's run of rows fills up to a whole batch. */
   readonly batchSize?: number;
-  /** How long a projection's loop sleeps when it found nothing to apply (default 1 s). */
+  /**
+   * How long a projection's loop sleeps when it found nothing to apply (default 1 s). A commit
+   * that enqueued rows wakes it sooner (in this process, and through the store's LISTEN in
+   * others on the same PostgreSQL), so this is the fallback when a signal is missed.
+   */
   readonly idleMs?: number;
   /** Retry delay after the n-th failure: min(maxMs, baseMs * 2^(n-1)), then jittered to 50-100 %. */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
@@ -117,6 +122,9 @@ export class OutboxWorker {
   #loops: Promise<void>[] = [];
   #stopping = false;
   #wake = new AbortController();
+  /** Counts wakes, so a loop that was draining when one came looks again instead of sleeping. */
+  #wakes = 0;
+  #unlisten: (() => void) | undefined;
   readonly #stop = new AbortController();
 
   constructor(db: Db, projections: readonly Projection[], options: WorkerOptions = {}) {
@@ -139,11 +147,13 @@ export class OutboxWorker {
   /** Starts one loop per projection; they run until `stop`. */
   start(): void {
     if (this.#loops.length > 0 || this.#stopping) return;
+    this.#unlisten = this.#db.listen(OUTBOX_CHANNEL, () => this.wake());
     this.#loops = this.#projections.map((projection) => this.#loop(projection));
   }
 
   /** Lets sleeping loops look again now (e.g. after a write enqueued rows). */
   wake(): void {
+    this.#wakes += 1;
     const previous = this.#wake;
     this.#wake = new AbortController();
     previous.abort();
@@ -152,6 +162,8 @@ export class OutboxWorker {
   /** Stops the loops after the batch each is applying, if any. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#unlisten?.();
+    this.#unlisten = undefined;
     this.#stop.abort();
     this.wake();
     await Promise.all(this.#loops);
@@ -179,13 +191,15 @@ export class OutboxWorker {
         down = 0;
       }
       let result: DrainResult = { applied: 0, failed: 0 };
+      const wakes = this.#wakes;
       try {
         result = await this.drainBatch(projection);
       } catch (error) {
         this.#onError(error, projection.name);
       }
       if (result.failed > 0) suspect = projection.health !== undefined;
-      if (result.applied === 0 && !this.#stopping) await sleepUntil(this.#idleMs, this.#wake.signal);
+      // A wake during the drain may be for rows its claim did not yet see: look again first.
+      if (result.applied === 0 && !this.#stopping && this.#wakes === wakes) await sleepUntil(this.#idleMs, this.#wake.signal);
     }
   }
 
