@@ -142,7 +142,12 @@ export interface NewVersion {
  * Saves the next version of a resource whose head the caller locked (or created) in this
  * transaction, and moves the latest pointer to it.
  */
-export async function saveVersion(tx: Transaction, tenantId: string, head: Pick<ResourceHead, 'id' | 'latestVersion'>, input: NewVersion): Promise<SavedVersion> {
+export async function saveVersion(
+  tx: Transaction,
+  tenantId: string,
+  head: Pick<ResourceHead, 'id' | 'latestVersion'>,
+  input: NewVersion,
+): Promise<SavedVersion> {
   const version = head.latestVersion + 1;
   const [row] = await tx.query<VersionRow>(
     `INSERT INTO context_versions (tenant_id, resource_id, version, id, content, authority, name, description, attachments, created_by, source_task, digest)
@@ -174,7 +179,12 @@ export async function saveVersion(tx: Transaction, tenantId: string, head: Pick<
 }
 
 /** Points the published version at `version`; false when it already was. */
-export async function publishVersion(tx: Transaction, tenantId: string, head: Pick<ResourceHead, 'id' | 'publishedVersion'>, version: number): Promise<boolean> {
+export async function publishVersion(
+  tx: Transaction,
+  tenantId: string,
+  head: Pick<ResourceHead, 'id' | 'publishedVersion'>,
+  version: number,
+): Promise<boolean> {
   if (head.publishedVersion === version) return false;
   const [updated] = await tx.query<{ type: ContextType }>(
     'UPDATE context_resources SET published_version = $3, published_at = clock_timestamp(), updated_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2 RETURNING type',
