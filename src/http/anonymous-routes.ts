@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { AnonymousCaller } from '../core/access/anonymous.ts';
+import type { TenantRef } from '../core/access/caller.ts';
 import { anonymousCaller } from '../core/access/anonymous.ts';
 import { findTenant } from '../core/directory/directory.ts';
 import type { Services } from '../core/services.ts';
@@ -28,6 +29,9 @@ export const ANONYMOUS_PATH = '/atmina/public/:tenant/mcp';
 /** The path of a tenant's anonymous endpoint. */
 export const anonymousPath = (tenant: string): string => `/atmina/public/${tenant}/mcp`;
 
+/** How long the tenant of an allowed slug is kept before the store is asked again: requests without credentials then cost no store query. */
+export const TENANT_CACHE_MS = 30_000;
+
 const NOT_HERE = 'Not Found: no anonymous search endpoint here; an organisation that allows anonymous search names its own';
 
 /**
@@ -43,6 +47,17 @@ const NOT_HERE = 'Not Found: no anonymous search endpoint here; an organisation 
 export function registerAnonymousRoute(scope: FastifyInstance, config: Config, services: Services, anonymous: AnonymousService): void {
   const origins = allowedOrigins(config);
   const enabled = new Set(config.anonymousSearch.tenants);
+  // One entry per allowed slug at most (the operator's list), so it needs no bound of its own.
+  const known = new Map<string, { tenant: TenantRef | undefined; until: number }>();
+  const tenantOf = async (slug: string): Promise<TenantRef | undefined> => {
+    // The set is checked first: a tenant that did not opt in costs no store query.
+    if (!enabled.has(slug)) return undefined;
+    const cached = known.get(slug);
+    if (cached !== undefined && cached.until > Date.now()) return cached.tenant;
+    const tenant = await findTenant(services.db, slug);
+    known.set(slug, { tenant, until: Date.now() + TENANT_CACHE_MS });
+    return tenant;
+  };
   scope.decorateRequest('anonymousCaller', null);
   scope.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
@@ -57,8 +72,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
       if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
       if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
       const slug = request.params.tenant;
-      // The set is checked first: a tenant that did not opt in costs no store query.
-      const tenant = enabled.has(slug) ? await findTenant(services.db, slug) : undefined;
+      const tenant = await tenantOf(slug);
       if (tenant === undefined) return rpcError(reply, 404, -32000, NOT_HERE);
       if (request.headers.authorization !== undefined)
         return rpcError(

@@ -178,6 +178,19 @@ for (const backend of storeBackends())
         assert.deepEqual(await globex.json(), await nowhere.json());
       });
 
+      it('answers hostile tenant segments with the same 404', async () => {
+        const call = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+        for (const segment of ['%00', '%E2%80%AEacme', 'ACME', 'acme%2F..', 'a'.repeat(90)]) {
+          const answer = await post(`${suite.running.url}/atmina/public/${segment}/mcp`, call);
+          assert.equal(answer.status, 404, segment.slice(0, 40));
+          assert.match(((await answer.json()) as { error: { message: string } }).error.message, /^Not Found: no anonymous search endpoint here/);
+        }
+        // Bytes that are no UTF-8 (a lone surrogate) are refused by the router before any route, as on every path.
+        assert.equal((await post(`${suite.running.url}/atmina/public/%ED%A0%80/mcp`, call)).status, 400);
+        // A segment longer than the router's parameter limit (100 characters) is 414 there.
+        assert.equal((await post(`${suite.running.url}/atmina/public/${'a'.repeat(5000)}/mcp`, call)).status, 414);
+      });
+
       it('hands back read_ref as for a signed-in caller, and refuses read_file to the anonymous connection', async () => {
         const [first] = (await anonymous.ok<SearchWire>('search', { query: 'survey' })).results;
         assert.ok(first);
