@@ -22,6 +22,8 @@ import { registerKbFileRoutes } from './http/kb-file-routes.ts';
 import { registerUploadRoutes } from './http/upload-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
+import { AnonymousMcp } from './mcp/anonymous.ts';
+import { anonymousSearchTool } from './dialects/atmina/anonymous-search.ts';
 import type { ExchangeLimits } from './mcp/transport.ts';
 import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
@@ -128,7 +130,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       reply.header('x-request-id', request.id);
     });
     registerHealthRoutes(app, services);
-    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits));
+    // Anonymous search offers the Atmina endpoint's search (docs/atmina.md, "Anonymous search").
+    const atmina = endpoints.find((endpoint) => endpoint.path === '/atmina/mcp');
+    const anonymous =
+      atmina === undefined
+        ? undefined
+        : { endpoint: atmina, mcp: new AnonymousMcp(registry, services, anonymousSearchTool, config.anonymousSearch, options.mcpLimits) };
+    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits), anonymous);
     registerOAuthRoutes(app, services, endpoints);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.

@@ -18,6 +18,17 @@ export interface Config {
   readonly rateLimits: RateLimitsConfig;
   /** KGW_UPLOAD_URL_TTL_SECONDS: how long request_uploads' URLs and their batch stay valid. */
   readonly uploadUrlSeconds: number;
+  /** Anonymous search of public KBs (docs/atmina.md, "Anonymous search"): off unless tenants are named. */
+  readonly anonymousSearch: AnonymousSearchConfig;
+}
+
+export interface AnonymousSearchConfig {
+  /** KGW_ANONYMOUS_SEARCH_TENANTS: the slugs of the tenants whose public KBs anyone may search without a token. */
+  readonly tenants: readonly string[];
+  /** KGW_ANONYMOUS_SEARCHES_PER_MINUTE: anonymous searches per client address. */
+  readonly perAddressPerMinute: number;
+  /** KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE: anonymous searches of one tenant, every address together. */
+  readonly perTenantPerMinute: number;
 }
 
 export interface RateLimitsConfig {
@@ -196,6 +207,19 @@ function parseNeo4j(env: Env): Neo4jConfig | undefined {
   return { url, user: user ?? 'neo4j', password };
 }
 
+const TENANT_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** KGW_ANONYMOUS_SEARCH_TENANTS: tenant slugs, comma or space separated; none by default (anonymous search is off). */
+function parseAnonymousTenants(env: Env): string[] {
+  const raw = optional(env, 'KGW_ANONYMOUS_SEARCH_TENANTS');
+  if (raw === undefined) return [];
+  const slugs = raw.split(/[\s,]+/).filter((part) => part !== '');
+  const bad = slugs.find((slug) => !TENANT_SLUG.test(slug));
+  if (bad !== undefined)
+    throw new ConfigError('KGW_ANONYMOUS_SEARCH_TENANTS', `must list tenant slugs (lower-case letters, digits and -), got "${bad.slice(0, 80)}"`);
+  return [...new Set(slugs)];
+}
+
 function parseLogLevel(env: Env): LogLevel {
   const raw = optional(env, 'KGW_LOG_LEVEL') ?? 'info';
   const level = LOG_LEVELS.find((l) => l === raw);
@@ -228,6 +252,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       uploadPutsPerMinute: parseCount(env, 'KGW_UPLOAD_PUTS_PER_MINUTE', 120),
     }),
     uploadUrlSeconds: parseBounded(env, 'KGW_UPLOAD_URL_TTL_SECONDS', UPLOAD_URL_SECONDS_DEFAULT, UPLOAD_URL_SECONDS_MAX),
+    anonymousSearch: Object.freeze({
+      tenants: Object.freeze(parseAnonymousTenants(env)),
+      perAddressPerMinute: parseCount(env, 'KGW_ANONYMOUS_SEARCHES_PER_MINUTE', 30),
+      perTenantPerMinute: parseCount(env, 'KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE', 600),
+    }),
   };
   for (const part of [config.s3, config.meili, config.neo4j]) if (part) Object.freeze(part);
   return Object.freeze(config);

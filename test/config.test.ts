@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       neo4j: undefined,
       rateLimits: { kbWritesPerMinute: 600, uploadPutsPerMinute: 120 },
       uploadUrlSeconds: 900,
+      anonymousSearch: { tenants: [], perAddressPerMinute: 30, perTenantPerMinute: 600 },
     } satisfies Config);
   });
 
@@ -60,6 +61,9 @@ describe('loadConfig', () => {
         KGW_KB_WRITES_PER_MINUTE: '30',
         KGW_UPLOAD_PUTS_PER_MINUTE: '10',
         KGW_UPLOAD_URL_TTL_SECONDS: '3600',
+        KGW_ANONYMOUS_SEARCH_TENANTS: 'acme, docs acme',
+        KGW_ANONYMOUS_SEARCHES_PER_MINUTE: '5',
+        KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE: '50',
       },
       CWD,
     );
@@ -76,6 +80,7 @@ describe('loadConfig', () => {
       neo4j: { url: 'neo4j+s://graph.acme.test:7687', user: 'kgw', password: 'pw' },
       rateLimits: { kbWritesPerMinute: 30, uploadPutsPerMinute: 10 },
       uploadUrlSeconds: 3600,
+      anonymousSearch: { tenants: ['acme', 'docs'], perAddressPerMinute: 5, perTenantPerMinute: 50 },
     } satisfies Config);
   });
 
@@ -116,6 +121,13 @@ describe('loadConfig', () => {
         longest: loadConfig({ KGW_UPLOAD_URL_TTL_SECONDS: '86400' }, CWD).uploadUrlSeconds,
       },
       { shortest: 1, longest: 86400 },
+    );
+  });
+
+  it('refuses an anonymous search tenant that is not a slug', () => {
+    assert.throws(
+      () => loadConfig({ KGW_ANONYMOUS_SEARCH_TENANTS: 'acme,Not A Slug' }, CWD),
+      /^ConfigError: KGW_ANONYMOUS_SEARCH_TENANTS: must list tenant slugs .*got "Not"/,
     );
   });
 

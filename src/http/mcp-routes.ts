@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authenticateBearer } from '../auth/bearer.ts';
 import { bearerChallenge, resourceUrl } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
@@ -8,6 +8,8 @@ import type { Caller } from '../core/access/caller.ts';
 import type { Services } from '../core/services.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import type { McpService } from '../mcp/server.ts';
+import type { AnonymousService } from './anonymous-routes.ts';
+import { registerAnonymousRoute } from './anonymous-routes.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import { jsonShapeProblem } from './json-shape.ts';
 
@@ -32,7 +34,7 @@ const UNAUTHORIZED_TEXT: Readonly<Record<string, string>> = {
   '/brain/mcp': 'Unauthorized: the request is missing a valid Company Brain token.',
 };
 
-function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+export function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
@@ -45,11 +47,63 @@ function isJsonContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && /^application\/json\s*(?:;|$)/i.test(contentType);
 }
 
+/** The refusal of an MCP POST whose Accept, Content-Type or MCP-Protocol-Version will not do, or undefined. */
+export function headerRefusal(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
+  if (!isJsonContentType(request.headers['content-type'])) return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  const version = request.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+  }
+  return undefined;
+}
+
+/**
+ * The JSON-RPC messages of an MCP POST's body, or the 400 problem with it: a shape over the
+ * limits, not JSON, too big a batch, not JSON-RPC, two requests with one id, an empty batch.
+ */
+export function readMessages(given: unknown): { messages: JSONRPCMessage[]; batch: boolean } | { code: number; problem: string } {
+  const body = typeof given === 'string' ? given : '';
+  const shape = jsonShapeProblem(body);
+  if (shape !== undefined) return { code: -32600, problem: `Invalid Request: the body ${shape}` };
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body);
+  } catch {
+    return { code: -32700, problem: 'Parse error: the body is not valid JSON' };
+  }
+  const batch = Array.isArray(payload);
+  const raw = batch ? (payload as unknown[]) : [payload];
+  if (raw.length > MCP_BATCH_MAX)
+    return { code: -32600, problem: `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${raw.length})` };
+  const messages: JSONRPCMessage[] = [];
+  const ids = new Set<string | number>();
+  for (const item of raw) {
+    const parsed = JSONRPCMessageSchema.safeParse(item);
+    if (!parsed.success) return { code: -32600, problem: 'Invalid Request: not a JSON-RPC 2.0 message' };
+    // Responses are matched to requests by id: two requests with one id could not both be answered.
+    if ('id' in parsed.data && 'method' in parsed.data) {
+      if (ids.has(parsed.data.id)) return { code: -32600, problem: 'Invalid Request: two requests in the batch have the same id' };
+      ids.add(parsed.data.id);
+    }
+    messages.push(parsed.data);
+  }
+  if (messages.length === 0) return { code: -32600, problem: 'Invalid Request: empty batch' };
+  return { messages, batch };
+}
+
 /**
  * POST /mcp and each dialect's endpoint: stateless Streamable HTTP with JSON responses.
  * Checks run cheapest first, before the body is read: method, Origin, Host, token, headers.
  */
-export function registerMcpRoutes(app: FastifyInstance, config: Config, services: Services, endpoints: readonly Endpoint[], mcp: McpService): void {
+export function registerMcpRoutes(
+  app: FastifyInstance,
+  config: Config,
+  services: Services,
+  endpoints: readonly Endpoint[],
+  mcp: McpService,
+  anonymous?: AnonymousService,
+): void {
   const origins = allowedOrigins(config);
   // On the root, null for every request (Fastify's rule: a decorator starts as null, never as a
   // shared object), so the declared type holds on every route, not only in the scope below.
@@ -90,45 +144,17 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }));
             return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
           }
-          if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
-          if (!isJsonContentType(request.headers['content-type']))
-            return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-          const version = request.headers['mcp-protocol-version'];
-          if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-            return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
-          }
+          const headers = headerRefusal(request, reply);
+          if (headers !== undefined) return headers;
           request.caller = auth.caller;
           return undefined;
         },
         handler: async (request, reply) => {
           const caller = request.caller;
           if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
-          const body = typeof request.body === 'string' ? request.body : '';
-          const shape = jsonShapeProblem(body);
-          if (shape !== undefined) return rpcError(reply, 400, -32600, `Invalid Request: the body ${shape}`);
-          let payload: unknown;
-          try {
-            payload = JSON.parse(body);
-          } catch {
-            return rpcError(reply, 400, -32700, 'Parse error: the body is not valid JSON');
-          }
-          const batch = Array.isArray(payload);
-          const raw = batch ? (payload as unknown[]) : [payload];
-          if (raw.length > MCP_BATCH_MAX)
-            return rpcError(reply, 400, -32600, `Invalid Request: a batch holds at most ${MCP_BATCH_MAX} messages (this one has ${raw.length})`);
-          const messages: JSONRPCMessage[] = [];
-          const ids = new Set<string | number>();
-          for (const item of raw) {
-            const parsed = JSONRPCMessageSchema.safeParse(item);
-            if (!parsed.success) return rpcError(reply, 400, -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
-            // Responses are matched to requests by id: two requests with one id could not both be answered.
-            if ('id' in parsed.data && 'method' in parsed.data) {
-              if (ids.has(parsed.data.id)) return rpcError(reply, 400, -32600, 'Invalid Request: two requests in the batch have the same id');
-              ids.add(parsed.data.id);
-            }
-            messages.push(parsed.data);
-          }
-          if (messages.length === 0) return rpcError(reply, 400, -32600, 'Invalid Request: empty batch');
+          const read = readMessages(request.body);
+          if ('problem' in read) return rpcError(reply, 400, read.code, read.problem);
+          const { messages, batch } = read;
           const refused = mcp.insufficientScope(endpoint, caller, messages);
           if (refused) {
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }));
@@ -146,6 +172,8 @@ export function registerMcpRoutes(app: FastifyInstance, config: Config, services
         },
       });
     }
+    // The anonymous endpoint reads its body the same way, so it lives in this scope.
+    if (anonymous !== undefined) registerAnonymousRoute(scope, config, services, anonymous);
     done();
   });
 }

@@ -164,6 +164,11 @@ export class ToolRegistry {
     return this.#byEndpoint.get(endpoint.path)?.get(name)?.def;
   }
 
+  /** The prebuilt descriptor of the tool named on this endpoint (the anonymous connection's list: src/mcp/anonymous.ts). */
+  descriptor(endpoint: Endpoint, name: string): Tool | undefined {
+    return this.#byEndpoint.get(endpoint.path)?.get(name)?.descriptor;
+  }
+
   /**
    * The tools this caller may see and call on this endpoint; authoritative for tools/call too.
    * A tool with a minimum role is listed only with a `standing` that reaches it (none given:

@@ -91,7 +91,7 @@ const RESOURCE_ERROR_CODES: Readonly<Record<string, number>> = {
 };
 
 /** The answer for a request the SDK would answer -32603 (params that do not fit the method, a task), or undefined. */
-function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefined {
+export function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefined {
   if (!('method' in message) || !('id' in message)) return undefined;
   if (holdsMoreValues(message.params)) {
     return {
@@ -129,14 +129,14 @@ function refusedBeforeTheSdk(message: JSONRPCMessage): JSONRPCMessage | undefine
  * dropped from every request but `tools/call` (whose tools forbid tasks: -32601 above). The
  * SDK would otherwise answer -32603 "Server does not support task creation".
  */
-function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
+export function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage {
   if (!('method' in message) || message.method === 'tools/call' || typeof message.params !== 'object' || message.params === null || !('task' in message.params))
     return message;
   const { task: _ignored, ...params } = message.params;
   return { ...message, params };
 }
 
-function toResult(reply: ToolReply, isError: boolean): CallToolResult {
+export function toResult(reply: ToolReply, isError: boolean): CallToolResult {
   const result: CallToolResult = {
     content: [
       { type: 'text', text: reply.text },

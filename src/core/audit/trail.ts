@@ -41,6 +41,14 @@ export class AuditTrail {
     );
   }
 
+  /**
+   * The trail of an anonymous connection's tool call (src/mcp/anonymous.ts): MCP, the tenant it
+   * connected to, and no principal or token, since there is none.
+   */
+  static forAnonymous(log: AuditLog, tenantId: string, tool: { name: string; dialect: string }, requestId: string): AuditTrail {
+    return new AuditTrail(log, { surface: 'mcp', requestId, dialect: tool.dialect, tool: tool.name }, tenantId);
+  }
+
   /** A trail for a write outside MCP; it names its tenant (and who acts) with `about` once the write knows them. */
   static forSurface(log: AuditLog, surface: 'cli' | 'oauth' | 'console'): AuditTrail {
     return new AuditTrail(log, { surface }, undefined);

@@ -2,9 +2,12 @@ import { createHash } from 'node:crypto';
 import type { SearchFilters, SearchHit, SearchKind, SearchQuery, SearchResult } from '../../../connectors/search/contract.ts';
 import { SEARCH_WINDOW_MAX } from '../../../connectors/search/builtin.ts';
 import type { Caller } from '../access/caller.ts';
+import type { Searcher } from '../access/anonymous.ts';
+import { isAnonymous } from '../access/anonymous.ts';
 import { KgwError, validation } from '../errors.ts';
 import { accessibleKbs, resolveKb } from '../kb/access.ts';
 import type { KbWithAccess } from '../kb/access.ts';
+import { publicKbs } from '../kb/public-kbs.ts';
 import type { Services } from '../services.ts';
 import { unstorableText } from '../text.ts';
 import { analyzerLanguage } from './analyzer.ts';
@@ -102,9 +105,14 @@ function decodeCursor(cursor: string, digest: string): number {
   return o;
 }
 
-/** The KBs a search covers: those named (each must be one the caller may search), or every KB it may search. */
-async function searchedKbs(services: Services, caller: Caller, input: SearchInput): Promise<KbWithAccess[]> {
+/**
+ * The KBs a search covers: those named (each must be one the caller may search), or every KB it
+ * may search. An anonymous connection may search the tenant's public KBs only (core/kb/public-kbs.ts).
+ */
+async function searchedKbs(services: Services, searcher: Searcher, input: SearchInput): Promise<KbWithAccess[]> {
   const named = [...(input.kbIds ?? []), ...(input.kbSlugs ?? [])];
+  if (isAnonymous(searcher)) return publicKbs(services.db, searcher.tenant.id, named);
+  const caller: Caller = searcher;
   if (named.length === 0) return accessibleKbs(services.db, caller);
   const found = new Map<string, KbWithAccess>();
   for (const given of named) {
@@ -127,7 +135,7 @@ async function engineSearch(services: Services, query: SearchQuery, signal: Abor
   }
 }
 
-export async function searchKbs(services: Services, caller: Caller, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
+export async function searchKbs(services: Services, caller: Searcher, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
   checkText('query', input.query, QUERY_TEXT_MAX_CHARS);
   if (input.query.trim() === '') throw validation('query must not be empty');
   for (const prefix of input.pathPrefixes ?? []) checkText('path_prefixes', prefix, 1024);
@@ -145,7 +153,8 @@ export async function searchKbs(services: Services, caller: Caller, input: Searc
   const kbs = kinds.includes('file') || namesKbs ? await searchedKbs(services, caller, input) : [];
   // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
   const contextTypes = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is SearchedContextType => k !== 'file');
-  const contextScopes = await readableContextScopes(services.db, caller, contextTypes);
+  // An anonymous connection has no principal: it reads public KB files only.
+  const contextScopes = isAnonymous(caller) ? [] : await readableContextScopes(services.db, caller, contextTypes);
   const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...contextScopes].sort();
   const digest = digestOf(input, scopes);
   const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);

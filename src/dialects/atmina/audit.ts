@@ -8,7 +8,9 @@ import { READ } from './schemas.ts';
 const actor = z
   .object({ principal_id: z.string(), kind: z.enum(['person', 'agent']).nullable(), name: z.string().nullable() })
   .nullable()
-  .describe('Who acted; kind and name are null once the principal is gone; null for an operator’s action.');
+  .describe(
+    'Who acted; kind and name are null once the principal is gone; null for an operator’s action or an anonymous search (its details say anonymous: true).',
+  );
 
 const compactEvent = z.object({
   event_id: z.string().describe('Pass it to get_audit_event.'),

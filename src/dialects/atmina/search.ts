@@ -7,7 +7,10 @@ import { QUERY_TEXT_MAX_CHARS } from '../../core/search/query.ts';
 import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../../core/search/search.ts';
 import type { SearchPageHit } from '../../core/search/search.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
-import type { Caller } from '../../core/access/caller.ts';
+import type { StructuredReply } from '../../mcp/tool.ts';
+import type { Searcher } from '../../core/access/anonymous.ts';
+import { isAnonymous } from '../../core/access/anonymous.ts';
+import type { AuditTrail } from '../../core/audit/trail.ts';
 import type { Services } from '../../core/services.ts';
 import { thumbnailUrl } from './asset-rendition.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
@@ -88,7 +91,7 @@ const artifactResult = z.object({
 
 const result = z.discriminatedUnion('kind', [fileResult, knowledgeResult, memoryResult, artifactResult]);
 
-async function assetBlocks(services: Services, caller: Caller, hits: readonly SearchPageHit[]) {
+async function assetBlocks(services: Services, caller: Searcher, hits: readonly SearchPageHit[]) {
   const ids = hits.flatMap((h) => (h.kb === undefined ? [] : [String(h.ref.file_id ?? '')])).filter((id) => id !== '');
   const blocks = new Map<string, z.infer<typeof assetBlock>>();
   if (ids.length === 0) return blocks;
@@ -100,8 +103,10 @@ async function assetBlocks(services: Services, caller: Caller, hits: readonly Se
     const file = toFile(row);
     const hit = hits.find((h) => h.ref.file_id === file.id);
     const asset = await readAsset(services.db, caller.tenant.id, file.id, file.version);
-    // A thumbnail is a read of the file: only for a caller who may read the KB, not one who may only search it.
-    const url = hit?.kb !== undefined && kbAllows(hit.kb.access, 'viewer') ? await thumbnailUrl(services, caller, file, asset) : undefined;
+    // A thumbnail is a read of the file: only for a caller who may read the KB, not one who may
+    // only search it (an anonymous connection never may).
+    const url =
+      hit?.kb !== undefined && !isAnonymous(caller) && kbAllows(hit.kb.access, 'viewer') ? await thumbnailUrl(services, caller, file, asset) : undefined;
     blocks.set(file.id, assetWire(file, asset, url));
   }
   return blocks;
@@ -146,104 +151,120 @@ function contextResult(hit: SearchPageHit & { kb?: undefined }): z.infer<typeof 
   };
 }
 
+export const searchInput = z
+  .object({
+    query: z.string().max(QUERY_TEXT_MAX_CHARS).describe(`The question or keywords, 1 to ${QUERY_TEXT_MAX_CHARS} characters.`),
+    scope: z
+      .object({
+        kb_ids: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
+        kb_slugs: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
+        path_prefixes: z.array(z.string()).max(SCOPE_PATHS_MAX).optional().describe('Only paths starting with one of these, e.g. "policies/".'),
+      })
+      .strict()
+      .optional()
+      .describe('Where to search; by default every KB you can search and every Knowledge, Memory and Artifact you may read.'),
+    filters: z
+      .object({
+        tags: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files with any of these front-matter tags.'),
+        media_types: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files of these media types, e.g. "text/markdown", "application/pdf".'),
+        content: z.enum(['text', 'asset']).optional().describe('text: text files only; asset: pictures and PDFs only.'),
+        updated_since: z.string().optional().describe('ISO 8601: files changed at or after it.'),
+        kinds: z
+          .array(z.enum(RESULT_KINDS))
+          .max(RESULT_KINDS.length)
+          .optional()
+          .describe('What to find: file, knowledge, memory, artifact; all of them by default. Naming KBs or path prefixes in scope finds files only.'),
+      })
+      .strict()
+      .optional(),
+    retrieval: z
+      .enum(['lexical', 'hybrid'])
+      .optional()
+      .describe('lexical (default): words and their forms; hybrid adds meaning when an embeddings endpoint is configured.'),
+    max_files: z.number().int().min(1).max(MAX_FILES_MAX).optional().describe(`Files per page, 1 to ${MAX_FILES_MAX}; default ${MAX_FILES_DEFAULT}.`),
+    cursor: z.string().max(200).optional().describe('next_cursor of the previous page of the same search.'),
+  })
+  .strict();
+
+const searchOutput = z.object({
+  results: z.array(result),
+  total: z.number().int().describe('Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to).'),
+  next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
+  retrieval: z.enum(['lexical', 'hybrid']),
+});
+
+/** What a search runs with: a signed-in caller's tool context, or an anonymous connection's (src/mcp/anonymous.ts). */
+export interface SearchContext {
+  readonly caller: Searcher;
+  readonly services: Services;
+  readonly audit: AuditTrail;
+}
+
+export type SearchArgs = z.infer<typeof searchInput>;
+
+/** The search tool's work, for a signed-in caller and an anonymous connection alike. */
+export async function searchFiles({ caller, services, audit }: SearchContext, args: SearchArgs): Promise<StructuredReply<z.infer<typeof searchOutput>>> {
+  const page = await searchKbs(services, caller, {
+    query: args.query,
+    ...(args.scope?.kb_ids === undefined ? {} : { kbIds: args.scope.kb_ids }),
+    ...(args.scope?.kb_slugs === undefined ? {} : { kbSlugs: args.scope.kb_slugs }),
+    ...(args.scope?.path_prefixes === undefined ? {} : { pathPrefixes: args.scope.path_prefixes }),
+    ...(args.filters?.tags === undefined ? {} : { tags: args.filters.tags }),
+    ...(args.filters?.media_types === undefined ? {} : { mediaTypes: args.filters.media_types }),
+    ...(args.filters?.content === undefined ? {} : { content: args.filters.content }),
+    ...(args.filters?.updated_since === undefined ? {} : { updatedSince: args.filters.updated_since }),
+    ...(args.filters?.kinds === undefined ? {} : { kinds: args.filters.kinds }),
+    ...(args.retrieval === undefined ? {} : { retrieval: args.retrieval }),
+    ...(args.max_files === undefined ? {} : { maxFiles: args.max_files }),
+    ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
+  });
+  // The event names the KBs searched, so their teams' audit_query_text setting decides whether the query is shown.
+  audit.readAs('kb.search');
+  audit.detail({ query: args.query, results: page.hits.length, total: page.total });
+  audit.touch(
+    ...page.searched.map((kb) => ({ type: 'kb', id: kb })),
+    ...page.hits.map((h) => (h.kb === undefined ? { type: h.resource.type, id: h.resource.id } : { type: 'kb_file', id: String(h.ref.file_id) })),
+  );
+  const assets = await assetBlocks(services, caller, page.hits);
+  return jsonReply({
+    results: page.hits.map((hit): z.infer<typeof result> => {
+      if (hit.kb === undefined) return contextResult(hit);
+      const fileId = String(hit.ref.file_id);
+      const asset = assets.get(fileId);
+      return {
+        kind: 'file' as const,
+        kb_id: hit.kb.kb.id,
+        kb_slug: hit.kb.kb.slug,
+        path: hit.path,
+        file_id: fileId,
+        version: Number(hit.ref.version),
+        title: hit.title,
+        score: hit.score,
+        snippets: [...hit.snippets],
+        reasons: reasonsWire(hit),
+        read_ref: { tool: 'read_file' as const, arguments: { kb_id: hit.kb.kb.id, file_id: fileId } },
+        ...(asset === undefined ? {} : { asset }),
+      };
+    }),
+    total: page.total,
+    next_cursor: page.nextCursor ?? null,
+    retrieval: page.retrieval,
+  });
+}
+
 export const searchTool = defineTool({
   name: 'search',
   dialect: 'atmina',
   title: 'Search',
   description:
     'Finds the files that best answer a question or keywords across the Knowledge Bases you can search (or those scope names), and the Alignbase Knowledge, Memories and Artifacts you may read, best first, one result per file or resource: its kind, snippets with the matched words marked, a score, reasons, and read_ref naming the tool and arguments that read it whole. Write the question as you would ask it; quote "a phrase" to require it, end a word with * to match its prefix. Answer from a sufficient snippet; use list_files for an exhaustive listing. A write can precede indexing: see atmina://kb/{kb_id}/indexing-status.',
-  input: z
-    .object({
-      query: z.string().max(QUERY_TEXT_MAX_CHARS).describe(`The question or keywords, 1 to ${QUERY_TEXT_MAX_CHARS} characters.`),
-      scope: z
-        .object({
-          kb_ids: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
-          kb_slugs: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
-          path_prefixes: z.array(z.string()).max(SCOPE_PATHS_MAX).optional().describe('Only paths starting with one of these, e.g. "policies/".'),
-        })
-        .strict()
-        .optional()
-        .describe('Where to search; by default every KB you can search and every Knowledge, Memory and Artifact you may read.'),
-      filters: z
-        .object({
-          tags: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files with any of these front-matter tags.'),
-          media_types: z.array(z.string()).max(FILTER_VALUES_MAX).optional().describe('Files of these media types, e.g. "text/markdown", "application/pdf".'),
-          content: z.enum(['text', 'asset']).optional().describe('text: text files only; asset: pictures and PDFs only.'),
-          updated_since: z.string().optional().describe('ISO 8601: files changed at or after it.'),
-          kinds: z
-            .array(z.enum(RESULT_KINDS))
-            .max(RESULT_KINDS.length)
-            .optional()
-            .describe('What to find: file, knowledge, memory, artifact; all of them by default. Naming KBs or path prefixes in scope finds files only.'),
-        })
-        .strict()
-        .optional(),
-      retrieval: z
-        .enum(['lexical', 'hybrid'])
-        .optional()
-        .describe('lexical (default): words and their forms; hybrid adds meaning when an embeddings endpoint is configured.'),
-      max_files: z.number().int().min(1).max(MAX_FILES_MAX).optional().describe(`Files per page, 1 to ${MAX_FILES_MAX}; default ${MAX_FILES_DEFAULT}.`),
-      cursor: z.string().max(200).optional().describe('next_cursor of the previous page of the same search.'),
-    })
-    .strict(),
-  output: z.object({
-    results: z.array(result),
-    total: z.number().int().describe('Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to).'),
-    next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
-    retrieval: z.enum(['lexical', 'hybrid']),
-  }),
+  input: searchInput,
+  output: searchOutput,
   annotations: READ,
   scopes: ['context.read'],
   // Search access (a public KB of the organisation), or reading some Knowledge, Memory or
   // Artifact (a Viewer grant, or a route to a published Knowledge), is enough: search shows
   // what the caller may find.
   minimumRole: 'finder',
-  async run({ caller, services, audit }, args) {
-    const page = await searchKbs(services, caller, {
-      query: args.query,
-      ...(args.scope?.kb_ids === undefined ? {} : { kbIds: args.scope.kb_ids }),
-      ...(args.scope?.kb_slugs === undefined ? {} : { kbSlugs: args.scope.kb_slugs }),
-      ...(args.scope?.path_prefixes === undefined ? {} : { pathPrefixes: args.scope.path_prefixes }),
-      ...(args.filters?.tags === undefined ? {} : { tags: args.filters.tags }),
-      ...(args.filters?.media_types === undefined ? {} : { mediaTypes: args.filters.media_types }),
-      ...(args.filters?.content === undefined ? {} : { content: args.filters.content }),
-      ...(args.filters?.updated_since === undefined ? {} : { updatedSince: args.filters.updated_since }),
-      ...(args.filters?.kinds === undefined ? {} : { kinds: args.filters.kinds }),
-      ...(args.retrieval === undefined ? {} : { retrieval: args.retrieval }),
-      ...(args.max_files === undefined ? {} : { maxFiles: args.max_files }),
-      ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
-    });
-    // The event names the KBs searched, so their teams' audit_query_text setting decides whether the query is shown.
-    audit.readAs('kb.search');
-    audit.detail({ query: args.query, results: page.hits.length, total: page.total });
-    audit.touch(
-      ...page.searched.map((kb) => ({ type: 'kb', id: kb })),
-      ...page.hits.map((h) => (h.kb === undefined ? { type: h.resource.type, id: h.resource.id } : { type: 'kb_file', id: String(h.ref.file_id) })),
-    );
-    const assets = await assetBlocks(services, caller, page.hits);
-    return jsonReply({
-      results: page.hits.map((hit): z.infer<typeof result> => {
-        if (hit.kb === undefined) return contextResult(hit);
-        const fileId = String(hit.ref.file_id);
-        const asset = assets.get(fileId);
-        return {
-          kind: 'file' as const,
-          kb_id: hit.kb.kb.id,
-          kb_slug: hit.kb.kb.slug,
-          path: hit.path,
-          file_id: fileId,
-          version: Number(hit.ref.version),
-          title: hit.title,
-          score: hit.score,
-          snippets: [...hit.snippets],
-          reasons: reasonsWire(hit),
-          read_ref: { tool: 'read_file' as const, arguments: { kb_id: hit.kb.kb.id, file_id: fileId } },
-          ...(asset === undefined ? {} : { asset }),
-        };
-      }),
-      total: page.total,
-      next_cursor: page.nextCursor ?? null,
-      retrieval: page.retrieval,
-    });
-  },
+  run: (context, args) => searchFiles(context, args),
 });

@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.ts';
+import type { AnonymousCaller } from '../core/access/anonymous.ts';
+import type { TenantRef } from '../core/access/caller.ts';
+import { anonymousCaller } from '../core/access/anonymous.ts';
+import { findTenant } from '../core/directory/directory.ts';
+import type { Services } from '../core/services.ts';
+import type { AnonymousMcp } from '../mcp/anonymous.ts';
+import type { Endpoint } from '../mcp/registry.ts';
+import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
+import { MCP_BODY_LIMIT, headerRefusal, readMessages, rpcError } from './mcp-routes.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The anonymous connection the anonymous endpoint's onRequest established; null elsewhere. */
+    anonymousCaller: AnonymousCaller | null;
+  }
+}
+
+/** The anonymous MCP service and the endpoint whose tool it offers (/atmina/mcp). */
+export interface AnonymousService {
+  readonly mcp: AnonymousMcp;
+  readonly endpoint: Endpoint;
+}
+
+/** The anonymous endpoint of a tenant (docs/atmina.md, "Anonymous search"). */
+export const ANONYMOUS_PATH = '/atmina/public/:tenant/mcp';
+
+/** The path of a tenant's anonymous endpoint. */
+export const anonymousPath = (tenant: string): string => `/atmina/public/${tenant}/mcp`;
+
+/** How long the tenant of an allowed slug is kept before the store is asked again: requests without credentials then cost no store query. */
+export const TENANT_CACHE_MS = 30_000;
+
+const NOT_HERE = 'Not Found: no anonymous search endpoint here; an organisation that allows anonymous search names its own';
+
+/**
+ * POST /atmina/public/{tenant}/mcp: MCP without credentials, for a tenant the operator listed
+ * in KGW_ANONYMOUS_SEARCH_TENANTS, offering only `search` over its public KBs. The authenticated
+ * endpoints keep answering a request without a token with 401 and WWW-Authenticate, which MCP
+ * clients rely on to start OAuth: anonymous access has a path of its own, so no client is ever
+ * served anonymously where it should have signed in. A tenant that does not exist and one that
+ * does not allow anonymous search get the same 404, so the endpoint cannot probe tenant names.
+ * A request that brings a token is refused rather than served anonymously: its client expects
+ * its own access and would silently get less.
+ */
+export function registerAnonymousRoute(scope: FastifyInstance, config: Config, services: Services, anonymous: AnonymousService): void {
+  const origins = allowedOrigins(config);
+  const enabled = new Set(config.anonymousSearch.tenants);
+  // One entry per allowed slug at most (the operator's list), so it needs no bound of its own.
+  const known = new Map<string, { tenant: TenantRef | undefined; until: number }>();
+  const tenantOf = async (slug: string): Promise<TenantRef | undefined> => {
+    // The set is checked first: a tenant that did not opt in costs no store query.
+    if (!enabled.has(slug)) return undefined;
+    const cached = known.get(slug);
+    if (cached !== undefined && cached.until > Date.now()) return cached.tenant;
+    const tenant = await findTenant(services.db, slug);
+    known.set(slug, { tenant, until: Date.now() + TENANT_CACHE_MS });
+    return tenant;
+  };
+  scope.decorateRequest('anonymousCaller', null);
+  scope.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: ANONYMOUS_PATH,
+    handler: (_request, reply) => rpcError(reply.header('allow', 'POST'), 405, -32000, 'Method not allowed: this server is stateless and answers POST only'),
+  });
+  scope.route<{ Params: { tenant: string } }>({
+    method: 'POST',
+    url: ANONYMOUS_PATH,
+    bodyLimit: MCP_BODY_LIMIT,
+    onRequest: async (request, reply) => {
+      if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
+      if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
+      const slug = request.params.tenant;
+      const tenant = await tenantOf(slug);
+      if (tenant === undefined) return rpcError(reply, 404, -32000, NOT_HERE);
+      if (request.headers.authorization !== undefined)
+        return rpcError(
+          reply,
+          400,
+          -32000,
+          `Bad Request: ${anonymousPath(slug)} is anonymous and takes no Authorization header; send the token to ${anonymous.endpoint.path}`,
+        );
+      const headers = headerRefusal(request, reply);
+      if (headers !== undefined) return headers;
+      request.anonymousCaller = anonymousCaller(tenant);
+      return undefined;
+    },
+    handler: async (request, reply) => {
+      const caller = request.anonymousCaller;
+      if (!caller) return rpcError(reply, 404, -32000, NOT_HERE);
+      const read = readMessages(request.body);
+      if ('problem' in read) return rpcError(reply, 400, read.code, read.problem);
+      const responses = await anonymous.mcp.handle(
+        { endpoint: anonymous.endpoint, caller, address: request.ip, requestId: request.id, log: request.log },
+        read.messages,
+      );
+      if (responses.length === 0) return reply.code(202).send();
+      return reply
+        .code(200)
+        .type('application/json')
+        .send(read.batch ? responses : responses[0]);
+    },
+  });
+}

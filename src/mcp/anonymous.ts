@@ -1,0 +1,177 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { RateLimiter } from '../auth/rate-limit.ts';
+import type { AnonymousSearchConfig } from '../config.ts';
+import type { AnonymousCaller } from '../core/access/anonymous.ts';
+import { AuditTrail } from '../core/audit/trail.ts';
+import { KgwError, isKgwError } from '../core/errors.ts';
+import type { Services } from '../core/services.ts';
+import { findUnstorable } from '../core/text.ts';
+import { issueLines } from '../core/zod-issues.ts';
+import type { Endpoint, ToolRegistry } from './registry.ts';
+import { MCP_LIMITS, refusedBeforeTheSdk, toResult, withoutTaskAugmentation } from './server.ts';
+import type { ToolDef, ToolReply } from './tool.ts';
+import type { ExchangeLimits } from './transport.ts';
+import { OneShotTransport } from './transport.ts';
+
+/*
+ * MCP for a connection without credentials (docs/atmina.md, "Anonymous search"). It has no
+ * principal, so it has no tool context of its own: it may list and call exactly one tool, the
+ * Atmina `search`, over the public KBs of the tenant it connected to. Every other tool of the
+ * endpoint is listed nowhere and refused as permission_denied; there are no resources (the
+ * spec: "Anonymous public-KB connections expose only `search`"). Its searches are rate-limited
+ * per client address and per tenant, and audited as `kb.search` with no principal.
+ */
+
+/** What an anonymous tool runs with: the connection, the store and its audit trail. */
+export interface AnonymousContext {
+  readonly caller: AnonymousCaller;
+  readonly services: Services;
+  readonly audit: AuditTrail;
+}
+
+/** The one tool an anonymous connection may call: its definition (name, input, descriptor) and its work. */
+export interface AnonymousTool {
+  readonly def: ToolDef;
+  run(context: AnonymousContext, args: unknown): Promise<ToolReply>;
+}
+
+export interface AnonymousRequest {
+  /** The endpoint whose server it announces and whose tool it offers (/atmina/mcp). */
+  readonly endpoint: Endpoint;
+  readonly caller: AnonymousCaller;
+  /** The client's address, which its rate is counted by. */
+  readonly address: string;
+  readonly requestId: string;
+  readonly log: FastifyBaseLogger;
+}
+
+const INSTRUCTIONS =
+  "An anonymous connection to the public Knowledge Bases of one organisation: search is the only tool. A result's read_ref names read_file, which needs a signed-in connection (/atmina/mcp with a token); answer from the snippets.";
+
+export class AnonymousMcp {
+  readonly #registry: ToolRegistry;
+  readonly #services: Services;
+  readonly #tool: AnonymousTool;
+  readonly #limits: ExchangeLimits;
+  readonly #validator = new AjvJsonSchemaValidator();
+  /** Searches per client address and per tenant a minute, counted in this process (like every rate of the gateway). */
+  readonly #perAddress: RateLimiter;
+  readonly #perTenant: RateLimiter;
+
+  constructor(registry: ToolRegistry, services: Services, tool: AnonymousTool, config: AnonymousSearchConfig, limits: ExchangeLimits = MCP_LIMITS) {
+    this.#registry = registry;
+    this.#services = services;
+    this.#tool = tool;
+    this.#limits = limits;
+    this.#perAddress = new RateLimiter(config.perAddressPerMinute, 60_000);
+    this.#perTenant = new RateLimiter(config.perTenantPerMinute, 60_000);
+  }
+
+  /** The answers to one POST's messages, in request order. */
+  async handle(request: AnonymousRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    const messages = received.map(withoutTaskAugmentation);
+    const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
+    for (const message of messages) {
+      const answer = refusedBeforeTheSdk(message);
+      if (answer !== undefined) refused.set(message, answer);
+    }
+    const answered = await this.#exchange(
+      request,
+      messages.filter((m) => !refused.has(m)),
+    );
+    if (refused.size === 0) return answered;
+    const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
+    return messages.flatMap((message) => refused.get(message) ?? ('method' in message && 'id' in message ? (byId.get(message.id) ?? []) : []));
+  }
+
+  async #exchange(request: AnonymousRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    if (messages.length === 0) return [];
+    const { endpoint } = request;
+    // Tools only: no resources capability, so resources/* are "Method not found".
+    const server = new Server(endpoint.serverInfo, {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: this.#validator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed(endpoint) }));
+    server.setRequestHandler(CallToolRequestSchema, (call) => this.#call(request, call.params.name, call.params.arguments));
+    const transport = new OneShotTransport();
+    await server.connect(transport);
+    return transport.exchange(messages, this.#limits);
+  }
+
+  #listed(endpoint: Endpoint): Tool[] {
+    const descriptor = this.#registry.descriptor(endpoint, this.#tool.def.name);
+    return descriptor === undefined ? [] : [descriptor];
+  }
+
+  async #call(request: AnonymousRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const { endpoint, caller, requestId, log } = request;
+    const tool = this.#registry.find(endpoint, name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
+    const errors = this.#registry.errors[tool.dialect];
+    // Refused before anything is counted or stored: it did no work.
+    if (tool.name !== this.#tool.def.name)
+      return toResult(
+        { text: `permission_denied: ${tool.name} needs a signed-in connection; an anonymous connection may call ${this.#tool.def.name} only` },
+        true,
+      );
+    // The rate comes before the audit: a call over it is answered and not recorded, or a flood
+    // of them would write the unbounded rows the rate is there to stop.
+    const wait = this.#spend(request);
+    if (wait !== undefined) return toResult(errors.fromError(tool, wait), true);
+    const audit = AuditTrail.forAnonymous(this.#services.audit, caller.tenant.id, tool, requestId);
+    audit.detail({ anonymous: true });
+    let reply: ToolReply;
+    let outcome: { ok: true } | { ok: false; errorCode: string };
+    const parsed = tool.input.safeParse(args ?? {});
+    const unstorable = parsed.success ? findUnstorable(args ?? {}) : undefined;
+    if (!parsed.success) {
+      reply = errors.invalidArguments(tool, issueLines(parsed.error.issues, 'labelled'));
+      outcome = { ok: false, errorCode: 'validation' };
+    } else if (unstorable !== undefined) {
+      reply = errors.invalidArguments(tool, issueLines([unstorable], 'labelled'));
+      outcome = { ok: false, errorCode: 'validation' };
+    } else {
+      try {
+        reply = await this.#tool.run({ caller, services: this.#services, audit }, parsed.data);
+        outcome = { ok: true };
+      } catch (error) {
+        if (isKgwError(error)) {
+          if (error.code === 'unavailable') log.warn({ err: error, tool: tool.name }, 'anonymous tool failed: backend unavailable');
+          reply = errors.fromError(tool, error);
+          outcome = { ok: false, errorCode: error.code };
+        } else {
+          log.error({ err: error, tool: tool.name, tenant: caller.tenant.slug }, 'anonymous tool failed unexpectedly');
+          reply = errors.internal(tool, requestId);
+          outcome = { ok: false, errorCode: 'internal' };
+        }
+      }
+    }
+    log.debug({ tool: tool.name, tenant: caller.tenant.slug, anonymous: true, ok: outcome.ok }, 'tool call');
+    try {
+      await audit.finish(outcome);
+    } catch (error) {
+      log.error({ err: error, tool: tool.name }, 'audit record failed');
+      return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
+    }
+    return toResult(reply, !outcome.ok);
+  }
+
+  /** Counts one search of the address and the tenant, or the refusal when either is over its rate (a refused call counts for neither). */
+  #spend(request: AnonymousRequest): KgwError | undefined {
+    const address = request.address;
+    const tenant = request.caller.tenant.id;
+    const byAddress = this.#perAddress.wait(address);
+    if (byAddress !== undefined) return new KgwError('rate_limited', `too many anonymous searches from your address; retry in ${byAddress} s`);
+    const byTenant = this.#perTenant.wait(tenant);
+    if (byTenant !== undefined) return new KgwError('rate_limited', `too many anonymous searches of this organisation just now; retry in ${byTenant} s`);
+    this.#perAddress.hit(address);
+    this.#perTenant.hit(tenant);
+    return undefined;
+  }
+}
