@@ -206,8 +206,11 @@ async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } 
   return { links };
 }
 
+/** Rows waiting per projection; for search only the KB files' rows (the seeded organisation's Knowledge has a few too). */
 async function pendingByProjection(db: Db): Promise<Map<string, number>> {
-  const rows = await db.query<{ projection: string; n: string | number }>('SELECT projection, count(*) AS n FROM outbox GROUP BY projection');
+  const rows = await db.query<{ projection: string; n: string | number }>(
+    "SELECT projection, count(*) FILTER (WHERE projection <> 'search' OR resource_key LIKE 'kb_file:%') AS n FROM outbox GROUP BY projection",
+  );
   return new Map(rows.map((r) => [r.projection, Number(r.n)]));
 }
 
