@@ -12,7 +12,7 @@ import type { Services } from '../core/services.ts';
 import { findUnstorable } from '../core/text.ts';
 import { issueLines } from '../core/zod-issues.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
-import { MCP_LIMITS, refusedBeforeTheSdk, toResult, withoutTaskAugmentation } from './server.ts';
+import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
@@ -72,20 +72,8 @@ export class AnonymousMcp {
   }
 
   /** The answers to one POST's messages, in request order. */
-  async handle(request: AnonymousRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
-    const messages = received.map(withoutTaskAugmentation);
-    const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
-    for (const message of messages) {
-      const answer = refusedBeforeTheSdk(message);
-      if (answer !== undefined) refused.set(message, answer);
-    }
-    const answered = await this.#exchange(
-      request,
-      messages.filter((m) => !refused.has(m)),
-    );
-    if (refused.size === 0) return answered;
-    const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
-    return messages.flatMap((message) => refused.get(message) ?? ('method' in message && 'id' in message ? (byId.get(message.id) ?? []) : []));
+  handle(request: AnonymousRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    return answerPost(received, (messages) => this.#exchange(request, messages));
   }
 
   async #exchange(request: AnonymousRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {

@@ -136,6 +136,27 @@ export function withoutTaskAugmentation(message: JSONRPCMessage): JSONRPCMessage
   return { ...message, params };
 }
 
+/**
+ * The answers to one POST's messages, in request order: task metadata dropped, the messages the
+ * gateway refuses itself answered here, the rest handed to `exchange` (one SDK server), and the
+ * refusals put back in request order among the SDK's answers.
+ */
+export async function answerPost(
+  received: readonly JSONRPCMessage[],
+  exchange: (messages: readonly JSONRPCMessage[]) => Promise<JSONRPCMessage[]>,
+): Promise<JSONRPCMessage[]> {
+  const messages = received.map(withoutTaskAugmentation);
+  const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
+  for (const message of messages) {
+    const answer = refusedBeforeTheSdk(message);
+    if (answer !== undefined) refused.set(message, answer);
+  }
+  if (refused.size === 0) return exchange(messages);
+  const answered = await exchange(messages.filter((m) => !refused.has(m)));
+  const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
+  return messages.flatMap((message) => refused.get(message) ?? ('method' in message && 'id' in message ? (byId.get(message.id) ?? []) : []));
+}
+
 export function toResult(reply: ToolReply, isError: boolean): CallToolResult {
   const result: CallToolResult = {
     content: [
@@ -171,24 +192,8 @@ export class McpService {
     this.#rates = new ToolRates(services.config.rateLimits);
   }
 
-  async handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
-    const messages = received.map(withoutTaskAugmentation);
-    const refused = new Map<JSONRPCMessage, JSONRPCMessage>();
-    for (const message of messages) {
-      const answer = refusedBeforeTheSdk(message);
-      if (answer !== undefined) refused.set(message, answer);
-    }
-    const answered =
-      refused.size === 0
-        ? await this.#exchange(request, messages)
-        : await this.#exchange(
-            request,
-            messages.filter((m) => !refused.has(m)),
-          );
-    if (refused.size === 0) return answered;
-    // Put the refusals back in request order among the SDK's answers.
-    const byId = new Map(answered.map((response) => ['id' in response ? response.id : undefined, response]));
-    return messages.flatMap((message) => refused.get(message) ?? ('method' in message && 'id' in message ? (byId.get(message.id) ?? []) : []));
+  handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
+    return answerPost(received, (messages) => this.#exchange(request, messages));
   }
 
   async #exchange(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
