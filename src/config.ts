@@ -20,7 +20,37 @@ export interface Config {
   readonly uploadUrlSeconds: number;
   /** Anonymous search of public KBs (docs/atmina.md, "Anonymous search"): off unless tenants are named. */
   readonly anonymousSearch: AnonymousSearchConfig;
+  /** The embeddings endpoint hybrid search uses (docs/search.md, "Hybrid retrieval"); off when KGW_EMBEDDINGS_URL is unset. */
+  readonly embeddings: EmbeddingsConfig | undefined;
 }
+
+export interface EmbeddingsConfig {
+  /** KGW_EMBEDDINGS_URL: the base of an OpenAI-compatible API, without a trailing slash; requests go to `<url>/embeddings`. */
+  readonly url: string;
+  /** KGW_EMBEDDINGS_MODEL: the model named in every request. */
+  readonly model: string;
+  /** KGW_EMBEDDINGS_DIMENSIONS: the vectors' length; an answer of another length is an error. */
+  readonly dimensions: number;
+  /** KGW_EMBEDDINGS_KEY: sent as a Bearer token; never logged or shown. */
+  readonly apiKey: string | undefined;
+  /** KGW_EMBEDDINGS_TIMEOUT_MS: one request's time limit. */
+  readonly timeoutMs: number;
+  /** KGW_EMBEDDINGS_BATCH: texts per request. */
+  readonly batch: number;
+  /** KGW_EMBEDDINGS_MAX_CHARS: characters of a document's text sent (title, path, then the body's start). */
+  readonly maxChars: number;
+}
+
+/** Bounds of the embeddings settings (defaults, maxima). */
+export const EMBEDDINGS_DIMENSIONS_MAX = 4096;
+export const EMBEDDINGS_TIMEOUT_MS_DEFAULT = 10_000;
+export const EMBEDDINGS_TIMEOUT_MS_MAX = 120_000;
+export const EMBEDDINGS_BATCH_DEFAULT = 32;
+export const EMBEDDINGS_BATCH_MAX = 256;
+export const EMBEDDINGS_MAX_CHARS_DEFAULT = 8_000;
+export const EMBEDDINGS_MAX_CHARS_MAX = 100_000;
+/** A model name: 1 to 200 printable characters without spaces (OpenAI's, Ollama's `name:tag`, a path-like Hugging Face id). */
+const EMBEDDINGS_MODEL = /^[\x21-\x7e]{1,200}$/;
 
 export interface AnonymousSearchConfig {
   /** KGW_ANONYMOUS_SEARCH_TENANTS: the slugs of the tenants whose public KBs anyone may search without a token. */
@@ -207,6 +237,42 @@ function parseNeo4j(env: Env): Neo4jConfig | undefined {
   return { url, user: user ?? 'neo4j', password };
 }
 
+const EMBEDDINGS_VARIABLES = [
+  'KGW_EMBEDDINGS_MODEL',
+  'KGW_EMBEDDINGS_DIMENSIONS',
+  'KGW_EMBEDDINGS_KEY',
+  'KGW_EMBEDDINGS_TIMEOUT_MS',
+  'KGW_EMBEDDINGS_BATCH',
+  'KGW_EMBEDDINGS_MAX_CHARS',
+] as const;
+
+/** The embeddings endpoint: all of it when KGW_EMBEDDINGS_URL is set, none of it (hybrid off) otherwise. */
+function parseEmbeddings(env: Env): EmbeddingsConfig | undefined {
+  const raw = parseUrl(env, 'KGW_EMBEDDINGS_URL', ['http:', 'https:']);
+  if (raw === undefined) {
+    const stray = EMBEDDINGS_VARIABLES.find((name) => optional(env, name) !== undefined);
+    if (stray !== undefined) throw new ConfigError('KGW_EMBEDDINGS_URL', `is required when ${stray} is set`);
+    return undefined;
+  }
+  const url = new URL(raw);
+  // The key has a variable of its own, so a URL never carries a secret into a message.
+  if (url.username !== '' || url.password !== '') throw new ConfigError('KGW_EMBEDDINGS_URL', 'must not contain a user name or password (use KGW_EMBEDDINGS_KEY)');
+  if (url.search !== '' || url.hash !== '') throw new ConfigError('KGW_EMBEDDINGS_URL', 'must not have a query or fragment');
+  const model = optional(env, 'KGW_EMBEDDINGS_MODEL');
+  if (model === undefined) throw new ConfigError('KGW_EMBEDDINGS_MODEL', 'is required when KGW_EMBEDDINGS_URL is set');
+  if (!EMBEDDINGS_MODEL.test(model)) throw new ConfigError('KGW_EMBEDDINGS_MODEL', 'must be 1 to 200 printable ASCII characters without spaces');
+  if (optional(env, 'KGW_EMBEDDINGS_DIMENSIONS') === undefined) throw new ConfigError('KGW_EMBEDDINGS_DIMENSIONS', 'is required when KGW_EMBEDDINGS_URL is set');
+  return {
+    url: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
+    model,
+    dimensions: parseBounded(env, 'KGW_EMBEDDINGS_DIMENSIONS', 0, EMBEDDINGS_DIMENSIONS_MAX),
+    apiKey: optional(env, 'KGW_EMBEDDINGS_KEY'),
+    timeoutMs: parseBounded(env, 'KGW_EMBEDDINGS_TIMEOUT_MS', EMBEDDINGS_TIMEOUT_MS_DEFAULT, EMBEDDINGS_TIMEOUT_MS_MAX),
+    batch: parseBounded(env, 'KGW_EMBEDDINGS_BATCH', EMBEDDINGS_BATCH_DEFAULT, EMBEDDINGS_BATCH_MAX),
+    maxChars: parseBounded(env, 'KGW_EMBEDDINGS_MAX_CHARS', EMBEDDINGS_MAX_CHARS_DEFAULT, EMBEDDINGS_MAX_CHARS_MAX),
+  };
+}
+
 const TENANT_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** KGW_ANONYMOUS_SEARCH_TENANTS: tenant slugs, comma or space separated; none by default (anonymous search is off). */
@@ -257,7 +323,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       perAddressPerMinute: parseCount(env, 'KGW_ANONYMOUS_SEARCHES_PER_MINUTE', 30),
       perTenantPerMinute: parseCount(env, 'KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE', 600),
     }),
+    embeddings: parseEmbeddings(env),
   };
-  for (const part of [config.s3, config.meili, config.neo4j]) if (part) Object.freeze(part);
+  for (const part of [config.s3, config.meili, config.neo4j, config.embeddings]) if (part) Object.freeze(part);
   return Object.freeze(config);
 }

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       rateLimits: { kbWritesPerMinute: 600, uploadPutsPerMinute: 120 },
       uploadUrlSeconds: 900,
       anonymousSearch: { tenants: [], perAddressPerMinute: 30, perTenantPerMinute: 600 },
+      embeddings: undefined,
     } satisfies Config);
   });
 
@@ -64,6 +65,13 @@ describe('loadConfig', () => {
         KGW_ANONYMOUS_SEARCH_TENANTS: 'acme, docs acme',
         KGW_ANONYMOUS_SEARCHES_PER_MINUTE: '5',
         KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE: '50',
+        KGW_EMBEDDINGS_URL: 'https://embed.acme.test/v1/',
+        KGW_EMBEDDINGS_MODEL: 'text-embedding-3-small',
+        KGW_EMBEDDINGS_DIMENSIONS: '512',
+        KGW_EMBEDDINGS_KEY: 'ek',
+        KGW_EMBEDDINGS_TIMEOUT_MS: '2500',
+        KGW_EMBEDDINGS_BATCH: '16',
+        KGW_EMBEDDINGS_MAX_CHARS: '4000',
       },
       CWD,
     );
@@ -81,6 +89,15 @@ describe('loadConfig', () => {
       rateLimits: { kbWritesPerMinute: 30, uploadPutsPerMinute: 10 },
       uploadUrlSeconds: 3600,
       anonymousSearch: { tenants: ['acme', 'docs'], perAddressPerMinute: 5, perTenantPerMinute: 50 },
+      embeddings: {
+        url: 'https://embed.acme.test/v1',
+        model: 'text-embedding-3-small',
+        dimensions: 512,
+        apiKey: 'ek',
+        timeoutMs: 2500,
+        batch: 16,
+        maxChars: 4000,
+      },
     } satisfies Config);
   });
 
@@ -89,6 +106,37 @@ describe('loadConfig', () => {
     assert.deepEqual(config.s3, { endpoint: undefined, bucket: 'kgw', region: 'us-east-1', accessKeyId: undefined, secretAccessKey: undefined });
     assert.deepEqual(config.meili, { url: 'https://search.acme.test', apiKey: undefined, index: 'kgw_documents' });
     assert.deepEqual(config.neo4j, { url: 'bolt://graph:7687', user: 'neo4j', password: 'pw' });
+  });
+
+  it('fills in the embeddings bounds an endpoint leaves out', () => {
+    const config = loadConfig({ KGW_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', KGW_EMBEDDINGS_MODEL: 'nomic-embed-text', KGW_EMBEDDINGS_DIMENSIONS: '768' }, CWD);
+    assert.deepEqual(config.embeddings, {
+      url: 'http://127.0.0.1:11434/v1',
+      model: 'nomic-embed-text',
+      dimensions: 768,
+      apiKey: undefined,
+      timeoutMs: 10_000,
+      batch: 32,
+      maxChars: 8000,
+    });
+  });
+
+  it('takes embeddings bounds up to their maxima', () => {
+    const config = loadConfig(
+      {
+        KGW_EMBEDDINGS_URL: 'http://e.test',
+        KGW_EMBEDDINGS_MODEL: 'm',
+        KGW_EMBEDDINGS_DIMENSIONS: '4096',
+        KGW_EMBEDDINGS_TIMEOUT_MS: '120000',
+        KGW_EMBEDDINGS_BATCH: '256',
+        KGW_EMBEDDINGS_MAX_CHARS: '100000',
+      },
+      CWD,
+    );
+    assert.deepEqual(
+      { dimensions: config.embeddings?.dimensions, timeoutMs: config.embeddings?.timeoutMs, batch: config.embeddings?.batch, maxChars: config.embeddings?.maxChars },
+      { dimensions: 4096, timeoutMs: 120_000, batch: 256, maxChars: 100_000 },
+    );
   });
 
   it('derives the public URL from the port, and keeps a base path without trailing slashes', () => {
@@ -155,6 +203,7 @@ describe('loadConfig', () => {
       CWD,
     );
     for (const part of [config, config.allowedOrigins, config.s3, config.meili, config.neo4j]) assert.ok(Object.isFrozen(part));
+    assert.ok(Object.isFrozen(loadConfig({ KGW_EMBEDDINGS_URL: 'http://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, CWD).embeddings));
     assert.throws(() => {
       (config as { port: number }).port = 1;
     }, TypeError);
@@ -201,6 +250,47 @@ describe('loadConfig', () => {
     [{ NEO4J_URL: 'http://graph:7474', NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'must use bolt or bolt+s or bolt+ssc or neo4j or neo4j+s or neo4j+ssc, got "http"'],
     [{ NEO4J_USER: 'neo4j' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
     [{ NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
+    [{ KGW_EMBEDDINGS_MODEL: 'm' }, 'KGW_EMBEDDINGS_URL', 'is required when KGW_EMBEDDINGS_MODEL is set'],
+    [{ KGW_EMBEDDINGS_KEY: 'k' }, 'KGW_EMBEDDINGS_URL', 'is required when KGW_EMBEDDINGS_KEY is set'],
+    [{ KGW_EMBEDDINGS_URL: 'ftp://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_URL', 'must use http or https, got "ftp"'],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://user:pw@e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' },
+      'KGW_EMBEDDINGS_URL',
+      'must not contain a user name or password (use KGW_EMBEDDINGS_KEY)',
+    ],
+    [{ KGW_EMBEDDINGS_URL: 'https://e.test/v1?x=1', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_URL', 'must not have a query or fragment'],
+    [{ KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_MODEL', 'is required when KGW_EMBEDDINGS_URL is set'],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'a model', KGW_EMBEDDINGS_DIMENSIONS: '8' },
+      'KGW_EMBEDDINGS_MODEL',
+      'must be 1 to 200 printable ASCII characters without spaces',
+    ],
+    [{ KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm' }, 'KGW_EMBEDDINGS_DIMENSIONS', 'is required when KGW_EMBEDDINGS_URL is set'],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '0' },
+      'KGW_EMBEDDINGS_DIMENSIONS',
+      'must be a whole number from 1 to 4096, got "0"',
+    ],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '4097' },
+      'KGW_EMBEDDINGS_DIMENSIONS',
+      'must be a whole number from 1 to 4096, got "4097"',
+    ],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8', KGW_EMBEDDINGS_TIMEOUT_MS: '120001' },
+      'KGW_EMBEDDINGS_TIMEOUT_MS',
+      'must be a whole number from 1 to 120000, got "120001"',
+    ],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8', KGW_EMBEDDINGS_BATCH: '257' },
+      'KGW_EMBEDDINGS_BATCH',
+      'must be a whole number from 1 to 256, got "257"',
+    ],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8', KGW_EMBEDDINGS_MAX_CHARS: '1e5' },
+      'KGW_EMBEDDINGS_MAX_CHARS',
+      'must be a whole number from 1 to 100000, got "1e5"',
+    ],
   ];
   for (const [env, variable, problem] of BAD) {
     it(`refuses ${Object.entries(env)
@@ -231,6 +321,14 @@ describe('loadConfig', () => {
     );
     assert.throws(
       () => loadConfig({ S3_BUCKET: 'kgw', S3_SECRET_ACCESS_KEY: 'hunter2' }, CWD),
+      (error: Error) => !error.message.includes('hunter2'),
+    );
+    assert.throws(
+      () => loadConfig({ KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: 'x', KGW_EMBEDDINGS_KEY: 'hunter2' }, CWD),
+      (error: Error) => !error.message.includes('hunter2'),
+    );
+    assert.throws(
+      () => loadConfig({ KGW_EMBEDDINGS_URL: 'https://kgw:hunter2@e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, CWD),
       (error: Error) => !error.message.includes('hunter2'),
     );
   });
