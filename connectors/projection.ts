@@ -53,6 +53,26 @@ export interface Projection {
   clear(): Promise<void>;
   /** Resolves when the backend answers. */
   health?(signal: AbortSignal): Promise<void>;
+  /** Rows claimed per transaction when the projection wants fewer than the worker's batch (one request's worth to a remote service). */
+  readonly batchSize?: number;
+  /**
+   * Work done before each claim, outside any transaction: what a projection must fetch from a
+   * slow service (an embeddings endpoint) for the rows it is about to apply, so no transaction
+   * stays open while it waits (PGlite runs one transaction at a time, so an open one holds up
+   * every write). It reads the rows that are due (through `db`, read-only) and keeps what it
+   * fetched for `apply`, which must still be correct, though slower, for rows it did not
+   * prepare. A failure claims nothing: the worker records it and backs off.
+   */
+  prepare?(context: PrepareContext): Promise<void>;
+}
+
+export interface PrepareContext {
+  /** The store, read-only. */
+  readonly db: Queryable;
+  /** The rows the next claim takes at most. */
+  readonly limit: number;
+  /** Aborted when the worker gives up on the call (its apply timeout) or stops. */
+  readonly signal: AbortSignal;
 }
 
 /** One resource a rebuild visits. */

@@ -483,6 +483,60 @@ for (const backend of storeBackends()) {
       for (let k = 0; k < 3; k++) assert.equal(docs.get(`tenant:${k}`), [...entries].reverse().find((e) => e.resourceKey === `tenant:${k}`)?.payload?.n);
     });
 
+    it('prepares outside any transaction before each claim, seeing the rows that are due', async () => {
+      await write(db, [upsert('kb_file:a', 1), upsert('kb_file:b', 2)]);
+      const projection = new TableProjection(db);
+      const seen: { keys: string[]; limit: number }[] = [];
+      const preparing: Projection = {
+        name: projection.name,
+        apply: (rows, context) => projection.apply(rows, context),
+        clear: () => projection.clear(),
+        async prepare({ db: store, limit }) {
+          // Outside a transaction: a read on the store itself, which PGlite would make wait behind an open one.
+          const rows = await store.query<{ resource_key: string }>("SELECT resource_key FROM outbox WHERE projection = 'search' ORDER BY id");
+          seen.push({ keys: rows.map((r) => r.resource_key), limit });
+        },
+      };
+      assert.deepEqual(await new OutboxWorker(db, [preparing], { ...FAST, batchSize: 10 }).drainAll(), { applied: 2, failed: 0 });
+      assert.deepEqual(seen, [
+        { keys: ['kb_file:a', 'kb_file:b'], limit: 10 },
+        { keys: [], limit: 10 },
+      ]);
+    });
+
+    it('claims nothing when preparing fails, and records why', async () => {
+      await write(db, [upsert('kb_file:a', 1)]);
+      const projection = new TableProjection(db);
+      const failing: Projection = {
+        name: projection.name,
+        apply: (rows, context) => projection.apply(rows, context),
+        clear: () => projection.clear(),
+        prepare: () => Promise.reject(new Error('the embeddings endpoint could not be reached: ECONNREFUSED')),
+      };
+      const result = await new OutboxWorker(db, [failing], FAST).drainBatch(failing);
+      const [state] = await projectionStatus(db, ['search']);
+      assert.deepEqual(
+        { result, calls: projection.calls, backlog: await backlog(db), lastError: state?.lastError },
+        { result: { applied: 0, failed: 0, unprepared: true }, calls: 0, backlog: 1, lastError: 'the embeddings endpoint could not be reached: ECONNREFUSED' },
+      );
+    });
+
+    it("claims at most the projection's own batch", async () => {
+      await write(
+        db,
+        Array.from({ length: 5 }, (_, i) => upsert(`kb_file:${i}`, i)),
+      );
+      const projection = new TableProjection(db);
+      const small: Projection = {
+        name: projection.name,
+        batchSize: 2,
+        apply: (rows, context) => projection.apply(rows, context),
+        clear: () => projection.clear(),
+      };
+      await new OutboxWorker(db, [small], { ...FAST, batchSize: 100 }).drainAll();
+      assert.deepEqual(projection.callSizes, [2, 2, 1]);
+    });
+
     it('rebuilds a projection from Postgres alone: clear, enqueue the current state, apply', async () => {
       const projection = new TableProjection(db);
       await db.tx((tx) => tx.query("INSERT INTO test_source (tenant_id, key, n) VALUES ($1, 'x', 1), ($1, 'y', 2), ($1, 'z', 3)", [TENANT]));

@@ -32,6 +32,17 @@ export async function lockResources(tx: Queryable, projection: string, refs: rea
  */
 export async function enqueue(tx: Transaction, entries: readonly OutboxEntry[]): Promise<void> {
   if (entries.length === 0) return;
+  await insertOutboxRows(tx, entries);
+  await tx.signal(OUTBOX_CHANNEL);
+}
+
+/**
+ * Records changes like `enqueue` without waking the workers at commit: for a projection that
+ * feeds another from inside its own apply (the search projection the vectors one), in the
+ * transaction the worker gave it. The other projection's loop finds them at its next poll.
+ */
+export async function insertOutboxRows(tx: Queryable, entries: readonly OutboxEntry[]): Promise<void> {
+  if (entries.length === 0) return;
   const byProjection = new Map<string, OutboxEntry[]>();
   for (const entry of entries) byProjection.set(entry.projection, [...(byProjection.get(entry.projection) ?? []), entry]);
   for (const [projection, group] of [...byProjection].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) await lockResources(tx, projection, group);
@@ -42,7 +53,6 @@ export async function enqueue(tx: Transaction, entries: readonly OutboxEntry[]):
       chunk.flatMap((e) => [e.tenantId, e.projection, e.resourceKey, e.operation, JSON.stringify(e.payload ?? {})]),
     );
   }
-  await tx.signal(OUTBOX_CHANNEL);
 }
 
 /** How far behind one projection is, and its latest failure. */

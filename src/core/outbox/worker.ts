@@ -26,6 +26,8 @@ export interface WorkerOptions {
 export interface DrainResult {
   readonly applied: number;
   readonly failed: number;
+  /** The projection's `prepare` failed, so nothing was claimed (recorded as its last error). */
+  readonly unprepared?: boolean;
 }
 
 /**
@@ -180,6 +182,7 @@ export class OutboxWorker {
   async #loop(projection: Projection): Promise<void> {
     let suspect = projection.health !== undefined;
     let down = 0;
+    let unprepared = 0;
     while (!this.#stopping) {
       if (suspect) {
         if (!(await this.#healthy(projection))) {
@@ -198,6 +201,12 @@ export class OutboxWorker {
         this.#onError(error, projection.name);
       }
       if (result.failed > 0) suspect = projection.health !== undefined;
+      // A service a projection prepares from is down: back off like a health check, not cut short by writes.
+      unprepared = result.unprepared === true ? unprepared + 1 : 0;
+      if (unprepared > 0) {
+        await sleepUntil(Math.min(HEALTH_RECHECK_MAX_MS, this.#delay(unprepared)), this.#stop.signal);
+        continue;
+      }
       // A wake during the drain may be for rows its claim did not yet see: look again first.
       if (result.applied === 0 && !this.#stopping && this.#wakes === wakes) await sleepUntil(this.#idleMs, this.#wake.signal);
     }
@@ -259,10 +268,12 @@ export class OutboxWorker {
    * resource's later rows in the batch come after it, so they are among those released: they
    * wait behind it while it backs off.
    */
-  drainBatch(projection: Projection): Promise<DrainResult> {
+  async drainBatch(projection: Projection): Promise<DrainResult> {
+    const batch = Math.max(1, Math.min(this.#batchSize, projection.batchSize ?? this.#batchSize));
+    if (projection.prepare !== undefined && !(await this.#prepare(projection, batch))) return { applied: 0, failed: 0, unprepared: true };
     return this.#db.tx(async (tx) => {
-      let claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, this.#batchSize * CLAIM_WINDOW_BATCHES]);
-      if (claimed.length === 0) claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, this.#batchSize, null]);
+      let claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, batch, batch * CLAIM_WINDOW_BATCHES]);
+      if (claimed.length === 0) claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, batch, null]);
       const rows = claimed.map(toOutboxRow);
       if (rows.length === 0) return { applied: 0, failed: 0 };
       const applied: OutboxRow[] = [];
@@ -308,6 +319,24 @@ export class OutboxWorker {
       }
       return { applied: applied.length, failed: failure === undefined ? 0 : 1 };
     });
+  }
+
+  /** The projection's preparation, outside any transaction, bounded by the apply timeout and by stop; false (recorded) when it failed. */
+  async #prepare(projection: Projection, limit: number): Promise<boolean> {
+    try {
+      await this.#bounded(projection, 'did not prepare', (signal) =>
+        projection.prepare?.({ db: this.#db, limit, signal: AbortSignal.any([signal, this.#stop.signal]) }),
+      );
+      return true;
+    } catch (error) {
+      this.#onError(error, projection.name);
+      try {
+        await this.#db.tx((tx) => recordError(tx, projection.name, describe(error)));
+      } catch (storeError) {
+        this.#onError(storeError, projection.name);
+      }
+      return false;
+    }
   }
 
   /** One projection call under a savepoint (so a failed write through `tx` is undone) and a timeout. */
