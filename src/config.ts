@@ -256,12 +256,14 @@ function parseEmbeddings(env: Env): EmbeddingsConfig | undefined {
   }
   const url = new URL(raw);
   // The key has a variable of its own, so a URL never carries a secret into a message.
-  if (url.username !== '' || url.password !== '') throw new ConfigError('KGW_EMBEDDINGS_URL', 'must not contain a user name or password (use KGW_EMBEDDINGS_KEY)');
+  if (url.username !== '' || url.password !== '')
+    throw new ConfigError('KGW_EMBEDDINGS_URL', 'must not contain a user name or password (use KGW_EMBEDDINGS_KEY)');
   if (url.search !== '' || url.hash !== '') throw new ConfigError('KGW_EMBEDDINGS_URL', 'must not have a query or fragment');
   const model = optional(env, 'KGW_EMBEDDINGS_MODEL');
   if (model === undefined) throw new ConfigError('KGW_EMBEDDINGS_MODEL', 'is required when KGW_EMBEDDINGS_URL is set');
   if (!EMBEDDINGS_MODEL.test(model)) throw new ConfigError('KGW_EMBEDDINGS_MODEL', 'must be 1 to 200 printable ASCII characters without spaces');
-  if (optional(env, 'KGW_EMBEDDINGS_DIMENSIONS') === undefined) throw new ConfigError('KGW_EMBEDDINGS_DIMENSIONS', 'is required when KGW_EMBEDDINGS_URL is set');
+  if (optional(env, 'KGW_EMBEDDINGS_DIMENSIONS') === undefined)
+    throw new ConfigError('KGW_EMBEDDINGS_DIMENSIONS', 'is required when KGW_EMBEDDINGS_URL is set');
   return {
     url: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
     model,

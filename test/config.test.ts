@@ -109,7 +109,10 @@ describe('loadConfig', () => {
   });
 
   it('fills in the embeddings bounds an endpoint leaves out', () => {
-    const config = loadConfig({ KGW_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', KGW_EMBEDDINGS_MODEL: 'nomic-embed-text', KGW_EMBEDDINGS_DIMENSIONS: '768' }, CWD);
+    const config = loadConfig(
+      { KGW_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', KGW_EMBEDDINGS_MODEL: 'nomic-embed-text', KGW_EMBEDDINGS_DIMENSIONS: '768' },
+      CWD,
+    );
     assert.deepEqual(config.embeddings, {
       url: 'http://127.0.0.1:11434/v1',
       model: 'nomic-embed-text',
@@ -134,7 +137,12 @@ describe('loadConfig', () => {
       CWD,
     );
     assert.deepEqual(
-      { dimensions: config.embeddings?.dimensions, timeoutMs: config.embeddings?.timeoutMs, batch: config.embeddings?.batch, maxChars: config.embeddings?.maxChars },
+      {
+        dimensions: config.embeddings?.dimensions,
+        timeoutMs: config.embeddings?.timeoutMs,
+        batch: config.embeddings?.batch,
+        maxChars: config.embeddings?.maxChars,
+      },
       { dimensions: 4096, timeoutMs: 120_000, batch: 256, maxChars: 100_000 },
     );
   });
@@ -252,13 +260,21 @@ describe('loadConfig', () => {
     [{ NEO4J_PASSWORD: 'pw' }, 'NEO4J_URL', 'is required when NEO4J_USER or NEO4J_PASSWORD is set'],
     [{ KGW_EMBEDDINGS_MODEL: 'm' }, 'KGW_EMBEDDINGS_URL', 'is required when KGW_EMBEDDINGS_MODEL is set'],
     [{ KGW_EMBEDDINGS_KEY: 'k' }, 'KGW_EMBEDDINGS_URL', 'is required when KGW_EMBEDDINGS_KEY is set'],
-    [{ KGW_EMBEDDINGS_URL: 'ftp://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_URL', 'must use http or https, got "ftp"'],
+    [
+      { KGW_EMBEDDINGS_URL: 'ftp://e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' },
+      'KGW_EMBEDDINGS_URL',
+      'must use http or https, got "ftp"',
+    ],
     [
       { KGW_EMBEDDINGS_URL: 'https://user:pw@e.test', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' },
       'KGW_EMBEDDINGS_URL',
       'must not contain a user name or password (use KGW_EMBEDDINGS_KEY)',
     ],
-    [{ KGW_EMBEDDINGS_URL: 'https://e.test/v1?x=1', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_URL', 'must not have a query or fragment'],
+    [
+      { KGW_EMBEDDINGS_URL: 'https://e.test/v1?x=1', KGW_EMBEDDINGS_MODEL: 'm', KGW_EMBEDDINGS_DIMENSIONS: '8' },
+      'KGW_EMBEDDINGS_URL',
+      'must not have a query or fragment',
+    ],
     [{ KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_DIMENSIONS: '8' }, 'KGW_EMBEDDINGS_MODEL', 'is required when KGW_EMBEDDINGS_URL is set'],
     [
       { KGW_EMBEDDINGS_URL: 'https://e.test', KGW_EMBEDDINGS_MODEL: 'a model', KGW_EMBEDDINGS_DIMENSIONS: '8' },

@@ -173,7 +173,7 @@ interface PageRow {
 }
 
 /** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
-function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
+export function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
   const param = (value: unknown) => {

@@ -86,6 +86,10 @@ export interface SearchReasons {
   readonly expansions: readonly string[];
   /** Phrases of the query the document contains. */
   readonly phrases: readonly string[];
+  /** Hybrid retrieval: the ranked lists the document was in, and its rank (from 1) in each (docs/search.md). */
+  readonly lists?: readonly { readonly list: 'lexical' | 'vector'; readonly rank: number }[];
+  /** Hybrid retrieval was asked for and the answer is lexical: why. */
+  readonly fallback?: string;
 }
 
 export interface SearchHit {
@@ -176,7 +180,18 @@ const refKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
  * document (the latest), and deleting an id the backend does not hold is harmless, so
  * applying a batch again changes nothing.
  */
-export function searchProjection(backend: SearchBackend, source?: SearchSource): Projection {
+export interface SearchProjectionOptions {
+  /**
+   * Told, in the outbox's transaction, of the documents each apply upserted or deleted (the
+   * vectors projection is fed this way, after search_docs shows them).
+   */
+  readonly changed?: (
+    tx: Queryable,
+    docs: readonly { readonly tenantId: string; readonly id: string; readonly operation: 'upsert' | 'delete' }[],
+  ) => Promise<void>;
+}
+
+export function searchProjection(backend: SearchBackend, source?: SearchSource, options: SearchProjectionOptions = {}): Projection {
   return {
     name: 'search',
     async apply(rows: readonly OutboxRow[], context: ApplyContext) {
@@ -202,10 +217,16 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource):
           );
           if (docs.size > 0) await backend.upsert([...docs.values()], context);
           if (gone.length > 0) await backend.delete(gone, context);
+          await options.changed?.(context.tx, [
+            ...[...docs.values()].map((d) => ({ tenantId: d.tenantId, id: d.id, operation: 'upsert' as const })),
+            ...gone.map((g) => ({ ...g, operation: 'delete' as const })),
+          ]);
         } else {
-          await backend.delete(
-            run.flatMap((r) => idsOf(source, r).map((id) => ({ tenantId: r.tenantId, id }))),
-            context,
+          const gone = run.flatMap((r) => idsOf(source, r).map((id) => ({ tenantId: r.tenantId, id })));
+          await backend.delete(gone, context);
+          await options.changed?.(
+            context.tx,
+            gone.map((g) => ({ ...g, operation: 'delete' as const })),
           );
         }
         run = [];

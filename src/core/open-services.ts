@@ -1,4 +1,6 @@
 import { openBlobStore } from '../../connectors/blob/index.ts';
+import type { Embedder } from '../../connectors/embeddings/client.ts';
+import { EmbeddingsClient } from '../../connectors/embeddings/client.ts';
 import type { GraphStore } from '../../connectors/graph/contract.ts';
 import { openNeo4jGraphStore } from '../../connectors/graph/neo4j.ts';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
@@ -10,7 +12,7 @@ import { searchProjection } from '../../connectors/search/contract.ts';
 import { openSearchBackend } from '../../connectors/search/index.ts';
 import { BUILD } from '../build.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { directoryGraphRebuilder } from './graph/directory-graph.ts';
 import { configuredProbes } from './health/probes.ts';
@@ -18,6 +20,8 @@ import { kbFileGraphSource } from './kb/link-source.ts';
 import { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './kb/projection.ts';
 import { CONTEXT_KEY_PREFIXES, composeSearchSources, contextSearchRebuilder, contextSearchSource } from './search/context-source.ts';
 import { kbFileSearchSource } from './search/kb-source.ts';
+import { vectorEntries, vectorsProjection, vectorsRebuilder } from './search/vectors.ts';
+import { insertOutboxRows } from './outbox/outbox.ts';
 import type { Services } from './services.ts';
 
 // The outbox retries with backoff; the driver itself only rides out a brief blip.
@@ -36,11 +40,13 @@ async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
  * Search is left out only where a caller asks for the graph alone (rebuilds run only the
  * configured projections). The graph keeps KB files and their references when it can read
  * their bytes: from `blob`, else the search's; without either it keeps the Company Brain graph
- * alone.
+ * alone. With an embedder (KGW_EMBEDDINGS_URL), the vectors projection embeds what the
+ * search projection indexed: each search apply enqueues a `vectors` row per upserted document
+ * in its own transaction (a deleted document's vector goes with it, by foreign key).
  */
 export function configuredProjections(
   graph: GraphStore,
-  search?: { readonly backend: SearchBackend; readonly blob: BlobStore },
+  search?: { readonly backend: SearchBackend; readonly blob: BlobStore; readonly vectors?: { readonly embedder: Embedder; readonly db: Db } },
   blob: BlobStore | undefined = search?.blob,
 ): ProjectionSet {
   const files = blob === undefined ? undefined : kbFileGraphSource(blob);
@@ -50,8 +56,23 @@ export function configuredProjections(
       { prefixes: [KB_FILE_KEY_PREFIX], source: kbFileSearchSource(blob) },
       { prefixes: CONTEXT_KEY_PREFIXES, source: contextSearchSource },
     ]);
-  const projections = [graphProjection(graph, files), ...(search === undefined ? [] : [searchProjection(search.backend, searchSource(search.blob))])];
-  return { projections, rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder] };
+  const vectors = search?.vectors;
+  const searchOptions =
+    vectors === undefined
+      ? {}
+      : {
+          changed: (tx: Queryable, docs: readonly { tenantId: string; id: string; operation: 'upsert' | 'delete' }[]) =>
+            insertOutboxRows(tx, vectorEntries(docs.filter((d) => d.operation === 'upsert'))),
+        };
+  const projections = [
+    graphProjection(graph, files),
+    ...(search === undefined ? [] : [searchProjection(search.backend, searchSource(search.blob), searchOptions)]),
+    ...(vectors === undefined ? [] : [vectorsProjection(vectors.embedder, vectors.db)]),
+  ];
+  return {
+    projections,
+    rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder, ...(vectors === undefined ? [] : [vectorsRebuilder])],
+  };
 }
 
 export interface OpenedServices {
@@ -75,16 +96,19 @@ export async function openServices(config: Config, db: Db, options: { projection
     throw error;
   }
   const search: SearchBackend = openSearchBackend(config.meili, db);
+  const embedder = config.embeddings === undefined ? undefined : new EmbeddingsClient(config.embeddings);
   const services: Services = Object.freeze({
     config,
     db,
     blob,
     graph,
     search,
+    ...(embedder === undefined ? {} : { embedder }),
     probes: configuredProbes(config, db),
     build: BUILD,
     audit: new AuditLog(db),
-    projections: options.projections ?? configuredProjections(graph, { backend: search, blob }),
+    projections:
+      options.projections ?? configuredProjections(graph, { backend: search, blob, ...(embedder === undefined ? {} : { vectors: { embedder, db } }) }),
   });
   return {
     services,

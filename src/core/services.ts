@@ -1,4 +1,5 @@
 import type { BlobStore } from '../../connectors/blob/contract.ts';
+import type { Embedder } from '../../connectors/embeddings/client.ts';
 import type { GraphStore } from '../../connectors/graph/contract.ts';
 import type { ProjectionSet } from '../../connectors/projection.ts';
 import type { SearchBackend } from '../../connectors/search/contract.ts';
@@ -23,6 +24,8 @@ export interface Services {
   readonly graph: GraphStore;
   /** The search engine: the built-in one in the store, or Meilisearch; fed by the 'search' outbox rows. */
   readonly search: SearchBackend;
+  /** The embeddings endpoint of hybrid search (KGW_EMBEDDINGS_URL); undefined when none is configured. */
+  readonly embedder?: Embedder;
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;

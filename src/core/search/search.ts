@@ -11,6 +11,7 @@ import { publicKbs } from '../kb/public-kbs.ts';
 import type { Services } from '../services.ts';
 import { unstorableText } from '../text.ts';
 import { analyzerLanguage } from './analyzer.ts';
+import { hybridSearch } from './hybrid.ts';
 import type { SearchedContextType } from './context-source.ts';
 import { readableContextScopes, scopeResource } from './context-source.ts';
 import { kbScope } from './kb-source.ts';
@@ -70,7 +71,8 @@ export interface SearchPage {
   readonly hits: readonly SearchPageHit[];
   readonly total: number;
   readonly nextCursor: string | undefined;
-  readonly retrieval: 'lexical';
+  /** What was done: a hybrid request answers lexically when the vector side was skipped (reasons.fallback says why). */
+  readonly retrieval: 'lexical' | 'hybrid';
 }
 
 function checkText(field: string, value: string, max: number): void {
@@ -147,7 +149,9 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     if (!/^\d{4}-\d{2}-\d{2}/.test(input.updatedSince) || Number.isNaN(at.getTime())) throw validation('updated_since must be an ISO 8601 date or date-time');
     updatedSince = at.toISOString();
   }
-  if (input.retrieval === 'hybrid') throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
+  const embedder = services.embedder;
+  if (input.retrieval === 'hybrid' && embedder === undefined)
+    throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
   const kinds: readonly ResultKind[] = input.kinds === undefined || input.kinds.length === 0 ? RESULT_KINDS : [...new Set(input.kinds)];
   const namesKbs = (input.kbIds?.length ?? 0) + (input.kbSlugs?.length ?? 0) > 0;
   const kbs = kinds.includes('file') || namesKbs ? await searchedKbs(services, caller, input) : [];
@@ -169,20 +173,20 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     ...(input.content === undefined ? {} : { contentKind: input.content }),
     ...(updatedSince === undefined ? {} : { updatedSince }),
   };
-  const result = await engineSearch(
-    services,
-    {
-      tenantId: caller.tenant.id,
-      text: input.query,
-      language: analyzerLanguage(caller.tenant.language),
-      scopes,
-      filters,
-      limit,
-      offset,
-      snippets: SNIPPETS_PER_FILE,
-    },
-    signal,
-  );
+  const query: SearchQuery = {
+    tenantId: caller.tenant.id,
+    text: input.query,
+    language: analyzerLanguage(caller.tenant.language),
+    scopes,
+    filters,
+    limit,
+    offset,
+    snippets: SNIPPETS_PER_FILE,
+  };
+  const { result, retrieval } =
+    input.retrieval === 'hybrid' && embedder !== undefined
+      ? await hybridSearch({ db: services.db, embedder, lexical: (q) => engineSearch(services, q, signal) }, query, signal)
+      : { result: await engineSearch(services, query, signal), retrieval: 'lexical' as const };
   const byScope = new Map(kbs.map((kb) => [kbScope(kb.kb.id), kb]));
   const hits = result.hits.flatMap((hit): SearchPageHit[] => {
     const kb = byScope.get(hit.scope);
@@ -197,6 +201,6 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     hits,
     total: result.total,
     nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,
-    retrieval: 'lexical',
+    retrieval,
   };
 }

@@ -25,8 +25,15 @@ const reasons = z
       .array(z.string())
       .describe('Terms search added that the file holds: typo corrections, prefix expansions, and terms of the best files for the question.'),
     phrases: z.array(z.string()).describe('Quoted phrases of the query, which the file holds as written.'),
+    lists: z
+      .array(z.object({ list: z.enum(['lexical', 'vector']), rank: z.number().int().min(1) }))
+      .optional()
+      .describe(
+        'retrieval hybrid: the ranked lists the file was in (lexical: the terms above; vector: by meaning) and its rank in each; fused by reciprocal rank.',
+      ),
+    fallback: z.string().optional().describe('retrieval hybrid was asked for and this answer is lexical: why.'),
   })
-  .describe('Why the file ranked here: BM25 over path, title and body (path weighs most) of the terms above.');
+  .describe('Why the file ranked here: BM25 over path, title and body (path weighs most) of the terms above; with hybrid retrieval, also its rank by meaning.');
 
 const scored = {
   score: z.number().describe('Higher is better; comparable only within one answer.'),
@@ -117,6 +124,8 @@ function reasonsWire(hit: SearchPageHit): z.infer<typeof reasons> {
     terms: hit.reasons.terms.map((t) => ({ term: t.term, fields: [...t.fields] })),
     expansions: [...hit.reasons.expansions],
     phrases: [...hit.reasons.phrases],
+    ...(hit.reasons.lists === undefined ? {} : { lists: hit.reasons.lists.map((l) => ({ list: l.list, rank: l.rank })) }),
+    ...(hit.reasons.fallback === undefined ? {} : { fallback: hit.reasons.fallback }),
   };
 }
 
@@ -180,7 +189,9 @@ export const searchInput = z
     retrieval: z
       .enum(['lexical', 'hybrid'])
       .optional()
-      .describe('lexical (default): words and their forms; hybrid adds meaning when an embeddings endpoint is configured.'),
+      .describe(
+        'lexical (default): words and their forms; hybrid adds meaning (the nearest documents by embedding, fused with the lexical ones) when an embeddings endpoint is configured.',
+      ),
     max_files: z.number().int().min(1).max(MAX_FILES_MAX).optional().describe(`Files per page, 1 to ${MAX_FILES_MAX}; default ${MAX_FILES_DEFAULT}.`),
     cursor: z.string().max(200).optional().describe('next_cursor of the previous page of the same search.'),
   })
@@ -188,9 +199,14 @@ export const searchInput = z
 
 const searchOutput = z.object({
   results: z.array(result),
-  total: z.number().int().describe('Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to).'),
+  total: z
+    .number()
+    .int()
+    .describe(
+      'Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to); with retrieval hybrid, those of the lexical and the vector list together (at most 200).',
+    ),
   next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
-  retrieval: z.enum(['lexical', 'hybrid']),
+  retrieval: z.enum(['lexical', 'hybrid']).describe('What was done: lexical when a hybrid search could not search by meaning (each result says why).'),
 });
 
 /** What a search runs with: a signed-in caller's tool context, or an anonymous connection's (src/mcp/anonymous.ts). */
