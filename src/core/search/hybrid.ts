@@ -20,7 +20,8 @@ export const HYBRID_LIST_DEPTH = 100;
 export const RRF_K = 60;
 
 export const FALLBACK_EMBEDDER = 'vector search was skipped: the embeddings endpoint did not answer; the results are lexical';
-export const FALLBACK_TOO_MANY = `vector search was skipped: more than ${VECTOR_SCAN_MAX} vectors are in the scope and filters; the results are lexical (narrow the scope to search by meaning)`;
+export const fallbackTooMany = (max: number): string =>
+  `vector search was skipped: more than ${max} vectors are in the scope and filters; the results are lexical (narrow the scope to search by meaning)`;
 
 export interface HybridDeps {
   /** The store holding search_docs and search_vectors. */
@@ -28,6 +29,8 @@ export interface HybridDeps {
   readonly embedder: Embedder;
   /** The engine's lexical search. */
   readonly lexical: (query: SearchQuery) => Promise<SearchResult>;
+  /** Vectors one query scores at most (VECTOR_SCAN_MAX unless given). */
+  readonly scanMax?: number;
 }
 
 export interface HybridOutcome {
@@ -80,8 +83,9 @@ export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?
     model: deps.embedder.model,
     vector,
     k: HYBRID_LIST_DEPTH,
+    ...(deps.scanMax === undefined ? {} : { scanMax: deps.scanMax }),
   });
-  if (nearest.status === 'too_many') return lexicalFallback(deps, query, FALLBACK_TOO_MANY);
+  if (nearest.status === 'too_many') return lexicalFallback(deps, query, fallbackTooMany(deps.scanMax ?? VECTOR_SCAN_MAX));
 
   const entries = new Map<string, { id: string; lexical?: number; vector?: number; hit?: SearchHit }>();
   lexical.hits.forEach((hit, i) => entries.set(hit.id, { id: hit.id, lexical: i + 1, hit }));

@@ -221,6 +221,8 @@ export interface NearestQuery {
   readonly vector: Float32Array;
   /** Candidates returned at most. */
   readonly k: number;
+  /** Vectors scored at most (VECTOR_SCAN_MAX unless given). */
+  readonly scanMax?: number;
 }
 
 export type NearestResult =
@@ -235,6 +237,7 @@ export type NearestResult =
  */
 export async function nearestVectors(db: Queryable, query: NearestQuery): Promise<NearestResult> {
   const scopes = [...new Set(query.scopes)];
+  const scanMax = query.scanMax ?? VECTOR_SCAN_MAX;
   if (scopes.length === 0 || query.k <= 0) return { status: 'ok', hits: [] };
   const filter = filterSql(query.filters, query.phrases, 5);
   const where = `v.tenant_id = $1 AND d.scope = ANY($2::text[]) AND v.model = $3 AND v.dims = $4${filter.sql === '' ? '' : ` AND ${filter.sql}`}`;
@@ -243,10 +246,10 @@ export async function nearestVectors(db: Queryable, query: NearestQuery): Promis
   const next = base.length + 1;
   const [counted] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT $${next}) x`, [
     ...base,
-    VECTOR_SCAN_MAX + 1,
+    scanMax + 1,
   ]);
   const count = Number(counted?.n ?? 0);
-  if (count > VECTOR_SCAN_MAX) return { status: 'too_many', vectors: count };
+  if (count > scanMax) return { status: 'too_many', vectors: count };
   // The best k so far, best first; a candidate better than the last is put in its place.
   const best: { docId: string; similarity: number }[] = [];
   const better = (a: { docId: string; similarity: number }, b: { docId: string; similarity: number }) =>
