@@ -8,7 +8,8 @@ export const reindexHelp = `Usage: kgw reindex [--search] [--graph] [--json]
 Rebuilds projections from PostgreSQL alone: clears each one, then enqueues the current state
 of every resource it shows; the outbox worker of a running gateway applies the rows (see
 kgw doctor for the backlog). Without --search or --graph every configured projection is
-rebuilt; one that is not configured here is reported as skipped. Runs through a running
+rebuilt; one that is not configured here is reported as skipped. With an embeddings endpoint
+configured, --search also embeds every document again (a vector goes with its document). Runs through a running
 gateway when that gateway holds the data folder.`;
 
 export async function reindexCommand(argv: readonly string[]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Embedder } from '../../../connectors/embeddings/client.ts';
 import type { SearchHit, SearchQuery, SearchReasons, SearchResult } from '../../../connectors/search/contract.ts';
-import type { Queryable } from '../../store/db.ts';
+import type { Db } from '../../store/db.ts';
 import { analyzer } from './analyzer.ts';
 import { parseQuery } from './query.ts';
 import { SNIPPET_SCAN_CHARS, snippetsOf } from './snippets.ts';
@@ -25,7 +25,7 @@ export const fallbackTooMany = (max: number): string =>
 
 export interface HybridDeps {
   /** The store holding search_docs and search_vectors. */
-  readonly db: Queryable;
+  readonly db: Db;
   readonly embedder: Embedder;
   /** The engine's lexical search. */
   readonly lexical: (query: SearchQuery) => Promise<SearchResult>;

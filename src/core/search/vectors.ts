@@ -60,6 +60,8 @@ export function encodeVector(vector: Float32Array): Buffer {
 export function decodeVector(bytes: Uint8Array, dims: number): Float32Array {
   if (bytes.byteLength !== dims * 4) throw new Error(`a stored vector has ${bytes.byteLength} bytes, not ${dims * 4}`);
   if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, dims);
+  // Buffers from a pool start anywhere: a copy is aligned.
+  if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, dims);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out = new Float32Array(dims);
   for (let i = 0; i < dims; i++) out[i] = view.getFloat32(i * 4, true);
@@ -227,6 +229,7 @@ export interface NearestQuery {
 
 export type NearestResult =
   | { readonly status: 'ok'; readonly hits: readonly { readonly docId: string; readonly similarity: number }[] }
+  // vectors: how many were found before counting stopped (one more than may be scored).
   | { readonly status: 'too_many'; readonly vectors: number };
 
 /**
@@ -235,7 +238,7 @@ export type NearestResult =
  * best first (ties by document id); only similarities above 0. Access and filters are in the
  * SQL, before scoring and limits, so what the caller may not read takes no place.
  */
-export async function nearestVectors(db: Queryable, query: NearestQuery): Promise<NearestResult> {
+export async function nearestVectors(db: Db, query: NearestQuery): Promise<NearestResult> {
   const scopes = [...new Set(query.scopes)];
   const scanMax = query.scanMax ?? VECTOR_SCAN_MAX;
   if (scopes.length === 0 || query.k <= 0) return { status: 'ok', hits: [] };
@@ -244,25 +247,29 @@ export async function nearestVectors(db: Queryable, query: NearestQuery): Promis
   const from = 'search_vectors v JOIN search_docs d ON d.tenant_id = v.tenant_id AND d.doc_id = v.doc_id';
   const base = [query.tenantId, scopes, query.model, query.vector.length, ...filter.params];
   const next = base.length + 1;
-  const [counted] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT $${next}) x`, [
-    ...base,
-    scanMax + 1,
-  ]);
-  const count = Number(counted?.n ?? 0);
-  if (count > scanMax) return { status: 'too_many', vectors: count };
+  // One statement selects the documents in scope (bounded: one more than may be scored tells
+  // "too many"); the vectors are then read by key, a page at a time. Paging the joined query by
+  // key instead costs a scan of the whole scope per page where the planner has no statistics
+  // (PGlite): 28 s rather than seconds for 100,000 vectors.
+  const selected = await db.query<{ doc_id: string }>(`SELECT v.doc_id FROM ${from} WHERE ${where} LIMIT $${next}`, [...base, scanMax + 1]);
+  if (selected.length > scanMax) return { status: 'too_many', vectors: selected.length };
+  const ids = selected.map((r) => r.doc_id);
   // The best k so far, best first; a candidate better than the last is put in its place.
   const best: { docId: string; similarity: number }[] = [];
   const better = (a: { docId: string; similarity: number }, b: { docId: string; similarity: number }) =>
     a.similarity > b.similarity || (a.similarity === b.similarity && a.docId < b.docId);
-  let after: string | null = null;
-  for (;;) {
-    const page: { doc_id: string; vector: Uint8Array }[] = await db.query<{ doc_id: string; vector: Uint8Array }>(
-      `SELECT v.doc_id, v.vector FROM ${from} WHERE ${where} AND ($${next}::text IS NULL OR v.doc_id > $${next}::text)
-        ORDER BY v.doc_id LIMIT $${next + 1}`,
-      [...base, after, VECTOR_PAGE],
+  // PGlite hands bytea over as hex text and parses it slowly: as base64 the vectors arrive about
+  // twice as fast there. pg parses bytea faster than it would base64.
+  const base64 = db.kind === 'pglite';
+  for (let at = 0; at < ids.length; at += VECTOR_PAGE) {
+    const page = await db.query<{ doc_id: string; vector: Uint8Array | string }>(
+      `SELECT doc_id, ${base64 ? "encode(vector, 'base64')" : 'vector'} AS vector FROM search_vectors
+        WHERE tenant_id = $1 AND doc_id = ANY($2::text[]) AND model = $3 AND dims = $4`,
+      [query.tenantId, ids.slice(at, at + VECTOR_PAGE), query.model, query.vector.length],
     );
     for (const row of page) {
-      const similarity = dot(query.vector, decodeVector(row.vector, query.vector.length));
+      const bytes = typeof row.vector === 'string' ? Buffer.from(row.vector, 'base64') : row.vector;
+      const similarity = dot(query.vector, decodeVector(bytes, query.vector.length));
       if (!(similarity > 0)) continue;
       const candidate = { docId: row.doc_id, similarity };
       const worst = best.at(-1);
@@ -279,9 +286,6 @@ export async function nearestVectors(db: Queryable, query: NearestQuery): Promis
       best.splice(lo, 0, candidate);
       if (best.length > query.k) best.pop();
     }
-    const last = page.at(-1);
-    if (last === undefined || page.length < VECTOR_PAGE) break;
-    after = last.doc_id;
   }
   return { status: 'ok', hits: best };
 }
