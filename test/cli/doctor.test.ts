@@ -4,9 +4,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ProbeResult } from '../../src/core/health/readiness.ts';
 import type { CliStore } from './support.ts';
-import { ORG, cliEnv, cliStoreBackends, kgw, lines, tempDir, writeIn } from './support.ts';
+import { connectClient } from '../support/gateway.ts';
+import { ORG, cliEnv, cliStoreBackends, kgw, lines, serve, tempDir, writeIn } from './support.ts';
 
-/** Two public KBs and a team one of acme: anonymous search covers the public two. */
+/** Three public KBs and a team one of acme; the tests archive `retired`, so anonymous search covers two. */
 const ORG_WITH_KBS = `${ORG}kbs:
   - slug: handbook
     name: Handbook
@@ -14,6 +15,10 @@ const ORG_WITH_KBS = `${ORG}kbs:
     visibility: public
   - slug: faq
     name: FAQ
+    team: docs
+    visibility: public
+  - slug: retired
+    name: Retired
     team: docs
     visibility: public
   - slug: internal
@@ -99,6 +104,21 @@ for (const backend of cliStoreBackends()) {
       before(async () => {
         const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG_WITH_KBS)], store.env);
         assert.equal(applied.code, 0, applied.stderr);
+        const shown = await kgw(['kb', 'show', 'retired', '--tenant', 'acme', '--json'], store.env);
+        assert.equal(shown.code, 0, shown.stderr);
+        const retired = (JSON.parse(shown.stdout) as { kb_id: string }).kb_id;
+        const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
+        assert.equal(created.code, 0, created.stderr);
+        // An archived public KB is no longer searched anonymously, so doctor must not count it.
+        const gateway = await serve(store.env);
+        try {
+          const client = await connectClient(`${gateway.url}/atmina/mcp`, created.stdout.trim());
+          const deleted = await client.callTool({ name: 'delete_kb', arguments: { kb_id: retired, confirm: 'retired' } });
+          assert.notEqual(deleted.isError, true, JSON.stringify(deleted.content));
+          await client.close();
+        } finally {
+          await gateway.stop();
+        }
         env = { ...store.env, KGW_ANONYMOUS_SEARCH_TENANTS: 'acme, ghost' };
       });
 
