@@ -8,6 +8,8 @@ import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } 
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
+import { findTenant } from '../core/directory/directory.ts';
+import { publicKbs } from '../core/kb/public-kbs.ts';
 import type { OperatorKbListing } from '../core/kb/operator.ts';
 import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from '../core/kb/operator.ts';
 import type { Kb } from '../core/kb/queries.ts';
@@ -72,6 +74,24 @@ function defineOp<Args extends z.ZodType, Result>(def: OpDef<Args, Result>): OpD
  * directly or through /admin/rpc), so it is audited on the CLI surface.
  */
 const cliTrail = (services: Services): AuditTrail => AuditTrail.forSurface(services.audit, 'cli');
+
+/** One tenant of KGW_ANONYMOUS_SEARCH_TENANTS: publicKbs is null when the tenant does not exist. */
+export interface AnonymousTenantStatus {
+  readonly tenant: string;
+  readonly exists: boolean;
+  readonly publicKbs: number | null;
+}
+
+async function anonymousTenants(services: Services): Promise<AnonymousTenantStatus[]> {
+  const statuses: AnonymousTenantStatus[] = [];
+  for (const slug of services.config.anonymousSearch.tenants) {
+    const tenant = await findTenant(services.db, slug);
+    // The same query the anonymous endpoint searches through, so the count is what it would see.
+    const kbs = tenant === undefined ? null : (await publicKbs(services.db, tenant.id)).length;
+    statuses.push({ tenant: slug, exists: tenant !== undefined, publicKbs: kbs });
+  }
+  return statuses;
+}
 
 /**
  * Administrative operations, the same whether the CLI runs them on the store directly or
@@ -141,6 +161,13 @@ const definitions = {
         services.db,
         services.projections.projections.map((p) => p.name),
       ),
+  }),
+  // The tenants KGW_ANONYMOUS_SEARCH_TENANTS opens to anonymous search, of this process's own
+  // configuration (through /admin/rpc, the gateway's): whether each exists and how many live
+  // public KBs an anonymous connection would search (kgw doctor).
+  'anonymous.tenants': defineOp({
+    args: z.object({}).strict(),
+    run: (services) => anonymousTenants(services),
   }),
   'projections.rebuild': defineOp({
     // names: the projections to rebuild; omitted means every configured one.

@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.ts';
+import type { AnonymousTenantStatus } from '../admin/ops.ts';
 import type { ProjectionStatus } from '../core/outbox/outbox.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
@@ -11,7 +12,11 @@ table, then a second table of the projections (search, graph) when there are any
 waiting in the outbox, the age of the oldest, and the latest failure. Exits non-zero when
 the configuration is bad or a backend does not answer; a backlog alone is not a failure.
 The search row of Meilisearch also fails when the index's settings differ from the ones the
-gateway applies (someone changed them), and names the differences.`;
+gateway applies (someone changed them), and names the differences.
+When KGW_ANONYMOUS_SEARCH_TENANTS names tenants, a last table lists each with whether it
+exists and how many live public KBs anonymous search would cover, and a warning line names
+each listed tenant that does not exist (its anonymous endpoint answers 404); a warning alone
+is not a failure.`;
 
 function age(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
@@ -24,19 +29,24 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
   if (help) return void print(doctorHelp);
   const config = loadConfig();
   // Doctor only looks: it never migrates, and an unreachable store is a row of the table.
-  const { readiness, projections, where } = await withOps(
+  const { readiness, projections, anonymous, where } = await withOps(
     config,
     async (run, where) => {
       const readiness = await run('readiness');
       // An unreachable store (already a FAIL row) or one not yet migrated has no projection table.
       const projections = await run('projections.status').catch((): ProjectionStatus[] => []);
-      return { readiness, projections, where };
+      // Likewise: without a store the tenants cannot be looked up, and the store row already says why.
+      const anonymous = await run('anonymous.tenants').catch((): AnonymousTenantStatus[] => []);
+      return { readiness, projections, anonymous, where };
     },
     { migrate: false },
   );
   const remote = where.startsWith('gateway');
+  const warnings = anonymous
+    .filter((t) => !t.exists)
+    .map((t) => `KGW_ANONYMOUS_SEARCH_TENANTS names tenant "${t.tenant}", which does not exist: its anonymous endpoint answers 404`);
   if (values.json === true) {
-    print(jsonText({ ok: readiness.ok, via: where, checks: readiness.checks, projections }));
+    print(jsonText({ ok: readiness.ok, via: where, checks: readiness.checks, projections, anonymousSearch: anonymous, warnings }));
   } else {
     print(`configuration  ok (data folder ${config.dataDir}, public URL ${config.publicUrl})`);
     print(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
@@ -61,6 +71,16 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
         ),
       );
     }
+    if (anonymous.length > 0) {
+      print('');
+      print(
+        table(
+          ['ANONYMOUS SEARCH TENANT', 'EXISTS', 'PUBLIC KBS'],
+          anonymous.map((t) => [t.tenant, t.exists ? 'yes' : 'no', t.publicKbs === null ? '-' : String(t.publicKbs)]),
+        ),
+      );
+    }
+    if (warnings.length > 0) print(['', ...warnings.map((w) => `warning: ${w}`)].join('\n'));
   }
   if (!readiness.ok) process.exitCode = 1;
 }

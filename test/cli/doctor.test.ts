@@ -4,7 +4,33 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ProbeResult } from '../../src/core/health/readiness.ts';
 import type { CliStore } from './support.ts';
-import { cliEnv, cliStoreBackends, kgw, lines, tempDir } from './support.ts';
+import { connectClient } from '../support/gateway.ts';
+import { ORG, cliEnv, cliStoreBackends, kgw, lines, serve, tempDir, writeIn } from './support.ts';
+
+/** Three public KBs and a team one of acme; the tests archive `retired`, so anonymous search covers two. */
+const ORG_WITH_KBS = `${ORG}kbs:
+  - slug: handbook
+    name: Handbook
+    team: docs
+    visibility: public
+  - slug: faq
+    name: FAQ
+    team: docs
+    visibility: public
+  - slug: retired
+    name: Retired
+    team: docs
+    visibility: public
+  - slug: internal
+    name: Internal
+    team: docs
+`;
+
+interface AnonymousReport {
+  ok: boolean;
+  anonymousSearch: { tenant: string; exists: boolean; publicKbs: number | null }[];
+  warnings: string[];
+}
 
 for (const backend of cliStoreBackends()) {
   describe(`kgw doctor on ${backend.name}`, () => {
@@ -70,6 +96,78 @@ for (const backend of cliStoreBackends()) {
         ],
       );
       assert.match(rows[2]?.[4] ?? '', /127\.0\.0\.1:9/);
+    });
+
+    describe('with KGW_ANONYMOUS_SEARCH_TENANTS', () => {
+      let env: Record<string, string>;
+
+      before(async () => {
+        const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG_WITH_KBS)], store.env);
+        assert.equal(applied.code, 0, applied.stderr);
+        const shown = await kgw(['kb', 'show', 'retired', '--tenant', 'acme', '--json'], store.env);
+        assert.equal(shown.code, 0, shown.stderr);
+        const retired = (JSON.parse(shown.stdout) as { kb_id: string }).kb_id;
+        const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
+        assert.equal(created.code, 0, created.stderr);
+        // An archived public KB is no longer searched anonymously, so doctor must not count it.
+        const gateway = await serve(store.env);
+        try {
+          const client = await connectClient(`${gateway.url}/atmina/mcp`, created.stdout.trim());
+          const deleted = await client.callTool({ name: 'delete_kb', arguments: { kb_id: retired, confirm: 'retired' } });
+          assert.notEqual(deleted.isError, true, JSON.stringify(deleted.content));
+          await client.close();
+        } finally {
+          await gateway.stop();
+        }
+        env = { ...store.env, KGW_ANONYMOUS_SEARCH_TENANTS: 'acme, ghost' };
+      });
+
+      it('lists each tenant with whether it exists and its live public KBs, after the checks', async () => {
+        const run = await kgw(['doctor'], env);
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        const out = lines(run.stdout);
+        const header = out.findIndex((l) => l.startsWith('ANONYMOUS SEARCH TENANT'));
+        assert.match(out[header] ?? '', /^ANONYMOUS SEARCH TENANT +EXISTS +PUBLIC KBS$/);
+        assert.deepEqual(
+          out.slice(header + 1, header + 3).map((r) => r.split(/ {2,}/)),
+          [
+            ['acme', 'yes', '2'],
+            ['ghost', 'no', '-'],
+          ],
+        );
+      });
+
+      it('warns for a listed tenant that does not exist, and still exits 0', async () => {
+        const run = await kgw(['doctor'], env);
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        assert.equal(run.stderr, '');
+        assert.deepEqual(
+          lines(run.stdout).filter((l) => l.startsWith('warning:')),
+          ['warning: KGW_ANONYMOUS_SEARCH_TENANTS names tenant "ghost", which does not exist: its anonymous endpoint answers 404'],
+        );
+      });
+
+      it('--json gives the tenants and the warnings', async () => {
+        const run = await kgw(['doctor', '--json'], env);
+        assert.equal(run.code, 0, run.stderr);
+        const report = JSON.parse(run.stdout) as AnonymousReport;
+        assert.equal(report.ok, true);
+        assert.deepEqual(report.anonymousSearch, [
+          { tenant: 'acme', exists: true, publicKbs: 2 },
+          { tenant: 'ghost', exists: false, publicKbs: null },
+        ]);
+        assert.deepEqual(report.warnings, ['KGW_ANONYMOUS_SEARCH_TENANTS names tenant "ghost", which does not exist: its anonymous endpoint answers 404']);
+      });
+
+      it('prints no tenant table and no warning when the variable is unset', async () => {
+        const run = await kgw(['doctor'], store.env);
+        assert.equal(run.code, 0, run.stderr);
+        const out = lines(run.stdout);
+        assert.equal(out.filter((l) => l.startsWith('ANONYMOUS SEARCH TENANT') || l.startsWith('warning:')).length, 0);
+        const report = JSON.parse((await kgw(['doctor', '--json'], store.env)).stdout) as AnonymousReport;
+        assert.deepEqual(report.anonymousSearch, []);
+        assert.deepEqual(report.warnings, []);
+      });
     });
 
     // With DATABASE_URL nothing creates the data folder (src/app.ts openStore makes it for PGlite
