@@ -232,46 +232,58 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       fields: [] as number[],
     };
     const dictionary = new Map<string, Set<string>>();
-    for (const doc of ordered) {
-      const indexed = indexDoc(doc, this.#ranking);
-      const [row] = await tx.query<{ doc_no: string }>(
-        `INSERT INTO search_docs (tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, indexed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text[], $12, $13, $14::timestamptz, $15::jsonb, clock_timestamp())
-         ON CONFLICT (tenant_id, doc_id) DO UPDATE SET kind = EXCLUDED.kind, scope = EXCLUDED.scope, language = EXCLUDED.language,
-           path = EXCLUDED.path, title = EXCLUDED.title, body = EXCLUDED.body, stems = EXCLUDED.stems, length = EXCLUDED.length,
-           tags = EXCLUDED.tags, media_type = EXCLUDED.media_type, content_kind = EXCLUDED.content_kind, updated_at = EXCLUDED.updated_at,
-           ref = EXCLUDED.ref, indexed_at = EXCLUDED.indexed_at
-         RETURNING doc_no`,
-        [
-          doc.tenantId,
-          doc.id,
-          doc.kind,
-          doc.scope,
-          doc.language,
-          doc.path.toWellFormed(),
-          doc.title.toWellFormed(),
-          indexed.body,
-          indexed.stems,
-          indexed.length,
-          doc.tags,
-          doc.mediaType,
-          doc.contentKind,
-          doc.updatedAt,
-          JSON.stringify(doc.ref),
-        ],
-      );
-      if (row === undefined) throw new Error('search: a document row was not written');
-      addDelta(deltas, doc.tenantId, doc.scope, 1, indexed.length);
+    const indexed = ordered.map((doc) => indexDoc(doc, this.#ranking));
+    // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
+    // the sorted order, so new rows take their doc_no and their key's index slot in that order).
+    // Tags go as JSON text, one element per document, since unnest flattens an array of arrays.
+    const rows = await tx.query<{ tenant_id: string; doc_id: string; doc_no: string }>(
+      `INSERT INTO search_docs (tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, indexed_at)
+       SELECT r.tenant_id, r.doc_id, r.kind, r.scope, r.language, r.path, r.title, r.body, r.stems, r.length,
+              ARRAY(SELECT jsonb_array_elements_text(r.tags::jsonb)), r.media_type, r.content_kind, r.updated_at, r.ref::jsonb, clock_timestamp()
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::real[],
+                     $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::text[])
+              WITH ORDINALITY AS r(tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, ord)
+        ORDER BY r.ord
+       ON CONFLICT (tenant_id, doc_id) DO UPDATE SET kind = EXCLUDED.kind, scope = EXCLUDED.scope, language = EXCLUDED.language,
+         path = EXCLUDED.path, title = EXCLUDED.title, body = EXCLUDED.body, stems = EXCLUDED.stems, length = EXCLUDED.length,
+         tags = EXCLUDED.tags, media_type = EXCLUDED.media_type, content_kind = EXCLUDED.content_kind, updated_at = EXCLUDED.updated_at,
+         ref = EXCLUDED.ref, indexed_at = EXCLUDED.indexed_at
+       RETURNING tenant_id, doc_id, doc_no`,
+      [
+        ordered.map((d) => d.tenantId),
+        ordered.map((d) => d.id),
+        ordered.map((d) => d.kind),
+        ordered.map((d) => d.scope),
+        ordered.map((d) => d.language),
+        ordered.map((d) => d.path.toWellFormed()),
+        ordered.map((d) => d.title.toWellFormed()),
+        indexed.map((x) => x.body),
+        indexed.map((x) => x.stems),
+        indexed.map((x) => x.length),
+        ordered.map((d) => JSON.stringify(d.tags)),
+        ordered.map((d) => d.mediaType),
+        ordered.map((d) => d.contentKind),
+        ordered.map((d) => d.updatedAt),
+        ordered.map((d) => JSON.stringify(d.ref)),
+      ],
+    );
+    const docNos = new Map<string, string>();
+    for (const row of rows) docNos.set(`${row.tenant_id}\u0000${row.doc_id}`, row.doc_no);
+    for (const entry of indexed) {
+      const doc = entry.doc;
+      const docNo = docNos.get(`${doc.tenantId.toLowerCase()}\u0000${doc.id}`); // uuid comes back in lower case
+      if (docNo === undefined) throw new Error('search: a document row was not written');
+      addDelta(deltas, doc.tenantId, doc.scope, 1, entry.length);
       const terms = dictionary.get(doc.tenantId) ?? new Set<string>();
-      for (let i = 0; i < indexed.terms.length; i++) {
-        const term = indexed.terms[i] ?? '';
+      for (let i = 0; i < entry.terms.length; i++) {
+        const term = entry.terms[i] ?? '';
         postings.tenants.push(doc.tenantId);
         postings.terms.push(term);
         postings.scopes.push(doc.scope);
-        postings.docNos.push(row.doc_no);
-        postings.tfs.push(indexed.tfs[i] ?? 0);
-        postings.lengths.push(indexed.length);
-        postings.fields.push(indexed.fields[i] ?? 0);
+        postings.docNos.push(docNo);
+        postings.tfs.push(entry.tfs[i] ?? 0);
+        postings.lengths.push(entry.length);
+        postings.fields.push(entry.fields[i] ?? 0);
         terms.add(term);
       }
       dictionary.set(doc.tenantId, terms);
