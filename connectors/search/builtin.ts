@@ -29,15 +29,20 @@ export interface RankingOptions {
   readonly k1: number;
   readonly b: number;
   readonly weights: { readonly path: number; readonly title: number; readonly body: number };
-  /** Pseudo-relevance feedback; `minTerms` 0 turns it off. */
-  readonly feedback: { readonly minTerms: number; readonly docs: number; readonly terms: number; readonly originalWeight: number };
+  /**
+   * Pseudo-relevance feedback; `minTerms` 0 turns it off. The expanded query re-ranks the first
+   * pass's top `rerank` documents (or the page's window, when deeper), as a rescoring window:
+   * 1,000, the deepest result a caller can page to, ranks Cranfield exactly as re-ranking every
+   * match did (100 cost 0.004 of MAP@100 on the odd queries; docs/search.md, "Speed").
+   */
+  readonly feedback: { readonly minTerms: number; readonly docs: number; readonly terms: number; readonly originalWeight: number; readonly rerank: number };
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
   k1: 1.2,
   b: 0.75,
   weights: { path: 3, title: 2, body: 1 },
-  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5 },
+  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 1_000 },
 };
 
 /** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
@@ -141,6 +146,42 @@ async function adjustScopes(tx: Queryable, deltas: Map<string, { tenantId: strin
   );
 }
 
+/** Changes to search_term_df: +1 per new posting, −1 per removed one, by tenant, term and scope. */
+type DfDeltas = Map<string, { tenantId: string; term: string; scope: string; n: number }>;
+
+function addDf(deltas: DfDeltas, tenantId: string, term: string, scope: string, n: number): void {
+  // uuids come back from the store in lower case; a document may name its tenant in either.
+  const tenant = tenantId.toLowerCase();
+  const key = `${tenant}\u0000${term}\u0000${scope}`;
+  const entry = deltas.get(key) ?? { tenantId: tenant, term, scope, n: 0 };
+  entry.n += n;
+  deltas.set(key, entry);
+}
+
+/** Deletes the documents' postings, counting what each term's document frequency loses. */
+async function removePostings(tx: Queryable, docNos: readonly string[], deltas: DfDeltas): Promise<void> {
+  if (docNos.length === 0) return;
+  const gone = await tx.query<{ tenant_id: string; term: string; scope: string; n: string }>(
+    `WITH gone AS (DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[]) RETURNING tenant_id, term, scope)
+     SELECT tenant_id, term, scope, count(*) AS n FROM gone GROUP BY tenant_id, term, scope`,
+    [docNos],
+  );
+  for (const row of gone) addDf(deltas, row.tenant_id, row.term, row.scope, -Number(row.n));
+}
+
+/** Applies document-frequency changes in one statement, in key order (so two writers never wait on each other in a cycle). */
+async function adjustDf(tx: Queryable, deltas: DfDeltas): Promise<void> {
+  const rows = [...deltas.values()].filter((d) => d.n !== 0);
+  if (rows.length === 0) return;
+  await tx.query(
+    `INSERT INTO search_term_df (tenant_id, term, scope, df)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[]) AS d(tenant_id, term, scope, n)
+      ORDER BY tenant_id, term COLLATE "C", scope COLLATE "C"
+     ON CONFLICT (tenant_id, term, scope) DO UPDATE SET df = search_term_df.df + EXCLUDED.df`,
+    [rows.map((r) => r.tenantId), rows.map((r) => r.term), rows.map((r) => r.scope), rows.map((r) => r.n)],
+  );
+}
+
 function addDelta(
   deltas: Map<string, { tenantId: string; scope: string; docs: number; length: number }>,
   tenantId: string,
@@ -221,7 +262,12 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const existing = await lockExisting(tx, ordered);
     const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
     for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
-    if (existing.length > 0) await tx.query('DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[])', [existing.map((r) => r.doc_no)]);
+    const dfDeltas: DfDeltas = new Map();
+    await removePostings(
+      tx,
+      existing.map((r) => r.doc_no),
+      dfDeltas,
+    );
     const postings = {
       tenants: [] as string[],
       terms: [] as string[],
@@ -284,6 +330,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         postings.tfs.push(entry.tfs[i] ?? 0);
         postings.lengths.push(entry.length);
         postings.fields.push(entry.fields[i] ?? 0);
+        addDf(dfDeltas, doc.tenantId, term, doc.scope, 1);
         terms.add(term);
       }
       dictionary.set(doc.tenantId, terms);
@@ -303,6 +350,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         sorted,
       ]);
     }
+    await adjustDf(tx, dfDeltas);
     await adjustScopes(tx, deltas);
   }
 
@@ -313,8 +361,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
     for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
     const docNos = existing.map((r) => r.doc_no);
-    await tx.query('DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[])', [docNos]);
+    const dfDeltas: DfDeltas = new Map();
+    await removePostings(tx, docNos, dfDeltas);
     await tx.query('DELETE FROM search_docs WHERE doc_no = ANY($1::bigint[])', [docNos]);
+    await adjustDf(tx, dfDeltas);
     await adjustScopes(tx, deltas);
   }
 
@@ -360,13 +410,25 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     if (offset >= window) return { hits: [], total: 0 };
     const feedback = this.#ranking.feedback;
     const originalCount = parsed.terms.length;
-    let ranked = await this.#score(query, scopes, terms, parsed, Math.max(window, feedback.docs), candidates);
+    const feedsBack = feedback.minTerms > 0 && originalCount >= feedback.minTerms;
+    let ranked = await this.#score(query, scopes, terms, parsed, feedsBack ? Math.max(window, feedback.docs, feedback.rerank) : window, candidates);
     let finalTerms = terms;
-    if (feedback.minTerms > 0 && originalCount >= feedback.minTerms && ranked.rows.length > 1) {
+    if (feedsBack && ranked.rows.length > 1) {
       const expanded = await this.#feedbackTerms(query.tenantId, scopes, terms, ranked.rows.slice(0, feedback.docs), ranked.n);
       if (expanded.length > 0) {
         finalTerms = expanded;
-        ranked = await this.#score(query, scopes, expanded, parsed, window, candidates);
+        // The expanded query re-ranks the first pass's top documents (a rescoring window, as
+        // search engines' rescorers have): its many added terms would otherwise read the
+        // postings of every document holding any of them (docs/search.md, "Speed").
+        const rescored = await this.#score(
+          query,
+          scopes,
+          expanded,
+          parsed,
+          window,
+          ranked.rows.map((r) => r.doc_no),
+        );
+        ranked = { ...rescored, total: ranked.total };
         for (const t of expanded) if (!t.original) expansions.push(t.term);
       }
     }
@@ -385,15 +447,17 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     candidates?: readonly string[],
   ) {
     const { k1, b } = this.#ranking;
-    const filter = filterSql(query.filters, parsed.phrases, 10);
+    const filter = filterSql(query.filters, parsed.phrases, 9);
+    const candidatesParam = `$${9 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     const rows = await this.#db.query<ScoredRow & { n: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
         st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
                  FROM search_scopes WHERE tenant_id = $1 AND scope = ANY($5::text[])),
+        df AS (SELECT term, sum(df)::float8 AS df FROM search_term_df
+                WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($5::text[]) GROUP BY term),
         p AS MATERIALIZED (SELECT p.term, p.doc_no, p.tf, p.length FROM search_postings p
-                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND p.scope = ANY($5::text[])),
-        df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),
+                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND p.scope = ANY($5::text[])${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}),
         s AS (SELECT p.doc_no,
                      sum(q.weight * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.tf * ($6::float8 + 1)
                          / (p.tf + $6::float8 * (1 - $7::float8 + $7::float8 * p.length / st.avgdl))) AS score,
@@ -401,7 +465,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
                 FROM p JOIN q USING (term) JOIN df USING (term) CROSS JOIN st GROUP BY p.doc_no)
       SELECT s.doc_no, s.score, count(*) OVER () AS total, (SELECT n FROM st) AS n
         FROM s ${join}
-       WHERE s.has_original AND ($9::bigint[] IS NULL OR s.doc_no = ANY($9::bigint[]))
+       WHERE s.has_original
        ORDER BY s.score DESC, s.doc_no
        LIMIT $8`,
       [
@@ -413,8 +477,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         k1,
         b,
         limit,
-        candidates ?? null,
         ...filter.params,
+        ...(candidates === undefined ? [] : [candidates]),
       ],
     );
     return { rows, total: Number(rows[0]?.total ?? 0), n: Number(rows[0]?.n ?? 0) };
@@ -449,11 +513,12 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     }
     const shared = [...candidates].filter(([, c]) => c.docs >= 2);
     if (shared.length === 0) return [];
-    const dfs = await this.#db.query<{ term: string; df: string }>(
-      `SELECT term, count(*) AS df FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term`,
-      [tenantId, shared.map(([term]) => term), scopes],
+    const dfs = await this.#visibleCounts(
+      tenantId,
+      scopes,
+      shared.map(([term]) => term),
     );
-    const idf = new Map(dfs.map((r) => [r.term, Math.log(1 + (n - Number(r.df) + 0.5) / (Number(r.df) + 0.5))]));
+    const idf = new Map([...dfs].map(([term, df]) => [term, Math.log(1 + (n - df + 0.5) / (df + 0.5))]));
     const weighted = shared.map(([term, c]) => ({ term, w: c.sum * (idf.get(term) ?? 0) })).sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
     const chosen = weighted.slice(0, feedback.terms);
     const maxW = chosen[0]?.w ?? 0;
@@ -533,10 +598,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return out;
   }
 
-  /** How many documents in the scopes hold each term. */
+  /** How many documents in the scopes hold each term (its document frequency there). */
   async #visibleCounts(tenantId: string, scopes: readonly string[], terms: readonly string[]): Promise<Map<string, number>> {
     const rows = await this.#db.query<{ term: string; n: string }>(
-      'SELECT term, count(*) AS n FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term',
+      'SELECT term, sum(df) AS n FROM search_term_df WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term',
       [tenantId, terms, scopes],
     );
     return new Map(rows.map((r) => [r.term, Number(r.n)]));
@@ -600,6 +665,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   async clear(): Promise<void> {
     await this.#db.tx(async (tx) => {
       await tx.query('DELETE FROM search_postings');
+      await tx.query('DELETE FROM search_term_df');
       await tx.query('DELETE FROM search_docs');
       await tx.query('DELETE FROM search_scopes');
       await tx.query('DELETE FROM search_terms');

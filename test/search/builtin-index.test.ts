@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { BuiltinSearchBackend, DEFAULT_RANKING } from '../../connectors/search/builtin.ts';
+import type { SearchDocument } from '../../connectors/search/contract.ts';
+import type { Db } from '../../src/store/db.ts';
+import { loadMigrations, migrate } from '../../src/store/migrate.ts';
+import { openPostgres } from '../../src/store/postgres.ts';
+import type { TestStore } from '../support/stores.ts';
+import { storeBackends } from '../support/stores.ts';
+import { searchDocument } from './documents.ts';
+
+/*
+ * What the built-in engine keeps beside its postings for speed (migration 0020): each term's
+ * document frequency per scope, which must stay exactly the count of the term's postings
+ * through replacements, moves between scopes, deletes and concurrent writers; and the
+ * rescoring window of pseudo-relevance feedback, which must not change what is counted.
+ */
+
+const signal = new AbortController().signal;
+
+async function write(db: Db, engine: BuiltinSearchBackend, docs: readonly SearchDocument[]): Promise<void> {
+  await db.tx((tx) => engine.upsert(docs, { tx, signal }));
+}
+
+/** Rows where search_term_df and a count of the postings disagree (a missing df row counts as 0). */
+async function dfMismatches(db: Db, tenantId: string): Promise<unknown[]> {
+  return db.query(
+    `WITH counted AS (SELECT term, scope, count(*)::int AS n FROM search_postings WHERE tenant_id = $1 GROUP BY term, scope),
+          kept AS (SELECT term, scope, df FROM search_term_df WHERE tenant_id = $1)
+     SELECT coalesce(c.term, k.term) AS term, coalesce(c.scope, k.scope) AS scope, coalesce(c.n, 0) AS counted, coalesce(k.df, 0) AS kept
+       FROM counted c FULL JOIN kept k ON k.term = c.term AND k.scope = c.scope
+      WHERE coalesce(c.n, 0) <> coalesce(k.df, 0)`,
+    [tenantId],
+  );
+}
+
+for (const backend of storeBackends()) {
+  describe(`the built-in engine's document frequencies on ${backend.name}`, () => {
+    let store: TestStore;
+    let engine: BuiltinSearchBackend;
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      engine = new BuiltinSearchBackend(store.db);
+    });
+    after(() => store?.dispose());
+
+    it('counts each term once per document and scope through inserts, replacements, moves and deletes', async () => {
+      const tenantId = randomUUID();
+      const doc = (id: string, scope: string, body: string) => searchDocument({ tenantId, id, scope, body });
+      await write(store.db, engine, [doc('a', 'kb:one', 'wing wing flap'), doc('b', 'kb:one', 'wing rudder'), doc('c', 'kb:two', 'flap')]);
+      await write(store.db, engine, [doc('a', 'kb:two', 'rudder only'), doc('b', 'kb:one', 'wing rudder')]);
+      await store.db.tx((tx) => engine.delete([{ tenantId, id: 'c' }], { tx, signal }));
+      assert.deepEqual(await dfMismatches(store.db, tenantId), []);
+      const [wing] = await store.db.query<{ df: number }>(`SELECT sum(df)::int AS df FROM search_term_df WHERE tenant_id = $1 AND term = 'wing'`, [tenantId]);
+      assert.equal(wing?.df, 1);
+    });
+
+    it('keeps the counts exact when two writers change documents sharing terms at once', async () => {
+      const tenantId = randomUUID();
+      const batch = (prefix: string, body: string) =>
+        Array.from({ length: 40 }, (_, i) => searchDocument({ tenantId, id: `${prefix}-${i % 20}`, scope: 'kb:shared', body: `${body} ${i}` }));
+      // The second handle is a second pool on PostgreSQL, so the two transactions really overlap.
+      const other = store.databaseUrl === undefined ? store.db : openPostgres(store.databaseUrl, { max: 2 });
+      try {
+        const otherEngine = new BuiltinSearchBackend(other);
+        // Different documents at once (the outbox never applies one resource's rows concurrently), each writer replacing its own.
+        await Promise.all([
+          write(store.db, engine, batch('left', 'shared common left')).then(() => write(store.db, engine, batch('left', 'shared again'))),
+          write(other, otherEngine, batch('right', 'shared common right')).then(() => write(other, otherEngine, batch('right', 'common again'))),
+        ]);
+      } finally {
+        if (other !== store.db) await other.close();
+      }
+      assert.deepEqual(await dfMismatches(store.db, tenantId), []);
+      const answer = await engine.search({ tenantId, text: 'again', language: 'english', scopes: ['kb:shared'], limit: 50, snippets: 0 });
+      assert.equal(answer.total, 40); // 20 documents of each writer
+    });
+
+    it('counts every match in the total of a question that feedback re-ranks', async () => {
+      const tenantId = randomUUID();
+      // More matching documents than the rescoring window, so feedback re-ranks a part of them.
+      const docs = Array.from({ length: DEFAULT_RANKING.feedback.rerank + 50 }, (_, i) =>
+        searchDocument({ tenantId, id: `d${i}`, scope: 'kb:big', body: `wing flap rudder ${i % 7 === 0 ? 'aileron trim' : 'spar'} note${i}` }),
+      );
+      for (let i = 0; i < docs.length; i += 250) await write(store.db, engine, docs.slice(i, i + 250));
+      const answer = await engine.search({ tenantId, text: 'wing flap rudder', language: 'english', scopes: ['kb:big'], limit: 10, snippets: 0 });
+      assert.equal(answer.total, docs.length);
+      assert.equal(answer.hits.length, 10);
+    });
+  });
+
+  describe(`migration 0020 on ${backend.name}`, () => {
+    let store: TestStore;
+    before(async () => {
+      store = await backend.open({ migrated: false });
+    });
+    after(() => store?.dispose());
+
+    it('fills the document frequencies from the postings a store already holds', async () => {
+      const all = await loadMigrations();
+      await migrate(
+        store.db,
+        all.filter((m) => m.number < 20),
+      );
+      const tenantId = randomUUID();
+      await store.db.tx(async (tx) => {
+        await tx.query(
+          `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
+           VALUES ($1, 'wing', 'kb:a', 1, 1, 3, 4), ($1, 'wing', 'kb:a', 2, 2, 3, 4), ($1, 'wing', 'kb:b', 3, 1, 3, 4), ($1, 'flap', 'kb:a', 1, 1, 3, 4)`,
+          [tenantId],
+        );
+      });
+      await migrate(store.db, all);
+      const rows = await store.db.query<{ term: string; scope: string; df: number }>(
+        'SELECT term, scope, df FROM search_term_df WHERE tenant_id = $1 ORDER BY term, scope',
+        [tenantId],
+      );
+      assert.deepEqual(rows, [
+        { term: 'flap', scope: 'kb:a', df: 1 },
+        { term: 'wing', scope: 'kb:a', df: 2 },
+        { term: 'wing', scope: 'kb:b', df: 1 },
+      ]);
+    });
+  });
+}
