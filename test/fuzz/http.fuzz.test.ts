@@ -333,6 +333,8 @@ for (const backend of storeBackends()) {
         KGW_PUBLIC_URL: 'http://127.0.0.1:7400',
         KGW_LOG_LEVEL: process.env.KGW_FUZZ_LOG ?? 'silent',
         KGW_DATA_DIR: dataDir,
+        // The anonymous endpoint is fuzzed too; per-address limits are lifted by nextAddress.
+        KGW_ANONYMOUS_SEARCH_TENANTS: 'acme',
       });
       gateway = await createGateway(config, { db: store.db, adminSecret: ADMIN_SECRET });
       const registered = await send({
@@ -717,6 +719,59 @@ for (const backend of storeBackends()) {
           },
         ),
       );
+    });
+
+    it('POST /atmina/public/<tenant>/mcp answers hostile tenants, headers and JSON-RPC bodies with 2xx or 4xx', async () => {
+      const tenant = fc.oneof(pick(['acme', 'globex', 'ACME', '']), urlValue.map(urlEncode));
+      const args = fc.oneof(
+        fc.record({ query: hostileString }),
+        fc.record({ query: hostileValue, max_files: hostileValue, cursor: hostileValue, scope: hostileValue, kinds: hostileValue }, { requiredKeys: [] }),
+        hostileValue,
+      );
+      const body = fc.oneof(
+        {
+          weight: 6,
+          arbitrary: fc
+            .tuple(pick(['search', 'read_file', 'whoami', '']), args)
+            .map(([name, a]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: a } })),
+        },
+        {
+          weight: 1,
+          arbitrary: pick(['tools/list', 'initialize', 'ping', 'resources/list']).map((method) =>
+            JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }),
+          ),
+        },
+        { weight: 1, arbitrary: oddJson },
+        { weight: 1, arbitrary: deepJson },
+      );
+      await fuzz(
+        fc.asyncProperty(
+          tenant,
+          body,
+          sometimes(headerValue),
+          sometimes(pick(['Bearer kgw_not-a-token', 'Basic YTpi', ''])),
+          pick(['POST', 'POST', 'POST', 'GET', 'DELETE'] as const),
+          async (segment, payload, accept, authorization, method) => {
+            const headers: Record<string, string> = {
+              'content-type': 'application/json',
+              accept: accept ?? 'application/json, text/event-stream',
+            };
+            if (authorization !== undefined) headers.authorization = authorization;
+            await send({ method, url: `/atmina/public/${segment}/mcp`, headers, payload, remoteAddress: nextAddress() });
+          },
+        ),
+      );
+      await healthy();
+      // The endpoint was open all along: a plain search of the listed tenant is answered.
+      const plain = await send({
+        method: 'POST',
+        url: '/atmina/public/acme/mcp',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: { query: 'retention' } } },
+        remoteAddress: nextAddress(),
+      });
+      assert.equal(plain.statusCode, 200, plain.body);
+      assert.equal(plain.json<{ result: { isError?: boolean } }>().result.isError, undefined, plain.body);
     });
 
     it('PUT /uploads/<ticket> refuses hostile tickets, headers and bodies with 4xx', async () => {
