@@ -9,26 +9,14 @@ import { startGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
+import type { SearchWire } from './wire.ts';
+import { writeSecrets } from './wire.ts';
 
 /*
  * Anonymous search (docs/atmina.md, "Anonymous search") through the MCP SDK's client over HTTP
  * on /atmina/public/{tenant}/mcp, with no Authorization header: only `search`, only over the
  * public KBs of that tenant, rate-limited per address, off unless the operator lists the tenant.
  */
-
-interface ResultWire {
-  kind: string;
-  kb_id: string;
-  kb_slug: string;
-  path: string;
-  file_id: string;
-  read_ref: { tool: string; arguments: { kb_id: string; file_id: string } };
-}
-interface SearchWire {
-  results: ResultWire[];
-  total: number;
-  next_cursor: string | null;
-}
 
 const NO_PROJECTIONS = { projections: { projections: [], rebuilders: [] } };
 
@@ -76,14 +64,11 @@ for (const backend of storeBackends())
         await suite.file(open.kb_id, 'guides/wings.md', '# Wing design\n\nData on swept wings and customer retention of drawings.\n');
         const admin = await suite.agent('admin-bot');
         for (const kb of [team, hidden])
-          await admin.ok('write_files', {
-            kb_id: kb.kb_id,
-            items: Array.from({ length: 20 }, (_, i) => ({
-              path: `secret/${i}.md`,
-              mode: 'create',
-              content: `# Customer data retention ${i}\n\ncustomer data retention customer data retention customer data retention\n`,
-            })),
-          });
+          await writeSecrets(
+            admin,
+            kb.kb_id,
+            (i) => `# Customer data retention ${i}\n\ncustomer data retention customer data retention customer data retention\n`,
+          );
         const globex = await suite.agent('globex-bot', 'context.read context.write', 'globex');
         globexOpen = await globex.ok<KbWire>('create_kb', { name: 'Globex handbook', team: 'ops', visibility: 'public' });
         await globex.ok('write_file', {

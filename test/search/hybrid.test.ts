@@ -7,36 +7,14 @@ import type { KbWire } from '../atmina/support.ts';
 import { KbSuite, backendLabel } from '../atmina/support.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
+import type { SearchWire } from './wire.ts';
+import { paths, writeSecrets } from './wire.ts';
 
 /*
  * Hybrid retrieval through the MCP SDK's client on /atmina/mcp, with the gateway's own outbox
  * worker feeding search and vectors from a local embeddings server (test/support/
  * embeddings-server.ts: hashed words, synonyms in one bucket), on both stores and both engines.
  */
-
-interface ResultWire {
-  kind: string;
-  kb_id: string;
-  path: string;
-  file_id: string;
-  score: number;
-  snippets: string[];
-  reasons: {
-    terms: { term: string; fields: string[] }[];
-    expansions: string[];
-    phrases: string[];
-    lists?: { list: string; rank: number }[];
-    fallback?: string;
-  };
-}
-interface SearchWire {
-  results: ResultWire[];
-  total: number;
-  next_cursor: string | null;
-  retrieval: string;
-}
-
-const paths = (answer: SearchWire) => answer.results.map((r) => r.path);
 
 /** Characters of a document embedded: a change past them leaves its vector's text as it was. */
 const MAX_CHARS = 300;
@@ -68,14 +46,7 @@ for (const backend of storeBackends()) {
         // A KB of another team that viewer-bot cannot read, full of files far nearer to "car".
         hidden = await suite.kb({ team: 'support' }, 'support-bot');
         const support = await suite.agent('support-bot');
-        await support.ok('write_files', {
-          kb_id: hidden.kb_id,
-          items: Array.from({ length: 20 }, (_, i) => ({
-            path: `secret/${i}.md`,
-            mode: 'create',
-            content: `# Vehicle ${i}\n\ncar car automobile vehicle car\n`,
-          })),
-        });
+        await writeSecrets(support, hidden.kb_id, (i) => `# Vehicle ${i}\n\ncar car automobile vehicle car\n`);
         await suite.settled();
       });
       afterEach(() => {

@@ -5,34 +5,14 @@ import type { KbWire, ReadWire } from '../atmina/support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from '../atmina/support.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
+import type { SearchWire } from './wire.ts';
+import { paths, writeSecrets } from './wire.ts';
 
 /*
  * Atmina's `search` through the MCP SDK's client on /atmina/mcp, with the gateway's own outbox
  * worker feeding the built-in engine: what a write puts in, a caller finds, within what it
  * may read.
  */
-
-interface ResultWire {
-  kind: string;
-  kb_id: string;
-  kb_slug: string;
-  path: string;
-  file_id: string;
-  version: number;
-  title: string;
-  score: number;
-  snippets: string[];
-  reasons: { terms: { term: string; fields: string[] }[]; expansions: string[]; phrases: string[] };
-  read_ref: { tool: string; arguments: { kb_id: string; file_id: string } };
-}
-interface SearchWire {
-  results: ResultWire[];
-  total: number;
-  next_cursor: string | null;
-  retrieval: string;
-}
-
-const paths = (answer: SearchWire) => answer.results.map((r) => r.path);
 
 for (const backend of storeBackends()) {
   for (const choice of searchEngines())
@@ -51,14 +31,7 @@ for (const backend of storeBackends()) {
         // A KB of another team that viewer-bot cannot read, full of files that match better.
         hidden = await suite.kb({ team: 'support' }, 'support-bot');
         const support = await suite.agent('support-bot');
-        await support.ok('write_files', {
-          kb_id: hidden.kb_id,
-          items: Array.from({ length: 20 }, (_, i) => ({
-            path: `secret/${i}.md`,
-            mode: 'create',
-            content: `# Customer data retention ${i}\n\ncustomer data retention customer data retention\n`,
-          })),
-        });
+        await writeSecrets(support, hidden.kb_id, (i) => `# Customer data retention ${i}\n\ncustomer data retention customer data retention\n`);
         await suite.settled();
       });
       after(async () => {
