@@ -177,9 +177,12 @@ interface PageRow {
  * parameter `scopes`) or one starting with one of the prefixes (`prefixes`). `left` counts
  * characters and `=` compares them exactly under any deterministic collation, so it means the
  * same whatever the column's collation (LIKE would need its wildcards escaped, and a range
- * `>= prefix` would follow the collation's order).
+ * `>= prefix` would follow the collation's order). Without prefixes (`withPrefixes` false) it is
+ * the plain `= ANY`, which the indexes on (tenant, term, scope) serve as before; the prefixes'
+ * parameter is still named, so the statement's parameters stay the same.
  */
-export function scopeSql(column: string, scopes: string, prefixes: string): string {
+export function scopeSql(column: string, scopes: string, prefixes: string, withPrefixes: boolean): string {
+  if (!withPrefixes) return `(${column} = ANY(${scopes}::text[]) AND cardinality(${prefixes}::text[]) = 0)`;
   return `(${column} = ANY(${scopes}::text[])
            OR EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) AS sp(prefix) WHERE left(${column}, length(sp.prefix)) = sp.prefix))`;
 }
@@ -403,9 +406,9 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const rows = await this.#db.query<ScoredRow & { n: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
         st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
-                 FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$5', '$10')}),
+                 FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$5', '$10', scopes.prefixes.length > 0)}),
         p AS MATERIALIZED (SELECT p.term, p.doc_no, p.tf, p.length FROM search_postings p
-                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$10')}),
+                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$10', scopes.prefixes.length > 0)}),
         df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),
         s AS (SELECT p.doc_no,
                      sum(q.weight * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.tf * ($6::float8 + 1)
@@ -458,7 +461,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const shared = [...candidates].filter(([, c]) => c.docs >= 2);
     if (shared.length === 0) return [];
     const dfs = await this.#db.query<{ term: string; df: string }>(
-      `SELECT term, count(*) AS df FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4')} GROUP BY term`,
+      `SELECT term, count(*) AS df FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
       [tenantId, shared.map(([term]) => term), scopes.scopes, scopes.prefixes],
     );
     const idf = new Map(dfs.map((r) => [r.term, Math.log(1 + (n - Number(r.df) + 0.5) / (Number(r.df) + 0.5))]));
@@ -544,7 +547,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   /** How many documents in the scopes hold each term. */
   async #visibleCounts(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<Map<string, number>> {
     const rows = await this.#db.query<{ term: string; n: string }>(
-      `SELECT term, count(*) AS n FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4')} GROUP BY term`,
+      `SELECT term, count(*) AS n FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
       [tenantId, terms, scopes.scopes, scopes.prefixes],
     );
     return new Map(rows.map((r) => [r.term, Number(r.n)]));

@@ -246,7 +246,7 @@ export async function nearestVectors(db: Db, query: NearestQuery): Promise<Neare
   const scanMax = query.scanMax ?? VECTOR_SCAN_MAX;
   if ((scopes.length === 0 && prefixes.length === 0) || query.k <= 0) return { status: 'ok', hits: [] };
   const filter = filterSql(query.filters, query.phrases, 6);
-  const where = `v.tenant_id = $1 AND ${scopeSql('d.scope', '$2', '$5')} AND v.model = $3 AND v.dims = $4${filter.sql === '' ? '' : ` AND ${filter.sql}`}`;
+  const where = `v.tenant_id = $1 AND ${scopeSql('d.scope', '$2', '$5', prefixes.length > 0)} AND v.model = $3 AND v.dims = $4${filter.sql === '' ? '' : ` AND ${filter.sql}`}`;
   const from = 'search_vectors v JOIN search_docs d ON d.tenant_id = v.tenant_id AND d.doc_id = v.doc_id';
   const base = [query.tenantId, scopes, query.model, query.vector.length, prefixes, ...filter.params];
   const next = base.length + 1;
