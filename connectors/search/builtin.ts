@@ -6,7 +6,7 @@ import { snippetsOf } from '../../src/core/search/snippets.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
 import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
-import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
+import { SEARCH_BODY_MAX_BYTES, readsNothing } from './contract.ts';
 
 /*
  * The built-in search engine: an inverted index with BM25 statistics in the gateway's own
@@ -213,6 +213,29 @@ interface PageRow {
   body: string;
 }
 
+/**
+ * The condition that `column` holds a scope the query may read: one of the scopes (the text[]
+ * parameter `scopes`) or one starting with one of the prefixes (`prefixes`). `left` counts
+ * characters and `=` compares them exactly under any deterministic collation, so it means the
+ * same whatever the column's collation (LIKE would need its wildcards escaped, and a range
+ * `>= prefix` would follow the collation's order). Without prefixes (`withPrefixes` false) it is
+ * the plain `= ANY`, which the indexes on (tenant, term, scope) serve as before; the prefixes'
+ * parameter is still named, so the statement's parameters stay the same.
+ */
+export function scopeSql(column: string, scopes: string, prefixes: string, withPrefixes: boolean): string {
+  if (!withPrefixes) return `(${column} = ANY(${scopes}::text[]) AND cardinality(${prefixes}::text[]) = 0)`;
+  return `(${column} = ANY(${scopes}::text[])
+           OR EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) AS sp(prefix) WHERE left(${column}, length(sp.prefix)) = sp.prefix))`;
+}
+
+/** The scopes and scope prefixes a query reads, each without repeats. */
+interface Reach {
+  readonly scopes: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+const reachOf = (query: SearchQuery): Reach => ({ scopes: [...new Set(query.scopes)], prefixes: [...new Set(query.scopePrefixes ?? [])] });
+
 /** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
 export function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
   const clauses: string[] = [];
@@ -389,10 +412,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   }
 
   async #search(query: SearchQuery, candidates: readonly string[] | undefined): Promise<SearchResult> {
-    if (query.scopes.length === 0 || query.limit <= 0 || candidates?.length === 0) return { hits: [], total: 0 };
+    if (readsNothing(query) || query.limit <= 0 || candidates?.length === 0) return { hits: [], total: 0 };
     const a = analyzer(query.language);
     const parsed = parseQuery(a, query.text);
-    const scopes = [...new Set(query.scopes)];
+    const scopes = reachOf(query);
     const expansions: string[] = [];
     const terms: WeightedTerm[] = parsed.terms.map((t) => ({ term: t.term, weight: t.count, original: true }));
     for (const correction of await this.#corrections(query.tenantId, scopes, parsed)) {
@@ -438,26 +461,19 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   }
 
   /** Ranks the documents holding the terms within the scopes and filters; the top `limit` and how many matched. */
-  async #score(
-    query: SearchQuery,
-    scopes: readonly string[],
-    terms: readonly WeightedTerm[],
-    parsed: ParsedQuery,
-    limit: number,
-    candidates?: readonly string[],
-  ) {
+  async #score(query: SearchQuery, scopes: Reach, terms: readonly WeightedTerm[], parsed: ParsedQuery, limit: number, candidates?: readonly string[]) {
     const { k1, b } = this.#ranking;
-    const filter = filterSql(query.filters, parsed.phrases, 9);
-    const candidatesParam = `$${9 + filter.params.length}`;
+    const filter = filterSql(query.filters, parsed.phrases, 10);
+    const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     const rows = await this.#db.query<ScoredRow & { n: number }>(
       `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
         st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
-                 FROM search_scopes WHERE tenant_id = $1 AND scope = ANY($5::text[])),
+                 FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$5', '$9', scopes.prefixes.length > 0)}),
         df AS (SELECT term, sum(df)::float8 AS df FROM search_term_df
-                WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($5::text[]) GROUP BY term),
+                WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$5', '$9', scopes.prefixes.length > 0)} GROUP BY term),
         p AS MATERIALIZED (SELECT p.term, p.doc_no, p.tf, p.length FROM search_postings p
-                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND p.scope = ANY($5::text[])${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}),
+                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}),
         s AS (SELECT p.doc_no,
                      sum(q.weight * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.tf * ($6::float8 + 1)
                          / (p.tf + $6::float8 * (1 - $7::float8 + $7::float8 * p.length / st.avgdl))) AS score,
@@ -473,10 +489,11 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         terms.map((t) => t.term),
         terms.map((t) => t.weight),
         terms.map((t) => t.original),
-        scopes,
+        scopes.scopes,
         k1,
         b,
         limit,
+        scopes.prefixes,
         ...filter.params,
         ...(candidates === undefined ? [] : [candidates]),
       ],
@@ -490,13 +507,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
    * relative frequency times the document's share of the top score (exp(score − best)), times
    * its IDF within the caller's scopes.
    */
-  async #feedbackTerms(
-    tenantId: string,
-    scopes: readonly string[],
-    terms: readonly WeightedTerm[],
-    top: readonly ScoredRow[],
-    n: number,
-  ): Promise<WeightedTerm[]> {
+  async #feedbackTerms(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[], top: readonly ScoredRow[], n: number): Promise<WeightedTerm[]> {
     const { feedback } = this.#ranking;
     const best = Number(top[0]?.score ?? 0);
     const share = new Map(top.map((r) => [r.doc_no, Math.exp(Number(r.score) - best)]));
@@ -537,7 +548,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   }
 
   /** Indexed terms within the typo budget of the query's terms that the tenant never indexed. */
-  async #corrections(tenantId: string, scopes: readonly string[], parsed: ParsedQuery): Promise<string[]> {
+  async #corrections(tenantId: string, scopes: Reach, parsed: ParsedQuery): Promise<string[]> {
     const candidates = parsed.terms.filter((t) => typoBudget(t.term) > 0);
     if (candidates.length === 0) return [];
     const known = new Set(
@@ -576,7 +587,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return corrections;
   }
 
-  async #prefixExpansions(tenantId: string, scopes: readonly string[], prefixes: readonly string[]): Promise<string[]> {
+  async #prefixExpansions(tenantId: string, scopes: Reach, prefixes: readonly string[]): Promise<string[]> {
     const out: string[] = [];
     for (const prefix of prefixes) {
       const terms = (
@@ -599,10 +610,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   }
 
   /** How many documents in the scopes hold each term (its document frequency there). */
-  async #visibleCounts(tenantId: string, scopes: readonly string[], terms: readonly string[]): Promise<Map<string, number>> {
+  async #visibleCounts(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<Map<string, number>> {
     const rows = await this.#db.query<{ term: string; n: string }>(
-      'SELECT term, sum(df) AS n FROM search_term_df WHERE tenant_id = $1 AND term = ANY($2::text[]) AND scope = ANY($3::text[]) GROUP BY term',
-      [tenantId, terms, scopes],
+      `SELECT term, sum(df) AS n FROM search_term_df WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
+      [tenantId, terms, scopes.scopes, scopes.prefixes],
     );
     return new Map(rows.map((r) => [r.term, Number(r.n)]));
   }

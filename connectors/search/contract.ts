@@ -69,14 +69,24 @@ export interface SearchQuery {
   readonly text: string;
   /** The analyser language of the tenant. */
   readonly language: string;
-  /** The scopes the caller may read; an empty list finds nothing. */
+  /** The scopes the caller may read; with no prefixes either, the query finds nothing. */
   readonly scopes: readonly string[];
+  /**
+   * Scope prefixes the caller may read: a document matches when its scope is in `scopes` or
+   * starts with one of these (a grant on a whole type: `memory:`), so a query stays small
+   * however many resources a grant reaches. The statistics are those of the matched scopes.
+   */
+  readonly scopePrefixes?: readonly string[];
   readonly filters?: SearchFilters;
   readonly limit: number;
   readonly offset?: number;
   /** Snippets per hit (0 for none). */
   readonly snippets: number;
 }
+
+/** Whether a query may read nothing at all (no scopes, no prefixes): an engine answers it without looking. */
+export const readsNothing = (query: Pick<SearchQuery, 'scopes' | 'scopePrefixes'>): boolean =>
+  query.scopes.length === 0 && (query.scopePrefixes ?? []).length === 0;
 
 /** Why a hit ranked where it did. */
 export interface SearchReasons {

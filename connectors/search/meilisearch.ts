@@ -15,7 +15,7 @@ import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, Sea
  * a question's hits alike and give the same reasons. One index holds every tenant: each
  * document is one or more chunks (Meilisearch ignores the words of an attribute past its
  * position limit), each chunk carrying the tenant, scope and filter fields, and every search
- * filters by tenant and scopes inside Meilisearch, so a hidden document never comes back.
+ * filters by tenant and scopes (named or by prefix) inside Meilisearch, so a hidden document never comes back.
  * Writes wait until Meilisearch has applied them, so the outbox retries what failed and the
  * indexing status is true.
  */
@@ -206,12 +206,17 @@ export function filterLiteral(value: string): string {
 const inList = (attribute: string, values: readonly string[]) => `${attribute} IN [${values.map(filterLiteral).join(', ')}]`;
 
 /**
- * The filter of a query: its tenant and scopes, and its SearchFilters; undefined when it can
- * match nothing (no scopes, or a filter list that is empty), so Meilisearch is not asked.
+ * The filter of a query: its tenant, its scopes (named, or by prefix: `scope STARTS WITH`), and
+ * its SearchFilters; undefined when it can match nothing (no scopes and no prefixes, or a filter
+ * list that is empty), so Meilisearch is not asked.
  */
-export function searchFilter(tenantId: string, scopes: readonly string[], filters: SearchFilters = {}): string | undefined {
-  if (scopes.length === 0) return undefined;
-  const parts = [`tenantId = ${filterLiteral(tenantId)}`, inList('scope', scopes)];
+export function searchFilter(tenantId: string, scopes: readonly string[], filters: SearchFilters = {}, prefixes: readonly string[] = []): string | undefined {
+  const reach = [
+    ...(scopes.length === 0 ? [] : [inList('scope', [...new Set(scopes)])]),
+    ...[...new Set(prefixes)].map((prefix) => `scope STARTS WITH ${filterLiteral(prefix)}`),
+  ];
+  if (reach.length === 0) return undefined;
+  const parts = [`tenantId = ${filterLiteral(tenantId)}`, reach.length === 1 ? (reach[0] ?? '') : `(${reach.join(' OR ')})`];
   const lists: [string, readonly string[] | undefined][] = [
     ['kind', filters.kinds],
     ['tags', filters.tags],
@@ -424,7 +429,7 @@ export class MeiliSearchBackend implements SearchBackend {
 
   async search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {
     this.#open();
-    const filter = searchFilter(query.tenantId, query.scopes, query.filters);
+    const filter = searchFilter(query.tenantId, query.scopes, query.filters, query.scopePrefixes);
     const words = queryWords(query.text, query.language);
     if (filter === undefined || words.length === 0) return { hits: [], total: 0 };
     const common: Omit<MultiSearchQuery, 'q'> = {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { SearchQuery } from '../../connectors/search/contract.ts';
+import { grantContextRole } from '../../src/core/access/grants.ts';
 import { addRoute } from '../../src/core/access/routes.ts';
 import { setContextResourceStatus } from '../../src/core/access/resources.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
@@ -29,6 +31,7 @@ agents:
   - { name: knower, owner: ann@ab.test }
   - { name: routed, owner: ann@ab.test }
   - { name: outsider, owner: ann@ab.test }
+  - { name: single, owner: ann@ab.test }
 grants:
   - { to: author, on: all_knowledge, role: owner }
   - { to: author, on: all_memories, role: owner }
@@ -131,8 +134,28 @@ for (const backend of storeBackends()) {
         const tenantId = await gw.tenantIdOf('ab');
         const routedId = await gw.principalId('routed');
         await gw.db.tx((tx) => addRoute(tx, { tenantId, resourceId: knowledgeId, target: { agentId: routedId } }));
+        // A Viewer of this one Knowledge, which a route delivers to it as well.
+        const singleId = await gw.principalId('single');
+        await gw.db.tx(async (tx) => {
+          await grantContextRole(tx, { tenantId, grantee: { principalId: singleId }, type: 'knowledge', resourceId: knowledgeId, role: 'viewer' });
+          await addRoute(tx, { tenantId, resourceId: knowledgeId, target: { agentId: singleId } });
+        });
         await gw.settled();
       });
+
+      /** The queries the engine was asked while `work` ran. */
+      const queriesDuring = async (work: () => Promise<unknown>): Promise<SearchQuery[]> => {
+        const search = gw.running.gateway.services.search;
+        const original = search.search.bind(search);
+        const seen: SearchQuery[] = [];
+        Object.assign(search, { search: (query: SearchQuery, signal?: AbortSignal) => (seen.push(query), original(query, signal)) });
+        try {
+          await work();
+        } finally {
+          Object.assign(search, { search: original });
+        }
+        return seen;
+      };
       after(async () => {
         await gw?.close();
         await engine?.dispose();
@@ -158,6 +181,66 @@ for (const backend of storeBackends()) {
         const answer = await find(reader, 'albatross');
         assert.equal(answer.total, 0);
         assert.deepEqual(answer.results, []);
+      });
+
+      it('shows a Viewer of one Knowledge, which a route delivers too, its latest version only, by that one scope', async () => {
+        const single = await agentOn('single');
+        let latest: Answer | undefined;
+        const [query] = await queriesDuring(async () => {
+          latest = await find(single, 'zeppelin albatross');
+        });
+        const published = await find(single, 'albatross');
+        assert.deepEqual(
+          {
+            scopes: query?.scopes.filter((s) => s.startsWith('knowledge')),
+            prefixes: query?.scopePrefixes ?? [],
+            hits: latest?.results.map((h) => ({ id: h.knowledge_id, version: h.version, published: h.is_published_version })),
+            albatross: published.total,
+          },
+          { scopes: [`knowledge.latest:${knowledgeId}`], prefixes: [], hits: [{ id: knowledgeId, version: 2, published: false }], albatross: 0 },
+        );
+      });
+
+      it('finds each of 50 Knowledge once for a Viewer of all Knowledge, through one scope prefix naming none of them', async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 50; i++) {
+          // Every other one published as its latest version: shown as two documents, found once.
+          const made = await author.ok<{ knowledge_id: string }>('write_knowledge', {
+            title: `Quokka note ${i}`,
+            expected_version: 0,
+            content: `The quokka count at station ${i}.`,
+            ...(i % 2 === 0 ? { publish: true } : {}),
+          });
+          created.push(made.knowledge_id);
+        }
+        await gw.settled();
+        const reader = await agentOn('reader');
+        let answer: Answer | undefined;
+        const [query] = await queriesDuring(async () => {
+          answer = await find(reader, 'quokka', { max_files: 50, filters: { kinds: ['knowledge'] } });
+        });
+        assert.deepEqual(
+          {
+            scopes: query?.scopes.filter((s) => s.startsWith('knowledge')),
+            prefixes: query?.scopePrefixes,
+            total: answer?.total,
+            ids: answer?.results.map((h) => h.knowledge_id).sort(),
+            published: answer?.results.filter((h) => h.is_published_version).length,
+          },
+          { scopes: [], prefixes: ['knowledge.latest:'], total: 50, ids: created.sort(), published: 25 },
+        );
+      });
+
+      it('finds the Memories a grant on all Memories reaches, by prefix, and no other tenant’s', async () => {
+        const reader = await agentOn('reader');
+        let answer: Answer | undefined;
+        const [query] = await queriesDuring(async () => {
+          answer = await find(reader, 'hangar', { filters: { kinds: ['memory'] } });
+        });
+        assert.deepEqual(
+          { scopes: query?.scopes, prefixes: query?.scopePrefixes, ids: answer?.results.map((h) => h.memory_id), total: answer?.total },
+          { scopes: [], prefixes: ['memory:'], ids: [memoryId], total: 1 },
+        );
       });
 
       it('lets an agent a route delivers the Knowledge to find its published text, read by its read_ref', async () => {
@@ -295,8 +378,17 @@ for (const backend of storeBackends()) {
           seen.results.map((h) => ({ version: h.version, published: h.is_published_version })),
           [{ version: 2, published: true }],
         );
-        const [docs] = await gw.db.query<{ n: number }>('SELECT count(*)::int AS n FROM search_docs WHERE doc_id LIKE $1', [`%${other.knowledge_id}`]);
-        if (choice.name === 'builtin') assert.equal(docs?.n, 1);
+        // Its documents: the latest and the published, both of version 2; no stale version 1.
+        const docs = await gw.db.query<{ doc_id: string; version: number }>(
+          "SELECT doc_id, (ref->>'version')::int AS version FROM search_docs WHERE doc_id LIKE $1",
+          [`%${other.knowledge_id}`],
+        );
+        docs.sort((x, y) => (x.doc_id < y.doc_id ? -1 : 1));
+        if (choice.name === 'builtin')
+          assert.deepEqual(docs, [
+            { doc_id: `knowledge.latest:${other.knowledge_id}`, version: 2 },
+            { doc_id: `knowledge:${other.knowledge_id}`, version: 2 },
+          ]);
       });
 
       it('rebuilds the Alignbase documents from the store (kgw reindex --search)', async () => {

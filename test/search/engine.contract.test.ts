@@ -275,6 +275,67 @@ for (const backend of storeBackends()) {
         assert.deepEqual({ both, one, none: await found() }, { both: ['knowledge.latest:k', 'knowledge:k'], one: ['knowledge:k'], none: [] });
       });
 
+      describe('scope prefixes', () => {
+        // A tenant of its own: two Memories and a KB file visible, a hundred far better matches in
+        // scopes no prefix of the query starts (another type, a scope that only looks alike).
+        const prefixTenant = randomUUID();
+        const visible = [
+          { id: 'memory:m1', scope: 'memory:m1', title: 'Glacier walk', body: 'The glacier moves a metre a day.' },
+          { id: 'memory:m2', scope: 'memory:m2', title: 'Snow notes', body: 'Fresh snow hides the glacier crevasses.' },
+          { id: 'kb_file:k', scope: 'kb:k', title: 'Route', body: 'Cross the glacier early, before the sun softens it.' },
+        ];
+        const hidden = [
+          ...Array.from({ length: 50 }, (_, i) => ({ id: `artifact:h${i}`, scope: `artifact:h${i}`, title: 'Glacier glacier', body: 'glacier '.repeat(8) })),
+          ...Array.from({ length: 50 }, (_, i) => ({ id: `memoryx:h${i}`, scope: `memoryx:h${i}`, title: 'Glacier glacier', body: 'glacier '.repeat(8) })),
+          { id: 'mem_ry:odd', scope: 'mem_ry:odd', title: 'Odd', body: 'An odd glacier.' },
+        ];
+        const pdoc = (tenant: string, d: { id: string; scope: string; title: string; body: string }) =>
+          searchDocument({ tenantId: tenant, id: d.id, scope: d.scope, title: d.title, body: d.body, path: '' });
+        const glacier = (tenant: string, extra: Partial<SearchQuery>) =>
+          engine.search({ tenantId: tenant, text: 'glacier', language: 'english', scopes: [], limit: 50, snippets: 0, ...extra });
+
+        before(async () => {
+          await write(
+            store.db,
+            engine,
+            [...visible, ...hidden].map((d) => pdoc(prefixTenant, d)),
+          );
+        });
+
+        it('finds the documents of the scopes named and of the scopes starting with a prefix, and no others', async () => {
+          const answer = await glacier(prefixTenant, { scopes: ['kb:k'], scopePrefixes: ['memory:'] });
+          assert.deepEqual({ ids: answer.hits.map((h) => h.id).sort(), total: answer.total }, { ids: ['kb_file:k', 'memory:m1', 'memory:m2'], total: 3 });
+        });
+
+        it('reads a prefix as characters, not as a pattern', async () => {
+          const answer = await glacier(prefixTenant, { scopePrefixes: ['mem_'] });
+          assert.deepEqual(
+            answer.hits.map((h) => h.id),
+            ['mem_ry:odd'],
+          );
+        });
+
+        it('scores prefix matches with the statistics of the matched scopes only', async () => {
+          const alone = randomUUID();
+          await write(
+            store.db,
+            engine,
+            visible.map((d) => pdoc(alone, d)),
+          );
+          const byPrefix = await glacier(prefixTenant, { scopes: ['kb:k'], scopePrefixes: ['memory:'] });
+          const named = await glacier(alone, { scopes: visible.map((d) => d.scope) });
+          assert.deepEqual(
+            byPrefix.hits.map((h) => [h.id, h.score]),
+            named.hits.map((h) => [h.id, h.score]),
+          );
+        });
+
+        it('never matches another tenant’s documents by prefix', async () => {
+          const answer = await glacier(randomUUID(), { scopePrefixes: ['memory:', 'artifact:', 'kb:'] });
+          assert.deepEqual({ ids: answer.hits.map((h) => h.id), total: answer.total }, { ids: [], total: 0 });
+        });
+      });
+
       it('keeps every document of two concurrent writers', async () => {
         const batch = (prefix: string) => Array.from({ length: 20 }, (_, i) => doc(`kb_file:${prefix}-${i}`, { scope: 'kb:c', body: `parallel ${prefix}` }));
         await Promise.all([write(store.db, engine, batch('left')), write(store.db, engine, batch('right'))]);

@@ -155,6 +155,16 @@ describe('Meilisearch backend: chunks, ids, filters, query words', () => {
     assert.equal(searchFilter('t1', ['kb:a', 'kb:b']), 'tenantId = "t1" AND scope IN ["kb:a", "kb:b"]');
   });
 
+  it('filters by scope prefix, alone or beside the scopes named', () => {
+    assert.deepEqual(
+      { alone: searchFilter('t1', [], {}, ['memory:']), beside: searchFilter('t1', ['kb:a'], {}, ['memory:', 'knowledge.latest:"x']) },
+      {
+        alone: 'tenantId = "t1" AND scope STARTS WITH "memory:"',
+        beside: 'tenantId = "t1" AND (scope IN ["kb:a"] OR scope STARTS WITH "memory:" OR scope STARTS WITH "knowledge.latest:\\"x")',
+      },
+    );
+  });
+
   it('filters nothing in when the caller holds no scope', () => {
     assert.equal(searchFilter('t1', []), undefined);
   });

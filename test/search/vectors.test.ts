@@ -119,6 +119,19 @@ for (const backend of storeBackends()) {
       assert.deepEqual(found.status === 'ok' ? found.hits.map((h) => h.docId) : found, ['near', 'far']);
     });
 
+    it('finds the nearest documents of the scopes a prefix starts, and none of another tenant', async () => {
+      const found = await nearestVectors(db, {
+        tenantId,
+        scopes: [],
+        scopePrefixes: ['kb:'],
+        phrases: [],
+        model: 'test-hash',
+        vector: await queryVector('car'),
+        k: 10,
+      });
+      assert.deepEqual(found.status === 'ok' ? found.hits.map((h) => h.docId).sort() : found, ['far', 'hidden', 'near']);
+    });
+
     it('applies the filters before it ranks and limits', async () => {
       const found = await nearestVectors(db, {
         tenantId,

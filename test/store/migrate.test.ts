@@ -22,6 +22,40 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('enqueues a search row for each active Knowledge whose latest version is its published one (migration 21)', async () => {
+      const store = await backend.open();
+      try {
+        const all = await loadMigrations();
+        const at = all.findIndex((m) => m.name === 'knowledge_latest_documents');
+        assert.equal(at, 20);
+        await migrate(store.db, all.slice(0, at));
+        const tenant = '00000000-0000-4000-8000-000000000001';
+        const ids = {
+          same: '00000000-0000-4000-8000-00000000000a',
+          later: '00000000-0000-4000-8000-00000000000b',
+          archived: '00000000-0000-4000-8000-00000000000c',
+        };
+        await store.db.tx(async (tx) => {
+          await tx.query("INSERT INTO tenants (id, slug, name) VALUES ($1, 'mig', 'Mig')", [tenant]);
+          await tx.query(
+            `INSERT INTO context_resources (tenant_id, id, type, name, status, latest_version, published_version) VALUES
+               ($1, $2, 'knowledge', 'same', 'active', 2, 2), ($1, $3, 'knowledge', 'later', 'active', 2, 1),
+               ($1, $4, 'knowledge', 'archived', 'archived', 1, 1), ($1, gen_random_uuid(), 'memory', 'memory', 'active', 1, NULL)`,
+            [tenant, ids.same, ids.later, ids.archived],
+          );
+        });
+        await migrate(store.db, all);
+        const rows = await store.db.query<{ projection: string; resource_key: string; operation: string; payload: unknown }>(
+          'SELECT projection, resource_key, operation, payload FROM outbox ORDER BY id',
+        );
+        assert.deepEqual(rows, [
+          { projection: 'search', resource_key: `knowledge:${ids.same}`, operation: 'upsert', payload: { type: 'knowledge', id: ids.same } },
+        ]);
+      } finally {
+        await store.dispose();
+      }
+    });
+
     it('refuses a database that is ahead of this build or whose history differs', async () => {
       const store = await backend.open({ migrated: true });
       try {

@@ -1,5 +1,6 @@
 import type { Embedder } from '../../../connectors/embeddings/client.ts';
 import type { SearchHit, SearchQuery, SearchReasons, SearchResult } from '../../../connectors/search/contract.ts';
+import { readsNothing } from '../../../connectors/search/contract.ts';
 import type { Db } from '../../store/db.ts';
 import { analyzer } from './analyzer.ts';
 import { parseQuery } from './query.ts';
@@ -63,7 +64,7 @@ async function lexicalFallback(deps: HybridDeps, query: SearchQuery, fallback: s
 }
 
 export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?: AbortSignal): Promise<HybridOutcome> {
-  if (query.scopes.length === 0 || query.limit <= 0) return { retrieval: 'hybrid', result: { hits: [], total: 0 } };
+  if (readsNothing(query) || query.limit <= 0) return { retrieval: 'hybrid', result: { hits: [], total: 0 } };
   const a = analyzer(query.language);
   const parsed = parseQuery(a, query.text);
   const [lexical, vector] = await Promise.all([
@@ -78,6 +79,7 @@ export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?
   const nearest = await nearestVectors(deps.db, {
     tenantId: query.tenantId,
     scopes: query.scopes,
+    ...(query.scopePrefixes === undefined ? {} : { scopePrefixes: query.scopePrefixes }),
     ...(query.filters === undefined ? {} : { filters: query.filters }),
     phrases: parsed.phrases,
     model: deps.embedder.model,

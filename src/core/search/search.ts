@@ -12,7 +12,7 @@ import type { Services } from '../services.ts';
 import { unstorableText } from '../text.ts';
 import { analyzerLanguage } from './analyzer.ts';
 import { hybridSearch } from './hybrid.ts';
-import type { SearchedContextType } from './context-source.ts';
+import type { ContextReach, SearchedContextType } from './context-source.ts';
 import { readableContextScopes, scopeResource } from './context-source.ts';
 import { kbScope } from './kb-source.ts';
 import { QUERY_TEXT_MAX_CHARS } from './query.ts';
@@ -56,18 +56,25 @@ export interface SearchInput {
   readonly cursor?: string;
 }
 
-/** A hit with what it is: a KB file (with its KB), or an Alignbase resource (`latest`: a Knowledge's unpublished latest version). */
+/**
+ * A hit with what it is: a KB file (with its KB), or an Alignbase resource (`latest`: a
+ * Knowledge found as its latest version, by a Viewer; `published`: the version found is the
+ * published one).
+ */
 export type SearchPageHit = SearchHit &
   (
     | { readonly kb: KbWithAccess; readonly resource?: undefined }
-    | { readonly kb?: undefined; readonly resource: { readonly type: SearchedContextType; readonly id: string; readonly latest: boolean } }
+    | {
+        readonly kb?: undefined;
+        readonly resource: { readonly type: SearchedContextType; readonly id: string; readonly latest: boolean; readonly published: boolean };
+      }
   );
 
 export interface SearchPage {
   /** The ids of the KBs searched. */
   readonly searched: readonly string[];
-  /** How many Alignbase resources the search covered. */
-  readonly contextResources: number;
+  /** The Alignbase scopes the search covered: resources named one by one, and whole types as scope prefixes. */
+  readonly context: ContextReach;
   readonly hits: readonly SearchPageHit[];
   readonly total: number;
   readonly nextCursor: string | undefined;
@@ -81,10 +88,10 @@ function checkText(field: string, value: string, max: number): void {
   if (value.length > max) throw validation(`${field} is longer than ${max} characters`);
 }
 
-function digestOf(input: SearchInput, scopes: readonly string[]): string {
+function digestOf(input: SearchInput, scopes: readonly string[], scopePrefixes: readonly string[]): string {
   const { cursor: _cursor, maxFiles: _max, ...rest } = input;
   return createHash('sha256')
-    .update(JSON.stringify({ ...rest, scopes }))
+    .update(JSON.stringify({ ...rest, scopes, scopePrefixes }))
     .digest('base64url')
     .slice(0, 16);
 }
@@ -158,9 +165,10 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
   // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
   const contextTypes = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is SearchedContextType => k !== 'file');
   // An anonymous connection has no principal: it reads public KB files only.
-  const contextScopes = isAnonymous(caller) ? [] : await readableContextScopes(services.db, caller, contextTypes);
-  const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...contextScopes].sort();
-  const digest = digestOf(input, scopes);
+  const context: ContextReach = isAnonymous(caller) ? { scopes: [], prefixes: [] } : await readableContextScopes(services.db, caller, contextTypes);
+  const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...context.scopes].sort();
+  const scopePrefixes = [...context.prefixes].sort();
+  const digest = digestOf(input, scopes, scopePrefixes);
   const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);
   const limit = Math.min(input.maxFiles ?? MAX_FILES_DEFAULT, SEARCH_WINDOW_MAX - offset);
   const filters: SearchFilters = {
@@ -178,6 +186,7 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     text: input.query,
     language: analyzerLanguage(caller.tenant.language),
     scopes,
+    ...(scopePrefixes.length === 0 ? {} : { scopePrefixes }),
     filters,
     limit,
     offset,
@@ -192,12 +201,17 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     const kb = byScope.get(hit.scope);
     if (kb !== undefined) return [{ ...hit, kb }];
     const resource = scopeResource(hit.scope);
-    return resource === undefined ? [] : [{ ...hit, resource }];
+    if (resource === undefined) return [];
+    // A Knowledge's latest document names the published version, if any: the two may be one.
+    const published =
+      resource.type === 'knowledge' &&
+      (!resource.latest || (hit.ref.published_version !== undefined && Number(hit.ref.published_version) === Number(hit.ref.version)));
+    return [{ ...hit, resource: { ...resource, published } }];
   });
   const next = offset + hits.length;
   return {
     searched: kbs.map(({ kb }) => kb.id),
-    contextResources: contextScopes.length,
+    context,
     hits,
     total: result.total,
     nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import type { Embedder } from '../../../connectors/embeddings/client.ts';
 import type { ApplyContext, OutboxEntry, OutboxRow, PrepareContext, Projection, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
-import { filterSql } from '../../../connectors/search/builtin.ts';
+import { filterSql, scopeSql } from '../../../connectors/search/builtin.ts';
 import type { SearchFilters } from '../../../connectors/search/contract.ts';
 import type { Db, Queryable } from '../../store/db.ts';
 import { insertOutboxRows } from '../outbox/outbox.ts';
@@ -24,7 +24,7 @@ import type { ParsedQuery } from './query.ts';
  * delays vectors only: lexical indexing is the search projection's, which never waits for it.
  *
  * Queries score exactly: cosine similarity (vectors are stored at unit length, so a dot
- * product) over every vector the SQL selects by tenant, the caller's scopes and the query's
+ * product) over every vector the SQL selects by tenant, the caller's scopes (named or by prefix) and the query's
  * filters, read in pages; neither store here has pgvector (see docs/search.md).
  */
 
@@ -217,6 +217,8 @@ export const vectorsRebuilder: Rebuilder = {
 export interface NearestQuery {
   readonly tenantId: string;
   readonly scopes: readonly string[];
+  /** Scope prefixes the caller may read too (SearchQuery's `scopePrefixes`). */
+  readonly scopePrefixes?: readonly string[];
   readonly filters?: SearchFilters;
   readonly phrases: ParsedQuery['phrases'];
   readonly model: string;
@@ -240,12 +242,13 @@ export type NearestResult =
  */
 export async function nearestVectors(db: Db, query: NearestQuery): Promise<NearestResult> {
   const scopes = [...new Set(query.scopes)];
+  const prefixes = [...new Set(query.scopePrefixes ?? [])];
   const scanMax = query.scanMax ?? VECTOR_SCAN_MAX;
-  if (scopes.length === 0 || query.k <= 0) return { status: 'ok', hits: [] };
-  const filter = filterSql(query.filters, query.phrases, 5);
-  const where = `v.tenant_id = $1 AND d.scope = ANY($2::text[]) AND v.model = $3 AND v.dims = $4${filter.sql === '' ? '' : ` AND ${filter.sql}`}`;
+  if ((scopes.length === 0 && prefixes.length === 0) || query.k <= 0) return { status: 'ok', hits: [] };
+  const filter = filterSql(query.filters, query.phrases, 6);
+  const where = `v.tenant_id = $1 AND ${scopeSql('d.scope', '$2', '$5', prefixes.length > 0)} AND v.model = $3 AND v.dims = $4${filter.sql === '' ? '' : ` AND ${filter.sql}`}`;
   const from = 'search_vectors v JOIN search_docs d ON d.tenant_id = v.tenant_id AND d.doc_id = v.doc_id';
-  const base = [query.tenantId, scopes, query.model, query.vector.length, ...filter.params];
+  const base = [query.tenantId, scopes, query.model, query.vector.length, prefixes, ...filter.params];
   const next = base.length + 1;
   // One statement selects the documents in scope (bounded: one more than may be scored tells
   // "too many"); the vectors are then read by key, a page at a time. Paging the joined query by

@@ -146,7 +146,7 @@ function contextResult(hit: SearchPageHit & { kb?: undefined }): z.infer<typeof 
       kind: 'knowledge',
       knowledge_id: resource.id,
       ...common,
-      is_published_version: !resource.latest,
+      is_published_version: resource.published,
       read_ref: { tool: 'read_knowledge', arguments: { knowledge_id: resource.id, version } },
     };
   }
