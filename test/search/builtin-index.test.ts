@@ -90,6 +90,28 @@ for (const backend of storeBackends()) {
     });
   });
 
+  if (backend.name === 'pglite')
+    describe('the built-in engine on PGlite, which runs no autovacuum', () => {
+      let store: TestStore;
+      let engine: BuiltinSearchBackend;
+      before(async () => {
+        store = await backend.open({ migrated: true });
+        engine = new BuiltinSearchBackend(store.db);
+      });
+      after(() => store?.dispose());
+
+      it('analyses its tables once a thousand documents were written, so the planner knows their size', async () => {
+        const tenantId = randomUUID();
+        const docs = Array.from({ length: 1200 }, (_, i) => searchDocument({ tenantId, id: `d${i}`, scope: 'kb:a', body: `wing ${i}` }));
+        const estimate = async () =>
+          Number((await store.db.query<{ n: number }>("SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'search_docs'"))[0]?.n);
+        await write(store.db, engine, docs.slice(0, 600));
+        assert.ok((await estimate()) < 600, 'not analysed before the threshold');
+        await write(store.db, engine, docs.slice(600));
+        assert.equal(await estimate(), 1200);
+      });
+    });
+
   describe(`migration 0020 on ${backend.name}`, () => {
     let store: TestStore;
     before(async () => {
