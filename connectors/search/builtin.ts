@@ -204,7 +204,7 @@ interface ScoredRow {
   total: string;
 }
 
-interface PageRow {
+export interface PageRow {
   doc_no: string;
   doc_id: string;
   kind: SearchHit['kind'];

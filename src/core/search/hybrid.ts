@@ -1,4 +1,5 @@
 import type { Embedder } from '../../../connectors/embeddings/client.ts';
+import type { PageRow } from '../../../connectors/search/builtin.ts';
 import type { SearchHit, SearchQuery, SearchReasons, SearchResult } from '../../../connectors/search/contract.ts';
 import { readsNothing } from '../../../connectors/search/contract.ts';
 import type { Db } from '../../store/db.ts';
@@ -40,15 +41,8 @@ export interface HybridOutcome {
   readonly retrieval: 'hybrid' | 'lexical';
 }
 
-interface DocRow {
-  doc_id: string;
-  kind: SearchHit['kind'];
-  scope: string;
-  path: string;
-  title: string;
-  ref: Record<string, string | number>;
-  body: string;
-}
+/** A document's row as the built-in engine reads it for a page of hits. */
+type DocRow = Omit<PageRow, 'doc_no'>;
 
 /** The lexical answer to the query as asked, each hit saying its lexical rank and why it is not hybrid. */
 async function lexicalFallback(deps: HybridDeps, query: SearchQuery, fallback: string): Promise<HybridOutcome> {
