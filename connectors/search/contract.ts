@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../../src/store/db.ts';
-import type { ApplyContext, OutboxRow, Projection, ResourceRef } from '../projection.ts';
+import type { ApplyContext, OutboxRow, PrepareContext, Projection, ResourceRef } from '../projection.ts';
 
 /**
  * The contract every search backend implements (built-in Postgres full text, Meilisearch).
@@ -136,12 +137,34 @@ export interface SearchStats {
   readonly tenants?: number;
 }
 
+/**
+ * What a search apply hands its backend: the claim's transaction, and what the projection's
+ * `prepare` already had a remote engine confirm (fingerprints, see `remoteFingerprint`), which
+ * the backend need not send again inside the transaction.
+ */
+export interface SearchApplyContext extends ApplyContext {
+  readonly confirmed?: ReadonlySet<string>;
+}
+
+/** The fingerprint of a document's state as a remote engine was told it: its whole content, or its deletion. */
+export function remoteFingerprint(change: { readonly doc: SearchDocument } | { readonly deleted: { readonly tenantId: string; readonly id: string } }): string {
+  if ('doc' in change) return `u\u0000${createHash('sha256').update(JSON.stringify(change.doc)).digest('hex')}`;
+  return `d\u0000${change.deleted.tenantId.toLowerCase()}\u0000${change.deleted.id}`;
+}
+
 export interface SearchBackend {
   readonly name: string;
   /** Adds or replaces documents by (tenantId, id); idempotent. */
-  upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void>;
+  upsert(docs: readonly SearchDocument[], context: SearchApplyContext): Promise<void>;
   /** Removes documents; ids that are absent are not an error. */
-  delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void>;
+  delete(refs: readonly { tenantId: string; id: string }[], context: SearchApplyContext): Promise<void>;
+  /**
+   * An engine outside the store (Meilisearch): sends upserts and deletions and resolves once
+   * the engine reports them applied, throwing when it refused them or cannot be reached. Called
+   * by the projection's `prepare`, outside any transaction; `upsert` and `delete` then skip
+   * what `context.confirmed` names.
+   */
+  pushRemote?(upserts: readonly SearchDocument[], deletes: readonly { tenantId: string; id: string }[], signal: AbortSignal): Promise<void>;
   search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult>;
   stats(signal?: AbortSignal): Promise<SearchStats>;
   /** Removes every document of every tenant (before a rebuild). */
@@ -199,12 +222,60 @@ export interface SearchProjectionOptions {
     tx: Queryable,
     docs: readonly { readonly tenantId: string; readonly id: string; readonly operation: 'upsert' | 'delete' }[],
   ) => Promise<void>;
+  /**
+   * Have the backend's remote engine confirm the due rows' documents in `prepare`, outside any
+   * transaction, instead of waiting for it inside the claim's transaction. Only where a single
+   * worker applies the rows (PGlite: one process owns the folder): with several, another could
+   * apply a newer state of a resource between this one's prepare and its claim, and the older
+   * state pushed here would be left in the remote engine.
+   */
+  readonly prepareRemote?: boolean;
 }
 
 export function searchProjection(backend: SearchBackend, source?: SearchSource, options: SearchProjectionOptions = {}): Projection {
+  // Fingerprints the remote engine confirmed in the last prepare (one batch's worth).
+  let confirmed: ReadonlySet<string> = new Set();
+  const pushRemote = options.prepareRemote === true ? backend.pushRemote?.bind(backend) : undefined;
   return {
     name: 'search',
-    async apply(rows: readonly OutboxRow[], context: ApplyContext) {
+    ...(pushRemote === undefined
+      ? {}
+      : {
+          async prepare({ db, limit, signal }: PrepareContext) {
+            confirmed = new Set();
+            const due = await db.query<{ tenant_id: string; resource_key: string; operation: 'upsert' | 'delete'; payload: unknown }>(
+              `SELECT tenant_id, resource_key, operation, payload FROM outbox WHERE projection = 'search' AND next_attempt_at <= clock_timestamp() ORDER BY id LIMIT $1`,
+              [limit],
+            );
+            // Each resource's state after its last due row: what applying them leaves in the engine.
+            const last = new Map<string, OutboxRow>();
+            for (const r of due)
+              last.set(refKey(r.tenant_id, r.resource_key), {
+                tenantId: r.tenant_id,
+                resourceKey: r.resource_key,
+                operation: r.operation,
+                payload: r.payload,
+              } as OutboxRow);
+            const docs = new Map<string, SearchDocument>();
+            const toLoad: ResourceRef[] = [];
+            const deletes: { tenantId: string; id: string }[] = [];
+            for (const row of last.values()) {
+              const carried = row.operation === 'upsert' ? documentOf(row) : undefined;
+              if (carried !== undefined) docs.set(refKey(carried.tenantId, carried.id), carried);
+              else if (row.operation === 'upsert' && source !== undefined) toLoad.push({ tenantId: row.tenantId, resourceKey: row.resourceKey });
+              else if (row.operation === 'delete') deletes.push(...idsOf(source, row).map((id) => ({ tenantId: row.tenantId, id })));
+            }
+            const loaded = toLoad.length === 0 || source === undefined ? [] : await source.load(db, toLoad, signal);
+            for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
+            for (const ref of toLoad)
+              for (const id of idsOf(source, ref)) if (!docs.has(refKey(ref.tenantId, id))) deletes.push({ tenantId: ref.tenantId, id });
+            if (docs.size === 0 && deletes.length === 0) return;
+            await pushRemote([...docs.values()], deletes, signal);
+            confirmed = new Set([...[...docs.values()].map((doc) => remoteFingerprint({ doc })), ...deletes.map((d) => remoteFingerprint({ deleted: d }))]);
+          },
+        }),
+    async apply(rows: readonly OutboxRow[], outer: ApplyContext) {
+      const context: SearchApplyContext = { ...outer, confirmed };
       let run: OutboxRow[] = [];
       const flush = async () => {
         const first = run[0];

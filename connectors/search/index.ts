@@ -1,8 +1,8 @@
 import type { MeiliConfig } from '../../src/config.ts';
 import type { Db } from '../../src/store/db.ts';
-import type { ApplyContext } from '../projection.ts';
 import { BuiltinSearchBackend } from './builtin.ts';
-import type { SearchBackend, SearchDocument, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+import type { SearchApplyContext, SearchBackend, SearchDocument, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+import { remoteFingerprint } from './contract.ts';
 import { MeiliSearchBackend } from './meilisearch.ts';
 
 /*
@@ -33,16 +33,25 @@ class MeiliWithStatistics implements SearchBackend {
     return this.#settings;
   }
 
-  async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
+  async upsert(docs: readonly SearchDocument[], context: SearchApplyContext): Promise<void> {
     await this.#ensureSettings(context.signal);
     await this.#builtin.upsert(docs, context);
-    await this.#meili.upsert(docs, context);
+    // What the projection's prepare had Meilisearch confirm as it is now needs no wait here.
+    const unconfirmed = docs.filter((doc) => context.confirmed?.has(remoteFingerprint({ doc })) !== true);
+    if (unconfirmed.length > 0) await this.#meili.upsert(unconfirmed, context);
   }
 
-  async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
+  async delete(refs: readonly { tenantId: string; id: string }[], context: SearchApplyContext): Promise<void> {
     await this.#ensureSettings(context.signal);
     await this.#builtin.delete(refs, context);
-    await this.#meili.delete(refs, context);
+    const unconfirmed = refs.filter((ref) => context.confirmed?.has(remoteFingerprint({ deleted: ref })) !== true);
+    if (unconfirmed.length > 0) await this.#meili.delete(unconfirmed, context);
+  }
+
+  async pushRemote(upserts: readonly SearchDocument[], deletes: readonly { tenantId: string; id: string }[], signal: AbortSignal): Promise<void> {
+    await this.#ensureSettings(signal);
+    if (upserts.length > 0) await this.#meili.upsert(upserts, { signal });
+    if (deletes.length > 0) await this.#meili.delete(deletes, { signal });
   }
 
   async search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {

@@ -382,7 +382,7 @@ export class MeiliSearchBackend implements SearchBackend {
     return checkSettings(this.#config, { index: this.#index.uid });
   }
 
-  async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
+  async upsert(docs: readonly SearchDocument[], context: Pick<ApplyContext, 'signal'>): Promise<void> {
     this.#open();
     if (docs.length === 0) return;
     const chunked = docs.map((doc) => ({ doc, chunks: documentChunks(doc) }));
@@ -407,7 +407,7 @@ export class MeiliSearchBackend implements SearchBackend {
     });
   }
 
-  async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
+  async delete(refs: readonly { tenantId: string; id: string }[], context: Pick<ApplyContext, 'signal'>): Promise<void> {
     this.#open();
     if (refs.length === 0) return;
     const byTenant = new Map<string, string[]>();

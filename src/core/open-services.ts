@@ -46,7 +46,13 @@ async function openGraphStore(config: Config, db: Db): Promise<GraphStore> {
  */
 export function configuredProjections(
   graph: GraphStore,
-  search?: { readonly backend: SearchBackend; readonly blob: BlobStore; readonly vectors?: { readonly embedder: Embedder; readonly db: Db } },
+  search?: {
+    readonly backend: SearchBackend;
+    readonly blob: BlobStore;
+    readonly vectors?: { readonly embedder: Embedder; readonly db: Db };
+    /** One process, one worker applies the rows (PGlite): a remote engine confirms them before each claim (see SearchProjectionOptions). */
+    readonly singleWorker?: boolean;
+  },
   blob: BlobStore | undefined = search?.blob,
 ): ProjectionSet {
   const files = blob === undefined ? undefined : kbFileGraphSource(blob);
@@ -57,13 +63,15 @@ export function configuredProjections(
       { prefixes: CONTEXT_KEY_PREFIXES, source: contextSearchSource },
     ]);
   const vectors = search?.vectors;
-  const searchOptions =
-    vectors === undefined
+  const searchOptions = {
+    prepareRemote: search?.singleWorker === true,
+    ...(vectors === undefined
       ? {}
       : {
           changed: (tx: Queryable, docs: readonly { tenantId: string; id: string; operation: 'upsert' | 'delete' }[]) =>
             insertOutboxRows(tx, vectorEntries(docs.filter((d) => d.operation === 'upsert'))),
-        };
+        }),
+  };
   const projections = [
     graphProjection(graph, files),
     ...(search === undefined ? [] : [searchProjection(search.backend, searchSource(search.blob), searchOptions)]),
@@ -108,7 +116,13 @@ export async function openServices(config: Config, db: Db, options: { projection
     build: BUILD,
     audit: new AuditLog(db),
     projections:
-      options.projections ?? configuredProjections(graph, { backend: search, blob, ...(embedder === undefined ? {} : { vectors: { embedder, db } }) }),
+      options.projections ??
+      configuredProjections(graph, {
+        backend: search,
+        blob,
+        singleWorker: db.kind === 'pglite',
+        ...(embedder === undefined ? {} : { vectors: { embedder, db } }),
+      }),
   });
   return {
     services,
