@@ -270,7 +270,14 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource, 
             for (const ref of toLoad)
               for (const id of idsOf(source, ref)) if (!docs.has(refKey(ref.tenantId, id))) deletes.push({ tenantId: ref.tenantId, id });
             if (docs.size === 0 && deletes.length === 0) return;
-            await pushRemote([...docs.values()], deletes, signal);
+            try {
+              await pushRemote([...docs.values()], deletes, signal);
+            } catch {
+              // Nothing confirmed: the claim sends them inside its transaction, and when the
+              // engine refuses them there, or is down, the rows fail, back off and show their
+              // error in the indexing status, as they do without this step.
+              return;
+            }
             confirmed = new Set([...[...docs.values()].map((doc) => remoteFingerprint({ doc })), ...deletes.map((d) => remoteFingerprint({ deleted: d }))]);
           },
         }),

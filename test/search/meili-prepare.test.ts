@@ -149,6 +149,7 @@ describe('Meilisearch confirming rows before the claim, on PGlite', { skip }, ()
       `SELECT count(*)::int AS n, max(last_error) AS error FROM outbox WHERE projection = 'search' AND resource_key = 'kb_file:refused'`,
     );
     assert.equal(pending?.n, 1);
+    assert.match(pending?.error ?? '', /Meilisearch/);
     const [state] = await store.db.query<{ last_error: string | null }>(`SELECT last_error FROM projection_state WHERE projection = 'search'`);
     assert.match(state?.last_error ?? '', /Meilisearch/);
     assert.deepEqual(await found('cormorant'), []);
