@@ -206,6 +206,39 @@ const idsOf = (source: SearchSource | undefined, ref: ResourceRef): readonly str
 const refKey = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
 
 /**
+ * What a run of upsert rows leaves in the engine: the documents the rows carry, then those the
+ * source shows of the resources they name (read through `q`), and as gone the ids of those
+ * resources it no longer shows.
+ */
+async function upsertedDocuments(
+  rows: readonly OutboxRow[],
+  source: SearchSource | undefined,
+  q: Queryable,
+  signal: AbortSignal,
+): Promise<{ docs: SearchDocument[]; gone: { tenantId: string; id: string }[] }> {
+  const docs = new Map<string, SearchDocument>();
+  const toLoad = new Map<string, ResourceRef>();
+  for (const row of rows) {
+    const key = refKey(row.tenantId, row.resourceKey);
+    const carried = documentOf(row);
+    if (carried !== undefined) docs.set(key, carried);
+    else if (source !== undefined) toLoad.set(key, { tenantId: row.tenantId, resourceKey: row.resourceKey });
+  }
+  const loaded = toLoad.size === 0 || source === undefined ? [] : await source.load(q, [...toLoad.values()], signal);
+  for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
+  const gone = [...toLoad.values()].flatMap((ref) =>
+    idsOf(source, ref)
+      .filter((id) => !docs.has(refKey(ref.tenantId, id)))
+      .map((id) => ({ tenantId: ref.tenantId, id })),
+  );
+  return { docs: [...docs.values()], gone };
+}
+
+/** Every document id delete rows remove. */
+const deletedIds = (rows: readonly OutboxRow[], source: SearchSource | undefined) =>
+  rows.flatMap((r) => idsOf(source, r).map((id) => ({ tenantId: r.tenantId, id })));
+
+/**
  * Wraps a search backend as the 'search' projection. Consecutive rows are grouped into
  * upsert and delete calls without reordering: a run of upserts, then a run of deletes, ...
  * An upsert that carries no document is loaded from `source` as the resource now is; one the
@@ -256,29 +289,30 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource, 
                 operation: r.operation,
                 payload: r.payload,
               } as OutboxRow);
-            const docs = new Map<string, SearchDocument>();
-            const toLoad: ResourceRef[] = [];
-            const deletes: { tenantId: string; id: string }[] = [];
-            for (const row of last.values()) {
-              const carried = row.operation === 'upsert' ? documentOf(row) : undefined;
-              if (carried !== undefined) docs.set(refKey(carried.tenantId, carried.id), carried);
-              else if (row.operation === 'upsert' && source !== undefined) toLoad.push({ tenantId: row.tenantId, resourceKey: row.resourceKey });
-              else if (row.operation === 'delete') deletes.push(...idsOf(source, row).map((id) => ({ tenantId: row.tenantId, id })));
-            }
-            const loaded = toLoad.length === 0 || source === undefined ? [] : await source.load(db, toLoad, signal);
-            for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
-            for (const ref of toLoad)
-              for (const id of idsOf(source, ref)) if (!docs.has(refKey(ref.tenantId, id))) deletes.push({ tenantId: ref.tenantId, id });
-            if (docs.size === 0 && deletes.length === 0) return;
+            const rows = [...last.values()];
+            const { docs, gone } = await upsertedDocuments(
+              rows.filter((r) => r.operation === 'upsert'),
+              source,
+              db,
+              signal,
+            );
+            const deletes = [
+              ...gone,
+              ...deletedIds(
+                rows.filter((r) => r.operation === 'delete'),
+                source,
+              ),
+            ];
+            if (docs.length === 0 && deletes.length === 0) return;
             try {
-              await pushRemote([...docs.values()], deletes, signal);
+              await pushRemote(docs, deletes, signal);
             } catch {
               // Nothing confirmed: the claim sends them inside its transaction, and when the
               // engine refuses them there, or is down, the rows fail, back off and show their
               // error in the indexing status, as they do without this step.
               return;
             }
-            confirmed = new Set([...[...docs.values()].map((doc) => remoteFingerprint({ doc })), ...deletes.map((d) => remoteFingerprint({ deleted: d }))]);
+            confirmed = new Set([...docs.map((doc) => remoteFingerprint({ doc })), ...deletes.map((d) => remoteFingerprint({ deleted: d }))]);
           },
         }),
     async apply(rows: readonly OutboxRow[], outer: ApplyContext) {
@@ -288,29 +322,15 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource, 
         const first = run[0];
         if (first === undefined) return;
         if (first.operation === 'upsert') {
-          const docs = new Map<string, SearchDocument>();
-          const toLoad = new Map<string, ResourceRef>();
-          for (const row of run) {
-            const key = refKey(row.tenantId, row.resourceKey);
-            const carried = documentOf(row);
-            if (carried !== undefined) docs.set(key, carried);
-            else if (source !== undefined) toLoad.set(key, { tenantId: row.tenantId, resourceKey: row.resourceKey });
-          }
-          const loaded = toLoad.size === 0 || source === undefined ? [] : await source.load(context.tx, [...toLoad.values()], context.signal);
-          for (const doc of loaded) docs.set(refKey(doc.tenantId, doc.id), doc);
-          const gone = [...toLoad.values()].flatMap((ref) =>
-            idsOf(source, ref)
-              .filter((id) => !docs.has(refKey(ref.tenantId, id)))
-              .map((id) => ({ tenantId: ref.tenantId, id })),
-          );
-          if (docs.size > 0) await backend.upsert([...docs.values()], context);
+          const { docs, gone } = await upsertedDocuments(run, source, context.tx, context.signal);
+          if (docs.length > 0) await backend.upsert(docs, context);
           if (gone.length > 0) await backend.delete(gone, context);
           await options.changed?.(context.tx, [
-            ...[...docs.values()].map((d) => ({ tenantId: d.tenantId, id: d.id, operation: 'upsert' as const })),
+            ...docs.map((d) => ({ tenantId: d.tenantId, id: d.id, operation: 'upsert' as const })),
             ...gone.map((g) => ({ ...g, operation: 'delete' as const })),
           ]);
         } else {
-          const gone = run.flatMap((r) => idsOf(source, r).map((id) => ({ tenantId: r.tenantId, id })));
+          const gone = deletedIds(run, source);
           await backend.delete(gone, context);
           await options.changed?.(
             context.tx,
