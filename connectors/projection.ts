@@ -59,7 +59,7 @@ export interface Projection {
    * Work done before each claim, outside any transaction: what a projection must fetch from a
    * slow service (an embeddings endpoint) for the rows it is about to apply, so no transaction
    * stays open while it waits (PGlite runs one transaction at a time, so an open one holds up
-   * every write). It reads the rows that are due (through `db`, read-only) and keeps what it
+   * every write). It is given the rows that are due, reads what it needs through `db` (read-only), and keeps what it
    * fetched for `apply`, which must still be correct, though slower, for rows it did not
    * prepare. A failure claims nothing: the worker records it and backs off.
    */
@@ -69,8 +69,11 @@ export interface Projection {
 export interface PrepareContext {
   /** The store, read-only. */
   readonly db: Queryable;
-  /** The rows the next claim takes at most. */
-  readonly limit: number;
+  /**
+   * The rows the next claim would take, in id order, as they stood a moment ago (another
+   * worker may take some first, and later rows may join): never empty.
+   */
+  readonly rows: readonly OutboxRow[];
   /** Aborted when the worker gives up on the call (its apply timeout) or stops. */
   readonly signal: AbortSignal;
 }

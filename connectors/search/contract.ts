@@ -274,21 +274,11 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource, 
     ...(pushRemote === undefined
       ? {}
       : {
-          async prepare({ db, limit, signal }: PrepareContext) {
+          async prepare({ db, rows: due, signal }: PrepareContext) {
             confirmed = new Set();
-            const due = await db.query<{ tenant_id: string; resource_key: string; operation: 'upsert' | 'delete'; payload: unknown }>(
-              `SELECT tenant_id, resource_key, operation, payload FROM outbox WHERE projection = 'search' AND next_attempt_at <= clock_timestamp() ORDER BY id LIMIT $1`,
-              [limit],
-            );
             // Each resource's state after its last due row: what applying them leaves in the engine.
             const last = new Map<string, OutboxRow>();
-            for (const r of due)
-              last.set(refKey(r.tenant_id, r.resource_key), {
-                tenantId: r.tenant_id,
-                resourceKey: r.resource_key,
-                operation: r.operation,
-                payload: r.payload,
-              } as OutboxRow);
+            for (const r of due) last.set(refKey(r.tenantId, r.resourceKey), r);
             const rows = [...last.values()];
             const { docs, gone } = await upsertedDocuments(
               rows.filter((r) => r.operation === 'upsert'),

@@ -483,25 +483,46 @@ for (const backend of storeBackends()) {
       for (let k = 0; k < 3; k++) assert.equal(docs.get(`tenant:${k}`), [...entries].reverse().find((e) => e.resourceKey === `tenant:${k}`)?.payload?.n);
     });
 
-    it('prepares outside any transaction before each claim, seeing the rows that are due', async () => {
-      await write(db, [upsert('kb_file:a', 1), upsert('kb_file:b', 2)]);
+    it('prepares outside any transaction before each claim, given the rows the claim takes', async () => {
+      await write(db, [upsert('kb_file:a', 1), upsert('kb_file:b', 2), upsert('kb_file:a', 3)]);
       const projection = new TableProjection(db);
-      const seen: { keys: string[]; limit: number }[] = [];
+      const seen: { given: string[]; stored: string[] }[] = [];
       const preparing: Projection = {
         name: projection.name,
         apply: (rows, context) => projection.apply(rows, context),
         clear: () => projection.clear(),
-        async prepare({ db: store, limit }) {
+        async prepare({ db: store, rows }) {
           // Outside a transaction: a read on the store itself, which PGlite would make wait behind an open one.
-          const rows = await store.query<{ resource_key: string }>("SELECT resource_key FROM outbox WHERE projection = 'search' ORDER BY id");
-          seen.push({ keys: rows.map((r) => r.resource_key), limit });
+          const stored = await store.query<{ resource_key: string }>("SELECT resource_key FROM outbox WHERE projection = 'search' ORDER BY id");
+          seen.push({ given: rows.map((r) => `${r.resourceKey}=${String(r.payload.n)}`), stored: stored.map((r) => r.resource_key) });
         },
       };
-      assert.deepEqual(await new OutboxWorker(db, [preparing], { ...FAST, batchSize: 10 }).drainAll(), { applied: 2, failed: 0 });
-      assert.deepEqual(seen, [
-        { keys: ['kb_file:a', 'kb_file:b'], limit: 10 },
-        { keys: [], limit: 10 },
-      ]);
+      assert.deepEqual(await new OutboxWorker(db, [preparing], { ...FAST, batchSize: 10 }).drainAll(), { applied: 3, failed: 0 });
+      // One round: a second finds nothing due, and prepare is not called for nothing.
+      assert.deepEqual(seen, [{ given: ['kb_file:a=1', 'kb_file:b=2', 'kb_file:a=3'], stored: ['kb_file:a', 'kb_file:b', 'kb_file:a'] }]);
+    });
+
+    it('gives prepare no row of a resource whose head backs off after a failure', async () => {
+      await write(db, [upsert('kb_file:late', 1), upsert('kb_file:late', 2), upsert('kb_file:ready', 3)]);
+      await db.tx((tx) =>
+        tx.query(
+          `UPDATE outbox SET next_attempt_at = clock_timestamp() + interval '1 hour', attempts = 1
+            WHERE id = (SELECT min(id) FROM outbox WHERE resource_key = 'kb_file:late')`,
+        ),
+      );
+      const projection = new TableProjection(db);
+      const given: string[][] = [];
+      const preparing: Projection = {
+        name: projection.name,
+        apply: (rows, context) => projection.apply(rows, context),
+        clear: () => projection.clear(),
+        prepare({ rows }) {
+          given.push(rows.map((r) => r.resourceKey));
+          return Promise.resolve();
+        },
+      };
+      await new OutboxWorker(db, [preparing], { ...FAST, batchSize: 10 }).drainBatch(preparing);
+      assert.deepEqual(given, [['kb_file:ready']]);
     });
 
     it('claims nothing when preparing fails, and records why', async () => {

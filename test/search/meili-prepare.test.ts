@@ -7,7 +7,7 @@ import { Meilisearch } from 'meilisearch';
 import { searchProjection } from '../../connectors/search/contract.ts';
 import { openSearchBackend } from '../../connectors/search/index.ts';
 import { enqueue } from '../../src/core/outbox/outbox.ts';
-import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import { OutboxWorker, dueRows } from '../../src/core/outbox/worker.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackendAt } from '../support/stores.ts';
 import { searchDocument } from './documents.ts';
@@ -160,7 +160,7 @@ describe('Meilisearch confirming rows before the claim, on PGlite', { skip }, ()
     const projection = searchProjection(backend, undefined, { prepareRemote: true });
     await store.db.tx((tx) => enqueue(tx, [row('kb_file:changed', 'pelican')]));
     const signal = new AbortController().signal;
-    await projection.prepare?.({ db: store.db, limit: 100, signal });
+    await projection.prepare?.({ db: store.db, rows: await dueRows(store.db, 'search', 100), signal });
     // A newer state arrives after prepare confirmed the first; the claim applies both rows.
     await store.db.tx((tx) => enqueue(tx, [row('kb_file:changed', 'heron')]));
     const rows = await store.db.query<{ id: string; tenant_id: string; resource_key: string; operation: 'upsert'; payload: unknown }>(

@@ -9,7 +9,7 @@ import { searchProjection } from '../../connectors/search/contract.ts';
 import { insertOutboxRows } from '../../src/core/outbox/outbox.ts';
 import { toOutboxRow } from '../../src/core/outbox/queries.ts';
 import type { OutboxDbRow } from '../../src/core/outbox/queries.ts';
-import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import { OutboxWorker, dueRows } from '../../src/core/outbox/worker.ts';
 import { fallbackTooMany, hybridSearch } from '../../src/core/search/hybrid.ts';
 import { VECTORS_PROJECTION, decodeVector, encodeVector, nearestVectors, textSha256, vectorEntries, vectorsProjection } from '../../src/core/search/vectors.ts';
 import type { Db } from '../../src/store/db.ts';
@@ -169,7 +169,7 @@ for (const backend of storeBackends()) {
       await db.tx((tx) => insertOutboxRows(tx, vectorEntries([{ tenantId, id: 'moving' }])));
       // Changed behind the prepared vector's back: the body the vector was fetched for is gone.
       await db.tx((tx) => tx.query("UPDATE search_docs SET body = 'second text' WHERE tenant_id = $1 AND doc_id = 'moving'", [tenantId]));
-      await vectors.prepare({ db, limit: 10, signal: AbortSignal.timeout(10_000) });
+      await vectors.prepare({ db, rows: await dueRows(db, VECTORS_PROJECTION, 10), signal: AbortSignal.timeout(10_000) });
       await db.tx((tx) => tx.query("UPDATE search_docs SET body = 'third text' WHERE tenant_id = $1 AND doc_id = 'moving'", [tenantId]));
       await db.tx(async (tx) => {
         const rows = (await tx.query<OutboxDbRow>('SELECT * FROM outbox WHERE projection = $1 ORDER BY id', [VECTORS_PROJECTION])).map(toOutboxRow);

@@ -53,20 +53,24 @@ export interface DrainResult {
  * run is passed over. The first `batch` lockable heads in id order are locked: the first
  * `batch` rows of the resources that can be taken have their heads among them.
  */
-const CLAIM = `WITH w AS MATERIALIZED (
+function claimSql(lock: boolean): string {
+  return `WITH w AS MATERIALIZED (
        SELECT id, resource_key FROM outbox WHERE projection = $1 ORDER BY id LIMIT $3),
      heads AS MATERIALIZED (
        SELECT h.id, h.resource_key FROM outbox h
         WHERE h.id IN (SELECT min(id) FROM w GROUP BY resource_key)
           AND h.next_attempt_at <= clock_timestamp()
         ORDER BY h.id
-        LIMIT $2
-        FOR UPDATE OF h SKIP LOCKED)
+        LIMIT $2${lock ? '\n        FOR UPDATE OF h SKIP LOCKED' : ''})
 SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, r.created_at, r.attempts
   FROM outbox r
  WHERE r.id IN (SELECT w.id FROM w JOIN heads ON heads.resource_key = w.resource_key)
  ORDER BY r.id
  LIMIT $2`;
+}
+
+const CLAIM = claimSql(true);
+const DUE = claimSql(false);
 
 /**
  * CLAIM's window, in batches. Looking at a window rather than the whole backlog bounds what a
@@ -76,6 +80,15 @@ SELECT r.id, r.tenant_id, r.projection, r.resource_key, r.operation, r.payload, 
  * so that second statement's snapshot decides alone.
  */
 const CLAIM_WINDOW_BATCHES = 10;
+
+/**
+ * The rows a claim of `limit` would take now (CLAIM's window), without locking them: what a
+ * projection's `prepare` is given, so it prepares the rows the claim takes, unless another
+ * worker takes some first.
+ */
+export async function dueRows(db: Queryable, projection: string, limit: number): Promise<OutboxRow[]> {
+  return (await db.query<OutboxDbRow>(DUE, [projection, limit, limit * CLAIM_WINDOW_BATCHES])).map(toOutboxRow);
+}
 
 function describe(error: unknown): string {
   const text = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
@@ -324,9 +337,10 @@ export class OutboxWorker {
   /** The projection's preparation, outside any transaction, bounded by the apply timeout and by stop; false (recorded) when it failed. */
   async #prepare(projection: Projection, limit: number): Promise<boolean> {
     try {
-      await this.#bounded(projection, 'did not prepare', (signal) =>
-        projection.prepare?.({ db: this.#db, limit, signal: AbortSignal.any([signal, this.#stop.signal]) }),
-      );
+      await this.#bounded(projection, 'did not prepare', async (signal) => {
+        const due = await dueRows(this.#db, projection.name, limit);
+        if (due.length > 0) await projection.prepare?.({ db: this.#db, rows: due, signal: AbortSignal.any([signal, this.#stop.signal]) });
+      });
       return true;
     } catch (error) {
       this.#onError(error, projection.name);

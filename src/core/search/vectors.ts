@@ -122,12 +122,8 @@ export function vectorsProjection(embedder: Embedder, db: Db): Projection {
   return {
     name: VECTORS_PROJECTION,
     batchSize: embedder.batch,
-    async prepare({ db, limit, signal }: PrepareContext) {
-      const due = await db.query<{ tenant_id: string; resource_key: string }>(
-        `SELECT tenant_id, resource_key FROM outbox WHERE projection = $1 AND next_attempt_at <= clock_timestamp() ORDER BY id LIMIT $2`,
-        [VECTORS_PROJECTION, limit],
-      );
-      const docs = await docTexts(db, embedder, unique(due.map((r) => ({ tenantId: r.tenant_id, resourceKey: r.resource_key }))), false);
+    async prepare({ db, rows, signal }: PrepareContext) {
+      const docs = await docTexts(db, embedder, unique(rows), false);
       const wanted = docs.filter((d) => !d.current);
       const kept = new Map<string, Float32Array>();
       const missing: DocText[] = [];
