@@ -36,13 +36,21 @@ export interface RankingOptions {
    * match did (100 cost 0.004 of MAP@100 on the odd queries; docs/search.md, "Speed").
    */
   readonly feedback: { readonly minTerms: number; readonly docs: number; readonly terms: number; readonly originalWeight: number; readonly rerank: number };
+  /**
+   * Leaving frequent terms out of a query's candidates (see #pruned): a term is left out only
+   * when at least `dfMin` documents hold it (below that, scoring its postings costs less than
+   * looking it up), and while the left-out terms' factors together stay below `share` of the
+   * smallest kept one. `dfMin` Infinity scores every posting.
+   */
+  readonly prune: { readonly dfMin: number; readonly share: number };
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
   k1: 1.2,
   b: 0.75,
   weights: { path: 3, title: 2, body: 1 },
-  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 1_000 },
+  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 100 },
+  prune: { dfMin: 2_000, share: 0.25 },
 };
 
 /** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
@@ -53,6 +61,13 @@ const PREFIX_EXPANSIONS_MAX = 16;
 const TYPO_CANDIDATES_MAX = 20_000;
 /** Documents written (PGlite) before the search tables are first analysed; see #analyzeWhenDue. */
 const ANALYZE_AFTER_MIN = 1_000;
+/**
+ * One posting's (p's) BM25 score, from the parameters named: the term's factor (weight × IDF ×
+ * (k1 + 1), in `factors` at the term's place in `terms`) × tf / (tf + K), where K is
+ * k1·(1 − b) (`free`) + k1·b·length / avgdl (`perUnit` per unit of length).
+ */
+const scoreSql = (terms: string, factors: string, free: string, perUnit: string) =>
+  `(${factors}::float8[])[array_position(${terms}::text[], p.term)] * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
 
@@ -201,7 +216,23 @@ function addDelta(
 interface ScoredRow {
   doc_no: string;
   score: number;
-  total: string;
+}
+
+interface StatTerm extends WeightedTerm {
+  /** Documents in the scopes holding it. */
+  readonly df: number;
+  /** weight × IDF × (k1 + 1): what one posting scores at most. */
+  readonly factor: number;
+}
+
+interface Statistics {
+  /** Documents in the scopes. */
+  readonly n: number;
+  /** The query's terms that some document in the scopes holds. */
+  readonly terms: readonly StatTerm[];
+  /** k1·(1 − b) and k1·b / avgdl: K of a posting is lengthFree + lengthPerUnit × length. */
+  readonly lengthFree: number;
+  readonly lengthPerUnit: number;
 }
 
 export interface PageRow {
@@ -485,45 +516,141 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return { hits, total: ranked.total };
   }
 
-  /** Ranks the documents holding the terms within the scopes and filters; the top `limit` and how many matched. */
+  /**
+   * Ranks the documents holding the terms within the scopes and filters; the top `limit` and how
+   * many matched. Each term's BM25 factor (weight × IDF × (k1 + 1)) is worked out here from the
+   * scopes' statistics, so the statement only sums a coefficient per posting. Without filters
+   * or given candidates, terms too frequent to change the top `limit` are left out of the
+   * candidates (see #pruned); otherwise every posting of every term is scored.
+   */
   async #score(query: SearchQuery, scopes: Reach, terms: readonly WeightedTerm[], parsed: ParsedQuery, limit: number, candidates?: readonly string[]) {
-    const { k1, b } = this.#ranking;
+    const stats = await this.#statistics(query.tenantId, scopes, terms);
+    const scored = stats.terms;
+    if (scored.length === 0) return { rows: [] as ScoredRow[], total: 0, n: stats.n };
     const filter = filterSql(query.filters, parsed.phrases, 10);
+    if (filter.sql === '' && candidates === undefined && scored.every((t) => t.original)) {
+      const pruned = await this.#pruned(query, scopes, stats, limit);
+      if (pruned !== undefined) return pruned;
+    }
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
-    const rows = await this.#db.query<ScoredRow & { n: number }>(
-      `WITH q AS (SELECT * FROM unnest($2::text[], $3::float8[], $4::boolean[]) AS q(term, weight, original)),
-        st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
-                 FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$5', '$9', scopes.prefixes.length > 0)}),
-        df AS (SELECT term, sum(df)::float8 AS df FROM search_term_df
-                WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$5', '$9', scopes.prefixes.length > 0)} GROUP BY term),
-        p AS MATERIALIZED (SELECT p.term, p.doc_no, p.tf, p.length FROM search_postings p
-                 WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}),
-        s AS (SELECT p.doc_no,
-                     sum(q.weight * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.tf * ($6::float8 + 1)
-                         / (p.tf + $6::float8 * (1 - $7::float8 + $7::float8 * p.length / st.avgdl))) AS score,
-                     bool_or(q.original) AS has_original
-                FROM p JOIN q USING (term) JOIN df USING (term) CROSS JOIN st GROUP BY p.doc_no)
-      SELECT s.doc_no, s.score, count(*) OVER () AS total, (SELECT n FROM st) AS n
+    const rows = await this.#db.query<ScoredRow & { total: string }>(
+      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score, bool_or(($4::boolean[])[array_position($2::text[], p.term)]) AS has_original
+                    FROM search_postings p
+                   WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
+                   GROUP BY p.doc_no)
+      SELECT s.doc_no, s.score, count(*) OVER () AS total
         FROM s ${join}
        WHERE s.has_original
        ORDER BY s.score DESC, s.doc_no
        LIMIT $8`,
       [
         query.tenantId,
-        terms.map((t) => t.term),
-        terms.map((t) => t.weight),
-        terms.map((t) => t.original),
+        scored.map((t) => t.term),
+        scored.map((t) => t.factor),
+        scored.map((t) => t.original),
         scopes.scopes,
-        k1,
-        b,
+        stats.lengthFree,
+        stats.lengthPerUnit,
         limit,
         scopes.prefixes,
         ...filter.params,
         ...(candidates === undefined ? [] : [candidates]),
       ],
     );
-    return { rows, total: Number(rows[0]?.total ?? 0), n: Number(rows[0]?.n ?? 0) };
+    return { rows, total: Number(rows[0]?.total ?? 0), n: stats.n };
+  }
+
+  /**
+   * MaxScore's idea (Turtle and Flood), as one statement: a term adds at most its factor to a
+   * document's score (tf·(k1 + 1) / (tf + K) stays below k1 + 1), so the most frequent terms,
+   * whose factors together stay below the `limit`-th best score, cannot lift a document that
+   * holds none of the others into the top `limit`. Only the other (essential) terms' postings
+   * make the candidates; the frequent terms' scores are added to the candidates that could
+   * still reach the top, by key lookups. Checked after the fact: when the frequent terms'
+   * factors do not stay below the `limit`-th score (or fewer candidates came), the query is
+   * scored in full instead (undefined). `total` is then the candidates and the frequent terms'
+   * documents together, estimated as if terms fell independently (exact when a frequent term
+   * is in every document), never below the candidates or a term's own count.
+   */
+  async #pruned(query: SearchQuery, scopes: Reach, stats: Statistics, limit: number) {
+    const terms = [...stats.terms].sort((x, y) => x.factor - y.factor || y.df - x.df);
+    // The frequent terms' factors together stay well below the smallest one kept (a share of
+    // it): a document holding a kept term once scores about factor / (1 + k1), so the check
+    // below rarely fails.
+    const { dfMin, share } = this.#ranking.prune;
+    let frequent = 0;
+    let bound = 0;
+    while (frequent < terms.length - 1) {
+      const next = terms[frequent]!;
+      const after = terms[frequent + 1]!;
+      if (next.df < dfMin || bound + next.factor >= share * after.factor) break;
+      bound += next.factor;
+      frequent++;
+    }
+    if (frequent === 0) return undefined;
+    const skipped = terms.slice(0, frequent);
+    const essential = terms.slice(frequent);
+    // Rounding in the statement's sums must not make a bound look tighter than it is.
+    const margin = bound * (1 + 1e-9) + 1e-12;
+    const scoped = scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0);
+    const rows = await this.#db.query<ScoredRow & { candidates: string }>(
+      `WITH e AS MATERIALIZED (
+          SELECT p.doc_no, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score FROM search_postings p
+           WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scoped} GROUP BY p.doc_no),
+        th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $8 - 1),
+        top AS (SELECT e.doc_no, e.score FROM e WHERE e.score + $10::float8 >= coalesce((SELECT score FROM th), 0)),
+        scored AS (
+          SELECT top.doc_no, top.score + coalesce((
+                   SELECT sum(${scoreSql('$4', '$11', '$6', '$7')}) FROM search_postings p
+                    WHERE p.tenant_id = $1 AND p.term = ANY($4::text[]) AND ${scoped} AND p.doc_no = top.doc_no), 0) AS score
+            FROM top)
+      SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $8`,
+      [
+        query.tenantId,
+        essential.map((t) => t.term),
+        essential.map((t) => t.factor),
+        skipped.map((t) => t.term),
+        scopes.scopes,
+        stats.lengthFree,
+        stats.lengthPerUnit,
+        limit,
+        scopes.prefixes,
+        margin,
+        skipped.map((t) => t.factor),
+      ],
+    );
+    const last = rows[limit - 1];
+    if (rows.length < limit || last === undefined || !(margin < Number(last.score))) return undefined;
+    const candidates = Number(rows[0]?.candidates ?? 0);
+    const none = stats.terms.reduce((x, t) => x * (1 - Math.min(1, t.df / Math.max(stats.n, 1))), 1);
+    const estimate = Math.round(stats.n * (1 - none));
+    const total = Math.min(stats.n, Math.max(candidates, estimate, ...skipped.map((t) => t.df)));
+    return { rows: rows as ScoredRow[], total, n: stats.n };
+  }
+
+  /** The scopes' document count and average length, and each term's document frequency and BM25 factor there (terms in no document left out). */
+  async #statistics(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[]): Promise<Statistics> {
+    const { k1, b } = this.#ranking;
+    const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null }>(
+      `SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
+         FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)}
+       UNION ALL
+       SELECT term, sum(df)::float8, NULL FROM search_term_df
+        WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
+      [tenantId, terms.map((t) => t.term), scopes.scopes, scopes.prefixes],
+    );
+    const head = rows.find((r) => r.term === null);
+    const n = Number(head?.n ?? 0);
+    const avgdl = Number(head?.avgdl ?? 1) || 1;
+    const df = new Map(rows.filter((r) => r.term !== null).map((r) => [r.term ?? '', Number(r.n)]));
+    const out: StatTerm[] = [];
+    for (const t of terms) {
+      const d = df.get(t.term) ?? 0;
+      if (d <= 0) continue;
+      out.push({ ...t, df: d, factor: t.weight * Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (k1 + 1) });
+    }
+    return { n, terms: out, lengthFree: k1 * (1 - b), lengthPerUnit: (k1 * b) / avgdl };
   }
 
   /**

@@ -90,6 +90,56 @@ for (const backend of storeBackends()) {
     });
   });
 
+  describe(`the built-in engine leaving frequent terms out of the candidates on ${backend.name}`, () => {
+    let store: TestStore;
+    let pruning: BuiltinSearchBackend;
+    let full: BuiltinSearchBackend;
+    const tenantId = randomUUID();
+    // 200 documents: "everywhere" in all, "often" in 180, "stilt" in the 20 others, rarer words in a few; varied counts and lengths.
+    const docs = Array.from({ length: 200 }, (_, i) => {
+      const words = ['everywhere', ...(i % 10 === 0 ? ['stilt'] : ['often']), ...(i % 20 === 1 ? ['often'] : [])];
+      if (i % 13 === 0) words.push('heron', ...(i % 26 === 0 ? ['heron'] : []));
+      if (i % 17 === 0) words.push('egret');
+      if (i % 40 === 1) words.push('bittern', 'filler', 'filler', 'filler');
+      return searchDocument({ tenantId, id: `d${String(i).padStart(3, '0')}`, scope: 'kb:birds', body: `${words.join(' ')} ${'padding '.repeat(i % 9)}` });
+    });
+    const ask = (engine: BuiltinSearchBackend, text: string, limit: number, offset = 0) =>
+      engine.search({ tenantId, text, language: 'english', scopes: ['kb:birds'], limit, offset, snippets: 0 });
+    const ranked = (answer: { hits: readonly { id: string; score: number }[] }) => answer.hits.map((h) => `${h.id}:${h.score}`);
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      pruning = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: 10, share: 0.25 } } });
+      full = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25 } } });
+      await write(store.db, full, docs);
+    });
+    after(() => store?.dispose());
+
+    for (const [text, limit, offset] of [
+      ['everywhere heron', 5, 0],
+      ['everywhere heron egret', 10, 0],
+      ['often heron', 5, 5],
+      ['everywhere often bittern', 3, 0],
+      ['everywhere often heron egret bittern', 20, 0],
+      ['everywhere often', 10, 0],
+      ['often stilt', 10, 15],
+    ] as const)
+      it(`ranks "${text}" (limit ${limit}, offset ${offset}) exactly as scoring every posting does`, async () => {
+        assert.deepEqual(ranked(await ask(pruning, text, limit, offset)), ranked(await ask(full, text, limit, offset)));
+      });
+
+    it('gives the exact total when a left-out term is in every document', async () => {
+      const [pruned, scored] = [await ask(pruning, 'everywhere heron', 5), await ask(full, 'everywhere heron', 5)];
+      assert.deepEqual({ pruned: pruned.total, scored: scored.total }, { pruned: 200, scored: 200 });
+    });
+
+    it('estimates the total otherwise, as if the terms fell independently, within the largest term count and the documents in scope', async () => {
+      const [pruned, scored] = [await ask(pruning, 'often stilt', 5), await ask(full, 'often stilt', 5)];
+      // Every document holds one of the two, but the estimate takes them as independent:
+      // 200 × (1 − (1 − 180/200) × (1 − 20/200)) = 182.
+      assert.deepEqual({ pruned: pruned.total, scored: scored.total }, { pruned: 182, scored: 200 });
+    });
+  });
+
   if (backend.name === 'pglite')
     describe('the built-in engine on PGlite, which runs no autovacuum', () => {
       let store: TestStore;
