@@ -397,7 +397,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     if (postings.terms.length > 0) {
       await tx.query(
         `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::real[], $6::real[], $7::smallint[])`,
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::real[], $6::real[], $7::smallint[]) AS r(tenant_id, term, scope, doc_no, tf, length, fields)
+          ORDER BY tenant_id, term COLLATE "C", scope, doc_no`,
         [postings.tenants, postings.terms, postings.scopes, postings.docNos, postings.tfs, postings.lengths, postings.fields],
       );
     }
