@@ -394,11 +394,13 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       }
       dictionary.set(doc.tenantId, terms);
     }
+    // In document order, not key order: a document's postings then share a page or two of the
+    // table, which feedback, re-ranking and the hits read document by document (in key order
+    // inserting was about 12 % faster, but re-ranking 100 documents went from 4 to 60 ms at 100 k).
     if (postings.terms.length > 0) {
       await tx.query(
         `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::real[], $6::real[], $7::smallint[]) AS r(tenant_id, term, scope, doc_no, tf, length, fields)
-          ORDER BY tenant_id, term COLLATE "C", scope, doc_no`,
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::real[], $6::real[], $7::smallint[])`,
         [postings.tenants, postings.terms, postings.scopes, postings.docNos, postings.tfs, postings.lengths, postings.fields],
       );
     }
@@ -597,14 +599,15 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const scoped = scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0);
     const rows = await this.#db.query<ScoredRow & { candidates: string }>(
       `WITH e AS MATERIALIZED (
-          SELECT p.doc_no, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score FROM search_postings p
-           WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scoped} GROUP BY p.doc_no),
+          SELECT p.doc_no, p.scope, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score FROM search_postings p
+           WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scoped} GROUP BY p.doc_no, p.scope),
         th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $8 - 1),
-        top AS (SELECT e.doc_no, e.score FROM e WHERE e.score + $10::float8 >= coalesce((SELECT score FROM th), 0)),
+        top AS (SELECT e.doc_no, e.scope, e.score FROM e WHERE e.score + $10::float8 >= coalesce((SELECT score FROM th), 0)),
+        -- A document's postings all carry its scope (found readable above), so each lookup is the whole postings key.
         scored AS (
           SELECT top.doc_no, top.score + coalesce((
                    SELECT sum(${scoreSql('$4', '$11', '$6', '$7')}) FROM search_postings p
-                    WHERE p.tenant_id = $1 AND p.term = ANY($4::text[]) AND ${scoped} AND p.doc_no = top.doc_no), 0) AS score
+                    WHERE p.tenant_id = $1 AND p.term = ANY($4::text[]) AND p.scope = top.scope AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
       SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $8`,
       [

@@ -127,6 +127,14 @@ for (const backend of storeBackends()) {
         assert.deepEqual(ranked(await ask(pruning, text, limit, offset)), ranked(await ask(full, text, limit, offset)));
       });
 
+    it('ranks exactly as full scoring when the scopes are read by prefix', async () => {
+      const byPrefix = (engine: BuiltinSearchBackend) =>
+        engine.search({ tenantId, text: 'everywhere heron egret', language: 'english', scopes: [], scopePrefixes: ['kb:bi'], limit: 10, snippets: 0 });
+      const [pruned, scored] = [await byPrefix(pruning), await byPrefix(full)];
+      assert.equal(pruned.hits.length, 10);
+      assert.deepEqual(ranked(pruned), ranked(scored));
+    });
+
     it('gives the exact total when a left-out term is in every document', async () => {
       const [pruned, scored] = [await ask(pruning, 'everywhere heron', 5), await ask(full, 'everywhere heron', 5)];
       assert.deepEqual({ pruned: pruned.total, scored: scored.total }, { pruned: 200, scored: 200 });
