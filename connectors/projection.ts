@@ -59,9 +59,10 @@ export interface Projection {
    * Work done before each claim, outside any transaction: what a projection must fetch from a
    * slow service (an embeddings endpoint) for the rows it is about to apply, so no transaction
    * stays open while it waits (PGlite runs one transaction at a time, so an open one holds up
-   * every write). It is given the rows that are due, reads what it needs through `db` (read-only), and keeps what it
-   * fetched for `apply`, which must still be correct, though slower, for rows it did not
-   * prepare. A failure claims nothing: the worker records it and backs off.
+   * every write). It is given the rows that are due, reads what it needs through `db`
+   * (read-only), and keeps what it fetched for `apply`, which must still be correct, though
+   * slower, for rows it did not prepare. A failure claims nothing: the worker records it and
+   * backs off.
    */
   prepare?(context: PrepareContext): Promise<void>;
 }

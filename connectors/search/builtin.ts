@@ -261,13 +261,26 @@ export function scopeSql(column: string, scopes: string, prefixes: string, withP
            OR EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) AS sp(prefix) WHERE left(${column}, length(sp.prefix)) = sp.prefix))`;
 }
 
-/** The scopes and scope prefixes a query reads, each without repeats. */
+/** The scopes and scope prefixes a query reads, each without repeats, and what one search already read of their statistics. */
 interface Reach {
   readonly scopes: readonly string[];
   readonly prefixes: readonly string[];
+  /**
+   * The scopes' document count and average length, and terms' document frequencies there (0
+   * when no document holds one), as #learn read them: a search's two passes, its feedback and
+   * its corrections ask for many of the same terms.
+   */
+  readonly known: { totals?: { readonly n: number; readonly avgdl: number }; readonly df: Map<string, number> };
 }
 
-const reachOf = (query: SearchQuery): Reach => ({ scopes: [...new Set(query.scopes)], prefixes: [...new Set(query.scopePrefixes ?? [])] });
+const reachOf = (query: SearchQuery): Reach => ({
+  scopes: [...new Set(query.scopes)],
+  prefixes: [...new Set(query.scopePrefixes ?? [])],
+  known: { df: new Map() },
+});
+
+/** BM25's IDF of a term `df` of `n` documents hold. */
+const idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
 
 /** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
 export function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
@@ -636,25 +649,42 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   /** The scopes' document count and average length, and each term's document frequency and BM25 factor there (terms in no document left out). */
   async #statistics(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[]): Promise<Statistics> {
     const { k1, b } = this.#ranking;
-    const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null }>(
-      `SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
-         FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)}
-       UNION ALL
-       SELECT term, sum(df)::float8, NULL FROM search_term_df
-        WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
-      [tenantId, terms.map((t) => t.term), scopes.scopes, scopes.prefixes],
+    const { n, avgdl } = await this.#learn(
+      tenantId,
+      scopes,
+      terms.map((t) => t.term),
     );
-    const head = rows.find((r) => r.term === null);
-    const n = Number(head?.n ?? 0);
-    const avgdl = Number(head?.avgdl ?? 1) || 1;
-    const df = new Map(rows.filter((r) => r.term !== null).map((r) => [r.term ?? '', Number(r.n)]));
     const out: StatTerm[] = [];
     for (const t of terms) {
-      const d = df.get(t.term) ?? 0;
+      const d = scopes.known.df.get(t.term) ?? 0;
       if (d <= 0) continue;
-      out.push({ ...t, df: d, factor: t.weight * Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (k1 + 1) });
+      out.push({ ...t, df: d, factor: t.weight * idf(n, d) * (k1 + 1) });
     }
     return { n, terms: out, lengthFree: k1 * (1 - b), lengthPerUnit: (k1 * b) / avgdl };
+  }
+
+  /**
+   * Reads into `scopes.known` the scopes' totals and the document frequencies of the terms it
+   * does not hold yet, in one statement (none when it holds them all), and returns the totals.
+   */
+  async #learn(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<{ n: number; avgdl: number }> {
+    const { known } = scopes;
+    const missing = [...new Set(terms)].filter((t) => !known.df.has(t));
+    if (missing.length > 0 || known.totals === undefined) {
+      const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null }>(
+        `SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
+           FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)}
+         UNION ALL
+         SELECT term, sum(df)::float8, NULL FROM search_term_df
+          WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
+        [tenantId, missing, scopes.scopes, scopes.prefixes],
+      );
+      const head = rows.find((r) => r.term === null);
+      known.totals = { n: Number(head?.n ?? 0), avgdl: Number(head?.avgdl ?? 1) || 1 };
+      for (const term of missing) known.df.set(term, 0);
+      for (const row of rows) if (row.term !== null) known.df.set(row.term, Number(row.n));
+    }
+    return known.totals;
   }
 
   /**
@@ -685,8 +715,11 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       scopes,
       shared.map(([term]) => term),
     );
-    const idf = new Map([...dfs].map(([term, df]) => [term, Math.log(1 + (n - df + 0.5) / (df + 0.5))]));
-    const weighted = shared.map(([term, c]) => ({ term, w: c.sum * (idf.get(term) ?? 0) })).sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
+    const idfOf = (term: string) => {
+      const df = dfs.get(term) ?? 0;
+      return df > 0 ? idf(n, df) : 0;
+    };
+    const weighted = shared.map(([term, c]) => ({ term, w: c.sum * idfOf(term) })).sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
     const chosen = weighted.slice(0, feedback.terms);
     const maxW = chosen[0]?.w ?? 0;
     if (maxW <= 0) return [];
@@ -765,13 +798,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return out;
   }
 
-  /** How many documents in the scopes hold each term (its document frequency there). */
+  /** How many documents in the scopes hold each term (its document frequency there; 0 when none does). */
   async #visibleCounts(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<Map<string, number>> {
-    const rows = await this.#db.query<{ term: string; n: string }>(
-      `SELECT term, sum(df) AS n FROM search_term_df WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
-      [tenantId, terms, scopes.scopes, scopes.prefixes],
-    );
-    return new Map(rows.map((r) => [r.term, Number(r.n)]));
+    await this.#learn(tenantId, scopes, terms);
+    return new Map(terms.map((t) => [t, scopes.known.df.get(t) ?? 0]));
   }
 
   async #hits(
