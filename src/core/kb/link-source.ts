@@ -4,7 +4,7 @@ import type { KbFileGraphSource } from '../../../connectors/graph/projection.ts'
 import type { ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
 import { KB_TEXT_MAX_BYTES } from './files.ts';
-import { headText, shownFiles } from './projection.ts';
+import { headTexts, shownFiles } from './projection.ts';
 import { hasReferences, referencesOf } from './text/references.ts';
 
 /*
@@ -18,9 +18,17 @@ export function kbFileGraphSource(blob: BlobStore): KbFileGraphSource {
   return {
     async load(tx: Queryable, refs: readonly ResourceRef[], signal: AbortSignal) {
       const loaded: { file: KbFileNode; links: KbLinkInput[] }[] = [];
-      for (const { tenantId, file } of await shownFiles(tx, refs)) {
-        // A text file is at most KB_TEXT_MAX_BYTES.
-        const links = hasReferences(file) ? referencesOf(await headText(blob, file, KB_TEXT_MAX_BYTES, signal), file.path).references : [];
+      const shown = await shownFiles(tx, refs);
+      // A text file is at most KB_TEXT_MAX_BYTES.
+      const texts = await headTexts(
+        blob,
+        shown.map((s) => s.file),
+        KB_TEXT_MAX_BYTES,
+        signal,
+        hasReferences,
+      );
+      for (const [i, { tenantId, file }] of shown.entries()) {
+        const links = hasReferences(file) ? referencesOf(texts[i]!, file.path).references : [];
         loaded.push({
           file: { tenantId, kbId: file.kbId, fileId: file.id, path: file.path, kind: file.kind, mediaType: file.mediaType },
           links: links.map((l) => ({ type: l.type, key: l.key, target: l.target, paths: l.paths, name: l.name })),

@@ -4,7 +4,7 @@ import type { SearchDocument, SearchSource } from '../../../connectors/search/co
 import { SEARCH_BODY_MAX_BYTES } from '../../../connectors/search/contract.ts';
 import type { Queryable } from '../../store/db.ts';
 import { readAsset } from '../kb/asset-rows.ts';
-import { headText, kbFileResourceKey, shownFiles } from '../kb/projection.ts';
+import { headTexts, kbFileResourceKey, shownFiles } from '../kb/projection.ts';
 import { parseFrontMatter } from '../kb/text/front-matter.ts';
 import { analyzerLanguage } from './analyzer.ts';
 
@@ -41,10 +41,15 @@ export function kbFileSearchSource(blob: BlobStore): SearchSource {
         ).map((t) => [t.id, analyzerLanguage(t.language)]),
       );
       const docs: SearchDocument[] = [];
-      for (const { tenantId, file } of files) {
-        let body: string;
-        if (file.kind === 'asset') body = (await readAsset(tx, tenantId, file.id, file.version))?.companion ?? '';
-        else body = await headText(blob, file, SEARCH_BODY_MAX_BYTES, signal);
+      const texts = await headTexts(
+        blob,
+        files.map((f) => f.file),
+        SEARCH_BODY_MAX_BYTES,
+        signal,
+        (file) => file.kind !== 'asset',
+      );
+      for (const [i, { tenantId, file }] of files.entries()) {
+        const body = file.kind === 'asset' ? ((await readAsset(tx, tenantId, file.id, file.version))?.companion ?? '') : texts[i]!;
         docs.push({
           tenantId,
           id: kbFileResourceKey(file.id),
