@@ -22,8 +22,14 @@ const snowball = createRequire(import.meta.url)('snowball-stemmers') as Snowball
 /** Words longer than this are not terms (hashes, base64, minified code): at most 48 code points. */
 export const TERM_MAX_CHARS = 48;
 
-/** Stemmed forms kept per language, so a word is stemmed once however often it is seen. */
-const STEM_CACHE_MAX = 200_000;
+/**
+ * Words kept per language with their terms, so a word is normalised and stemmed once however
+ * often it is seen (indexing spent most of its time there). Words longer than
+ * TERM_CACHE_WORD_MAX UTF-16 units are worked out each time, so the cache stays bounded in
+ * bytes too (about 200,000 × 200 units at most).
+ */
+const TERM_CACHE_MAX = 200_000;
+const TERM_CACHE_WORD_MAX = 4 * 48;
 
 // A small stop list, as the textbook BM25 figure uses: words that carry no topic of their own.
 // Question words are in it because agents ask questions ("what is known about ...").
@@ -132,7 +138,8 @@ export class Analyzer {
   readonly #stemmer: Stemmer | undefined;
   readonly #stop: ReadonlySet<string>;
   readonly #foldMarks: boolean;
-  readonly #cache = new Map<string, string>();
+  /** Word as written → its term, or null for a stop word or a word too long to be one. */
+  readonly #cache = new Map<string, string | null>();
 
   constructor(language: string) {
     this.language = snowball.algorithms().includes(language) ? language : 'simple';
@@ -143,15 +150,21 @@ export class Analyzer {
 
   /** The term of one word as written, or undefined for a stop word or a word too long to be one. */
   term(word: string): string | undefined {
+    const cached = this.#cache.get(word);
+    if (cached !== undefined) return cached ?? undefined;
+    const term = this.#termOf(word);
+    if (word.length <= TERM_CACHE_WORD_MAX) {
+      if (this.#cache.size >= TERM_CACHE_MAX) this.#cache.clear();
+      this.#cache.set(word, term ?? null);
+    }
+    return term;
+  }
+
+  #termOf(word: string): string | undefined {
     const lower = word.normalize('NFKC').toLowerCase();
     const folded = this.#foldMarks ? lower.normalize('NFD').replace(MARKS, '').normalize('NFC') : lower;
     if (folded.length === 0 || [...folded].length > TERM_MAX_CHARS || this.#stop.has(folded)) return undefined;
-    const cached = this.#cache.get(folded);
-    if (cached !== undefined) return cached;
-    const stem = this.#stemmer === undefined ? folded : this.#stemmer.stem(folded) || folded;
-    if (this.#cache.size >= STEM_CACHE_MAX) this.#cache.clear();
-    this.#cache.set(folded, stem);
-    return stem;
+    return this.#stemmer === undefined ? folded : this.#stemmer.stem(folded) || folded;
   }
 
   /** The tokens of a text, in order; stop words count for positions but yield no token. */
