@@ -39,10 +39,14 @@ export interface RankingOptions {
   /**
    * Leaving frequent terms out of a query's candidates (see #pruned): a term is left out only
    * when at least `dfMin` documents hold it (below that, scoring its postings costs less than
-   * looking it up), and while the left-out terms' factors together stay below `share` of the
-   * smallest kept one. `dfMin` Infinity scores every posting.
+   * looking it up), and while the left-out terms' factors together stay below the larger of
+   * `share` of the smallest kept one and `reach` times the largest factor of a term that at
+   * least `limit` documents hold (what the `limit`-th best score is expected to reach: a
+   * document holding such a term once, at the average length, scores 1 / (1 + k1) ≈ 0.45 of
+   * its factor). Either way the result is checked, so a guess too bold costs time, never
+   * results. `dfMin` Infinity scores every posting.
    */
-  readonly prune: { readonly dfMin: number; readonly share: number };
+  readonly prune: { readonly dfMin: number; readonly share: number; readonly reach: number };
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
@@ -50,7 +54,7 @@ export const DEFAULT_RANKING: RankingOptions = {
   b: 0.75,
   weights: { path: 3, title: 2, body: 1 },
   feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 100 },
-  prune: { dfMin: 2_000, share: 0.25 },
+  prune: { dfMin: 2_000, share: 0.25, reach: 0.4 },
 };
 
 /** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
@@ -62,12 +66,20 @@ const TYPO_CANDIDATES_MAX = 20_000;
 /** Documents written (PGlite) before the search tables are first analysed; see #analyzeWhenDue. */
 const ANALYZE_AFTER_MIN = 1_000;
 /**
- * One posting's (p's) BM25 score, from the parameters named: the term's factor (weight × IDF ×
- * (k1 + 1), in `factors` at the term's place in `terms`) × tf / (tf + K), where K is
- * k1·(1 − b) (`free`) + k1·b·length / avgdl (`perUnit` per unit of length).
+ * The postings `p` of the query's terms, each beside its term's row `q` (q.term, q.factor,
+ * q.original) from the parallel arrays `terms`, `factors` and `originals`: one index scan per
+ * term, and the factor read from the joined row rather than looked up in the arrays per posting
+ * (array_position per posting was a third of a full scoring's time at 100 k files).
  */
-const scoreSql = (terms: string, factors: string, free: string, perUnit: string) =>
-  `(${factors}::float8[])[array_position(${terms}::text[], p.term)] * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
+const termPostingsSql = (terms: string, factors: string, originals: string) =>
+  `unnest(${terms}::text[], ${factors}::float8[], ${originals}::boolean[]) AS q(term, factor, original)
+   JOIN search_postings p ON p.term = q.term`;
+/**
+ * One posting's (p's) BM25 score, beside its term's row q (termPostingsSql): the term's factor
+ * (weight × IDF × (k1 + 1)) × tf / (tf + K), where K is k1·(1 − b) (`free`) + k1·b·length /
+ * avgdl (`perUnit` per unit of length).
+ */
+const scoreSql = (free: string, perUnit: string) => `q.factor * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
 
@@ -550,14 +562,17 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     }
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
+    // Only documents holding a term of the query itself are results; when every term is one
+    // (no feedback terms), every document found is, and nothing needs telling apart.
+    const mixed = scored.some((t) => !t.original);
     const rows = await this.#db.query<ScoredRow & { total: string }>(
-      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score, bool_or(($4::boolean[])[array_position($2::text[], p.term)]) AS has_original
-                    FROM search_postings p
-                   WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
+      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$6', '$7')}) AS score${mixed ? ', bool_or(q.original) AS has_original' : ''}
+                    FROM ${termPostingsSql('$2', '$3', '$4')}
+                   WHERE p.tenant_id = $1 AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
                    GROUP BY p.doc_no)
       SELECT s.doc_no, s.score, count(*) OVER () AS total
         FROM s ${join}
-       WHERE s.has_original
+       ${mixed ? 'WHERE s.has_original' : ''}
        ORDER BY s.score DESC, s.doc_no
        LIMIT $8`,
       [
@@ -591,16 +606,17 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
    */
   async #pruned(query: SearchQuery, scopes: Reach, stats: Statistics, limit: number) {
     const terms = [...stats.terms].sort((x, y) => x.factor - y.factor || y.df - x.df);
-    // The frequent terms' factors together stay well below the smallest one kept (a share of
-    // it): a document holding a kept term once scores about factor / (1 + k1), so the check
-    // below rarely fails.
-    const { dfMin, share } = this.#ranking.prune;
+    // The frequent terms' factors together stay below what the `limit`-th score is expected
+    // to reach (RankingOptions.prune), so the check below rarely fails. The term `expected`
+    // is drawn from is never left out: the bound stays below a share of its own factor.
+    const { dfMin, share, reach } = this.#ranking.prune;
+    const expected = reach * Math.max(0, ...terms.filter((t) => t.df >= limit).map((t) => t.factor));
     let frequent = 0;
     let bound = 0;
     while (frequent < terms.length - 1) {
       const next = terms[frequent]!;
       const after = terms[frequent + 1]!;
-      if (next.df < dfMin || bound + next.factor >= share * after.factor) break;
+      if (next.df < dfMin || bound + next.factor >= Math.max(share * after.factor, expected)) break;
       bound += next.factor;
       frequent++;
     }
@@ -612,15 +628,15 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const scoped = scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0);
     const rows = await this.#db.query<ScoredRow & { candidates: string }>(
       `WITH e AS MATERIALIZED (
-          SELECT p.doc_no, p.scope, sum(${scoreSql('$2', '$3', '$6', '$7')}) AS score FROM search_postings p
-           WHERE p.tenant_id = $1 AND p.term = ANY($2::text[]) AND ${scoped} GROUP BY p.doc_no, p.scope),
+          SELECT p.doc_no, p.scope, sum(${scoreSql('$6', '$7')}) AS score FROM ${termPostingsSql('$2', '$3', '$12')}
+           WHERE p.tenant_id = $1 AND ${scoped} GROUP BY p.doc_no, p.scope),
         th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $8 - 1),
         top AS (SELECT e.doc_no, e.scope, e.score FROM e WHERE e.score + $10::float8 >= coalesce((SELECT score FROM th), 0)),
         -- A document's postings all carry its scope (found readable above), so each lookup is the whole postings key.
         scored AS (
           SELECT top.doc_no, top.score + coalesce((
-                   SELECT sum(${scoreSql('$4', '$11', '$6', '$7')}) FROM search_postings p
-                    WHERE p.tenant_id = $1 AND p.term = ANY($4::text[]) AND p.scope = top.scope AND p.doc_no = top.doc_no), 0) AS score
+                   SELECT sum(${scoreSql('$6', '$7')}) FROM ${termPostingsSql('$4', '$11', '$13')}
+                    WHERE p.tenant_id = $1 AND p.scope = top.scope AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
       SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $8`,
       [
@@ -635,6 +651,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         scopes.prefixes,
         margin,
         skipped.map((t) => t.factor),
+        essential.map((t) => t.original),
+        skipped.map((t) => t.original),
       ],
     );
     const last = rows[limit - 1];

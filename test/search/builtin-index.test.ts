@@ -108,8 +108,8 @@ for (const backend of storeBackends()) {
     const ranked = (answer: { hits: readonly { id: string; score: number }[] }) => answer.hits.map((h) => `${h.id}:${h.score}`);
     before(async () => {
       store = await backend.open({ migrated: true });
-      pruning = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: 10, share: 0.25 } } });
-      full = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25 } } });
+      pruning = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: 10, share: 0.25, reach: 0.4 } } });
+      full = new BuiltinSearchBackend(store.db, { ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } } });
       await write(store.db, full, docs);
     });
     after(() => store?.dispose());
