@@ -14,7 +14,7 @@
  *    single-file writes through `write_files`, each followed by `search` polls until it is found.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,7 +36,7 @@ import type { Corpus } from './corpus.ts';
 import { generateCorpus } from './corpus.ts';
 import { adminQuery, machineInfo } from './machine.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
-import { openBenchStore } from './store.ts';
+import { openBenchStore, reopenBenchStore } from './store.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const SCOPES = 'context.read context.write';
@@ -80,6 +80,8 @@ const { values: flags } = parseArgs({
     load: { type: 'string' },
     replicas: { type: 'string' },
     name: { type: 'string' },
+    keep: { type: 'boolean' },
+    reuse: { type: 'string' },
     'results-dir': { type: 'string' },
   },
   strict: true,
@@ -117,6 +119,10 @@ const settings = {
   load: oneOf('--load (BENCH_LOAD)', setting(flags.load, 'BENCH_LOAD'), ['mcp', 'core'], files > MCP_LOAD_MAX_FILES ? 'core' : 'mcp'),
   replicas: (setting(flags.replicas, 'BENCH_REPLICAS') ?? '1,2').split(',').map((r) => whole('--replicas (BENCH_REPLICAS)', r.trim(), 1, 1)),
   seed: 13,
+  /** Keep the loaded store after the run (its description goes to a `.store.json` file), for `--reuse`. */
+  keep: flags.keep === true,
+  /** A `.store.json` file a `--keep` run wrote: measure searches on that store again, without loading or draining. */
+  reuse: setting(flags.reuse, 'BENCH_REUSE'),
 };
 if (store === 'postgres' && serverUrl === undefined) throw new Error('--store postgres needs BENCH_DATABASE_URL or KGW_TEST_DATABASE_URL');
 const meiliUrl = setting(undefined, 'MEILI_URL') ?? setting(undefined, 'KGW_TEST_MEILI_URL');
@@ -206,10 +212,27 @@ async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } 
   return { links };
 }
 
-/** Rows waiting per projection; for search only the KB files' rows (the seeded organisation's Knowledge has a few too). */
+/** Whether the search rows of a projection count: for search only the KB files' rows (the seeded organisation's Knowledge has a few too). */
+const COUNTED = "(projection <> 'search' OR resource_key LIKE 'kb_file:%')";
+
+/**
+ * The projections that still have a counted row waiting. One probe per projection along the
+ * outbox's (projection, id) index, which stops at the first row: counting the whole backlog
+ * every poll (200,000 rows at 100 k files) kept a core of the store busy, slowing the drain it measured.
+ */
+async function stillPending(db: Db): Promise<Set<string>> {
+  const rows = await db.query<{ projection: string }>(
+    `SELECT p.projection FROM unnest($1::text[]) AS p(projection)
+      WHERE EXISTS (SELECT 1 FROM outbox WHERE projection = p.projection AND ${COUNTED})`,
+    [[...PROJECTIONS]],
+  );
+  return new Set(rows.map((r) => r.projection));
+}
+
+/** Rows waiting per projection (the counted ones, see COUNTED). */
 async function pendingByProjection(db: Db): Promise<Map<string, number>> {
   const rows = await db.query<{ projection: string; n: string | number }>(
-    "SELECT projection, count(*) FILTER (WHERE projection <> 'search' OR resource_key LIKE 'kb_file:%') AS n FROM outbox GROUP BY projection",
+    `SELECT projection, count(*) FILTER (WHERE ${COUNTED}) AS n FROM outbox GROUP BY projection`,
   );
   return new Map(rows.map((r) => [r.projection, Number(r.n)]));
 }
@@ -249,11 +272,11 @@ async function drain(config: ReturnType<typeof loadConfig>, handles: readonly Db
   let problem: string | undefined;
   try {
     while (seconds.size < PROJECTIONS.length) {
-      const pending = await pendingByProjection(db);
+      const pending = await stillPending(db);
       const elapsed = (performance.now() - started) / 1000;
-      for (const projection of PROJECTIONS) if (!seconds.has(projection) && (pending.get(projection) ?? 0) === 0) seconds.set(projection, elapsed);
+      for (const projection of PROJECTIONS) if (!seconds.has(projection) && !pending.has(projection)) seconds.set(projection, elapsed);
       if (elapsed * 1000 > DRAIN_LIMIT_MS) {
-        problem = `not drained within ${DRAIN_LIMIT_MS / 60_000} minutes: ${JSON.stringify(Object.fromEntries(pending))} rows left`;
+        problem = `not drained within ${DRAIN_LIMIT_MS / 60_000} minutes: ${JSON.stringify(Object.fromEntries(await pendingByProjection(db)))} rows left`;
         break;
       }
       if (seconds.size < PROJECTIONS.length) await sleep(DRAIN_POLL_MS);
@@ -317,10 +340,12 @@ const probeWord = (n: number): string =>
 async function measureWriteToSearchable(client: Client, kbId: string, count: number) {
   const searchable: number[] = [];
   const writeCalls: number[] = [];
+  const run = randomBytes(4).toString('hex');
   let timeouts = 0;
   for (let n = 0; n < count; n += 1) {
     const token = probeWord(n);
-    const filePath = `probes/p${String(n).padStart(4, '0')}.md`;
+    // A folder per run, so a kept store can be measured again (`--reuse`) with new files.
+    const filePath = `probes/${run}/p${String(n).padStart(4, '0')}.md`;
     const started = performance.now();
     const answer = (await callStructured(client, 'write_files', {
       kb_id: kbId,
@@ -375,6 +400,16 @@ function markdown(report: Record<string, unknown> & { results: Results }): strin
   return lines.join('\n');
 }
 
+/** What `--keep` writes and `--reuse` reads: a loaded, drained store to search again. */
+interface KeptStore {
+  location: string;
+  dataDir: string;
+  kbId: string;
+  load: Results['load'];
+  projection: DrainFigures[];
+  meiliIndex?: string;
+}
+
 interface Results {
   load: { via: 'mcp' | 'core'; files: number; bytes: number; links: number; seconds: number; filesPerSec: number };
   projection: DrainFigures[];
@@ -386,7 +421,6 @@ interface Results {
 async function main(): Promise<void> {
   const machine = machineInfo();
   const loadAverageStart = loadAverage();
-  const corpus = generateCorpus(settings.files, settings.seed);
   const meiliIndex = `kgw_bench_search_${randomBytes(4).toString('hex')}`;
 
   const undo: (() => Promise<void>)[] = [];
@@ -402,71 +436,104 @@ async function main(): Promise<void> {
     });
 
   try {
-    console.log(`bench ${name}: ${settings.files} files, engine ${settings.engine}, store ${settings.store}, load through ${settings.load}`);
-    const opened = await openBenchStore(settings.store === 'postgres' ? serverUrl : undefined, { poolMax: POOL_MAX, prefix: 'kgw-bench-search' });
-    undo.push(() => opened.dispose());
-    await migrate(opened.db);
-    await seedOrg(opened.db, ORG_YAML);
+    console.log(
+      settings.reuse === undefined
+        ? `bench ${name}: ${settings.files} files, engine ${settings.engine}, store ${settings.store}, load through ${settings.load}`
+        : `bench ${name}: searches on the kept store ${settings.reuse}, engine ${settings.engine}`,
+    );
+    const kept: KeptStore | undefined = settings.reuse === undefined ? undefined : (JSON.parse(await readFile(settings.reuse, 'utf8')) as KeptStore);
+    // A kept store holds the corpus of its own size: the same seed makes the same queries.
+    const corpus = generateCorpus(kept?.load.files ?? settings.files, settings.seed);
+    const opened =
+      kept === undefined
+        ? await openBenchStore(settings.store === 'postgres' ? serverUrl : undefined, { poolMax: POOL_MAX, prefix: 'kgw-bench-search' })
+        : await reopenBenchStore(kept.location, { poolMax: POOL_MAX });
+    undo.push(() => (settings.keep || kept !== undefined ? opened.close() : opened.dispose()));
+    const dataDir = kept?.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-search-data-')));
+    if (!settings.keep && kept === undefined) undo.push(() => rm(dataDir, { recursive: true, force: true }));
+    if (kept === undefined) {
+      await migrate(opened.db);
+      await seedOrg(opened.db, ORG_YAML);
+    }
     const token = await issueToken(opened.db, CALLER.tenant, CALLER.principal, SCOPES);
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-search-data-'));
-    undo.push(() => rm(dataDir, { recursive: true, force: true }));
     const env: Record<string, string> = {
       KGW_PORT: '0',
       KGW_LOG_LEVEL: 'error',
       KGW_DATA_DIR: dataDir,
       KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
       ...(settings.engine === 'meilisearch'
-        ? { MEILI_URL: meiliUrl!, MEILI_INDEX: meiliIndex, ...(meiliKey === undefined ? {} : { MEILI_API_KEY: meiliKey }) }
+        ? { MEILI_URL: meiliUrl!, MEILI_INDEX: kept?.meiliIndex ?? meiliIndex, ...(meiliKey === undefined ? {} : { MEILI_API_KEY: meiliKey }) }
         : {}),
     };
-    if (settings.engine === 'meilisearch')
+    if (settings.engine === 'meilisearch' && !settings.keep && kept === undefined)
       undo.push(async () => {
         const meili = new Meilisearch({ host: meiliUrl!, ...(meiliKey === undefined ? {} : { apiKey: meiliKey }) });
         await meili.deleteIndex(meiliIndex).waitTask();
       });
     const config = loadConfig(env);
 
-    // 1. Load, with no projection running: the outbox keeps every row for step 2.
-    const loader = await startGateway(opened.db, env, { projections: { projections: [], rebuilders: [] } });
-    const loaderClient = await connectClient(`${loader.url}/atmina/mcp`, token);
-    const kbId = await createKb(loaderClient, 'Bench notes');
-    const loadStarted = performance.now();
-    const { links } = await loadCorpus(
-      corpus,
-      kbId,
-      settings.load === 'mcp' ? { client: loaderClient } : { db: opened.db, blob: loader.gateway.services.blob, token },
-    );
-    const loadSeconds = (performance.now() - loadStarted) / 1000;
-    await loaderClient.close();
-    await loader.close();
-    let bytes = 0;
-    for (let n = 0; n < corpus.files; n += 1) bytes += Buffer.byteLength(corpus.file(n).content);
-    const load = { via: settings.load, files: settings.files, bytes, links, seconds: round(loadSeconds, 2), filesPerSec: round(settings.files / loadSeconds) };
-    console.log(`- loaded ${settings.files} files through ${settings.load} in ${load.seconds} s (${load.filesPerSec} files/s)`);
-
-    // 2. Projection throughput: the first run drains the load's rows; later runs rebuild first.
-    const handles = [opened.db, ...Array.from({ length: Math.max(...settings.replicas) - 1 }, () => opened.second())];
+    let kbId: string;
+    let load: Results['load'];
     const projection: DrainFigures[] = [];
-    for (const [i, replicas] of settings.replicas.entries()) {
-      if (i > 0) {
-        const services = await openServices(config, opened.db);
-        try {
-          for (const p of PROJECTIONS) await rebuildProjection(opened.db, services.services.projections, p);
-        } finally {
-          await services.close();
-        }
-      }
-      const figures = await drain(config, handles, replicas);
-      if (figures.problem === undefined && figures.graphLinks !== links) figures.problem = `the graph kept ${figures.graphLinks} of ${links} references`;
-      projection.push(figures);
-      console.log(
-        `- ${replicas} replica${replicas === 1 ? '' : 's'}: ` +
-          PROJECTIONS.map(
-            (p) => `${p} ${figures.projections[p]!.rows} rows in ${figures.projections[p]!.seconds} s (${figures.projections[p]!.rowsPerSec} rows/s)`,
-          ).join(', ') +
-          `; searchable and linked after ${figures.allSeconds} s, ${figures.graphLinks} of ${links} references kept` +
-          (figures.problem === undefined ? '' : `  FAILED: ${figures.problem}`),
+    if (kept !== undefined) {
+      ({ kbId, load } = kept);
+      projection.push(...kept.projection);
+    } else {
+      // 1. Load, with no projection running: the outbox keeps every row for step 2.
+      const loader = await startGateway(opened.db, env, { projections: { projections: [], rebuilders: [] } });
+      const loaderClient = await connectClient(`${loader.url}/atmina/mcp`, token);
+      kbId = await createKb(loaderClient, 'Bench notes');
+      const loadStarted = performance.now();
+      const { links } = await loadCorpus(
+        corpus,
+        kbId,
+        settings.load === 'mcp' ? { client: loaderClient } : { db: opened.db, blob: loader.gateway.services.blob, token },
       );
+      const loadSeconds = (performance.now() - loadStarted) / 1000;
+      await loaderClient.close();
+      await loader.close();
+      let bytes = 0;
+      for (let n = 0; n < corpus.files; n += 1) bytes += Buffer.byteLength(corpus.file(n).content);
+      load = { via: settings.load, files: settings.files, bytes, links, seconds: round(loadSeconds, 2), filesPerSec: round(settings.files / loadSeconds) };
+      console.log(`- loaded ${settings.files} files through ${settings.load} in ${load.seconds} s (${load.filesPerSec} files/s)`);
+
+      // 2. Projection throughput: the first run drains the load's rows; later runs rebuild first.
+      const handles = [opened.db, ...Array.from({ length: Math.max(...settings.replicas) - 1 }, () => opened.second())];
+      for (const [i, replicas] of settings.replicas.entries()) {
+        if (i > 0) {
+          const services = await openServices(config, opened.db);
+          try {
+            for (const p of PROJECTIONS) await rebuildProjection(opened.db, services.services.projections, p);
+          } finally {
+            await services.close();
+          }
+        }
+        const figures = await drain(config, handles, replicas);
+        if (figures.problem === undefined && figures.graphLinks !== links) figures.problem = `the graph kept ${figures.graphLinks} of ${links} references`;
+        projection.push(figures);
+        console.log(
+          `- ${replicas} replica${replicas === 1 ? '' : 's'}: ` +
+            PROJECTIONS.map(
+              (p) => `${p} ${figures.projections[p]!.rows} rows in ${figures.projections[p]!.seconds} s (${figures.projections[p]!.rowsPerSec} rows/s)`,
+            ).join(', ') +
+            `; searchable and linked after ${figures.allSeconds} s, ${figures.graphLinks} of ${links} references kept` +
+            (figures.problem === undefined ? '' : `  FAILED: ${figures.problem}`),
+        );
+      }
+      if (settings.keep) {
+        const description: KeptStore = {
+          location: opened.location,
+          dataDir,
+          kbId,
+          load,
+          projection,
+          ...(settings.engine === 'meilisearch' ? { meiliIndex } : {}),
+        };
+        await mkdir(resultsDir, { recursive: true });
+        const keptFile = path.join(resultsDir, `${name}.store.json`);
+        await writeFile(keptFile, `${JSON.stringify(description, null, 2)}\n`);
+        console.log(`- kept the store: measure again with --reuse ${path.relative(process.cwd(), keptFile)}`);
+      }
     }
 
     // 3. Through a gateway as a user runs it: search latency, then write-to-searchable. On

@@ -19,44 +19,72 @@ export interface BenchStore {
   readonly databaseUrl: string | undefined;
   /** A second handle on the same store, as a second replica has: its own pool on PostgreSQL, the same PGlite. */
   second(): Db;
+  /** Where the store is, to open it again (`reopenBenchStore`): the PGlite folder or the database URL. */
+  readonly location: string;
   /** Closes every handle and removes the folder or drops the database. */
   dispose(): Promise<void>;
+  /** Closes every handle and leaves the store as it is. */
+  close(): Promise<void>;
 }
 
 /** Opens a fresh, empty store: PGlite when `serverUrl` is undefined; `poolMax` connections per pool on PostgreSQL. */
 export async function openBenchStore(serverUrl: string | undefined, options: { readonly poolMax: number; readonly prefix: string }): Promise<BenchStore> {
   if (serverUrl === undefined) {
     const dir = await mkdtemp(path.join(os.tmpdir(), `${options.prefix}-`));
-    const db = await openPglite(path.join(dir, 'pgdata'));
-    return {
-      kind: 'pglite',
-      db,
-      databaseUrl: undefined,
-      second: () => db,
-      async dispose() {
-        await db.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    return pgliteStore(dir);
   }
   const database = `kgw_bench_${randomBytes(6).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${database}`);
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
-  const db = openPostgres(url.toString(), { max: options.poolMax });
+  return postgresStore(url.toString(), options.poolMax, serverUrl);
+}
+
+/** A store a bench kept (`BenchStore.location`): a PGlite folder, or a `postgres://` URL. */
+export async function reopenBenchStore(location: string, options: { readonly poolMax: number }): Promise<BenchStore> {
+  return /^postgres(ql)?:/.test(location) ? postgresStore(location, options.poolMax) : pgliteStore(location);
+}
+
+async function pgliteStore(dir: string): Promise<BenchStore> {
+  const db = await openPglite(path.join(dir, 'pgdata'));
+  return {
+    kind: 'pglite',
+    db,
+    databaseUrl: undefined,
+    location: dir,
+    second: () => db,
+    close: () => db.close(),
+    async dispose() {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `adminUrl`: a database of the same server to drop this one from (by default its `postgres` database). */
+function postgresStore(databaseUrl: string, poolMax: number, adminUrl?: string): BenchStore {
+  const db = openPostgres(databaseUrl, { max: poolMax });
   const others: Db[] = [];
+  const close = async () => {
+    await Promise.all([db, ...others].map((d) => d.close()));
+  };
   return {
     kind: 'postgres',
     db,
-    databaseUrl: url.toString(),
+    databaseUrl,
+    location: databaseUrl,
     second() {
-      const other = openPostgres(url.toString(), { max: options.poolMax });
+      const other = openPostgres(databaseUrl, { max: poolMax });
       others.push(other);
       return other;
     },
+    close,
     async dispose() {
-      await Promise.all([db, ...others].map((d) => d.close()));
-      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await close();
+      const url = new URL(databaseUrl);
+      const database = url.pathname.slice(1);
+      url.pathname = '/postgres';
+      await adminQuery(adminUrl ?? url.toString(), `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     },
   };
 }
