@@ -923,14 +923,16 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return { backend: this.name, documents: Number(row?.documents ?? 0), tenants: Number(row?.tenants ?? 0) };
   }
 
+  /**
+   * Empties the index for a rebuild. TRUNCATE, not DELETE: deleting left every page and index
+   * entry behind as dead space that the rebuilt index then grew around, and searches on a
+   * 100 k-file index rebuilt that way were several times slower (p95 255 ms against 67 ms for
+   * keywords) than on the same files imported once. search_vectors goes too, as DELETE's
+   * cascade took it (its rows hang off search_docs). TRUNCATE waits for the writers holding
+   * these tables; if that ever closes a cycle, Db.tx retries the deadlock.
+   */
   async clear(): Promise<void> {
-    await this.#db.tx(async (tx) => {
-      await tx.query('DELETE FROM search_postings');
-      await tx.query('DELETE FROM search_term_df');
-      await tx.query('DELETE FROM search_docs');
-      await tx.query('DELETE FROM search_scopes');
-      await tx.query('DELETE FROM search_terms');
-    });
+    await this.#db.tx((tx) => tx.query('TRUNCATE search_docs, search_vectors, search_postings, search_terms, search_term_df, search_scopes'));
   }
 
   /** The engine answers when its store does (its tables come with the store's migrations, which kgw doctor reports). */

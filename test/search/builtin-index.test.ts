@@ -88,6 +88,34 @@ for (const backend of storeBackends()) {
       assert.equal(answer.total, docs.length);
       assert.equal(answer.hits.length, 10);
     });
+
+    // Last in this suite: clearing empties the index of every tenant.
+    it('empties the index for a rebuild while another writer adds documents, leaving that writer whole or not at all', async () => {
+      const before = randomUUID();
+      const during = randomUUID();
+      await write(store.db, engine, [searchDocument({ tenantId: before, id: 'a', scope: 'kb:one', body: 'wing flap' })]);
+      const other = store.databaseUrl === undefined ? store.db : openPostgres(store.databaseUrl, { max: 2 });
+      try {
+        const otherEngine = new BuiltinSearchBackend(other);
+        const docs = Array.from({ length: 40 }, (_, i) => searchDocument({ tenantId: during, id: `d${i}`, scope: 'kb:one', body: `rudder trim ${i}` }));
+        await Promise.all([engine.clear(), write(other, otherEngine, docs)]);
+      } finally {
+        if (other !== store.db) await other.close();
+      }
+      const gone = await engine.search({ tenantId: before, text: 'wing', language: 'english', scopes: ['kb:one'], limit: 10, snippets: 0 });
+      assert.equal(gone.total, 0);
+      const [kept] = await store.db.query<{ docs: number; scoped: number | null }>(
+        `SELECT (SELECT count(*)::int FROM search_docs WHERE tenant_id = $1) AS docs,
+                (SELECT docs FROM search_scopes WHERE tenant_id = $1 AND scope = 'kb:one') AS scoped`,
+        [during],
+      );
+      assert.ok(kept?.docs === 0 || kept?.docs === 40, `the concurrent batch is whole or absent, got ${kept?.docs}`);
+      assert.equal(kept?.scoped ?? 0, kept?.docs);
+      assert.deepEqual(await dfMismatches(store.db, during), []);
+      await write(store.db, engine, [searchDocument({ tenantId: before, id: 'a', scope: 'kb:one', body: 'wing flap' })]);
+      const again = await engine.search({ tenantId: before, text: 'wing', language: 'english', scopes: ['kb:one'], limit: 10, snippets: 0 });
+      assert.equal(again.total, 1);
+    });
   });
 
   describe(`the built-in engine leaving frequent terms out of the candidates on ${backend.name}`, () => {
