@@ -22,3 +22,20 @@ export async function adminQuery(serverUrl: string, sql: string): Promise<void> 
     await client.end();
   }
 }
+
+/** PostgreSQL settings that move bulk-load and search figures, recorded beside a result so it can be reproduced. */
+export const SERVER_SETTINGS = ['server_version', 'shared_buffers', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit'] as const;
+
+export async function serverSettings(serverUrl: string): Promise<Record<string, string>> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string; value: string }>(
+      `SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY($1::text[]) ORDER BY name`,
+      [SERVER_SETTINGS],
+    );
+    return Object.fromEntries(rows.map((r) => [r.name, r.value]));
+  } finally {
+    await client.end();
+  }
+}

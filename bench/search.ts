@@ -34,7 +34,7 @@ import { connectClient, issueToken, seedOrg, startGateway } from '../test/suppor
 import { callStructured, createKb, searchBackend } from './cranfield-mcp.ts';
 import type { Corpus } from './corpus.ts';
 import { generateCorpus } from './corpus.ts';
-import { adminQuery, machineInfo } from './machine.ts';
+import { adminQuery, machineInfo, serverSettings } from './machine.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
 
@@ -379,6 +379,14 @@ function markdown(report: Record<string, unknown> & { results: Results }): strin
     `# ${String(report.name)}`,
     '',
     `${String(report.date)} · ${m.cpu}, ${m.cpus} CPUs, ${m.memoryGiB} GiB, Node ${m.node} · load average (1, 5, 15 min) at start ${JSON.stringify(report.loadAverageStart)}, before searching ${JSON.stringify(report.loadAverageSearch)}, at end ${JSON.stringify(report.loadAverageEnd)}`,
+    ...(report.server === undefined
+      ? []
+      : [
+          '',
+          `PostgreSQL: ${Object.entries(report.server as Record<string, string>)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}`,
+        ]),
     '',
     `${settings.files} files (${r.load.bytes} bytes, ${r.load.links} references), engine ${settings.engine}, store ${settings.store}; loaded through ${r.load.via === 'mcp' ? 'MCP write_files' : 'the core writeFiles (not MCP)'} in ${r.load.seconds} s (${r.load.filesPerSec} files/s).`,
     '',
@@ -420,6 +428,7 @@ interface Results {
 
 async function main(): Promise<void> {
   const machine = machineInfo();
+  const server = store === 'postgres' && serverUrl !== undefined ? await serverSettings(serverUrl) : undefined;
   const loadAverageStart = loadAverage();
   const meiliIndex = `kgw_bench_search_${randomBytes(4).toString('hex')}`;
 
@@ -572,6 +581,7 @@ async function main(): Promise<void> {
       name,
       date: new Date().toISOString(),
       machine,
+      server,
       loadAverageStart,
       loadAverageSearch,
       loadAverageEnd,
