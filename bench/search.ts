@@ -14,7 +14,8 @@
  *    single-file writes through `write_files`, each followed by `search` polls until it is found.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -107,8 +108,17 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
 }
 
 const serverUrl = setting(undefined, 'BENCH_DATABASE_URL') ?? setting(undefined, 'KGW_TEST_DATABASE_URL');
-const files = whole('--files (BENCH_FILES)', setting(flags.files, 'BENCH_FILES'), 10_000, 1);
-const store = oneOf('--store (BENCH_STORE)', setting(flags.store, 'BENCH_STORE'), ['pglite', 'postgres'], 'pglite');
+/** A `.store.json` file a `--keep` run wrote: measure searches on that store again, without loading or draining. */
+const reuse = setting(flags.reuse, 'BENCH_REUSE');
+const kept: KeptStore | undefined = reuse === undefined ? undefined : (JSON.parse(readFileSync(reuse, 'utf8')) as KeptStore);
+// A kept store decides the corpus size and the store kind, whatever the flags say.
+const files = kept?.load.files ?? whole('--files (BENCH_FILES)', setting(flags.files, 'BENCH_FILES'), 10_000, 1);
+const store =
+  kept === undefined
+    ? oneOf('--store (BENCH_STORE)', setting(flags.store, 'BENCH_STORE'), ['pglite', 'postgres'], 'pglite')
+    : kept.location.startsWith('postgres') // a database URL; a PGlite store is a folder
+      ? 'postgres'
+      : 'pglite';
 const engine = oneOf('--engine (BENCH_ENGINE)', setting(flags.engine, 'BENCH_ENGINE'), ['builtin', 'meilisearch'], 'builtin');
 const settings = {
   files,
@@ -121,8 +131,7 @@ const settings = {
   seed: 13,
   /** Keep the loaded store after the run (its description goes to a `.store.json` file), for `--reuse`. */
   keep: flags.keep === true,
-  /** A `.store.json` file a `--keep` run wrote: measure searches on that store again, without loading or draining. */
-  reuse: setting(flags.reuse, 'BENCH_REUSE'),
+  reuse,
 };
 if (store === 'postgres' && serverUrl === undefined) throw new Error('--store postgres needs BENCH_DATABASE_URL or KGW_TEST_DATABASE_URL');
 const meiliUrl = setting(undefined, 'MEILI_URL') ?? setting(undefined, 'KGW_TEST_MEILI_URL');
@@ -450,9 +459,8 @@ async function main(): Promise<void> {
         ? `bench ${name}: ${settings.files} files, engine ${settings.engine}, store ${settings.store}, load through ${settings.load}`
         : `bench ${name}: searches on the kept store ${settings.reuse}, engine ${settings.engine}`,
     );
-    const kept: KeptStore | undefined = settings.reuse === undefined ? undefined : (JSON.parse(await readFile(settings.reuse, 'utf8')) as KeptStore);
-    // A kept store holds the corpus of its own size: the same seed makes the same queries.
-    const corpus = generateCorpus(kept?.load.files ?? settings.files, settings.seed);
+    // A kept store holds the corpus of its own size (settings.files): the same seed makes the same queries.
+    const corpus = generateCorpus(settings.files, settings.seed);
     const opened =
       kept === undefined
         ? await openBenchStore(settings.store === 'postgres' ? serverUrl : undefined, { poolMax: POOL_MAX, prefix: 'kgw-bench-search' })
