@@ -311,8 +311,11 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
     };
     await applyRound(1, 1);
     await applyRound(2, 2);
-    // Bigger: many new people, so the drain takes long enough to kill the replica doing it.
-    const killed = await applyRound(3, 1, 72, true);
+    // Bigger: enough new people that each tenant's rows (about 3 a person) fill several of the
+    // worker's batches (400 rows on PostgreSQL). One tenant's rows are applied batch after
+    // batch, so when the first batch's writes are seen, that tenant still has rows waiting; with
+    // 72 people a tenant fitted in one batch and the drain could end before the kill.
+    const killed = await applyRound(3, 1, 300, true);
     assert.ok(killed !== undefined && killed.backlog > 0, 'the replica was killed with rows still waiting');
     // The killed replica comes back on the same port for the next test.
     const port = (killed.killed === 'a' ? a : b)?.port;
