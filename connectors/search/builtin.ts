@@ -176,57 +176,77 @@ async function adjustScopes(tx: Queryable, deltas: Map<string, { tenantId: strin
 }
 
 /**
- * Changes to search_term_df: +1 per new posting, −1 per removed one, by tenant and scope, then
- * term. Nested maps, not one joined string key: a batch of 400 documents makes about 100 k
- * changes, and building and hashing a long key for each was a visible share of the worker's time.
+ * Changes to search_term_df: +1 per new posting, −1 per removed one, by scope number, then term.
+ * Nested maps, not one joined key: a batch of 400 documents makes about 100 k changes, and
+ * building and hashing a long key for each was a visible share of the worker's time.
  */
-type DfDeltas = Map<string, Map<string, number>>;
+type DfDeltas = Map<number, Map<string, number>>;
 
-function addDf(deltas: DfDeltas, tenantId: string, term: string, scope: string, n: number): void {
-  // uuids come back from the store in lower case; a document may name its tenant in either.
-  const key = `${tenantId.toLowerCase()}\u0000${scope}`;
-  let terms = deltas.get(key);
-  if (terms === undefined) deltas.set(key, (terms = new Map<string, number>()));
+function addDf(deltas: DfDeltas, scopeNo: number, term: string, n: number): void {
+  let terms = deltas.get(scopeNo);
+  if (terms === undefined) deltas.set(scopeNo, (terms = new Map<string, number>()));
   terms.set(term, (terms.get(term) ?? 0) + n);
 }
 
 /** Deletes the documents' postings, counting what each term's document frequency loses. */
 async function removePostings(tx: Queryable, docNos: readonly string[], deltas: DfDeltas): Promise<void> {
   if (docNos.length === 0) return;
-  const gone = await tx.query<{ tenant_id: string; term: string; scope: string; n: string }>(
-    `WITH gone AS (DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[]) RETURNING tenant_id, term, scope)
-     SELECT tenant_id, term, scope, count(*) AS n FROM gone GROUP BY tenant_id, term, scope`,
+  const gone = await tx.query<{ term: string; scope_no: number; n: string }>(
+    `WITH gone AS (DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[]) RETURNING term, scope_no)
+     SELECT term, scope_no, count(*) AS n FROM gone GROUP BY term, scope_no`,
     [docNos],
   );
-  for (const row of gone) addDf(deltas, row.tenant_id, row.term, row.scope, -Number(row.n));
+  for (const row of gone) addDf(deltas, Number(row.scope_no), row.term, -Number(row.n));
 }
 
 /** Applies document-frequency changes in one statement, in key order (so two writers never wait on each other in a cycle). */
 async function adjustDf(tx: Queryable, deltas: DfDeltas): Promise<void> {
-  const tenants: string[] = [];
   const terms: string[] = [];
-  const scopes: string[] = [];
+  const scopeNos: number[] = [];
   const counts: number[] = [];
-  for (const [key, byTerm] of deltas) {
-    const cut = key.indexOf('\u0000');
-    const tenant = key.slice(0, cut);
-    const scope = key.slice(cut + 1);
+  for (const [scopeNo, byTerm] of deltas) {
     for (const [term, n] of byTerm) {
       if (n === 0) continue;
-      tenants.push(tenant);
       terms.push(term);
-      scopes.push(scope);
+      scopeNos.push(scopeNo);
       counts.push(n);
     }
   }
   if (terms.length === 0) return;
   await tx.query(
-    `INSERT INTO search_term_df (tenant_id, term, scope, df)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[]) AS d(tenant_id, term, scope, n)
-      ORDER BY tenant_id, term COLLATE "C", scope COLLATE "C"
-     ON CONFLICT (tenant_id, term, scope) DO UPDATE SET df = search_term_df.df + EXCLUDED.df`,
-    [tenants, arrayLiteral(terms), scopes, counts],
+    `INSERT INTO search_term_df (term, scope_no, df)
+     SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS d(term, scope_no, n)
+      ORDER BY term COLLATE "C", scope_no
+     ON CONFLICT (term, scope_no) DO UPDATE SET df = search_term_df.df + EXCLUDED.df`,
+    [arrayLiteral(terms), `{${scopeNos.join(',')}}`, `{${counts.join(',')}}`],
   );
+}
+
+/**
+ * The scope numbers of the documents' scopes (by `tenant\0scope`), adding rows for scopes new
+ * to search_scopes. DO NOTHING takes no lock on a scope row that exists, so writers to one
+ * KB do not queue here: its counts are changed at the end of the transaction (adjustScopes),
+ * as before numbers existed. A second statement reads the numbers: under READ COMMITTED it sees
+ * a row another writer committed while this one waited on it, which the first would not return.
+ */
+async function scopeNumbers(tx: Queryable, docs: readonly { tenantId: string; scope: string }[]): Promise<Map<string, number>> {
+  const pairs = new Map<string, { tenantId: string; scope: string }>();
+  for (const d of docs) pairs.set(`${d.tenantId.toLowerCase()}\u0000${d.scope}`, { tenantId: d.tenantId.toLowerCase(), scope: d.scope });
+  const sorted = [...pairs.values()].sort((a, b) => byKey({ tenantId: a.tenantId, id: a.scope }, { tenantId: b.tenantId, id: b.scope }));
+  const tenants = sorted.map((p) => p.tenantId);
+  const scopes = sorted.map((p) => p.scope);
+  await tx.query(
+    `INSERT INTO search_scopes (tenant_id, scope, docs, total_length)
+     SELECT t, s, 0, 0 FROM unnest($1::uuid[], $2::text[]) AS n(t, s) ORDER BY t, s COLLATE "C"
+     ON CONFLICT (tenant_id, scope) DO NOTHING`,
+    [tenants, scopes],
+  );
+  const rows = await tx.query<{ tenant_id: string; scope: string; scope_no: number }>(
+    `SELECT s.tenant_id, s.scope, s.scope_no FROM search_scopes s
+       JOIN unnest($1::uuid[], $2::text[]) AS n(t, s) ON s.tenant_id = n.t AND s.scope = n.s`,
+    [tenants, scopes],
+  );
+  return new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.scope}`, Number(r.scope_no)]));
 }
 
 /**
@@ -273,6 +293,8 @@ interface StatTerm extends WeightedTerm {
 interface Statistics {
   /** Documents in the scopes. */
   readonly n: number;
+  /** The numbers of the scopes (search_scopes.scope_no), which the postings carry. */
+  readonly scopeNos: readonly number[];
   /** The query's terms that some document in the scopes holds. */
   readonly terms: readonly StatTerm[];
   /** k1·(1 − b) and k1·b / avgdl: K of a posting is lengthFree + lengthPerUnit × length. */
@@ -315,7 +337,7 @@ interface Reach {
    * when no document holds one), as #learn read them: a search's two passes, its feedback and
    * its corrections ask for many of the same terms.
    */
-  readonly known: { totals?: { readonly n: number; readonly avgdl: number }; readonly df: Map<string, number> };
+  readonly known: { totals?: { readonly n: number; readonly avgdl: number; readonly scopeNos: readonly number[] }; readonly df: Map<string, number> };
 }
 
 const reachOf = (query: SearchQuery): Reach => ({
@@ -389,7 +411,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     // the document's place in the batch); tenant, scope, doc_no and length go once per document
     // and are picked by that place (fixed-width arrays, so each pick is a direct offset).
     const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[], fields: [] as number[] };
-    const perDoc = { tenants: [] as string[], scopes: [] as string[], docNos: [] as string[], lengths: [] as number[] };
+    const perDoc = { scopeNos: [] as number[], docNos: [] as string[], lengths: [] as number[] };
     const dictionary = new Map<string, Set<string>>();
     const indexed = ordered.map((doc) => indexDoc(doc, this.#ranking));
     // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
@@ -428,13 +450,16 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     );
     const docNos = new Map<string, string>();
     for (const row of rows) docNos.set(`${row.tenant_id}\u0000${row.doc_id}`, row.doc_no);
+    const scopeNos = await scopeNumbers(tx, ordered);
     for (const entry of indexed) {
       const doc = entry.doc;
-      const docNo = docNos.get(`${doc.tenantId.toLowerCase()}\u0000${doc.id}`); // uuid comes back in lower case
-      if (docNo === undefined) throw new Error('search: a document row was not written');
+      // uuids come back from the store in lower case; a document may name its tenant in either.
+      const tenant = doc.tenantId.toLowerCase();
+      const docNo = docNos.get(`${tenant}\u0000${doc.id}`);
+      const scopeNo = scopeNos.get(`${tenant}\u0000${doc.scope}`);
+      if (docNo === undefined || scopeNo === undefined) throw new Error('search: a document or scope row was not written');
       addDelta(deltas, doc.tenantId, doc.scope, 1, entry.length);
-      perDoc.tenants.push(doc.tenantId);
-      perDoc.scopes.push(doc.scope);
+      perDoc.scopeNos.push(scopeNo);
       perDoc.docNos.push(docNo);
       perDoc.lengths.push(entry.length);
       const place = perDoc.docNos.length; // PostgreSQL arrays count from 1
@@ -445,7 +470,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         postings.terms.push(term);
         postings.tfs.push(entry.tfs[i] ?? 0);
         postings.fields.push(entry.fields[i] ?? 0);
-        addDf(dfDeltas, doc.tenantId, term, doc.scope, 1);
+        addDf(dfDeltas, scopeNo, term, 1);
         terms.add(term);
       }
       dictionary.set(doc.tenantId, terms);
@@ -453,25 +478,19 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     // In document order, not key order: a document's postings then share a page or two of the
     // table, which feedback, re-ranking and the hits read document by document (in key order
     // inserting was about 12 % faster, but re-ranking 100 documents went from 4 to 60 ms at 100 k).
-    // A scope is text (variable width, so picking the n-th walks the array): the batch's few
-    // distinct scopes go as a short list and each document names its entry.
     if (postings.terms.length > 0) {
-      const scopeList = [...new Set(perDoc.scopes)];
-      const scopeAt = new Map(scopeList.map((scope, i) => [scope, i + 1]));
       await tx.query(
-        `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
-         SELECT ($5::uuid[])[p.doc], p.term, ($6::text[])[($7::int[])[p.doc]], ($8::bigint[])[p.doc], p.tf, ($9::real[])[p.doc], p.fields
+        `INSERT INTO search_postings (doc_no, scope_no, tf, length, fields, term)
+         SELECT ($5::bigint[])[p.doc], ($6::int[])[p.doc], p.tf, ($7::real[])[p.doc], p.fields, p.term
            FROM unnest($1::int[], $2::text[], $3::real[], $4::smallint[]) AS p(doc, term, tf, fields)`,
         [
           `{${postings.docs.join(',')}}`,
           arrayLiteral(postings.terms),
           `{${postings.tfs.join(',')}}`,
           `{${postings.fields.join(',')}}`,
-          perDoc.tenants,
-          scopeList,
-          perDoc.scopes.map((scope) => scopeAt.get(scope) ?? 0),
-          perDoc.docNos,
-          perDoc.lengths,
+          `{${perDoc.docNos.join(',')}}`,
+          `{${perDoc.scopeNos.join(',')}}`,
+          `{${perDoc.lengths.join(',')}}`,
         ],
       );
     }
@@ -601,36 +620,36 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const stats = await this.#statistics(query.tenantId, scopes, terms);
     const scored = stats.terms;
     if (scored.length === 0) return { rows: [] as ScoredRow[], total: 0, n: stats.n };
-    const filter = filterSql(query.filters, parsed.phrases, 10);
+    const filter = filterSql(query.filters, parsed.phrases, 8);
     if (filter.sql === '' && candidates === undefined && scored.every((t) => t.original)) {
-      const pruned = await this.#pruned(query, scopes, stats, limit);
+      const pruned = await this.#pruned(stats, limit);
       if (pruned !== undefined) return pruned;
     }
-    const candidatesParam = `$${10 + filter.params.length}`;
+    const candidatesParam = `$${8 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     // Only documents holding a term of the query itself are results; when every term is one
     // (no feedback terms), every document found is, and nothing needs telling apart.
     const mixed = scored.some((t) => !t.original);
+    // The scope numbers are those of the caller's tenant (#learn), and a document's postings
+    // carry its scope's number: the tenant is in the scope, and the statement needs no other.
     const rows = await this.#db.query<ScoredRow & { total: string }>(
-      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$6', '$7')}) AS score${mixed ? ', bool_or(q.original) AS has_original' : ''}
-                    FROM ${termPostingsSql('$2', '$3', '$4')}
-                   WHERE p.tenant_id = $1 AND ${scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0)}${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
+      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$5', '$6')}) AS score${mixed ? ', bool_or(q.original) AS has_original' : ''}
+                    FROM ${termPostingsSql('$1', '$2', '$3')}
+                   WHERE p.scope_no = ANY($4::int[])${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
                    GROUP BY p.doc_no)
       SELECT s.doc_no, s.score, count(*) OVER () AS total
         FROM s ${join}
        ${mixed ? 'WHERE s.has_original' : ''}
        ORDER BY s.score DESC, s.doc_no
-       LIMIT $8`,
+       LIMIT $7`,
       [
-        query.tenantId,
         scored.map((t) => t.term),
         scored.map((t) => t.factor),
         scored.map((t) => t.original),
-        scopes.scopes,
+        stats.scopeNos,
         stats.lengthFree,
         stats.lengthPerUnit,
         limit,
-        scopes.prefixes,
         ...filter.params,
         ...(candidates === undefined ? [] : [candidates]),
       ],
@@ -650,7 +669,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
    * documents together, estimated as if terms fell independently (exact when a frequent term
    * is in every document), never below the candidates or a term's own count.
    */
-  async #pruned(query: SearchQuery, scopes: Reach, stats: Statistics, limit: number) {
+  async #pruned(stats: Statistics, limit: number) {
     const terms = [...stats.terms].sort((x, y) => x.factor - y.factor || y.df - x.df);
     // The frequent terms' factors together stay below what the `limit`-th score is expected
     // to reach (RankingOptions.prune), so the check below rarely fails. The term `expected`
@@ -671,30 +690,27 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const essential = terms.slice(frequent);
     // Rounding in the statement's sums must not make a bound look tighter than it is.
     const margin = bound * (1 + 1e-9) + 1e-12;
-    const scoped = scopeSql('p.scope', '$5', '$9', scopes.prefixes.length > 0);
     const rows = await this.#db.query<ScoredRow & { candidates: string }>(
       `WITH e AS MATERIALIZED (
-          SELECT p.doc_no, p.scope, sum(${scoreSql('$6', '$7')}) AS score FROM ${termPostingsSql('$2', '$3', '$12')}
-           WHERE p.tenant_id = $1 AND ${scoped} GROUP BY p.doc_no, p.scope),
-        th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $8 - 1),
-        top AS (SELECT e.doc_no, e.scope, e.score FROM e WHERE e.score + $10::float8 >= coalesce((SELECT score FROM th), 0)),
-        -- A document's postings all carry its scope (found readable above), so each lookup is the whole postings key.
+          SELECT p.doc_no, p.scope_no, sum(${scoreSql('$5', '$6')}) AS score FROM ${termPostingsSql('$1', '$2', '$10')}
+           WHERE p.scope_no = ANY($4::int[]) GROUP BY p.doc_no, p.scope_no),
+        th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $7 - 1),
+        top AS (SELECT e.doc_no, e.scope_no, e.score FROM e WHERE e.score + $8::float8 >= coalesce((SELECT score FROM th), 0)),
+        -- A document's postings all carry its scope's number (found readable above), so each lookup is the whole postings key.
         scored AS (
           SELECT top.doc_no, top.score + coalesce((
-                   SELECT sum(${scoreSql('$6', '$7')}) FROM ${termPostingsSql('$4', '$11', '$13')}
-                    WHERE p.tenant_id = $1 AND p.scope = top.scope AND p.doc_no = top.doc_no), 0) AS score
+                   SELECT sum(${scoreSql('$5', '$6')}) FROM ${termPostingsSql('$3', '$9', '$11')}
+                    WHERE p.scope_no = top.scope_no AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
-      SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $8`,
+      SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`,
       [
-        query.tenantId,
         essential.map((t) => t.term),
         essential.map((t) => t.factor),
         skipped.map((t) => t.term),
-        scopes.scopes,
+        stats.scopeNos,
         stats.lengthFree,
         stats.lengthPerUnit,
         limit,
-        scopes.prefixes,
         margin,
         skipped.map((t) => t.factor),
         essential.map((t) => t.original),
@@ -713,7 +729,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   /** The scopes' document count and average length, and each term's document frequency and BM25 factor there (terms in no document left out). */
   async #statistics(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[]): Promise<Statistics> {
     const { k1, b } = this.#ranking;
-    const { n, avgdl } = await this.#learn(
+    const { n, avgdl, scopeNos } = await this.#learn(
       tenantId,
       scopes,
       terms.map((t) => t.term),
@@ -724,29 +740,41 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       if (d <= 0) continue;
       out.push({ ...t, df: d, factor: t.weight * idf(n, d) * (k1 + 1) });
     }
-    return { n, terms: out, lengthFree: k1 * (1 - b), lengthPerUnit: (k1 * b) / avgdl };
+    return { n, scopeNos, terms: out, lengthFree: k1 * (1 - b), lengthPerUnit: (k1 * b) / avgdl };
   }
 
   /**
    * Reads into `scopes.known` the scopes' totals and the document frequencies of the terms it
    * does not hold yet, in one statement (none when it holds them all), and returns the totals.
    */
-  async #learn(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<{ n: number; avgdl: number }> {
+  async #learn(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<{ n: number; avgdl: number; scopeNos: readonly number[] }> {
     const { known } = scopes;
     const missing = [...new Set(terms)].filter((t) => !known.df.has(t));
-    if (missing.length > 0 || known.totals === undefined) {
-      const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null }>(
-        `SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl
-           FROM search_scopes WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)}
+    if (known.totals === undefined) {
+      // The scopes are resolved to their numbers once per search, here, in the caller's tenant:
+      // every later statement reads postings by these numbers alone.
+      const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null; scope_nos: number[] | null }>(
+        `WITH s AS MATERIALIZED (SELECT scope_no, docs, total_length FROM search_scopes
+                                 WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)})
+         SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl,
+                coalesce(array_agg(scope_no ORDER BY scope_no), '{}') AS scope_nos
+           FROM s
          UNION ALL
-         SELECT term, sum(df)::float8, NULL FROM search_term_df
-          WHERE tenant_id = $1 AND term = ANY($2::text[]) AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)} GROUP BY term`,
+         SELECT d.term, sum(d.df)::float8, NULL, NULL FROM search_term_df d JOIN s ON s.scope_no = d.scope_no
+          WHERE d.term = ANY($2::text[]) GROUP BY d.term`,
         [tenantId, missing, scopes.scopes, scopes.prefixes],
       );
       const head = rows.find((r) => r.term === null);
-      known.totals = { n: Number(head?.n ?? 0), avgdl: Number(head?.avgdl ?? 1) || 1 };
+      known.totals = { n: Number(head?.n ?? 0), avgdl: Number(head?.avgdl ?? 1) || 1, scopeNos: (head?.scope_nos ?? []).map(Number) };
       for (const term of missing) known.df.set(term, 0);
       for (const row of rows) if (row.term !== null) known.df.set(row.term, Number(row.n));
+    } else if (missing.length > 0) {
+      const rows = await this.#db.query<{ term: string; n: number }>(
+        'SELECT term, sum(df)::float8 AS n FROM search_term_df WHERE term = ANY($1::text[]) AND scope_no = ANY($2::int[]) GROUP BY term',
+        [missing, known.totals.scopeNos],
+      );
+      for (const term of missing) known.df.set(term, 0);
+      for (const row of rows) known.df.set(row.term, Number(row.n));
     }
     return known.totals;
   }
@@ -761,9 +789,10 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const { feedback } = this.#ranking;
     const best = Number(top[0]?.score ?? 0);
     const share = new Map(top.map((r) => [r.doc_no, Math.exp(Number(r.score) - best)]));
+    // The documents are the caller's (the first pass found them in its scopes).
     const rows = await this.#db.query<{ term: string; doc_no: string; tf: number; length: number }>(
-      'SELECT term, doc_no, tf, length FROM search_postings WHERE doc_no = ANY($1::bigint[]) AND tenant_id = $2',
-      [top.map((r) => r.doc_no), tenantId],
+      'SELECT term, doc_no, tf, length FROM search_postings WHERE doc_no = ANY($1::bigint[])',
+      [top.map((r) => r.doc_no)],
     );
     const candidates = new Map<string, { sum: number; docs: number }>();
     for (const row of rows) {
@@ -800,7 +829,12 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     return [...out.values()];
   }
 
-  /** Indexed terms within the typo budget of the query's terms that the tenant never indexed. */
+  /**
+   * Indexed terms within the typo budget of the query's terms that the tenant never indexed.
+   * Three statements whatever the number of such words: which words are indexed, the
+   * dictionary's candidates for all the others (same first two letters, a length within the
+   * budget, at most TYPO_CANDIDATES_MAX each), and how many readable documents hold each.
+   */
   async #corrections(tenantId: string, scopes: Reach, parsed: ParsedQuery): Promise<string[]> {
     const candidates = parsed.terms.filter((t) => typoBudget(t.term) > 0);
     if (candidates.length === 0) return [];
@@ -812,31 +846,42 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         ])
       ).map((r) => r.term),
     );
-    const corrections: string[] = [];
-    for (const { term } of candidates) {
-      if (known.has(term)) continue;
-      const budget = typoBudget(term);
-      const start = [...term].slice(0, 2).join('');
-      const near = (
-        await this.#db.query<{ term: string }>(
-          `SELECT term FROM search_terms WHERE tenant_id = $1 AND term LIKE $2 ORDER BY term LIMIT ${TYPO_CANDIDATES_MAX}`,
-          [tenantId, `${start}%`],
-        )
-      )
-        .map((r) => ({ term: r.term, distance: editDistance(term, r.term, budget) }))
-        .filter((c) => c.distance <= budget);
-      if (near.length === 0) continue;
-      const visible = await this.#visibleCounts(
+    const unknown = candidates.filter((t) => !known.has(t.term)).map((t) => ({ term: t.term, budget: typoBudget(t.term), length: [...t.term].length }));
+    if (unknown.length === 0) return [];
+    // Terms hold letters, marks and digits only (the analyser's words), so a prefix has no LIKE wildcard in it.
+    const rows = await this.#db.query<{ word: string; term: string }>(
+      `SELECT w.word, t.term
+         FROM unnest($2::text[], $3::text[], $4::int[], $5::int[]) AS w(word, prefix, shortest, longest)
+        CROSS JOIN LATERAL (
+          SELECT term FROM search_terms
+           WHERE tenant_id = $1 AND term LIKE w.prefix AND char_length(term) BETWEEN w.shortest AND w.longest
+           ORDER BY term LIMIT ${TYPO_CANDIDATES_MAX}) t`,
+      [
         tenantId,
-        scopes,
-        near.map((c) => c.term),
-      );
-      near
+        unknown.map((u) => u.term),
+        unknown.map((u) => `${[...u.term].slice(0, 2).join('')}%`),
+        unknown.map((u) => u.length - u.budget),
+        unknown.map((u) => u.length + u.budget),
+      ],
+    );
+    const near = new Map<string, { term: string; distance: number }[]>();
+    for (const { term } of unknown) near.set(term, []);
+    const budgets = new Map(unknown.map((u) => [u.term, u.budget]));
+    for (const row of rows) {
+      const budget = budgets.get(row.word) ?? 0;
+      const distance = editDistance(row.word, row.term, budget);
+      if (distance <= budget) near.get(row.word)?.push({ term: row.term, distance });
+    }
+    const all = [...new Set([...near.values()].flatMap((list) => list.map((c) => c.term)))];
+    if (all.length === 0) return [];
+    const visible = await this.#visibleCounts(tenantId, scopes, all);
+    const corrections: string[] = [];
+    for (const { term } of unknown)
+      (near.get(term) ?? [])
         .filter((c) => (visible.get(c.term) ?? 0) > 0)
-        .sort((x, y) => x.distance - y.distance || (visible.get(y.term) ?? 0) - (visible.get(x.term) ?? 0))
+        .sort((x, y) => x.distance - y.distance || (visible.get(y.term) ?? 0) - (visible.get(x.term) ?? 0) || (x.term < y.term ? -1 : 1))
         .slice(0, TYPO_CORRECTIONS_MAX)
         .forEach((c) => corrections.push(c.term));
-    }
     return corrections;
   }
 
@@ -885,8 +930,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         [docNos, query.snippets],
       ),
       this.#db.query<{ doc_no: string; term: string; fields: number }>(
-        'SELECT doc_no, term, fields FROM search_postings WHERE tenant_id = $1 AND term = ANY($2::text[]) AND doc_no = ANY($3::bigint[])',
-        [query.tenantId, terms.map((t) => t.term), docNos],
+        'SELECT doc_no, term, fields FROM search_postings WHERE term = ANY($1::text[]) AND doc_no = ANY($2::bigint[])',
+        [terms.map((t) => t.term), docNos],
       ),
     ]);
     const byNo = new Map(docs.map((d) => [d.doc_no, d]));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TERM_MAX_CHARS, analyzer, analyzerLanguage } from '../../src/core/search/analyzer.ts';
+import { editDistance } from '../../src/core/search/query.ts';
 
 describe('the search analyser', () => {
   it('stems English words and drops its stop words', () => {
@@ -39,5 +40,20 @@ describe('the search analyser', () => {
 
   it('only normalises with the simple analyser', () => {
     assert.deepEqual(analyzer('simple').terms('The Flows'), ['the', 'flows']);
+  });
+});
+
+describe('the typo distance', () => {
+  it('counts a character outside the BMP once, as the candidates are chosen by their length in characters', () => {
+    // 𝔞 (U+1D51E) is two UTF-16 units: counted in units, the swap below would cost more than one edit.
+    assert.equal(editDistance('wing𝔞', 'wing', 1), 1);
+    assert.equal(editDistance('𝔞wing', 'w𝔞ing', 2), 1);
+  });
+
+  it('counts insertions, deletions, substitutions and adjacent swaps, and stops past the budget', () => {
+    assert.deepEqual(
+      [editDistance('rudder', 'rudder', 2), editDistance('rudder', 'ruddr', 2), editDistance('rudder', 'rduder', 2), editDistance('rudder', 'flap', 2)],
+      [0, 1, 1, 3],
+    );
   });
 });

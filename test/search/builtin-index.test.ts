@@ -26,8 +26,9 @@ async function write(db: Db, engine: BuiltinSearchBackend, docs: readonly Search
 /** Rows where search_term_df and a count of the postings disagree (a missing df row counts as 0). */
 async function dfMismatches(db: Db, tenantId: string): Promise<unknown[]> {
   return db.query(
-    `WITH counted AS (SELECT term, scope, count(*)::int AS n FROM search_postings WHERE tenant_id = $1 GROUP BY term, scope),
-          kept AS (SELECT term, scope, df FROM search_term_df WHERE tenant_id = $1)
+    `WITH sc AS (SELECT scope_no, scope FROM search_scopes WHERE tenant_id = $1),
+          counted AS (SELECT p.term, sc.scope, count(*)::int AS n FROM search_postings p JOIN sc ON sc.scope_no = p.scope_no GROUP BY p.term, sc.scope),
+          kept AS (SELECT d.term, sc.scope, d.df FROM search_term_df d JOIN sc ON sc.scope_no = d.scope_no)
      SELECT coalesce(c.term, k.term) AS term, coalesce(c.scope, k.scope) AS scope, coalesce(c.n, 0) AS counted, coalesce(k.df, 0) AS kept
        FROM counted c FULL JOIN kept k ON k.term = c.term AND k.scope = c.scope
       WHERE coalesce(c.n, 0) <> coalesce(k.df, 0)`,
@@ -52,7 +53,10 @@ for (const backend of storeBackends()) {
       await write(store.db, engine, [doc('a', 'kb:two', 'rudder only'), doc('b', 'kb:one', 'wing rudder')]);
       await store.db.tx((tx) => engine.delete([{ tenantId, id: 'c' }], { tx, signal }));
       assert.deepEqual(await dfMismatches(store.db, tenantId), []);
-      const [wing] = await store.db.query<{ df: number }>(`SELECT sum(df)::int AS df FROM search_term_df WHERE tenant_id = $1 AND term = 'wing'`, [tenantId]);
+      const [wing] = await store.db.query<{ df: number }>(
+        `SELECT sum(d.df)::int AS df FROM search_term_df d JOIN search_scopes s ON s.scope_no = d.scope_no WHERE s.tenant_id = $1 AND d.term = 'wing'`,
+        [tenantId],
+      );
       assert.equal(wing?.df, 1);
     });
 
@@ -219,7 +223,10 @@ for (const backend of storeBackends()) {
           [tenantId],
         );
       });
-      await migrate(store.db, all);
+      await migrate(
+        store.db,
+        all.filter((m) => m.number < 22),
+      );
       const rows = await store.db.query<{ term: string; scope: string; df: number }>(
         'SELECT term, scope, df FROM search_term_df WHERE tenant_id = $1 ORDER BY term, scope',
         [tenantId],
@@ -229,6 +236,80 @@ for (const backend of storeBackends()) {
         { term: 'wing', scope: 'kb:a', df: 2 },
         { term: 'wing', scope: 'kb:b', df: 1 },
       ]);
+    });
+  });
+
+  describe(`migration 0022 on ${backend.name}`, () => {
+    let store: TestStore;
+    before(async () => {
+      store = await backend.open({ migrated: false });
+    });
+    after(() => store?.dispose());
+
+    it('numbers the scopes and keeps every posting and frequency of every tenant, the tenants apart', async () => {
+      const all = await loadMigrations();
+      await migrate(
+        store.db,
+        all.filter((m) => m.number < 22),
+      );
+      // Two tenants with the same scope name; one scope has postings but (against the writers'
+      // rule) no row in search_scopes, which the migration adds rather than losing its postings.
+      const [one, two] = [randomUUID(), randomUUID()];
+      await store.db.tx(async (tx) => {
+        await tx.query(`INSERT INTO search_scopes (tenant_id, scope, docs, total_length) VALUES ($1, 'kb:a', 2, 6), ($2, 'kb:a', 1, 3)`, [one, two]);
+        await tx.query(
+          `INSERT INTO search_postings (tenant_id, term, scope, doc_no, tf, length, fields)
+           VALUES ($1, 'wing', 'kb:a', 1, 1, 3, 4), ($1, 'flap', 'kb:a', 2, 2, 3, 6), ($2, 'wing', 'kb:a', 3, 1, 3, 4), ($2, 'wing', 'kb:lost', 4, 1, 3, 4)`,
+          [one, two],
+        );
+        await tx.query(
+          `INSERT INTO search_term_df (tenant_id, term, scope, df) VALUES ($1, 'wing', 'kb:a', 1), ($1, 'flap', 'kb:a', 1), ($2, 'wing', 'kb:a', 1), ($2, 'wing', 'kb:lost', 1)`,
+          [one, two],
+        );
+      });
+      await migrate(store.db, all);
+      const postings = await store.db.query(
+        `SELECT s.tenant_id = $1 AS first, s.scope, p.term, p.doc_no::int, p.tf, p.length, p.fields
+           FROM search_postings p JOIN search_scopes s ON s.scope_no = p.scope_no ORDER BY p.doc_no`,
+        [one],
+      );
+      assert.deepEqual(postings, [
+        { first: true, scope: 'kb:a', term: 'wing', doc_no: 1, tf: 1, length: 3, fields: 4 },
+        { first: true, scope: 'kb:a', term: 'flap', doc_no: 2, tf: 2, length: 3, fields: 6 },
+        { first: false, scope: 'kb:a', term: 'wing', doc_no: 3, tf: 1, length: 3, fields: 4 },
+        { first: false, scope: 'kb:lost', term: 'wing', doc_no: 4, tf: 1, length: 3, fields: 4 },
+      ]);
+      const frequencies = await store.db.query(
+        `SELECT s.tenant_id = $1 AS first, s.scope, d.term, d.df FROM search_term_df d JOIN search_scopes s ON s.scope_no = d.scope_no
+          ORDER BY first DESC, s.scope, d.term`,
+        [one],
+      );
+      assert.deepEqual(frequencies, [
+        { first: true, scope: 'kb:a', term: 'flap', df: 1 },
+        { first: true, scope: 'kb:a', term: 'wing', df: 1 },
+        { first: false, scope: 'kb:a', term: 'wing', df: 1 },
+        { first: false, scope: 'kb:lost', term: 'wing', df: 1 },
+      ]);
+      const scopes = await store.db.query<{ n: number; numbers: number }>(
+        'SELECT count(*)::int AS n, count(DISTINCT scope_no)::int AS numbers FROM search_scopes',
+      );
+      assert.deepEqual(scopes[0], { n: 3, numbers: 3 });
+      // The engine reads the migrated index: each tenant finds its own documents only.
+      const engine = new BuiltinSearchBackend(store.db);
+      await store.db.tx((tx) =>
+        tx.query(
+          `INSERT INTO search_docs (tenant_id, doc_id, doc_no, kind, scope, language, path, title, body, stems, length, media_type, content_kind, updated_at)
+           VALUES ($1, 'w', 1, 'file', 'kb:a', 'english', 'w.md', 'w', 'wing', ' | wing ', 3, 'text/markdown', 'text', now()),
+                  ($2, 'w', 3, 'file', 'kb:a', 'english', 'w.md', 'w', 'wing', ' | wing ', 3, 'text/markdown', 'text', now())`,
+          [one, two],
+        ),
+      );
+      const found = await engine.search({ tenantId: one, text: 'wing', language: 'english', scopes: ['kb:a'], limit: 10, snippets: 0 });
+      assert.deepEqual(
+        found.hits.map((h) => h.id),
+        ['w'],
+      );
+      assert.equal(found.total, 1);
     });
   });
 }

@@ -75,10 +75,14 @@ export function parseQuery(analyzer: Analyzer, rawText: string): ParsedQuery {
 }
 
 /**
- * Optimal-string-alignment distance (insertions, deletions, substitutions, adjacent swaps),
- * or `max + 1` as soon as it must exceed `max`: typo correction asks only "within 1 or 2?".
+ * Optimal-string-alignment distance (insertions, deletions, substitutions, adjacent swaps) in
+ * characters (code points, so a character outside the BMP counts once, as the length filter
+ * of the candidates in SQL counts it), or `max + 1` as soon as it must exceed `max`: typo
+ * correction asks only "within 1 or 2?".
  */
-export function editDistance(a: string, b: string, max: number): number {
+export function editDistance(first: string, second: string, max: number): number {
+  const a = [...first];
+  const b = [...second];
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let before = new Array<number>(b.length + 1).fill(0);
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
