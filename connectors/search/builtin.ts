@@ -80,6 +80,75 @@ const termPostingsSql = (terms: string, factors: string, originals: string) =>
  * avgdl (`perUnit` per unit of length).
  */
 const scoreSql = (free: string, perUnit: string) => `q.factor * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
+/** The first two characters of a word: typo candidates share them. */
+const prefixOf = (word: string): string => [...word].slice(0, 2).join('');
+
+/** The first text after every text starting with `prefix` in code point order (its last character's successor). */
+function prefixEnd(prefix: string): string {
+  const chars = [...prefix];
+  const last = chars.pop()?.codePointAt(0) ?? 0;
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return chars.join('') + String.fromCodePoint(Math.min(next, 0x10ffff));
+}
+
+/** How a query's scoring is carried out (not what it ranks): see DEFAULT_SCORING. */
+export interface ScoringLimits {
+  /**
+   * Postings a query's scoring reads, from which it is split in two halves by document number
+   * and the halves scored at once on two connections (PostgreSQL; PGlite has one connection).
+   * Below it, one statement costs less than the second round trip. See #halves.
+   */
+  readonly splitPostingsMin: number;
+  /** Postings up to which a query without filters counts its matches exactly; past it the total is estimated (#estimatedTotal). */
+  readonly countedPostingsMax: number;
+}
+
+export const DEFAULT_SCORING: ScoringLimits = { splitPostingsMin: 10_000, countedPostingsMax: 10_000 };
+/** Scopes a split looks at to find the middle document (two index probes each); past it, no split. */
+const SPLIT_SCOPES_MAX = 64;
+/** All document numbers: the range of a query that is not split. */
+const ALL_DOCS: DocRange = { from: '0', to: '9223372036854775807' };
+
+/** Document numbers from `from` to `to`, both included (bigint as decimal text). */
+interface DocRange {
+  readonly from: string;
+  readonly to: string;
+}
+
+/** Terms up to which a query's documents are found by joining each term's postings (joinedScoresSql). */
+const JOINED_TERMS_MAX = 8;
+
+/**
+ * The documents holding any of the first `count` terms of the arrays `terms` and `factors`,
+ * in the scopes `scopes` and the document range `from`–`to`, with their BM25 scores (`score`)
+ * and the columns scope_no and doc_no: one index range per term, the terms' rows joined on
+ * the document (FULL JOIN, so a document holding one term is kept). Grouping all the postings
+ * by document instead spent most of a query's time hashing and re-reading them (a query of two
+ * common words at 100 k files: 35 ms against 16 ms joined, docs/search.md, "Speed").
+ */
+function joinedScoresSql(count: number, p: { terms: string; factors: string; scopes: string; from: string; to: string; free: string; perUnit: string }) {
+  const branch = (i: number) =>
+    `(SELECT scope_no, doc_no, (${p.factors}::float8[])[${i + 1}] * tf / (tf + ${p.free}::float8 + ${p.perUnit}::float8 * length) AS x
+        FROM search_postings
+       WHERE term = (${p.terms}::text[])[${i + 1}] AND scope_no = ANY(${p.scopes}::int[]) AND doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint) t${i}`;
+  let from = branch(0);
+  let score = 'coalesce(t0.x, 0)';
+  for (let i = 1; i < count; i++) {
+    from += ` FULL JOIN ${branch(i)} USING (scope_no, doc_no)`;
+    score += ` + coalesce(t${i}.x, 0)`;
+  }
+  return { from, score };
+}
+
+/** Rows of both halves in one ranking: score descending, then document number. */
+function mergeRanked<R extends ScoredRow>(halves: readonly (readonly R[])[], limit: number): R[] {
+  const byNo = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
+  return halves
+    .flat()
+    .sort((x, y) => Number(y.score) - Number(x.score) || byNo(x.doc_no, y.doc_no))
+    .slice(0, limit);
+}
+
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
 
@@ -383,13 +452,15 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   readonly name = 'builtin';
   readonly #db: Db;
   readonly #ranking: RankingOptions;
+  readonly #scoring: ScoringLimits;
   /** Documents written since this process last analysed the tables, and how many call for the next (PGlite only). */
   #writtenSinceAnalyze = 0;
   #analyzeAfter = ANALYZE_AFTER_MIN;
 
-  constructor(db: Db, options: { ranking?: RankingOptions } = {}) {
+  constructor(db: Db, options: { ranking?: RankingOptions; scoring?: Partial<ScoringLimits> } = {}) {
     this.#db = db;
     this.#ranking = options.ranking ?? DEFAULT_RANKING;
+    this.#scoring = { ...DEFAULT_SCORING, ...options.scoring };
   }
 
   async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
@@ -620,41 +691,91 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const stats = await this.#statistics(query.tenantId, scopes, terms);
     const scored = stats.terms;
     if (scored.length === 0) return { rows: [] as ScoredRow[], total: 0, n: stats.n };
-    const filter = filterSql(query.filters, parsed.phrases, 8);
+    const filter = filterSql(query.filters, parsed.phrases, 10);
     if (filter.sql === '' && candidates === undefined && scored.every((t) => t.original)) {
       const pruned = await this.#pruned(stats, limit);
       if (pruned !== undefined) return pruned;
     }
-    const candidatesParam = `$${8 + filter.params.length}`;
+    const ranges = candidates === undefined ? await this.#halves(stats, scored) : [ALL_DOCS];
+    if (filter.sql === '' && candidates === undefined && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
+    const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     // Only documents holding a term of the query itself are results; when every term is one
     // (no feedback terms), every document found is, and nothing needs telling apart.
     const mixed = scored.some((t) => !t.original);
     // The scope numbers are those of the caller's tenant (#learn), and a document's postings
     // carry its scope's number: the tenant is in the scope, and the statement needs no other.
-    const rows = await this.#db.query<ScoredRow & { total: string }>(
-      `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$5', '$6')}) AS score${mixed ? ', bool_or(q.original) AS has_original' : ''}
+    const sql = `WITH s AS (SELECT p.doc_no, sum(${scoreSql('$5', '$6')}) AS score${mixed ? ', bool_or(q.original) AS has_original' : ''}
                     FROM ${termPostingsSql('$1', '$2', '$3')}
-                   WHERE p.scope_no = ANY($4::int[])${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
+                   WHERE p.scope_no = ANY($4::int[]) AND p.doc_no BETWEEN $8::bigint AND $9::bigint${candidates === undefined ? '' : ` AND p.doc_no = ANY(${candidatesParam}::bigint[])`}
                    GROUP BY p.doc_no)
       SELECT s.doc_no, s.score, count(*) OVER () AS total
         FROM s ${join}
        ${mixed ? 'WHERE s.has_original' : ''}
        ORDER BY s.score DESC, s.doc_no
-       LIMIT $7`,
-      [
-        scored.map((t) => t.term),
-        scored.map((t) => t.factor),
-        scored.map((t) => t.original),
-        stats.scopeNos,
-        stats.lengthFree,
-        stats.lengthPerUnit,
-        limit,
-        ...filter.params,
-        ...(candidates === undefined ? [] : [candidates]),
-      ],
+       LIMIT $7`;
+    const halves = await Promise.all(
+      ranges.map((range) =>
+        this.#db.query<ScoredRow & { total: string }>(sql, [
+          scored.map((t) => t.term),
+          scored.map((t) => t.factor),
+          scored.map((t) => t.original),
+          stats.scopeNos,
+          stats.lengthFree,
+          stats.lengthPerUnit,
+          limit,
+          range.from,
+          range.to,
+          ...filter.params,
+          ...(candidates === undefined ? [] : [candidates]),
+        ]),
+      ),
     );
-    return { rows, total: Number(rows[0]?.total ?? 0), n: stats.n };
+    const total = halves.reduce((sum, rows) => sum + Number(rows[0]?.total ?? 0), 0);
+    return { rows: mergeRanked(halves, limit), total, n: stats.n };
+  }
+
+  /**
+   * Ranks the documents holding any of the terms (all of them the query's own; no filters) by
+   * joining the terms' postings (joinedScoresSql). The total is counted up to
+   * `countedPostingsMax` postings; past that, counting every match cost a third of the query
+   * (it keeps every matching row until the last is known), and the total is estimated.
+   */
+  async #joined(stats: Statistics, limit: number, ranges: readonly DocRange[]) {
+    const terms = stats.terms;
+    const counted = terms.reduce((sum, t) => sum + t.df, 0) <= this.#scoring.countedPostingsMax;
+    const joined = joinedScoresSql(terms.length, { terms: '$1', factors: '$2', scopes: '$3', free: '$4', perUnit: '$5', from: '$7', to: '$8' });
+    const sql = `SELECT doc_no, ${joined.score} AS score${counted ? ', count(*) OVER () AS total' : ''}
+                   FROM ${joined.from}
+                  ORDER BY score DESC, doc_no LIMIT $6`;
+    const halves = await Promise.all(
+      ranges.map((range) =>
+        this.#db.query<ScoredRow & { total?: string }>(sql, [
+          terms.map((t) => t.term),
+          terms.map((t) => t.factor),
+          stats.scopeNos,
+          stats.lengthFree,
+          stats.lengthPerUnit,
+          limit,
+          range.from,
+          range.to,
+        ]),
+      ),
+    );
+    const rows = mergeRanked(halves, limit);
+    const total = counted ? halves.reduce((sum, half) => sum + Number(half[0]?.total ?? 0), 0) : this.#estimatedTotal(stats, rows.length);
+    return { rows: rows as ScoredRow[], total, n: stats.n };
+  }
+
+  /**
+   * How many documents in the scopes hold any of the query's terms, as if the terms fell
+   * independently: N·(1 − Π(1 − df/N)); exact for one term, or when a term is in every
+   * document; never below `atLeast` or any term's own count, never above N.
+   */
+  #estimatedTotal(stats: Statistics, atLeast: number): number {
+    const none = stats.terms.reduce((x, t) => x * (1 - Math.min(1, t.df / Math.max(stats.n, 1))), 1);
+    const estimate = Math.round(stats.n * (1 - none));
+    return Math.min(stats.n, Math.max(atLeast, estimate, ...stats.terms.map((t) => t.df)));
   }
 
   /**
@@ -690,10 +811,17 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const essential = terms.slice(frequent);
     // Rounding in the statement's sums must not make a bound look tighter than it is.
     const margin = bound * (1 + 1e-9) + 1e-12;
-    const rows = await this.#db.query<ScoredRow & { candidates: string }>(
-      `WITH e AS MATERIALIZED (
-          SELECT p.doc_no, p.scope_no, sum(${scoreSql('$5', '$6')}) AS score FROM ${termPostingsSql('$1', '$2', '$10')}
-           WHERE p.scope_no = ANY($4::int[]) GROUP BY p.doc_no, p.scope_no),
+    // Split in halves by document number (#halves), each half is MaxScore on its own: its
+    // threshold is its own `limit`-th score, at most the whole's, so it keeps at least the
+    // candidates the whole would keep, and the merged top `limit` is the whole's.
+    const joined = joinedScoresSql(essential.length, { terms: '$1', factors: '$2', scopes: '$4', free: '$5', perUnit: '$6', from: '$12', to: '$13' });
+    // $10 (the essential terms' originals) is read by the grouping form only; named in both so the parameters stay the same.
+    const candidatesSql =
+      essential.length <= JOINED_TERMS_MAX
+        ? `SELECT doc_no, scope_no, ${joined.score} AS score FROM ${joined.from} WHERE cardinality($10::boolean[]) >= 0`
+        : `SELECT p.doc_no, p.scope_no, sum(${scoreSql('$5', '$6')}) AS score FROM ${termPostingsSql('$1', '$2', '$10')}
+            WHERE p.scope_no = ANY($4::int[]) AND p.doc_no BETWEEN $12::bigint AND $13::bigint GROUP BY p.doc_no, p.scope_no`;
+    const sql = `WITH e AS MATERIALIZED (${candidatesSql}),
         th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $7 - 1),
         top AS (SELECT e.doc_no, e.scope_no, e.score FROM e WHERE e.score + $8::float8 >= coalesce((SELECT score FROM th), 0)),
         -- A document's postings all carry its scope's number (found readable above), so each lookup is the whole postings key.
@@ -702,28 +830,61 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
                    SELECT sum(${scoreSql('$5', '$6')}) FROM ${termPostingsSql('$3', '$9', '$11')}
                     WHERE p.scope_no = top.scope_no AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
-      SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`,
-      [
-        essential.map((t) => t.term),
-        essential.map((t) => t.factor),
-        skipped.map((t) => t.term),
-        stats.scopeNos,
-        stats.lengthFree,
-        stats.lengthPerUnit,
-        limit,
-        margin,
-        skipped.map((t) => t.factor),
-        essential.map((t) => t.original),
-        skipped.map((t) => t.original),
-      ],
+      SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`;
+    const ranges = await this.#halves(stats, essential);
+    const halves = await Promise.all(
+      ranges.map((range) =>
+        this.#db.query<ScoredRow & { candidates: string }>(sql, [
+          essential.map((t) => t.term),
+          essential.map((t) => t.factor),
+          skipped.map((t) => t.term),
+          stats.scopeNos,
+          stats.lengthFree,
+          stats.lengthPerUnit,
+          limit,
+          margin,
+          skipped.map((t) => t.factor),
+          essential.map((t) => t.original),
+          skipped.map((t) => t.original),
+          range.from,
+          range.to,
+        ]),
+      ),
     );
+    const rows = mergeRanked(halves, limit);
     const last = rows[limit - 1];
     if (rows.length < limit || last === undefined || !(margin < Number(last.score))) return undefined;
-    const candidates = Number(rows[0]?.candidates ?? 0);
-    const none = stats.terms.reduce((x, t) => x * (1 - Math.min(1, t.df / Math.max(stats.n, 1))), 1);
-    const estimate = Math.round(stats.n * (1 - none));
-    const total = Math.min(stats.n, Math.max(candidates, estimate, ...skipped.map((t) => t.df)));
-    return { rows: rows as ScoredRow[], total, n: stats.n };
+    const candidates = halves.reduce((sum, half) => sum + Number(half[0]?.candidates ?? 0), 0);
+    return { rows: rows as ScoredRow[], total: this.#estimatedTotal(stats, candidates), n: stats.n };
+  }
+
+  /**
+   * The document ranges a scoring of these terms' postings runs over: all documents in one
+   * statement, or (on PostgreSQL, when the terms have at least `splitPostingsMin` postings in
+   * the scopes) two halves, split at the middle of the most frequent term's documents, which
+   * two connections score at once. A document's postings all fall in one half, so each half
+   * scores its documents whole; the halves' top rows merge into the whole's (mergeRanked).
+   * Measured at 100 k files on 2 CPUs: docs/search.md, "Speed".
+   */
+  async #halves(stats: Statistics, terms: readonly StatTerm[]): Promise<readonly DocRange[]> {
+    if (this.#db.kind === 'pglite' || stats.scopeNos.length > SPLIT_SCOPES_MAX) return [ALL_DOCS];
+    if (terms.reduce((sum, t) => sum + t.df, 0) < this.#scoring.splitPostingsMin) return [ALL_DOCS];
+    const widest = terms.reduce((x, y) => (y.df > x.df ? y : x));
+    const [bounds] = await this.#db.query<{ first: string | null; last: string | null }>(
+      `SELECT min(r.first)::text AS first, max(r.last)::text AS last
+         FROM unnest($2::int[]) AS s(scope_no)
+        CROSS JOIN LATERAL (SELECT min(doc_no) AS first, max(doc_no) AS last FROM search_postings WHERE term = $1 AND scope_no = s.scope_no) r`,
+      [widest.term, stats.scopeNos],
+    );
+    if (bounds?.first == null || bounds.last == null) return [ALL_DOCS];
+    const first = BigInt(bounds.first);
+    const last = BigInt(bounds.last);
+    if (last - first < 2n) return [ALL_DOCS];
+    const middle = first + (last - first) / 2n;
+    return [
+      { from: ALL_DOCS.from, to: String(middle) },
+      { from: String(middle + 1n), to: ALL_DOCS.to },
+    ];
   }
 
   /** The scopes' document count and average length, and each term's document frequency and BM25 factor there (terms in no document left out). */
@@ -848,18 +1009,23 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     );
     const unknown = candidates.filter((t) => !known.has(t.term)).map((t) => ({ term: t.term, budget: typoBudget(t.term), length: [...t.term].length }));
     if (unknown.length === 0) return [];
-    // Terms hold letters, marks and digits only (the analyser's words), so a prefix has no LIKE wildcard in it.
+    // A range, not LIKE: the prefixes come from a row of the statement, not a constant, and
+    // PostgreSQL turns only a constant LIKE prefix into an index range (with LIKE this statement
+    // read every term of the tenant: 28 ms at 100 k files). The terms' collation is "C", so the
+    // range is code point order: from the prefix to the prefix with its last character's
+    // successor (no term holds a surrogate, so the successor of U+D7FF is U+E000).
     const rows = await this.#db.query<{ word: string; term: string }>(
       `SELECT w.word, t.term
-         FROM unnest($2::text[], $3::text[], $4::int[], $5::int[]) AS w(word, prefix, shortest, longest)
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::int[]) AS w(word, prefix, beyond, shortest, longest)
         CROSS JOIN LATERAL (
           SELECT term FROM search_terms
-           WHERE tenant_id = $1 AND term LIKE w.prefix AND char_length(term) BETWEEN w.shortest AND w.longest
+           WHERE tenant_id = $1 AND term >= w.prefix AND term < w.beyond AND char_length(term) BETWEEN w.shortest AND w.longest
            ORDER BY term LIMIT ${TYPO_CANDIDATES_MAX}) t`,
       [
         tenantId,
         unknown.map((u) => u.term),
-        unknown.map((u) => `${[...u.term].slice(0, 2).join('')}%`),
+        unknown.map((u) => prefixOf(u.term)),
+        unknown.map((u) => prefixEnd(prefixOf(u.term))),
         unknown.map((u) => u.length - u.budget),
         unknown.map((u) => u.length + u.budget),
       ],

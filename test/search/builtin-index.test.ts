@@ -172,6 +172,47 @@ for (const backend of storeBackends()) {
       assert.deepEqual({ pruned: pruned.total, scored: scored.total }, { pruned: 200, scored: 200 });
     });
 
+    it('ranks and counts as grouping every posting does when the terms are joined, whole or in halves by document number', async () => {
+      // A filter every document passes makes the engine score by grouping the postings, the reference here.
+      const grouped = (text: string, limit: number, offset: number) =>
+        full.search({ tenantId, text, language: 'english', scopes: ['kb:birds'], filters: { contentKind: 'text' }, limit, offset, snippets: 0 });
+      const halves = new BuiltinSearchBackend(store.db, {
+        ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } },
+        scoring: { splitPostingsMin: 1, countedPostingsMax: Infinity },
+      });
+      for (const [text, limit, offset] of [
+        ['heron', 5, 0],
+        ['often heron', 10, 5],
+        ['everywhere heron egret', 10, 0],
+        ['stilt egret bittern', 20, 0],
+      ] as const) {
+        const reference = await grouped(text, limit, offset);
+        for (const engine of [full, halves]) {
+          const answer = await ask(engine, text, limit, offset);
+          assert.deepEqual({ ranked: ranked(answer), total: answer.total }, { ranked: ranked(reference), total: reference.total }, text);
+        }
+      }
+    });
+
+    it('estimates the total of a query past the postings it counts, and counts it with filters', async () => {
+      const estimating = new BuiltinSearchBackend(store.db, {
+        ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } },
+        scoring: { splitPostingsMin: 1, countedPostingsMax: 0 },
+      });
+      const plain = await ask(estimating, 'often stilt', 5);
+      const filtered = await estimating.search({
+        tenantId,
+        text: 'often stilt',
+        language: 'english',
+        scopes: ['kb:birds'],
+        filters: { contentKind: 'text' },
+        limit: 5,
+        snippets: 0,
+      });
+      assert.deepEqual({ estimated: plain.total, counted: filtered.total }, { estimated: 182, counted: 200 });
+      assert.deepEqual(ranked(plain), ranked(filtered));
+    });
+
     it('estimates the total otherwise, as if the terms fell independently, within the largest term count and the documents in scope', async () => {
       const [pruned, scored] = [await ask(pruning, 'often stilt', 5), await ask(full, 'often stilt', 5)];
       // Every document holds one of the two, but the estimate takes them as independent:
