@@ -44,7 +44,9 @@ export interface RankingOptions {
    * least `limit` documents hold (what the `limit`-th best score is expected to reach: a
    * document holding such a term once, at the average length, scores 1 / (1 + k1) ≈ 0.45 of
    * its factor). Either way the result is checked, so a guess too bold costs time, never
-   * results. `dfMin` Infinity scores every posting.
+   * results. `dfMin` Infinity scores every posting. The default `reach` is low (0.1): a
+   * left-out term whose factor is near the scores found makes nearly every candidate need
+   * its lookup, which costs more than joining its postings (docs/search.md, "How it ranks").
    */
   readonly prune: { readonly dfMin: number; readonly share: number; readonly reach: number };
 }
@@ -54,7 +56,7 @@ export const DEFAULT_RANKING: RankingOptions = {
   b: 0.75,
   weights: { path: 3, title: 2, body: 1 },
   feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 100 },
-  prune: { dfMin: 2_000, share: 0.25, reach: 0.4 },
+  prune: { dfMin: 2_000, share: 0.25, reach: 0.1 },
 };
 
 /** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
