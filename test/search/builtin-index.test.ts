@@ -243,6 +243,47 @@ for (const backend of storeBackends()) {
       });
     });
 
+  describe(`the built-in engine's typo corrections on ${backend.name}`, () => {
+    let store: TestStore;
+    let engine: BuiltinSearchBackend;
+    const tenantId = randomUUID();
+    const otherTenant = randomUUID();
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      engine = new BuiltinSearchBackend(store.db);
+      await write(store.db, engine, [
+        searchDocument({ tenantId, id: 'hangar', scope: 'kb:a', body: 'the hangar doors' }),
+        searchDocument({ tenantId, id: 'rudder', scope: 'kb:a', body: 'rudder pedals' }),
+        searchDocument({ tenantId, id: 'hidden', scope: 'kb:b', body: 'slat tracks' }),
+        searchDocument({ tenantId: otherTenant, id: 'flap', scope: 'kb:a', body: 'flap hinge' }),
+      ]);
+    });
+    after(() => store?.dispose());
+    const ask = (text: string, tenant = tenantId) => engine.search({ tenantId: tenant, text, language: 'english', scopes: ['kb:a'], limit: 10, snippets: 0 });
+
+    it('corrects every misspelled word of one query', async () => {
+      const answer = await ask('hagnar rudedr');
+      assert.deepEqual(
+        answer.hits.map((h) => ({ id: h.id, expansions: h.reasons.expansions })).sort((x, y) => (x.id < y.id ? -1 : 1)),
+        [
+          { id: 'hangar', expansions: ['hangar'] },
+          { id: 'rudder', expansions: ['rudder'] },
+        ],
+      );
+    });
+
+    it('corrects only to terms of the caller’s tenant and scopes, and within the budget', async () => {
+      assert.deepEqual(
+        {
+          otherTenant: (await ask('flpa')).hits.length,
+          otherScope: (await ask('slta')).hits.length,
+          tooFar: (await ask('hagnarrr')).hits.length,
+        },
+        { otherTenant: 0, otherScope: 0, tooFar: 0 },
+      );
+    });
+  });
+
   describe(`migration 0020 on ${backend.name}`, () => {
     let store: TestStore;
     before(async () => {

@@ -1,6 +1,7 @@
 import type { Caller } from '../access/caller.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import type { KgwError } from '../errors.ts';
+import { mapInParallel } from '../concurrency.ts';
 import { isKgwError } from '../errors.ts';
 import { kbFor } from './access.ts';
 import type { KbStores, PreparedWrite, WriteInput, WriteResult } from './files.ts';
@@ -102,14 +103,9 @@ export async function writeFiles(stores: KbStores, caller: Caller, input: WriteF
       }
     }
   };
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < groups.length) {
-      const group = groups[next];
-      next += 1;
-      if (group !== undefined) await runGroup(group);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+  // After an unexpected failure (not a refusal, which stays with its group) no further group
+  // starts: the call fails, and writing more of it then would only add writes its caller was
+  // told failed.
+  await mapInParallel(groups, concurrency, runGroup);
   return { kbId: kb.id, results: results.sort((a, b) => a.index - b.index) };
 }
