@@ -390,7 +390,7 @@ export interface PageRow {
  * characters and `=` compares them exactly under any deterministic collation, so it means the
  * same whatever the column's collation (LIKE would need its wildcards escaped, and a range
  * `>= prefix` would follow the collation's order). Without prefixes (`withPrefixes` false) it is
- * the plain `= ANY`, which the indexes on (tenant, term, scope) serve as before; the prefixes'
+ * the plain `= ANY`, which the keys on (tenant, scope) serve (search_scopes, search_docs); the prefixes'
  * parameter is still named, so the statement's parameters stay the same.
  */
 export function scopeSql(column: string, scopes: string, prefixes: string, withPrefixes: boolean): string {
@@ -716,23 +716,19 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
        ${mixed ? 'WHERE s.has_original' : ''}
        ORDER BY s.score DESC, s.doc_no
        LIMIT $7`;
-    const halves = await Promise.all(
-      ranges.map((range) =>
-        this.#db.query<ScoredRow & { total: string }>(sql, [
-          scored.map((t) => t.term),
-          scored.map((t) => t.factor),
-          scored.map((t) => t.original),
-          stats.scopeNos,
-          stats.lengthFree,
-          stats.lengthPerUnit,
-          limit,
-          range.from,
-          range.to,
-          ...filter.params,
-          ...(candidates === undefined ? [] : [candidates]),
-        ]),
-      ),
-    );
+    const halves = await this.#perRange<ScoredRow & { total: string }>(sql, ranges, (range) => [
+      scored.map((t) => t.term),
+      scored.map((t) => t.factor),
+      scored.map((t) => t.original),
+      stats.scopeNos,
+      stats.lengthFree,
+      stats.lengthPerUnit,
+      limit,
+      range.from,
+      range.to,
+      ...filter.params,
+      ...(candidates === undefined ? [] : [candidates]),
+    ]);
     const total = halves.reduce((sum, rows) => sum + Number(rows[0]?.total ?? 0), 0);
     return { rows: mergeRanked(halves, limit), total, n: stats.n };
   }
@@ -750,20 +746,16 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const sql = `SELECT doc_no, ${joined.score} AS score${counted ? ', count(*) OVER () AS total' : ''}
                    FROM ${joined.from}
                   ORDER BY score DESC, doc_no LIMIT $6`;
-    const halves = await Promise.all(
-      ranges.map((range) =>
-        this.#db.query<ScoredRow & { total?: string }>(sql, [
-          terms.map((t) => t.term),
-          terms.map((t) => t.factor),
-          stats.scopeNos,
-          stats.lengthFree,
-          stats.lengthPerUnit,
-          limit,
-          range.from,
-          range.to,
-        ]),
-      ),
-    );
+    const halves = await this.#perRange<ScoredRow & { total?: string }>(sql, ranges, (range) => [
+      terms.map((t) => t.term),
+      terms.map((t) => t.factor),
+      stats.scopeNos,
+      stats.lengthFree,
+      stats.lengthPerUnit,
+      limit,
+      range.from,
+      range.to,
+    ]);
     const rows = mergeRanked(halves, limit);
     const total = counted ? halves.reduce((sum, half) => sum + Number(half[0]?.total ?? 0), 0) : this.#estimatedTotal(stats, rows.length);
     return { rows: rows as ScoredRow[], total, n: stats.n };
@@ -834,30 +826,31 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
             FROM top)
       SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`;
     const ranges = await this.#halves(stats, essential);
-    const halves = await Promise.all(
-      ranges.map((range) =>
-        this.#db.query<ScoredRow & { candidates: string }>(sql, [
-          essential.map((t) => t.term),
-          essential.map((t) => t.factor),
-          skipped.map((t) => t.term),
-          stats.scopeNos,
-          stats.lengthFree,
-          stats.lengthPerUnit,
-          limit,
-          margin,
-          skipped.map((t) => t.factor),
-          essential.map((t) => t.original),
-          skipped.map((t) => t.original),
-          range.from,
-          range.to,
-        ]),
-      ),
-    );
+    const halves = await this.#perRange<ScoredRow & { candidates: string }>(sql, ranges, (range) => [
+      essential.map((t) => t.term),
+      essential.map((t) => t.factor),
+      skipped.map((t) => t.term),
+      stats.scopeNos,
+      stats.lengthFree,
+      stats.lengthPerUnit,
+      limit,
+      margin,
+      skipped.map((t) => t.factor),
+      essential.map((t) => t.original),
+      skipped.map((t) => t.original),
+      range.from,
+      range.to,
+    ]);
     const rows = mergeRanked(halves, limit);
     const last = rows[limit - 1];
     if (rows.length < limit || last === undefined || !(margin < Number(last.score))) return undefined;
     const candidates = halves.reduce((sum, half) => sum + Number(half[0]?.candidates ?? 0), 0);
     return { rows: rows as ScoredRow[], total: this.#estimatedTotal(stats, candidates), n: stats.n };
+  }
+
+  /** One statement per document range, all at once (each on a connection of its own on PostgreSQL). */
+  #perRange<R>(sql: string, ranges: readonly DocRange[], params: (range: DocRange) => readonly unknown[]): Promise<R[][]> {
+    return Promise.all(ranges.map((range) => this.#db.query<R>(sql, params(range))));
   }
 
   /**

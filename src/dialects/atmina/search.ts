@@ -203,7 +203,7 @@ const searchOutput = z.object({
     .number()
     .int()
     .describe(
-      'Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to); estimated when words found in thousands of files were left out of scoring, exact with filters; with retrieval hybrid, those of the lexical and the vector list together (at most 200).',
+      'Files and resources matching the query within the scope and filters (at most the first 1000 can be paged to); estimated when the words are found in thousands of files (then at least 1000), exact with filters; with retrieval hybrid, those of the lexical and the vector list together (at most 200).',
     ),
   next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
   retrieval: z.enum(['lexical', 'hybrid']).describe('What was done: lexical when a hybrid search could not search by meaning (each result says why).'),
