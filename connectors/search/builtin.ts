@@ -694,12 +694,14 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const scored = stats.terms;
     if (scored.length === 0) return { rows: [] as ScoredRow[], total: 0, n: stats.n };
     const filter = filterSql(query.filters, parsed.phrases, 10);
-    if (filter.sql === '' && candidates === undefined && scored.every((t) => t.original)) {
+    // The query's own terms over every document of the scopes, unfiltered: pruned, or joined.
+    const plain = filter.sql === '' && candidates === undefined && scored.every((t) => t.original);
+    if (plain) {
       const pruned = await this.#pruned(stats, limit);
       if (pruned !== undefined) return pruned;
     }
     const ranges = candidates === undefined ? await this.#halves(stats, scored) : [ALL_DOCS];
-    if (filter.sql === '' && candidates === undefined && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
+    if (plain && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     // Only documents holding a term of the query itself are results; when every term is one
@@ -1025,20 +1027,19 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         unknown.map((u) => u.length + u.budget),
       ],
     );
-    const near = new Map<string, { term: string; distance: number }[]>();
-    for (const { term } of unknown) near.set(term, []);
-    const budgets = new Map(unknown.map((u) => [u.term, u.budget]));
+    const near = new Map(unknown.map((u) => [u.term, { budget: u.budget, found: [] as { term: string; distance: number }[] }]));
     for (const row of rows) {
-      const budget = budgets.get(row.word) ?? 0;
-      const distance = editDistance(row.word, row.term, budget);
-      if (distance <= budget) near.get(row.word)?.push({ term: row.term, distance });
+      const word = near.get(row.word);
+      if (word === undefined) continue;
+      const distance = editDistance(row.word, row.term, word.budget);
+      if (distance <= word.budget) word.found.push({ term: row.term, distance });
     }
-    const all = [...new Set([...near.values()].flatMap((list) => list.map((c) => c.term)))];
+    const all = [...new Set([...near.values()].flatMap((word) => word.found.map((c) => c.term)))];
     if (all.length === 0) return [];
     const visible = await this.#visibleCounts(tenantId, scopes, all);
     const corrections: string[] = [];
     for (const { term } of unknown)
-      (near.get(term) ?? [])
+      (near.get(term)?.found ?? [])
         .filter((c) => (visible.get(c.term) ?? 0) > 0)
         .sort((x, y) => x.distance - y.distance || (visible.get(y.term) ?? 0) - (visible.get(x.term) ?? 0) || (x.term < y.term ? -1 : 1))
         .slice(0, TYPO_CORRECTIONS_MAX)

@@ -282,6 +282,16 @@ for (const backend of storeBackends()) {
         { otherTenant: 0, otherScope: 0, tooFar: 0 },
       );
     });
+
+    it('looks up words of characters outside the BMP without error, each character counted once', async () => {
+      await write(store.db, engine, [searchDocument({ tenantId, id: 'astral', scope: 'kb:a', body: '𠀀𠀁𠀂𠀃 notes' })]);
+      // One character changed of four: within the budget of one edit, though it is two UTF-16 units.
+      const answer = await ask('𠀀𠀁𠀂𠀄');
+      assert.deepEqual(
+        answer.hits.map((h) => h.id),
+        ['astral'],
+      );
+    });
   });
 
   describe(`migration 0020 on ${backend.name}`, () => {
