@@ -101,11 +101,16 @@ export interface ScoringLimits {
    * Below it, one statement costs less than the second round trip. See #halves.
    */
   readonly splitPostingsMin: number;
+  /**
+   * Index lookups (candidates × terms) a scoring of given candidates makes, from which the
+   * candidates are split in two halves scored at once (PostgreSQL). See #candidateHalves.
+   */
+  readonly splitLookupsMin: number;
   /** Postings up to which a query without filters counts its matches exactly; past it the total is estimated (#estimatedTotal). */
   readonly countedPostingsMax: number;
 }
 
-export const DEFAULT_SCORING: ScoringLimits = { splitPostingsMin: 10_000, countedPostingsMax: 10_000 };
+export const DEFAULT_SCORING: ScoringLimits = { splitPostingsMin: 10_000, splitLookupsMin: 1_000, countedPostingsMax: 10_000 };
 /** Scopes a split looks at to find the middle document (two index probes each); past it, no split. */
 const SPLIT_SCOPES_MAX = 64;
 /** All document numbers: the range of a query that is not split. */
@@ -141,6 +146,12 @@ function joinedScoresSql(count: number, p: { terms: string; factors: string; sco
   }
   return { from, score };
 }
+
+/** Whether document number `no` (decimal text) falls in `range`. */
+const within = (no: string, range: DocRange): boolean => {
+  const n = BigInt(no);
+  return n >= BigInt(range.from) && n <= BigInt(range.to);
+};
 
 /** Rows of both halves in one ranking: score descending, then document number. */
 function mergeRanked<R extends ScoredRow>(halves: readonly (readonly R[])[], limit: number): R[] {
@@ -678,7 +689,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       }
     }
     const page = ranked.rows.slice(offset, window);
-    const hits = await this.#hits(query, a, page, finalTerms, parsed, expansions);
+    const hits = await this.#hits(query, a, page, finalTerms, parsed, expansions, scopes.known.totals?.scopeNos ?? []);
     return { hits, total: ranked.total };
   }
 
@@ -700,7 +711,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       const pruned = await this.#pruned(stats, limit);
       if (pruned !== undefined) return pruned;
     }
-    const ranges = candidates === undefined ? await this.#halves(stats, scored) : [ALL_DOCS];
+    const ranges = candidates === undefined ? await this.#halves(stats, scored) : this.#candidateHalves(candidates, scored.length);
     if (plain && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
@@ -729,7 +740,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       range.from,
       range.to,
       ...filter.params,
-      ...(candidates === undefined ? [] : [candidates]),
+      ...(candidates === undefined ? [] : [candidates.filter((no) => within(no, range))]),
     ]);
     const total = halves.reduce((sum, rows) => sum + Number(rows[0]?.total ?? 0), 0);
     return { rows: mergeRanked(halves, limit), total, n: stats.n };
@@ -884,6 +895,23 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     ];
   }
 
+  /**
+   * The document ranges a scoring of given candidates runs over: all of them in one statement,
+   * or (on PostgreSQL, from `splitLookupsMin` index lookups: a term's posting per candidate)
+   * the candidates split in two halves by document number, scored at once on two connections,
+   * each half reading only its own candidates. The rescoring of a question's top 100 with its
+   * feedback terms is such a scoring: about 30 terms × 100 documents (docs/search.md, "Speed").
+   */
+  #candidateHalves(candidates: readonly string[], terms: number): readonly DocRange[] {
+    if (this.#db.kind === 'pglite' || candidates.length < 2 || candidates.length * terms < this.#scoring.splitLookupsMin) return [ALL_DOCS];
+    const sorted = candidates.map(BigInt).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    const middle = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    return [
+      { from: ALL_DOCS.from, to: String(middle) },
+      { from: String(middle + 1n), to: ALL_DOCS.to },
+    ];
+  }
+
   /** The scopes' document count and average length, and each term's document frequency and BM25 factor there (terms in no document left out). */
   async #statistics(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[]): Promise<Statistics> {
     const { k1, b } = this.#ranking;
@@ -946,31 +974,23 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   async #feedbackTerms(tenantId: string, scopes: Reach, terms: readonly WeightedTerm[], top: readonly ScoredRow[], n: number): Promise<WeightedTerm[]> {
     const { feedback } = this.#ranking;
     const best = Number(top[0]?.score ?? 0);
-    const share = new Map(top.map((r) => [r.doc_no, Math.exp(Number(r.score) - best)]));
-    // The documents are the caller's (the first pass found them in its scopes).
-    const rows = await this.#db.query<{ term: string; doc_no: string; tf: number; length: number }>(
-      'SELECT term, doc_no, tf, length FROM search_postings WHERE doc_no = ANY($1::bigint[])',
-      [top.map((r) => r.doc_no)],
+    const { scopeNos } = await this.#learn(tenantId, scopes, []);
+    // Summed where the postings are, with each term's document frequency in the scopes beside
+    // it: the top documents hold about two thousand postings, and reading them all into the
+    // gateway cost more than the statement (docs/search.md, "Speed").
+    const rows = await this.#db.query<{ term: string; sum: number; df: number | null }>(
+      `WITH c AS (SELECT p.term, sum(t.share * p.tf / p.length) AS sum
+                    FROM unnest($1::bigint[], $2::float8[]) AS t(doc_no, share)
+                    JOIN search_postings p ON p.doc_no = t.doc_no
+                   GROUP BY p.term HAVING count(*) >= 2)
+       SELECT c.term, c.sum, (SELECT sum(d.df) FROM search_term_df d WHERE d.term = c.term AND d.scope_no = ANY($3::int[]))::float8 AS df FROM c`,
+      [top.map((r) => r.doc_no), top.map((r) => Math.exp(Number(r.score) - best)), scopeNos],
     );
-    const candidates = new Map<string, { sum: number; docs: number }>();
-    for (const row of rows) {
-      const entry = candidates.get(row.term) ?? { sum: 0, docs: 0 };
-      entry.sum += (share.get(row.doc_no) ?? 0) * (Number(row.tf) / Number(row.length));
-      entry.docs++;
-      candidates.set(row.term, entry);
-    }
-    const shared = [...candidates].filter(([, c]) => c.docs >= 2);
-    if (shared.length === 0) return [];
-    const dfs = await this.#visibleCounts(
-      tenantId,
-      scopes,
-      shared.map(([term]) => term),
-    );
-    const idfOf = (term: string) => {
-      const df = dfs.get(term) ?? 0;
-      return df > 0 ? idf(n, df) : 0;
-    };
-    const weighted = shared.map(([term, c]) => ({ term, w: c.sum * idfOf(term) })).sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
+    if (rows.length === 0) return [];
+    for (const row of rows) scopes.known.df.set(row.term, Number(row.df ?? 0));
+    const weighted = rows
+      .map((r) => ({ term: r.term, w: Number(r.df ?? 0) > 0 ? Number(r.sum) * idf(n, Number(r.df)) : 0 }))
+      .sort((x, y) => y.w - x.w || (x.term < y.term ? -1 : 1));
     const chosen = weighted.slice(0, feedback.terms);
     const maxW = chosen[0]?.w ?? 0;
     if (maxW <= 0) return [];
@@ -1082,6 +1102,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     terms: readonly WeightedTerm[],
     parsed: ParsedQuery,
     expansions: readonly string[],
+    scopeNos: readonly number[],
   ): Promise<SearchHit[]> {
     if (page.length === 0) return [];
     const docNos = page.map((r) => r.doc_no);
@@ -1092,8 +1113,9 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         [docNos, query.snippets],
       ),
       this.#db.query<{ doc_no: string; term: string; fields: number }>(
-        'SELECT doc_no, term, fields FROM search_postings WHERE term = ANY($1::text[]) AND doc_no = ANY($2::bigint[])',
-        [terms.map((t) => t.term), docNos],
+        // With the scopes' numbers, each (term, document) is one lookup of the postings' key; without them, every posting of each term was read.
+        'SELECT doc_no, term, fields FROM search_postings WHERE term = ANY($1::text[]) AND scope_no = ANY($3::int[]) AND doc_no = ANY($2::bigint[])',
+        [terms.map((t) => t.term), docNos, scopeNos],
       ),
     ]);
     const byNo = new Map(docs.map((d) => [d.doc_no, d]));

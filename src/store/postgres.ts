@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Transaction } from './db.ts';
+import type { Db, QueryOptions, Transaction } from './db.ts';
 import { assertChannel, assertReadOnly, CommitListeners, isRetryable } from './db.ts';
 
 // Return int8 and numeric as JS numbers (counts, sizes); none of ours exceed 2^53.
@@ -10,6 +10,13 @@ const types: pg.CustomTypesConfig = {
 };
 
 const MAX_ATTEMPTS = 5;
+
+/** What `pg` runs: a named statement (parsed once per connection, see QueryOptions.prepare) or an unnamed one. */
+const statement = (sql: string, params: readonly unknown[], options: QueryOptions | undefined): pg.QueryConfig => ({
+  text: sql,
+  values: params as unknown[],
+  ...(options?.prepare === undefined ? {} : { name: options.prepare }),
+});
 /** A lost LISTEN connection is opened again after this pause, doubling up to the maximum. */
 const LISTEN_RETRY_MS = { base: 1000, max: 30_000 } as const;
 
@@ -30,10 +37,9 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
 
   return {
     kind: 'postgres',
-    async query<R>(sql: string, params: readonly unknown[] = []) {
+    async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
       assertReadOnly(sql);
-      const result = await pool.query(sql, params as unknown[]);
-      return result.rows as R[];
+      return (await pool.query(statement(sql, params, options))).rows as R[];
     },
     async tx<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
@@ -43,8 +49,8 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
         try {
           await client.query('BEGIN');
           const tx: Transaction = {
-            async query<R>(sql: string, params: readonly unknown[] = []) {
-              return (await client.query(sql, params as unknown[])).rows as R[];
+            async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
+              return (await client.query(statement(sql, params, options))).rows as R[];
             },
             async exec(script: string) {
               await client.query(script);

@@ -194,6 +194,22 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('ranks given candidates and a question re-ranked with its feedback terms exactly, whole or with the candidates in halves', async () => {
+      const whole = new BuiltinSearchBackend(store.db, { scoring: { splitLookupsMin: Infinity } });
+      const split = new BuiltinSearchBackend(store.db, { scoring: { splitLookupsMin: 1 } });
+      const candidates = docs.filter((_, i) => i % 3 !== 1).map((d) => d.id);
+      const rankBoth = (engine: BuiltinSearchBackend) =>
+        engine.rank({ tenantId, text: 'often heron egret', language: 'english', scopes: ['kb:birds'], limit: 30, snippets: 0 }, candidates);
+      const [wholeRanked, splitRanked] = [await rankBoth(whole), await rankBoth(split)];
+      assert.equal(wholeRanked.hits.length, 30);
+      assert.deepEqual({ ranked: ranked(splitRanked), total: splitRanked.total }, { ranked: ranked(wholeRanked), total: wholeRanked.total });
+      // Three terms or more: the first pass's top documents are re-ranked with feedback terms, as candidates.
+      const question = 'heron egret bittern stilt';
+      const [wholeAnswer, splitAnswer] = [await ask(whole, question, 10), await ask(split, question, 10)];
+      assert.equal(wholeAnswer.hits.length, 10);
+      assert.deepEqual({ ranked: ranked(splitAnswer), total: splitAnswer.total }, { ranked: ranked(wholeAnswer), total: wholeAnswer.total });
+    });
+
     it('estimates the total of a query past the postings it counts, and counts it with filters', async () => {
       const estimating = new BuiltinSearchBackend(store.db, {
         ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } },

@@ -52,7 +52,7 @@ const NOWHERE: CallerStanding = { highest: 'none', teamAdmin: false, contextRead
 
 /** The caller's standing, in one query. A principal not in the tenant stands nowhere. */
 export async function callerStanding(q: Queryable, caller: Caller): Promise<CallerStanding> {
-  const [row] = await q.query<StandingRow>(STANDING, [caller.tenant.id, caller.principal.id]);
+  const [row] = await q.query<StandingRow>(STANDING, [caller.tenant.id, caller.principal.id], { prepare: 'kgw_caller_standing' });
   if (row === undefined) return NOWHERE;
   const agentPolicyMax = row.policy ?? undefined;
   const highest = effectiveKbRole({ teamRole: undefined, shareRoles: [...row.member_roles, ...row.share_roles], agentPolicyMax, isPublic: row.public_kb });

@@ -160,11 +160,13 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
   const kinds: readonly ResultKind[] = input.kinds === undefined || input.kinds.length === 0 ? RESULT_KINDS : [...new Set(input.kinds)];
   const namesKbs = (input.kbIds?.length ?? 0) + (input.kbSlugs?.length ?? 0) > 0;
-  const kbs = kinds.includes('file') || namesKbs ? await searchedKbs(services, caller, input) : [];
   // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
   const contextTypes = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is SearchedContextType => k !== 'file');
-  // An anonymous connection has no principal: it reads public KB files only.
-  const context: ContextReach = isAnonymous(caller) ? { scopes: [], prefixes: [] } : await readableContextScopes(services.db, caller, contextTypes);
+  // Both reads at once (neither needs the other). An anonymous connection has no principal: it reads public KB files only.
+  const [kbs, context] = await Promise.all([
+    kinds.includes('file') || namesKbs ? searchedKbs(services, caller, input) : [],
+    isAnonymous(caller) ? ({ scopes: [], prefixes: [] } satisfies ContextReach) : readableContextScopes(services.db, caller, contextTypes),
+  ]);
   const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...context.scopes].sort();
   const scopePrefixes = [...context.prefixes].sort();
   const digest = digestOf(input, scopes, scopePrefixes);

@@ -172,6 +172,7 @@ export async function authenticateToken(q: Queryable, secret: string): Promise<{
        JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
       WHERE t.secret_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
     [hashSecret(secret)],
+    { prepare: 'kgw_authenticate_token' },
   );
   if (!row) return undefined;
   const caller: Caller = {
