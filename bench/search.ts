@@ -131,7 +131,8 @@ const settings = {
   seed: 13,
   /** Keep the loaded store after the run (its description goes to a `.store.json` file), for `--reuse`. */
   keep: flags.keep === true,
-  reuse,
+  /** The kept store's file name (the results record no folder of the machine). */
+  reuse: reuse === undefined ? undefined : path.basename(reuse),
 };
 if (store === 'postgres' && serverUrl === undefined) throw new Error('--store postgres needs BENCH_DATABASE_URL or KGW_TEST_DATABASE_URL');
 const meiliUrl = setting(undefined, 'MEILI_URL') ?? setting(undefined, 'KGW_TEST_MEILI_URL');

@@ -370,6 +370,8 @@ interface StatTerm extends WeightedTerm {
   readonly df: number;
   /** weight × IDF × (k1 + 1): what one posting scores at most. */
   readonly factor: number;
+  /** The first and last document numbers holding it in the scopes, when #learn read them. */
+  readonly bounds?: DocRange | undefined;
 }
 
 interface Statistics {
@@ -419,13 +421,18 @@ interface Reach {
    * when no document holds one), as #learn read them: a search's two passes, its feedback and
    * its corrections ask for many of the same terms.
    */
-  readonly known: { totals?: { readonly n: number; readonly avgdl: number; readonly scopeNos: readonly number[] }; readonly df: Map<string, number> };
+  readonly known: {
+    totals?: { readonly n: number; readonly avgdl: number; readonly scopeNos: readonly number[] };
+    readonly df: Map<string, number>;
+    /** The first and last document numbers holding a term in the scopes, where #learn read them (see #halves). */
+    readonly bounds: Map<string, DocRange>;
+  };
 }
 
 const reachOf = (query: SearchQuery): Reach => ({
   scopes: [...new Set(query.scopes)],
   prefixes: [...new Set(query.scopePrefixes ?? [])],
-  known: { df: new Map() },
+  known: { df: new Map(), bounds: new Map() },
 });
 
 /** BM25's IDF of a term `df` of `n` documents hold. */
@@ -711,7 +718,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       const pruned = await this.#pruned(stats, limit);
       if (pruned !== undefined) return pruned;
     }
-    const ranges = candidates === undefined ? await this.#halves(stats, scored) : this.#candidateHalves(candidates, scored.length);
+    const ranges = candidates === undefined ? this.#halves(stats, scored) : this.#candidateHalves(candidates, scored.length);
     if (plain && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
@@ -838,7 +845,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
                     WHERE p.scope_no = top.scope_no AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
       SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`;
-    const ranges = await this.#halves(stats, essential);
+    const ranges = this.#halves(stats, essential);
     const halves = await this.#perRange<ScoredRow & { candidates: string }>(sql, ranges, (range) => [
       essential.map((t) => t.term),
       essential.map((t) => t.factor),
@@ -874,19 +881,14 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
    * scores its documents whole; the halves' top rows merge into the whole's (mergeRanked).
    * Measured at 100 k files on 2 CPUs: docs/search.md, "Speed".
    */
-  async #halves(stats: Statistics, terms: readonly StatTerm[]): Promise<readonly DocRange[]> {
+  #halves(stats: Statistics, terms: readonly StatTerm[]): readonly DocRange[] {
     if (this.#db.kind === 'pglite' || stats.scopeNos.length > SPLIT_SCOPES_MAX) return [ALL_DOCS];
     if (terms.reduce((sum, t) => sum + t.df, 0) < this.#scoring.splitPostingsMin) return [ALL_DOCS];
-    const widest = terms.reduce((x, y) => (y.df > x.df ? y : x));
-    const [bounds] = await this.#db.query<{ first: string | null; last: string | null }>(
-      `SELECT min(r.first)::text AS first, max(r.last)::text AS last
-         FROM unnest($2::int[]) AS s(scope_no)
-        CROSS JOIN LATERAL (SELECT min(doc_no) AS first, max(doc_no) AS last FROM search_postings WHERE term = $1 AND scope_no = s.scope_no) r`,
-      [widest.term, stats.scopeNos],
-    );
-    if (bounds?.first == null || bounds.last == null) return [ALL_DOCS];
-    const first = BigInt(bounds.first);
-    const last = BigInt(bounds.last);
+    // Its first and last documents came with its document frequency (#learn); without them, no split.
+    const bounds = terms.reduce((x, y) => (y.df > x.df ? y : x)).bounds;
+    if (bounds === undefined) return [ALL_DOCS];
+    const first = BigInt(bounds.from);
+    const last = BigInt(bounds.to);
     if (last - first < 2n) return [ALL_DOCS];
     const middle = first + (last - first) / 2n;
     return [
@@ -924,7 +926,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     for (const t of terms) {
       const d = scopes.known.df.get(t.term) ?? 0;
       if (d <= 0) continue;
-      out.push({ ...t, df: d, factor: t.weight * idf(n, d) * (k1 + 1) });
+      out.push({ ...t, df: d, factor: t.weight * idf(n, d) * (k1 + 1), bounds: scopes.known.bounds.get(t.term) });
     }
     return { n, scopeNos, terms: out, lengthFree: k1 * (1 - b), lengthPerUnit: (k1 * b) / avgdl };
   }
@@ -932,35 +934,55 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   /**
    * Reads into `scopes.known` the scopes' totals and the document frequencies of the terms it
    * does not hold yet, in one statement (none when it holds them all), and returns the totals.
+   * On PostgreSQL, with at most SPLIT_SCOPES_MAX scopes, the same statement reads each term's
+   * first and last document numbers (two index probes a term and scope), which a split in
+   * halves needs (#halves): one round trip fewer for a query that is split.
    */
   async #learn(tenantId: string, scopes: Reach, terms: readonly string[]): Promise<{ n: number; avgdl: number; scopeNos: readonly number[] }> {
     const { known } = scopes;
     const missing = [...new Set(terms)].filter((t) => !known.df.has(t));
+    const splits = this.#db.kind === 'postgres';
+    // The term's postings in one scope: its first and last document there.
+    const bounds = (few: string) =>
+      splits
+        ? `LEFT JOIN LATERAL (SELECT min(p.doc_no) AS first, max(p.doc_no) AS last FROM search_postings p
+                               WHERE p.term = d.term AND p.scope_no = d.scope_no AND ${few}) b ON true`
+        : 'LEFT JOIN LATERAL (SELECT NULL::bigint AS first, NULL::bigint AS last) b ON true';
+    type TermRow = { term: string; n: number; first: string | null; last: string | null };
+    const remember = (rows: readonly TermRow[]) => {
+      for (const term of missing) known.df.set(term, 0);
+      for (const row of rows) {
+        known.df.set(row.term, Number(row.n));
+        if (row.first !== null && row.last !== null) known.bounds.set(row.term, { from: row.first, to: row.last });
+      }
+    };
     if (known.totals === undefined) {
       // The scopes are resolved to their numbers once per search, here, in the caller's tenant:
       // every later statement reads postings by these numbers alone.
-      const rows = await this.#db.query<{ term: string | null; n: number; avgdl: number | null; scope_nos: number[] | null }>(
+      const rows = await this.#db.query<Omit<TermRow, 'term'> & { term: string | null; avgdl: number | null; scope_nos: number[] | null }>(
         `WITH s AS MATERIALIZED (SELECT scope_no, docs, total_length FROM search_scopes
                                  WHERE tenant_id = $1 AND ${scopeSql('scope', '$3', '$4', scopes.prefixes.length > 0)})
          SELECT NULL::text AS term, coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_length) / nullif(sum(docs), 0), 1)::float8 AS avgdl,
-                coalesce(array_agg(scope_no ORDER BY scope_no), '{}') AS scope_nos
+                coalesce(array_agg(scope_no ORDER BY scope_no), '{}') AS scope_nos, NULL::text AS first, NULL::text AS last
            FROM s
          UNION ALL
-         SELECT d.term, sum(d.df)::float8, NULL, NULL FROM search_term_df d JOIN s ON s.scope_no = d.scope_no
+         SELECT d.term, sum(d.df)::float8, NULL, NULL, min(b.first)::text, max(b.last)::text
+           FROM search_term_df d JOIN s ON s.scope_no = d.scope_no
+           ${bounds(`(SELECT count(*) FROM s) <= ${SPLIT_SCOPES_MAX}`)}
           WHERE d.term = ANY($2::text[]) GROUP BY d.term`,
         [tenantId, missing, scopes.scopes, scopes.prefixes],
       );
       const head = rows.find((r) => r.term === null);
       known.totals = { n: Number(head?.n ?? 0), avgdl: Number(head?.avgdl ?? 1) || 1, scopeNos: (head?.scope_nos ?? []).map(Number) };
-      for (const term of missing) known.df.set(term, 0);
-      for (const row of rows) if (row.term !== null) known.df.set(row.term, Number(row.n));
+      remember(rows.flatMap((r) => (r.term === null ? [] : [{ term: r.term, n: r.n, first: r.first, last: r.last }])));
     } else if (missing.length > 0) {
-      const rows = await this.#db.query<{ term: string; n: number }>(
-        'SELECT term, sum(df)::float8 AS n FROM search_term_df WHERE term = ANY($1::text[]) AND scope_no = ANY($2::int[]) GROUP BY term',
+      const rows = await this.#db.query<TermRow>(
+        `SELECT d.term, sum(d.df)::float8 AS n, min(b.first)::text AS first, max(b.last)::text AS last
+           FROM search_term_df d ${bounds(`cardinality($2::int[]) <= ${SPLIT_SCOPES_MAX}`)}
+          WHERE d.term = ANY($1::text[]) AND d.scope_no = ANY($2::int[]) GROUP BY d.term`,
         [missing, known.totals.scopeNos],
       );
-      for (const term of missing) known.df.set(term, 0);
-      for (const row of rows) known.df.set(row.term, Number(row.n));
+      remember(rows);
     }
     return known.totals;
   }

@@ -10,6 +10,21 @@ import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { searchDocument } from './documents.ts';
 
+/** `db`, counting the statements it runs whose text holds `marker`. */
+function counting(db: Db, marker: string): { db: Db; count: () => number } {
+  let n = 0;
+  return {
+    db: {
+      ...db,
+      query: (sql, params, options) => {
+        if (sql.includes(marker)) n++;
+        return db.query(sql, params, options);
+      },
+    },
+    count: () => n,
+  };
+}
+
 /*
  * What the built-in engine keeps beside its postings for speed (migration 0020): each term's
  * document frequency per scope, which must stay exactly the count of the term's postings
@@ -176,7 +191,9 @@ for (const backend of storeBackends()) {
       // A filter every document passes makes the engine score by grouping the postings, the reference here.
       const grouped = (text: string, limit: number, offset: number) =>
         full.search({ tenantId, text, language: 'english', scopes: ['kb:birds'], filters: { contentKind: 'text' }, limit, offset, snippets: 0 });
-      const halves = new BuiltinSearchBackend(store.db, {
+      // The statements scoring the joined postings, counted: two a query where the halves are split (PostgreSQL), one on PGlite.
+      const joined = counting(store.db, 'coalesce(t0.x, 0)');
+      const halves = new BuiltinSearchBackend(joined.db, {
         ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } },
         scoring: { splitPostingsMin: 1, countedPostingsMax: Infinity },
       });
@@ -188,21 +205,27 @@ for (const backend of storeBackends()) {
       ] as const) {
         const reference = await grouped(text, limit, offset);
         for (const engine of [full, halves]) {
+          const before = joined.count();
           const answer = await ask(engine, text, limit, offset);
           assert.deepEqual({ ranked: ranked(answer), total: answer.total }, { ranked: ranked(reference), total: reference.total }, text);
+          if (engine === halves) assert.equal(joined.count() - before, store.db.kind === 'postgres' ? 2 : 1, `statements scoring "${text}"`);
         }
       }
     });
 
     it('ranks given candidates and a question re-ranked with its feedback terms exactly, whole or with the candidates in halves', async () => {
+      // The statements scoring given candidates, counted: two a scoring where the candidates are split (PostgreSQL), one otherwise.
+      const scorings = counting(store.db, 'p.doc_no = ANY($');
       const whole = new BuiltinSearchBackend(store.db, { scoring: { splitLookupsMin: Infinity } });
-      const split = new BuiltinSearchBackend(store.db, { scoring: { splitLookupsMin: 1 } });
+      const split = new BuiltinSearchBackend(scorings.db, { scoring: { splitLookupsMin: 1 } });
       const candidates = docs.filter((_, i) => i % 3 !== 1).map((d) => d.id);
       const rankBoth = (engine: BuiltinSearchBackend) =>
         engine.rank({ tenantId, text: 'often heron egret', language: 'english', scopes: ['kb:birds'], limit: 30, snippets: 0 }, candidates);
       const [wholeRanked, splitRanked] = [await rankBoth(whole), await rankBoth(split)];
       assert.equal(wholeRanked.hits.length, 30);
       assert.deepEqual({ ranked: ranked(splitRanked), total: splitRanked.total }, { ranked: ranked(wholeRanked), total: wholeRanked.total });
+      // Two scorings of the candidates (three terms: the first pass, then the re-ranking with feedback terms), each in two halves on PostgreSQL.
+      assert.equal(scorings.count(), store.db.kind === 'postgres' ? 4 : 2);
       // Three terms or more: the first pass's top documents are re-ranked with feedback terms, as candidates.
       const question = 'heron egret bittern stilt';
       const [wholeAnswer, splitAnswer] = [await ask(whole, question, 10), await ask(split, question, 10)];
