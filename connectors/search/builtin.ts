@@ -122,18 +122,32 @@ interface DocRange {
   readonly to: string;
 }
 
-/** Terms up to which a query's documents are found by joining each term's postings (joinedScoresSql). */
-const JOINED_TERMS_MAX = 8;
+/**
+ * Terms up to which a query's documents are found by joining each term's postings; from one
+ * more, by grouping them (documentScoresSql).
+ */
+const JOINED_TERMS_MAX = 2;
 
 /**
- * The documents holding any of the first `count` terms of the arrays `terms` and `factors`,
- * in the scopes `scopes` and the document range `from`–`to`, with their BM25 scores (`score`)
- * and the columns scope_no and doc_no: one index range per term, the terms' rows joined on
- * the document (FULL JOIN, so a document holding one term is kept). Grouping all the postings
- * by document instead spent most of a query's time hashing and re-reading them (a query of two
- * common words at 100 k files: 35 ms against 16 ms joined, docs/search.md, "Speed").
+ * The documents holding any of the `count` terms of the arrays `terms` and `factors` (exactly
+ * `count` long), in the scopes `scopes` and the document range `from`–`to`, with their BM25
+ * scores: a FROM item (`from`) with the columns scope_no and doc_no, and the score's expression
+ * (`score`). One index range per term either way. Up to JOINED_TERMS_MAX terms the terms' rows
+ * are joined on the document (FULL JOIN, so a document holding one term is kept); past it the
+ * postings are grouped by document, as each further FULL JOIN re-hashes every row the earlier
+ * ones produced. Measured at 100 k files, one half of a split (docs/search.md, "Speed"): two
+ * common words 12.5 ms joined, 15.9 grouped; four words 21.9 and 18.4; eight 73.3 and 38.6.
  */
-function joinedScoresSql(count: number, p: { terms: string; factors: string; scopes: string; from: string; to: string; free: string; perUnit: string }) {
+function documentScoresSql(count: number, p: { terms: string; factors: string; scopes: string; from: string; to: string; free: string; perUnit: string }) {
+  if (count > JOINED_TERMS_MAX)
+    return {
+      from: `(SELECT p.scope_no, p.doc_no, sum(q.factor * p.tf / (p.tf + ${p.free}::float8 + ${p.perUnit}::float8 * p.length)) AS x
+                FROM unnest(${p.terms}::text[], ${p.factors}::float8[]) AS q(term, factor)
+                JOIN search_postings p ON p.term = q.term
+               WHERE p.scope_no = ANY(${p.scopes}::int[]) AND p.doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint
+               GROUP BY p.doc_no, p.scope_no) g`,
+      score: 'g.x',
+    };
   const branch = (i: number) =>
     `(SELECT scope_no, doc_no, (${p.factors}::float8[])[${i + 1}] * tf / (tf + ${p.free}::float8 + ${p.perUnit}::float8 * length) AS x
         FROM search_postings
@@ -719,7 +733,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       if (pruned !== undefined) return pruned;
     }
     const ranges = candidates === undefined ? this.#halves(stats, scored) : this.#candidateHalves(candidates, scored.length);
-    if (plain && scored.length <= JOINED_TERMS_MAX) return this.#joined(stats, limit, ranges);
+    if (plain) return this.#joined(stats, limit, ranges);
     const candidatesParam = `$${10 + filter.params.length}`;
     const join = filter.sql === '' ? '' : `JOIN search_docs d ON d.doc_no = s.doc_no AND ${filter.sql}`;
     // Only documents holding a term of the query itself are results; when every term is one
@@ -755,14 +769,14 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
 
   /**
    * Ranks the documents holding any of the terms (all of them the query's own; no filters) by
-   * joining the terms' postings (joinedScoresSql). The total is counted up to
+   * one index range per term (documentScoresSql). The total is counted up to
    * `countedPostingsMax` postings; past that, counting every match cost a third of the query
    * (it keeps every matching row until the last is known), and the total is estimated.
    */
   async #joined(stats: Statistics, limit: number, ranges: readonly DocRange[]) {
     const terms = stats.terms;
     const counted = terms.reduce((sum, t) => sum + t.df, 0) <= this.#scoring.countedPostingsMax;
-    const joined = joinedScoresSql(terms.length, { terms: '$1', factors: '$2', scopes: '$3', free: '$4', perUnit: '$5', from: '$7', to: '$8' });
+    const joined = documentScoresSql(terms.length, { terms: '$1', factors: '$2', scopes: '$3', free: '$4', perUnit: '$5', from: '$7', to: '$8' });
     const sql = `SELECT doc_no, ${joined.score} AS score${counted ? ', count(*) OVER () AS total' : ''}
                    FROM ${joined.from}
                   ORDER BY score DESC, doc_no LIMIT $6`;
@@ -828,20 +842,15 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     // Split in halves by document number (#halves), each half is MaxScore on its own: its
     // threshold is its own `limit`-th score, at most the whole's, so it keeps at least the
     // candidates the whole would keep, and the merged top `limit` is the whole's.
-    const joined = joinedScoresSql(essential.length, { terms: '$1', factors: '$2', scopes: '$4', free: '$5', perUnit: '$6', from: '$12', to: '$13' });
-    // $10 (the essential terms' originals) is read by the grouping form only; named in both so the parameters stay the same.
-    const candidatesSql =
-      essential.length <= JOINED_TERMS_MAX
-        ? `SELECT doc_no, scope_no, ${joined.score} AS score FROM ${joined.from} WHERE cardinality($10::boolean[]) >= 0`
-        : `SELECT p.doc_no, p.scope_no, sum(${scoreSql('$5', '$6')}) AS score FROM ${termPostingsSql('$1', '$2', '$10')}
-            WHERE p.scope_no = ANY($4::int[]) AND p.doc_no BETWEEN $12::bigint AND $13::bigint GROUP BY p.doc_no, p.scope_no`;
+    const found = documentScoresSql(essential.length, { terms: '$1', factors: '$2', scopes: '$4', free: '$5', perUnit: '$6', from: '$11', to: '$12' });
+    const candidatesSql = `SELECT doc_no, scope_no, ${found.score} AS score FROM ${found.from}`;
     const sql = `WITH e AS MATERIALIZED (${candidatesSql}),
         th AS (SELECT score FROM e ORDER BY score DESC LIMIT 1 OFFSET $7 - 1),
         top AS (SELECT e.doc_no, e.scope_no, e.score FROM e WHERE e.score + $8::float8 >= coalesce((SELECT score FROM th), 0)),
         -- A document's postings all carry its scope's number (found readable above), so each lookup is the whole postings key.
         scored AS (
           SELECT top.doc_no, top.score + coalesce((
-                   SELECT sum(${scoreSql('$5', '$6')}) FROM ${termPostingsSql('$3', '$9', '$11')}
+                   SELECT sum(${scoreSql('$5', '$6')}) FROM ${termPostingsSql('$3', '$9', '$10')}
                     WHERE p.scope_no = top.scope_no AND p.doc_no = top.doc_no), 0) AS score
             FROM top)
       SELECT doc_no, score, (SELECT count(*) FROM e) AS candidates FROM scored ORDER BY score DESC, doc_no LIMIT $7`;
@@ -856,7 +865,6 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       limit,
       margin,
       skipped.map((t) => t.factor),
-      essential.map((t) => t.original),
       skipped.map((t) => t.original),
       range.from,
       range.to,

@@ -187,12 +187,12 @@ for (const backend of storeBackends()) {
       assert.deepEqual({ pruned: pruned.total, scored: scored.total }, { pruned: 200, scored: 200 });
     });
 
-    it('ranks and counts as grouping every posting does when the terms are joined, whole or in halves by document number', async () => {
+    it('ranks and counts as grouping every posting does when the terms are joined or grouped without filters, whole or in halves by document number', async () => {
       // A filter every document passes makes the engine score by grouping the postings, the reference here.
       const grouped = (text: string, limit: number, offset: number) =>
         full.search({ tenantId, text, language: 'english', scopes: ['kb:birds'], filters: { contentKind: 'text' }, limit, offset, snippets: 0 });
       // The statements scoring the joined postings, counted: two a query where the halves are split (PostgreSQL), one on PGlite.
-      const joined = counting(store.db, 'coalesce(t0.x, 0)');
+      const joined = counting(store.db, 'ORDER BY score DESC, doc_no LIMIT $6');
       const halves = new BuiltinSearchBackend(joined.db, {
         ranking: { ...DEFAULT_RANKING, prune: { dfMin: Infinity, share: 0.25, reach: 0.4 } },
         scoring: { splitPostingsMin: 1, countedPostingsMax: Infinity },
