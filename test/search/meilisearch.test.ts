@@ -15,6 +15,7 @@ import {
   DEFAULT_INDEX_UID,
   filterLiteral,
   queryWords,
+  uploads,
   searchFilter,
 } from '../../connectors/search/meilisearch.ts';
 import { meiliProbe } from '../../connectors/search/probe.ts';
@@ -136,6 +137,45 @@ describe('Meilisearch backend: chunks, ids, filters, query words', () => {
     const paragraph = `${Array.from({ length: 300 }, (_, i) => filler(i)).join(' ')}\n\n`;
     const chunks = chunkBody(paragraph.repeat(10), 1_000);
     assert.equal(chunks[0], paragraph);
+  });
+
+  it('puts small chunks in one upload, in order', () => {
+    const chunks = Array.from({ length: 400 }, (_, i) => ({ path: `p${i}.md`, title: '', body: filler(i) }));
+    assert.deepEqual(uploads(chunks), [chunks]);
+  });
+
+  it('starts a new upload before 16 MiB of text, and sends a larger chunk alone', () => {
+    const mib = 'x'.repeat(1024 * 1024);
+    const chunks = [
+      { path: 'a', title: '', body: mib.repeat(10) },
+      { path: 'b', title: '', body: mib.repeat(7) },
+      { path: 'c', title: '', body: mib.repeat(20) },
+      { path: 'd', title: '', body: 'small' },
+    ];
+    assert.deepEqual(
+      uploads(chunks).map((u) => u.map((c) => c.path)),
+      [['a'], ['b'], ['c'], ['d']],
+    );
+  });
+
+  it("counts an upload's bytes as UTF-8", () => {
+    // 6 Mi characters of three bytes each: 18 MiB, over the bound, though 6 Mi characters.
+    const chunks = [
+      { path: 'a', title: '', body: '€'.repeat(6 * 1024 * 1024) },
+      { path: 'b', title: '', body: 'small' },
+    ];
+    assert.deepEqual(
+      uploads(chunks).map((u) => u.map((c) => c.path)),
+      [['a'], ['b']],
+    );
+  });
+
+  it('puts at most 5,000 chunks in one upload', () => {
+    const chunks = Array.from({ length: 12_000 }, (_, i) => ({ path: String(i), title: '', body: 'x' }));
+    assert.deepEqual(
+      uploads(chunks).map((u) => u.length),
+      [5000, 5000, 2000],
+    );
   });
 
   it('makes one empty chunk of an empty body', () => {
@@ -416,12 +456,48 @@ describe('Meilisearch backend on a real server', { skip }, () => {
     assert.deepEqual(result.hits[0]?.snippets, ['The boundary layer separates near the <mark>trailing</mark> <mark>edge</mark> of the wing.']);
   });
 
-  it("keeps the ranker's own snippets", async (t) => {
+  it("keeps the ranker's own snippets when they mark a word", async (t) => {
     const fixture = await open(t);
-    fixture.ranker.snippets = ['from the ranker'];
+    fixture.ranker.snippets = ['from the <mark>ranker</mark>'];
     await upsert(fixture, searchDocument({ tenantId: 't1', id: 'kb_file:1', body: 'trailing edge' }));
     const result = await fixture.backend.search(query({ text: 'trailing edge', snippets: 1 }));
-    assert.deepEqual(result.hits[0]?.snippets, ['from the ranker']);
+    assert.deepEqual(result.hits[0]?.snippets, ['from the <mark>ranker</mark>']);
+  });
+
+  it("takes Meilisearch's crop when the ranker's snippet marks nothing (a match past the part of the body the ranker reads)", async (t) => {
+    const fixture = await open(t);
+    fixture.ranker.snippets = ['The start of a long file…'];
+    await upsert(fixture, searchDocument({ tenantId: 't1', id: 'kb_file:1', body: 'The start of a long file. Much later: the trailing edge.' }));
+    const result = await fixture.backend.search(query({ text: 'trailing edge', snippets: 1 }));
+    assert.equal(result.hits[0]?.snippets.length, 1);
+    assert.match(result.hits[0]?.snippets[0] ?? '', /<mark>trailing<\/mark> <mark>edge<\/mark>/);
+  });
+
+  it("keeps the ranker's unmarked snippet when Meilisearch's crops mark nothing either (a match in the title only)", async (t) => {
+    const fixture = await open(t);
+    fixture.ranker.snippets = ['Nothing about it here.'];
+    await upsert(fixture, searchDocument({ tenantId: 't1', id: 'kb_file:1', title: 'Trailing edge', body: 'Nothing about it here.' }));
+    const result = await fixture.backend.search(query({ text: 'trailing edge', snippets: 1 }));
+    assert.deepEqual(result.hits[0]?.snippets, ['Nothing about it here.']);
+  });
+
+  it('crops only the hits of the page, from their own chunks, best chunk first', async (t) => {
+    const fixture = await open(t);
+    const chunk = Array.from({ length: CHUNK_POSITIONS_MAX / 2 }, (_, i) => filler(i)).join(' ');
+    await upsert(
+      fixture,
+      // Three chunks; only the last holds the words, so its crop is the snippet.
+      searchDocument({ tenantId: 't1', id: 'kb_file:a', body: `${chunk} ${chunk} ${chunk} trailing edge` }),
+      searchDocument({ tenantId: 't1', id: 'kb_file:b', body: 'the trailing edge of b' }),
+    );
+    // The fake ranker orders by id: a page of one holds kb_file:a only.
+    const result = await fixture.backend.search(query({ text: 'trailing edge', snippets: 2, limit: 1 }));
+    assert.deepEqual(
+      result.hits.map((h) => h.id),
+      ['kb_file:a'],
+    );
+    assert.equal(result.hits[0]?.snippets.length, 1);
+    assert.match(result.hits[0]?.snippets[0] ?? '', /<mark>trailing<\/mark> <mark>edge<\/mark>$/);
   });
 
   it('hands the ranker the query as asked', async (t) => {
@@ -438,6 +514,15 @@ describe('Meilisearch backend on a real server', { skip }, () => {
     const result = await fixture.backend.search(query({ text: 'zeppelin' }));
     assert.equal(result.total, 0);
     assert.equal(fixture.ranker.calls.length, 0);
+  });
+
+  it('sends a batch of many small documents as one task', async (t) => {
+    const fixture = await open(t);
+    const docs = Array.from({ length: 400 }, (_, i) => searchDocument({ tenantId: 't1', id: `kb_file:${i}`, body: `flow ${filler(i)}` }));
+    await upsert(fixture, ...docs);
+    const tasks = await fixture.raw.tasks.getTasks({ indexUids: [fixture.index], types: ['documentAdditionOrUpdate'] });
+    assert.equal(tasks.results.length, 1);
+    assert.equal((await fixture.backend.stats()).documents, 400);
   });
 
   it('counts documents, not chunks', async (t) => {
