@@ -5,7 +5,17 @@ import type { ParsedQuery } from '../../src/core/search/query.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
-import type { CandidateRanker, SearchBackend, SearchDocument, SearchFilters, SearchHit, SearchQuery, SearchResult, SearchStats } from './contract.ts';
+import type {
+  CandidateRanker,
+  SearchBackend,
+  SearchDocument,
+  SearchFilters,
+  SearchHit,
+  SearchQuery,
+  SearchResult,
+  SearchStats,
+  TermFrequencies,
+} from './contract.ts';
 import { SEARCH_BODY_MAX_BYTES, readsNothing } from './contract.ts';
 
 /*
@@ -663,6 +673,13 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       query,
       rows.map((r) => r.doc_no),
     );
+  }
+
+  async termFrequencies(query: SearchQuery, terms: readonly string[]): Promise<TermFrequencies> {
+    if (readsNothing(query)) return { documents: 0, df: new Map() };
+    const scopes = reachOf(query);
+    const { n } = await this.#learn(query.tenantId, scopes, terms);
+    return { documents: n, df: new Map(terms.map((term) => [term, scopes.known.df.get(term) ?? 0])) };
   }
 
   async #search(query: SearchQuery, candidates: readonly string[] | undefined): Promise<SearchResult> {

@@ -129,6 +129,17 @@ export interface SearchResult {
 /** Ranks given candidate documents of one query with the gateway's own BM25 statistics (the built-in engine's tables). */
 export interface CandidateRanker {
   rank(query: SearchQuery, candidateIds: readonly string[], signal?: AbortSignal): Promise<SearchResult>;
+  /**
+   * How many documents the query's scopes hold, and how many of them hold each analysed term (0
+   * for a term none holds), so the engine finding candidates can leave out the words nearly
+   * every document holds.
+   */
+  termFrequencies(query: SearchQuery, terms: readonly string[]): Promise<TermFrequencies>;
+}
+
+export interface TermFrequencies {
+  readonly documents: number;
+  readonly df: ReadonlyMap<string, number>;
 }
 
 export interface SearchStats {

@@ -75,6 +75,28 @@ for (const backend of storeBackends()) {
       assert.equal(wing?.df, 1);
     });
 
+    it("counts the documents in the query's scopes and those holding each term, for another engine's candidates", async () => {
+      const tenantId = randomUUID();
+      const doc = (id: string, scope: string, body: string) => searchDocument({ tenantId, id, scope, body });
+      await write(store.db, engine, [
+        doc('a', 'kb:one', 'wing flap'),
+        doc('b', 'kb:one', 'wing rudder'),
+        doc('c', 'kb:one', 'wing'),
+        doc('d', 'kb:one', 'rudder'),
+        // Another scope's documents count for neither the share nor the whole.
+        doc('e', 'kb:two', 'flap flap'),
+        doc('f', 'kb:two', 'flap'),
+      ]);
+      const query = { tenantId, text: 'wing flap', language: 'english', scopes: ['kb:one'], limit: 10, snippets: 0 };
+      const counted = async (q: typeof query, terms: string[]) => {
+        const { documents, df } = await engine.termFrequencies(q, terms);
+        return { documents, df: Object.fromEntries(df) };
+      };
+      assert.deepEqual(await counted(query, ['wing', 'flap', 'aileron']), { documents: 4, df: { wing: 3, flap: 1, aileron: 0 } });
+      assert.deepEqual(await counted({ ...query, scopes: [] }, ['wing']), { documents: 0, df: {} });
+      assert.deepEqual(await counted({ ...query, tenantId: randomUUID() }, ['wing']), { documents: 0, df: { wing: 0 } });
+    });
+
     it('keeps the counts exact when two writers change documents sharing terms at once', async () => {
       const tenantId = randomUUID();
       const batch = (prefix: string, body: string) =>

@@ -3,10 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 import { Meilisearch } from 'meilisearch';
-import type { CandidateRanker, SearchDocument, SearchHit, SearchQuery, SearchResult } from '../../connectors/search/contract.ts';
+import type { CandidateRanker, SearchDocument, SearchHit, SearchQuery, SearchResult, TermFrequencies } from '../../connectors/search/contract.ts';
 import type { ApplyContext } from '../../connectors/projection.ts';
 import {
   CHUNK_POSITIONS_MAX,
+  COMMON_TERM_DOCS_MIN,
+  COMMON_TERM_SHARE,
   MeiliSearchBackend,
   QUERY_WORDS_MAX,
   chunkBody,
@@ -14,6 +16,8 @@ import {
   checkSettings,
   DEFAULT_INDEX_UID,
   filterLiteral,
+  informativeWords,
+  queryTerms,
   queryWords,
   uploads,
   searchFilter,
@@ -48,6 +52,15 @@ async function down(): Promise<MeiliConfig> {
 class FakeRanker implements CandidateRanker {
   readonly calls: { query: SearchQuery; candidateIds: readonly string[] }[] = [];
   snippets: readonly string[] = [];
+  /** What termFrequencies gives (df 0 for a term not named), and the terms it was asked about. */
+  documents = 0;
+  df = new Map<string, number>();
+  readonly frequenciesAsked: (readonly string[])[] = [];
+
+  termFrequencies(_query: SearchQuery, terms: readonly string[]): Promise<TermFrequencies> {
+    this.frequenciesAsked.push(terms);
+    return Promise.resolve({ documents: this.documents, df: new Map(terms.map((t) => [t, this.df.get(t) ?? 0])) });
+  }
 
   rank(query: SearchQuery, candidateIds: readonly string[]): Promise<SearchResult> {
     this.calls.push({ query, candidateIds });
@@ -137,6 +150,55 @@ describe('Meilisearch backend: chunks, ids, filters, query words', () => {
     const paragraph = `${Array.from({ length: 300 }, (_, i) => filler(i)).join(' ')}\n\n`;
     const chunks = chunkBody(paragraph.repeat(10), 1_000);
     assert.equal(chunks[0], paragraph);
+  });
+
+  it('gives each distinct term of a question with its first surface form', () => {
+    assert.deepEqual(queryTerms('Flows of the flow, Wings', 'english'), [
+      { word: 'Flows', term: 'flow' },
+      { word: 'Wings', term: 'wing' },
+    ]);
+  });
+
+  it('leaves out of the one-word queries the words held by more than COMMON_TERM_SHARE of many documents', () => {
+    const terms = [
+      { word: 'notes', term: 'note' },
+      { word: 'laminar', term: 'laminar' },
+      { word: 'flows', term: 'flow' },
+    ];
+    const documents = 100_000;
+    const df = new Map([
+      ['note', documents],
+      ['laminar', 40],
+      ['flow', documents * COMMON_TERM_SHARE],
+    ]);
+    assert.deepEqual(informativeWords(terms, { documents, df }), ['laminar', 'flows']);
+  });
+
+  it('leaves no word out where fewer than COMMON_TERM_DOCS_MIN documents hold it', () => {
+    const terms = [
+      { word: 'customer', term: 'custom' },
+      { word: 'data', term: 'data' },
+    ];
+    const df = new Map([
+      ['custom', 4],
+      ['data', COMMON_TERM_DOCS_MIN - 1],
+    ]);
+    assert.deepEqual(informativeWords(terms, { documents: COMMON_TERM_DOCS_MIN, df }), ['customer', 'data']);
+  });
+
+  it('asks about the rarest word when every word is common', () => {
+    const terms = [
+      { word: 'notes', term: 'note' },
+      { word: 'flows', term: 'flow' },
+      { word: 'wings', term: 'wing' },
+    ];
+    const df = new Map([
+      ['note', 10_000],
+      ['flow', 4_000],
+      ['wing', 5_000],
+    ]);
+    assert.deepEqual(informativeWords(terms, { documents: 10_000, df }), ['flows']);
+    assert.deepEqual(informativeWords([], { documents: 10_000, df }), []);
   });
 
   it('puts small chunks in one upload, in order', () => {
@@ -253,6 +315,13 @@ describe('Meilisearch backend on a real server', { skip }, () => {
     const { backend, raw, index } = await open(t);
     await raw.index(index).updateSortableAttributes(['title']).waitTask(TASK_WAIT);
     assert.deepEqual(await backend.checkSettings(), ['sortableAttributes lacks updatedAt; also has title']);
+  });
+
+  it('turns facet search off, and reports it turned on', async (t) => {
+    const { backend, raw, index } = await open(t);
+    assert.equal(await raw.index(index).getFacetSearch(), false);
+    await raw.index(index).updateFacetSearch(true).waitTask(TASK_WAIT);
+    assert.deepEqual(await backend.checkSettings(), ['facetSearch is enabled']);
   });
 
   it('reports a missing index, or none when told a missing one is fine', async () => {
@@ -498,6 +567,20 @@ describe('Meilisearch backend on a real server', { skip }, () => {
     );
     assert.equal(result.hits[0]?.snippets.length, 1);
     assert.match(result.hits[0]?.snippets[0] ?? '', /<mark>trailing<\/mark> <mark>edge<\/mark>$/);
+  });
+
+  it("asks the ranker for the question's terms' frequencies, and finds a rare word's documents past a common word", async (t) => {
+    const fixture = await open(t);
+    fixture.ranker.documents = 100_000;
+    fixture.ranker.df = new Map([['note', 100_000]]);
+    await upsert(
+      fixture,
+      searchDocument({ tenantId: 't1', id: 'kb_file:1', path: 'notes/1.md', body: 'nothing of interest' }),
+      searchDocument({ tenantId: 't1', id: 'kb_file:2', path: 'notes/2.md', body: 'laminar flow' }),
+    );
+    await fixture.backend.search(query({ text: 'Notes on laminar flows' }));
+    assert.deepEqual(fixture.ranker.frequenciesAsked, [['note', 'laminar', 'flow']]);
+    assert.ok(fixture.ranker.lastCandidates.includes('kb_file:2'));
   });
 
   it('hands the ranker the query as asked', async (t) => {
