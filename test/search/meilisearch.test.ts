@@ -13,6 +13,7 @@ import {
   QUERY_WORDS_MAX,
   chunkBody,
   chunkId,
+  candidateQueries,
   checkSettings,
   DEFAULT_INDEX_UID,
   filterLiteral,
@@ -199,6 +200,25 @@ describe('Meilisearch backend: chunks, ids, filters, query words', () => {
     ]);
     assert.deepEqual(informativeWords(terms, { documents: 10_000, df }), ['flows']);
     assert.deepEqual(informativeWords([], { documents: 10_000, df }), []);
+  });
+
+  it('asks about each word and the whole question as asked', () => {
+    assert.deepEqual(candidateQueries('laminar flows?', 2, ['laminar', 'flows']), [
+      { q: 'laminar', matchingStrategy: 'all' },
+      { q: 'flows', matchingStrategy: 'all' },
+      { q: 'laminar flows?', matchingStrategy: 'last' },
+    ]);
+  });
+
+  it('leaves the common words out of the whole question too', () => {
+    assert.deepEqual(candidateQueries('which notes explain laminar flows', 4, ['explain', 'laminar', 'flows']).at(-1), {
+      q: 'explain laminar flows',
+      matchingStrategy: 'last',
+    });
+  });
+
+  it('asks no whole question about one word', () => {
+    assert.deepEqual(candidateQueries('the notes on flows', 2, ['flows']), [{ q: 'flows', matchingStrategy: 'all' }]);
   });
 
   it('puts small chunks in one upload, in order', () => {
