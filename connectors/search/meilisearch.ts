@@ -372,12 +372,7 @@ export function documentChunks(doc: SearchDocument): MeiliChunk[] {
   }));
 }
 
-/** The one-word queries of a question: the surface form of each distinct term, in order, at most QUERY_WORDS_MAX. */
-export function queryWords(text: string, language: string): string[] {
-  return queryTerms(text, language).map((t) => t.word);
-}
-
-/** Each distinct term of a question with its first surface form, in order, at most QUERY_WORDS_MAX. */
+/** Each distinct term of a question with its first surface form (what a one-word query sends), in order, at most QUERY_WORDS_MAX. */
 export function queryTerms(text: string, language: string): { readonly word: string; readonly term: string }[] {
   const seen = new Set<string>();
   const terms: { word: string; term: string }[] = [];
@@ -547,10 +542,7 @@ export class MeiliSearchBackend implements SearchBackend {
       attributesToRetrieve: ['docId'],
       showRankingScore: true,
     };
-    const queries = candidateQueries(query.text, terms.length, words).map((q): MultiSearchQuery => ({ ...common, ...q }));
-    const response = await this.#call(() =>
-      this.#client.multiSearch<{ queries: MultiSearchQuery[] }, CandidateHit>({ queries }, signal === undefined ? {} : { signal }),
-    );
+    const response = await this.#multiSearch(common, candidateQueries(query.text, terms.length, words), signal);
     // Each document's best Meilisearch score orders the candidates.
     const best = new Map<string, number>();
     for (const result of response.results) {
@@ -600,10 +592,7 @@ export class MeiliSearchBackend implements SearchBackend {
       highlightPreTag: SNIPPET_MARK.open,
       highlightPostTag: SNIPPET_MARK.close,
     };
-    const queries = candidateQueries(query.text, terms, words).map((q): MultiSearchQuery => ({ ...common, ...q }));
-    const response = await this.#call(() =>
-      this.#client.multiSearch<{ queries: MultiSearchQuery[] }, CandidateHit>({ queries }, signal === undefined ? {} : { signal }),
-    );
+    const response = await this.#multiSearch(common, candidateQueries(query.text, terms, words), signal);
     const byDoc = new Map<string, Map<number, { score: number; marks: number; text: string }>>();
     for (const result of response.results) {
       for (const hit of result.hits) {
@@ -621,6 +610,12 @@ export class MeiliSearchBackend implements SearchBackend {
     return new Map(
       [...byDoc].map(([docId, chunks]) => [docId, [...chunks.values()].sort((a, b) => b.score - a.score || b.marks - a.marks).map((c) => c.text)]),
     );
+  }
+
+  /** One multi-search: each of `queries` with the settings of `common`. */
+  #multiSearch(common: Omit<MultiSearchQuery, 'q'>, queries: readonly Pick<MultiSearchQuery, 'q' | 'matchingStrategy'>[], signal: AbortSignal | undefined) {
+    const all = queries.map((q): MultiSearchQuery => ({ ...common, ...q }));
+    return this.#call(() => this.#client.multiSearch<{ queries: MultiSearchQuery[] }, CandidateHit>({ queries: all }, signal === undefined ? {} : { signal }));
   }
 
   async stats(): Promise<SearchStats> {
