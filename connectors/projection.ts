@@ -53,7 +53,12 @@ export interface Projection {
   clear(): Promise<void>;
   /** Resolves when the backend answers. */
   health?(signal: AbortSignal): Promise<void>;
-  /** Rows claimed per transaction when the projection wants fewer than the worker's batch (one request's worth to a remote service). */
+  /**
+   * Rows claimed per transaction when the projection wants a batch of its own: fewer than the
+   * worker's (one request's worth to a remote service) or, on PostgreSQL, more (a remote engine
+   * whose every task has a fixed cost). On PGlite never more than the worker's batch, which
+   * holds up every write there while it runs.
+   */
   readonly batchSize?: number;
   /**
    * Work done before each claim, outside any transaction: what a projection must fetch from a

@@ -165,6 +165,8 @@ export function remoteFingerprint(change: { readonly doc: SearchDocument } | { r
 
 export interface SearchBackend {
   readonly name: string;
+  /** Rows the search projection claims per round when the engine wants its own batch (see Projection.batchSize). */
+  readonly batchSize?: number;
   /** Adds or replaces documents by (tenantId, id); idempotent. */
   upsert(docs: readonly SearchDocument[], context: SearchApplyContext): Promise<void>;
   /** Removes documents; ids that are absent are not an error. */
@@ -282,6 +284,7 @@ export function searchProjection(backend: SearchBackend, source?: SearchSource, 
   const pushRemote = options.prepareRemote === true ? backend.pushRemote?.bind(backend) : undefined;
   return {
     name: 'search',
+    ...(backend.batchSize === undefined ? {} : { batchSize: backend.batchSize }),
     ...(pushRemote === undefined
       ? {}
       : {

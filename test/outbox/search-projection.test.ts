@@ -3,10 +3,27 @@ import { describe, it } from 'node:test';
 import type { OutboxRow } from '../../connectors/projection.ts';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
+import { MEILI_BATCH_ROWS } from '../../connectors/search/index.ts';
 import { searchDocument } from '../search/documents.ts';
 
 // No store involved: this checks only how rows become backend calls.
 describe('searchProjection', () => {
+  it("claims the engine's own batch when it names one, and the worker's otherwise", () => {
+    const engine = (batchSize?: number): SearchBackend => ({
+      name: 'sized',
+      ...(batchSize === undefined ? {} : { batchSize }),
+      upsert: () => Promise.resolve(),
+      delete: () => Promise.resolve(),
+      search: () => Promise.resolve({ hits: [], total: 0 }),
+      stats: () => Promise.resolve({ backend: 'sized', documents: 0 }),
+      clear: () => Promise.resolve(),
+    });
+    assert.deepEqual(
+      { sized: searchProjection(engine(MEILI_BATCH_ROWS)).batchSize, unsized: searchProjection(engine()).batchSize },
+      { sized: 1000, unsized: undefined },
+    );
+  });
+
   it('groups consecutive upserts and deletes into backend calls without reordering them', async () => {
     const calls: string[] = [];
     const record = (call: string) => {

@@ -558,6 +558,22 @@ for (const backend of storeBackends()) {
       assert.deepEqual(projection.callSizes, [2, 2, 1]);
     });
 
+    it("claims more than the worker's batch for a projection that asks, on PostgreSQL only", async () => {
+      await write(
+        db,
+        Array.from({ length: 5 }, (_, i) => upsert(`kb_file:${i}`, i)),
+      );
+      const projection = new TableProjection(db);
+      const large: Projection = {
+        name: projection.name,
+        batchSize: 4,
+        apply: (rows, context) => projection.apply(rows, context),
+        clear: () => projection.clear(),
+      };
+      await new OutboxWorker(db, [large], { ...FAST, batchSize: 2 }).drainAll();
+      assert.deepEqual(projection.callSizes, db.kind === 'postgres' ? [4, 1] : [2, 2, 1]);
+    });
+
     it('rebuilds a projection from Postgres alone: clear, enqueue the current state, apply', async () => {
       const projection = new TableProjection(db);
       await db.tx((tx) => tx.query("INSERT INTO test_source (tenant_id, key, n) VALUES ($1, 'x', 1), ($1, 'y', 2), ($1, 'z', 3)", [TENANT]));

@@ -291,7 +291,8 @@ export class OutboxWorker {
    * wait behind it while it backs off.
    */
   async drainBatch(projection: Projection): Promise<DrainResult> {
-    const batch = Math.max(1, Math.min(this.#batchSize, projection.batchSize ?? this.#batchSize));
+    const own = projection.batchSize ?? this.#batchSize;
+    const batch = Math.max(1, this.#db.kind === 'pglite' ? Math.min(this.#batchSize, own) : own);
     if (projection.prepare !== undefined && !(await this.#prepare(projection, batch))) return { applied: 0, failed: 0, unprepared: true };
     return this.#db.tx(async (tx) => {
       let claimed = await tx.query<OutboxDbRow>(CLAIM, [projection.name, batch, batch * CLAIM_WINDOW_BATCHES]);
