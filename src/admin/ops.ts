@@ -7,6 +7,7 @@ import { acceptReview, listReviews, rejectReview, showReview } from '../core/con
 import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
+import { importBrain } from '../core/brain/import.ts';
 import { projectionStatus } from '../core/outbox/outbox.ts';
 import { findTenant } from '../core/directory/directory.ts';
 import { publicKbs } from '../core/kb/public-kbs.ts';
@@ -120,6 +121,10 @@ const definitions = {
         { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob },
         cliTrail(services),
       ),
+  }),
+  'brain.import': defineOp({
+    args: z.object({ tenant: z.string(), source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false) }).strict(),
+    run: (services, args) => importBrain(services.db, args, cliTrail(services)),
   }),
   'token.create': defineOp({
     args: z

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
+import type { OrgChange } from '../core/org/section.ts';
 import { passwordEnvironment } from '../core/org/password-env.ts';
 import { readReferencedFiles } from '../core/org/referenced-files.ts';
 import { withOps } from './session.ts';
@@ -37,6 +38,11 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
   const args = { source, fileName: path.basename(file), dryRun, env: passwordEnvironment(source), files };
   const result = await withOps(loadConfig(), (run) => run('apply', args));
   if (values.json === true) return void print(jsonText(result));
+  printChanges(result, dryRun);
+}
+
+/** One line per change, then what was done to which tenant (`kgw apply`, `kgw brain import`). */
+export function printChanges(result: { readonly tenant: string; readonly changes: readonly OrgChange[] }, dryRun: boolean): void {
   for (const change of result.changes) {
     print(`${SIGN[change.action]} ${change.action} ${change.kind} ${change.name}${change.detail ? ` (${change.detail})` : ''}`);
   }

@@ -14,6 +14,10 @@ const commands: Record<string, Command> = {
   serve: { summary: 'run the gateway', load: async () => import('./serve.ts').then((m) => ({ run: m.serveCommand, help: m.serveHelp })) },
   migrate: { summary: 'apply database migrations', load: async () => import('./migrate.ts').then((m) => ({ run: m.migrateCommand, help: m.migrateHelp })) },
   apply: { summary: 'apply a declarative org file (YAML)', load: async () => import('./apply.ts').then((m) => ({ run: m.applyCommand, help: m.applyHelp })) },
+  brain: {
+    summary: 'import Company Brain knowledge (nodes and relations)',
+    load: async () => import('./brain.ts').then((m) => ({ run: m.brainCommand, help: m.brainHelp })),
+  },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
   review: {
     summary: "list, show, accept and reject agents' drafts and proposals",

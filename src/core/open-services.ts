@@ -14,7 +14,7 @@ import { BUILD } from '../build.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { AuditLog } from './audit/audit-log.ts';
-import { directoryGraphRebuilder } from './graph/directory-graph.ts';
+import { orgGraphRebuilder } from './graph/org-graph.ts';
 import { configuredProbes } from './health/probes.ts';
 import { kbFileGraphSource } from './kb/link-source.ts';
 import { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './kb/projection.ts';
@@ -79,7 +79,7 @@ export function configuredProjections(
   ];
   return {
     projections,
-    rebuilders: [directoryGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder, ...(vectors === undefined ? [] : [vectorsRebuilder])],
+    rebuilders: [orgGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder, ...(vectors === undefined ? [] : [vectorsRebuilder])],
   };
 }
 

@@ -100,7 +100,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal(run.code, 1, run.stderr);
       assert.equal(run.stdout, '');
       assert.deepEqual(lines(run.stderr), [
-        'kgw: org.yaml:3: unknown key "langauge" at the top level (expected tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes)',
+        'kgw: org.yaml:3: unknown key "langauge" at the top level (expected tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes, brain)',
         'org.yaml:7: agents[0].owner: no person "dave@acme.test" is declared in the file or exists in tenant "t-bad"',
       ]);
       const fixed = await apply(BAD_ORG('t-bad').replace('langauge', 'language').replace('dave@', 'carol@'));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type pg from 'pg';
-import { directoryGraph } from '../../src/core/graph/directory-graph.ts';
+import { orgGraph } from '../../src/core/graph/org-graph.ts';
 import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
 import type { CliStore } from '../cli/support.ts';
 import { INITIALIZE, kgw, postgresBackend, writeIn } from '../cli/support.ts';
@@ -329,7 +329,7 @@ describe('two gateways over one PostgreSQL database', { skip: postgres === undef
       const tenants = (await client.query<{ id: string; slug: string }>('SELECT id::text, slug FROM tenants ORDER BY slug')).rows;
       assert.equal(tenants.length, GRAPH_TENANTS + 1);
       for (const tenant of tenants) {
-        const expected = await directoryGraph(q, tenant.id);
+        const expected = await orgGraph(q, tenant.id);
         const nodes = (
           await client.query<{ id: string; type: string; title: string }>(
             "SELECT id, type, properties->>'title' AS title FROM graph_nodes WHERE tenant_id = $1 ORDER BY id",

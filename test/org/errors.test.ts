@@ -17,7 +17,7 @@ function acmeWith(...edits: [string, string][]): string {
   return source;
 }
 
-const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes';
+const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes, brain';
 const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env';
 
 const CASES: RefusalCase[] = [

@@ -5,8 +5,8 @@ import { openNeo4jGraphStore } from '../../connectors/graph/neo4j.ts';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
 import { graphChange, graphEntries, graphProjection } from '../../connectors/graph/projection.ts';
 import { configuredProjections } from '../../src/core/open-services.ts';
-import { directoryGraph } from '../../src/core/graph/directory-graph.ts';
-import type { GraphSnapshot } from '../../src/core/graph/directory-graph.ts';
+import { orgGraph } from '../../src/core/graph/org-graph.ts';
+import type { GraphSnapshot } from '../../src/core/graph/org-graph.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/core/outbox/worker.ts';
@@ -117,7 +117,7 @@ for (const backend of storeBackends()) {
 
       async function truthFor(name: string): Promise<{ id: string; truth: GraphSnapshot }> {
         const id = await tenantId(store.db, slug(name));
-        return { id, truth: await directoryGraph(store.db, id) };
+        return { id, truth: await orgGraph(store.db, id) };
       }
 
       async function assertMirrors(name: string): Promise<void> {

@@ -3,15 +3,21 @@ import { GRAPH_PROJECTION, graphEntries, graphResourceKey } from '../../../conne
 import type { UpsertNodeInput, UpsertRelationInput } from '../../../connectors/graph/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
+import { loadBrainNodes, loadBrainRelations } from '../brain/store.ts';
+import { relationId } from '../brain/model.ts';
 import { listPrincipals } from '../directory/principals.ts';
 
 /**
- * The organisation itself as graph nodes: the Company Brain's organization, people,
- * departments, projects and agents, and how they hang together (a department or project is
- * part of the organization, a person belongs to a department and works on a project, a person
- * owns an agent). The directory tables are the truth; the org file changes them
- * (`kgw apply`), and the change reaches the graph store through the outbox.
- * docs/decisions.md, "The directory in the graph", says why every node is public.
+ * A tenant's Company Brain graph as its truth holds it, in two parts. The directory: the
+ * organization, people, departments, projects and agents, and how they hang together (a
+ * department or project is part of the organization, a person belongs to a department and
+ * works on a project, a person owns an agent); docs/decisions.md, "The directory in the
+ * graph", says why every directory node is public. And the brain's own knowledge
+ * (src/core/brain/): nodes with their tier, and relations among them and to the directory's
+ * nodes. Writers (`kgw apply`, `kgw brain import`, approved proposals) read it before and
+ * after their change and enqueue the difference, which reaches the graph store through the
+ * outbox. A brain relation whose end is gone (a person left every department) stays in the
+ * truth and is left out here until its end exists again.
  */
 
 export interface GraphSnapshot {
@@ -30,7 +36,7 @@ const nodeId = {
 };
 
 /** Reads the tenant's directory as a graph, ordered by id so that equal states compare equal. */
-export async function directoryGraph(q: Queryable, tenantId: string): Promise<GraphSnapshot> {
+export async function orgGraph(q: Queryable, tenantId: string): Promise<GraphSnapshot> {
   const [tenant] = await q.query<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]);
   if (tenant === undefined) return EMPTY_GRAPH;
   const principals = await listPrincipals(q, tenantId);
@@ -57,6 +63,23 @@ export async function directoryGraph(q: Queryable, tenantId: string): Promise<Gr
     }
   }
   for (const p of principals) if (p.kind === 'agent' && p.ownerId !== null) relate(nodeId.person(p.ownerId), 'owns', nodeId.agent(p.id));
+  for (const { node: n } of (await loadBrainNodes(q, tenantId)).values()) {
+    nodes.set(n.id, {
+      tenantId,
+      id: n.id,
+      type: n.type,
+      properties: { title: n.title, summary: n.summary, metadata: n.metadata, tags: n.tags, verifiedAt: n.verifiedAt, reviewBy: n.reviewBy },
+      access: n.access,
+      department: n.department ?? undefined,
+      project: n.project ?? undefined,
+      status: n.mark ?? 'verified',
+    });
+  }
+  for (const { relation: r } of (await loadBrainRelations(q, tenantId)).values()) {
+    if (!nodes.has(r.from) || !nodes.has(r.to)) continue;
+    const id = relationId(r);
+    relations.set(id, { tenantId, id, from: r.from, to: r.to, verb: r.verb, status: r.mark ?? 'verified', properties: {} });
+  }
   return { nodes: [...nodes.values()].sort(byId), relations: [...relations.values()].sort(byId) };
 }
 
@@ -81,7 +104,7 @@ export function graphDiff(tenantId: string, before: GraphSnapshot, after: GraphS
 }
 
 /** Rebuilds the directory part of the graph: every tenant's current directory, as upserts. */
-export const directoryGraphRebuilder: Rebuilder = {
+export const orgGraphRebuilder: Rebuilder = {
   projection: GRAPH_PROJECTION,
   async *keys(db: Queryable): AsyncIterable<ResourceRef> {
     for (const tenant of await db.query<{ id: string }>('SELECT id FROM tenants ORDER BY id')) {
@@ -90,7 +113,7 @@ export const directoryGraphRebuilder: Rebuilder = {
   },
   async load(tx: Queryable, refs: readonly ResourceRef[]): Promise<OutboxEntry[]> {
     const entries: OutboxEntry[] = [];
-    for (const ref of refs) entries.push(...graphDiff(ref.tenantId, EMPTY_GRAPH, await directoryGraph(tx, ref.tenantId)));
+    for (const ref of refs) entries.push(...graphDiff(ref.tenantId, EMPTY_GRAPH, await orgGraph(tx, ref.tenantId)));
     return entries;
   },
 };

@@ -1,8 +1,9 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Db } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { directoryGraph, EMPTY_GRAPH, graphDiff } from '../graph/directory-graph.ts';
+import { orgGraph, EMPTY_GRAPH, graphDiff } from '../graph/org-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
+import { changeCounts, DryRunRollback, unlessDryRun } from './dry-run.ts';
 import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
 import { OrgProblems } from './problems.ts';
@@ -33,16 +34,6 @@ export interface OrgApplyResult {
   changes: OrgChange[];
 }
 
-/** Thrown inside the transaction to roll a dry run back once its plan is known. */
-class DryRunRollback extends Error {
-  readonly result: OrgApplyResult;
-
-  constructor(result: OrgApplyResult) {
-    super('dry run');
-    this.result = result;
-  }
-}
-
 /**
  * Makes a tenant's people, agents, groups, teams, Knowledge, Skills, Memories, grants and routes
  * what the org file says, in one transaction. What the file does not list is left alone; what
@@ -63,8 +54,8 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit: AuditTra
   if (!file) throw problems.toError();
   if (file.sections.has('skills') && input.blob === undefined)
     throw new Error('applyOrgFile: the org file has a skills section, so it needs a blob store (input.blob) for the Skill files');
-  try {
-    return await db.tx(async (tx) => {
+  return unlessDryRun(() =>
+    db.tx(async (tx) => {
       // The plan is made inside the transaction so that it matches the rows it is applied to;
       // the store may run this function again after a serialisation failure, hence the fork.
       const found = problems.fork();
@@ -73,7 +64,7 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit: AuditTra
       const { id, existed, steps } = await planOrgFile(tx, file, found, input.blob);
       if (found.count > 0) throw found.toError();
       // A dry run rolls back before the graph difference is needed, so it does not read the graph.
-      const graphBefore = !existed || dryRun ? EMPTY_GRAPH : await directoryGraph(tx, id);
+      const graphBefore = !existed || dryRun ? EMPTY_GRAPH : await orgGraph(tx, id);
       // Bytes before metadata: Skill files are in the blob store before a version names them.
       // Blobs are content-addressed, so storing them again (a retried transaction) is harmless.
       if (!dryRun) for (const step of steps) await step.prepare?.();
@@ -83,14 +74,9 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit: AuditTra
       if (dryRun) throw new DryRunRollback(result);
       if (steps.length === 0) return result;
       // The directory's part of the Company Brain graph follows, through the outbox.
-      await enqueue(tx, graphDiff(id, graphBefore, await directoryGraph(tx, id)));
-      const counts: Record<string, number> = {};
-      for (const { change } of steps) counts[`${change.action} ${change.kind}`] = (counts[`${change.action} ${change.kind}`] ?? 0) + 1;
-      await audit.about({ tenantId: id }).recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: counts });
+      await enqueue(tx, graphDiff(id, graphBefore, await orgGraph(tx, id)));
+      await audit.about({ tenantId: id }).recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: changeCounts(result.changes) });
       return result;
-    });
-  } catch (error) {
-    if (error instanceof DryRunRollback) return error.result;
-    throw error;
-  }
+    }),
+  );
 }

@@ -47,6 +47,17 @@ export class PrincipalIndex {
     this.#referenceById.set(principal.id, reference);
   }
 
+  /** Every department and project some principal (stored or planned) is a member of: the directory's labels. */
+  labels(): { readonly departments: ReadonlySet<string>; readonly projects: ReadonlySet<string> } {
+    const departments = new Set<string>();
+    const projects = new Set<string>();
+    for (const principal of this.#byReference.values()) {
+      for (const d of principal.access.departments) departments.add(d);
+      for (const p of principal.access.projects) projects.add(p);
+    }
+    return { departments, projects };
+  }
+
   /** How the file names a principal: its email for a person, its name for an agent. */
   referenceOf(id: string): string {
     return this.#referenceById.get(id) ?? id;

@@ -24,7 +24,9 @@ export interface OrgChange {
     | 'grant'
     | 'route'
     | 'knowledge base'
-    | 'kb file';
+    | 'kb file'
+    | 'brain node'
+    | 'brain relation';
   name: string;
   detail?: string;
 }

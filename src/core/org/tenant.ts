@@ -31,8 +31,12 @@ export function readTenant(fields: Fields, reader: YamlReader): TenantSpec {
 // Any constant of our own; with the two-key form of the lock it cannot meet the migration lock.
 const ORG_APPLY_LOCK_CLASS = 727_002;
 
-/** Serialises org applies of one tenant until the transaction ends (re-entrant). */
-async function lockTenantSlug(tx: Transaction, slug: string): Promise<void> {
+/**
+ * Serialises the writers of one tenant's directory and brain (org applies, brain imports and
+ * approvals) until the transaction ends (re-entrant): each reads the graph before and after its
+ * change to enqueue the difference, which must not interleave with another's.
+ */
+export async function lockTenantSlug(tx: Transaction, slug: string): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [ORG_APPLY_LOCK_CLASS, slug]);
 }
 

@@ -139,6 +139,21 @@ export class YamlReader {
     return { value: rule.normalize ? rule.normalize(node.value) : node.value, line: slot.line, path: slot.path };
   }
 
+  /** A value shown as it is written: text that follows `rule`, or a finite number (`Score: 4`). */
+  textOrNumber(slot: Slot, rule: ValueRule): Located<string | number> | undefined {
+    const node = this.#deref(slot.node);
+    if (isScalar(node) && typeof node.value === 'number' && Number.isFinite(node.value)) return { value: node.value, line: slot.line, path: slot.path };
+    return this.string(slot, rule);
+  }
+
+  /** The text under `key` of a map, if the slot is a map that has it, without reporting anything. */
+  peekText(slot: Slot, key: string): string | undefined {
+    const node = this.#deref(slot.node);
+    if (!isMap(node)) return undefined;
+    const value = this.#deref(node.get(key, true));
+    return isScalar(value) && typeof value.value === 'string' ? value.value : undefined;
+  }
+
   /** A YAML boolean (`true` or `false`; `yes` and `"true"` are text). */
   boolean(slot: Slot): Located<boolean> | undefined {
     const node = this.#deref(slot.node);

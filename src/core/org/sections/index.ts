@@ -1,5 +1,6 @@
 import type { OrgSection } from '../section.ts';
 import { agentsSection } from './agents.ts';
+import { brainSection } from './brain.ts';
 import { grantsSection } from './grants.ts';
 import { groupsSection } from './groups.ts';
 import { kbsSection } from './kbs.ts';
@@ -29,4 +30,6 @@ export const ORG_SECTIONS: readonly OrgSection[] = [
   memoriesSection,
   grantsSection,
   routesSection,
+  // The brain's relations name people, agents, departments and projects.
+  brainSection,
 ];
