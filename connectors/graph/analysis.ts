@@ -51,19 +51,37 @@ export function connectedComponents(nodeIds: readonly string[], relations: reado
   return components.sort((a, b) => b.length - a.length || ((a[0] ?? '') < (b[0] ?? '') ? -1 : 1));
 }
 
+/** A bridge and the sizes of the two parts of its component that it alone holds together. */
+export interface BridgeSplit {
+  readonly relation: GraphRelation;
+  /** Nodes on the side of the bridge's end the walk reached second, and on the other side. */
+  readonly sides: readonly [number, number];
+}
+
 /** Tarjan's bridge-finding with edge identities, so two parallel relations are never bridges. */
 export function findBridges(nodeIds: readonly string[], relations: readonly GraphRelation[]): GraphRelation[] {
+  return bridgeSplits(nodeIds, relations)
+    .map((split) => split.relation)
+    .sort(byId);
+}
+
+/** Every bridge with the sizes of the parts it joins (subtree sizes of the same walk), by relation id. */
+export function bridgeSplits(nodeIds: readonly string[], relations: readonly GraphRelation[]): BridgeSplit[] {
   const { ids, edges } = adjacency(nodeIds, relations);
   const n = ids.length;
   const disc = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);
-  const bridges: GraphRelation[] = [];
+  const size = new Int32Array(n);
+  const splits: BridgeSplit[] = [];
   let time = 0;
   for (let root = 0; root < n; root += 1) {
     if (disc[root] !== -1) continue;
+    // Bridges of this component, with the size of the part below them; the other part is the rest.
+    const found: { relation: GraphRelation; below: number }[] = [];
     // Frames: node, the relation it was entered by, the next adjacency position.
     const stack: [number, number, number][] = [[root, -1, 0]];
     disc[root] = low[root] = time++;
+    size[root] = 1;
     while (stack.length > 0) {
       const frame = stack[stack.length - 1] as [number, number, number];
       const [v, via, next] = frame;
@@ -74,6 +92,7 @@ export function findBridges(nodeIds: readonly string[], relations: readonly Grap
         if (r === via) continue;
         if (disc[w] === -1) {
           disc[w] = low[w] = time++;
+          size[w] = 1;
           stack.push([w, r, 0]);
         } else {
           low[v] = Math.min(low[v] as number, disc[w] as number);
@@ -84,12 +103,15 @@ export function findBridges(nodeIds: readonly string[], relations: readonly Grap
         if (parent !== undefined) {
           const u = parent[0];
           low[u] = Math.min(low[u] as number, low[v] as number);
-          if ((low[v] as number) > (disc[u] as number)) bridges.push(relations[via] as GraphRelation);
+          size[u] = (size[u] as number) + (size[v] as number);
+          if ((low[v] as number) > (disc[u] as number)) found.push({ relation: relations[via] as GraphRelation, below: size[v] as number });
         }
       }
     }
+    const component = size[root] as number;
+    for (const { relation, below } of found) splits.push({ relation, sides: [below, component - below] });
   }
-  return bridges.sort(byId);
+  return splits.sort((a, b) => byId(a.relation, b.relation));
 }
 
 export function byId<T extends { readonly id: string }>(a: T, b: T): number {

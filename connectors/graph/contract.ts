@@ -113,6 +113,11 @@ export interface WeakNode {
   readonly degree: number;
 }
 
+export interface VisibleGraph {
+  readonly nodes: readonly GraphNode[];
+  readonly relations: readonly GraphRelation[];
+}
+
 export interface GraphCounts {
   readonly nodes: number;
   readonly relations: number;
@@ -276,6 +281,18 @@ export interface GraphStore {
   neighbours(input: NeighboursInput): Promise<Neighbourhood>;
   /** Visible nodes with at most `maxDegree` visible relations, by degree then id. */
   weaklyLinked(input: { readonly tenantId: string; readonly maxDegree: number; readonly visible: GraphVisibility }): Promise<WeakNode[]>;
+  /**
+   * The visible graph whole: every visible node and every relation between two visible nodes,
+   * each list by id; throws GraphTooLarge past ANALYSIS_NODE_CAP nodes or ANALYSIS_RELATION_CAP
+   * relations.
+   */
+  visibleGraph(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<VisibleGraph>;
+  /**
+   * One node whatever its access, with the number of relations touching it (to any node): what
+   * tells an unknown id from one above a viewer's tier, and how many of its relations a viewer
+   * does not see. Callers decide visibility (visibleAtTier) before showing anything of it.
+   */
+  node(input: { readonly tenantId: string; readonly id: string }): Promise<{ readonly node: GraphNode; readonly degree: number } | undefined>;
   /** Connected components of the visible graph (relations undirected): ids sorted, largest first, then by first id. */
   components(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<string[][]>;
   /** Visible relations whose removal splits their component (a pair held by a single relation); by id. */

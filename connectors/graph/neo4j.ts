@@ -485,19 +485,33 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
-    const graph = await this.#visibleGraph(input.tenantId, input.visible);
-    return connectedComponents(graph.nodes, graph.relations);
+    const graph = await this.visibleGraph(input);
+    return connectedComponents(
+      graph.nodes.map((n) => n.id),
+      graph.relations,
+    );
   }
 
   async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
-    const graph = await this.#visibleGraph(input.tenantId, input.visible);
-    return findBridges(graph.nodes, graph.relations);
+    const graph = await this.visibleGraph(input);
+    return findBridges(
+      graph.nodes.map((n) => n.id),
+      graph.relations,
+    );
   }
 
-  async #visibleGraph(tenantId: string, visible: GraphVisibility): Promise<{ nodes: string[]; relations: GraphRelation[] }> {
-    const params = { tenantId, ...visibleParams(visible) };
+  async node(input: { tenantId: string; id: string }): Promise<{ node: GraphNode; degree: number } | undefined> {
+    const [row] = await this.#read(
+      `MATCH (n:KgwNode {tenantId: $tenantId, id: $id}) OPTIONAL MATCH (n)-[r:KGW_REL]-() RETURN ${NODE_FIELDS('n')}, count(DISTINCT r) AS degree`,
+      { tenantId: input.tenantId, id: input.id },
+    );
+    return row === undefined ? undefined : { node: toNode(row), degree: Number(row.get('degree')) };
+  }
+
+  async visibleGraph(input: { tenantId: string; visible: GraphVisibility }): Promise<{ nodes: GraphNode[]; relations: GraphRelation[] }> {
+    const params = { tenantId: input.tenantId, ...visibleParams(input.visible) };
     const nodes = await this.#read(
-      `MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')} RETURN n.id AS id LIMIT ${ANALYSIS_NODE_CAP + 1}`,
+      `MATCH (n:KgwNode {tenantId: $tenantId}) WHERE ${visibleCypher('n')} RETURN ${NODE_FIELDS('n')} LIMIT ${ANALYSIS_NODE_CAP + 1}`,
       params,
     );
     if (nodes.length > ANALYSIS_NODE_CAP) throw new GraphTooLarge('nodes', ANALYSIS_NODE_CAP);
@@ -508,7 +522,7 @@ export class Neo4jGraphStore implements GraphStore {
       params,
     );
     if (relations.length > ANALYSIS_RELATION_CAP) throw new GraphTooLarge('relations', ANALYSIS_RELATION_CAP);
-    return { nodes: nodes.map((row) => text(row, 'id')), relations: relations.map(toRelation) };
+    return { nodes: nodes.map(toNode).sort(byId), relations: relations.map(toRelation).sort(byId) };
   }
 
   async counts(tenantId: string): Promise<GraphCounts> {

@@ -326,19 +326,36 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
-    const graph = await this.#visibleGraph(this.#db, input.tenantId, input.visible);
-    return connectedComponents(graph.nodes, graph.relations);
+    const graph = await this.visibleGraph(input);
+    return connectedComponents(
+      graph.nodes.map((n) => n.id),
+      graph.relations,
+    );
   }
 
   async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
-    const graph = await this.#visibleGraph(this.#db, input.tenantId, input.visible);
-    return findBridges(graph.nodes, graph.relations);
+    const graph = await this.visibleGraph(input);
+    return findBridges(
+      graph.nodes.map((n) => n.id),
+      graph.relations,
+    );
   }
 
-  async #visibleGraph(q: Queryable, tenantId: string, visible: GraphVisibility): Promise<{ nodes: string[]; relations: GraphRelation[] }> {
-    const params = [tenantId, ...visibleParams(visible)];
-    const nodes = await q.query<{ id: string }>(
-      `SELECT n.id FROM graph_nodes n WHERE n.tenant_id = $1 AND ${visibleSql('n', 2)} LIMIT ${ANALYSIS_NODE_CAP + 1}`,
+  async node(input: { tenantId: string; id: string }): Promise<{ node: GraphNode; degree: number } | undefined> {
+    const [row] = await this.#db.query<NodeRow & { degree: number }>(
+      `SELECT ${NODE_COLUMNS},
+         (SELECT count(*) FROM graph_relations r WHERE r.tenant_id = n.tenant_id AND (r.from_id = n.id OR r.to_id = n.id))::int AS degree
+       FROM graph_nodes n WHERE n.tenant_id = $1 AND n.id = $2`,
+      [input.tenantId, input.id],
+    );
+    return row === undefined ? undefined : { node: toNode(row), degree: row.degree };
+  }
+
+  async visibleGraph(input: { tenantId: string; visible: GraphVisibility }): Promise<{ nodes: GraphNode[]; relations: GraphRelation[] }> {
+    const q = this.#db;
+    const params = [input.tenantId, ...visibleParams(input.visible)];
+    const nodes = await q.query<NodeRow>(
+      `SELECT ${NODE_COLUMNS} FROM graph_nodes n WHERE n.tenant_id = $1 AND ${visibleSql('n', 2)} LIMIT ${ANALYSIS_NODE_CAP + 1}`,
       params,
     );
     if (nodes.length > ANALYSIS_NODE_CAP) throw new GraphTooLarge('nodes', ANALYSIS_NODE_CAP);
@@ -352,7 +369,7 @@ export class PostgresGraphStore implements GraphStore {
       params,
     );
     if (relations.length > ANALYSIS_RELATION_CAP) throw new GraphTooLarge('relations', ANALYSIS_RELATION_CAP);
-    return { nodes: nodes.map((row) => row.id), relations: relations.map(toRelation) };
+    return { nodes: nodes.map(toNode).sort(byId), relations: relations.map(toRelation).sort(byId) };
   }
 
   async counts(tenantId: string): Promise<GraphCounts> {

@@ -9,7 +9,8 @@ import type { ApplyContext, OutboxRow, PrepareContext, Projection, ResourceRef }
  */
 
 /** What a document is: a KB file, or an Alignbase resource (when those are indexed). */
-export type SearchKind = 'kb_file' | 'knowledge' | 'skill' | 'memory' | 'artifact';
+/** What a document is; `brain_node` is a Company Brain node (src/core/brain/search-source.ts). */
+export type SearchKind = 'kb_file' | 'knowledge' | 'skill' | 'memory' | 'artifact' | 'brain_node';
 
 /**
  * One searchable document: a projection of a Postgres row, rebuilt from it at will. The text is

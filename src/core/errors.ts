@@ -1,3 +1,4 @@
+import type { BrainReasonFacts } from './brain/refusals.ts';
 import type { KbReasonFacts } from './kb/refusals.ts';
 import type { KbUploadReasonFacts } from './kb/upload-refusals.ts';
 
@@ -25,7 +26,7 @@ export type PackageKind = 'skill' | 'attachments' | 'artifact';
  * An area with many reasons of its own declares them beside its code (Knowledge Bases:
  * core/kb/refusals.ts) and they join this list here.
  */
-export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts {
+export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts, BrainReasonFacts {
   // Versioned content: ids, selectors, versions, access.
   invalid_id: { type: Subject | 'draft' };
   not_found: { type: Subject | 'draft' | 'attachment' };

@@ -14,6 +14,7 @@ import { BUILD } from '../build.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { AuditLog } from './audit/audit-log.ts';
+import { BRAIN_NODE_KEY_PREFIX, brainSearchRebuilder, brainSearchSource } from './brain/search-source.ts';
 import { orgGraphRebuilder } from './graph/org-graph.ts';
 import { configuredProbes } from './health/probes.ts';
 import { kbFileGraphSource } from './kb/link-source.ts';
@@ -61,6 +62,7 @@ export function configuredProjections(
     composeSearchSources([
       { prefixes: [KB_FILE_KEY_PREFIX], source: kbFileSearchSource(blob) },
       { prefixes: CONTEXT_KEY_PREFIXES, source: contextSearchSource },
+      { prefixes: [BRAIN_NODE_KEY_PREFIX], source: brainSearchSource },
     ]);
   const vectors = search?.vectors;
   const searchOptions = {
@@ -79,7 +81,7 @@ export function configuredProjections(
   ];
   return {
     projections,
-    rebuilders: [orgGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder, ...(vectors === undefined ? [] : [vectorsRebuilder])],
+    rebuilders: [orgGraphRebuilder, ...kbFileRebuilders, contextSearchRebuilder, brainSearchRebuilder, ...(vectors === undefined ? [] : [vectorsRebuilder])],
   };
 }
 

@@ -52,9 +52,11 @@ import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool 
 import { atminaResources } from './atmina/resources.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
+import { brainReadTools } from './brain/read-tools.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
 export const allTools: readonly ToolDef[] = [
+  ...brainReadTools,
   getCurrentContextTool,
   listKnowledgeTool,
   readKnowledgeTool,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { connectedComponents, findBridges } from '../../connectors/graph/analysis.ts';
+import { bridgeSplits, connectedComponents, findBridges } from '../../connectors/graph/analysis.ts';
 import type { GraphRelation } from '../../connectors/graph/contract.ts';
 
 function rel(id: string, from: string, to: string): GraphRelation {
@@ -27,5 +27,18 @@ describe('graph analysis (components and bridges in memory)', () => {
     );
     assert.deepEqual(connectedComponents(['c', 'b', 'a', 'd'], relations), [['a', 'b', 'c'], ['d']]);
     assert.deepEqual(connectedComponents([], []), []);
+  });
+
+  it('gives each bridge the sizes of the two parts it holds together', () => {
+    // A triangle a-b-c, a tail c-d-e, and a separate pair x-y.
+    const relations = [rel('ab', 'a', 'b'), rel('bc', 'b', 'c'), rel('ca', 'c', 'a'), rel('cd', 'c', 'd'), rel('de', 'd', 'e'), rel('xy', 'x', 'y')];
+    assert.deepEqual(
+      bridgeSplits(['a', 'b', 'c', 'd', 'e', 'x', 'y'], relations).map((s) => [s.relation.id, [...s.sides].sort((p, q) => p - q)]),
+      [
+        ['cd', [2, 3]],
+        ['de', [1, 4]],
+        ['xy', [1, 1]],
+      ],
+    );
   });
 });

@@ -294,6 +294,53 @@ for (const backend of graphBackends()) {
       );
     });
 
+    it('reads one node whatever its access, with the relations touching it counted', async () => {
+      const t = await h.tenant();
+      await chain(
+        h.store,
+        t,
+        ['a', 'b', 'c'],
+        [
+          ['ab', 'a', 'b', 'uses'],
+          ['ca', 'c', 'a', 'owns'],
+        ],
+      );
+      await h.store.upsertNode(node(t, 'secret', { access: 'restricted', properties: { name: 'S' } }));
+      await h.store.upsertRelation({ tenantId: t, id: 'as', from: 'a', to: 'secret', verb: 'uses', properties: {} });
+      assert.deepEqual(await h.store.node({ tenantId: t, id: 'a' }), {
+        node: { id: 'a', type: 'concept', properties: { name: 'a' }, access: 'public', department: undefined, project: undefined, status: 'verified' },
+        degree: 3,
+      });
+      assert.equal((await h.store.node({ tenantId: t, id: 'secret' }))?.node.access, 'restricted');
+      assert.equal(await h.store.node({ tenantId: t, id: 'nobody' }), undefined);
+      assert.equal(await h.store.node({ tenantId: await h.tenant(), id: 'a' }), undefined);
+    });
+
+    it('gives the visible graph whole: visible nodes and the relations between them, by id', async () => {
+      const t = await h.tenant();
+      await chain(h.store, t, ['b', 'a'], [['ab', 'a', 'b', 'uses']]);
+      await h.store.upsertNode(node(t, 'fin', { access: 'department', department: 'Finance' }));
+      await h.store.upsertNode(node(t, 'exec', { access: 'executive' }));
+      await h.store.upsertRelation({ tenantId: t, id: 'fa', from: 'fin', to: 'a', verb: 'uses', properties: {} });
+      await h.store.upsertRelation({ tenantId: t, id: 'ea', from: 'exec', to: 'a', verb: 'uses', properties: {} });
+      const seen = async (visible: GraphVisibility) => {
+        const graph = await h.store.visibleGraph({ tenantId: t, visible });
+        return { nodes: graph.nodes.map((n) => n.id), relations: graph.relations.map((r) => r.id) };
+      };
+      assert.deepEqual(
+        {
+          public: await seen({ tier: 'public', departments: [], projects: [] }),
+          finance: await seen({ tier: 'department', departments: ['Finance'], projects: [] }),
+          executive: await seen({ tier: 'executive', departments: [], projects: [] }),
+        },
+        {
+          public: { nodes: ['a', 'b'], relations: ['ab'] },
+          finance: { nodes: ['a', 'b', 'fin'], relations: ['ab', 'fa'] },
+          executive: { nodes: ['a', 'b', 'exec', 'fin'], relations: ['ab', 'ea', 'fa'] },
+        },
+      );
+    });
+
     it('keeps tenants apart', async () => {
       const t1 = await h.tenant();
       const t2 = await h.tenant();

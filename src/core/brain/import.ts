@@ -2,7 +2,7 @@ import type { Db } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { requireTenant } from '../directory/directory.ts';
 import { validation } from '../errors.ts';
-import { orgGraph, graphDiff } from '../graph/org-graph.ts';
+import { orgGraph, orgGraphChanges } from '../graph/org-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { PrincipalIndex } from '../org/principal-index.ts';
 import { OrgProblems } from '../org/problems.ts';
@@ -58,7 +58,7 @@ export async function importBrain(db: Db, input: BrainImportInput, audit: AuditT
       const result: BrainImportResult = { tenant: tenant.slug, dryRun, changes: steps.map((s) => s.change) };
       if (dryRun) throw new DryRunRollback<BrainImportResult>(result);
       if (before === undefined) return result;
-      await enqueue(tx, graphDiff(tenant.id, before, await orgGraph(tx, tenant.id)));
+      await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
       await audit.about({ tenantId: tenant.id }).recordIn(tx, 'brain.import', [], { file: fileName, changes: changeCounts(result.changes) });
       return result;
     }),

@@ -3,6 +3,7 @@ import { GRAPH_PROJECTION, graphEntries, graphResourceKey } from '../../../conne
 import type { UpsertNodeInput, UpsertRelationInput } from '../../../connectors/graph/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
+import { brainSearchChanges } from '../brain/search-source.ts';
 import { loadBrainNodes, loadBrainRelations } from '../brain/store.ts';
 import { relationId } from '../brain/model.ts';
 import { listPrincipals } from '../directory/principals.ts';
@@ -103,7 +104,15 @@ export function graphDiff(tenantId: string, before: GraphSnapshot, after: GraphS
   ];
 }
 
-/** Rebuilds the directory part of the graph: every tenant's current directory, as upserts. */
+/**
+ * What a writer of the tenant's graph enqueues after its change: the graph store's difference
+ * and a search row for every node added, changed or removed (query_index finds nodes there).
+ */
+export function orgGraphChanges(tenantId: string, before: GraphSnapshot, after: GraphSnapshot): OutboxEntry[] {
+  return [...graphDiff(tenantId, before, after), ...brainSearchChanges(tenantId, before, after)];
+}
+
+/** Rebuilds the graph store: every tenant's current graph (directory and brain), as upserts. */
 export const orgGraphRebuilder: Rebuilder = {
   projection: GRAPH_PROJECTION,
   async *keys(db: Queryable): AsyncIterable<ResourceRef> {

@@ -1,7 +1,7 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Db } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { orgGraph, EMPTY_GRAPH, graphDiff } from '../graph/org-graph.ts';
+import { orgGraph, EMPTY_GRAPH, orgGraphChanges } from '../graph/org-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { changeCounts, DryRunRollback, unlessDryRun } from './dry-run.ts';
 import type { OrgEnvironment } from './org-file.ts';
@@ -74,7 +74,7 @@ export async function applyOrgFile(db: Db, input: OrgApplyInput, audit: AuditTra
       if (dryRun) throw new DryRunRollback(result);
       if (steps.length === 0) return result;
       // The directory's part of the Company Brain graph follows, through the outbox.
-      await enqueue(tx, graphDiff(id, graphBefore, await orgGraph(tx, id)));
+      await enqueue(tx, orgGraphChanges(id, graphBefore, await orgGraph(tx, id)));
       await audit.about({ tenantId: id }).recordIn(tx, 'org.apply', [], { file: input.fileName ?? 'org.yaml', changes: changeCounts(result.changes) });
       return result;
     }),

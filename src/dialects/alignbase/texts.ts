@@ -1,4 +1,5 @@
 import type { PackageKind, Reason, ReasonFacts, Subject } from '../../core/errors.ts';
+import type { BrainReason } from '../../core/brain/refusals.ts';
 import type { KbReason } from '../../core/kb/refusals.ts';
 import type { KbUploadReason } from '../../core/kb/upload-refusals.ts';
 
@@ -50,8 +51,8 @@ const CONTENT_TOO_LARGE: Readonly<Record<Subject, string>> = {
 const capabilityWhat = (what: ReasonFacts['capability_not_reported']['what']): string =>
   'event' in what ? `event type "${what.event}"` : 'hook' in what ? `the ${what.hook} hook` : `hook event "${what.hookEvent}"`;
 
-/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases and their uploads. */
-export type AlignbaseReason = Exclude<Reason, KbReason | KbUploadReason>;
+/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases and their uploads, and Company Brain's. */
+export type AlignbaseReason = Exclude<Reason, KbReason | KbUploadReason | BrainReason>;
 
 export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) => string } = {
   invalid_id: ({ type }) => `invalid ${ID_FIELD[type]}`,

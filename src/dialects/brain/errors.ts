@@ -1,9 +1,17 @@
 import type { DialectErrors } from '../../mcp/errors.ts';
+import { ABOVE_TIER, UNKNOWN_NODE } from './texts.ts';
 
-/** Company Brain refuses a missing scope as "Forbidden" and otherwise answers with its verbatim texts. */
+/**
+ * Company Brain refuses a missing scope as "Forbidden" and otherwise answers with its verbatim
+ * texts: read_concept's two refusals (docs/company-brain.md) by their reason.
+ */
 export const brainErrors: DialectErrors = {
   forbidden: () => ({ text: 'Forbidden' }),
   invalidArguments: (_tool, problems) => ({ text: `Invalid input: ${problems.join('; ')}` }),
-  fromError: (_tool, error) => ({ text: error.code === 'permission_denied' ? 'Forbidden' : error.message }),
+  fromError: (_tool, error) => {
+    if (error.reason === 'node_unknown') return { text: UNKNOWN_NODE };
+    if (error.reason === 'node_above_tier') return { text: ABOVE_TIER };
+    return { text: error.code === 'permission_denied' ? 'Forbidden' : error.message };
+  },
   internal: (_tool, requestId) => ({ text: `Internal error; request id ${requestId}` }),
 };
