@@ -52,11 +52,13 @@ import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool 
 import { atminaResources } from './atmina/resources.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
+import { brainProposalTools } from './brain/inbox-tools.ts';
 import { brainReadTools } from './brain/read-tools.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
 export const allTools: readonly ToolDef[] = [
   ...brainReadTools,
+  ...brainProposalTools,
   getCurrentContextTool,
   listKnowledgeTool,
   readKnowledgeTool,

@@ -11,6 +11,7 @@ export const brainErrors: DialectErrors = {
   fromError: (_tool, error) => {
     if (error.reason === 'node_unknown') return { text: UNKNOWN_NODE };
     if (error.reason === 'node_above_tier') return { text: ABOVE_TIER };
+    if (error.code === 'validation') return { text: `Invalid input: ${error.message}` };
     return { text: error.code === 'permission_denied' ? 'Forbidden' : error.message };
   },
   internal: (_tool, requestId) => ({ text: `Internal error; request id ${requestId}` }),

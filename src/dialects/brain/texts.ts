@@ -34,6 +34,7 @@ interface Display {
   readonly hiddenNodes: (n: number) => string;
   readonly matches: (query: string) => string;
   readonly more: (n: number) => string;
+  readonly inboxRegistered: string;
   readonly gap: {
     readonly clarificationNode: string;
     readonly clarificationRelation: string;
@@ -72,6 +73,7 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     hiddenNodes: (n) => `${n} ${plural(n, 'node is', 'nodes are')} above your access tier and not shown.`,
     matches: (query) => `Nodes matching "${query}"`,
     more: (n) => `… and ${n} more`,
+    inboxRegistered: "Registered in the organization's inbox. Nothing reaches the brain until a manager approves it.",
     gap: {
       clarificationNode: 'is an unresolved mapping that needs to be resolved.',
       clarificationRelation: 'needs to be clarified:',
@@ -106,6 +108,7 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     hiddenNodes: (n) => `${n} ${plural(n, 'Knoten liegt', 'Knoten liegen')} oberhalb Ihrer Zugriffsstufe und ${plural(n, 'wird', 'werden')} nicht gezeigt.`,
     matches: (query) => `Knoten zu „${query}“`,
     more: (n) => `… und ${n} weitere`,
+    inboxRegistered: 'Im Eingang der Organisation registriert. Nichts gelangt ins Gehirn, bevor eine Führungskraft zustimmt.',
     gap: {
       clarificationNode: 'ist eine ungeklärte Zuordnung, die geklärt werden muss.',
       clarificationRelation: 'muss geklärt werden:',
