@@ -53,12 +53,14 @@ import { atminaResources } from './atmina/resources.ts';
 import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 import { brainProposalTools } from './brain/inbox-tools.ts';
+import { brainOnboardingTools } from './brain/onboarding-tools.ts';
 import { brainReadTools } from './brain/read-tools.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
 export const allTools: readonly ToolDef[] = [
   ...brainReadTools,
   ...brainProposalTools,
+  ...brainOnboardingTools,
   getCurrentContextTool,
   listKnowledgeTool,
   readKnowledgeTool,

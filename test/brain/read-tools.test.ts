@@ -138,9 +138,16 @@ for (const backend of storeBackends()) {
         await store.dispose();
       });
 
-      it('lists the four reading tools on /brain/mcp for a brain:read token', async () => {
+      it('lists the reading tools on /brain/mcp for a brain:read token, and no proposal tool', async () => {
         const { tools } = await (await as('cy')).listTools();
-        assert.deepEqual(tools.map((t) => t.name).sort(), ['get_skill_pack', 'list_gaps', 'query_index', 'read_concept']);
+        assert.deepEqual(tools.map((t) => t.name).sort(), [
+          'get_onboarding_action_catalog',
+          'get_onboarding_status',
+          'get_skill_pack',
+          'list_gaps',
+          'query_index',
+          'read_concept',
+        ]);
         assert.equal(tools.find((t) => t.name === 'get_skill_pack')?.annotations?.readOnlyHint, false);
         assert.equal(tools.find((t) => t.name === 'read_concept')?.annotations?.readOnlyHint, true);
       });

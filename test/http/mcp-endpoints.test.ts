@@ -141,7 +141,14 @@ for (const backend of storeBackends()) {
       const client = await connectClient(`${running.url}/mcp`, brainOnlyToken);
       try {
         const { tools } = await client.listTools();
-        assert.deepEqual(tools.map((t) => t.name).sort(), ['get_skill_pack', 'list_gaps', 'query_index', 'read_concept']);
+        assert.deepEqual(tools.map((t) => t.name).sort(), [
+          'get_onboarding_action_catalog',
+          'get_onboarding_status',
+          'get_skill_pack',
+          'list_gaps',
+          'query_index',
+          'read_concept',
+        ]);
         await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /permission_denied: whoami needs the context.read scope/);
         await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Tool no_such_tool not found/);
       } finally {

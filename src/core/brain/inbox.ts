@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { visibleAtTier } from '../access/tiers.ts';
 import type { AuditTrail } from '../audit/trail.ts';
-import { conflict, validation } from '../errors.ts';
+import { conflict, permissionDenied, validation } from '../errors.ts';
+import type { Queryable } from '../../store/db.ts';
+import type { OnboardingAction } from './onboarding.ts';
+import { ONBOARDING_ACTIONS } from './onboarding.ts';
 import type { Services } from '../services.ts';
 import type { BrainViewer } from './read.ts';
 
@@ -23,7 +26,7 @@ export const INBOX_BOUNDS = {
 
 export interface InboxReceipt {
   readonly id: string;
-  readonly kind: InboxKind;
+  readonly kind: InboxKind | 'onboarding_action';
   readonly status: 'pending';
 }
 
@@ -48,25 +51,80 @@ export async function writeInbox(
       found !== undefined && visibleAtTier(viewer.visible, { access: found.node.access, department: found.node.department, project: found.node.project });
     if (!visible) throw validation(`relatedNodeIds[${i}]: no node you can see has the id ${JSON.stringify(id)}`);
   }
+  const id = await register(
+    services,
+    viewer.tenantId,
+    { kind: input.kind, title: input.title, body: input.body, related, authorId, action: null, details: null },
+    (tx, id) => audit.recordIn(tx, 'brain.inbox.write', [{ type: 'brain_inbox', id }], { kind: input.kind, related: related.length }),
+  );
+  return { id, kind: input.kind, status: 'pending' };
+}
+
+/**
+ * Stores one pending item under the tenant's inbox lock, refusing past the pending cap, and
+ * audits it in the same transaction.
+ */
+async function register(
+  services: Services,
+  tenantId: string,
+  item: {
+    readonly kind: InboxKind | 'onboarding_action';
+    readonly title: string;
+    readonly body: string;
+    readonly related: readonly string[];
+    readonly authorId: string;
+    readonly action: string | null;
+    readonly details: Record<string, unknown> | null;
+  },
+  audited: (tx: Queryable, id: string) => Promise<void>,
+): Promise<string> {
   const id = randomUUID();
   await services.db.tx(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [INBOX_LOCK_CLASS, viewer.tenantId]);
-    const [pending] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM brain_inbox WHERE tenant_id = $1 AND status = 'pending'", [
-      viewer.tenantId,
-    ]);
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [INBOX_LOCK_CLASS, tenantId]);
+    const [pending] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM brain_inbox WHERE tenant_id = $1 AND status = 'pending'", [tenantId]);
     if ((pending?.n ?? 0) >= INBOX_BOUNDS.pendingPerTenant) {
       throw conflict(`the inbox holds ${INBOX_BOUNDS.pendingPerTenant} pending items; a manager must decide some before more can be registered`);
     }
-    await tx.query('INSERT INTO brain_inbox (tenant_id, id, kind, title, body, related_node_ids, author_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      viewer.tenantId,
-      id,
-      input.kind,
-      input.title,
-      input.body,
-      related,
-      authorId,
-    ]);
-    await audit.recordIn(tx, 'brain.inbox.write', [{ type: 'brain_inbox', id }], { kind: input.kind, related: related.length });
+    await tx.query(
+      'INSERT INTO brain_inbox (tenant_id, id, kind, title, body, related_node_ids, author_id, action, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [
+        tenantId,
+        id,
+        item.kind,
+        item.title,
+        item.body,
+        [...item.related],
+        item.authorId,
+        item.action,
+        item.details === null ? null : JSON.stringify(item.details),
+      ],
+    );
+    await audited(tx, id);
   });
-  return { id, kind: input.kind, status: 'pending' };
+  return id;
+}
+
+/**
+ * Queues an onboarding action (propose_onboarding_action): its details valid against the
+ * action's schema (the dialect checked them), its proposer a manager or admin of the brain.
+ * Never applied here: a manager's approval applies it.
+ */
+export async function proposeOnboardingAction(
+  services: Services,
+  viewer: BrainViewer,
+  authorId: string,
+  input: { readonly action: OnboardingAction; readonly summary: string; readonly details: Record<string, unknown> },
+  audit: AuditTrail,
+): Promise<InboxReceipt> {
+  if (viewer.access.brainRole !== 'manager' && viewer.access.brainRole !== 'admin') {
+    throw permissionDenied('propose_onboarding_action needs a manager or admin brain role');
+  }
+  const id = await register(
+    services,
+    viewer.tenantId,
+    { kind: 'onboarding_action', title: input.summary, body: '', related: [], authorId, action: input.action, details: input.details },
+    (tx, id) =>
+      audit.recordIn(tx, 'brain.onboarding.propose', [{ type: 'brain_inbox', id }], { action: input.action, risk: ONBOARDING_ACTIONS[input.action].risk }),
+  );
+  return { id, kind: 'onboarding_action', status: 'pending' };
 }

@@ -35,6 +35,8 @@ interface Display {
   readonly matches: (query: string) => string;
   readonly more: (n: number) => string;
   readonly inboxRegistered: string;
+  readonly onboardingNext: (step: string) => string;
+  readonly onboardingComplete: string;
   readonly gap: {
     readonly clarificationNode: string;
     readonly clarificationRelation: string;
@@ -74,6 +76,8 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     matches: (query) => `Nodes matching "${query}"`,
     more: (n) => `… and ${n} more`,
     inboxRegistered: "Registered in the organization's inbox. Nothing reaches the brain until a manager approves it.",
+    onboardingNext: (step) => `The next area to complete is ${step}; get_onboarding_action_catalog lists what can be proposed for it.`,
+    onboardingComplete: 'Every onboarding step is complete.',
     gap: {
       clarificationNode: 'is an unresolved mapping that needs to be resolved.',
       clarificationRelation: 'needs to be clarified:',
@@ -109,6 +113,9 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     matches: (query) => `Knoten zu „${query}“`,
     more: (n) => `… und ${n} weitere`,
     inboxRegistered: 'Im Eingang der Organisation registriert. Nichts gelangt ins Gehirn, bevor eine Führungskraft zustimmt.',
+    onboardingNext: (step) =>
+      `Als Nächstes ist der Bereich ${step} zu vervollständigen; get_onboarding_action_catalog listet, was dafür vorgeschlagen werden kann.`,
+    onboardingComplete: 'Alle Onboarding-Schritte sind abgeschlossen.',
     gap: {
       clarificationNode: 'ist eine ungeklärte Zuordnung, die geklärt werden muss.',
       clarificationRelation: 'muss geklärt werden:',
