@@ -4,7 +4,8 @@ import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
 import { AuditTrail } from '../core/audit/trail.ts';
 import { adminInbox } from '../core/messages/admin.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
-import { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
+import { acceptResultJson, brainDecisionJson, brainDetailJson, brainItemJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
+import { acceptBrainReview, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../core/brain/review.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
 import { importBrain } from '../core/brain/import.ts';
@@ -198,6 +199,28 @@ const definitions = {
   'review.reject': defineOp({
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
     run: async (services, args) => rejectResultJson(await rejectReview(services.db, cliTrail(services), args)),
+  }),
+  // The Company Brain inbox (src/core/brain/review.ts): kgw review shows its items beside the
+  // drafts and proposals, and decides on them with a manager's or admin's --as.
+  'review.brain.list': defineOp({
+    args: z.object({ tenant: z.string() }).strict(),
+    run: async (services, args) => (await listBrainReviews(services.db, args)).map(brainItemJson),
+  }),
+  'review.brain.is': defineOp({
+    args: z.object({ tenant: z.string(), id: z.string() }).strict(),
+    run: (services, args) => isBrainReview(services.db, args),
+  }),
+  'review.brain.show': defineOp({
+    args: z.object({ tenant: z.string(), id: z.string() }).strict(),
+    run: async (services, args) => brainDetailJson(await showBrainReview(services.db, args)),
+  }),
+  'review.brain.accept': defineOp({
+    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional() }).strict(),
+    run: async (services, args) => brainDecisionJson(await acceptBrainReview(services.db, cliTrail(services), args)),
+  }),
+  'review.brain.reject': defineOp({
+    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().max(4000).optional() }).strict(),
+    run: async (services, args) => brainDecisionJson(await rejectBrainReview(services.db, cliTrail(services), args)),
   }),
   // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/messages/admin.ts),
   // each as read_inbox gives it.

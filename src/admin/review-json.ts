@@ -1,4 +1,5 @@
 import type { AcceptResult, PublicAttachment, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
+import type { BrainDecision, BrainReviewDetail, BrainReviewItem } from '../core/brain/review.ts';
 import { iso, isoOrNull } from '../core/instants.ts';
 
 /**
@@ -139,5 +140,83 @@ export function rejectResultJson(r: RejectResult): RejectResultJson {
     note: r.note,
     decided_at: iso(r.decidedAt),
     decided_by: r.decidedBy,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Company Brain inbox (src/core/brain/review.ts)
+
+/** A brain inbox item as `kgw review list --json` shows it beside drafts and proposals: kind "brain", its inbox kind as type. */
+export interface BrainItemJson {
+  id: string;
+  kind: 'brain';
+  type: BrainReviewItem['kind'];
+  title: string;
+  action: string | null;
+  risk: string | null;
+  status: BrainReviewItem['status'];
+  author_name: string | null;
+  author_email: string | null;
+  created_at: string;
+}
+
+export interface BrainDetailJson extends BrainItemJson {
+  body: string;
+  related_node_ids: string[];
+  /** An onboarding action's details as JSON text (their shape is the action's schema, not fixed here). */
+  details: string | null;
+  decided_at: string | null;
+  decided_by: string | null;
+  decision_note: string | null;
+}
+
+export interface BrainDecisionJson {
+  id: string;
+  kind: 'brain';
+  type: BrainReviewItem['kind'];
+  status: 'accepted' | 'rejected';
+  action: string | null;
+  applied: string[];
+  decided_at: string;
+  decided_by: string;
+}
+
+export function brainItemJson(item: BrainReviewItem): BrainItemJson {
+  return {
+    id: item.id,
+    kind: 'brain',
+    type: item.kind,
+    title: item.title,
+    action: item.action,
+    risk: item.risk,
+    status: item.status,
+    author_name: item.authorName,
+    author_email: item.authorEmail,
+    created_at: iso(item.createdAt),
+  };
+}
+
+export function brainDetailJson(detail: BrainReviewDetail): BrainDetailJson {
+  return {
+    ...brainItemJson(detail),
+    body: detail.body,
+    related_node_ids: [...detail.relatedNodeIds],
+    details: detail.details === null ? null : JSON.stringify(detail.details),
+    decided_at: isoOrNull(detail.decidedAt),
+    decided_by: detail.decidedBy,
+    decision_note: detail.decisionNote,
+  };
+}
+
+export function brainDecisionJson(decision: BrainDecision): BrainDecisionJson {
+  return {
+    id: decision.id,
+    kind: 'brain',
+    type: decision.kind,
+    status: decision.status,
+    action: decision.action,
+    applied: [...decision.applied],
+    decided_at: iso(decision.decidedAt),
+    decided_by: decision.decidedBy,
   };
 }

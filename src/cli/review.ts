@@ -1,5 +1,8 @@
 import { loadConfig } from '../config.ts';
 import type {
+  BrainDecisionJson as BrainDecision,
+  BrainDetailJson as BrainDetail,
+  BrainItemJson as BrainItem,
   AcceptResultJson as AcceptResult,
   RejectResultJson as RejectResult,
   ReviewDetailJson as ReviewDetail,
@@ -10,14 +13,17 @@ import { jsonText, print, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const reviewHelp = `Usage:
-  kgw review list --tenant SLUG [--json]
+  kgw review list --tenant SLUG [--kind draft|proposal|brain] [--json]
   kgw review show ID --tenant SLUG [--json]
   kgw review accept ID --tenant SLUG [--as EMAIL] [--publish] [--force] [--json]
   kgw review reject ID --tenant SLUG [--as EMAIL] [--note TEXT] [--json]
 
 Agents submit drafts (create_knowledge_draft, create_skill_draft: a full replacement of one
 Knowledge or SKILL.md) and proposals (propose_knowledge: a new Knowledge). Nothing they submit
-becomes a version until a person accepts it here.
+becomes a version until a person accepts it here. Company Brain inbox items (write_inbox,
+propose_onboarding_action) are listed here too, as kind brain: accepting one needs --as a
+manager or admin of the brain, and an onboarding action is applied to the brain then, all or
+nothing (docs/company-brain.md, "Decisions").
 
 list     the open drafts and proposals of a tenant, oldest first. BASE→CURRENT: the version
          a draft was written on and the latest version now; STALE: the latter is newer.
@@ -34,6 +40,31 @@ reject   marks it rejected; --note records why.
             decision is recorded as the CLI operator's. Every decision is audited.`;
 
 const TENANT = { tenant: { type: 'string' } } as const;
+const KINDS = ['draft', 'proposal', 'brain'] as const;
+
+/** A brain inbox item's one line in the list: its inbox kind, and an onboarding action's name and risk. */
+const brainType = (i: BrainItem): string => (i.action === null ? i.type : `${i.action} (${i.risk ?? '?'} risk)`);
+
+function brainShowText(d: BrainDetail): string {
+  const head = fields([
+    ['Brain inbox item', `${d.id} (${d.status})`],
+    ['Kind', d.type],
+    ['Action', d.action === null ? undefined : `${d.action} (${d.risk ?? '?'} risk)`],
+    ['Title', named(d.title)],
+    ['Author', named(d.author_email ?? d.author_name ?? 'unknown')],
+    ['Created', when(d.created_at)],
+    ['Related', d.related_node_ids.length === 0 ? undefined : d.related_node_ids.map((id) => `[${named(id)}]`).join(', ')],
+    ['Decision', d.decided_at === null ? undefined : `${d.status} at ${when(d.decided_at)} by ${d.decided_by ?? 'unknown'}`],
+    ['Note', d.decision_note],
+  ]);
+  const body = d.details !== null ? JSON.stringify(JSON.parse(d.details), null, 2) : d.body;
+  return `${head}\n\n${visible(body)}`;
+}
+
+function brainDecisionText(r: BrainDecision): string {
+  const what = r.action === null ? r.type : `${r.type} ${r.action}`;
+  return [`${r.status} brain inbox item ${r.id} (${what}) as ${r.decided_by}`, ...r.applied.map((line) => `  ${line}`)].join('\n');
+}
 
 const LABEL = { knowledge: 'Knowledge', skill: 'Skill' } as const;
 
@@ -123,12 +154,36 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(reviewHelp);
   switch (sub) {
     case 'list': {
-      const { values, help } = parseCommand(rest, { ...TENANT, json: { type: 'boolean' } }, { min: 0, max: 0 });
+      const { values, help } = parseCommand(rest, { ...TENANT, kind: { type: 'string' }, json: { type: 'boolean' } }, { min: 0, max: 0 });
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
-      const items = await withOps(loadConfig(), (run) => run('review.list', { tenant }));
-      if (values.json === true) return void print(jsonText(items));
-      if (items.length === 0) return void print(`no open drafts or proposals in ${tenant}`);
+      const kind = values.kind;
+      if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${KINDS.join(', ')}`);
+      const [all, brain] = await withOps(
+        loadConfig(),
+        async (run) =>
+          [
+            kind === 'brain' ? [] : await run('review.list', { tenant }),
+            kind === undefined || kind === 'brain' ? await run('review.brain.list', { tenant }) : [],
+          ] as const,
+      );
+      const items = all.filter((i) => kind === undefined || i.kind === kind);
+      if (values.json === true) return void print(jsonText([...items, ...brain]));
+      if (items.length === 0 && brain.length === 0)
+        return void print(
+          `no open ${kind === 'brain' ? 'brain inbox items' : kind === undefined ? 'drafts, proposals or brain inbox items' : `${kind}s`} in ${tenant}`,
+        );
+      if (brain.length > 0) {
+        print(
+          table(
+            ['ID', 'KIND', 'TYPE', 'TITLE', 'AUTHOR', 'CREATED'],
+            brain.map((i) => [i.id, i.kind, brainType(i), clip(i.title), named(i.author_email ?? i.author_name ?? 'unknown'), when(i.created_at)]),
+          ),
+        );
+        if (items.length === 0) return;
+        print('');
+      }
+      if (items.length === 0) return;
       print(
         table(
           ['ID', 'KIND', 'TYPE', 'NAME', 'BASE→CURRENT', 'STALE', 'AUTHOR', 'CREATED'],
@@ -151,8 +206,14 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const id = positionals[0] ?? '';
-      const detail = await withOps(loadConfig(), (run) => run('review.show', { tenant, id }));
-      answer(values.json, detail, () => showText(detail));
+      await withOps(loadConfig(), async (run) => {
+        if (await run('review.brain.is', { tenant, id })) {
+          const detail = await run('review.brain.show', { tenant, id });
+          return answer(values.json, detail, () => brainShowText(detail));
+        }
+        const detail = await run('review.show', { tenant, id });
+        answer(values.json, detail, () => showText(detail));
+      });
       return;
     }
     case 'accept': {
@@ -164,10 +225,14 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const id = positionals[0] ?? '';
-      const result = await withOps(loadConfig(), (run) =>
-        run('review.accept', { tenant, id, as: values.as, publish: values.publish === true, force: values.force === true }),
-      );
-      answer(values.json, result, () => acceptText(result));
+      await withOps(loadConfig(), async (run) => {
+        if (await run('review.brain.is', { tenant, id })) {
+          const result = await run('review.brain.accept', { tenant, id, as: values.as });
+          return answer(values.json, result, () => brainDecisionText(result));
+        }
+        const result = await run('review.accept', { tenant, id, as: values.as, publish: values.publish === true, force: values.force === true });
+        answer(values.json, result, () => acceptText(result));
+      });
       return;
     }
     case 'reject': {
@@ -179,8 +244,14 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const id = positionals[0] ?? '';
-      const result = await withOps(loadConfig(), (run) => run('review.reject', { tenant, id, as: values.as, note: values.note }));
-      answer(values.json, result, () => rejectText(result));
+      await withOps(loadConfig(), async (run) => {
+        if (await run('review.brain.is', { tenant, id })) {
+          const result = await run('review.brain.reject', { tenant, id, as: values.as, note: values.note });
+          return answer(values.json, result, () => brainDecisionText(result));
+        }
+        const result = await run('review.reject', { tenant, id, as: values.as, note: values.note });
+        answer(values.json, result, () => rejectText(result));
+      });
       return;
     }
     default:

@@ -262,28 +262,36 @@ export interface BrainPlanContext {
 }
 
 /**
- * The graph id a relation end names, or undefined (reported) when it names nothing: a brain
- * node that will exist after this write, the organisation, or a person, agent, department or
- * project of the directory.
+ * The graph id a relation end names: a brain node of `nodes`, the organisation, or a person
+ * (by email), agent (by name), department or project (by a member's label) of the directory;
+ * otherwise what is missing, for the caller's message.
  */
-function resolveEndpoint(at: Located, nodes: ReadonlySet<string>, declared: ReadonlySet<string>, context: BrainPlanContext): string | undefined {
-  const value = at.value;
-  const missing = (what: string, name: string): undefined => {
-    context.problems.add(at.line, `${at.path}: no ${what} ${quote(name)}`);
-    return undefined;
-  };
-  if (value === 'org') return 'org';
-  if (isBrainNodeId(value)) return nodes.has(value) ? value : declared.has(value) ? undefined : missing('node', value);
+export function resolveReference(
+  value: string,
+  nodes: ReadonlySet<string>,
+  principals: PrincipalIndex,
+): { readonly id: string } | { readonly missing: string; readonly name: string } {
+  if (value === 'org') return { id: 'org' };
+  if (isBrainNodeId(value)) return nodes.has(value) ? { id: value } : { missing: 'node', name: value };
   const [prefix] = value.split(':', 1);
   const name = value.slice(prefix!.length + 1);
   if (prefix === 'person' || prefix === 'agent') {
-    const principal = context.principals.find(prefix === 'person' ? name.toLowerCase() : name);
-    return principal?.kind === prefix ? `${prefix}:${principal.id}` : missing(`${prefix} in the directory named`, name);
+    const principal = principals.find(prefix === 'person' ? name.toLowerCase() : name);
+    return principal?.kind === prefix ? { id: `${prefix}:${principal.id}` } : { missing: `${prefix} in the directory named`, name };
   }
   // A department or project is in the directory while someone is a member of it.
-  const labels = context.principals.labels();
-  if (prefix === 'department') return labels.departments.has(name) ? value : missing('department with members named', name);
-  return labels.projects.has(name) ? value : missing('project with members named', name);
+  const labels = principals.labels();
+  if (prefix === 'department') return labels.departments.has(name) ? { id: value } : { missing: 'department with members named', name };
+  return labels.projects.has(name) ? { id: value } : { missing: 'project with members named', name };
+}
+
+/** resolveReference for the file: what names nothing is reported with its line (once, for a node whose own entry has a problem). */
+function resolveEndpoint(at: Located, nodes: ReadonlySet<string>, declared: ReadonlySet<string>, context: BrainPlanContext): string | undefined {
+  const found = resolveReference(at.value, nodes, context.principals);
+  if ('id' in found) return found.id;
+  if (found.missing === 'node' && declared.has(at.value)) return undefined;
+  context.problems.add(at.line, `${at.path}: no ${found.missing} ${quote(found.name)}`);
+  return undefined;
 }
 
 /** How the file would name a relation end: a person by email and an agent by name, like the file. */

@@ -1,0 +1,294 @@
+import type { AuditTrail } from '../audit/trail.ts';
+import { findPrincipal, requireTenant } from '../directory/directory.ts';
+import { principalAccess } from '../directory/principals.ts';
+import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
+import { orgGraph, orgGraphChanges } from '../graph/org-graph.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { PrincipalIndex } from '../org/principal-index.ts';
+import { lockTenantSlug } from '../org/tenant.ts';
+import { isUuid } from '../versions/selectors.ts';
+import type { Db, Transaction } from '../../store/db.ts';
+import { resolveReference } from './content.ts';
+import type { InboxKind } from './inbox.ts';
+import type { BrainNode, Mark, MetadataKey, NodeType, RelationVerb } from './model.ts';
+import type { OnboardingAction } from './onboarding.ts';
+import { ONBOARDING_ACTIONS } from './onboarding.ts';
+import { loadBrainNodes, loadBrainRelations, removeBrainNode, removeBrainRelation, writeBrainNode, writeBrainRelation } from './store.ts';
+import { relationId } from './model.ts';
+
+/**
+ * A manager's decisions on the Company Brain inbox (`kgw review … --kind brain`): the person
+ * deciding must be a manager or admin of the brain; accepting an onboarding action applies it
+ * to the brain's truth in the decision's transaction (and the graph store and search engine
+ * follow through the outbox), so a failure leaves the item pending and nothing changed; any
+ * other item is acknowledged. docs/company-brain.md, "Decisions".
+ */
+
+export interface BrainReviewItem {
+  readonly id: string;
+  readonly kind: InboxKind | 'onboarding_action';
+  readonly title: string;
+  readonly action: OnboardingAction | null;
+  readonly risk: string | null;
+  readonly status: 'pending' | 'accepted' | 'rejected';
+  readonly authorName: string | null;
+  readonly authorEmail: string | null;
+  readonly createdAt: Date;
+}
+
+export interface BrainReviewDetail extends BrainReviewItem {
+  readonly body: string;
+  readonly relatedNodeIds: readonly string[];
+  readonly details: Readonly<Record<string, unknown>> | null;
+  readonly decidedAt: Date | null;
+  readonly decidedBy: string | null;
+  readonly decisionNote: string | null;
+}
+
+interface Row {
+  id: string;
+  kind: BrainReviewItem['kind'];
+  title: string;
+  body: string;
+  related_node_ids: string[];
+  action: OnboardingAction | null;
+  details: Record<string, unknown> | null;
+  status: BrainReviewItem['status'];
+  author_name: string | null;
+  author_email: string | null;
+  created_at: Date;
+  decided_at: Date | null;
+  decided_by_email: string | null;
+  decision_note: string | null;
+}
+
+const SELECT = `
+  SELECT i.id, i.kind, i.title, i.body, i.related_node_ids, i.action, i.details, i.status, i.created_at, i.decided_at, i.decision_note,
+         a.name AS author_name, a.email AS author_email, d.email AS decided_by_email
+    FROM brain_inbox i
+    LEFT JOIN principals a ON a.tenant_id = i.tenant_id AND a.id = i.author_id
+    LEFT JOIN principals d ON d.tenant_id = i.tenant_id AND d.id = i.decided_by`;
+
+const toItem = (row: Row): BrainReviewItem => ({
+  id: row.id,
+  kind: row.kind,
+  title: row.title,
+  action: row.action,
+  risk: row.action === null ? null : ONBOARDING_ACTIONS[row.action].risk,
+  status: row.status,
+  authorName: row.author_name,
+  authorEmail: row.author_email,
+  createdAt: row.created_at,
+});
+
+const toDetail = (row: Row): BrainReviewDetail => ({
+  ...toItem(row),
+  body: row.body,
+  relatedNodeIds: row.related_node_ids,
+  details: row.details,
+  decidedAt: row.decided_at,
+  decidedBy: row.decided_by_email,
+  decisionNote: row.decision_note,
+});
+
+/** The pending items of a tenant's brain inbox, oldest first. */
+export async function listBrainReviews(db: Db, input: { readonly tenant: string }): Promise<BrainReviewItem[]> {
+  const tenant = await requireTenant(db, input.tenant);
+  const rows = await db.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.status = 'pending' ORDER BY i.created_at, i.id`, [tenant.id]);
+  return rows.map(toItem);
+}
+
+/** Whether `id` names an item of the tenant's brain inbox (decided or not). */
+export async function isBrainReview(db: Db, input: { readonly tenant: string; readonly id: string }): Promise<boolean> {
+  if (!isUuid(input.id)) return false;
+  const tenant = await requireTenant(db, input.tenant);
+  const [row] = await db.query<{ id: string }>('SELECT id FROM brain_inbox WHERE tenant_id = $1 AND id = $2', [tenant.id, input.id]);
+  return row !== undefined;
+}
+
+export async function showBrainReview(db: Db, input: { readonly tenant: string; readonly id: string }): Promise<BrainReviewDetail> {
+  const tenant = await requireTenant(db, input.tenant);
+  const [row] = isUuid(input.id) ? await db.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.id = $2`, [tenant.id, input.id]) : [];
+  if (row === undefined) throw notFound(`no brain inbox item ${input.id} in tenant ${input.tenant}`);
+  return toDetail(row);
+}
+
+/** The deciding person: named, of the tenant, and a manager or admin of the brain. */
+async function approver(tx: Transaction, tenantId: string, as: string | undefined): Promise<{ readonly id: string; readonly email: string }> {
+  if (as === undefined) throw validation('a decision on a brain inbox item needs --as EMAIL: the manager or admin of the brain who decides');
+  const person = await findPrincipal(tx, tenantId, as);
+  if (person?.kind !== 'person' || person.email === undefined) throw validation(`no person ${as} in the tenant`);
+  const access = await principalAccess(tx, tenantId, person.id);
+  if (access?.brainRole !== 'manager' && access?.brainRole !== 'admin') throw permissionDenied(`${as} is not a manager or admin of the brain (brain_role)`);
+  return { id: person.id, email: person.email };
+}
+
+async function lockPending(tx: Transaction, tenantId: string, id: string): Promise<Row> {
+  const [row] = isUuid(id) ? await tx.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.id = $2 FOR UPDATE OF i`, [tenantId, id]) : [];
+  if (row === undefined) throw notFound(`no brain inbox item ${id}`);
+  if (row.status !== 'pending') throw conflict(`brain inbox item ${id} is already ${row.status}`);
+  return row;
+}
+
+export interface BrainDecision {
+  readonly id: string;
+  readonly kind: BrainReviewItem['kind'];
+  readonly status: 'accepted' | 'rejected';
+  readonly action: OnboardingAction | null;
+  /** What accepting changed in the brain, one line each; empty for an acknowledged item. */
+  readonly applied: readonly string[];
+  readonly decidedAt: Date;
+  readonly decidedBy: string;
+}
+
+/**
+ * Accepts an item. An onboarding action is applied to the brain's truth here, against the
+ * graph as it is now (a node to update must exist, one to add must not, relation ends must
+ * resolve), under the tenant's apply lock, and the difference is enqueued; any failure throws
+ * and the transaction leaves everything, the item included, as it was.
+ */
+export async function acceptBrainReview(
+  db: Db,
+  audit: AuditTrail,
+  input: { readonly tenant: string; readonly id: string; readonly as?: string | undefined },
+): Promise<BrainDecision> {
+  return db.tx(async (tx) => {
+    const tenant = await requireTenant(tx, input.tenant);
+    const by = await approver(tx, tenant.id, input.as);
+    await lockTenantSlug(tx, tenant.slug);
+    const row = await lockPending(tx, tenant.id, input.id);
+    let applied: string[] = [];
+    if (row.action !== null && row.details !== null) {
+      const before = await orgGraph(tx, tenant.id);
+      applied = await applyAction(tx, tenant, row.action, row.details);
+      await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
+    }
+    const [decided] = await tx.query<{ decided_at: Date }>(
+      "UPDATE brain_inbox SET status = 'accepted', decided_at = now(), decided_by = $3 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at",
+      [tenant.id, row.id, by.id],
+    );
+    await audit
+      .about({ tenantId: tenant.id, principalId: by.id })
+      .recordIn(tx, 'review.accept', [{ type: 'brain_inbox', id: row.id }], { kind: row.kind, action: row.action, applied: applied.length });
+    return { id: row.id, kind: row.kind, status: 'accepted', action: row.action, applied, decidedAt: decided?.decided_at ?? new Date(), decidedBy: by.email };
+  });
+}
+
+export async function rejectBrainReview(
+  db: Db,
+  audit: AuditTrail,
+  input: { readonly tenant: string; readonly id: string; readonly as?: string | undefined; readonly note?: string | undefined },
+): Promise<BrainDecision> {
+  return db.tx(async (tx) => {
+    const tenant = await requireTenant(tx, input.tenant);
+    const by = await approver(tx, tenant.id, input.as);
+    const row = await lockPending(tx, tenant.id, input.id);
+    const [decided] = await tx.query<{ decided_at: Date }>(
+      "UPDATE brain_inbox SET status = 'rejected', decided_at = now(), decided_by = $3, decision_note = $4 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at",
+      [tenant.id, row.id, by.id, input.note ?? null],
+    );
+    await audit
+      .about({ tenantId: tenant.id, principalId: by.id })
+      .recordIn(tx, 'review.reject', [{ type: 'brain_inbox', id: row.id }], { kind: row.kind, action: row.action });
+    return {
+      id: row.id,
+      kind: row.kind,
+      status: 'rejected',
+      action: row.action,
+      applied: [],
+      decidedAt: decided?.decided_at ?? new Date(),
+      decidedBy: by.email,
+    };
+  });
+}
+
+interface NodeDetails {
+  id: string;
+  type: NodeType;
+  title: string;
+  summary?: string;
+  access: BrainNode['access'];
+  department?: string;
+  project?: string;
+  tags?: string[];
+  metadata?: Partial<Record<MetadataKey, string | number>>;
+  mark?: Mark;
+}
+
+/** Applies one action's details (valid against its schema, checked again here) to the truth; the lines say what changed. */
+async function applyAction(
+  tx: Transaction,
+  tenant: { readonly id: string; readonly slug: string },
+  action: OnboardingAction,
+  raw: Record<string, unknown>,
+): Promise<string[]> {
+  const parsed = ONBOARDING_ACTIONS[action].details.safeParse(raw);
+  if (!parsed.success) throw validation(`the ${action} details no longer match the action's schema`);
+  const nodes = await loadBrainNodes(tx, tenant.id);
+  const toNode = (d: NodeDetails, was?: BrainNode): BrainNode => ({
+    id: d.id,
+    type: d.type,
+    title: d.title,
+    summary: d.summary ?? '',
+    access: d.access,
+    department: d.department ?? null,
+    project: d.project ?? null,
+    metadata: d.metadata ?? {},
+    tags: d.tags ?? [],
+    verifiedAt: was?.verifiedAt ?? null,
+    reviewBy: was?.reviewBy ?? null,
+    mark: d.mark ?? null,
+  });
+  switch (action) {
+    case 'add_node': {
+      const d = parsed.data as NodeDetails;
+      if (nodes.has(d.id)) throw conflict(`add_node: the node ${d.id} exists already`);
+      await writeBrainNode(tx, tenant.id, toNode(d), 'inbox');
+      return [`create brain node ${d.id}`];
+    }
+    case 'update_node': {
+      const d = parsed.data as NodeDetails;
+      const was = nodes.get(d.id);
+      if (was === undefined) throw notFound(`update_node: no node ${d.id}`);
+      // The keeper stays: an org file's node is still the org file's, and its next apply wins.
+      await writeBrainNode(tx, tenant.id, toNode(d, was.node), was.origin);
+      return [`update brain node ${d.id}`];
+    }
+    case 'remove_node': {
+      const { id } = parsed.data as { id: string };
+      if (!nodes.has(id)) throw notFound(`remove_node: no node ${id}`);
+      await removeBrainNode(tx, tenant.id, id);
+      return [`remove brain node ${id}`];
+    }
+    case 'confirm_node': {
+      const d = parsed.data as { id: string; verified: string; review_by: string };
+      const was = nodes.get(d.id);
+      if (was === undefined) throw notFound(`confirm_node: no node ${d.id}`);
+      const verifiedAt = new Date(d.verified).toISOString();
+      const reviewBy = new Date(d.review_by).toISOString();
+      await writeBrainNode(tx, tenant.id, { ...was.node, verifiedAt, reviewBy, mark: null }, was.origin);
+      return [`confirm brain node ${d.id} (verified ${verifiedAt}, review by ${reviewBy})`];
+    }
+    case 'add_relation':
+    case 'remove_relation': {
+      const d = parsed.data as { from: string; verb: RelationVerb; to: string; mark?: Mark };
+      const principals = await PrincipalIndex.load(tx, tenant, new Set());
+      const ids = new Set(nodes.keys());
+      const resolve = (value: string, end: string) => {
+        const found = resolveReference(value, ids, principals);
+        if ('missing' in found) throw validation(`${action}: ${end}: no ${found.missing} ${JSON.stringify(found.name)}`);
+        return found.id;
+      };
+      const relation = { from: resolve(d.from, 'from'), verb: d.verb, to: resolve(d.to, 'to'), mark: d.mark ?? null };
+      const exists = (await loadBrainRelations(tx, tenant.id)).has(relationId(relation));
+      if (action === 'add_relation') {
+        if (exists) throw conflict(`add_relation: ${d.from} ${d.verb} ${d.to} exists already`);
+        await writeBrainRelation(tx, tenant.id, relation, 'inbox');
+        return [`add brain relation ${d.from} ${d.verb} ${d.to}`];
+      }
+      if (!exists) throw notFound(`remove_relation: no relation ${d.from} ${d.verb} ${d.to}`);
+      await removeBrainRelation(tx, tenant.id, relation);
+      return [`remove brain relation ${d.from} ${d.verb} ${d.to}`];
+    }
+  }
+}

@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { proposeOnboardingAction, writeInbox } from '../../src/core/brain/inbox.ts';
+import type { BrainViewer } from '../../src/core/brain/read.ts';
+import { acceptBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../../src/core/brain/review.ts';
+import { orgGraph } from '../../src/core/graph/org-graph.ts';
+import type { Services } from '../../src/core/services.ts';
+import type { Db } from '../../src/store/db.ts';
+import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
+import { graphProjection } from '../../connectors/graph/projection.ts';
+import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import { cliTrail } from '../support/audit.ts';
+import { rejectsWithKgwError } from '../support/fixtures.ts';
+import { seedOrg } from '../support/gateway.ts';
+import type { TestStore } from '../support/stores.ts';
+import { storeBackends } from '../support/stores.ts';
+
+/*
+ * A manager's decisions on the brain inbox: only a manager or admin of the brain decides; an
+ * accepted onboarding action is applied to the brain's truth with the decision, and a failing
+ * one leaves the item pending and the brain as it was.
+ */
+
+const org = (slug: string) => `tenant: ${slug}
+name: ${slug} Ltd
+people:
+  - { email: ana@${slug}.test, name: Ana, brain_role: manager, departments: [Finance] }
+  - { email: cy@${slug}.test, name: Cy }
+brain:
+  nodes:
+    - { id: erp, type: tool, title: ERP, access: public, mark: inferred }
+`;
+
+for (const backend of storeBackends()) {
+  describe(`Company Brain decisions on ${backend.name}`, () => {
+    let store: TestStore;
+    let db: Db;
+    let services: Services;
+    let tenantId: string;
+    let ana: string;
+    const tenant = `dec-${Math.random().toString(36).slice(2, 8)}`;
+
+    const viewer = (): BrainViewer => ({
+      tenantId,
+      language: 'en',
+      access: { tier: 'manager', departments: [], projects: [], brainRole: 'manager', policyMaxTeamRole: undefined },
+      visible: { tier: 'manager', departments: [], projects: [] },
+    });
+    const propose = async (action: Parameters<typeof proposeOnboardingAction>[3]['action'], details: Record<string, unknown>) =>
+      (await proposeOnboardingAction(services, viewer(), ana, { action, summary: `Do ${action}`, details }, cliTrail(db).about({ tenantId }))).id;
+    const status = async (id: string) => (await showBrainReview(db, { tenant, id })).status;
+
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      db = store.db;
+      await seedOrg(db, org(tenant));
+      tenantId = (await db.query<{ id: string }>('SELECT id FROM tenants WHERE slug = $1', [tenant]))[0]!.id;
+      ana = (await db.query<{ id: string }>('SELECT id FROM principals WHERE email = $1', [`ana@${tenant}.test`]))[0]!.id;
+      // Only what the inbox and decisions use of the services: the store and a graph store on it.
+      services = { db, graph: new PostgresGraphStore(db) } as unknown as Services;
+    });
+    after(async () => {
+      await store.dispose();
+    });
+
+    it('applies an accepted action to the brain with the decision, and the graph follows', async () => {
+      const id = await propose('add_node', { id: 'wiki', type: 'tool', title: 'Wiki', access: 'public' });
+      assert.deepEqual(
+        (await listBrainReviews(db, { tenant })).map((i) => [i.id, i.action, i.risk]),
+        [[id, 'add_node', 'medium']],
+      );
+      const decision = await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` });
+      assert.deepEqual(
+        { status: decision.status, applied: decision.applied, by: decision.decidedBy },
+        { status: 'accepted', applied: ['create brain node wiki'], by: `ana@${tenant}.test` },
+      );
+      const [row] = await db.query<{ origin: string }>("SELECT origin FROM brain_nodes WHERE tenant_id = $1 AND id = 'wiki'", [tenantId]);
+      assert.equal(row?.origin, 'inbox');
+      assert.ok((await orgGraph(db, tenantId)).nodes.some((n) => n.id === 'wiki'));
+      const outbox = await db.query<{ resource_key: string }>("SELECT resource_key FROM outbox WHERE tenant_id = $1 AND resource_key = 'brain_node:wiki'", [
+        tenantId,
+      ]);
+      assert.equal(outbox.length, 1);
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }),
+        'conflict',
+        `brain inbox item ${id} is already accepted`,
+      );
+    });
+
+    it('confirms a node, adds and removes relations naming the directory', async () => {
+      const confirm = await propose('confirm_node', { id: 'erp', verified: '2026-05-01T00:00:00Z', review_by: '2027-05-01T00:00:00+02:00' });
+      const relate = await propose('add_relation', { from: 'erp', verb: 'supports', to: 'department:Finance' });
+      for (const id of [confirm, relate]) await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` });
+      const [erp] = await db.query<{ mark: string | null; review_by: Date }>("SELECT mark, review_by FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [
+        tenantId,
+      ]);
+      assert.deepEqual({ mark: erp?.mark, reviewBy: erp?.review_by.toISOString() }, { mark: null, reviewBy: '2027-04-30T22:00:00.000Z' });
+      const unrelate = await propose('remove_relation', { from: 'erp', verb: 'supports', to: 'department:Finance' });
+      await acceptBrainReview(db, cliTrail(db), { tenant, id: unrelate, as: `ana@${tenant}.test` });
+      assert.equal((await db.query("SELECT 1 FROM brain_relations WHERE tenant_id = $1 AND from_id = 'erp'", [tenantId])).length, 0);
+    });
+
+    it('leaves the item pending and the brain unchanged when the action cannot be applied', async () => {
+      const twice = await propose('add_node', { id: 'erp', type: 'tool', title: 'ERP again', access: 'public' });
+      const dangling = await propose('add_relation', { from: 'erp', verb: 'uses', to: 'person:nobody@example.test' });
+      const before = await orgGraph(db, tenantId);
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id: twice, as: `ana@${tenant}.test` }),
+        'conflict',
+        'add_node: the node erp exists already',
+      );
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id: dangling, as: `ana@${tenant}.test` }),
+        'validation',
+        'add_relation: to: no person in the directory named "nobody@example.test"',
+      );
+      assert.deepEqual({ twice: await status(twice), dangling: await status(dangling) }, { twice: 'pending', dangling: 'pending' });
+      assert.deepEqual(await orgGraph(db, tenantId), before);
+    });
+
+    it('lets only a named manager or admin of the brain decide', async () => {
+      const id = await propose('remove_node', { id: 'erp' });
+      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), { tenant, id }), 'validation', /needs --as EMAIL/);
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `cy@${tenant}.test` }),
+        'permission_denied',
+        /is not a manager or admin of the brain/,
+      );
+      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), { tenant, id, as: 'nobody@example.test' }), 'validation', /no person nobody@example\.test/);
+      assert.equal(await status(id), 'pending');
+      const rejected = await rejectBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test`, note: 'keep the ERP' });
+      assert.deepEqual({ status: rejected.status, applied: rejected.applied }, { status: 'rejected', applied: [] });
+      assert.equal((await showBrainReview(db, { tenant, id })).decisionNote, 'keep the ERP');
+      assert.equal((await db.query("SELECT 1 FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [tenantId])).length, 1);
+    });
+
+    it('acknowledges an inbox item without touching the brain, and decides one item once under concurrent decisions', async () => {
+      // The related node is looked up in the graph store: it shows what the outbox has applied.
+      await new OutboxWorker(db, [graphProjection(services.graph)], { backoff: { baseMs: 1, maxMs: 5 } }).drainAll();
+      const { id } = await writeInbox(
+        services,
+        viewer(),
+        ana,
+        { kind: 'observation', title: 'ERP is slow', body: 'Invoices take two days.', relatedNodeIds: ['erp'] },
+        cliTrail(db).about({ tenantId }),
+      );
+      const before = await orgGraph(db, tenantId);
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` })));
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+      assert.deepEqual(await orgGraph(db, tenantId), before);
+      assert.equal(await status(id), 'accepted');
+    });
+  });
+}
