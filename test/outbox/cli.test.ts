@@ -53,9 +53,10 @@ for (const backend of cliStoreBackends()) {
       const applied = await kgw(['apply', org], store.env);
       assert.equal(applied.code, 0, applied.stderr);
       // organization, 2 people, 1 agent, 1 department, 1 project; 2 "is part of", 2 "belongs to", 1 "works on", 1 "owns".
+      // Search: no KB file, and each of the 6 nodes is a document for Company Brain's query_index.
       const run = await kgw(['reindex', '--search', '--graph'], store.env);
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.stdout, 'search: cleared, 0 changes enqueued for the outbox worker\ngraph: cleared, 12 changes enqueued for the outbox worker\n');
+      assert.equal(run.stdout, 'search: cleared, 6 changes enqueued for the outbox worker\ngraph: cleared, 12 changes enqueued for the outbox worker\n');
       const json = await kgw(['reindex', '--json'], store.env);
       assert.equal(json.code, 0, json.stderr);
       const outcome = JSON.parse(json.stdout) as RebuildOutcome;
@@ -63,7 +64,7 @@ for (const backend of cliStoreBackends()) {
         configured: ['graph', 'search'],
         rebuilt: [
           { projection: 'graph', enqueued: 12 },
-          { projection: 'search', enqueued: 0 },
+          { projection: 'search', enqueued: 6 },
         ],
         skipped: [],
       });
@@ -81,14 +82,17 @@ for (const backend of cliStoreBackends()) {
     });
 
     it('shows a backlog in a second doctor table, without failing', async () => {
-      await withDb((db) =>
-        db.tx((tx) =>
+      // What earlier tests left waiting (no worker runs here), and 3 more.
+      let waiting = 0;
+      await withDb(async (db) => {
+        waiting = (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox WHERE projection = 'search'"))[0]?.n ?? 0;
+        await db.tx((tx) =>
           enqueue(
             tx,
             [1, 2, 3].map((n) => ({ tenantId: TENANT, projection: 'search', resourceKey: `kb_file:${n}`, operation: 'upsert' as const, payload: { n } })),
           ),
-        ),
-      );
+        );
+      });
       const run = await kgw(['doctor'], store.env);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const output = lines(run.stdout);
@@ -96,7 +100,7 @@ for (const backend of cliStoreBackends()) {
       assert.ok(header > 0, run.stdout);
       assert.equal(output[header - 1], '');
       const search = output.slice(header + 1).find((l) => l.startsWith('search '));
-      assert.deepEqual(search?.split(/ {2,}/).slice(0, 2), ['search', '3'], run.stdout);
+      assert.deepEqual(search?.split(/ {2,}/).slice(0, 2), ['search', String(waiting + 3)], run.stdout);
       // The configured graph projection is listed even with nothing waiting.
       assert.ok(
         output.slice(header + 1).some((l) => l.startsWith('graph ')),
@@ -106,7 +110,7 @@ for (const backend of cliStoreBackends()) {
       const report = JSON.parse(json.stdout) as { projections: ProjectionStatus[] };
       assert.deepEqual(
         report.projections.filter((p) => p.projection === 'search').map((p) => pick(p, ['projection', 'backlog', 'failing', 'lastError'])),
-        [{ projection: 'search', backlog: 3, failing: 0, lastError: null }],
+        [{ projection: 'search', backlog: waiting + 3, failing: 0, lastError: null }],
       );
     });
   });
