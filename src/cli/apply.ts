@@ -26,12 +26,7 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
   const { values, positionals, help } = parseCommand(argv, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1 });
   if (help) return void print(applyHelp);
   const file = positionals[0] ?? '';
-  let source: string;
-  try {
-    source = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const source = await readSource(file);
   const dryRun = values['dry-run'] === true;
   // Read here, not by a gateway that may apply the file for us: the paths are ours.
   const files = await readReferencedFiles(source, path.dirname(file));
@@ -39,6 +34,15 @@ export async function applyCommand(argv: readonly string[]): Promise<void> {
   const result = await withOps(loadConfig(), (run) => run('apply', args));
   if (values.json === true) return void print(jsonText(result));
   printChanges(result, dryRun);
+}
+
+/** A file the command was named, as text; one it cannot read is a usage error naming why. */
+export async function readSource(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
 }
 
 /** One line per change, then what was done to which tenant (`kgw apply`, `kgw brain import`). */

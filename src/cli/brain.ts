@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import { printChanges } from './apply.ts';
+import { printChanges, readSource } from './apply.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand } from './usage.ts';
@@ -35,12 +34,7 @@ export async function brainCommand(argv: readonly string[]): Promise<void> {
   const tenant = values.tenant;
   if (tenant === undefined) throw new UsageError('kgw brain import needs --tenant SLUG');
   const file = positionals[0] ?? '';
-  let source: string;
-  try {
-    source = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const source = await readSource(file);
   const dryRun = values['dry-run'] === true;
   const result = await withOps(loadConfig(), (run) => run('brain.import', { tenant, source, fileName: path.basename(file), dryRun }));
   if (values.json === true) return void print(jsonText(result));

@@ -6,7 +6,7 @@ import type { PrincipalIndex } from '../org/principal-index.ts';
 import type { OrgProblems } from '../org/problems.ts';
 import { quote } from '../org/problems.ts';
 import type { ValueRule } from '../org/rules.ts';
-import { labelRule } from '../org/rules.ts';
+import { characters, labelRule, oneOf } from '../org/rules.ts';
 import type { PlannedStep } from '../org/section.ts';
 import type { Located, Slot, YamlReader } from '../org/yaml-reader.ts';
 import type { BrainNode, BrainRelation, Mark, MetadataKey, NodeType, Origin, RelationVerb } from './model.ts';
@@ -38,12 +38,6 @@ export interface BrainSpec {
   readonly relations: readonly RelationSpec[];
   /** Every node id the content writes, its entry valid or not: a relation to one whose entry has a problem is not reported again. */
   readonly declared: ReadonlySet<string>;
-}
-
-const characters = (value: string): number => [...value].length;
-
-function oneOf(what: string, values: readonly string[]): ValueRule {
-  return { expected: `${what}: ${values.join(', ')}`, valid: (value) => values.includes(value) };
 }
 
 /** Text shown to people as a name: not blank, at most `max` characters, no control or bidi characters. */

@@ -20,7 +20,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 
 // Postgres length() counts characters, not UTF-16 units.
-const characters = (value: string): number => [...value].length;
+export const characters = (value: string): number => [...value].length;
 const isName = (value: string): boolean => value.trim() !== '' && characters(value) <= 200;
 
 export const slugRule: ValueRule = {
@@ -55,7 +55,7 @@ export const groupNameRule: ValueRule = {
 };
 
 /** A value out of a fixed list, such as a role or a tier. */
-function oneOf(what: string, values: readonly string[]): ValueRule {
+export function oneOf(what: string, values: readonly string[]): ValueRule {
   return { expected: `${what}: ${values.join(', ')}`, valid: (value) => values.includes(value) };
 }
 

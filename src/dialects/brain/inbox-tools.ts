@@ -15,13 +15,17 @@ import { DISPLAY, displayLanguage } from './texts.ts';
  * units and PostgreSQL's CHECK code points: a text within the schema's maximum is within the
  * CHECK's, and the refinement holds the minimum in code points too (two emoji are four units).
  */
-const bounded = (what: string, min: number, max: number) =>
+export const bounded = (what: string, min: number, max: number) =>
   z
     .string()
     .min(min)
     .max(max)
     .refine((v) => [...v].length >= min, `${what} must be at least ${min} characters`)
     .describe(`${min} to ${max} characters.`);
+
+/** A bounded text shown on one line to a person (a title, a summary): no control or bidirectional formatting characters either. */
+export const boundedLine = (what: string, min: number, max: number) =>
+  bounded(what, min, max).refine((v) => unsafeName(v) === undefined, `${what} must not contain control or bidirectional formatting characters`);
 
 export const writeInboxTool = defineTool({
   name: 'write_inbox',
@@ -32,10 +36,7 @@ export const writeInboxTool = defineTool({
   input: z
     .object({
       kind: z.enum(INBOX_KINDS).describe('observation, correction, proposal or work_output.'),
-      title: bounded('title', INBOX_BOUNDS.titleChars.min, INBOX_BOUNDS.titleChars.max).refine(
-        (v) => unsafeName(v) === undefined,
-        'title must not contain control or bidirectional formatting characters',
-      ),
+      title: boundedLine('title', INBOX_BOUNDS.titleChars.min, INBOX_BOUNDS.titleChars.max),
       body: bounded('body', INBOX_BOUNDS.bodyChars.min, INBOX_BOUNDS.bodyChars.max),
       relatedNodeIds: z
         .array(z.string().min(1).max(300))

@@ -3,9 +3,9 @@ import { proposeOnboardingAction } from '../../core/brain/inbox.ts';
 import { ACTION_CATALOG, ONBOARDING_ACTION_NAMES, ONBOARDING_ACTIONS, onboardingStatus } from '../../core/brain/onboarding.ts';
 import { brainViewer } from '../../core/brain/read.ts';
 import { permissionDenied, validation } from '../../core/errors.ts';
-import { unsafeName } from '../../core/text.ts';
 import { issuesText } from '../../core/zod-issues.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
+import { boundedLine } from './inbox-tools.ts';
 import { DISPLAY, displayLanguage } from './texts.ts';
 
 /*
@@ -63,13 +63,7 @@ export const proposeOnboardingActionTool = defineTool({
   input: z
     .object({
       action: z.enum(ONBOARDING_ACTION_NAMES).describe("One of get_onboarding_action_catalog's action names."),
-      summary: z
-        .string()
-        .min(3)
-        .max(160)
-        .refine((v) => [...v].length >= 3, 'summary must be at least 3 characters')
-        .refine((v) => unsafeName(v) === undefined, 'summary must not contain control or bidirectional formatting characters')
-        .describe('3 to 160 characters, shown to the approver.'),
+      summary: boundedLine('summary', 3, 160).describe('3 to 160 characters, shown to the approver.'),
       // Any object here; the action's own schema checks it in `run`, with paths under details.
       details: z.looseObject({}).describe("An object matching the action's JSON Schema in the catalog."),
     })
