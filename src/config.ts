@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseImapUrl } from './core/mail/mailbox.ts';
 
 /** Everything the gateway reads from its environment, read once and frozen. */
 export interface Config {
@@ -22,6 +23,13 @@ export interface Config {
   readonly anonymousSearch: AnonymousSearchConfig;
   /** The embeddings endpoint hybrid search uses (docs/search.md, "Hybrid retrieval"); off when KGW_EMBEDDINGS_URL is unset. */
   readonly embeddings: EmbeddingsConfig | undefined;
+  /** Where approved email drafts go (docs/company-brain.md, "Email drafts"). */
+  readonly mail: MailConfig;
+}
+
+export interface MailConfig {
+  /** KGW_MAIL_IMAP_URL: the IMAP server of mailboxes that name none; drafts of people without a mailbox are .eml files. */
+  readonly imapUrl: string | undefined;
 }
 
 export interface EmbeddingsConfig {
@@ -295,6 +303,15 @@ function parseLogLevel(env: Env): LogLevel {
   return level;
 }
 
+/** KGW_MAIL_IMAP_URL: imap:// or imaps://, a host and a port, no credentials (those are each mailbox's). */
+function parseImapUrlVariable(env: Env): string | undefined {
+  const raw = optional(env, 'KGW_MAIL_IMAP_URL');
+  if (raw === undefined) return undefined;
+  const url = parseImapUrl(raw);
+  if (typeof url === 'string') throw new ConfigError('KGW_MAIL_IMAP_URL', url);
+  return raw;
+}
+
 /** Reads the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const host = parseHost(env);
@@ -326,6 +343,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       perTenantPerMinute: parseCount(env, 'KGW_ANONYMOUS_SEARCHES_PER_TENANT_PER_MINUTE', 600),
     }),
     embeddings: parseEmbeddings(env),
+    mail: Object.freeze({ imapUrl: parseImapUrlVariable(env) }),
   };
   for (const part of [config.s3, config.meili, config.neo4j, config.embeddings]) if (part) Object.freeze(part);
   return Object.freeze(config);

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       uploadUrlSeconds: 900,
       anonymousSearch: { tenants: [], perAddressPerMinute: 30, perTenantPerMinute: 600 },
       embeddings: undefined,
+      mail: { imapUrl: undefined },
     } satisfies Config);
   });
 
@@ -72,6 +73,7 @@ describe('loadConfig', () => {
         KGW_EMBEDDINGS_TIMEOUT_MS: '2500',
         KGW_EMBEDDINGS_BATCH: '16',
         KGW_EMBEDDINGS_MAX_CHARS: '4000',
+        KGW_MAIL_IMAP_URL: 'imaps://mail.acme.test',
       },
       CWD,
     );
@@ -98,6 +100,7 @@ describe('loadConfig', () => {
         batch: 16,
         maxChars: 4000,
       },
+      mail: { imapUrl: 'imaps://mail.acme.test' },
     } satisfies Config);
   });
 
@@ -307,6 +310,14 @@ describe('loadConfig', () => {
       'KGW_EMBEDDINGS_MAX_CHARS',
       'must be a whole number from 1 to 100000, got "1e5"',
     ],
+    [{ KGW_MAIL_IMAP_URL: 'https://mail.acme.test' }, 'KGW_MAIL_IMAP_URL', 'must be an imap:// or imaps:// URL'],
+    [{ KGW_MAIL_IMAP_URL: 'mail.acme.test' }, 'KGW_MAIL_IMAP_URL', 'is not a URL such as imaps://mail.example.com'],
+    [
+      { KGW_MAIL_IMAP_URL: 'imaps://ana:secret@mail.acme.test' },
+      'KGW_MAIL_IMAP_URL',
+      'must not contain a user name or password (use the mailbox user and password_env)',
+    ],
+    [{ KGW_MAIL_IMAP_URL: 'imap://mail.acme.test/INBOX' }, 'KGW_MAIL_IMAP_URL', 'must be only a scheme, a host and a port'],
   ];
   for (const [env, variable, problem] of BAD) {
     it(`refuses ${Object.entries(env)

@@ -5,7 +5,7 @@ import { AuditTrail } from '../core/audit/trail.ts';
 import { adminInbox } from '../core/messages/admin.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
 import { acceptResultJson, brainDecisionJson, brainDetailJson, brainItemJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
-import { acceptBrainReview, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../core/brain/review.ts';
+import { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../core/brain/review.ts';
 import { checkReadiness } from '../core/health/readiness.ts';
 import { applyOrgFile } from '../core/org/apply.ts';
 import { importBrain } from '../core/brain/import.ts';
@@ -214,9 +214,31 @@ const definitions = {
     args: z.object({ tenant: z.string(), id: z.string() }).strict(),
     run: async (services, args) => brainDetailJson(await showBrainReview(services.db, args)),
   }),
+  // The variable an approver's mailbox password is in, for the CLI to send with the decision.
+  'review.brain.password-env': defineOp({
+    args: z.object({ tenant: z.string(), as: z.string().optional() }).strict(),
+    run: (services, args) => approverPasswordEnv(services.db, args),
+  }),
   'review.brain.accept': defineOp({
-    args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional() }).strict(),
-    run: async (services, args) => brainDecisionJson(await acceptBrainReview(services.db, cliTrail(services), args)),
+    // env: only the approver's mailbox password variable, from the kgw review accept process.
+    // apply: a brain file read by the kgw review accept process (--apply FILE).
+    args: z
+      .object({
+        tenant: z.string(),
+        id: z.string(),
+        as: z.string().optional(),
+        env: z.record(z.string(), z.string()).default({}),
+        apply: z.object({ source: z.string(), fileName: z.string().optional() }).strict().optional(),
+      })
+      .strict(),
+    run: async (services, { env, ...args }) =>
+      brainDecisionJson(
+        await acceptBrainReview(services.db, cliTrail(services), args, {
+          dataDir: services.config.dataDir,
+          defaultImapUrl: services.config.mail.imapUrl,
+          env,
+        }),
+      ),
   }),
   'review.brain.reject': defineOp({
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().max(4000).optional() }).strict(),

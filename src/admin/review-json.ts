@@ -146,10 +146,13 @@ export function rejectResultJson(r: RejectResult): RejectResultJson {
 // ---------------------------------------------------------------------------------------------
 // The Company Brain inbox (src/core/brain/review.ts)
 
-/** A brain inbox item as `kgw review list --json` shows it beside drafts and proposals: kind "brain", its inbox kind as type. */
+/**
+ * A brain inbox item as `kgw review list --json` shows it beside drafts and proposals: kind
+ * "email" for an email draft, "brain" for the rest, its inbox kind as type.
+ */
 export interface BrainItemJson {
   id: string;
-  kind: 'brain';
+  kind: 'brain' | 'email';
   type: BrainReviewItem['kind'];
   title: string;
   action: string | null;
@@ -165,6 +168,10 @@ export interface BrainDetailJson extends BrainItemJson {
   related_node_ids: string[];
   /** An onboarding action's details as JSON text (their shape is the action's schema, not fixed here). */
   details: string | null;
+  /** An email draft's addresses; its subject is the title and its text the body. */
+  recipients: string[];
+  /** Where an approved email draft was put: an imap:// location or an .eml file's path. */
+  delivered_to: string | null;
   decided_at: string | null;
   decided_by: string | null;
   decision_note: string | null;
@@ -172,19 +179,23 @@ export interface BrainDetailJson extends BrainItemJson {
 
 export interface BrainDecisionJson {
   id: string;
-  kind: 'brain';
+  kind: 'brain' | 'email';
   type: BrainReviewItem['kind'];
   status: 'accepted' | 'rejected';
   action: string | null;
   applied: string[];
+  delivered_to: string | null;
   decided_at: string;
   decided_by: string;
 }
 
+/** Which `--kind` of `kgw review list` an inbox item is listed under. */
+export const reviewKind = (kind: BrainReviewItem['kind']): 'brain' | 'email' => (kind === 'email_draft' ? 'email' : 'brain');
+
 export function brainItemJson(item: BrainReviewItem): BrainItemJson {
   return {
     id: item.id,
-    kind: 'brain',
+    kind: reviewKind(item.kind),
     type: item.kind,
     title: item.title,
     action: item.action,
@@ -202,6 +213,8 @@ export function brainDetailJson(detail: BrainReviewDetail): BrainDetailJson {
     body: detail.body,
     related_node_ids: [...detail.relatedNodeIds],
     details: detail.details === null ? null : JSON.stringify(detail.details),
+    recipients: [...detail.recipients],
+    delivered_to: detail.deliveredTo,
     decided_at: isoOrNull(detail.decidedAt),
     decided_by: detail.decidedBy,
     decision_note: detail.decisionNote,
@@ -211,11 +224,12 @@ export function brainDetailJson(detail: BrainReviewDetail): BrainDetailJson {
 export function brainDecisionJson(decision: BrainDecision): BrainDecisionJson {
   return {
     id: decision.id,
-    kind: 'brain',
+    kind: reviewKind(decision.kind),
     type: decision.kind,
     status: decision.status,
     action: decision.action,
     applied: [...decision.applied],
+    delivered_to: decision.deliveredTo,
     decided_at: iso(decision.decidedAt),
     decided_by: decision.decidedBy,
   };

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type {
   BrainDecisionJson as BrainDecision,
@@ -8,22 +9,26 @@ import type {
   ReviewDetailJson as ReviewDetail,
   ReviewItemJson as ReviewItem,
 } from '../admin/review-json.ts';
+import { readSource } from './apply.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
 
 export const reviewHelp = `Usage:
-  kgw review list --tenant SLUG [--kind draft|proposal|brain] [--json]
+  kgw review list --tenant SLUG [--kind draft|proposal|brain|email] [--json]
   kgw review show ID --tenant SLUG [--json]
-  kgw review accept ID --tenant SLUG [--as EMAIL] [--publish] [--force] [--json]
+  kgw review accept ID --tenant SLUG [--as EMAIL] [--publish] [--force] [--apply FILE] [--json]
   kgw review reject ID --tenant SLUG [--as EMAIL] [--note TEXT] [--json]
 
 Agents submit drafts (create_knowledge_draft, create_skill_draft: a full replacement of one
 Knowledge or SKILL.md) and proposals (propose_knowledge: a new Knowledge). Nothing they submit
 becomes a version until a person accepts it here. Company Brain inbox items (write_inbox,
-propose_onboarding_action) are listed here too, as kind brain: accepting one needs --as a
-manager or admin of the brain, and an onboarding action is applied to the brain then, all or
-nothing (docs/company-brain.md, "Decisions").
+propose_onboarding_action) are listed here too, as kind brain, and email drafts
+(propose_draft_email) as kind email: accepting one needs --as a manager or admin of the brain.
+An onboarding action is applied to the brain then, all or nothing; an email draft is put in
+the approver's own mailbox as a draft (IMAP, when the org file gives them a mailbox, its
+password read from the variable its password_env names in this command's environment; else an
+.eml file in the data folder), never sent (docs/company-brain.md, "Decisions", "Email drafts").
 
 list     the open drafts and proposals of a tenant, oldest first. BASE→CURRENT: the version
          a draft was written on and the latest version now; STALE: the latter is newer.
@@ -34,28 +39,33 @@ accept   saves a draft as the next version (a Knowledge keeps its authority and 
          its files; a new SKILL.md name renames the Skill) or creates a proposal's Knowledge,
          created by the proposing agent. --publish publishes the resulting version. A stale
          draft is refused unless --force (which replaces the newer version).
+         A brain inbox item (an observation, a correction, ...) is acknowledged; --apply FILE
+         (a brain file, as kgw brain import reads) applies its nodes and relations with the
+         decision, all or nothing.
 reject   marks it rejected; --note records why.
 
 --as EMAIL  the person of the tenant who decides, recorded with the decision; without it the
             decision is recorded as the CLI operator's. Every decision is audited.`;
 
 const TENANT = { tenant: { type: 'string' } } as const;
-const KINDS = ['draft', 'proposal', 'brain'] as const;
+const KINDS = ['draft', 'proposal', 'brain', 'email'] as const;
 
 /** A brain inbox item's one line in the list: its inbox kind, and an onboarding action's name and risk. */
 const brainType = (i: BrainItem): string => (i.action === null ? i.type : `${i.action} (${i.risk ?? '?'} risk)`);
 
 function brainShowText(d: BrainDetail): string {
   const head = fields([
-    ['Brain inbox item', `${d.id} (${d.status})`],
+    [d.type === 'email_draft' ? 'Email draft' : 'Brain inbox item', `${d.id} (${d.status})`],
     ['Kind', d.type],
+    ['To', d.recipients.length === 0 ? undefined : d.recipients.map(named).join(', ')],
     ['Action', d.action === null ? undefined : `${d.action} (${d.risk ?? '?'} risk)`],
-    ['Title', named(d.title)],
+    [d.type === 'email_draft' ? 'Subject' : 'Title', named(d.title)],
     ['Author', named(d.author_email ?? d.author_name ?? 'unknown')],
     ['Created', when(d.created_at)],
     ['Related', d.related_node_ids.length === 0 ? undefined : d.related_node_ids.map((id) => `[${named(id)}]`).join(', ')],
     ['Decision', d.decided_at === null ? undefined : `${d.status} at ${when(d.decided_at)} by ${d.decided_by ?? 'unknown'}`],
     ['Note', d.decision_note],
+    ['Draft', d.delivered_to === null ? undefined : named(d.delivered_to)],
   ]);
   const body = d.details !== null ? JSON.stringify(JSON.parse(d.details), null, 2) : d.body;
   return `${head}\n\n${visible(body)}`;
@@ -63,7 +73,12 @@ function brainShowText(d: BrainDetail): string {
 
 function brainDecisionText(r: BrainDecision): string {
   const what = r.action === null ? r.type : `${r.type} ${r.action}`;
-  return [`${r.status} brain inbox item ${r.id} (${what}) as ${r.decided_by}`, ...r.applied.map((line) => `  ${line}`)].join('\n');
+  const item = r.type === 'email_draft' ? 'email draft' : 'brain inbox item';
+  return [
+    `${r.status} ${item} ${r.id} (${what}) as ${r.decided_by}`,
+    ...r.applied.map((line) => `  ${line}`),
+    ...(r.delivered_to === null ? [] : [`  draft put in ${named(r.delivered_to)} (not sent)`]),
+  ].join('\n');
 }
 
 const LABEL = { knowledge: 'Knowledge', skill: 'Skill' } as const;
@@ -159,19 +174,20 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
       const { tenant } = requireOptions(values, 'tenant');
       const kind = values.kind;
       if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${KINDS.join(', ')}`);
-      const [all, brain] = await withOps(
+      const [all, inbox] = await withOps(
         loadConfig(),
         async (run) =>
           [
-            kind === 'brain' ? [] : await run('review.list', { tenant }),
-            kind === undefined || kind === 'brain' ? await run('review.brain.list', { tenant }) : [],
+            kind === 'brain' || kind === 'email' ? [] : await run('review.list', { tenant }),
+            kind === undefined || kind === 'brain' || kind === 'email' ? await run('review.brain.list', { tenant }) : [],
           ] as const,
       );
       const items = all.filter((i) => kind === undefined || i.kind === kind);
+      const brain = inbox.filter((i) => kind === undefined || i.kind === kind);
       if (values.json === true) return void print(jsonText([...items, ...brain]));
       if (items.length === 0 && brain.length === 0)
         return void print(
-          `no open ${kind === 'brain' ? 'brain inbox items' : kind === undefined ? 'drafts, proposals or brain inbox items' : `${kind}s`} in ${tenant}`,
+          `no open ${kind === 'brain' ? 'brain inbox items' : kind === 'email' ? 'email drafts' : kind === undefined ? 'drafts, proposals, brain inbox items or email drafts' : `${kind}s`} in ${tenant}`,
         );
       if (brain.length > 0) {
         print(
@@ -219,17 +235,23 @@ export async function reviewCommand(argv: readonly string[]): Promise<void> {
     case 'accept': {
       const { values, positionals, help } = parseCommand(
         rest,
-        { ...TENANT, as: { type: 'string' }, publish: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
+        { ...TENANT, as: { type: 'string' }, publish: { type: 'boolean' }, force: { type: 'boolean' }, apply: { type: 'string' }, json: { type: 'boolean' } },
         { min: 1, max: 1 },
       );
       if (help) return void print(reviewHelp);
       const { tenant } = requireOptions(values, 'tenant');
       const id = positionals[0] ?? '';
+      const apply = values.apply === undefined ? undefined : { source: await readSource(values.apply), fileName: path.basename(values.apply) };
       await withOps(loadConfig(), async (run) => {
         if (await run('review.brain.is', { tenant, id })) {
-          const result = await run('review.brain.accept', { tenant, id, as: values.as });
+          // The approver's mailbox password, from this command's environment: only that variable is sent.
+          const passwordEnv = await run('review.brain.password-env', { tenant, as: values.as });
+          const password = passwordEnv === null ? undefined : process.env[passwordEnv];
+          const env = passwordEnv === null || password === undefined ? {} : { [passwordEnv]: password };
+          const result = await run('review.brain.accept', { tenant, id, as: values.as, env, apply });
           return answer(values.json, result, () => brainDecisionText(result));
         }
+        if (apply !== undefined) throw new UsageError('--apply is for Company Brain inbox items');
         const result = await run('review.accept', { tenant, id, as: values.as, publish: values.publish === true, force: values.force === true });
         answer(values.json, result, () => acceptText(result));
       });

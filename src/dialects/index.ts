@@ -54,6 +54,7 @@ import { whoami } from './atmina/whoami.ts';
 import { brainErrors } from './brain/errors.ts';
 import { brainProposalTools } from './brain/inbox-tools.ts';
 import { brainOnboardingTools } from './brain/onboarding-tools.ts';
+import { brainOutreachTools } from './brain/outreach-tools.ts';
 import { brainReadTools } from './brain/read-tools.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
@@ -61,6 +62,7 @@ export const allTools: readonly ToolDef[] = [
   ...brainReadTools,
   ...brainProposalTools,
   ...brainOnboardingTools,
+  ...brainOutreachTools,
   getCurrentContextTool,
   listKnowledgeTool,
   readKnowledgeTool,

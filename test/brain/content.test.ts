@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
 import { graphProjection } from '../../connectors/graph/projection.ts';
 import { importBrain } from '../../src/core/brain/import.ts';
+import { BRAIN_BOUNDS } from '../../src/core/brain/model.ts';
 import { parseInstant } from '../../src/core/brain/content.ts';
 import { orgGraph } from '../../src/core/graph/org-graph.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
@@ -240,6 +241,26 @@ for (const backend of storeBackends()) {
       assert.deepEqual(
         ['2026-05-01', '2026-05-01T09:30:00+02:00', '2026-05-01T09:30Z', '2026-02-30', '2026-13-01', '1 May 2026', '2026-05-01T25:00:00Z'].map(parseInstant),
         ['2026-05-01T00:00:00.000Z', '2026-05-01T07:30:00.000Z', '2026-05-01T09:30:00.000Z', undefined, undefined, undefined, undefined],
+      );
+    });
+
+    it('refuses an import past 16 MiB before reading it, and takes one just within', async () => {
+      const t = slug('big');
+      await apply(people(t));
+      const node = (i: number) => `  - { id: n${i}, type: tool, title: Tool ${i}, access: public }\n`;
+      // Padding in a YAML comment: the bound is on the file's bytes, whatever they hold.
+      const head = `nodes:\n${node(1)}#`;
+      const within = `${head}${'x'.repeat(BRAIN_BOUNDS.importBytes - Buffer.byteLength(head) - 1)}\n`;
+      assert.equal(Buffer.byteLength(within), BRAIN_BOUNDS.importBytes);
+      assert.deepEqual(lines((await importBrain(db, { tenant: t, source: within }, cliTrail(db))).changes), ['create brain node n1']);
+      await rejectsWithKgwError(
+        importBrain(db, { tenant: t, source: `nodes:\n${node(2)}#${'é'.repeat(BRAIN_BOUNDS.importBytes / 2)}\n` }, cliTrail(db)),
+        'validation',
+        `brain.yaml is larger than ${BRAIN_BOUNDS.importBytes} bytes`,
+      );
+      assert.deepEqual(
+        (await brainRows(t)).map((r) => r.id),
+        ['n1'],
       );
     });
 

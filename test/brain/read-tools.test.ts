@@ -246,6 +246,28 @@ for (const backend of storeBackends()) {
         assert.ok(!cyText.includes('invoice-approval') && !cyText.includes(CANARY), cyText);
       });
 
+      it('gives no token below the hidden nodes’ tiers their canary, id or tag in any answer of any tool, the skill pack included', async () => {
+        for (const person of ['cy', 'ana', 'ben']) {
+          const client = await as(person);
+          const answers = [
+            await ok(client, 'get_skill_pack'),
+            await ok(client, 'list_gaps'),
+            await ok(client, 'query_index', { query: CANARY }),
+            await ok(client, 'query_index', { query: 'invoices', limit: 20 }),
+            await ok(client, 'query_index', { query: 'plan salaries', types: ['strategy', 'data source'] }),
+            await ok(client, 'read_concept', { id: 'erp' }),
+            await ok(client, 'get_onboarding_status'),
+            textOf(await call(client, 'read_concept', { id: 'pricing' })),
+            textOf(await call(client, 'read_concept', { id: 'payroll' })),
+          ];
+          for (const answer of answers) {
+            assert.ok(!answer.includes(CANARY) && !answer.includes('[pricing]') && !answer.includes('[payroll]'), `${person}: ${answer}`);
+          }
+          // What matched the canary is only counted: the executive strategy and the hr data source.
+          assert.ok(answers[2]?.includes('[hidden:2] 2 more matches are hidden behind a higher access tier.'), `${person}: ${answers[2]}`);
+        }
+      });
+
       it('compiles a skill pack with a registry line, the same revision while nothing changes and a new one after a change', async () => {
         const ana = await as('ana');
         const first = await ok(ana, 'get_skill_pack');

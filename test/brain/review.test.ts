@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { proposeOnboardingAction, writeInbox } from '../../src/core/brain/inbox.ts';
 import type { BrainViewer } from '../../src/core/brain/read.ts';
@@ -49,6 +51,8 @@ for (const backend of storeBackends()) {
     const propose = async (action: Parameters<typeof proposeOnboardingAction>[3]['action'], details: Record<string, unknown>) =>
       (await proposeOnboardingAction(services, viewer(), ana, { action, summary: `Do ${action}`, details }, cliTrail(db).about({ tenantId }))).id;
     const status = async (id: string) => (await showBrainReview(db, { tenant, id })).status;
+    // No onboarding action puts a draft anywhere; an email draft would go to this folder.
+    const mail = { dataDir: path.join(os.tmpdir(), `kgw-review-${tenant}`), defaultImapUrl: undefined, env: {} };
 
     before(async () => {
       store = await backend.open({ migrated: true });
@@ -69,7 +73,7 @@ for (const backend of storeBackends()) {
         (await listBrainReviews(db, { tenant })).map((i) => [i.id, i.action, i.risk]),
         [[id, 'add_node', 'medium']],
       );
-      const decision = await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` });
+      const decision = await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }, mail);
       assert.deepEqual(
         { status: decision.status, applied: decision.applied, by: decision.decidedBy },
         { status: 'accepted', applied: ['create brain node wiki'], by: `ana@${tenant}.test` },
@@ -82,7 +86,7 @@ for (const backend of storeBackends()) {
       ]);
       assert.equal(outbox.length, 1);
       await rejectsWithKgwError(
-        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }),
+        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }, mail),
         'conflict',
         `brain inbox item ${id} is already accepted`,
       );
@@ -91,13 +95,13 @@ for (const backend of storeBackends()) {
     it('confirms a node, adds and removes relations naming the directory', async () => {
       const confirm = await propose('confirm_node', { id: 'erp', verified: '2026-05-01T00:00:00Z', review_by: '2027-05-01T00:00:00+02:00' });
       const relate = await propose('add_relation', { from: 'erp', verb: 'supports', to: 'department:Finance' });
-      for (const id of [confirm, relate]) await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` });
+      for (const id of [confirm, relate]) await acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }, mail);
       const [erp] = await db.query<{ mark: string | null; review_by: Date }>("SELECT mark, review_by FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [
         tenantId,
       ]);
       assert.deepEqual({ mark: erp?.mark, reviewBy: erp?.review_by.toISOString() }, { mark: null, reviewBy: '2027-04-30T22:00:00.000Z' });
       const unrelate = await propose('remove_relation', { from: 'erp', verb: 'supports', to: 'department:Finance' });
-      await acceptBrainReview(db, cliTrail(db), { tenant, id: unrelate, as: `ana@${tenant}.test` });
+      await acceptBrainReview(db, cliTrail(db), { tenant, id: unrelate, as: `ana@${tenant}.test` }, mail);
       assert.equal((await db.query("SELECT 1 FROM brain_relations WHERE tenant_id = $1 AND from_id = 'erp'", [tenantId])).length, 0);
     });
 
@@ -106,12 +110,12 @@ for (const backend of storeBackends()) {
       const dangling = await propose('add_relation', { from: 'erp', verb: 'uses', to: 'person:nobody@example.test' });
       const before = await orgGraph(db, tenantId);
       await rejectsWithKgwError(
-        acceptBrainReview(db, cliTrail(db), { tenant, id: twice, as: `ana@${tenant}.test` }),
+        acceptBrainReview(db, cliTrail(db), { tenant, id: twice, as: `ana@${tenant}.test` }, mail),
         'conflict',
         'add_node: the node erp exists already',
       );
       await rejectsWithKgwError(
-        acceptBrainReview(db, cliTrail(db), { tenant, id: dangling, as: `ana@${tenant}.test` }),
+        acceptBrainReview(db, cliTrail(db), { tenant, id: dangling, as: `ana@${tenant}.test` }, mail),
         'validation',
         'add_relation: to: no person in the directory named "nobody@example.test"',
       );
@@ -121,13 +125,17 @@ for (const backend of storeBackends()) {
 
     it('lets only a named manager or admin of the brain decide', async () => {
       const id = await propose('remove_node', { id: 'erp' });
-      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), { tenant, id }), 'validation', /needs --as EMAIL/);
+      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), { tenant, id }, mail), 'validation', /needs --as EMAIL/);
       await rejectsWithKgwError(
-        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `cy@${tenant}.test` }),
+        acceptBrainReview(db, cliTrail(db), { tenant, id, as: `cy@${tenant}.test` }, mail),
         'permission_denied',
         /is not a manager or admin of the brain/,
       );
-      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), { tenant, id, as: 'nobody@example.test' }), 'validation', /no person nobody@example\.test/);
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id, as: 'nobody@example.test' }, mail),
+        'validation',
+        /no person nobody@example\.test/,
+      );
       assert.equal(await status(id), 'pending');
       const rejected = await rejectBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test`, note: 'keep the ERP' });
       assert.deepEqual({ status: rejected.status, applied: rejected.applied }, { status: 'rejected', applied: [] });
@@ -146,10 +154,55 @@ for (const backend of storeBackends()) {
         cliTrail(db).about({ tenantId }),
       );
       const before = await orgGraph(db, tenantId);
-      const results = await Promise.allSettled(Array.from({ length: 5 }, () => acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 5 }, () => acceptBrainReview(db, cliTrail(db), { tenant, id, as: `ana@${tenant}.test` }, mail)),
+      );
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       assert.deepEqual(await orgGraph(db, tenantId), before);
       assert.equal(await status(id), 'accepted');
+    });
+
+    it('applies a brain file with an accepted correction, all or nothing, and only with such an item', async () => {
+      await new OutboxWorker(db, [graphProjection(services.graph)], { backoff: { baseMs: 1, maxMs: 5 } }).drainAll();
+      const correction = async (title: string) =>
+        (
+          await writeInbox(
+            services,
+            viewer(),
+            ana,
+            { kind: 'correction', title, body: 'The ERP is called Odoo now.', relatedNodeIds: ['erp'] },
+            cliTrail(db).about({ tenantId }),
+          )
+        ).id;
+      const broken = await correction('Rename the ERP, badly');
+      const before = await orgGraph(db, tenantId);
+      const bad = 'nodes:\n  - { id: erp, type: tool, title: Odoo, access: public }\n  - { id: crm, type: tool, title: CRM, access: secret }\n';
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id: broken, as: `ana@${tenant}.test`, apply: { source: bad, fileName: 'fix.yaml' } }, mail),
+        'validation',
+        /^fix\.yaml:3: /,
+      );
+      assert.deepEqual([await status(broken), await orgGraph(db, tenantId)], ['pending', before]);
+
+      const good = await correction('Rename the ERP');
+      const decision = await acceptBrainReview(
+        db,
+        cliTrail(db),
+        { tenant, id: good, as: `ana@${tenant}.test`, apply: { source: 'nodes:\n  - { id: erp, type: tool, title: Odoo, access: public }\n' } },
+        mail,
+      );
+      assert.deepEqual(decision.applied, ['update brain node erp (tool; access public)']);
+      const [row] = await db.query<{ title: string; origin: string }>("SELECT title, origin FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [tenantId]);
+      assert.deepEqual(row, { title: 'Odoo', origin: 'inbox' });
+      assert.ok((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox WHERE tenant_id = $1', [tenantId]))[0]!.n > 0);
+
+      const action = await propose('add_node', { id: 'bi', type: 'tool', title: 'BI', access: 'public' });
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id: action, as: `ana@${tenant}.test`, apply: { source: 'nodes: []\n' } }, mail),
+        'validation',
+        /not with onboarding action/,
+      );
+      assert.equal(await status(action), 'pending');
     });
   });
 }

@@ -352,7 +352,7 @@ for (const backend of cliStoreBackends()) {
       failed(badOption, 2, /^kgw: Unknown option '--force'/);
       failed(badCommand, 2, 'kgw: unknown review command "approve"; use list, show, accept or reject (see "kgw review --help")');
       for (const run of [help, listHelp, showHelp, acceptHelp, rejectHelp, helpReview, badEnvHelp])
-        assert.match(ok(run, 'help'), /^Usage:\n {2}kgw review list --tenant SLUG \[--kind draft\|proposal\|brain\] \[--json\]\n/);
+        assert.match(ok(run, 'help'), /^Usage:\n {2}kgw review list --tenant SLUG \[--kind draft\|proposal\|brain\|email\] \[--json\]\n/);
       assert.match(ok(mainHelp, '--help'), /^ {2}review {6}list, show, accept and reject agents' drafts and proposals$/m);
       // The proposal is still open after all of that.
       assert.equal((await json<ReviewDetail>('show', id('proposal'), '--tenant', 'acme')).status, 'open');
@@ -384,7 +384,7 @@ for (const backend of cliStoreBackends()) {
       const accepted = await json<AcceptResult>('accept', id('proposal'), '--tenant', 'acme', '--publish');
       assert.partialDeepStrictEqual(accepted, { kind: 'proposal', name: 'Rollback plan', version: 1, published: true });
       assert.deepEqual(await json<ReviewItem[]>('list', '--tenant', 'acme'), []);
-      assert.equal(ok(await review('list', '--tenant', 'acme'), 'empty list'), 'no open drafts, proposals or brain inbox items in acme\n');
+      assert.equal(ok(await review('list', '--tenant', 'acme'), 'empty list'), 'no open drafts, proposals, brain inbox items or email drafts in acme\n');
 
       const reader = await connect('acme', 'draft-bot');
       const created = await call<{ title: string; content: string; authority: string; version: number; is_published_version: boolean }>(

@@ -18,7 +18,7 @@ function acmeWith(...edits: [string, string][]): string {
 }
 
 const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes, brain';
-const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env';
+const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env, mailbox';
 
 const CASES: RefusalCase[] = [
   {

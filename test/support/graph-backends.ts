@@ -74,3 +74,19 @@ export function graphBackends(): GraphBackend[] {
   }
   return backends;
 }
+
+/** The gateway's graph store as its environment sets it: the tables always, Neo4j too when one is configured. */
+export function gatewayGraphs(): { readonly name: string; readonly env: Readonly<Record<string, string>> }[] {
+  const url = neo4jUrl();
+  return [
+    { name: 'graph tables', env: {} },
+    ...(url === undefined
+      ? []
+      : [
+          {
+            name: 'neo4j',
+            env: { NEO4J_URL: url, NEO4J_USER: process.env.KGW_TEST_NEO4J_USER ?? 'neo4j', NEO4J_PASSWORD: process.env.KGW_TEST_NEO4J_PASSWORD ?? 'neo4j' },
+          },
+        ]),
+  ];
+}

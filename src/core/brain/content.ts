@@ -250,9 +250,10 @@ export interface BrainPlanContext {
   readonly problems: OrgProblems;
   /**
    * org: the content is the org file's, and nodes and relations the file kept before and no
-   * longer lists are removed; import: the content is added or updated, nothing is removed.
+   * longer lists are removed; import (a file given to `kgw brain import`) and inbox (one given
+   * with an accepted inbox item): the content is added or updated, nothing is removed.
    */
-  readonly origin: Extract<Origin, 'org' | 'import'>;
+  readonly origin: Origin;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Db } from '../../store/db.ts';
+import type { Db, Transaction } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { requireTenant } from '../directory/directory.ts';
 import { validation } from '../errors.ts';
@@ -39,28 +39,53 @@ export interface BrainImportResult {
 export async function importBrain(db: Db, input: BrainImportInput, audit: AuditTrail): Promise<BrainImportResult> {
   const fileName = input.fileName ?? 'brain.yaml';
   const dryRun = input.dryRun ?? false;
-  if (Buffer.byteLength(input.source) > BRAIN_BOUNDS.importBytes) throw validation(`${fileName} is larger than ${BRAIN_BOUNDS.importBytes} bytes`);
-  const problems = new OrgProblems(fileName);
-  const parsed = YamlReader.parse(input.source, problems);
-  if (!parsed) throw problems.toError();
-  // Problems of reading and of planning are reported together, as for the org file.
-  const spec = readBrainContent(parsed.root, parsed.reader);
+  const file = readBrainFile(input.source, fileName);
   return unlessDryRun(() =>
     db.tx(async (tx) => {
-      const found = problems.fork();
       const tenant = await requireTenant(tx, input.tenant);
       await lockTenantSlug(tx, tenant.slug);
-      const principals = await PrincipalIndex.load(tx, tenant, new Set());
-      const steps = await planBrainContent(spec, { tx, tenantId: tenant.id, principals, problems: found, origin: 'import' });
-      if (found.count > 0) throw found.toError();
-      const before = dryRun || steps.length === 0 ? undefined : await orgGraph(tx, tenant.id);
-      for (const step of steps) await step.write(tx);
-      const result: BrainImportResult = { tenant: tenant.slug, dryRun, changes: steps.map((s) => s.change) };
+      const before = dryRun ? undefined : await orgGraph(tx, tenant.id);
+      const changes = await applyBrainFile(tx, tenant, file, 'import');
+      const result: BrainImportResult = { tenant: tenant.slug, dryRun, changes };
       if (dryRun) throw new DryRunRollback<BrainImportResult>(result);
-      if (before === undefined) return result;
+      if (before === undefined || changes.length === 0) return result;
       await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
       await audit.about({ tenantId: tenant.id }).recordIn(tx, 'brain.import', [], { file: fileName, changes: changeCounts(result.changes) });
       return result;
     }),
   );
+}
+
+/** A brain file read: its content and where its problems are reported, by line. */
+export interface BrainFile {
+  readonly spec: ReturnType<typeof readBrainContent>;
+  readonly problems: OrgProblems;
+}
+
+/** Reads a brain file (YAML or JSON, `{ nodes, relations }`) within its size bound; throws every problem of its syntax at once. */
+export function readBrainFile(source: string, fileName: string): BrainFile {
+  if (Buffer.byteLength(source) > BRAIN_BOUNDS.importBytes) throw validation(`${fileName} is larger than ${BRAIN_BOUNDS.importBytes} bytes`);
+  const problems = new OrgProblems(fileName);
+  const parsed = YamlReader.parse(source, problems);
+  if (!parsed) throw problems.toError();
+  return { spec: readBrainContent(parsed.root, parsed.reader), problems };
+}
+
+/**
+ * Adds or updates a read file's nodes and relations in the tenant's brain, in `tx`, the caller
+ * holding the tenant's apply lock; problems of reading and of planning are thrown together, as
+ * for the org file. The caller enqueues the graph's difference.
+ */
+export async function applyBrainFile(
+  tx: Transaction,
+  tenant: { readonly id: string; readonly slug: string },
+  file: BrainFile,
+  origin: 'import' | 'inbox',
+): Promise<OrgChange[]> {
+  const found = file.problems.fork();
+  const principals = await PrincipalIndex.load(tx, tenant, new Set());
+  const steps = await planBrainContent(file.spec, { tx, tenantId: tenant.id, principals, problems: found, origin });
+  if (found.count > 0) throw found.toError();
+  for (const step of steps) await step.write(tx);
+  return steps.map((s) => s.change);
 }

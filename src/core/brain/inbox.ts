@@ -24,9 +24,12 @@ export const INBOX_BOUNDS = {
   pendingPerTenant: 10_000,
 } as const;
 
+/** Every kind an inbox item has: write_inbox's four, onboarding actions and email drafts. */
+export type InboxItemKind = InboxKind | 'onboarding_action' | 'email_draft';
+
 export interface InboxReceipt {
   readonly id: string;
-  readonly kind: InboxKind | 'onboarding_action';
+  readonly kind: InboxItemKind;
   readonly status: 'pending';
 }
 
@@ -60,48 +63,76 @@ export async function writeInbox(
   return { id, kind: input.kind, status: 'pending' };
 }
 
+export interface InboxItem {
+  readonly kind: InboxItemKind;
+  readonly title: string;
+  readonly body: string;
+  readonly related: readonly string[];
+  readonly authorId: string;
+  readonly action: string | null;
+  readonly details: Record<string, unknown> | null;
+  readonly recipients?: readonly string[];
+}
+
 /**
  * Stores one pending item under the tenant's inbox lock, refusing past the pending cap, and
  * audits it in the same transaction.
  */
-async function register(
-  services: Services,
-  tenantId: string,
-  item: {
-    readonly kind: InboxKind | 'onboarding_action';
-    readonly title: string;
-    readonly body: string;
-    readonly related: readonly string[];
-    readonly authorId: string;
-    readonly action: string | null;
-    readonly details: Record<string, unknown> | null;
-  },
-  audited: (tx: Queryable, id: string) => Promise<void>,
-): Promise<string> {
+async function register(services: Services, tenantId: string, item: InboxItem, audited: (tx: Queryable, id: string) => Promise<void>): Promise<string> {
   const id = randomUUID();
   await services.db.tx(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [INBOX_LOCK_CLASS, tenantId]);
-    const [pending] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM brain_inbox WHERE tenant_id = $1 AND status = 'pending'", [tenantId]);
-    if ((pending?.n ?? 0) >= INBOX_BOUNDS.pendingPerTenant) {
-      throw conflict(`the inbox holds ${INBOX_BOUNDS.pendingPerTenant} pending items; a manager must decide some before more can be registered`);
-    }
-    await tx.query(
-      'INSERT INTO brain_inbox (tenant_id, id, kind, title, body, related_node_ids, author_id, action, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-      [
-        tenantId,
-        id,
-        item.kind,
-        item.title,
-        item.body,
-        [...item.related],
-        item.authorId,
-        item.action,
-        item.details === null ? null : JSON.stringify(item.details),
-      ],
-    );
+    await lockInbox(tx, tenantId);
+    await insertItem(tx, tenantId, id, item);
     await audited(tx, id);
   });
   return id;
+}
+
+/** The status of an item registered under an id derived from its content; undefined when it is new and now stored (and audited). */
+export async function registerOnce(
+  services: Services,
+  tenantId: string,
+  id: string,
+  item: InboxItem,
+  audited: (tx: Queryable) => Promise<void>,
+): Promise<'pending' | 'accepted' | 'rejected' | undefined> {
+  return services.db.tx(async (tx) => {
+    await lockInbox(tx, tenantId);
+    // Under the inbox lock, so concurrent replays of one proposal find each other's row.
+    const [existing] = await tx.query<{ status: 'pending' | 'accepted' | 'rejected' }>('SELECT status FROM brain_inbox WHERE tenant_id = $1 AND id = $2', [
+      tenantId,
+      id,
+    ]);
+    if (existing !== undefined) return existing.status;
+    await insertItem(tx, tenantId, id, item);
+    await audited(tx);
+    return undefined;
+  });
+}
+
+const lockInbox = (tx: Queryable, tenantId: string) => tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [INBOX_LOCK_CLASS, tenantId]);
+
+/** Inserts a pending item, refusing past the pending cap; the caller holds the inbox lock. */
+async function insertItem(tx: Queryable, tenantId: string, id: string, item: InboxItem): Promise<void> {
+  const [pending] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM brain_inbox WHERE tenant_id = $1 AND status = 'pending'", [tenantId]);
+  if ((pending?.n ?? 0) >= INBOX_BOUNDS.pendingPerTenant) {
+    throw conflict(`the inbox holds ${INBOX_BOUNDS.pendingPerTenant} pending items; a manager must decide some before more can be registered`);
+  }
+  await tx.query(
+    'INSERT INTO brain_inbox (tenant_id, id, kind, title, body, related_node_ids, author_id, action, details, recipients) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    [
+      tenantId,
+      id,
+      item.kind,
+      item.title,
+      item.body,
+      [...item.related],
+      item.authorId,
+      item.action,
+      item.details === null ? null : JSON.stringify(item.details),
+      [...(item.recipients ?? [])],
+    ],
+  );
 }
 
 /**

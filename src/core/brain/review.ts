@@ -7,9 +7,14 @@ import { enqueue } from '../outbox/outbox.ts';
 import { PrincipalIndex } from '../org/principal-index.ts';
 import { lockTenantSlug } from '../org/tenant.ts';
 import { isUuid } from '../versions/selectors.ts';
-import type { Db, Transaction } from '../../store/db.ts';
+import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { resolveReference } from './content.ts';
-import type { InboxKind } from './inbox.ts';
+import { applyBrainFile, readBrainFile } from './import.ts';
+import type { OrgChange } from '../org/section.ts';
+import type { InboxItemKind } from './inbox.ts';
+import { composeDraft } from '../mail/draft.ts';
+import type { MailboxSettings } from '../mail/mailbox.ts';
+import { deliverDraft } from '../mail/mailbox.ts';
 import type { BrainNode, Mark, MetadataKey, NodeType, RelationVerb } from './model.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
@@ -26,7 +31,7 @@ import { relationId } from './model.ts';
 
 export interface BrainReviewItem {
   readonly id: string;
-  readonly kind: InboxKind | 'onboarding_action';
+  readonly kind: InboxItemKind;
   readonly title: string;
   readonly action: OnboardingAction | null;
   readonly risk: string | null;
@@ -40,6 +45,10 @@ export interface BrainReviewDetail extends BrainReviewItem {
   readonly body: string;
   readonly relatedNodeIds: readonly string[];
   readonly details: Readonly<Record<string, unknown>> | null;
+  /** An email draft's addresses (its subject is the title, its text the body). */
+  readonly recipients: readonly string[];
+  /** Where an approved email draft was put: an imap:// location or an .eml file's path. */
+  readonly deliveredTo: string | null;
   readonly decidedAt: Date | null;
   readonly decidedBy: string | null;
   readonly decisionNote: string | null;
@@ -53,6 +62,8 @@ interface Row {
   related_node_ids: string[];
   action: OnboardingAction | null;
   details: Record<string, unknown> | null;
+  recipients: string[];
+  delivered_to: string | null;
   status: BrainReviewItem['status'];
   author_name: string | null;
   author_email: string | null;
@@ -63,7 +74,7 @@ interface Row {
 }
 
 const SELECT = `
-  SELECT i.id, i.kind, i.title, i.body, i.related_node_ids, i.action, i.details, i.status, i.created_at, i.decided_at, i.decision_note,
+  SELECT i.id, i.kind, i.title, i.body, i.related_node_ids, i.action, i.details, i.recipients, i.delivered_to, i.status, i.created_at, i.decided_at, i.decision_note,
          a.name AS author_name, a.email AS author_email, d.email AS decided_by_email
     FROM brain_inbox i
     LEFT JOIN principals a ON a.tenant_id = i.tenant_id AND a.id = i.author_id
@@ -86,6 +97,8 @@ const toDetail = (row: Row): BrainReviewDetail => ({
   body: row.body,
   relatedNodeIds: row.related_node_ids,
   details: row.details,
+  recipients: row.recipients,
+  deliveredTo: row.delivered_to,
   decidedAt: row.decided_at,
   decidedBy: row.decided_by_email,
   decisionNote: row.decision_note,
@@ -113,14 +126,20 @@ export async function showBrainReview(db: Db, input: { readonly tenant: string; 
   return toDetail(row);
 }
 
+interface Approver {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+}
+
 /** The deciding person: named, of the tenant, and a manager or admin of the brain. */
-async function approver(tx: Transaction, tenantId: string, as: string | undefined): Promise<{ readonly id: string; readonly email: string }> {
+async function approver(tx: Transaction, tenantId: string, as: string | undefined): Promise<Approver> {
   if (as === undefined) throw validation('a decision on a brain inbox item needs --as EMAIL: the manager or admin of the brain who decides');
   const person = await findPrincipal(tx, tenantId, as);
   if (person?.kind !== 'person' || person.email === undefined) throw validation(`no person ${as} in the tenant`);
   const access = await principalAccess(tx, tenantId, person.id);
   if (access?.brainRole !== 'manager' && access?.brainRole !== 'admin') throw permissionDenied(`${as} is not a manager or admin of the brain (brain_role)`);
-  return { id: person.id, email: person.email };
+  return { id: person.id, email: person.email, name: person.name };
 }
 
 async function lockPending(tx: Transaction, tenantId: string, id: string): Promise<Row> {
@@ -137,40 +156,81 @@ export interface BrainDecision {
   readonly action: OnboardingAction | null;
   /** What accepting changed in the brain, one line each; empty for an acknowledged item. */
   readonly applied: readonly string[];
+  /** Where an accepted email draft was put (an imap:// location or an .eml file's path). */
+  readonly deliveredTo: string | null;
   readonly decidedAt: Date;
   readonly decidedBy: string;
+}
+
+/** Where approved email drafts go: the deciding process's settings and the deciding command's environment. */
+export interface DraftMail {
+  readonly dataDir: string;
+  /** KGW_MAIL_IMAP_URL, if set. */
+  readonly defaultImapUrl: string | undefined;
+  /** Where a mailbox's password_env is looked up: the environment of the `kgw review accept` command. */
+  readonly env: Readonly<Record<string, string | undefined>>;
 }
 
 /**
  * Accepts an item. An onboarding action is applied to the brain's truth here, against the
  * graph as it is now (a node to update must exist, one to add must not, relation ends must
- * resolve), under the tenant's apply lock, and the difference is enqueued; any failure throws
- * and the transaction leaves everything, the item included, as it was.
+ * resolve), under the tenant's apply lock, and the difference is enqueued; an email draft is
+ * put in the approver's own mailbox (never sent). Any failure throws and the transaction
+ * leaves everything, the item included, as it was. (A draft put in a mailbox just before a
+ * failed commit stays there: its Message-ID, from the approval id, marks a second one as the
+ * same message.)
  */
 export async function acceptBrainReview(
   db: Db,
   audit: AuditTrail,
-  input: { readonly tenant: string; readonly id: string; readonly as?: string | undefined },
+  input: {
+    readonly tenant: string;
+    readonly id: string;
+    readonly as?: string | undefined;
+    /** A brain file (as `kgw brain import` reads) to apply with an observation, correction, proposal or work output. */
+    readonly apply?: { readonly source: string; readonly fileName?: string | undefined } | undefined;
+  },
+  mail: DraftMail,
 ): Promise<BrainDecision> {
+  // Read (and its syntax checked) before anything is locked.
+  const file = input.apply === undefined ? undefined : readBrainFile(input.apply.source, input.apply.fileName ?? 'brain.yaml');
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const by = await approver(tx, tenant.id, input.as);
     await lockTenantSlug(tx, tenant.slug);
     const row = await lockPending(tx, tenant.id, input.id);
+    if (file !== undefined && (row.kind === 'onboarding_action' || row.kind === 'email_draft')) {
+      throw validation(`a brain file is applied with an observation, correction, proposal or work output, not with ${row.kind.replace('_', ' ')} ${row.id}`);
+    }
     let applied: string[] = [];
-    if (row.action !== null && row.details !== null) {
+    let deliveredTo: string | null = null;
+    if ((row.action !== null && row.details !== null) || file !== undefined) {
       const before = await orgGraph(tx, tenant.id);
-      applied = await applyAction(tx, tenant, row.action, row.details);
+      if (row.action !== null && row.details !== null) applied = await applyAction(tx, tenant, row.action, row.details);
+      if (file !== undefined) applied = (await applyBrainFile(tx, tenant, file, 'inbox')).map(changeLine);
       await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
     }
+    if (row.kind === 'email_draft') deliveredTo = await putDraft(tx, tenant.id, by, row, mail);
     const [decided] = await tx.query<{ decided_at: Date }>(
-      "UPDATE brain_inbox SET status = 'accepted', decided_at = now(), decided_by = $3 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at",
-      [tenant.id, row.id, by.id],
+      "UPDATE brain_inbox SET status = 'accepted', decided_at = now(), decided_by = $3, delivered_to = $4 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at",
+      [tenant.id, row.id, by.id, deliveredTo],
     );
-    await audit
-      .about({ tenantId: tenant.id, principalId: by.id })
-      .recordIn(tx, 'review.accept', [{ type: 'brain_inbox', id: row.id }], { kind: row.kind, action: row.action, applied: applied.length });
-    return { id: row.id, kind: row.kind, status: 'accepted', action: row.action, applied, decidedAt: decided?.decided_at ?? new Date(), decidedBy: by.email };
+    await audit.about({ tenantId: tenant.id, principalId: by.id }).recordIn(tx, 'review.accept', [{ type: 'brain_inbox', id: row.id }], {
+      kind: row.kind,
+      action: row.action,
+      applied: applied.length,
+      ...(deliveredTo === null ? {} : { delivered: deliveredTo.startsWith('imap') ? 'imap' : 'file' }),
+    });
+    return {
+      id: row.id,
+      kind: row.kind,
+      status: 'accepted',
+      action: row.action,
+      applied,
+      deliveredTo,
+      decidedAt: decided?.decided_at ?? new Date(),
+      decidedBy: by.email,
+    };
   });
 }
 
@@ -196,9 +256,52 @@ export async function rejectBrainReview(
       status: 'rejected',
       action: row.action,
       applied: [],
+      deliveredTo: null,
       decidedAt: decided?.decided_at ?? new Date(),
       decidedBy: by.email,
     };
+  });
+}
+
+/** A change of an applied file as one line, as an action's are. */
+const changeLine = (c: OrgChange): string => `${c.action} ${c.kind} ${c.name}${c.detail === undefined ? '' : ` (${c.detail})`}`;
+
+/** The approver's mailbox settings (people[].mailbox), if they have one. */
+export async function approverMailbox(q: Queryable, tenantId: string, personId: string): Promise<MailboxSettings | null> {
+  const [row] = await q.query<{ mailbox: MailboxSettings | null }>('SELECT mailbox FROM principals WHERE tenant_id = $1 AND id = $2', [tenantId, personId]);
+  return row?.mailbox ?? null;
+}
+
+/**
+ * The environment variable an approver's mailbox password is read from, if they have a
+ * mailbox: the CLI sends that variable, and nothing else of its environment, with the decision.
+ */
+export async function approverPasswordEnv(db: Db, input: { readonly tenant: string; readonly as?: string | undefined }): Promise<string | null> {
+  if (input.as === undefined) return null;
+  const tenant = await requireTenant(db, input.tenant);
+  const person = await findPrincipal(db, tenant.id, input.as);
+  if (person?.kind !== 'person') return null;
+  return (await approverMailbox(db, tenant.id, person.id))?.password_env ?? null;
+}
+
+/** Composes the approved email as the approver's draft and puts it in their mailbox; where it went. */
+async function putDraft(tx: Transaction, tenantId: string, by: Approver, row: Row, mail: DraftMail): Promise<string> {
+  const message = await composeDraft({
+    approvalId: row.id,
+    from: { name: by.name, address: by.email },
+    to: row.recipients,
+    subject: row.title,
+    bodyText: row.body,
+    date: new Date(),
+  });
+  return deliverDraft({
+    person: { email: by.email },
+    mailbox: await approverMailbox(tx, tenantId, by.id),
+    defaultImapUrl: mail.defaultImapUrl,
+    env: mail.env,
+    dataDir: mail.dataDir,
+    approvalId: row.id,
+    message,
   });
 }
 

@@ -35,6 +35,8 @@ interface Display {
   readonly matches: (query: string) => string;
   readonly more: (n: number) => string;
   readonly inboxRegistered: string;
+  readonly draftProposed: string;
+  readonly draftExists: (status: 'pending' | 'accepted' | 'rejected') => string;
   readonly onboardingNext: (step: string) => string;
   readonly onboardingComplete: string;
   readonly gap: {
@@ -76,6 +78,14 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     matches: (query) => `Nodes matching "${query}"`,
     more: (n) => `… and ${n} more`,
     inboxRegistered: "Registered in the organization's inbox. Nothing reaches the brain until a manager approves it.",
+    draftProposed:
+      "Proposed for a manager's approval. Nothing is sent: once approved, the draft is put in the approver's own mailbox for them to review, edit and send by hand.",
+    draftExists: (status) =>
+      ({
+        pending: 'This email was proposed already and waits for a manager; nothing new was registered.',
+        accepted: "This email was proposed already and approved: the draft is in the approver's mailbox. Nothing new was registered.",
+        rejected: 'This email was proposed already and rejected. Nothing new was registered.',
+      })[status],
     onboardingNext: (step) => `The next area to complete is ${step}; get_onboarding_action_catalog lists what can be proposed for it.`,
     onboardingComplete: 'Every onboarding step is complete.',
     gap: {
@@ -113,6 +123,15 @@ export const DISPLAY: Readonly<Record<DisplayLanguage, Display>> = {
     matches: (query) => `Knoten zu „${query}“`,
     more: (n) => `… und ${n} weitere`,
     inboxRegistered: 'Im Eingang der Organisation registriert. Nichts gelangt ins Gehirn, bevor eine Führungskraft zustimmt.',
+    draftProposed:
+      'Einer Führungskraft zur Freigabe vorgelegt. Nichts wird gesendet: Nach der Freigabe liegt der Entwurf im Postfach der freigebenden Person, die ihn prüft, bearbeitet und selbst sendet.',
+    draftExists: (status) =>
+      ({
+        pending: 'Diese E-Mail wurde bereits vorgeschlagen und wartet auf eine Führungskraft; nichts Neues wurde registriert.',
+        accepted:
+          'Diese E-Mail wurde bereits vorgeschlagen und freigegeben: Der Entwurf liegt im Postfach der freigebenden Person. Nichts Neues wurde registriert.',
+        rejected: 'Diese E-Mail wurde bereits vorgeschlagen und abgelehnt. Nichts Neues wurde registriert.',
+      })[status],
     onboardingNext: (step) =>
       `Als Nächstes ist der Bereich ${step} zu vervollständigen; get_onboarding_action_catalog listet, was dafür vorgeschlagen werden kann.`,
     onboardingComplete: 'Alle Onboarding-Schritte sind abgeschlossen.',

@@ -9,17 +9,21 @@ import type { Located } from '../yaml-reader.ts';
 import { ACCESS_COLUMNS, ACCESS_KEYS, accessChanges, accessSettings, accessValues, readAccess, writeAccess } from './access-keys.ts';
 import type { PasswordSpec } from './password.ts';
 import { loadPasswordHashes, planPassword, readPassword } from './password.ts';
+import type { MailboxSettings } from '../../mail/mailbox.ts';
+import { loadMailboxes, readMailbox, sameMailbox } from './mailbox.ts';
 
 interface PersonSpec {
   readonly email: Located;
   readonly name: string;
   readonly access: PrincipalAccess;
   readonly password: PasswordSpec;
+  readonly mailbox: MailboxSettings | null;
 }
 
 /**
  * `people:` — each person by email (their identity, stored lower-case) with a display name,
- * their access attributes (access-keys.ts) and optionally a password (password.ts).
+ * their access attributes (access-keys.ts), optionally a password (password.ts) and a mailbox
+ * for the email drafts they approve (mailbox.ts).
  */
 export const peopleSection = defineSection<PersonSpec[]>({
   key: 'people',
@@ -28,7 +32,7 @@ export const peopleSection = defineSection<PersonSpec[]>({
     const { reader, declared } = context;
     const duplicates = new DuplicateCheck('person');
     return readEntries(slot, context, (item) => {
-      const fields = reader.fields(item, ['email', 'name', ...ACCESS_KEYS, 'password_env'], ['email', 'name']);
+      const fields = reader.fields(item, ['email', 'name', ...ACCESS_KEYS, 'password_env', 'mailbox'], ['email', 'name']);
       if (!fields) return undefined;
       const emailSlot = fields.get('email');
       const nameSlot = fields.get('name');
@@ -36,14 +40,16 @@ export const peopleSection = defineSection<PersonSpec[]>({
       const name = nameSlot && reader.string(nameSlot, displayNameRule);
       const access = readAccess(fields, reader, { policy: false });
       const password = readPassword(fields.get('password_env'), context);
+      const mailbox = readMailbox(fields.get('mailbox'), context);
       if (email) declared.add(email.value);
-      if (!email || !duplicates.first(email, reader) || !name || !access || password === false) return undefined;
-      return { email, name: name.value, access, password };
+      if (!email || !duplicates.first(email, reader) || !name || !access || password === false || mailbox === false) return undefined;
+      return { email, name: name.value, access, password, mailbox };
     });
   },
 
   async plan(people, { tx, tenant, principals }) {
     const hashes = await loadPasswordHashes(tx, tenant.id);
+    const mailboxes = await loadMailboxes(tx, tenant.id);
     const storedHash = (email: string): string | null => {
       const id = principals.find(email)?.id;
       return (id !== undefined && hashes.get(id)) || null;
@@ -61,12 +67,12 @@ export const peopleSection = defineSection<PersonSpec[]>({
         principals.add(email, { id, kind: 'person', name: person.name, ownerId: null, access });
         const write = async (q: Transaction): Promise<void> => {
           await q.query(
-            `INSERT INTO principals (tenant_id, id, kind, name, email, password_hash, ${ACCESS_COLUMNS})
-             VALUES ($1, $2, 'person', $3, $4, $5, $6, $7, $8, $9, $10)`,
-            [tenant.id, id, person.name, email, password?.hash ?? null, ...accessValues(access)],
+            `INSERT INTO principals (tenant_id, id, kind, name, email, password_hash, mailbox, ${ACCESS_COLUMNS})
+             VALUES ($1, $2, 'person', $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+            [tenant.id, id, person.name, email, password?.hash ?? null, mailboxJson(person.mailbox), ...accessValues(access)],
           );
         };
-        const detail = [...accessSettings(access), ...(password ? [password.detail] : [])].join('; ');
+        const detail = [...accessSettings(access), ...(password ? [password.detail] : []), ...(person.mailbox ? ['mailbox set'] : [])].join('; ');
         steps.push({ change: { action: 'create', kind: 'person', name: email, ...(detail ? { detail } : {}) }, write });
         continue;
       }
@@ -74,15 +80,24 @@ export const peopleSection = defineSection<PersonSpec[]>({
         ...(existing.name === person.name ? [] : [`name ${quote(existing.name)} → ${quote(person.name)}`]),
         ...accessChanges(existing.access, access),
         ...(password ? [password.detail] : []),
+        ...mailboxChange(mailboxes.get(existing.id) ?? null, person.mailbox),
       ];
       if (differences.length === 0) continue;
       const write = async (q: Transaction): Promise<void> => {
         await q.query('UPDATE principals SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, person.name]);
         await writeAccess(q, tenant.id, existing.id, access);
         if (password) await q.query('UPDATE principals SET password_hash = $3 WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, password.hash]);
+        await q.query('UPDATE principals SET mailbox = $3 WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, mailboxJson(person.mailbox)]);
       };
       steps.push({ change: { action: 'update', kind: 'person', name: email, detail: differences.join('; ') }, write });
     }
     return steps;
   },
 });
+
+const mailboxJson = (mailbox: MailboxSettings | null): string | null => (mailbox === null ? null : JSON.stringify(mailbox));
+
+function mailboxChange(stored: MailboxSettings | null, wanted: MailboxSettings | null): string[] {
+  if (sameMailbox(stored, wanted)) return [];
+  return [stored === null ? 'mailbox set' : wanted === null ? 'mailbox removed' : 'mailbox changed'];
+}
