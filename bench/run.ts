@@ -24,7 +24,7 @@ import { openPostgres } from '../src/store/postgres.ts';
 import type { WrittenCheck } from './files.ts';
 import { FILES_CALLER, FILES_ORG_YAML, READ_BODY, SEED_FILES, WriteLoad, checkRead, checkWritten } from './files.ts';
 import type { ChildSpec, FromChild, Scenario, StoreSpec, Suite, ToChild, Usage } from './scenarios.ts';
-import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML, PATHS, REQUEST_BODY, SCENARIOS, SUITES, SUITE_NAMES, checkBody, requestHeaders } from './scenarios.ts';
+import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML, PATHS, SCENARIOS, SUITES, SUITE_NAMES, checkBody, requestBody, requestHeaders } from './scenarios.ts';
 import { adminQuery, machineInfo } from './machine.ts';
 
 const GOAL_PCT = 25;
@@ -226,7 +226,7 @@ function writeLoad(writes: WriteLoad): Load {
 function loadOf(scenario: Scenario, writes: WriteLoad): Load {
   if (scenario === 'write_file') return writeLoad(writes);
   if (scenario === 'read_file') return sameBody(READ_BODY, checkRead);
-  return sameBody(REQUEST_BODY, (body) => checkBody(scenario, body));
+  return sameBody(requestBody(scenario), (body) => checkBody(scenario, body));
 }
 
 async function runScenario(name: string, scenario: Scenario, store: Store, load: Load): Promise<ScenarioResult> {
@@ -242,7 +242,7 @@ async function runScenario(name: string, scenario: Scenario, store: Store, load:
   try {
     const ready = await receive(child, 'ready');
     const url = `http://127.0.0.1:${ready.port}${PATHS[scenario]}`;
-    const headers = requestHeaders(store.token);
+    const headers = requestHeaders(store.token, scenario);
     const response = await fetch(url, { method: 'POST', headers, body: load.first() });
     const body = await response.text();
     const problem = response.status !== 200 ? `status ${response.status}: ${body.slice(0, 200)}` : load.check(body);
@@ -361,7 +361,7 @@ async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: R
   }
   const suiteSettings = { ...settings, suite, scenarios, ...(suite === 'files' ? { kbWritesPerMinute: BENCH_KB_WRITES_PER_MINUTE } : {}) };
   const report: Record<string, unknown> = { name, date: new Date().toISOString(), machine, settings: suiteSettings, results };
-  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
+  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), mcp2026VsPlainPct: ratio(results, 'mcp-2026'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
   if (suite === 'whoami') {
     report.ratios = ratios;
     report.goal = { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT };
@@ -372,7 +372,9 @@ async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: R
   console.log();
   printTable(results);
   if (suite === 'whoami')
-    console.log(`\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`);
+    console.log(
+      `\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), mcp-2026/plain ${ratios.mcp2026VsPlainPct ?? '-'} %, naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`,
+    );
   for (const result of results) {
     if (result.firstMismatch !== undefined) console.log(`${result.scenario}: first refused answer: ${result.firstMismatch}`);
     if (result.written !== undefined) printWritten(result.written);

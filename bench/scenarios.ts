@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
  * writes while read_file is measured.
  */
 export const SUITES = {
-  whoami: ['mcp', 'plain', 'naive-sdk'],
+  whoami: ['mcp', 'mcp-2026', 'plain', 'naive-sdk'],
   files: ['read_file', 'write_file'],
 } as const;
 export type Suite = keyof typeof SUITES;
@@ -18,7 +18,7 @@ export type Scenario = (typeof SCENARIOS)[number];
 export type WhoamiScenario = (typeof SUITES.whoami)[number];
 
 /** Scenarios served by the real gateway (createGateway). */
-export const GATEWAY_SCENARIOS: ReadonlySet<Scenario> = new Set(['mcp', 'write_file', 'read_file']);
+export const GATEWAY_SCENARIOS: ReadonlySet<Scenario> = new Set(['mcp', 'mcp-2026', 'write_file', 'read_file']);
 
 /**
  * KGW_KB_WRITES_PER_MINUTE of the gateway child: far above any rate the bench reaches, so the
@@ -62,6 +62,7 @@ export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: 'c
 
 export const PATHS: Readonly<Record<Scenario, string>> = {
   mcp: '/atmina/mcp',
+  'mcp-2026': '/atmina/mcp',
   plain: '/whoami',
   'naive-sdk': '/mcp',
   write_file: '/atmina/mcp',
@@ -73,16 +74,28 @@ export function toolCall(name: string, args: Readonly<Record<string, unknown>>):
   return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 }
 
-/** Every whoami scenario gets the same headers and body; only the path differs. */
-export const REQUEST_BODY = toolCall('whoami', {});
+/**
+ * Every whoami scenario gets the same body and headers, only the path differs; but `mcp-2026`,
+ * the same call in MCP 2026-07-28: the envelope in `_meta` and the revision's headers.
+ */
+const REQUEST_BODY = toolCall('whoami', {});
+const MODERN_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: {
+    name: 'whoami',
+    arguments: {},
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+  },
+});
 
-export function requestHeaders(token: string): Record<string, string> {
-  return {
-    authorization: `Bearer ${token}`,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-06-18',
-  };
+export const requestBody = (scenario: Scenario): string => (scenario === 'mcp-2026' ? MODERN_BODY : REQUEST_BODY);
+
+export function requestHeaders(token: string, scenario?: Scenario): Record<string, string> {
+  const common = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (scenario === 'mcp-2026') return { ...common, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'whoami' };
+  return { ...common, 'mcp-protocol-version': '2025-06-18' };
 }
 
 export function field(value: unknown, key: string): unknown {

@@ -160,6 +160,17 @@ const definitions = {
     args: z.object({}).strict(),
     run: (services) => checkReadiness(services.probes),
   }),
+  // The configuration of the process that runs the operations (through /admin/rpc, the
+  // gateway's), as kgw doctor prints it: where its data is and how it is reached; no secrets.
+  'config.summary': defineOp({
+    args: z.object({}).strict(),
+    run: (services) =>
+      Promise.resolve({
+        dataDir: services.config.dataDir,
+        publicUrl: services.config.publicUrl,
+        listen: `${services.config.host}:${services.config.port}`,
+      }),
+  }),
   'projections.status': defineOp({
     args: z.object({}).strict(),
     run: (services) =>

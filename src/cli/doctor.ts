@@ -29,15 +29,17 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
   if (help) return void print(doctorHelp);
   const config = loadConfig();
   // Doctor only looks: it never migrates, and an unreachable store is a row of the table.
-  const { readiness, projections, anonymous, where } = await withOps(
+  const { readiness, projections, anonymous, where, served } = await withOps(
     config,
     async (run, where) => {
+      // Through a gateway, its own configuration: the data folder and URL it serves, not this command's.
+      const served = await run('config.summary');
       const readiness = await run('readiness');
       // An unreachable store (already a FAIL row) or one not yet migrated has no projection table.
       const projections = await run('projections.status').catch((): ProjectionStatus[] => []);
       // Likewise: without a store the tenants cannot be looked up, and the store row already says why.
       const anonymous = await run('anonymous.tenants').catch((): AnonymousTenantStatus[] => []);
-      return { readiness, projections, anonymous, where };
+      return { readiness, projections, anonymous, where, served };
     },
     { migrate: false },
   );
@@ -46,9 +48,9 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
     .filter((t) => !t.exists)
     .map((t) => `KGW_ANONYMOUS_SEARCH_TENANTS names tenant "${t.tenant}", which does not exist: its anonymous endpoint answers 404`);
   if (values.json === true) {
-    print(jsonText({ ok: readiness.ok, via: where, checks: readiness.checks, projections, anonymousSearch: anonymous, warnings }));
+    print(jsonText({ ok: readiness.ok, via: where, configuration: served, checks: readiness.checks, projections, anonymousSearch: anonymous, warnings }));
   } else {
-    print(`configuration  ok (data folder ${config.dataDir}, public URL ${config.publicUrl})`);
+    print(`configuration  ok (data folder ${served.dataDir}, public URL ${served.publicUrl}, listening on ${served.listen})`);
     print(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
     print(
       table(

@@ -2,6 +2,7 @@ import { openStore } from '../app.ts';
 import type { OpArgs, OpName, OpResult } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
+import { existsSync } from 'node:fs';
 import { KgwError } from '../core/errors.ts';
 import { openServices } from '../core/open-services.ts';
 import type { ErrorCode } from '../core/errors.ts';
@@ -48,14 +49,35 @@ function remoteRunner(owner: FolderOwner & { adminUrl: string; adminSecret: stri
 }
 
 /**
+ * Whether a gateway answers on the configured address: then a data folder that does not exist
+ * yet is not the one it serves, and making it would only give a second, empty store whose
+ * tokens that gateway does not know.
+ */
+async function gatewayAnswers(config: Config): Promise<boolean> {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  try {
+    const response = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${config.port}/healthz`, { signal: AbortSignal.timeout(1000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Gives `work` a runner for operations. With DATABASE_URL the store is opened directly (any
  * number of processes may share PostgreSQL). An embedded data folder admits one process: when
  * a gateway holds it, operations go through that gateway's admin endpoint; otherwise this
- * process takes the folder's lock, opens it and migrates it first.
+ * process takes the folder's lock, opens it and migrates it first. A data folder is not made
+ * while a gateway answers on the configured port: that gateway serves another one.
  */
 export async function withOps<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
   const autoMigrate = options.migrate ?? true;
   if (config.databaseUrl === undefined) {
+    if (!existsSync(config.dataDir) && (await gatewayAnswers(config))) {
+      throw new Error(
+        `there is no data folder at ${config.dataDir}, but a gateway answers on port ${config.port}: it keeps its data elsewhere, and a new empty folder here would not be what it serves. Run kgw with that gateway's KGW_DATA_DIR (or DATABASE_URL); nothing was created`,
+      );
+    }
     makePrivateDir(config.dataDir);
     const deadline = Date.now() + WAIT_MS;
     for (;;) {

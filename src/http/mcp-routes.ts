@@ -12,6 +12,8 @@ import type { AnonymousService } from './anonymous-routes.ts';
 import { registerAnonymousRoute } from './anonymous-routes.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import { jsonShapeProblem } from './json-shape.ts';
+import type { ModernHeaders, Rejection } from '../mcp/modern.ts';
+import { MODERN_VERSIONS, classify } from '../mcp/modern.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,10 +54,33 @@ export function headerRefusal(request: FastifyRequest, reply: FastifyReply): Fas
   if (!acceptsJson(request.headers.accept)) return rpcError(reply, 406, -32000, 'Not Acceptable: the client must accept application/json');
   if (!isJsonContentType(request.headers['content-type'])) return rpcError(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
   const version = request.headers['mcp-protocol-version'];
-  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return rpcError(reply, 400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && !MODERN_VERSIONS.includes(version.trim())) {
+    return rpcError(
+      reply,
+      400,
+      -32000,
+      `Bad Request: unsupported protocol version ${version} (supported: ${[...MODERN_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS].join(', ')})`,
+    );
   }
   return undefined;
+}
+
+/** The 2026-07-28 headers of a request: each once, as sent (a header given twice is not one value). */
+export function modernHeaders(request: FastifyRequest): ModernHeaders {
+  const one = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return { protocolVersion: one('mcp-protocol-version'), method: one('mcp-method'), name: one('mcp-name') };
+}
+
+/** Sends one JSON-RPC error with its data and the status the revision gives it. */
+export function sendRejection(reply: FastifyReply, rejection: Rejection): FastifyReply {
+  const { status, code, message, data, id } = rejection;
+  return reply
+    .code(status)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } });
 }
 
 /**
@@ -155,6 +180,8 @@ export function registerMcpRoutes(
           const read = readMessages(request.body);
           if ('problem' in read) return rpcError(reply, 400, read.code, read.problem);
           const { messages, batch } = read;
+          const era = classify(messages, batch, modernHeaders(request));
+          if (era.era === 'rejected') return sendRejection(reply, era.rejection);
           const refused = mcp.insufficientScope(endpoint, caller, messages);
           if (refused) {
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }));
@@ -163,7 +190,14 @@ export function registerMcpRoutes(
               .type('application/json')
               .send({ jsonrpc: '2.0', id: refused.id, error: { code: -32003, message: refused.text } });
           }
-          const responses = await mcp.handle({ endpoint, caller, requestId: request.id, log: request.log }, messages);
+          const exchange = { endpoint, caller, requestId: request.id, log: request.log };
+          if (era.era === 'modern') {
+            const answer = await mcp.handleModern(exchange, era.message, era.method);
+            if (answer === undefined) return reply.code(202).send();
+            if ('status' in answer) return sendRejection(reply, answer);
+            return reply.code(200).type('application/json').send(answer);
+          }
+          const responses = await mcp.handle(exchange, messages);
           if (responses.length === 0) return reply.code(202).send();
           return reply
             .code(200)

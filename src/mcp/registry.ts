@@ -5,6 +5,7 @@ import { hasScopes } from '../core/access/caller.ts';
 import type { CallerStanding } from '../core/kb/standing.ts';
 import { standingAllows } from '../core/kb/standing.ts';
 import type { DialectErrors } from './errors.ts';
+import { portableSchema } from './portable-schema.ts';
 import type { ResourceDef } from './resource.ts';
 import type { Dialect, ToolDef } from './tool.ts';
 
@@ -70,8 +71,8 @@ function decoded(value: string): string | undefined {
 }
 
 function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as Record<string, unknown>;
-  return { ...json, type: 'object' };
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as Parameters<typeof portableSchema>[0];
+  return { ...portableSchema(json), type: 'object' };
 }
 
 /**

@@ -23,6 +23,8 @@ import { callerStanding, standingAllows } from '../core/kb/standing.ts';
 import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../core/text.ts';
 import type { Services } from '../core/services.ts';
 import { issueLines, issuesText } from '../core/zod-issues.ts';
+import type { Rejection } from './modern.ts';
+import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
 import { ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -196,13 +198,46 @@ export class McpService {
     return answerPost(received, (messages) => this.#exchange(request, messages));
   }
 
+  /**
+   * One request or notification of the 2026-07-28 era (src/mcp/modern.ts classified it): the
+   * same handlers as the legacy era, its answer in the revision's form; `server/discover`
+   * answered here; a method the revision does not have here refused with HTTP 404.
+   */
+  async handleModern(request: McpRequest, message: JSONRPCMessage, method: string): Promise<JSONRPCMessage | Rejection | undefined> {
+    const { endpoint } = request;
+    if (!servedMethod(method, this.#registry.hasResources(endpoint))) return 'id' in message ? methodNotFound(message, method) : undefined;
+    const version = { name: endpoint.serverInfo.name, version: endpoint.serverInfo.version };
+    if (method === 'server/discover') {
+      if (!('id' in message) || message.id === undefined) return undefined;
+      const result = {
+        supportedVersions: [...MODERN_VERSIONS],
+        capabilities: this.capabilities(endpoint),
+        ...(endpoint.instructions === undefined ? {} : { instructions: endpoint.instructions }),
+      };
+      return modernAnswer({ jsonrpc: '2.0', id: message.id, result }, method, version);
+    }
+    const [answer] = await this.handle(request, [message]);
+    if (answer === undefined) return undefined;
+    const uri = method === 'resources/read' ? (message as { params?: { uri?: unknown } }).params?.uri : undefined;
+    return modernAnswer(answer, method, version, typeof uri === 'string' ? uri : undefined);
+  }
+
+  /** What the endpoint offers, the same in both eras: tools, and resources where it has some; nothing changes during a request. */
+  capabilities(endpoint: Endpoint): ServerCapabilities {
+    const capabilities: ServerCapabilities = { tools: { listChanged: false } };
+    if (this.#registry.hasResources(endpoint)) capabilities.resources = { listChanged: false, subscribe: false };
+    return capabilities;
+  }
+
   async #exchange(request: McpRequest, messages: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
     if (messages.length === 0) return [];
     const { endpoint } = request;
     const withResources = this.#registry.hasResources(endpoint);
-    const capabilities: ServerCapabilities = { tools: { listChanged: false } };
-    if (withResources) capabilities.resources = { listChanged: false, subscribe: false };
-    const server = new Server(endpoint.serverInfo, { capabilities, instructions: endpoint.instructions, jsonSchemaValidator: this.#validator });
+    const server = new Server(endpoint.serverInfo, {
+      capabilities: this.capabilities(endpoint),
+      instructions: endpoint.instructions,
+      jsonSchemaValidator: this.#validator,
+    });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: this.#registry.listFor(endpoint, request.caller, this.#registry.needsStanding(endpoint) ? await this.#standing(request) : undefined),
     }));

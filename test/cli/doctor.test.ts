@@ -48,7 +48,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(run.stderr, '');
       const [config, where, blank, header, ...rows] = lines(run.stdout);
-      assert.equal(config, `configuration  ok (data folder ${store.dataDir}, public URL http://127.0.0.1:8787)`);
+      assert.equal(config, `configuration  ok (data folder ${store.dataDir}, public URL http://127.0.0.1:8787, listening on 127.0.0.1:8787)`);
       assert.equal(where, `checked via    ${via}`);
       assert.equal(blank, '');
       assert.match(header ?? '', /^ROLE +BACKEND +STATUS +LATENCY +DETAIL$/);

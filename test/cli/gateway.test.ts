@@ -66,11 +66,28 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
     assert.equal(statSync(lockOf(store)).mode & 0o777, 0o600);
   });
 
+  it('makes no second data folder while the gateway answers on the configured port, and says why', async () => {
+    const elsewhere = path.join(store.workDir, 'not-the-gateways-folder');
+    const run = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'release-bot', '--scopes', 'context.read'], {
+      ...store.env,
+      KGW_DATA_DIR: elsewhere,
+      KGW_PORT: new URL(gateway.url).port,
+    });
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      new RegExp(`^kgw: there is no data folder at ${elsewhere.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, but a gateway answers on port \\d+`),
+    );
+    assert.ok(!existsSync(elsewhere), 'nothing was created');
+  });
+
   it('doctor and migrate go through the gateway', async () => {
     const doctor = await kgw(['doctor'], store.env);
     assert.equal(doctor.code, 0, doctor.stderr);
     const output = lines(doctor.stdout);
     assert.equal(output[1], `checked via    gateway pid ${gateway.pid} (the gateway's own configuration)`);
+    // The gateway's URL and port, not the defaults this command would have.
+    assert.equal(output[0], `configuration  ok (data folder ${store.dataDir}, public URL ${gateway.url}, listening on ${new URL(gateway.url).host})`);
     const blank = output.indexOf('', 4);
     assert.deepEqual(
       output.slice(4, blank).map((r) => r.split(/ {2,}/).slice(0, 3)),
