@@ -3,7 +3,7 @@ import type { OpArgs, OpName, OpResult } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
 import { existsSync } from 'node:fs';
-import { KgwError } from '../core/errors.ts';
+import { KgwError, isKgwError } from '../core/errors.ts';
 import { openServices } from '../core/open-services.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
@@ -71,6 +71,24 @@ async function gatewayAnswers(config: Config): Promise<boolean> {
  * while a gateway answers on the configured port: that gateway serves another one.
  */
 export async function withOps<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+  try {
+    return await opsOn(config, work, options);
+  } catch (error) {
+    // "No tenant acme" says little without where it was looked for: a second data folder made
+    // by mistake, or another database, is the usual reason.
+    if (isKgwError(error, 'not_found')) throw new KgwError('not_found', `${error.message} (looked in ${storeName(config)})`, { details: error.details });
+    throw error;
+  }
+}
+
+/** The store a command uses, in words: the data folder, or the database and its host (never its password). */
+export function storeName(config: Config): string {
+  if (config.databaseUrl === undefined) return `the data folder ${config.dataDir}`;
+  const url = new URL(config.databaseUrl);
+  return `the database ${decodeURIComponent(url.pathname.replace(/^\//, '')) || 'postgres'} on ${url.host}`;
+}
+
+async function opsOn<T>(config: Config, work: (run: OpRunner, where: string) => Promise<T>, options: { migrate?: boolean }): Promise<T> {
   const autoMigrate = options.migrate ?? true;
   if (config.databaseUrl === undefined) {
     if (!existsSync(config.dataDir) && (await gatewayAnswers(config))) {

@@ -5,7 +5,7 @@ import type { ActivityListing } from '../../src/core/activity/activity.ts';
 import { records } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
-import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
+import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';
 
 /**
  * kgw activity: an admin's listing of Activity installations and recent events, and the
@@ -199,9 +199,9 @@ for (const backend of cliStoreBackends()) {
         [[], 2, 'kgw: --tenant is required (see "kgw activity --help")'],
         [['--tenant', 'acme', '--limit', '0'], 2, 'kgw: --limit must be a whole number from 1 to 1000 (see "kgw activity --help")'],
         [['--tenant', 'acme', '--enable', '--disable'], 2, 'kgw: --enable and --disable exclude each other (see "kgw activity --help")'],
-        [['--tenant', 'acme', '--agent', 'ghost-bot'], 1, 'kgw: no agent "ghost-bot" in tenant "acme"'],
-        [['--tenant', 'acme', '--agent', 'alice@acme.test'], 1, 'kgw: no agent "alice@acme.test" in tenant "acme"'],
-        [['--tenant', 'globex'], 1, 'kgw: tenant "globex" not found'],
+        [['--tenant', 'acme', '--agent', 'ghost-bot'], 1, `kgw: no agent "ghost-bot" in tenant "acme"${lookedIn(store)}`],
+        [['--tenant', 'acme', '--agent', 'alice@acme.test'], 1, `kgw: no agent "alice@acme.test" in tenant "acme"${lookedIn(store)}`],
+        [['--tenant', 'globex'], 1, `kgw: tenant "globex" not found${lookedIn(store)}`],
       ];
       for (const [args, code, line] of cases) {
         const run = await activity(...args);

@@ -11,7 +11,21 @@ import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
 import type { FolderOwner } from '../../src/store/folder-lock.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
 import type { CliStore, Served } from './support.ts';
-import { INITIALIZE, ORG, TOKEN_LINE, cliStoreBackends, deadPid, freePort, initializeStatus, kgw, lines, postgresBackend, serve, writeIn } from './support.ts';
+import {
+  INITIALIZE,
+  ORG,
+  TOKEN_LINE,
+  cliStoreBackends,
+  deadPid,
+  freePort,
+  initializeStatus,
+  kgw,
+  lines,
+  lookedIn,
+  postgresBackend,
+  serve,
+  writeIn,
+} from './support.ts';
 
 const embedded = cliStoreBackends().find((b) => b.name === 'embedded');
 assert.ok(embedded);
@@ -132,7 +146,7 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
   it('errors from the gateway come back as one line and exit 1', async () => {
     const run = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'nobody', '--scopes', 'context.read'], store.env);
     assert.equal(run.code, 1);
-    assert.deepEqual(lines(run.stderr), ['kgw: no person or agent "nobody" in tenant "acme"']);
+    assert.deepEqual(lines(run.stderr), [`kgw: no person or agent "nobody" in tenant "acme"${lookedIn(store)}`]);
     const bad = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', 'tenant: acme\nname: Acme Inc.\nlangauge: en\n')], store.env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /^kgw: org\.yaml:3: unknown key "langauge"/);

@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { InboxListing as AdminInbox } from '../../src/dialects/alignbase/messages.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
-import { cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
+import { cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';
 
 /** kgw inbox: an agent's messages for an administrator, read through the store or a running gateway, marking nothing. */
 
@@ -185,11 +185,11 @@ for (const backend of cliStoreBackends()) {
       for (const agent of ['nobody', 'ann@inbox.test']) {
         const run = await inbox('--tenant', 'inbox-co', '--agent', agent);
         assert.equal(run.code, 1);
-        assert.deepEqual(lines(run.stderr), [`kgw: no agent "${agent}" in tenant "inbox-co"`]);
+        assert.deepEqual(lines(run.stderr), [`kgw: no agent "${agent}" in tenant "inbox-co"${lookedIn(store)}`]);
       }
       const tenant = await inbox('--tenant', 'nope', '--agent', 'receiver');
       assert.equal(tenant.code, 1);
-      assert.deepEqual(lines(tenant.stderr), ['kgw: tenant "nope" not found']);
+      assert.deepEqual(lines(tenant.stderr), [`kgw: tenant "nope" not found${lookedIn(store)}`]);
       const missing = await inbox('--agent', 'receiver');
       assert.equal(missing.code, 2);
       assert.deepEqual(lines(missing.stderr), ['kgw: --tenant is required (see "kgw inbox --help")']);

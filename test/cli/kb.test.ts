@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RebuildOutcome } from '../../src/admin/ops.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
-import { ORG, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
+import { ORG, cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';
 
 /**
  * kgw kb (list, show, restore), kgw files get and kgw reindex, while kgw serve holds the store (so the
@@ -101,7 +101,10 @@ for (const backend of cliStoreBackends()) {
 
     it('refuses a KB the tenant does not have', async () => {
       const result = await run('kb', 'show', 'nothing', '--tenant', 'acme');
-      assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 1, stderr: 'kgw: no Knowledge Base "nothing" in tenant "acme"\n' });
+      assert.deepEqual(
+        { code: result.code, stderr: result.stderr },
+        { code: 1, stderr: `kgw: no Knowledge Base "nothing" in tenant "acme"${lookedIn(store)}\n` },
+      );
     });
 
     it('restores an archived KB, and its tools see it again', async () => {

@@ -16,7 +16,7 @@ import { tryLockFolder } from '../../src/store/folder-lock.ts';
 import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult, Served } from './support.ts';
-import { TOKEN_LINE, cliEnv, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
+import { TOKEN_LINE, cliEnv, cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';
 
 const ORG = `tenant: acme
 name: Acme Inc.
@@ -213,7 +213,7 @@ for (const backend of cliStoreBackends()) {
         (await json<ReviewItem[]>('list', '--tenant', 'globex')).map((i) => i.id),
         [id('theirDraft')],
       );
-      failed(await review('list', '--tenant', 'initech'), 1, 'kgw: tenant "initech" not found');
+      failed(await review('list', '--tenant', 'initech'), 1, `kgw: tenant "initech" not found${lookedIn(store)}`);
     });
 
     it('show prints a draft with a diff against its base version, and a proposal with its files', async () => {
@@ -323,9 +323,17 @@ for (const backend of cliStoreBackends()) {
 
     it('refuses unknown and foreign ids, unknown reviewers and bad usage', async () => {
       const unknown = randomUUID();
-      failed(await review('show', unknown, '--tenant', 'acme'), 1, `kgw: no draft or proposal "${unknown}" in tenant "acme"`);
-      failed(await review('accept', id('theirDraft'), '--tenant', 'acme'), 1, `kgw: no draft or proposal "${id('theirDraft')}" in tenant "acme"`);
-      failed(await review('accept', id('proposal'), '--tenant', 'acme', '--as', 'carol@acme.test'), 1, 'kgw: no person "carol@acme.test" in tenant "acme"');
+      failed(await review('show', unknown, '--tenant', 'acme'), 1, `kgw: no draft or proposal "${unknown}" in tenant "acme"${lookedIn(store)}`);
+      failed(
+        await review('accept', id('theirDraft'), '--tenant', 'acme'),
+        1,
+        `kgw: no draft or proposal "${id('theirDraft')}" in tenant "acme"${lookedIn(store)}`,
+      );
+      failed(
+        await review('accept', id('proposal'), '--tenant', 'acme', '--as', 'carol@acme.test'),
+        1,
+        `kgw: no person "carol@acme.test" in tenant "acme"${lookedIn(store)}`,
+      );
       failed(
         await review('reject', id('proposal'), '--tenant', 'acme', '--as', 'draft-bot'),
         1,

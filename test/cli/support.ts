@@ -300,3 +300,10 @@ teams:
     name: Docs team
     members: { alice@acme.test: admin, release-bot: editor }
 `;
+
+/** What a `kgw` "not found" ends with on this store: where it looked. */
+export function lookedIn(store: CliStore): string {
+  if (store.databaseUrl === undefined) return ` (looked in the data folder ${store.dataDir})`;
+  const url = new URL(store.databaseUrl);
+  return ` (looked in the database ${decodeURIComponent(url.pathname.slice(1))} on ${url.host})`;
+}

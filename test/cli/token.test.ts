@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
 import type { CliStore } from './support.ts';
-import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, writeIn } from './support.ts';
+import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, lookedIn, writeIn } from './support.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -113,7 +113,7 @@ for (const backend of cliStoreBackends()) {
     });
 
     // The common mistakes run on every store; the rest of the validation only on PostgreSQL, where a run is cheap.
-    const FAILURES: { title: string; args: string[]; line: string; everywhere?: boolean }[] = [
+    const FAILURES: { title: string; args: string[]; line: string; everywhere?: boolean; notFound?: boolean }[] = [
       {
         title: 'an unknown scope',
         args: ['--principal', 'release-bot', '--scopes', 'context.read admin'],
@@ -125,17 +125,20 @@ for (const backend of cliStoreBackends()) {
         title: 'an unknown principal',
         args: ['--principal', 'carol@acme.test', '--scopes', 'context.read'],
         line: 'kgw: no person or agent "carol@acme.test" in tenant "acme"',
+        notFound: true,
         everywhere: true,
       },
       {
         title: 'an unknown agent',
         args: ['--principal', 'deploy-bot', '--scopes', 'context.read'],
         line: 'kgw: no person or agent "deploy-bot" in tenant "acme"',
+        notFound: true,
       },
       {
         title: 'an unknown tenant',
         args: ['--tenant', 'globex', '--principal', 'release-bot', '--scopes', 'context.read'],
         line: 'kgw: tenant "globex" not found',
+        notFound: true,
         everywhere: true,
       },
       {
@@ -156,16 +159,16 @@ for (const backend of cliStoreBackends()) {
       },
     ];
     it('create refuses bad input with exit 1 and one line, and creates nothing', async () => {
-      for (const { title, args, line } of FAILURES.filter((f) => f.everywhere === true || backend.name === 'postgres')) {
+      for (const { title, args, line, notFound } of FAILURES.filter((f) => f.everywhere === true || backend.name === 'postgres')) {
         const run = await token('create', '--tenant', 'acme', ...args, '--label', 'refused');
         assert.equal(run.code, 1, `${title}: ${run.stderr}`);
         assert.equal(run.stdout, '', title);
-        assert.deepEqual(lines(run.stderr), [line], title);
+        assert.deepEqual(lines(run.stderr), [notFound === true ? `${line}${lookedIn(store)}` : line], title);
       }
       if (backend.name === 'postgres') {
         const listed = await token('list', '--tenant', 'globex');
         assert.equal(listed.code, 1);
-        assert.deepEqual(lines(listed.stderr), ['kgw: tenant "globex" not found']);
+        assert.deepEqual(lines(listed.stderr), [`kgw: tenant "globex" not found${lookedIn(store)}`]);
       }
       const all = await list('--all');
       assert.deepEqual(
@@ -206,7 +209,7 @@ for (const backend of cliStoreBackends()) {
       for (const id of backend.name === 'postgres' ? ['6f1c7a52-56a4-4c1e-9a43-0b0d1b8f2a11', 'not-an-id'] : ['6f1c7a52-56a4-4c1e-9a43-0b0d1b8f2a11']) {
         const run = await token('revoke', id);
         assert.equal(run.code, 1, run.stderr);
-        assert.deepEqual(lines(run.stderr), [`kgw: no token with id "${id}"`]);
+        assert.deepEqual(lines(run.stderr), [`kgw: no token with id "${id}"${lookedIn(store)}`]);
       }
     });
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLoginLink } from '../../src/auth/login-links.ts';
-import { ORG, cliStoreBackends, kgw, serve, writeIn } from '../cli/support.ts';
+import { ORG, cliStoreBackends, kgw, lookedIn, serve, writeIn } from '../cli/support.ts';
 import type { CliStore } from '../cli/support.ts';
 import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
@@ -106,7 +106,7 @@ for (const backend of cliStoreBackends()) {
       assert.match(noTenant.stderr, /--tenant is required/);
       const unknown = await kgw(['login-link', 'zed@acme.test', '--tenant', 'acme'], store.env);
       assert.equal(unknown.code, 1);
-      assert.equal(unknown.stderr, 'kgw: no person "zed@acme.test" in tenant "acme"\n');
+      assert.equal(unknown.stderr, `kgw: no person "zed@acme.test" in tenant "acme"${lookedIn(store)}\n`);
       const help = await kgw(['login-link', '--help'], store.env);
       assert.match(help.stdout, /^Usage: kgw login-link EMAIL --tenant SLUG/);
     });
