@@ -20,12 +20,11 @@ export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
   clientInfo: 'io.modelcontextprotocol/clientInfo',
-  logLevel: 'io.modelcontextprotocol/logLevel',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 } as const;
 
-/** The revision's error codes (beside JSON-RPC's own). */
-export const MODERN_ERRORS = { headerMismatch: -32020, missingCapability: -32021, unsupportedVersion: -32022 } as const;
+/** The revision's error codes this gateway answers with (beside JSON-RPC's own). */
+export const MODERN_ERRORS = { headerMismatch: -32020, unsupportedVersion: -32022 } as const;
 
 /** The methods of the revision this gateway serves; the rest (initialize, ping, prompts, …) are not found, with HTTP 404. */
 const SERVED = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read']);

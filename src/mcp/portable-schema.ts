@@ -37,7 +37,7 @@ export function portableSchema(schema: Schema, path = '#'): Schema {
   const out: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (ONE.includes(key) && isSchema(value)) {
-      out[key] = key === 'additionalProperties' && untyped(value) && Object.keys(value).length === 0 ? true : portableSchema(value, `${path}/${key}`);
+      out[key] = key === 'additionalProperties' && Object.keys(value).length === 0 ? true : portableSchema(value, `${path}/${key}`);
     } else if (LIST.includes(key) && Array.isArray(value)) {
       out[key] = value.map((item, i) => (isSchema(item) ? portableSchema(item, `${path}/${key}/${i}`) : item));
     } else if (MAP.includes(key) && isSchema(value)) {

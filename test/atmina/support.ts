@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { drainedOutbox } from '../support/gateway.ts';
 import { createHash } from 'node:crypto';
 import { Agent, OrgGateway, backendLabel, s3GatewayEnv } from '../alignbase/support.ts';
 import type { StoreBackend } from '../support/stores.ts';
@@ -123,13 +124,7 @@ export class KbSuite extends OrgGateway {
 
   /** Waits until the outbox worker has applied every row (a minute at most), so search shows every write. */
   async settled(): Promise<void> {
-    for (let round = 0; round < 3000; round++) {
-      const [row] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox');
-      if (row?.n === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const rows = await this.db.query<{ projection: string; last_error: string | null }>('SELECT projection, last_error FROM outbox LIMIT 5');
-    assert.fail(`the outbox did not drain: ${JSON.stringify(rows)}`);
+    await drainedOutbox(this.db);
   }
 
   /** A connected client of an agent on /atmina/mcp (cached per tenant, agent and scopes). */

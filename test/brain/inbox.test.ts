@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from '../../src/store/db.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -58,10 +58,7 @@ for (const backend of storeBackends()) {
         db = store.db;
         await seedOrg(db, org(tenant));
         running = await startGateway(db, graph.env, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-        for (let i = 0; i < 3000; i++) {
-          if ((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox'))[0]?.n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await drainedOutbox(db);
       });
       after(async () => {
         for (const client of clients) await client.close();

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { importBrain } from '../../src/core/brain/import.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -98,12 +98,7 @@ for (const backend of storeBackends()) {
 
       /** Waits until the outbox is drained: the graph store and the engine show every write. */
       async function settled(): Promise<void> {
-        for (let i = 0; i < 3000; i++) {
-          const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox');
-          if (row?.n === 0) return;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        assert.fail('the outbox did not drain');
+        await drainedOutbox(db);
       }
 
       async function as(person: string, scopes = 'brain:read', slug = tenant): Promise<Client> {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Db } from '../../src/store/db.ts';
-import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -103,10 +103,7 @@ for (const backend of storeBackends()) {
       await seedOrg(db, ORG);
       token = await issueToken(db, 'acme', 'alice@acme.test', 'context.read context.write activity.write brain:read brain:propose outreach:propose');
       running = await startGateway(db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-      for (let i = 0; i < 3000; i++) {
-        if ((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox'))[0]?.n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await drainedOutbox(db);
     });
     after(async () => {
       for (const closer of closers) await closer.close();

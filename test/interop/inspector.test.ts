@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { Db } from '../../src/store/db.ts';
-import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -62,10 +62,7 @@ describe('the MCP Inspector CLI against every endpoint', { skip: backend === und
     await seedOrg(db, ORG);
     token = await issueToken(db, 'acme', 'alice@acme.test', 'context.read context.write activity.write brain:read brain:propose outreach:propose');
     running = await startGateway(db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-    for (let i = 0; i < 3000; i++) {
-      if ((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox'))[0]?.n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await drainedOutbox(db);
   });
   after(async () => {
     await running.close();

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { drainedOutbox } from '../support/gateway.ts';
 import { after, before, describe, it } from 'node:test';
 import type { SearchQuery } from '../../connectors/search/contract.ts';
 import { grantContextRole } from '../../src/core/access/grants.ts';
@@ -79,12 +80,7 @@ class SearchGateway extends OrgGateway {
 
   /** Waits until the outbox worker has applied every row (a minute at most). */
   async settled(): Promise<void> {
-    for (let round = 0; round < 3000; round++) {
-      const [row] = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox');
-      if (row?.n === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.fail('the outbox did not drain');
+    await drainedOutbox(this.db);
   }
 }
 

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -36,6 +37,20 @@ export async function startGateway(db: Db, env: Record<string, string> = {}, opt
 }
 
 /** Applies an org file; fails the test on any error. */
+/**
+ * Waits until the gateway's outbox worker has applied every row (a minute at most), so the graph
+ * store and the search engine show every write; fails naming what is still waiting.
+ */
+export async function drainedOutbox(db: Db): Promise<void> {
+  for (let round = 0; round < 3000; round++) {
+    const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox');
+    if (row?.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const rows = await db.query<{ projection: string; last_error: string | null }>('SELECT projection, last_error FROM outbox LIMIT 5');
+  assert.fail(`the outbox did not drain: ${JSON.stringify(rows)}`);
+}
+
 export async function seedOrg(db: Db, yaml: string): Promise<void> {
   await applyOrgFile(db, { source: yaml }, cliTrail(db));
 }

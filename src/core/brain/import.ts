@@ -7,7 +7,7 @@ import { enqueue } from '../outbox/outbox.ts';
 import { PrincipalIndex } from '../org/principal-index.ts';
 import { OrgProblems } from '../org/problems.ts';
 import { changeCounts, DryRunRollback, unlessDryRun } from '../org/dry-run.ts';
-import type { OrgChange } from '../org/section.ts';
+import type { OrgChange, PlannedStep } from '../org/section.ts';
 import { lockTenantSlug } from '../org/tenant.ts';
 import { YamlReader } from '../org/yaml-reader.ts';
 import { planBrainContent, readBrainContent } from './content.ts';
@@ -44,11 +44,13 @@ export async function importBrain(db: Db, input: BrainImportInput, audit: AuditT
     db.tx(async (tx) => {
       const tenant = await requireTenant(tx, input.tenant);
       await lockTenantSlug(tx, tenant.slug);
-      const before = dryRun ? undefined : await orgGraph(tx, tenant.id);
-      const changes = await applyBrainFile(tx, tenant, file, 'import');
-      const result: BrainImportResult = { tenant: tenant.slug, dryRun, changes };
+      const steps = await planBrainFile(tx, tenant, file, 'import');
+      // The tenant's whole graph is read only when something changes: a re-import is the usual case.
+      const before = dryRun || steps.length === 0 ? undefined : await orgGraph(tx, tenant.id);
+      for (const step of steps) await step.write(tx);
+      const result: BrainImportResult = { tenant: tenant.slug, dryRun, changes: steps.map((s) => s.change) };
       if (dryRun) throw new DryRunRollback<BrainImportResult>(result);
-      if (before === undefined || changes.length === 0) return result;
+      if (before === undefined) return result;
       await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
       await audit.about({ tenantId: tenant.id }).recordIn(tx, 'brain.import', [], { file: fileName, changes: changeCounts(result.changes) });
       return result;
@@ -72,20 +74,19 @@ export function readBrainFile(source: string, fileName: string): BrainFile {
 }
 
 /**
- * Adds or updates a read file's nodes and relations in the tenant's brain, in `tx`, the caller
- * holding the tenant's apply lock; problems of reading and of planning are thrown together, as
- * for the org file. The caller enqueues the graph's difference.
+ * The steps that add or update a read file's nodes and relations in the tenant's brain, planned
+ * in `tx` (the caller holds the tenant's apply lock, writes the steps and enqueues the graph's
+ * difference); problems of reading and of planning are thrown together, as for the org file.
  */
-export async function applyBrainFile(
+export async function planBrainFile(
   tx: Transaction,
   tenant: { readonly id: string; readonly slug: string },
   file: BrainFile,
   origin: 'import' | 'inbox',
-): Promise<OrgChange[]> {
+): Promise<PlannedStep[]> {
   const found = file.problems.fork();
   const principals = await PrincipalIndex.load(tx, tenant, new Set());
   const steps = await planBrainContent(file.spec, { tx, tenantId: tenant.id, principals, problems: found, origin });
   if (found.count > 0) throw found.toError();
-  for (const step of steps) await step.write(tx);
-  return steps.map((s) => s.change);
+  return steps;
 }

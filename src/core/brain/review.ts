@@ -9,7 +9,7 @@ import { lockTenantSlug } from '../org/tenant.ts';
 import { isUuid } from '../versions/selectors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { resolveReference } from './content.ts';
-import { applyBrainFile, readBrainFile } from './import.ts';
+import { planBrainFile, readBrainFile } from './import.ts';
 import type { OrgChange } from '../org/section.ts';
 import type { InboxItemKind } from './inbox.ts';
 import { composeDraft } from '../mail/draft.ts';
@@ -204,10 +204,13 @@ export async function acceptBrainReview(
     }
     let applied: string[] = [];
     let deliveredTo: string | null = null;
-    if ((row.action !== null && row.details !== null) || file !== undefined) {
+    const steps = file === undefined ? [] : await planBrainFile(tx, tenant, file, 'inbox');
+    // The tenant's whole graph is read only when the decision changes something in it.
+    if ((row.action !== null && row.details !== null) || steps.length > 0) {
       const before = await orgGraph(tx, tenant.id);
       if (row.action !== null && row.details !== null) applied = await applyAction(tx, tenant, row.action, row.details);
-      if (file !== undefined) applied = (await applyBrainFile(tx, tenant, file, 'inbox')).map(changeLine);
+      for (const step of steps) await step.write(tx);
+      applied = [...applied, ...steps.map((step) => changeLine(step.change))];
       await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
     }
     if (row.kind === 'email_draft') deliveredTo = await putDraft(tx, tenant.id, by, row, mail);

@@ -3,7 +3,7 @@ import { parseImapUrl } from '../../mail/mailbox.ts';
 import { unsafeName } from '../../text.ts';
 import type { Queryable } from '../../../store/db.ts';
 import type { ValueRule } from '../rules.ts';
-import { envNameRule } from '../rules.ts';
+import { characters, envNameRule } from '../rules.ts';
 import type { ReadContext } from '../section.ts';
 import type { Slot } from '../yaml-reader.ts';
 
@@ -28,7 +28,7 @@ const urlRule: ValueRule = {
 
 const folderRule: ValueRule = {
   expected: 'a folder name (1 to 200 characters, no control or bidirectional formatting characters)',
-  valid: (value) => value.trim() !== '' && [...value].length <= 200 && unsafeName(value) === undefined,
+  valid: (value) => value.trim() !== '' && characters(value) <= 200 && unsafeName(value) === undefined,
 };
 
 /** Reads `mailbox:`; null when left out or empty, false when wrong (the problem is reported). */
