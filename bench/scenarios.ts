@@ -56,8 +56,8 @@ export function usageNow(): Usage {
   return { maxRssKiB: usage.maxRSS, cpuMicros: usage.userCPUTime + usage.systemCPUTime, heapTotalKiB: Math.round(process.memoryUsage().heapTotal / 1024) };
 }
 
-/** The seeded organisation: the documented example org file; the bench calls whoami as alice. */
-export const ORG_YAML = readFileSync(new URL('../docs/examples/org.yaml', import.meta.url), 'utf8');
+/** The seeded organisation: the tenant the test suites start from; the bench calls whoami as alice. */
+export const ORG_YAML = readFileSync(new URL('../test/fixtures/acme.yaml', import.meta.url), 'utf8');
 export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: 'context.read' } as const;
 
 export const PATHS: Readonly<Record<Scenario, string>> = {

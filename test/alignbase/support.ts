@@ -10,7 +10,7 @@ import type { Db } from '../../src/store/db.ts';
 
 /*
  * Shared setup of the Alignbase end-to-end suites: one store and one gateway per describe, the
- * documented example tenant (docs/examples/org.yaml) with the agents below, real tokens and the
+ * suites' starting tenant (test/fixtures/acme.yaml) with the agents below, real tokens and the
  * MCP SDK's own client over HTTP on /alignbase/mcp.
  *
  * Agents and their whole-type roles (grants on single resources are added by the tests, once
@@ -247,7 +247,7 @@ export class OrgGateway {
   }
 }
 
-/** The gateway of the tenant above (docs/examples/org.yaml plus this suite's agents), with grants and routes the tests add. */
+/** The gateway of the tenant above (test/fixtures/acme.yaml plus this suite's agents), with grants and routes the tests add. */
 export class Suite extends OrgGateway {
   readonly tenantId: string;
   readonly s3: boolean;

@@ -20,7 +20,7 @@ import { standingAllows } from '../../src/core/kb/standing.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** What /atmina/mcp lists to a connection with context.read and context.write: every Atmina tool. */
-// release-bot is an Editor of the docs team (docs/examples/org.yaml) and Admin nowhere: the list
+// release-bot is an Editor of the docs team (test/fixtures/acme.yaml) and Admin nowhere: the list
 // holds every Atmina tool that standing allows, and no Admin tool.
 const RELEASE_BOT_STANDING = { highest: 'editor', teamAdmin: false } as const;
 const ATMINA_TOOLS = allTools

@@ -67,8 +67,8 @@ export async function connectClient(url: string, token: string, headers: Record<
   return client;
 }
 
-/** The example org file shipped in docs/, so the documented example is exercised by every suite. */
-export const ACME_ORG = readFileSync(new URL('../../docs/examples/org.yaml', import.meta.url), 'utf8');
+/** The tenant most suites start from (test/fixtures/acme.yaml); the bench seeds it too. */
+export const ACME_ORG = readFileSync(new URL('../fixtures/acme.yaml', import.meta.url), 'utf8');
 
 export const GLOBEX_ORG = `
 tenant: globex
