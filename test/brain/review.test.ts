@@ -143,6 +143,23 @@ for (const backend of storeBackends()) {
       assert.equal((await db.query("SELECT 1 FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [tenantId])).length, 1);
     });
 
+    it("finds no item of another tenant: a manager there can neither see nor decide this tenant's item", async () => {
+      const other = `${tenant}-b`;
+      await seedOrg(db, org(other));
+      const id = await propose('remove_node', { id: 'erp' });
+      const theirs = { tenant: other, id, as: `ana@${other}.test` };
+      const missing = new RegExp(`^no brain inbox item ${id} in tenant ${other}`);
+      await rejectsWithKgwError(showBrainReview(db, { tenant: other, id }), 'not_found', missing);
+      await rejectsWithKgwError(acceptBrainReview(db, cliTrail(db), theirs, mail), 'not_found', missing);
+      await rejectsWithKgwError(rejectBrainReview(db, cliTrail(db), { ...theirs, note: 'not yours' }), 'not_found', missing);
+      assert.equal(
+        (await listBrainReviews(db, { tenant: other })).some((item) => item.id === id),
+        false,
+      );
+      assert.equal(await status(id), 'pending');
+      assert.equal((await db.query("SELECT 1 FROM brain_nodes WHERE tenant_id = $1 AND id = 'erp'", [tenantId])).length, 1);
+    });
+
     it('acknowledges an inbox item without touching the brain, and decides one item once under concurrent decisions', async () => {
       // The related node is looked up in the graph store: it shows what the outbox has applied.
       await new OutboxWorker(db, [graphProjection(services.graph)], { backoff: { baseMs: 1, maxMs: 5 } }).drainAll();

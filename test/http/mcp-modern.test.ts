@@ -200,6 +200,52 @@ for (const backend of storeBackends()) {
       assert.deepEqual([batch.status, batch.body?.error?.code], [400, -32600]);
     });
 
+    it('refuses each malformed envelope member with -32602, naming the member and the problem', async () => {
+      const cases: readonly [Record<string, unknown>, unknown][] = [
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': 20260728 },
+          { key: 'io.modelcontextprotocol/protocolVersion', problem: 'must be a string' },
+        ],
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': null },
+          { key: 'io.modelcontextprotocol/protocolVersion', problem: 'must be a string' },
+        ],
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': ['sampling'] },
+          { key: 'io.modelcontextprotocol/clientCapabilities', problem: 'must be an object' },
+        ],
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' },
+          { key: 'io.modelcontextprotocol/clientCapabilities', problem: 'must be an object' },
+        ],
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, 'x\u202Ebogus': {} } },
+          { key: 'io.modelcontextprotocol/clientCapabilities', problem: 'unknown member x\u202Ebogus' },
+        ],
+        [
+          { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': 'kgw-test' },
+          { key: 'io.modelcontextprotocol/clientInfo', problem: 'must be an object' },
+        ],
+      ];
+      for (const [meta, envelope] of cases) {
+        const { status, body } = await post('/mcp', { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: meta } }, headersFor('tools/list'));
+        assert.deepEqual(
+          { status, code: body?.error?.code, id: body?.id, data: body?.error?.data },
+          { status: 400, code: -32602, id: 7, data: { envelope } },
+          JSON.stringify(meta),
+        );
+        assert.match(body?.error?.message ?? '', /^Invalid params: _meta\.io\.modelcontextprotocol\//);
+      }
+      // A long unknown member is named by its first 50 characters only.
+      const long = 'y'.repeat(10_000);
+      const { body } = await post(
+        '/mcp',
+        { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { [long]: {} } } } },
+        headersFor('tools/list'),
+      );
+      assert.deepEqual(body?.error?.data, { envelope: { key: 'io.modelcontextprotocol/clientCapabilities', problem: `unknown member ${'y'.repeat(50)}` } });
+    });
+
     it('answers methods the revision does not have here with -32601 and HTTP 404, and a notification with 202', async () => {
       for (const method of ['initialize', 'ping', 'prompts/list', 'logging/setLevel']) {
         const { status, body } = await post('/brain/mcp', request(method), headersFor(method));

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -9,8 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { allTools } from '../../src/dialects/index.ts';
+import { browserSkip, launchChromium } from '../support/browser.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -18,7 +17,6 @@ import type { OAuthGateway } from './support.ts';
 import { PASSWORD, setPassword, startOAuthGateway } from './support.ts';
 import { standingAllows } from '../../src/core/kb/standing.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** What /atmina/mcp lists to a connection with context.read and context.write: every Atmina tool. */
 // release-bot is an Editor of the docs team (test/fixtures/acme.yaml) and Admin nowhere: the list
 // holds every Atmina tool that standing allows, and no Admin tool.
@@ -26,8 +24,6 @@ const RELEASE_BOT_STANDING = { highest: 'editor', teamAdmin: false } as const;
 const ATMINA_TOOLS = allTools
   .filter((t) => t.dialect === 'atmina' && (t.minimumRole === undefined || standingAllows(RELEASE_BOT_STANDING, t.minimumRole)))
   .map((t) => t.name);
-// Locally a missing browser skips the suite; CI installs it (test/services/chromium.sh) and must run it.
-const skip = !existsSync(CHROMIUM) && process.env.CI !== 'true' ? `${CHROMIUM} is not installed (run test/services/chromium.sh)` : false;
 
 /** Catches the authorization response on a loopback port, as a desktop MCP client does. */
 async function callbackServer(): Promise<{ url: string; next(): Promise<URLSearchParams>; close(): Promise<void> }> {
@@ -79,7 +75,7 @@ class BrowserProvider implements OAuthClientProvider {
 }
 
 for (const backend of storeBackends()) {
-  describe(`OAuth in a real browser on ${backend.name}`, { skip }, () => {
+  describe(`OAuth in a real browser on ${backend.name}`, { skip: browserSkip }, () => {
     let store: TestStore;
     let gw: OAuthGateway;
     let browser: Browser;
@@ -89,20 +85,7 @@ for (const backend of storeBackends()) {
       await seedOrg(store.db, ACME_ORG);
       await setPassword(store.db, 'acme', 'alice@acme.test', PASSWORD);
       gw = await startOAuthGateway(store.db);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();

@@ -1,4 +1,5 @@
 import type { AuditTrail } from '../audit/trail.ts';
+import type { TenantRef } from '../access/caller.ts';
 import { findPrincipal, requireTenant } from '../directory/directory.ts';
 import { principalAccess } from '../directory/principals.ts';
 import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
@@ -142,9 +143,10 @@ async function approver(tx: Transaction, tenantId: string, as: string | undefine
   return { id: person.id, email: person.email, name: person.name };
 }
 
-async function lockPending(tx: Transaction, tenantId: string, id: string): Promise<Row> {
-  const [row] = isUuid(id) ? await tx.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.id = $2 FOR UPDATE OF i`, [tenantId, id]) : [];
-  if (row === undefined) throw notFound(`no brain inbox item ${id}`);
+/** The pending item, locked; an item of another tenant is not found, as one that never existed. */
+async function lockPending(tx: Transaction, tenant: TenantRef, id: string): Promise<Row> {
+  const [row] = isUuid(id) ? await tx.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.id = $2 FOR UPDATE OF i`, [tenant.id, id]) : [];
+  if (row === undefined) throw notFound(`no brain inbox item ${id} in tenant ${tenant.slug}`);
   if (row.status !== 'pending') throw conflict(`brain inbox item ${id} is already ${row.status}`);
   return row;
 }
@@ -198,7 +200,7 @@ export async function acceptBrainReview(
     const tenant = await requireTenant(tx, input.tenant);
     const by = await approver(tx, tenant.id, input.as);
     await lockTenantSlug(tx, tenant.slug);
-    const row = await lockPending(tx, tenant.id, input.id);
+    const row = await lockPending(tx, tenant, input.id);
     if (file !== undefined && (row.kind === 'onboarding_action' || row.kind === 'email_draft')) {
       throw validation(`a brain file is applied with an observation, correction, proposal or work output, not with ${row.kind.replace('_', ' ')} ${row.id}`);
     }
@@ -245,7 +247,7 @@ export async function rejectBrainReview(
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const by = await approver(tx, tenant.id, input.as);
-    const row = await lockPending(tx, tenant.id, input.id);
+    const row = await lockPending(tx, tenant, input.id);
     const [decided] = await tx.query<{ decided_at: Date }>(
       "UPDATE brain_inbox SET status = 'rejected', decided_at = now(), decided_by = $3, decision_note = $4 WHERE tenant_id = $1 AND id = $2 RETURNING decided_at",
       [tenant.id, row.id, by.id, input.note ?? null],
