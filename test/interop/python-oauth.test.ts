@@ -10,6 +10,8 @@ import { browserSkip, launchChromium, signInAndConsent } from '../support/browse
 import { connectClient, drainedOutbox, issueToken, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
+import type { PythonAnswer } from './python-support.ts';
+import { pythonInterpreter } from './python-support.ts';
 
 /*
  * The official Python MCP SDK (2.3; test/services/python-mcp.sh) signing in with its own
@@ -23,14 +25,6 @@ import { storeBackends } from '../support/stores.ts';
 
 const SCRIPT = fileURLToPath(new URL('./python_oauth_client.py', import.meta.url));
 const CLIENT_NAME = 'Python SDK OAuth Test';
-
-function python(): string | undefined {
-  const path = process.env.KGW_TEST_PYTHON;
-  if ((path === undefined || path === '') && process.env.CI === 'true') {
-    throw new Error('KGW_TEST_PYTHON must be set in CI (eval "$(bash test/services/python-mcp.sh)")');
-  }
-  return path === '' ? undefined : path;
-}
 
 const ORG = `tenant: acme
 name: Acme Inc.
@@ -55,25 +49,19 @@ const CALLS: Readonly<Record<string, readonly [string, Record<string, unknown>, 
   '/brain/mcp': ['read_concept', { id: 'erp' }, 'brain:read'],
 };
 
-interface PythonAnswer {
-  protocol_version: string;
-  tools: string[];
-  is_error: boolean;
-  text: string | null;
-  structured: Record<string, unknown> | null;
+interface OAuthAnswer extends PythonAnswer {
   client_id: string | null;
   scope: string | null;
   has_refresh_token: boolean;
-  warnings: string[];
 }
 
 interface Run {
-  answer: PythonAnswer;
+  answer: OAuthAnswer;
   /** The scope list the consent page showed. */
   consented: string;
 }
 
-const interpreter = python();
+const interpreter = pythonInterpreter();
 const [backend] = storeBackends();
 const skip = interpreter === undefined ? 'KGW_TEST_PYTHON is not set' : browserSkip;
 
@@ -104,11 +92,11 @@ describe("the official Python MCP SDK's OAuth client provider, signed in through
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     let consented = '';
-    let answer: PythonAnswer | undefined;
+    let answer: OAuthAnswer | undefined;
     const page = await browser.newPage();
     try {
       for await (const line of createInterface({ input: child.stdout })) {
-        const message = JSON.parse(line) as { authorize?: string; result?: PythonAnswer };
+        const message = JSON.parse(line) as { authorize?: string; result?: OAuthAnswer };
         if (message.authorize !== undefined) {
           assert.ok(message.authorize.startsWith(`${gw.url}/`), `the authorization URL is the gateway's: ${message.authorize}`);
           await page.goto(message.authorize);

@@ -8,6 +8,8 @@ import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from 
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
+import type { PythonAnswer } from './python-support.ts';
+import { pythonInterpreter } from './python-support.ts';
 
 /*
  * The official Python MCP SDK (2.3, from PyPI; test/services/python-mcp.sh) in its default mode
@@ -19,14 +21,6 @@ import { storeBackends } from '../support/stores.ts';
 
 const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL('./python_client.py', import.meta.url));
-
-function python(): string | undefined {
-  const path = process.env.KGW_TEST_PYTHON;
-  if ((path === undefined || path === '') && process.env.CI === 'true') {
-    throw new Error('KGW_TEST_PYTHON must be set in CI (eval "$(bash test/services/python-mcp.sh)")');
-  }
-  return path === '' ? undefined : path;
-}
 
 const ORG = `tenant: acme
 name: Acme Inc.
@@ -48,16 +42,7 @@ const CALLS: Readonly<Record<string, readonly [string, Record<string, unknown>]>
   '/brain/mcp': ['read_concept', { id: 'erp' }],
 };
 
-interface PythonAnswer {
-  protocol_version: string;
-  tools: string[];
-  is_error: boolean;
-  text: string | null;
-  structured: Record<string, unknown> | null;
-  warnings: string[];
-}
-
-const interpreter = python();
+const interpreter = pythonInterpreter();
 const [backend] = storeBackends();
 
 describe('the official Python MCP SDK in its default mode', { skip: interpreter === undefined ? 'KGW_TEST_PYTHON is not set' : false }, () => {

@@ -8,40 +8,19 @@ Usage: python_client.py URL TOKEN TOOL ARGUMENTS_JSON
 
 import asyncio
 import json
-import logging
 import sys
 
 import httpx2
+from conversation import collect_warnings, converse
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 
-class Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(f"{record.name}: {record.getMessage()}")
-
-
 async def main(url: str, token: str, tool: str, arguments: dict) -> dict:
-    collected = Collect()
-    logging.getLogger().addHandler(collected)
-    logging.captureWarnings(True)
+    collected = collect_warnings()
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
     async with Client(streamable_http_client(url, http_client=http)) as client:
-        session = client.session
-        tools = await client.list_tools()
-        result = await client.call_tool(tool, arguments)
-        return {
-            "protocol_version": session.protocol_version,
-            "tools": [t.name for t in tools.tools],
-            "is_error": bool(result.is_error),
-            "text": result.content[0].text if result.content else None,
-            "structured": result.structured_content,
-            "warnings": collected.records,
-        }
+        return await converse(client, tool, arguments, collected)
 
 
 if __name__ == "__main__":

@@ -11,24 +11,15 @@ Usage: python_oauth_client.py URL TOOL ARGUMENTS_JSON
 
 import asyncio
 import json
-import logging
 import sys
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
+from conversation import collect_warnings, converse
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-
-
-class Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(f"{record.name}: {record.getMessage()}")
 
 
 class MemoryStorage:
@@ -86,9 +77,7 @@ class Callback:
 
 
 async def main(url: str, tool: str, arguments: dict) -> dict:
-    collected = Collect()
-    logging.getLogger().addHandler(collected)
-    logging.captureWarnings(True)
+    collected = collect_warnings()
     callback = Callback()
     await callback.start()
 
@@ -118,21 +107,15 @@ async def main(url: str, tool: str, arguments: dict) -> dict:
     try:
         http = httpx2.AsyncClient(auth=provider)
         async with Client(streamable_http_client(url, http_client=http)) as client:
-            session = client.session
-            tools = await client.list_tools()
-            result = await client.call_tool(tool, arguments)
-            tokens = provider.context.current_tokens
-            return {
-                "protocol_version": session.protocol_version,
-                "tools": [t.name for t in tools.tools],
-                "is_error": bool(result.is_error),
-                "text": result.content[0].text if result.content else None,
-                "structured": result.structured_content,
-                "client_id": provider.context.client_info.client_id if provider.context.client_info else None,
-                "scope": tokens.scope if tokens else None,
-                "has_refresh_token": bool(tokens and tokens.refresh_token),
-                "warnings": collected.records,
-            }
+            answer = await converse(client, tool, arguments, collected)
+        tokens = provider.context.current_tokens
+        client_info = provider.context.client_info
+        return {
+            **answer,
+            "client_id": client_info.client_id if client_info else None,
+            "scope": tokens.scope if tokens else None,
+            "has_refresh_token": bool(tokens and tokens.refresh_token),
+        }
     finally:
         await callback.close()
 
