@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ProbeResult } from '../../src/core/health/readiness.ts';
 import type { CliStore } from './support.ts';
 import { connectClient } from '../support/gateway.ts';
-import { ORG, cliEnv, cliStoreBackends, kgw, lines, serve, tempDir, writeIn } from './support.ts';
+import { NO_GATEWAY_PORT, ORG, cliEnv, cliStoreBackends, kgw, lines, serve, tempDir, writeIn } from './support.ts';
 
 /** Three public KBs and a team one of acme; the tests archive `retired`, so anonymous search covers two. */
 const ORG_WITH_KBS = `${ORG}kbs:
@@ -48,7 +48,10 @@ for (const backend of cliStoreBackends()) {
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(run.stderr, '');
       const [config, where, blank, header, ...rows] = lines(run.stdout);
-      assert.equal(config, `configuration  ok (data folder ${store.dataDir}, public URL http://127.0.0.1:8787, listening on 127.0.0.1:8787)`);
+      assert.equal(
+        config,
+        `configuration  ok (data folder ${store.dataDir}, public URL http://127.0.0.1:${NO_GATEWAY_PORT}, listening on 127.0.0.1:${NO_GATEWAY_PORT})`,
+      );
       assert.equal(where, `checked via    ${via}`);
       assert.equal(blank, '');
       assert.match(header ?? '', /^ROLE +BACKEND +STATUS +LATENCY +DETAIL$/);

@@ -31,8 +31,16 @@ export const lines = (text: string): string[] => (text === '' ? [] : text.replac
  * the child except PATH and HOME.
  */
 export function cliEnv(extra: Env = {}): Env {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), KGW_LOG_LEVEL: 'warn', ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), KGW_LOG_LEVEL: 'warn', KGW_PORT: NO_GATEWAY_PORT, ...extra };
 }
+
+/**
+ * The port a suite's kgw commands are told the gateway listens on unless the test names one
+ * (\`serve\` names its own). Nothing listens on port 1, so a gateway a developer runs on the
+ * default 8787 (\`npm start\`) is never taken for the suite's: \`kgw\` refuses to create a data
+ * folder while a gateway answers on its configured port.
+ */
+export const NO_GATEWAY_PORT = '1';
 
 interface Collected {
   stdout(): string;
