@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Db } from '../../src/store/db.ts';
-import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
+import type { SeededGateway } from '../support/gateway.ts';
+import { connectClient, issueToken, startSeededGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /*
@@ -58,28 +56,25 @@ const PROBE: Readonly<Record<keyof typeof ENDPOINTS, { name: string; arguments: 
 
 for (const backend of storeBackends()) {
   describe(`MCP ${V} beside the legacy revisions on ${backend.name}`, () => {
-    let store: TestStore;
-    let db: Db;
-    let running: RunningGateway;
-    let token: string;
+    let gw: SeededGateway;
     const closers: { close(): Promise<void> }[] = [];
 
     async function modern(path: string, mode: 'auto' | { pin: string } = { pin: V }): Promise<ModernClient> {
       const client = new ModernClient({ name: 'kgw-test-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
-      await client.connect(new ModernTransport(new URL(`${running.url}${path}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(new ModernTransport(new URL(`${gw.running.url}${path}`), { requestInit: { headers: { authorization: `Bearer ${gw.token}` } } }));
       closers.push(client);
       return client;
     }
     async function legacy(path: string): Promise<Client> {
-      const client = await connectClient(`${running.url}${path}`, token);
+      const client = await connectClient(`${gw.running.url}${path}`, gw.token);
       closers.push(client);
       return client;
     }
     /** A raw POST: headers as given (the bearer token added), the body as JSON. */
     async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-      const response = await fetch(`${running.url}${path}`, {
+      const response = await fetch(`${gw.running.url}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
         body: JSON.stringify(body),
       });
       const text = await response.text();
@@ -98,17 +93,11 @@ for (const backend of storeBackends()) {
     });
 
     before(async () => {
-      store = await backend.open({ migrated: true });
-      db = store.db;
-      await seedOrg(db, ORG);
-      token = await issueToken(db, 'acme', 'alice@acme.test', 'context.read context.write activity.write brain:read brain:propose outreach:propose');
-      running = await startGateway(db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-      await drainedOutbox(db);
+      gw = await startSeededGateway(backend, ORG);
     });
     after(async () => {
       for (const closer of closers) await closer.close();
-      await running.close();
-      await store.dispose();
+      await gw.close();
     });
 
     for (const [path, name] of Object.entries(ENDPOINTS) as [keyof typeof ENDPOINTS, string][]) {
@@ -269,8 +258,8 @@ for (const backend of storeBackends()) {
     });
 
     it('refuses a tool outside the token’s scopes as the legacy era does: 403 with the dialect’s words', async () => {
-      const reader = await issueToken(db, 'acme', 'alice@acme.test', 'brain:read');
-      const response = await fetch(`${running.url}/brain/mcp`, {
+      const reader = await issueToken(gw.store.db, 'acme', 'alice@acme.test', 'brain:read');
+      const response = await fetch(`${gw.running.url}/brain/mcp`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${reader}`,

@@ -10,8 +10,8 @@ import { browserSkip, launchChromium, signInAndConsent } from '../support/browse
 import { connectClient, drainedOutbox, issueToken, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { PythonAnswer } from './python-support.ts';
-import { pythonInterpreter } from './python-support.ts';
+import type { PythonAnswer } from './support.ts';
+import { ENDPOINT_CALLS, pythonInterpreter } from './support.ts';
 
 /*
  * The official Python MCP SDK (2.3; test/services/python-mcp.sh) signing in with its own
@@ -41,12 +41,12 @@ brain:
     - { id: erp, type: tool, title: ERP, access: public }
 `;
 
-/** Each endpoint, the tool called there and the scopes its 401 challenge names (what the SDK asks for). */
-const CALLS: Readonly<Record<string, readonly [string, Record<string, unknown>, string]>> = {
-  '/mcp': ['whoami', {}, 'context.read context.write brain:read'],
-  '/alignbase/mcp': ['get_current_context', {}, 'context.read context.write'],
-  '/atmina/mcp': ['whoami', {}, 'context.read context.write'],
-  '/brain/mcp': ['read_concept', { id: 'erp' }, 'brain:read'],
+/** The scopes each endpoint's 401 challenge names: what the SDK asks for, unprompted. */
+const CHALLENGE_SCOPES: Readonly<Record<string, string>> = {
+  '/mcp': 'context.read context.write brain:read',
+  '/alignbase/mcp': 'context.read context.write',
+  '/atmina/mcp': 'context.read context.write',
+  '/brain/mcp': 'brain:read',
 };
 
 interface OAuthAnswer extends PythonAnswer {
@@ -115,8 +115,10 @@ describe("the official Python MCP SDK's OAuth client provider, signed in through
     }
   }
 
-  for (const [endpoint, [tool, args, scopes]] of Object.entries(CALLS)) {
+  for (const [endpoint, { tool, args }] of Object.entries(ENDPOINT_CALLS)) {
     it(`${endpoint}: registers, signs in through the browser, discovers at 2026-07-28, lists and calls ${tool}`, async () => {
+      const scopes = CHALLENGE_SCOPES[endpoint];
+      assert.ok(scopes, `the scopes of ${endpoint}'s challenge are known`);
       const url = `${gw.url}${endpoint}`;
       const { answer, consented } = await signInWithPython(url, tool, args);
       // The same agent with the same scopes through the TypeScript SDK's legacy client.

@@ -3,13 +3,11 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { Db } from '../../src/store/db.ts';
-import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
-import type { RunningGateway } from '../support/gateway.ts';
-import type { TestStore } from '../support/stores.ts';
+import type { SeededGateway } from '../support/gateway.ts';
+import { connectClient, startSeededGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { PythonAnswer } from './python-support.ts';
-import { pythonInterpreter } from './python-support.ts';
+import type { PythonAnswer } from './support.ts';
+import { ENDPOINT_CALLS, INTEROP_ORG, pythonInterpreter } from './support.ts';
 
 /*
  * The official Python MCP SDK (2.3, from PyPI; test/services/python-mcp.sh) in its default mode
@@ -22,54 +20,23 @@ import { pythonInterpreter } from './python-support.ts';
 const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL('./python_client.py', import.meta.url));
 
-const ORG = `tenant: acme
-name: Acme Inc.
-people:
-  - { email: alice@acme.test, name: Alice, brain_role: admin }
-teams:
-  - slug: docs
-    name: Docs team
-    members: { alice@acme.test: admin }
-brain:
-  nodes:
-    - { id: erp, type: tool, title: ERP, access: public }
-`;
-
-const CALLS: Readonly<Record<string, readonly [string, Record<string, unknown>]>> = {
-  '/mcp': ['whoami', {}],
-  '/alignbase/mcp': ['get_current_context', {}],
-  '/atmina/mcp': ['whoami', {}],
-  '/brain/mcp': ['read_concept', { id: 'erp' }],
-};
-
 const interpreter = pythonInterpreter();
 const [backend] = storeBackends();
 
 describe('the official Python MCP SDK in its default mode', { skip: interpreter === undefined ? 'KGW_TEST_PYTHON is not set' : false }, () => {
-  let store: TestStore;
-  let db: Db;
-  let running: RunningGateway;
-  let token: string;
+  let gw: SeededGateway;
 
   before(async () => {
-    store = await (backend as NonNullable<typeof backend>).open({ migrated: true });
-    db = store.db;
-    await seedOrg(db, ORG);
-    token = await issueToken(db, 'acme', 'alice@acme.test', 'context.read context.write activity.write brain:read brain:propose outreach:propose');
-    running = await startGateway(db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-    await drainedOutbox(db);
+    gw = await startSeededGateway(backend as NonNullable<typeof backend>, INTEROP_ORG);
   });
-  after(async () => {
-    await running.close();
-    await store.dispose();
-  });
+  after(() => gw.close());
 
-  for (const [endpoint, [tool, args]] of Object.entries(CALLS)) {
+  for (const [endpoint, { tool, args }] of Object.entries(ENDPOINT_CALLS)) {
     it(`${endpoint}: discovers at 2026-07-28, lists and calls ${tool} as the TypeScript client does`, async () => {
-      const url = `${running.url}${endpoint}`;
-      const { stdout } = await run(interpreter as string, [SCRIPT, url, token, tool, JSON.stringify(args)], { timeout: 60_000 });
+      const url = `${gw.running.url}${endpoint}`;
+      const { stdout } = await run(interpreter as string, [SCRIPT, url, gw.token, tool, JSON.stringify(args)], { timeout: 60_000 });
       const answer = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as PythonAnswer;
-      const legacy = await connectClient(url, token);
+      const legacy = await connectClient(url, gw.token);
       try {
         const expected = await legacy.callTool({ name: tool, arguments: args });
         assert.deepEqual(

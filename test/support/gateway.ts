@@ -10,8 +10,10 @@ import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { applyOrgFile } from '../../src/core/org/apply.ts';
 import { createToken } from '../../src/core/tokens/tokens.ts';
+import { SCOPES } from '../../src/core/access/scopes.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from './audit.ts';
+import type { StoreBackend, TestStore } from './stores.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;
@@ -36,7 +38,6 @@ export async function startGateway(db: Db, env: Record<string, string> = {}, opt
   };
 }
 
-/** Applies an org file; fails the test on any error. */
 /**
  * Waits until the gateway's outbox worker has applied every row (a minute at most), so the graph
  * store and the search engine show every write; fails naming what is still waiting.
@@ -51,12 +52,43 @@ export async function drainedOutbox(db: Db): Promise<void> {
   assert.fail(`the outbox did not drain: ${JSON.stringify(rows)}`);
 }
 
+/** Applies an org file; fails the test on any error. */
 export async function seedOrg(db: Db, yaml: string): Promise<void> {
   await applyOrgFile(db, { source: yaml }, cliTrail(db));
 }
 
 export async function issueToken(db: Db, tenant: string, principal: string, scopes: string, ttlMs?: number): Promise<string> {
   return (await createToken(db, { tenant, principal, scopes, ttlMs }, cliTrail(db))).token;
+}
+
+export interface SeededGateway {
+  readonly store: TestStore;
+  readonly running: RunningGateway;
+  /** Alice's token, with every scope. */
+  readonly token: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway over a fresh migrated store seeded with `org` (of tenant acme, with
+ * alice@acme.test), a token of Alice's with every scope, and the outbox drained, so the graph
+ * and the search engine hold the org's content: what the suites of outside clients talk to.
+ */
+export async function startSeededGateway(backend: StoreBackend, org: string): Promise<SeededGateway> {
+  const store = await backend.open({ migrated: true });
+  await seedOrg(store.db, org);
+  const token = await issueToken(store.db, 'acme', 'alice@acme.test', SCOPES.join(' '));
+  const running = await startGateway(store.db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
+  await drainedOutbox(store.db);
+  return {
+    store,
+    running,
+    token,
+    async close() {
+      await running.close();
+      await store.dispose();
+    },
+  };
 }
 
 /** The SDK's own client, connected over Streamable HTTP with a bearer token. */
