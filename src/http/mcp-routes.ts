@@ -185,10 +185,7 @@ export function registerMcpRoutes(
           const refused = mcp.insufficientScope(endpoint, caller, messages);
           if (refused) {
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }));
-            return reply
-              .code(403)
-              .type('application/json')
-              .send({ jsonrpc: '2.0', id: refused.id, error: { code: -32003, message: refused.text } });
+            return sendRejection(reply, { status: 403, code: -32003, message: refused.text, id: refused.id });
           }
           const exchange = { endpoint, caller, requestId: request.id, log: request.log };
           if (era.era === 'modern') {

@@ -206,7 +206,6 @@ export class McpService {
   async handleModern(request: McpRequest, message: JSONRPCMessage, method: string): Promise<JSONRPCMessage | Rejection | undefined> {
     const { endpoint } = request;
     if (!servedMethod(method, this.#registry.hasResources(endpoint))) return 'id' in message ? methodNotFound(message, method) : undefined;
-    const version = { name: endpoint.serverInfo.name, version: endpoint.serverInfo.version };
     if (method === 'server/discover') {
       if (!('id' in message) || message.id === undefined) return undefined;
       const result = {
@@ -214,12 +213,12 @@ export class McpService {
         capabilities: this.capabilities(endpoint),
         ...(endpoint.instructions === undefined ? {} : { instructions: endpoint.instructions }),
       };
-      return modernAnswer({ jsonrpc: '2.0', id: message.id, result }, method, version);
+      return modernAnswer({ jsonrpc: '2.0', id: message.id, result }, method, endpoint.serverInfo);
     }
     const [answer] = await this.handle(request, [message]);
     if (answer === undefined) return undefined;
     const uri = method === 'resources/read' ? (message as { params?: { uri?: unknown } }).params?.uri : undefined;
-    return modernAnswer(answer, method, version, typeof uri === 'string' ? uri : undefined);
+    return modernAnswer(answer, method, endpoint.serverInfo, typeof uri === 'string' ? uri : undefined);
   }
 
   /** What the endpoint offers, the same in both eras: tools, and resources where it has some; nothing changes during a request. */
