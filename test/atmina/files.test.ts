@@ -136,6 +136,41 @@ for (const backend of storeBackends()) {
         assertAtminaError(text, 'payload_too_large', 'use request_uploads');
       });
 
+      it('refuses a patch that doubles the file per edit as payload_too_large at the edit that passes 1 MiB, writing nothing', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'grow.md', 'a'.repeat(1024));
+        const before = await suite.snapshot();
+        const patch = Array.from({ length: 50 }, () => ({ find: 'a', replace: 'aa', occurrence: 'all' }));
+        const text = await (await editor()).fail('write_file', { kb_id: kb.kb_id, path: 'grow.md', mode: 'patch', patch });
+        assert.equal(
+          text,
+          'payload_too_large: the file would be 2097152 bytes; text writes keep files to 1048576 bytes of UTF-8 (use request_uploads for larger files)',
+        );
+        // The same edits as one item of write_files: that item fails alone, nothing is written.
+        const batch = await (
+          await editor()
+        ).ok<{ results: { ok: boolean; code?: string }[] }>('write_files', { kb_id: kb.kb_id, items: [{ path: 'grow.md', mode: 'patch', patch }] });
+        assert.partialDeepStrictEqual(batch.results, [{ ok: false, code: 'payload_too_large' }]);
+        assert.deepEqual(await suite.snapshot(), before);
+        assert.equal((await read(kb, 'grow.md')).content, 'a'.repeat(1024));
+      });
+
+      it('refuses a 1,000-character replacement of every letter of a 1 MiB file as payload_too_large, not an internal error', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'full.md', 'a'.repeat(1024 * 1024));
+        const before = await suite.snapshot();
+        const text = await (
+          await editor()
+        ).fail('write_file', { kb_id: kb.kb_id, path: 'full.md', mode: 'patch', patch: [{ find: 'a', replace: 'b'.repeat(1000), occurrence: 'all' }] });
+        assert.equal(
+          text,
+          'payload_too_large: the file would be 1048576000 bytes; text writes keep files to 1048576 bytes of UTF-8 (use request_uploads for larger files)',
+        );
+        assert.deepEqual(await suite.snapshot(), before);
+        // The gateway still answers everyone.
+        assert.equal((await read(kb, 'full.md')).size_bytes, 1024 * 1024);
+      });
+
       it('refuses a file that is not there as not_found', async () => {
         const kb = await suite.kb();
         const viewer = await suite.agent('viewer-bot');

@@ -412,7 +412,7 @@ export async function applyWrite(stores: KbStores, caller: Caller, kbId: string,
       bytes = Buffer.concat([await bytesOf(stores.blob, base.sha256), write.content ?? Buffer.alloc(0)]);
       checkSize(bytes.length);
     } else {
-      bytes = Buffer.from(applyPatch(await textOf(stores.blob, base), write.edits, write.ifMatch !== undefined), 'utf8');
+      bytes = Buffer.from(applyPatch(await textOf(stores.blob, base), write.edits, write.ifMatch !== undefined, KB_TEXT_MAX_BYTES), 'utf8');
       checkSize(bytes.length);
       checkIntegrity(write, bytes, 'the patched file');
     }

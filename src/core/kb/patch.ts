@@ -38,20 +38,27 @@ export function checkPatch(edits: readonly PatchEdit[]): void {
  * The text after every edit. `guarded`: the caller named the version it edits (if_match), so a
  * find text that is not there is its own mistake (`validation`); unguarded, the file may have
  * changed since it was read (`conflict`: read it again).
+ *
+ * `maxBytes` bounds the text after *each* edit, checked before the edit's string is built: an
+ * edit list that doubles the text per edit would otherwise build strings past V8's limit (the
+ * process aborts) long before a check of the final size. Each edit scans a text of at most
+ * `maxBytes`, so a whole list costs at most PATCH_EDITS_MAX scans of that size.
  */
-export function applyPatch(text: string, edits: readonly PatchEdit[], guarded: boolean): string {
+export function applyPatch(text: string, edits: readonly PatchEdit[], guarded: boolean, maxBytes: number): string {
   let result = text;
+  let bytes = Buffer.byteLength(text, 'utf8');
   edits.forEach((edit, index) => {
     const starts = occurrences(result, edit.find);
     if (starts.length === 0) throw refuseKb.patchFindMissing(index, guarded);
-    if (edit.occurrence === 'all') {
-      result = result.split(edit.find).join(edit.replace);
-      return;
-    }
-    if (edit.occurrence === undefined && starts.length > 1) throw refuseKb.patchFindAmbiguous(index, starts.length);
-    const at = starts[(edit.occurrence ?? 1) - 1];
+    const all = edit.occurrence === 'all';
+    if (!all && edit.occurrence === undefined && starts.length > 1) throw refuseKb.patchFindAmbiguous(index, starts.length);
+    const at = all ? 0 : starts[(edit.occurrence ?? 1) - 1];
     if (at === undefined) throw refuseKb.patchFindAmbiguous(index, starts.length);
-    result = result.slice(0, at) + edit.replace + result.slice(at + edit.find.length);
+    // Exact: the arguments and the stored text hold no lone surrogates, so find matches whole code points.
+    const next = bytes + (all ? starts.length : 1) * (Buffer.byteLength(edit.replace, 'utf8') - Buffer.byteLength(edit.find, 'utf8'));
+    if (next > maxBytes) throw refuseKb.fileTooLarge(next, maxBytes);
+    result = all ? result.split(edit.find).join(edit.replace) : result.slice(0, at) + edit.replace + result.slice(at + edit.find.length);
+    bytes = next;
   });
   return result;
 }
