@@ -89,7 +89,7 @@ async function anonymousTenants(services: Services): Promise<AnonymousTenantStat
   for (const slug of services.config.anonymousSearch.tenants) {
     const tenant = await findTenant(services.db, slug);
     // The same query the anonymous endpoint searches through, so the count is what it would see.
-    const kbs = tenant === undefined ? null : (await publicKbs(services.db, tenant.id)).length;
+    const kbs = tenant === undefined ? null : (await publicKbs(services.db, tenant)).length;
     statuses.push({ tenant: slug, exists: tenant !== undefined, publicKbs: kbs });
   }
   return statuses;

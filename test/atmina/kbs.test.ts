@@ -171,10 +171,49 @@ for (const backend of storeBackends()) {
         assert.deepEqual([await refusalFor('admin-bot', theirs.kb_id), await refusalFor('admin-bot', theirs.slug)], [EXPECTED, EXPECTED]);
       });
 
+      it('answers a slug qualified by another tenant’s slug so, even naming that tenant’s own KB, and an unknown qualified slug so', async () => {
+        const theirs = await (await suite.agent('globex-bot', undefined, 'globex')).ok<KbWire>('create_kb', { name: suite.unique('Globex plans') });
+        const ours = await suite.kb();
+        assert.deepEqual(
+          [
+            await refusalFor('admin-bot', `globex/${theirs.slug}`),
+            await refusalFor('admin-bot', `globex/${ours.slug}`),
+            await refusalFor('admin-bot', 'acme/no-such-kb'),
+            await refusalFor('admin-bot', `acme/${ours.kb_id}`),
+            await refusalFor('admin-bot', `acme/acme/${ours.slug}`),
+          ],
+          [EXPECTED, EXPECTED, EXPECTED, EXPECTED, EXPECTED],
+        );
+      });
+
+      it('answers another team’s KB named by its tenant-qualified slug so', async () => {
+        const theirs = await (await suite.agent('support-bot')).ok<KbWire>('create_kb', { name: suite.unique('Support qualified') });
+        assert.equal(await refusalFor('viewer-bot', `acme/${theirs.slug}`), EXPECTED);
+      });
+
       it('answers an archived KB so', async () => {
         const kb = await suite.kb();
         await (await suite.agent('admin-bot')).ok('delete_kb', { kb_id: kb.kb_id, confirm: kb.slug });
         assert.equal(await refusalFor('admin-bot', kb.kb_id), EXPECTED);
+      });
+    });
+
+    describe('naming a KB by its tenant-qualified slug', () => {
+      it('takes <tenant-slug>/<kb-slug> wherever a tool takes kb_id, as the bare slug and the id', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'a.md', 'alpha');
+        const editor = await suite.agent('editor-bot');
+        const qualified = `acme/${kb.slug}`;
+        assert.partialDeepStrictEqual(await editor.ok('list_files', { kb_id: qualified }), { kb_id: kb.kb_id, files: [{ path: 'a.md' }] });
+        assert.partialDeepStrictEqual(await editor.ok('read_file', { kb_id: qualified, path: 'a.md' }), { kb_id: kb.kb_id, content: 'alpha' });
+        assert.partialDeepStrictEqual(await editor.ok('write_file', { kb_id: qualified, path: 'b.md', mode: 'create', content: 'beta' }), {
+          kb_id: kb.kb_id,
+          version: 1,
+        });
+        assert.partialDeepStrictEqual(await (await suite.agent('admin-bot')).ok('update_kb', { kb_id: qualified, description: 'Qualified' }), {
+          kb_id: kb.kb_id,
+          changed: ['description'],
+        });
       });
     });
 

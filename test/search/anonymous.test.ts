@@ -140,6 +140,20 @@ for (const backend of storeBackends())
         }
       });
 
+      it('searches a public KB named by its tenant-qualified slug, and refuses another tenant’s prefix or a hidden KB so named as not found', async () => {
+        const answer = await anonymous.ok<SearchWire>('search', { query: 'survey', scope: { kb_slugs: [`acme/${open.slug}`] } });
+        assert.deepEqual(
+          answer.results.map((r) => r.path),
+          ['faq/survey.md'],
+        );
+        for (const slug of [`globex/${open.slug}`, `acme/${team.slug}`, `acme/${hidden.slug}`])
+          assertAtminaError(
+            await anonymous.fail('search', { query: 'survey', scope: { kb_slugs: [slug] } }),
+            'not_found',
+            `no Knowledge Base ${JSON.stringify(slug)}`,
+          );
+      });
+
       it('searches a public KB named in the scope', async () => {
         const answer = await anonymous.ok<SearchWire>('search', { query: 'survey', scope: { kb_slugs: [open.slug] } });
         assert.deepEqual(

@@ -167,6 +167,28 @@ for (const backend of storeBackends()) {
         );
       });
 
+      it('searches a KB named by its tenant-qualified slug, as in the spec’s example, and by its bare slug alike', async () => {
+        const viewer = await suite.agent('viewer-bot');
+        const question = { query: 'customer data retention decision', max_files: 5 };
+        const qualified = await viewer.ok<SearchWire>('search', { ...question, scope: { kb_slugs: [`acme/${kb.slug}`] } });
+        const bare = await viewer.ok<SearchWire>('search', { ...question, scope: { kb_slugs: [kb.slug] } });
+        assert.equal(qualified.results[0]?.path, 'decisions/retention.md');
+        assert.deepEqual(qualified, bare);
+      });
+
+      it('refuses a slug qualified by another tenant, or naming a KB the caller may not read, as not found like an unknown slug', async () => {
+        const viewer = await suite.agent('viewer-bot');
+        const refusal = async (slug: string) =>
+          (await viewer.fail('search', { query: 'retention', scope: { kb_slugs: [slug] } })).replace(JSON.stringify(slug), '"<slug>"');
+        const unknown = await refusal('no-such-kb');
+        assertAtminaError(unknown, 'not_found', 'no Knowledge Base "<slug>" is available to you');
+        assert.deepEqual(await Promise.all([refusal(`globex/${kb.slug}`), refusal(`acme/${hidden.slug}`), refusal('acme/no-such-kb')]), [
+          unknown,
+          unknown,
+          unknown,
+        ]);
+      });
+
       it('refuses a KB of another tenant named in the scope as not found', async () => {
         const globex = await suite.agent('globex-bot', 'context.read context.write', 'globex');
         assertAtminaError(await globex.fail('search', { query: 'retention', scope: { kb_ids: [kb.kb_id] } }), 'not_found');

@@ -1,4 +1,4 @@
-import type { Caller } from '../access/caller.ts';
+import type { Caller, TenantRef } from '../access/caller.ts';
 import type { TeamKbAccess } from '../access/team-shares.ts';
 import { teamKbAccess, teamKbAccessByTeam } from '../access/team-shares.ts';
 import type { KbAccess, TeamRole } from '../access/team-roles.ts';
@@ -41,19 +41,42 @@ export interface KbWithAccess {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/** How a caller named a KB: by id or by slug, or by nothing that can name one of its tenant's KBs. */
+export type KbName = { readonly id: string } | { readonly slug: string } | undefined;
+
 /**
- * The live KB the caller names by id (or slug) with the caller's access, or `not_found` when
- * there is none the caller may know of. `lock`: `share` holds the KB against being archived or
- * changed until the transaction ends (file writes), `update` locks it for a change of its own.
+ * The KB a name given by a caller of `tenant` means: its id, its slug, or its tenant-qualified
+ * slug `<tenant-slug>/<kb-slug>` (the spec's `"kb_slugs": ["acme/handbook"]`). Only the caller's
+ * own tenant may qualify it: another tenant's prefix names nothing, so it is refused as not found
+ * exactly like an unknown slug, and says nothing of that tenant.
+ */
+export function kbName(tenant: TenantRef, given: string): KbName {
+  if (UUID.test(given)) return { id: given.toLowerCase() };
+  const slash = given.indexOf('/');
+  const slug = slash === -1 ? given : given.slice(0, slash) === tenant.slug ? given.slice(slash + 1) : '';
+  return SLUG.test(slug) ? { slug } : undefined;
+}
+
+/** The SQL condition on `k` (as $2) and its parameter for a KB name. */
+export function kbNameWhere(name: NonNullable<KbName>): { readonly where: string; readonly param: string } {
+  return 'id' in name ? { where: 'k.id = $2::uuid', param: name.id } : { where: 'k.slug = $2', param: name.slug };
+}
+
+/**
+ * The live KB the caller names by id, slug or tenant-qualified slug (kbName) with the caller's
+ * access, or `not_found` when there is none the caller may know of. `lock`: `share` holds the KB
+ * against being archived or changed until the transaction ends (file writes), `update` locks it
+ * for a change of its own.
  */
 export async function resolveKb(q: Queryable, caller: Caller, given: string, options: { lock?: 'share' | 'update' } = {}): Promise<KbWithAccess> {
-  const byId = UUID.test(given);
-  if (!byId && !SLUG.test(given)) throw refuseKb.kbNotFound(given);
+  const name = kbName(caller.tenant, given);
+  if (name === undefined) throw refuseKb.kbNotFound(given);
+  const { where, param } = kbNameWhere(name);
   const lock = options.lock === undefined ? '' : options.lock === 'share' ? 'FOR SHARE OF k' : 'FOR UPDATE OF k';
   const [row] = await q.query<KbRow>(
     `SELECT ${KB_COLUMNS} FROM ${KB_FROM}
-      WHERE k.tenant_id = $1 AND ${byId ? 'k.id = $2::uuid' : 'k.slug = $2'} AND k.archived_at IS NULL ${lock}`,
-    [caller.tenant.id, byId ? given.toLowerCase() : given],
+      WHERE k.tenant_id = $1 AND ${where} AND k.archived_at IS NULL ${lock}`,
+    [caller.tenant.id, param],
   );
   if (row === undefined) throw refuseKb.kbNotFound(given);
   const kb = toKb(row);

@@ -1,6 +1,8 @@
 import { effectiveKbRole } from '../access/team-roles.ts';
 import type { Queryable } from '../../store/db.ts';
+import type { TenantRef } from '../access/caller.ts';
 import type { KbWithAccess } from './access.ts';
+import { kbName, kbNameWhere } from './access.ts';
 import type { KbRow } from './queries.ts';
 import { KB_COLUMNS, KB_FROM, toKb } from './queries.ts';
 import { refuseKb } from './refusals.ts';
@@ -13,9 +15,6 @@ import { refuseKb } from './refusals.ts';
  * an anonymous connection cannot tell a hidden KB from a missing one.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
-
 const PUBLIC_KBS = `SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND k.visibility = 'public' AND k.archived_at IS NULL`;
 
 function withSearch(row: KbRow): KbWithAccess | undefined {
@@ -24,17 +23,18 @@ function withSearch(row: KbRow): KbWithAccess | undefined {
   return access === 'none' ? undefined : { kb, access };
 }
 
-/** The tenant's public KBs (every one, by slug, or those named by id or slug), each with `search` access. */
-export async function publicKbs(q: Queryable, tenantId: string, named: readonly string[] = []): Promise<KbWithAccess[]> {
+/** The tenant's public KBs (every one, by slug, or those named by id, slug or tenant-qualified slug), each with `search` access. */
+export async function publicKbs(q: Queryable, tenant: TenantRef, named: readonly string[] = []): Promise<KbWithAccess[]> {
   if (named.length === 0) {
-    const rows = await q.query<KbRow>(`${PUBLIC_KBS} ORDER BY k.slug`, [tenantId]);
+    const rows = await q.query<KbRow>(`${PUBLIC_KBS} ORDER BY k.slug`, [tenant.id]);
     return rows.flatMap((row) => withSearch(row) ?? []);
   }
   const found = new Map<string, KbWithAccess>();
   for (const given of named) {
-    const byId = UUID.test(given);
-    if (!byId && !SLUG.test(given)) throw refuseKb.kbNotFound(given);
-    const [row] = await q.query<KbRow>(`${PUBLIC_KBS} AND ${byId ? 'k.id = $2::uuid' : 'k.slug = $2'}`, [tenantId, byId ? given.toLowerCase() : given]);
+    const name = kbName(tenant, given);
+    if (name === undefined) throw refuseKb.kbNotFound(given);
+    const { where, param } = kbNameWhere(name);
+    const [row] = await q.query<KbRow>(`${PUBLIC_KBS} AND ${where}`, [tenant.id, param]);
     const kb = row === undefined ? undefined : withSearch(row);
     if (kb === undefined) throw refuseKb.kbNotFound(given);
     found.set(kb.kb.id, kb);

@@ -119,7 +119,7 @@ function decodeCursor(cursor: string, digest: string): number {
  */
 async function searchedKbs(services: Services, searcher: Searcher, input: SearchInput): Promise<KbWithAccess[]> {
   const named = [...(input.kbIds ?? []), ...(input.kbSlugs ?? [])];
-  if (isAnonymous(searcher)) return publicKbs(services.db, searcher.tenant.id, named);
+  if (isAnonymous(searcher)) return publicKbs(services.db, searcher.tenant, named);
   const caller: Caller = searcher;
   if (named.length === 0) return accessibleKbs(services.db, caller);
   const found = new Map<string, KbWithAccess>();

@@ -23,7 +23,9 @@ export const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempot
  */
 export const KB_WRITES = { limiter: 'kb_writes' } as const;
 
-export const kbId = z.string().describe('The Knowledge Base: its kb_id from list_kbs (its slug works too).');
+export const kbId = z
+  .string()
+  .describe('The Knowledge Base: its kb_id from list_kbs; its slug works too, bare ("handbook") or with your organisation\'s slug ("acme/handbook").');
 export const filePath = z
   .string()
   .describe('The file path in the KB: relative, / between folders, e.g. "decisions/search.md"; case-sensitive, at most 1024 bytes.');

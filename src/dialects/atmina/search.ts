@@ -165,8 +165,12 @@ export const searchInput = z
     query: z.string().max(QUERY_TEXT_MAX_CHARS).describe(`The question or keywords, 1 to ${QUERY_TEXT_MAX_CHARS} characters.`),
     scope: z
       .object({
-        kb_ids: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
-        kb_slugs: z.array(z.string()).max(SCOPE_KBS_MAX).optional(),
+        kb_ids: z.array(z.string()).max(SCOPE_KBS_MAX).optional().describe('KBs by kb_id from list_kbs.'),
+        kb_slugs: z
+          .array(z.string())
+          .max(SCOPE_KBS_MAX)
+          .optional()
+          .describe('KBs by slug: bare ("handbook") or with your organisation\'s slug ("acme/handbook").'),
         path_prefixes: z.array(z.string()).max(SCOPE_PATHS_MAX).optional().describe('Only paths starting with one of these, e.g. "policies/".'),
       })
       .strict()
