@@ -5,6 +5,7 @@ import { DEFAULT_ACCESS } from '../access/principal-access.ts';
 import type { PrincipalAccess } from '../access/principal-access.ts';
 import { visibleAtTier } from '../access/tiers.ts';
 import { principalAccess } from '../directory/principals.ts';
+import { analyzerLanguage } from '../search/analyzer.ts';
 import type { Services } from '../services.ts';
 import type { Mark } from './model.ts';
 import { ALL_BRAIN_SCOPES, brainScopes, nodeTypeMedia } from './search-source.ts';
@@ -107,7 +108,9 @@ export async function queryIndex(
   signal?: AbortSignal,
 ): Promise<{ readonly hits: readonly IndexHit[]; readonly hidden: number }> {
   const filters = { kinds: ['brain_node'] as const, ...(input.types === undefined ? {} : { mediaTypes: input.types.map(nodeTypeMedia) }) };
-  const base = { tenantId: viewer.tenantId, text: input.query, language: viewer.language, filters };
+  // The question is analysed with the analyser the nodes were indexed with (search-source.ts):
+  // the tenant's language tag itself names no stemmer, and unstemmed words miss stemmed titles.
+  const base = { tenantId: viewer.tenantId, text: input.query, language: analyzerLanguage(viewer.language), filters };
   const reach = brainScopes(viewer.access);
   const visible = await services.search.search({ ...base, scopes: reach.scopes, scopePrefixes: reach.prefixes, limit: input.limit, snippets: 1 }, signal);
   const all = await services.search.search(
