@@ -87,7 +87,7 @@ for (const backend of storeBackends()) {
       });
       assert.equal(
         text,
-        'validation: items 1, 2 name the same path "a.md"; a path may repeat only as later append or patch items without if_match; nothing was written',
+        'validation: items 1, 2 name the same path "a.md"; a path may repeat only as later append, patch or overwrite items, each applied to the result of the one before (an overwrite must carry that result\'s sha256 as if_match); nothing was written',
       );
       assert.deepEqual(await suite.snapshot(), before);
     });
@@ -106,19 +106,74 @@ for (const backend of storeBackends()) {
       assertAtminaError(text, 'validation', 'name the same path "café.md"');
     });
 
-    it('rejects a repeated path whose later item carries its own if_match as a duplicate', async () => {
+    it('applies edits of one path that carry each new hash forward as the next if_match, as the spec says', async () => {
+      const kb = await suite.kb();
+      const file = await suite.file(kb.kb_id, 'chain.md', 'one\n');
+      const steps = ['one\n', 'one\ntwo\n', 'one\n2\n', 'three\n'];
+      const batch = await (
+        await editor()
+      ).ok<Batch>('write_files', {
+        kb_id: kb.kb_id,
+        items: [
+          { path: 'chain.md', mode: 'append', content: 'two\n', if_match: file.sha256 },
+          { path: 'chain.md', mode: 'patch', patch: [{ find: 'two', replace: '2' }], if_match: sha256(steps[1] ?? '') },
+          { path: 'chain.md', mode: 'overwrite', content: 'three\n', if_match: sha256(steps[2] ?? '') },
+        ],
+      });
+      assert.deepEqual(
+        batch.results.map((r) => ({ ok: r.ok, version: r.version, sha256: r.sha256 })),
+        [
+          { ok: true, version: 2, sha256: sha256(steps[1] ?? '') },
+          { ok: true, version: 3, sha256: sha256(steps[2] ?? '') },
+          { ok: true, version: 4, sha256: sha256(steps[3] ?? '') },
+        ],
+      );
+      const read = await (await editor()).ok<ReadWire>('read_file', { kb_id: kb.kb_id, path: 'chain.md' });
+      assert.equal(read.content, 'three\n');
+    });
+
+    it('refuses a later item whose if_match is not the hash the item before produced as a conflict of that item, skipping the rest of its path', async () => {
       const kb = await suite.kb();
       const file = await suite.file(kb.kb_id, 'a.md', 'one');
+      const batch = await (
+        await editor()
+      ).ok<Batch>('write_files', {
+        kb_id: kb.kb_id,
+        items: [
+          { path: 'a.md', mode: 'append', content: ' two' },
+          { path: 'a.md', mode: 'append', content: ' three', if_match: file.sha256 },
+          { path: 'a.md', mode: 'append', content: ' four' },
+          { path: 'b.md', mode: 'create', content: 'b' },
+        ],
+      });
+      assert.deepEqual(
+        batch.results.map((r) => r.error),
+        [
+          undefined,
+          `conflict: not applied: if_match is not the sha256 item 0 of this batch left at this path (${sha256('one two')}); carry each item's new sha256 forward as the next one's if_match, or leave if_match out`,
+          'conflict: not applied: item 1 for the same path failed, and this edit builds on it',
+          undefined,
+        ],
+      );
+      const read = await (await editor()).ok<ReadWire>('read_file', { kb_id: kb.kb_id, path: 'a.md' });
+      assert.deepEqual({ content: read.content, version: read.version }, { content: 'one two', version: 2 });
+    });
+
+    it('rejects a repeated path whose later item is an overwrite without if_match as a duplicate, writing nothing', async () => {
+      const kb = await suite.kb();
+      await suite.file(kb.kb_id, 'a.md', 'one');
+      const before = await suite.snapshot();
       const text = await (
         await editor()
       ).fail('write_files', {
         kb_id: kb.kb_id,
         items: [
           { path: 'a.md', mode: 'append', content: ' two' },
-          { path: 'a.md', mode: 'append', content: ' three', if_match: file.sha256 },
+          { path: 'a.md', mode: 'overwrite', content: 'three' },
         ],
       });
-      assertAtminaError(text, 'validation', 'name the same path');
+      assertAtminaError(text, 'validation', 'items 0, 1 name the same path');
+      assert.deepEqual(await suite.snapshot(), before);
     });
 
     it('answers a failed item on its own and applies the others', async () => {

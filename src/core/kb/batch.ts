@@ -13,7 +13,8 @@ import { refuseKb } from './refusals.ts';
  * does not stop the others; only a batch that names one path twice in a way that cannot be
  * ordered is refused whole (docs/atmina.md, "Batches"). Items of different paths run side by
  * side, at most `concurrency` at a time; items of one path run one after the other, in the
- * order given, each guarded by the SHA-256 the item before it produced.
+ * order given, each guarded by the SHA-256 the item before it produced (given as its if_match,
+ * or carried forward).
  */
 
 export const BATCH_ITEMS_MAX = 50;
@@ -34,10 +35,13 @@ type Prepared = { readonly index: number; readonly write: PreparedWrite } | { re
 
 /**
  * A path may appear more than once only as ordered edits of one file: its first item may be
- * any mode, and every later one must be an append or a patch without if_match of its own (the
- * hash of the item before is carried forward as its guard). Anything else, a second create or
- * overwrite of one path, or a later item with a guard of its own, is a duplicate path: the
- * batch is refused whole, nothing written. Items whose own input is wrong take no part.
+ * any mode, and every later one must be an append or a patch, or an overwrite carrying if_match.
+ * Each later item is guarded by the hash the item before produced: carried forward when it has
+ * no if_match, and compared with its if_match when it has one (the spec: "apply multiple edits
+ * to one path sequentially, carrying each new hash forward"). An overwrite without if_match
+ * would discard the item before unread, and a create cannot follow a write of its path: either
+ * is a duplicate path, and the batch is refused whole, nothing written. Items whose own input is
+ * wrong take no part.
  */
 function orderedGroups(prepared: readonly Prepared[]): Map<string, { index: number; write: PreparedWrite }[]> {
   const groups = new Map<string, { index: number; write: PreparedWrite }[]>();
@@ -49,7 +53,7 @@ function orderedGroups(prepared: readonly Prepared[]): Map<string, { index: numb
   }
   for (const [path, group] of groups) {
     const later = group.slice(1);
-    if (later.some(({ write }) => (write.mode !== 'append' && write.mode !== 'patch') || write.ifMatch !== undefined))
+    if (later.some(({ write }) => write.mode === 'create' || (write.mode === 'overwrite' && write.ifMatch === undefined)))
       throw refuseKb.batchDuplicatePath(
         path,
         group.map((g) => g.index),
@@ -85,16 +89,24 @@ export async function writeFiles(stores: KbStores, caller: Caller, input: WriteF
     'error' in item ? [{ index: item.index, path: item.path, ok: false, error: item.error }] : [],
   );
   const runGroup = async (group: readonly { index: number; write: PreparedWrite }[]): Promise<void> => {
-    let carried: string | undefined;
+    // The SHA-256 the item before left at the path, and that item's index.
+    let carried: { readonly sha256: string; readonly index: number } | undefined;
     let failed: number | undefined;
     for (const { index, write } of group) {
       if (failed !== undefined) {
         results.push({ index, path: write.path, ok: false, error: refuseKb.batchItemSkipped(failed) });
         continue;
       }
+      // A chained if_match names the result of the item before; another hash is the caller's stale
+      // chain, refused before anything is written (and the later items of the path with it).
+      if (carried !== undefined && write.ifMatch !== undefined && write.ifMatch !== carried.sha256) {
+        failed = index;
+        results.push({ index, path: write.path, ok: false, error: refuseKb.batchChainMismatch(carried.index, carried.sha256) });
+        continue;
+      }
       try {
-        const result = await applyWrite(stores, caller, kb.id, carried === undefined ? write : { ...write, ifMatch: carried }, audit);
-        carried = result.file.sha256;
+        const result = await applyWrite(stores, caller, kb.id, carried === undefined ? write : { ...write, ifMatch: carried.sha256 }, audit);
+        carried = { sha256: result.file.sha256, index };
         results.push({ index, path: write.path, ok: true, result });
       } catch (error) {
         if (!isKgwError(error)) throw error;

@@ -40,6 +40,8 @@ export interface KbReasonFacts {
   batch_duplicate_path: { path: string; items: readonly number[] };
   /** An item of write_files left out because an earlier item for its path failed. */
   batch_item_skipped: { after: number };
+  /** A later item of a path in write_files whose if_match is not the SHA-256 the item before it produced. */
+  batch_chain_mismatch: { previous: number; sha256: string };
   batch_bounds: { field: 'items' | 'concurrency'; max: number };
   invalid_cursor: Record<string, never>;
   /** The write could not be applied after retrying on a head that kept moving. */
@@ -165,10 +167,18 @@ export const refuseKb = {
       'validation',
       'batch_duplicate_path',
       { path, items },
-      `items ${items.join(', ')} name the same path ${quoted(path)}; a path may repeat only as later append or patch items without if_match; nothing was written`,
+      `items ${items.join(', ')} name the same path ${quoted(path)}; a path may repeat only as later append, patch or overwrite items, each applied to the result of the one before (an overwrite must carry that result's sha256 as if_match); nothing was written`,
     ),
   batchItemSkipped: (after: number): KgwError =>
     refusal('conflict', 'batch_item_skipped', { after }, `not applied: item ${after} for the same path failed, and this edit builds on it`),
+  batchChainMismatch: (previous: number, sha256: string): KgwError =>
+    refusal(
+      'conflict',
+      'batch_chain_mismatch',
+      { previous, sha256 },
+      `not applied: if_match is not the sha256 item ${previous} of this batch left at this path (${sha256}); carry each item's new sha256 forward as the next one's if_match, or leave if_match out`,
+      { sha256 },
+    ),
   batchBounds: (field: 'items' | 'concurrency', max: number): KgwError =>
     refusal(
       'validation',

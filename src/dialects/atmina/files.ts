@@ -215,7 +215,7 @@ export const writeFilesTool = defineTool({
   name: 'write_files',
   dialect: 'atmina',
   title: 'Write files',
-  description: `Up to ${BATCH_ITEMS_MAX} writes (as write_file’s) to one Knowledge Base, with a result per item: a failed item does not stop the others. Items of different paths run side by side (concurrency, default ${BATCH_CONCURRENCY_MAX}). To edit one path several times, list its items in order: after its first item, only append or patch items without if_match, each applied to the result of the one before (its hash carried forward). Any other repeated path rejects the whole batch.`,
+  description: `Up to ${BATCH_ITEMS_MAX} writes (as write_file’s) to one Knowledge Base, with a result per item: a failed item does not stop the others. Items of different paths run side by side (concurrency, default ${BATCH_CONCURRENCY_MAX}). To edit one path several times, list its items in order: after its first item, append, patch or overwrite items, each applied to the result of the one before; carry each new sha256 forward as the next item's if_match (an overwrite needs it; append and patch may leave it out and are guarded the same), and a wrong one is a conflict of that item. Any other repeated path rejects the whole batch.`,
   input: z
     .object({
       kb_id: kbId,
