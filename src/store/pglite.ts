@@ -1,10 +1,79 @@
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, protocol } from '@electric-sql/pglite';
 import type { Db, Transaction } from './db.ts';
 import { assertChannel, assertReadOnly, CommitListeners } from './db.ts';
 import { PRIVATE_DIR_MODE, securePrivateTree } from './private-dir.ts';
 
 const NUMBER_TYPES = { 20: (value: string) => Number(value), 1700: (value: string) => Number(value) };
+
+/** What PGlite's protocol reader (not exported) offers; `bytes` copies the next bytes of the message. */
+interface ProtocolReader {
+  string(length: number): string;
+  cstring(): string;
+  bytes(length: number): ArrayBuffer | Uint8Array;
+}
+
+function isProtocolReader(value: unknown): value is ProtocolReader {
+  if (typeof value !== 'object' || value === null) return false;
+  const reader = value as Record<string, unknown>;
+  return typeof reader.string === 'function' && typeof reader.cstring === 'function' && typeof reader.bytes === 'function';
+}
+
+/** The fields of one DataRow message that PGlite's protocol parser reads from `fields`. */
+function parsedRow(fields: readonly string[]): unknown[] {
+  const encoded = fields.map((field) => Buffer.from(field, 'utf8'));
+  const body = Buffer.alloc(2 + encoded.reduce((sum, field) => sum + 4 + field.length, 0));
+  let at = body.writeInt16BE(encoded.length, 0);
+  for (const field of encoded) {
+    at = body.writeInt32BE(field.length, at);
+    at += field.copy(body, at);
+  }
+  const message = Buffer.concat([Buffer.from('D'), Buffer.alloc(4), body]);
+  message.writeInt32BE(4 + body.length, 1);
+  let row: unknown[] = [];
+  new protocol.Parser().parse(message, (parsed) => {
+    if ('fields' in parsed && Array.isArray(parsed.fields)) row = parsed.fields;
+  });
+  return row;
+}
+
+/**
+ * PGlite decodes every text value of a result with `new TextDecoder('utf-8')`, which by the
+ * Encoding standard removes a leading U+FEFF: a Knowledge, Memory or draft whose content starts
+ * with a byte order mark came back without it on the embedded store only (node-postgres keeps
+ * it), although content is kept byte for byte. The reader is internal to PGlite's protocol
+ * parser, so its decoding is replaced here, once per process, with a decoder that keeps the mark
+ * (its prototype is found through the private-field store the parser's constructor writes it
+ * to). A PGlite whose parser no longer looks like this fails the check below at start instead
+ * of silently dropping bytes again.
+ */
+function keepByteOrderMarks(): void {
+  const created: unknown[] = [];
+  const set = WeakMap.prototype.set; // eslint-disable-line @typescript-eslint/unbound-method
+  WeakMap.prototype.set = function <K extends WeakKey, V>(this: WeakMap<K, V>, key: K, value: V): WeakMap<K, V> {
+    created.push(value);
+    return set.call(this, key, value) as WeakMap<K, V>;
+  };
+  try {
+    new protocol.Parser();
+  } finally {
+    WeakMap.prototype.set = set;
+  }
+  const reader = created.find(isProtocolReader);
+  if (reader !== undefined) {
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const prototype = Object.getPrototypeOf(reader) as ProtocolReader;
+    prototype.string = function (this: ProtocolReader, length: number): string {
+      return decoder.decode(this.bytes(length));
+    };
+  }
+  const sample = ['\uFEFFkept', 'ä\uFEFF'];
+  const row = parsedRow(sample);
+  if (row.length !== sample.length || row.some((field, i) => field !== sample[i]))
+    throw new Error('This PGlite build drops a leading U+FEFF from text values and the gateway could not keep it (src/store/pglite.ts)');
+}
+
+keepByteOrderMarks();
 
 /**
  * Embedded PostgreSQL (WebAssembly) in a data folder, or in memory when `dataDir` is undefined.
