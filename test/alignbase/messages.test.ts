@@ -413,6 +413,9 @@ for (const backend of storeBackends()) {
       ]) {
         assert.equal(await sender.fail('send_context', other), 'idempotency_key was already used with different input');
       }
+      // A reused key is the caller's to change: no advice to wait and retry follows the text.
+      const keyReused = await sender.call('send_context', { ...args, message: 'Retry me!' });
+      assert.deepEqual(keyReused.content, [{ type: 'text', text: 'idempotency_key was already used with different input' }]);
       assert.deepEqual(await counts(), before);
       // Keys belong to their sender: another agent's send with the same key is its own.
       const helperSend = await (await as('helper')).ok<SendReply>('send_context', { ...args, artifacts: undefined });

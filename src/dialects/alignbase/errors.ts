@@ -1,7 +1,7 @@
 import type { KgwError } from '../../core/errors.ts';
 import { reasonOf } from '../../core/errors.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
-import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
+import { retryAdvice } from '../../mcp/retry-advice.ts';
 import { TEXTS } from './texts.ts';
 
 /** An error in the dialect's words: its reason worded by the table, else the core's message. */
@@ -24,7 +24,9 @@ export const alignbaseErrors: DialectErrors = {
   invalidArguments: (_tool, problems) => ({ text: `invalid arguments: ${problems.join('; ')}` }),
   fromError: (_tool, error) => {
     const text = alignbaseText(error);
-    return error.code === 'conflict' ? { text, notes: [CONFLICT_ADVICE] } : { text };
+    // The advice to back off only where waiting helps (a lost race, a busy batch): src/mcp/retry-advice.ts.
+    const advice = retryAdvice(error);
+    return advice === undefined ? { text } : { text, notes: [advice] };
   },
   internal: (_tool, requestId) => ({ text: `internal error; request id ${requestId}` }),
 };

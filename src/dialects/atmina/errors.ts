@@ -2,7 +2,7 @@ import type { KbAccess } from '../../core/access/team-roles.ts';
 import type { KgwError } from '../../core/errors.ts';
 import type { CallerStanding, ToolRole } from '../../core/kb/standing.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
-import { CONFLICT_ADVICE } from '../../mcp/errors.ts';
+import { retryAdvice } from '../../mcp/retry-advice.ts';
 
 /** An error as Atmina words it, `code: message`: also each failed item of write_files. */
 export function atminaText(error: KgwError): string {
@@ -39,7 +39,9 @@ export const atminaErrors: DialectErrors = {
   invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
   fromError: (_tool, error) => {
     const text = atminaText(error);
-    return error.code === 'conflict' ? { text, notes: [CONFLICT_ADVICE] } : { text };
+    // The advice to back off only where waiting helps (a lost race, a busy batch): src/mcp/retry-advice.ts.
+    const advice = retryAdvice(error);
+    return advice === undefined ? { text } : { text, notes: [advice] };
   },
   internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
 };

@@ -241,7 +241,7 @@ Errors read \`code: message\`. Branch on the code:
 | \`validation\` | bad input | fix the argument the message names; do not retry as is |
 | \`permission_denied\` | role or scope too low | do not retry; ask for access |
 | \`not_found\` | no such KB or file for you | check the identifier with \`list_kbs\` / \`list_files\` |
-| \`conflict\` | stale state | read again, reapply, retry with jitter |
+| \`conflict\` | stale state | read again and reapply the intended change; do not blindly retry (only a lost race or a busy batch says to wait, after the message) |
 | \`content_integrity\` | byte count or hash mismatch | recompute both from the exact UTF-8 bytes |
 | \`payload_too_large\` | too big for inline content | use uploads |
 | \`rate_limited\` | too many calls | wait the interval the message gives |
