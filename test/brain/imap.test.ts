@@ -98,6 +98,8 @@ people:
           to: addresses(parsed.to),
           subject: parsed.subject,
           approvalId: parsed.headers.get('x-kgw-approval-id'),
+          // The \Draft flag marks it: X-Unsent is only for an .eml file.
+          unsent: parsed.headers.get('x-unsent'),
           text: parsed.text?.replace(/\n$/, ''),
         },
         {
@@ -107,6 +109,7 @@ people:
           to: args.to,
           subject: args.subject,
           approvalId: id,
+          unsent: undefined,
           text: args.bodyText,
         },
       );

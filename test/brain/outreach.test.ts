@@ -213,7 +213,10 @@ for (const backend of storeBackends()) {
       const file = path.join(dataDir, 'outbox-drafts', `ana@${tenant}.test`, `${id}.eml`);
       assert.deepEqual({ status: decision.status, deliveredTo: decision.deliveredTo }, { status: 'accepted', deliveredTo: file });
       assert.equal((await showBrainReview(db, { tenant, id })).deliveredTo, file);
-      const draft = await simpleParser(await readFile(file));
+      const raw = await readFile(file);
+      // A mail client opens the file as a draft to edit and send, not as a received message.
+      assert.match(raw.toString('latin1'), /^X-Unsent: 1\r$/m);
+      const draft = await simpleParser(raw);
       assert.deepEqual(
         {
           from: draft.from?.value,

@@ -186,7 +186,10 @@ for (const backend of cliStoreBackends()) {
         new RegExp(`^Draft: +${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
       );
       const draft = await simpleParser(await readFile(file));
-      assert.deepEqual([draft.subject, draft.from?.value], ['Invoice INV-7', [{ name: 'Alice', address: 'alice@acme.test' }]]);
+      assert.deepEqual(
+        [draft.subject, draft.from?.value, draft.headers.get('x-unsent')],
+        ['Invoice INV-7', [{ name: 'Alice', address: 'alice@acme.test' }], '1'],
+      );
     });
 
     it('puts a draft in the approver’s IMAP mailbox through the running gateway, the password from the CLI’s environment', { skip: imap.skip }, async () => {

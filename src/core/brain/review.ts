@@ -291,6 +291,7 @@ export async function approverPasswordEnv(db: Db, input: { readonly tenant: stri
 
 /** Composes the approved email as the approver's draft and puts it in their mailbox; where it went. */
 async function putDraft(tx: Transaction, tenantId: string, by: Approver, row: Row, mail: DraftMail): Promise<string> {
+  const mailbox = await approverMailbox(tx, tenantId, by.id);
   const message = await composeDraft({
     approvalId: row.id,
     from: { name: by.name, address: by.email },
@@ -298,10 +299,12 @@ async function putDraft(tx: Transaction, tenantId: string, by: Approver, row: Ro
     subject: row.title,
     bodyText: row.body,
     date: new Date(),
+    // Without a mailbox the draft becomes an .eml file, which only this header marks as a draft.
+    unsent: mailbox === null,
   });
   return deliverDraft({
     person: { email: by.email },
-    mailbox: await approverMailbox(tx, tenantId, by.id),
+    mailbox,
     defaultImapUrl: mail.defaultImapUrl,
     env: mail.env,
     dataDir: mail.dataDir,

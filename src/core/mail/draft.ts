@@ -15,6 +15,12 @@ export interface DraftEmail {
   readonly subject: string;
   readonly bodyText: string;
   readonly date: Date;
+  /**
+   * Marks the message as an unsent draft with `X-Unsent: 1`, for a draft stored as a file: a
+   * mail client opens such an .eml as a draft to edit and send, not as a received message. A
+   * draft put in an IMAP mailbox has the \Draft flag instead.
+   */
+  readonly unsent: boolean;
 }
 
 /** The host part of every draft's Message-ID: a name of ours that no mail server claims. */
@@ -30,7 +36,7 @@ export async function composeDraft(draft: DraftEmail): Promise<Buffer> {
     text: draft.bodyText,
     date: draft.date,
     messageId: draftMessageId(draft.approvalId),
-    headers: { 'X-KGW-Approval-Id': draft.approvalId },
+    headers: { 'X-KGW-Approval-Id': draft.approvalId, ...(draft.unsent ? { 'X-Unsent': '1' } : {}) },
     // No attachments from paths or URLs can reach this composer (only text is given), and
     // nothing it builds is ever fetched from disk or network.
     disableFileAccess: true,
