@@ -19,6 +19,11 @@ for (const backend of storeBackends()) {
       await suite?.close();
     });
 
+    async function listedSlug(agent: string, slug: string): Promise<KbWire | undefined> {
+      const { kbs } = await (await suite.agent(agent)).ok<{ kbs: KbWire[] }>('list_kbs');
+      return kbs.find((kb) => kb.slug === slug);
+    }
+
     async function listed(agent: string, kbId: string): Promise<KbWire | undefined> {
       const { kbs } = await (await suite.agent(agent)).ok<{ kbs: KbWire[] }>('list_kbs');
       return kbs.find((kb) => kb.kb_id === kbId);
@@ -51,8 +56,32 @@ for (const backend of storeBackends()) {
         const taken = await suite.kb();
         const before = await suite.snapshot();
         const text = await (await suite.agent('support-bot')).fail('create_kb', { name: 'Other', slug: taken.slug });
-        assertAtminaError(text, 'conflict', `the slug "${taken.slug}" is already used`);
+        assertAtminaError(text, 'conflict', `the slug "${taken.slug}" is not available; choose another`);
         assert.deepEqual(await suite.snapshot(), before);
+      });
+
+      it('answers a slug held by a KB the caller cannot see exactly as one held by a KB it sees, so a hidden KB is not confirmed', async () => {
+        const admin = await suite.agent('admin-bot');
+        const seen = await suite.kb();
+        // Another team's private KB and an archived one: admin-bot can see neither.
+        const hidden = await suite.kb({ team: 'support', visibility: 'private' }, 'support-bot');
+        const archived = await suite.kb();
+        await admin.ok('delete_kb', { kb_id: archived.kb_id, confirm: archived.slug });
+        assert.equal(await listedSlug('admin-bot', hidden.slug), undefined);
+        const answers = async (slug: string) => {
+          const mask = (text: string) => text.replace(JSON.stringify(slug), '"<slug>"');
+          const own = await suite.kb();
+          const created = await admin.call('create_kb', { name: 'Probe', team: 'docs', slug });
+          const updated = await admin.call('update_kb', { kb_id: own.kb_id, slug });
+          return [created, updated].map((r) => ({ isError: r.isError, content: r.content.map((c) => (c.type === 'text' ? mask(c.text) : c.type)) }));
+        };
+        const expected = await answers(seen.slug);
+        assert.deepEqual(expected[0], {
+          isError: true,
+          content: ['conflict: the slug "<slug>" is not available; choose another, or leave slug out and one is derived from the name'],
+        });
+        assert.deepEqual(await answers(hidden.slug), expected);
+        assert.deepEqual(await answers(archived.slug), expected);
       });
 
       it('asks a caller who is Admin of several teams to name one, listing them, and changes nothing', async () => {
@@ -265,7 +294,7 @@ for (const backend of storeBackends()) {
       it('refuses a slug another KB uses as a conflict', async () => {
         const [a, b] = [await suite.kb(), await suite.kb()];
         const text = await (await suite.agent('admin-bot')).fail('update_kb', { kb_id: a.kb_id, slug: b.slug });
-        assertAtminaError(text, 'conflict', 'already used');
+        assertAtminaError(text, 'conflict', 'is not available');
       });
     });
 

@@ -87,8 +87,16 @@ export const refuseKb = {
       `${action} needs the ${ROLE_NAME[needed]} role on this Knowledge Base; you have ${ROLE_NAME[have]}`,
     ),
   invalidField: (field: string, problem: string): KgwError => refusal('validation', 'kb_invalid_field', { field, problem }, `${field}: ${problem}`),
+  // One answer whichever KB holds the slug (one the caller sees, one it may not see, an archived
+  // one): naming it, or saying "already used by a Knowledge Base", would confirm that a KB the
+  // caller cannot see exists (docs/decisions.md, "KB slugs that are taken").
   slugTaken: (slug: string): KgwError =>
-    refusal('conflict', 'kb_slug_taken', { slug }, `the slug ${quoted(slug)} is already used by a Knowledge Base of this organisation; choose another`),
+    refusal(
+      'conflict',
+      'kb_slug_taken',
+      { slug },
+      `the slug ${quoted(slug)} is not available; choose another, or leave slug out and one is derived from the name`,
+    ),
   confirmation: (field: string, expected: string, what: string): KgwError =>
     refusal('validation', 'kb_confirmation', { field, expected }, `${field} must be ${quoted(expected)} to ${what}; nothing was changed`),
   teamNotFound: (given: string, choices: readonly string[]): KgwError =>
