@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { KgwError } from '../../src/core/errors.ts';
@@ -26,15 +26,28 @@ export interface BlobStore {
   list(prefix: string): AsyncIterable<BlobListEntry>;
   /**
    * A URL a client PUTs the exact bytes to, with every returned header. The store itself
-   * refuses other bytes, another size, and an expired URL.
+   * refuses other bytes, another size, and an expired URL. The bytes land in a staging object of
+   * this ticket's own (`key`, a staging key), never at the content address: only promoteUpload,
+   * after checking them, makes them a blob. So a confirmation proves that this ticket delivered
+   * the bytes, and a blob that exists already (another tenant's file) grants nothing.
    */
   presignPut(input: PresignInput): Promise<PresignedPut>;
   /**
-   * Later verification after a presigned PUT: the stored bytes must be there and match the
-   * key's SHA-256 (and, given the ticket, its declared size). `not_found` when nothing was
-   * uploaded, `content_integrity` when the bytes do not match (such bytes are removed).
+   * Checks the object a presigned PUT staged (its size and SHA-256 must be the ticket's) and
+   * makes its bytes the blob of that SHA-256 (kept as it is when it exists already). The staged
+   * object stays until discardStaged, so a confirmation that dies before it catalogues the file
+   * can be repeated. `not_found` when nothing was staged, `content_integrity` when the bytes do
+   * not match (the staged object is removed).
    */
-  verifyUpload(target: string | PresignedPut): Promise<{ readonly size: number; readonly sha256: string }>;
+  promoteUpload(ticket: StagedUpload): Promise<BlobInfo>;
+  /** Removes a staged object (a staging key); removing a missing one is not an error. */
+  discardStaged(key: string): Promise<void>;
+  /**
+   * Removes what no live upload can still use: staged objects whose URL expired more than
+   * STAGING_GRACE_SECONDS ago, and (disk) temporary files of writes that died. Bounded work per
+   * call (STAGING_COLLECT_MAX objects); returns how many it removed.
+   */
+  collectStaged(): Promise<number>;
   /** Whether the backend answers (the readiness probe). */
   readonly health: Probe;
   close(): Promise<void>;
@@ -71,6 +84,14 @@ export interface PresignInput {
   readonly expiresInSeconds: number;
 }
 
+/** What promoteUpload checks a staged object against: the ticket's staging key, size and SHA-256. */
+export interface StagedUpload {
+  readonly key: string;
+  readonly size: number;
+  /** Lower-case hex SHA-256 of the bytes. */
+  readonly sha256: string;
+}
+
 export interface PresignedPut {
   readonly url: string;
   readonly method: 'PUT';
@@ -78,6 +99,7 @@ export interface PresignedPut {
   readonly headers: Readonly<Record<string, string>>;
   /** ISO 8601. */
   readonly expiresAt: string;
+  /** The staging key the bytes land at: `staging/<expiry in seconds>-<32 random hex>`. */
   readonly key: string;
   readonly size: number;
   readonly sha256: string;
@@ -88,7 +110,13 @@ export const MAX_PRESIGNED_PUT_BYTES = 100 * 1024 * 1024;
 /** Longest validity of a presigned URL (S3's limit for SigV4). */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
+/** How long after its URL expired a staged object may still be promoted (a confirmation's lease, with room). */
+export const STAGING_GRACE_SECONDS = 3600;
+/** Objects collectStaged removes at most in one call. */
+export const STAGING_COLLECT_MAX = 1000;
+
 const HEX64 = /^[0-9a-f]{64}$/;
+const STAGING_KEY = /^staging\/([0-9]{10})-([0-9a-f]{32})$/;
 const KEY = /^sha256\/([0-9a-f]{2})\/([0-9a-f]{2})\/([0-9a-f]{64})$/;
 
 export function isSha256Hex(value: unknown): value is string {
@@ -110,6 +138,21 @@ export function parseBlobKey(key: unknown): string {
   }
   return hex;
 }
+
+/** A fresh staging key for a presigned PUT that expires at `expires` (seconds since the epoch). */
+export function stagingKey(expires: number): string {
+  return `staging/${String(expires).padStart(10, '0')}-${randomBytes(16).toString('hex')}`;
+}
+
+/** When a staging key's URL expires (seconds since the epoch); `validation` for anything that is not exactly a staging key. */
+export function parseStagingKey(key: unknown): number {
+  const match = typeof key === 'string' ? STAGING_KEY.exec(key) : null;
+  if (match?.[1] === undefined) throw new KgwError('validation', 'not a staging key (staging/<expiry>-<32 hex>)');
+  return Number(match[1]);
+}
+
+/** Whether a staged object may go: its URL expired more than the grace ago. */
+export const stagedExpired = (expires: number, nowMs: number): boolean => (expires + STAGING_GRACE_SECONDS) * 1000 < nowMs;
 
 /** Whether `prefix` can start a blob key: `''`, `sha2`, `sha256/a`, `sha256/ab/cd/abcd`, ... */
 export function isKeyPrefix(prefix: unknown): prefix is string {

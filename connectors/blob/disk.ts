@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { Readable } from 'node:stream';
@@ -11,6 +11,7 @@ import type { Probe } from '../probe.ts';
 import { diskProbe } from './probe.ts';
 import {
   MAX_PRESIGNED_PUT_BYTES,
+  STAGING_COLLECT_MAX,
   VerifyingStream,
   base64ToHex,
   blobKey,
@@ -18,12 +19,15 @@ import {
   hexToBase64,
   isKeyPrefix,
   parseBlobKey,
+  parseStagingKey,
   resolveRange,
+  stagedExpired,
+  stagingKey,
   toReadable,
   validatePresign,
   validatePut,
 } from './contract.ts';
-import type { BlobInfo, BlobListEntry, BlobStore, ByteRange, PresignInput, PresignedPut, PutInput } from './contract.ts';
+import type { BlobInfo, BlobListEntry, BlobStore, ByteRange, PresignInput, PresignedPut, PutInput, StagedUpload } from './contract.ts';
 
 export interface DiskBlobStoreOptions {
   /** KGW_DATA_DIR: blobs live in `<dataDir>/blobs`, the upload secret in `<dataDir>/upload-secret`. */
@@ -58,16 +62,21 @@ interface Ticket {
   readonly c: string;
   /** Expiry, seconds since the epoch. */
   readonly e: number;
-  /** Random id: the single-use record. */
+  /** Random id, 32 hex: the single-use record and the staging key `staging/<e>-<n>`. */
   readonly n: string;
 }
+
+/** The oldest a temporary file of a live write can be: a PUT ends within the 5-minute request bound, an inline write sooner. */
+const TEMP_MAX_AGE_MS = 60 * 60_000;
 
 const TICKET = /^v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})$/;
 
 /**
  * Blobs as files under `<dataDir>/blobs/sha256/ab/cd/<hex>`. Each write goes to a temporary
- * file in the blob's own folder, is hashed while streaming, fsynced and renamed into place, so
- * a blob file is always complete. Like everything in the data folder, folders are created
+ * file in `blobs/.tmp/`, is hashed while streaming, fsynced and renamed into place, so a blob
+ * file is always complete; a temporary file a killed process left is collected at the next
+ * start (collectStaged). A presigned PUT lands in `blobs/staging/<expiry>-<id>`, its ticket's
+ * own file, and becomes a blob only through promoteUpload (a hard link, or a copy). Like everything in the data folder, folders are created
  * 0700 and files 0600 (tenants' content; src/store/private-dir.ts). Presigned PUTs are
  * HMAC-signed tickets served by `PUT /uploads/<ticket>` (src/http/upload-routes.ts).
  */
@@ -106,23 +115,40 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
       await pipeline(body, new VerifyingStream(input), discard());
       return { key, size: input.size, sha256: input.sha256 };
     }
-    const dir = path.dirname(file);
-    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const temp = path.join(dir, `.tmp-${randomBytes(12).toString('hex')}`);
+    await this.#write(body, input, file);
+    return { key, size: input.size, sha256: input.sha256 };
+  }
+
+  /** Streams checked bytes to a temporary file, fsynced, then renamed to `file`: never a partial file at `file`. */
+  async #write(body: Readable, expected: { size: number; sha256: string }, file: string): Promise<void> {
+    const temp = await this.#temp();
     let renamed = false;
     try {
       // flush: the file is fsynced before it closes, so the rename never exposes partial bytes.
-      await pipeline(body, new VerifyingStream(input), createWriteStream(temp, { flags: 'wx', mode: PRIVATE_FILE_MODE, flush: true }));
-      await rename(temp, file);
+      await pipeline(body, new VerifyingStream(expected), createWriteStream(temp, { flags: 'wx', mode: PRIVATE_FILE_MODE, flush: true }));
+      await this.#place(temp, file);
       renamed = true;
-      await syncDir(dir);
     } catch (error) {
       if (!body.destroyed) body.destroy();
       throw error;
     } finally {
       if (!renamed) await unlink(temp).catch(() => undefined);
     }
-    return { key, size: input.size, sha256: input.sha256 };
+  }
+
+  /** A fresh temporary path in `blobs/.tmp/` (same file system as the blobs, so a rename is atomic). */
+  async #temp(): Promise<string> {
+    const folder = path.join(this.root, '.tmp');
+    await mkdir(folder, { recursive: true, mode: PRIVATE_DIR_MODE });
+    return path.join(folder, `.tmp-${randomBytes(12).toString('hex')}`);
+  }
+
+  /** Renames a complete temporary file to `file`, and makes the rename durable. */
+  async #place(temp: string, file: string): Promise<void> {
+    const dir = path.dirname(file);
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await rename(temp, file);
+    await syncDir(dir);
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -165,9 +191,9 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
 
   async presignPut(input: PresignInput): Promise<PresignedPut> {
     validatePresign(input, this.#maxPresignedBytes);
-    const key = blobKey(input.sha256);
     const expires = Math.floor(this.#now() / 1000) + input.expiresInSeconds;
-    const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: randomBytes(16).toString('base64url') };
+    const key = stagingKey(expires);
+    const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: key.slice(key.indexOf('-') + 1) };
     const payload = Buffer.from(JSON.stringify(ticket)).toString('base64url');
     const mac = createHmac('sha256', await this.#key())
       .update(`v1.${payload}`)
@@ -194,7 +220,8 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     if (request.contentType !== ticket.c) throw new KgwError('validation', 'Content-Type must be the declared one');
     const claim = await this.#claim(ticket);
     try {
-      return await this.put({ body: request.body, size: ticket.s, sha256: ticket.h });
+      await this.#write(request.body, { size: ticket.s, sha256: ticket.h }, this.#stagedFile(`staging/${String(ticket.e).padStart(10, '0')}-${ticket.n}`));
+      return { key: blobKey(ticket.h), size: ticket.s, sha256: ticket.h };
     } catch (error) {
       // A failed attempt gives the ticket back: only a stored upload uses it up.
       await unlink(claim).catch(() => undefined);
@@ -202,18 +229,66 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     }
   }
 
-  async verifyUpload(target: string | PresignedPut): Promise<{ size: number; sha256: string }> {
-    const key = typeof target === 'string' ? target : target.key;
-    const expected = parseBlobKey(key);
-    const file = this.#file(key);
-    const info = await statFile(file);
-    if (info === undefined) throw new KgwError('not_found', 'nothing was uploaded', { details: { key } });
-    const actual = await hashStream(createReadStream(file));
-    if (actual.sha256 !== expected || (typeof target !== 'string' && actual.size !== target.size)) {
-      await this.delete(key);
-      throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key } });
+  #stagedFile(key: string): string {
+    parseStagingKey(key);
+    return path.join(this.root, key);
+  }
+
+  async promoteUpload(ticket: StagedUpload): Promise<BlobInfo> {
+    validatePut(ticket);
+    const staged = this.#stagedFile(ticket.key);
+    const info = await statFile(staged);
+    if (info === undefined) throw new KgwError('not_found', 'nothing was uploaded', { details: { key: ticket.key } });
+    const actual = info.size === ticket.size ? await hashStream(createReadStream(staged)) : undefined;
+    if (actual?.sha256 !== ticket.sha256) {
+      await this.discardStaged(ticket.key);
+      throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key: ticket.key } });
     }
-    return actual;
+    const key = blobKey(ticket.sha256);
+    const file = this.#file(key);
+    if ((await statFile(file))?.size !== ticket.size) {
+      // A second name for the staged bytes (a copy where the file system has no hard links),
+      // renamed into place: the staged file stays until the confirmation is done with it.
+      const temp = await this.#temp();
+      try {
+        await link(staged, temp).catch(async (error: unknown) => {
+          if (!['EPERM', 'ENOTSUP', 'EXDEV', 'EMLINK', 'EOPNOTSUPP'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+          await copyFile(staged, temp);
+        });
+        await this.#place(temp, file);
+      } finally {
+        await unlink(temp).catch(() => undefined);
+      }
+    }
+    return { key, size: ticket.size, sha256: ticket.sha256 };
+  }
+
+  async discardStaged(key: string): Promise<void> {
+    await unlink(this.#stagedFile(key)).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    });
+  }
+
+  async collectStaged(): Promise<number> {
+    const now = this.#now();
+    let removed = 0;
+    for (const name of await dirNames(path.join(this.root, 'staging'), /^[0-9]{10}-[0-9a-f]{32}$/)) {
+      if (removed >= STAGING_COLLECT_MAX) return removed;
+      // Sorted by expiry: the first that may still be used ends the sweep.
+      if (!stagedExpired(parseStagingKey(`staging/${name}`), now)) break;
+      await this.discardStaged(`staging/${name}`);
+      removed += 1;
+    }
+    const temps = path.join(this.root, '.tmp');
+    for (const name of await dirNames(temps, /^\.tmp-[0-9a-f]{24}$/)) {
+      if (removed >= STAGING_COLLECT_MAX) return removed;
+      const file = path.join(temps, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info === undefined || now - info.mtimeMs < TEMP_MAX_AGE_MS) continue;
+      await unlink(file).catch(() => undefined);
+      removed += 1;
+    }
+    return removed;
   }
 
   async close(): Promise<void> {
@@ -256,6 +331,8 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     const given = Buffer.from(mac, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw denied;
     const ticket = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Ticket;
+    // A URL signed before uploads were staged names no staging file: it is refused, so request a new one.
+    if (!/^[0-9a-f]{32}$/.test(ticket.n)) throw denied;
     if (ticket.e * 1000 <= this.#now()) throw new KgwError('permission_denied', 'the upload URL has expired; request a new one');
     return ticket;
   }

@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -15,6 +16,7 @@ import { KgwError, isKgwError } from '../../src/core/errors.ts';
 import type { Probe } from '../probe.ts';
 import {
   MAX_PRESIGNED_PUT_BYTES,
+  STAGING_COLLECT_MAX,
   VerifyingStream,
   base64ToHex,
   blobKey,
@@ -22,12 +24,15 @@ import {
   hexToBase64,
   isKeyPrefix,
   parseBlobKey,
+  parseStagingKey,
   resolveRange,
+  stagedExpired,
+  stagingKey,
   toReadable,
   validatePresign,
   validatePut,
 } from './contract.ts';
-import type { BlobInfo, BlobListEntry, BlobStore, ByteRange, PresignInput, PresignedPut, PutInput } from './contract.ts';
+import type { BlobInfo, BlobListEntry, BlobStore, ByteRange, PresignInput, PresignedPut, PutInput, StagedUpload } from './contract.ts';
 import { s3Probe } from './probe.ts';
 
 export interface S3BlobStoreOptions {
@@ -46,7 +51,10 @@ const SIGNED_HEADERS = new Set(['content-length', 'content-type', 'x-amz-checksu
 /**
  * Blobs in an S3 bucket (AWS, MinIO, ...). Each PUT carries Content-Length and
  * x-amz-checksum-sha256 so the store verifies the bytes itself; the gateway hashes them too,
- * so a wrong stream fails fast and as `content_integrity`.
+ * so a wrong stream fails fast and as `content_integrity`. A presigned PUT goes to its own
+ * `staging/<expiry>-<id>` object; promoteUpload copies it to the content address inside the
+ * bucket once its checksum is the ticket's. Staged objects that nobody confirmed are removed by
+ * collectStaged; a lifecycle rule expiring `staging/` after 8 days is a good second net.
  */
 export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
@@ -129,10 +137,15 @@ export class S3BlobStore implements BlobStore {
       const { start, end } = resolveRange(range, info.size);
       header = `bytes=${start}-${end}`;
     }
+    return this.#getObject(objectKey, key, header);
+  }
+
+  /** An object's bytes (or a range), waiting at most the transfer bound for the first byte. */
+  async #getObject(objectKey: string, key: string, range?: string): Promise<Readable> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new KgwError('unavailable', 'the blob store timed out')), this.#transferTimeoutMs);
     try {
-      const output = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: objectKey, Range: header }), { abortSignal: controller.signal });
+      const output = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: objectKey, Range: range }), { abortSignal: controller.signal });
       if (!(output.Body instanceof Readable)) throw new KgwError('unavailable', 'the blob store returned no body');
       return output.Body;
     } catch (error) {
@@ -179,14 +192,15 @@ export class S3BlobStore implements BlobStore {
 
   async presignPut(input: PresignInput): Promise<PresignedPut> {
     validatePresign(input, this.#maxPresignedBytes);
-    const key = blobKey(input.sha256);
     const checksum = hexToBase64(input.sha256);
     const issued = Date.now();
+    const expires = Math.floor(issued / 1000) + input.expiresInSeconds;
+    const key = stagingKey(expires);
     const url = await getSignedUrl(
       this.client,
       new PutObjectCommand({
         Bucket: this.#bucket,
-        Key: this.#objectKey(key),
+        Key: this.#stagedObjectKey(key),
         ContentLength: input.size,
         ContentType: input.contentType,
         ChecksumSHA256: checksum,
@@ -202,34 +216,91 @@ export class S3BlobStore implements BlobStore {
       url,
       method: 'PUT',
       headers: { 'content-length': String(input.size), 'content-type': input.contentType, 'x-amz-checksum-sha256': checksum },
-      expiresAt: new Date(Math.floor(issued / 1000) * 1000 + input.expiresInSeconds * 1000).toISOString(),
+      expiresAt: new Date(expires * 1000).toISOString(),
       key,
       size: input.size,
       sha256: input.sha256,
     };
   }
 
-  async verifyUpload(target: string | PresignedPut): Promise<{ size: number; sha256: string }> {
-    const key = typeof target === 'string' ? target : target.key;
-    const expected = parseBlobKey(key);
+  #stagedObjectKey(key: string): string {
+    parseStagingKey(key);
+    return this.#prefix + key;
+  }
+
+  async promoteUpload(ticket: StagedUpload): Promise<BlobInfo> {
+    validatePut(ticket);
+    const staged = this.#stagedObjectKey(ticket.key);
     let output;
     try {
-      output = await this.client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key), ChecksumMode: 'ENABLED' }), this.#signal());
+      output = await this.client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: staged, ChecksumMode: 'ENABLED' }), this.#signal());
     } catch (error) {
-      if (isMissing(error)) throw new KgwError('not_found', 'nothing was uploaded', { details: { key } });
-      throw mapError(error, key);
+      if (isMissing(error)) throw new KgwError('not_found', 'nothing was uploaded', { details: { key: ticket.key } });
+      throw mapError(error, ticket.key);
     }
     const size = output.ContentLength ?? 0;
-    // S3 keeps the SHA-256 it verified on upload; without one (uploaded elsewhere) hash the bytes.
-    const sha256 =
-      output.ChecksumSHA256 !== undefined && output.ChecksumType !== 'COMPOSITE'
-        ? base64ToHex(output.ChecksumSHA256)
-        : (await hashStream(await this.get(key))).sha256;
-    if (sha256 !== expected || (typeof target !== 'string' && size !== target.size)) {
-      await this.delete(key);
-      throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key } });
+    // S3 keeps the SHA-256 it verified on upload (the presigned PUT signs it); without one, hash the bytes.
+    let sha256: string | undefined;
+    if (size === ticket.size) {
+      sha256 =
+        output.ChecksumSHA256 !== undefined && output.ChecksumType !== 'COMPOSITE'
+          ? base64ToHex(output.ChecksumSHA256)
+          : (await hashStream(await this.#getObject(staged, ticket.key))).sha256;
     }
-    return { size, sha256 };
+    if (sha256 !== ticket.sha256) {
+      await this.discardStaged(ticket.key);
+      throw new KgwError('content_integrity', 'the stored bytes do not match', { details: { key: ticket.key } });
+    }
+    const key = blobKey(ticket.sha256);
+    if ((await this.head(key))?.size !== ticket.size) {
+      // A copy inside the bucket; the staged object stays until the confirmation is done with it.
+      try {
+        await this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.#bucket,
+            Key: this.#objectKey(key),
+            CopySource: `${this.#bucket}/${encodeURIComponent(staged).replaceAll('%2F', '/')}`,
+            ChecksumAlgorithm: 'SHA256',
+            ContentType: 'application/octet-stream',
+            MetadataDirective: 'REPLACE',
+          }),
+          this.#signal(this.#transferTimeoutMs),
+        );
+      } catch (error) {
+        throw mapError(error, key);
+      }
+    }
+    return { key, size: ticket.size, sha256: ticket.sha256 };
+  }
+
+  async discardStaged(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#stagedObjectKey(key) }), this.#signal());
+    } catch (error) {
+      if (!isMissing(error)) throw mapError(error, key);
+    }
+  }
+
+  async collectStaged(): Promise<number> {
+    // One page: keys sort by their expiry, so the expired ones come first.
+    const page = await this.client.send(
+      new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: `${this.#prefix}staging/`, MaxKeys: STAGING_COLLECT_MAX }),
+      this.#signal(),
+    );
+    let removed = 0;
+    for (const item of page.Contents ?? []) {
+      const key = item.Key?.slice(this.#prefix.length);
+      let expires: number;
+      try {
+        expires = parseStagingKey(key);
+      } catch {
+        continue;
+      }
+      if (!stagedExpired(expires, Date.now())) break;
+      await this.discardStaged(key ?? '');
+      removed += 1;
+    }
+    return removed;
   }
 
   close(): Promise<void> {

@@ -190,16 +190,59 @@ for (const backend of storeBackends()) {
       await put(batch.uploads[0] as UploadWire, bytes);
       const blob = suite.running.gateway.services.blob;
       const key = `sha256/${sha256(bytes).slice(0, 2)}/${sha256(bytes).slice(2, 4)}/${sha256(bytes)}`;
-      assert.deepStrictEqual(await blob.head(key), { size: bytes.length });
+      // Staged for this batch alone: not a blob until a confirmation promotes it.
+      assert.equal(await blob.head(key), undefined);
+      const [row] = await suite.db.query<{ items: { stagingKey: string }[] | string }>('SELECT items FROM kb_upload_batches WHERE token_sha256 = $1', [
+        sha256(Buffer.from(batch.batch_token)),
+      ]);
+      const items = typeof row?.items === 'string' ? (JSON.parse(row.items) as { stagingKey: string }[]) : (row?.items ?? []);
+      const staged = { key: items[0]?.stagingKey ?? '', size: bytes.length, sha256: sha256(bytes) };
       await suite.db.tx((tx) =>
         tx.query("UPDATE kb_upload_batches SET expires_at = clock_timestamp() - interval '1 second' WHERE token_sha256 = $1", [
           sha256(Buffer.from(batch.batch_token)),
         ]),
       );
       await request([{ path: 'next.txt', bytes: Buffer.from('next') }]);
+      await assert.rejects(blob.promoteUpload(staged), (error: Error & { code?: string }) => error.code === 'not_found');
       assert.equal(await blob.head(key), undefined);
       const text = await (await editor()).fail('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
       assertAtminaError(text, 'not_found', 'call request_uploads again');
+    });
+
+    it('confirms only bytes this batch PUT: another tenant’s file, declared by its SHA-256 and size, is not taken', async () => {
+      const secret = Buffer.from(`globex secret ${randomUUID()}\n`);
+      const globex = await suite.agent('globex-bot', 'context.read context.write', 'globex');
+      const theirs = await globex.ok<KbWire>('create_kb', { name: suite.unique('Vault'), team: 'ops' });
+      await globex.ok('write_file', { kb_id: theirs.kb_id, path: 'secret.md', mode: 'create', content: secret.toString() });
+      const before = await suite.snapshot();
+      const batch = await request([{ path: 'stolen.md', bytes: secret }]);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.partialDeepStrictEqual(confirmed, { confirmed: 0, failed: 1, results: [{ path: 'stolen.md', ok: false, code: 'validation' }] });
+      assert.match(confirmed.results[0]?.error ?? '', /nothing was uploaded for "stolen\.md"; PUT its bytes to its URL first/);
+      assertAtminaError(await (await editor()).fail('read_file', { kb_id: kb.kb_id, path: 'stolen.md' }), 'not_found', 'no file "stolen.md"');
+      const [held] = await suite.db.query<{ n: number }>('SELECT count(*)::int AS n FROM kb_files WHERE tenant_id = $1 AND sha256 = $2', [
+        await suite.tenantIdOf('acme'),
+        sha256(secret),
+      ]);
+      assert.equal(held?.n, 0);
+      // Only the batch row and its audit events are new: no file, version, contribution or outbox row.
+      assert.deepStrictEqual(await suite.snapshot(), before);
+    });
+
+    it('confirms only bytes this batch PUT: a file of a private KB the editor cannot read is not taken either', async () => {
+      const secret = Buffer.from(`private plan ${randomUUID()}\n`);
+      const hidden = await suite.kb({ visibility: 'private' });
+      await suite.file(hidden.kb_id, 'plan.md', secret.toString());
+      assertAtminaError(await (await editor()).fail('read_file', { kb_id: hidden.kb_id, path: 'plan.md' }), 'not_found');
+      const batch = await request([{ path: 'plan-copy.md', bytes: secret }]);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.partialDeepStrictEqual(confirmed.results[0], { path: 'plan-copy.md', ok: false, code: 'validation' });
+      assertAtminaError(await (await editor()).fail('read_file', { kb_id: kb.kb_id, path: 'plan-copy.md' }), 'not_found');
+      // Its own PUT of the same bytes is what a batch needs: a new batch that uploads them is confirmed.
+      const honest = await request([{ path: 'plan-copy.md', bytes: secret }]);
+      assert.equal((await put(honest.uploads[0] as UploadWire, secret)).status, 200);
+      const ok = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: honest.batch_token });
+      assert.partialDeepStrictEqual(ok.results[0], { path: 'plan-copy.md', ok: true, sha256: sha256(secret) });
     });
 
     it('refuses a batch with a repeated path whole, requesting nothing', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,10 +8,11 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
+import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { BlobStore, PresignedPut } from '../../connectors/blob/contract.ts';
-import { blobKey, isKeyPrefix } from '../../connectors/blob/contract.ts';
+import { STAGING_GRACE_SECONDS, blobKey, isKeyPrefix } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
 import { registerUploadRoutes } from '../../src/http/upload-routes.ts';
@@ -72,7 +73,7 @@ async function openDisk(): Promise<Backend> {
           else if (entry.name.startsWith('.tmp-')) found.push(path.join(dir, entry.name));
         }
       };
-      await walk(path.join(root, 'sha256'));
+      await walk(root);
       return found;
     },
     expire(seconds) {
@@ -101,7 +102,9 @@ function openS3(): Promise<Backend | undefined> {
     leftovers: () => Promise.resolve([]),
     expire: (seconds) => new Promise((resolve) => setTimeout(resolve, (seconds + 1) * 1000)),
     async dispose() {
-      for await (const entry of store.list('')) await store.delete(entry.key);
+      // Blobs and staged objects alike: everything under the run's prefix.
+      const page = await store.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: keyPrefix }));
+      for (const item of page.Contents ?? []) await store.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: item.Key }));
       await store.close();
     },
   });
@@ -332,7 +335,17 @@ for (const { name, open } of backends) {
           await rejectsWithKgwError(store.get(key), 'validation');
           await rejectsWithKgwError(store.head(key), 'validation');
           await rejectsWithKgwError(store.delete(key), 'validation');
-          await rejectsWithKgwError(store.verifyUpload(key), 'validation');
+          await rejectsWithKgwError(store.promoteUpload({ key, size: 1, sha256: hex }), 'validation');
+          await rejectsWithKgwError(store.discardStaged(key), 'validation');
+        }
+        for (const key of [
+          'staging/0000000001-' + hex.slice(0, 31),
+          'staging/1-' + hex.slice(0, 32),
+          '../staging/0000000001-' + hex.slice(0, 32),
+          blobKey(hex),
+        ]) {
+          await rejectsWithKgwError(store.promoteUpload({ key, size: 1, sha256: hex }), 'validation');
+          await rejectsWithKgwError(store.discardStaged(key), 'validation');
         }
         for (const prefix of ['../', '/', 'sha256/../', 'sha256/ab/../', 'sha256/é', 'x']) {
           assert.equal(isKeyPrefix(prefix), false, prefix);
@@ -348,20 +361,52 @@ for (const { name, open } of backends) {
       });
 
       describe('presigned PUT', () => {
-        it('takes the exact bytes with the returned headers, then verifies them', async () => {
+        it('takes the exact bytes into a staging object of its own, and makes them a blob only when promoted', async () => {
           const bytes = randomBytes(200_000);
           const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'application/pdf', expiresInSeconds: 300 });
           assert.equal(ticket.method, 'PUT');
-          assert.equal(ticket.key, blobKey(sha(bytes)));
+          assert.match(ticket.key, /^staging\/[0-9]{10}-[0-9a-f]{32}$/);
           assert.equal(ticket.headers['content-length'], String(bytes.length));
           assert.equal(ticket.headers['x-amz-checksum-sha256'], Buffer.from(sha(bytes), 'hex').toString('base64'));
           assert.ok(Date.parse(ticket.expiresAt) > Date.now() + 250_000);
-          await rejectsWithKgwError(store.verifyUpload(ticket), 'not_found');
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
           const response = await putPresigned(ticket, bytes);
           assert.equal(response.status, 200, await response.text());
-          assert.deepEqual(await store.verifyUpload(ticket), { size: bytes.length, sha256: sha(bytes) });
-          assert.deepEqual(await store.verifyUpload(ticket.key), { size: bytes.length, sha256: sha(bytes) });
-          assert.deepEqual(await collect(await store.get(ticket.key)), bytes);
+          // Uploaded, not yet a blob.
+          assert.equal(await store.head(blobKey(sha(bytes))), undefined);
+          const promoted = { key: blobKey(sha(bytes)), size: bytes.length, sha256: sha(bytes) };
+          assert.deepEqual(await store.promoteUpload(ticket), promoted);
+          // A confirmation repeated before the staged object is discarded promotes again.
+          assert.deepEqual(await store.promoteUpload({ key: ticket.key, size: ticket.size, sha256: ticket.sha256 }), promoted);
+          assert.deepEqual(await collect(await store.get(blobKey(sha(bytes)))), bytes);
+          await store.discardStaged(ticket.key);
+          await store.discardStaged(ticket.key);
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
+          assert.deepEqual(await collect(await store.get(blobKey(sha(bytes)))), bytes);
+          assert.deepEqual(await backend.leftovers(), []);
+        });
+
+        it('grants nothing for bytes that exist already: a ticket whose PUT never came is not_found', async () => {
+          const bytes = randomBytes(5_000);
+          await store.put({ body: bytes, size: bytes.length, sha256: sha(bytes) });
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
+          // Its own PUT of the same bytes is promoted onto the existing blob, which stays as it was.
+          const response = await putPresigned(ticket, bytes);
+          assert.equal(response.status, 200, await response.text());
+          assert.deepEqual(await store.promoteUpload(ticket), { key: blobKey(sha(bytes)), size: bytes.length, sha256: sha(bytes) });
+          await store.discardStaged(ticket.key);
+          assert.deepEqual(await collect(await store.get(blobKey(sha(bytes)))), bytes);
+        });
+
+        it('refuses to promote against another size or SHA-256, removing the staged object', async () => {
+          const bytes = randomBytes(2_000);
+          const ticket = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 300 });
+          const response = await putPresigned(ticket, bytes);
+          assert.equal(response.status, 200, await response.text());
+          await rejectsWithKgwError(store.promoteUpload({ key: ticket.key, size: bytes.length, sha256: sha(Buffer.from('other')) }), 'content_integrity');
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
+          assert.equal(await store.head(blobKey(sha(bytes))), undefined);
         });
 
         it('is refused by the store for wrong bytes of the right length', async () => {
@@ -370,7 +415,7 @@ for (const { name, open } of backends) {
           const response = await putPresigned(ticket, randomBytes(50_000));
           await response.arrayBuffer();
           assert.equal(response.status, 400);
-          await rejectsWithKgwError(store.verifyUpload(ticket), 'not_found');
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
           assert.deepEqual(await backend.leftovers(), []);
         });
 
@@ -386,7 +431,7 @@ for (const { name, open } of backends) {
           const otherType = await putPresigned(ticket, bytes, { 'content-type': 'text/html' });
           await otherType.arrayBuffer();
           assert.ok(otherType.status >= 400 && otherType.status < 500, String(otherType.status));
-          assert.equal(await store.head(ticket.key), undefined);
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
         });
 
         it('is refused once expired', { timeout: 20_000 }, async () => {
@@ -396,7 +441,7 @@ for (const { name, open } of backends) {
           const response = await putPresigned(ticket, bytes);
           await response.arrayBuffer();
           assert.equal(response.status, 403);
-          assert.equal(await store.head(ticket.key), undefined);
+          await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
         });
 
         it('refuses sizes over the single-PUT ceiling and bad input', async () => {
@@ -439,7 +484,33 @@ for (const { name, open } of backends) {
               await response.arrayBuffer();
               assert.equal(response.status, 403, bad);
             }
-            assert.equal(await store.head(ticket.key), undefined);
+            await rejectsWithKgwError(store.promoteUpload(ticket), 'not_found');
+          });
+
+          it('collects staged uploads whose URL expired past the grace, and temporary files a killed write left (disk)', async () => {
+            const disk = store as DiskBlobStore;
+            const bytes = randomBytes(1_000);
+            const old = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 60 });
+            assert.equal((await putPresigned(old, bytes)).status, 200);
+            const fresh = await store.presignPut({ size: bytes.length, sha256: sha(bytes), contentType: 'text/plain', expiresInSeconds: 7 * 24 * 3600 });
+            assert.equal((await putPresigned(fresh, bytes)).status, 200);
+            // What kill -9 leaves in the middle of a write: a temporary file, an hour old.
+            const temps = path.join(disk.root, '.tmp');
+            await mkdir(temps, { recursive: true });
+            const dead = path.join(temps, `.tmp-${randomBytes(12).toString('hex')}`);
+            const live = path.join(temps, `.tmp-${randomBytes(12).toString('hex')}`);
+            await writeFile(dead, 'partial');
+            await writeFile(live, 'partial');
+            const hourAgo = new Date(Date.now() - 2 * 3600_000);
+            await utimes(dead, hourAgo, hourAgo);
+            await store.collectStaged();
+            assert.deepEqual(await readdir(temps), [path.basename(live)]);
+            assert.deepEqual(await store.promoteUpload(old), { key: blobKey(sha(bytes)), size: bytes.length, sha256: sha(bytes) });
+            // Past its URL's expiry and the grace (earlier tests' staged uploads go with it).
+            await backend.expire(60 + STAGING_GRACE_SECONDS);
+            assert.ok((await store.collectStaged()) >= 1);
+            await rejectsWithKgwError(store.promoteUpload(old), 'not_found');
+            assert.deepEqual(await store.promoteUpload(fresh), { key: blobKey(sha(bytes)), size: bytes.length, sha256: sha(bytes) });
           });
 
           it('keeps the upload secret private (disk)', async () => {

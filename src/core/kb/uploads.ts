@@ -301,15 +301,23 @@ export interface UploadDeclaration {
   readonly sha256: string;
 }
 
-/** A declared item as the batch keeps it. */
-interface BatchItem {
+/** A declared item. */
+interface Declared {
   readonly path: string;
   readonly mediaType: string;
   readonly sizeBytes: number;
   readonly sha256: string;
 }
 
-export interface UploadTicket extends BatchItem {
+/**
+ * A declared item as the batch keeps it: with the staging key its URL PUTs to, the only place
+ * confirm_uploads takes its bytes from. Batches requested before uploads were staged have none.
+ */
+interface BatchItem extends Declared {
+  readonly stagingKey?: string;
+}
+
+export interface UploadTicket extends Declared {
   readonly url: string;
   readonly method: 'PUT';
   readonly headers: Readonly<Record<string, string>>;
@@ -323,7 +331,7 @@ export interface UploadBatch {
   readonly uploads: readonly UploadTicket[];
 }
 
-function parseDeclarations(items: readonly UploadDeclaration[]): BatchItem[] {
+function parseDeclarations(items: readonly UploadDeclaration[]): Declared[] {
   if (items.length < 1 || items.length > UPLOAD_ITEMS_MAX) throw refuseKb.invalidField('items', `must hold 1 to ${UPLOAD_ITEMS_MAX} uploads`);
   const parsed = items.map((item, n) => {
     const path = parseKbPath(item.path, `items[${n}].path`);
@@ -369,9 +377,10 @@ export async function requestUploads(
         contentType: item.mediaType,
         expiresInSeconds: input.urlSeconds,
       });
-      return { ...item, url: put.url, method: put.method, headers: put.headers, expiresAt: put.expiresAt };
+      return { ticket: { ...item, url: put.url, method: put.method, headers: put.headers, expiresAt: put.expiresAt }, kept: { ...item, stagingKey: put.key } };
     }),
   );
+  const kept: BatchItem[] = uploads.map((u) => u.kept);
   const token = `kgwub_${randomBytes(32).toString('base64url')}`;
   const id = randomUUID();
   const [row] = await stores.db.tx(async (tx) => {
@@ -380,13 +389,13 @@ export async function requestUploads(
       `INSERT INTO kb_upload_batches (tenant_id, id, kb_id, token_sha256, principal_id, items, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, clock_timestamp() + make_interval(secs => $7))
        RETURNING expires_at`,
-      [caller.tenant.id, id, kb.id, sha256Of(Buffer.from(token)), caller.principal.id, JSON.stringify(items), input.urlSeconds],
+      [caller.tenant.id, id, kb.id, sha256Of(Buffer.from(token)), caller.principal.id, JSON.stringify(kept), input.urlSeconds],
     );
     await audit.recordIn(tx, 'kb.upload.request', [{ type: 'kb_upload_batch', id }], { kb_id: kb.id, items: items.length });
     return inserted;
   });
-  const expiresAt = row === undefined ? (uploads[0]?.expiresAt ?? '') : iso(new Date(row.expires_at));
-  return { kbId: kb.id, batchToken: token, expiresAt, uploads };
+  const expiresAt = row === undefined ? (uploads[0]?.ticket.expiresAt ?? '') : iso(new Date(row.expires_at));
+  return { kbId: kb.id, batchToken: token, expiresAt, uploads: uploads.map((u) => u.ticket) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,18 +439,22 @@ function failed(path: string, error: KgwError): UploadItemResult {
   return { path, ok: false, code: error.code === 'unauthenticated' ? 'permission_denied' : error.code, message: error.message };
 }
 
+/**
+ * Confirms one item: its bytes come only from the object this batch's own URL staged (never
+ * from a blob that happens to exist by that SHA-256: that would let anyone who knows a hash read
+ * another tenant's file), are checked, made a blob and catalogued. The staged object is removed
+ * once the item has its final result; an unexpected failure keeps it for a repeated confirmation.
+ */
 async function confirmItem(stores: KbStores, caller: Caller, kbId: string, item: BatchItem, audit: AuditTrail): Promise<UploadItemResult> {
+  const notUploaded = (): KgwError => refuseKb.invalidField('path', `nothing was uploaded for ${JSON.stringify(item.path)}; PUT its bytes to its URL first`);
   try {
-    const key = blobKey(item.sha256);
-    let verified;
+    if (item.stagingKey === undefined) throw notUploaded();
     try {
-      verified = await stores.blob.verifyUpload(key);
+      await stores.blob.promoteUpload({ key: item.stagingKey, size: item.sizeBytes, sha256: item.sha256 });
     } catch (error) {
-      if (isKgwError(error, 'not_found'))
-        throw refuseKb.invalidField('path', `nothing was uploaded for ${JSON.stringify(item.path)}; PUT its bytes to its URL first`);
+      if (isKgwError(error, 'not_found')) throw notUploaded();
       throw error;
     }
-    if (verified.size !== item.sizeBytes) throw refuseKb.contentIntegrity('expected_bytes', item.sizeBytes, verified.size, 'the uploaded file');
     const bytes = item.sizeBytes <= ASSET_MAX_BYTES ? await headBytes(stores.blob, { sha256: item.sha256 }) : undefined;
     const classified = await classify(item.path, item.mediaType, bytes);
     const saved = await catalog(
@@ -453,6 +466,7 @@ async function confirmItem(stores: KbStores, caller: Caller, kbId: string, item:
       classified,
       audit,
     );
+    await stores.blob.discardStaged(item.stagingKey);
     const { file, asset } = saved;
     return {
       path: file.path,
@@ -477,8 +491,9 @@ async function confirmItem(stores: KbStores, caller: Caller, kbId: string, item:
             },
     };
   } catch (error) {
-    if (isKgwError(error)) return failed(item.path, error);
-    throw error;
+    if (!isKgwError(error)) throw error;
+    if (item.stagingKey !== undefined) await stores.blob.discardStaged(item.stagingKey);
+    return failed(item.path, error);
   }
 }
 
@@ -531,11 +546,15 @@ export async function confirmUploads(
 // ---------------------------------------------------------------------------------------------
 // Collecting what was never confirmed
 
+/** When each blob store last collected its staged leftovers in this process (at most once a minute). */
+const stagedCollected = new WeakMap<BlobStore, number>();
+
 /**
- * Forgets expired batches that were never confirmed and removes their bytes from the blob store
- * unless a file version or another open batch holds the same bytes (blobs are shared by
- * SHA-256). Runs on each request_uploads, at most SWEEP_BATCHES batches at a time, so bytes of
- * an abandoned upload stay at most until the next request after their expiry.
+ * Forgets expired batches that were never confirmed and removes what their URLs staged (a
+ * staged object belongs to its batch alone). Runs on each request_uploads, at most
+ * SWEEP_BATCHES batches at a time, so bytes of an abandoned upload stay at most until the next
+ * request after their expiry; at most once a minute it also has the blob store remove staged
+ * objects no batch names any more (a PUT after its batch was confirmed) once their URL expired.
  */
 export async function collectExpiredUploads(stores: { readonly db: KbStores['db']; readonly blob: BlobStore }): Promise<number> {
   const expired = await stores.db.tx((tx) =>
@@ -552,8 +571,14 @@ export async function collectExpiredUploads(stores: { readonly db: KbStores['db'
   let removed = 0;
   for (const batch of expired) {
     for (const item of asJson<BatchItem[]>(batch.items)) {
-      // Any reference keeps the bytes, whichever tenant or kind of content holds it: the blob store
-      // is content-addressed across tenants (KB files, open batches, Knowledge attachments).
+      if (item.stagingKey !== undefined) {
+        await stores.blob.discardStaged(item.stagingKey);
+        removed += 1;
+        continue;
+      }
+      // A batch from before uploads were staged PUT straight to the content address. Any
+      // reference keeps those bytes, whichever tenant or kind of content holds it (KB files, open
+      // batches, Knowledge attachments).
       const [held] = await stores.db.query<{ held: boolean }>(
         `SELECT EXISTS (SELECT 1 FROM kb_file_versions WHERE sha256 = $1)
              OR EXISTS (SELECT 1 FROM kb_upload_batches WHERE items @> jsonb_build_array(jsonb_build_object('sha256', $1::text)))
@@ -565,6 +590,11 @@ export async function collectExpiredUploads(stores: { readonly db: KbStores['db'
       await stores.blob.delete(blobKey(item.sha256));
       removed += 1;
     }
+  }
+  const now = Date.now();
+  if (now - (stagedCollected.get(stores.blob) ?? 0) >= 60_000) {
+    stagedCollected.set(stores.blob, now);
+    removed += await stores.blob.collectStaged();
   }
   return removed;
 }
