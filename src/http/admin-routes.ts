@@ -5,6 +5,7 @@ import { KgwError, isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { hashSecret } from '../core/tokens/tokens.ts';
 import { kgwErrorHandler } from './status.ts';
+import { bodyText } from './utf8.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -20,6 +21,14 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services, ad
   const expected = hashSecret(adminSecret);
   void app.register((scope, _options, done) => {
     // Every KgwError of the route, a refusal here or an operation's, is answered with the registry's status.
+    // JSON read from bytes: a body that is not UTF-8 is refused with where, not decoded with U+FFFD in its place.
+    const json = scope.getDefaultJsonParser('error', 'error');
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, finish) => {
+      const text = bodyText(body);
+      if ('problem' in text) return finish(new KgwError('validation', text.problem), undefined);
+      return json(request, text.text, finish);
+    });
     scope.setErrorHandler(
       kgwErrorHandler((reply, status, error) => reply.code(status).send({ error: { code: error.code, message: error.message, details: error.details } })),
     );

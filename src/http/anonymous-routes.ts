@@ -8,7 +8,7 @@ import type { Services } from '../core/services.ts';
 import type { AnonymousMcp } from '../mcp/anonymous.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
-import { MCP_BODY_LIMIT, headerRefusal, readMessages, rpcError } from './mcp-routes.ts';
+import { MCP_BODY_LIMIT, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -90,7 +90,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
       const caller = request.anonymousCaller;
       if (!caller) return rpcError(reply, 404, -32000, NOT_HERE);
       const read = readMessages(request.body);
-      if ('problem' in read) return rpcError(reply, 400, read.code, read.problem);
+      if ('problem' in read) return sendBodyProblem(reply, read);
       const responses = await anonymous.mcp.handle(
         { endpoint: anonymous.endpoint, caller, address: request.ip, requestId: request.id, log: request.log },
         read.messages,

@@ -12,6 +12,7 @@ import type { AnonymousService } from './anonymous-routes.ts';
 import { registerAnonymousRoute } from './anonymous-routes.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import { jsonShapeProblem } from './json-shape.ts';
+import { bodyText } from './utf8.ts';
 import type { ModernHeaders, Rejection } from '../mcp/modern.ts';
 import { MODERN_VERSIONS, classify } from '../mcp/modern.ts';
 
@@ -84,11 +85,17 @@ export function sendRejection(reply: FastifyReply, rejection: Rejection): Fastif
 }
 
 /**
- * The JSON-RPC messages of an MCP POST's body, or the 400 problem with it: a shape over the
- * limits, not JSON, too big a batch, not JSON-RPC, two requests with one id, an empty batch.
+ * The JSON-RPC messages of an MCP POST's body (its bytes, as the scope's parser keeps them), or
+ * the 400 problem with it: not UTF-8 (with the offset of the first invalid byte as its data),
+ * a shape over the limits, not JSON, too big a batch, not JSON-RPC, two requests with one id,
+ * an empty batch.
  */
-export function readMessages(given: unknown): { messages: JSONRPCMessage[]; batch: boolean } | { code: number; problem: string } {
-  const body = typeof given === 'string' ? given : '';
+export function readMessages(
+  given: unknown,
+): { messages: JSONRPCMessage[]; batch: boolean } | { code: number; problem: string; data?: { offset: number } | undefined } {
+  const text = bodyText(given);
+  if ('problem' in text) return { code: -32700, problem: `Parse error: ${text.problem}`, data: { offset: text.offset } };
+  const body = text.text;
   const shape = jsonShapeProblem(body);
   if (shape !== undefined) return { code: -32600, problem: `Invalid Request: the body ${shape}` };
   let payload: unknown;
@@ -117,6 +124,11 @@ export function readMessages(given: unknown): { messages: JSONRPCMessage[]; batc
   return { messages, batch };
 }
 
+/** The 400 of a body readMessages refused, with its data when it has some. */
+export function sendBodyProblem(reply: FastifyReply, read: { code: number; problem: string; data?: { offset: number } | undefined }): FastifyReply {
+  return sendRejection(reply, { status: 400, code: read.code, message: read.problem, ...(read.data === undefined ? {} : { data: read.data }), id: null });
+}
+
 /**
  * POST /mcp and each dialect's endpoint: stateless Streamable HTTP with JSON responses.
  * Checks run cheapest first, before the body is read: method, Origin, Host, token, headers.
@@ -135,9 +147,9 @@ export function registerMcpRoutes(
   app.decorateRequest('caller', null);
 
   void app.register((scope, _options, done) => {
-    // Read any body as text: JSON is parsed here so a bad body gets a JSON-RPC error, not an HTML page.
+    // Read any body as bytes: checked as UTF-8 and parsed as JSON here, so a bad body gets a JSON-RPC error, not an HTML page.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: MCP_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MCP_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
     scope.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
       if (error.statusCode === 413) return rpcError(reply, 413, -32600, `Request body exceeds ${MCP_BODY_LIMIT} bytes`);
       // A connection closed before the body arrived (its client left, or shutdown cut it off
@@ -178,7 +190,7 @@ export function registerMcpRoutes(
           const caller = request.caller;
           if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
           const read = readMessages(request.body);
-          if ('problem' in read) return rpcError(reply, 400, read.code, read.problem);
+          if ('problem' in read) return sendBodyProblem(reply, read);
           const { messages, batch } = read;
           const era = classify(messages, batch, modernHeaders(request));
           if (era.era === 'rejected') return sendRejection(reply, era.rejection);

@@ -11,6 +11,7 @@ import type { Endpoint } from '../mcp/registry.ts';
 import { messagePage } from './pages/messages.ts';
 import { registerPageRoutes } from './pages/page-routes.ts';
 import { parseForm, securityHeaders, sendPage } from './pages/respond.ts';
+import { bodyText } from './utf8.ts';
 
 /** Registration documents and forms are small; anything bigger is refused before parsing. */
 const OAUTH_BODY_LIMIT = 16 * 1024;
@@ -48,9 +49,9 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
   const basePath = new URL(config.publicUrl).pathname.replace(/\/$/, '');
 
   void app.register((scope, _options, done) => {
-    // Bodies stay text: each route reads the one format it accepts and refuses the others itself.
+    // Bodies stay bytes: each route reads the one format it accepts (UTF-8 checked, src/http/utf8.ts) and refuses the others itself.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: OAUTH_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: OAUTH_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
     scope.addHook('onRequest', async (request, reply) => {
       securityHeaders(reply);
       if (MACHINE_PATHS.test(request.url)) reply.header('access-control-allow-origin', '*');
@@ -108,9 +109,11 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       registrations.hit(request.ip);
       if (!/^application\/json\s*(?:;|$)/i.test(request.headers['content-type'] ?? ''))
         throw oauthError('invalid_client_metadata', 'the body must be application/json');
+      const text = bodyText(request.body);
+      if ('problem' in text) throw oauthError('invalid_client_metadata', text.problem);
       let body: unknown;
       try {
-        body = JSON.parse(typeof request.body === 'string' ? request.body : '');
+        body = JSON.parse(text.text);
       } catch {
         throw oauthError('invalid_client_metadata', 'the body is not valid JSON');
       }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { oauthError } from '../../auth/oauth-error.ts';
+import { bodyText } from '../utf8.ts';
 
 /**
  * Sent with every OAuth response: no framing (clickjacking), no inline script, nothing cached.
@@ -20,14 +21,16 @@ export function sendPage(reply: FastifyReply, status: number, page: string): Fas
 }
 
 /**
- * Reads an `application/x-www-form-urlencoded` body (the scope keeps bodies as text). A
- * parameter sent twice is refused, as RFC 6749 §3.1 asks.
+ * Reads an `application/x-www-form-urlencoded` body (the scope keeps bodies as bytes; they must
+ * be UTF-8). A parameter sent twice is refused, as RFC 6749 §3.1 asks.
  */
 export function parseForm(request: FastifyRequest): URLSearchParams {
   if (!/^application\/x-www-form-urlencoded\s*(?:;|$)/i.test(request.headers['content-type'] ?? '')) {
     throw oauthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
   }
-  const form = new URLSearchParams(typeof request.body === 'string' ? request.body : '');
+  const text = bodyText(request.body);
+  if ('problem' in text) throw oauthError('invalid_request', text.problem);
+  const form = new URLSearchParams(text.text);
   const seen = new Set<string>();
   for (const key of form.keys()) {
     if (seen.has(key)) throw oauthError('invalid_request', `the parameter ${key} is repeated`);
