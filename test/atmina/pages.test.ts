@@ -309,8 +309,53 @@ for (const backend of storeBackends()) {
           if_match: preview.current_sha256,
         });
         assertAtminaError(moved, 'conflict', '"guides/index.md" changed since the preview');
-        const created = await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides', operation: 'apply', sha256: preview.sha256 });
-        assertAtminaError(created, 'conflict', 'a file already exists at "guides/index.md"');
+      });
+
+      it('is conflict when a file appeared where the preview saw none (if_match null, its current_sha256 as it was)', async () => {
+        const kb = await suite.kb();
+        await seed(kb);
+        const preview = await (await editor()).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides' });
+        assert.equal(preview.current_sha256, null);
+        await suite.file(kb.kb_id, 'guides/index.md', '# Hand-written\n');
+        const before = await suite.snapshot();
+        const created = await (
+          await editor()
+        ).fail('generate_hub_index', {
+          kb_id: kb.kb_id,
+          folder: 'guides',
+          operation: 'apply',
+          sha256: preview.sha256,
+          if_match: preview.current_sha256,
+        });
+        assertAtminaError(created, 'conflict', 'a file was written at "guides/index.md" since the preview, which saw none');
+        assert.deepStrictEqual(await suite.snapshot(), before);
+      });
+
+      it('applies with operation "apply" alone, as the spec says: what the preview would show now, over the file that is there', async () => {
+        const kb = await suite.kb();
+        await seed(kb);
+        const first = await (await editor()).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides', operation: 'apply' });
+        assert.partialDeepStrictEqual(first, { operation: 'apply', path: 'guides/index.md', sha256: sha256(EXPECTED), version: 1, changed: true, listed: 3 });
+        // Files changed and the index was edited by hand since: the apply writes what a preview shows now.
+        await suite.file(kb.kb_id, 'guides/new.md', '# New\n');
+        await (await admin()).ok('write_file', { kb_id: kb.kb_id, path: 'guides/index.md', mode: 'append', content: 'by hand\n' });
+        const preview = await (await editor()).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides' });
+        const second = await (await editor()).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides', operation: 'apply' });
+        assert.partialDeepStrictEqual(second, { sha256: preview.sha256, version: 3, changed: true, listed: 4 });
+        const read = await (await editor()).ok<ReadWire>('read_file', { kb_id: kb.kb_id, path: 'guides/index.md' });
+        assert.equal(read.content, preview.content);
+        // The guards stay optional: the preview's sha256 and current_sha256, while nothing moved, apply too.
+        const third = await (await editor()).ok<GeneratedWire>('generate_hub_index', { kb_id: kb.kb_id, folder: 'guides' });
+        const guarded = await (
+          await editor()
+        ).ok<GeneratedWire>('generate_hub_index', {
+          kb_id: kb.kb_id,
+          folder: 'guides',
+          operation: 'apply',
+          sha256: third.sha256,
+          if_match: third.current_sha256,
+        });
+        assert.partialDeepStrictEqual(guarded, { version: 3, changed: false });
       });
 
       it('indexes the root as index.md', async () => {
@@ -364,7 +409,6 @@ for (const backend of storeBackends()) {
         assertAtminaError(await (await viewer()).fail('generate_hub_index', { kb_id: kb.kb_id }), 'permission_denied', 'the Editor role');
         assertAtminaError(await (await suite.agent('capped-bot')).fail('generate_hub_index', { kb_id: kb.kb_id }), 'permission_denied', 'the Editor role');
         assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, folder: '../up' }), 'validation', 'folder:');
-        assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, operation: 'apply' }), 'validation', 'sha256:');
         assertAtminaError(await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, sha256: 'a'.repeat(64) }), 'validation', 'operation:');
         assertAtminaError(
           await (await editor()).fail('generate_hub_index', { kb_id: kb.kb_id, operation: 'apply', sha256: 'nope' }),
@@ -411,6 +455,41 @@ for (const backend of storeBackends()) {
           'conflict',
           'preview again',
         );
+      });
+
+      it('applies with operation "apply" alone, as the spec says, over an existing nav, and keeps the preview’s hashes as guards', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'a.md', '# A\n');
+        await suite.file(kb.kb_id, 'wiki/nav.yaml', 'nav: []\n');
+        const preview = await (await editor()).ok<GeneratedWire>('generate_nav', { kb_id: kb.kb_id });
+        assert.equal(preview.current_sha256, sha256('nav: []\n'));
+        const applied = await (await editor()).ok<GeneratedWire>('generate_nav', { kb_id: kb.kb_id, operation: 'apply' });
+        assert.partialDeepStrictEqual(applied, { path: 'wiki/nav.yaml', sha256: preview.sha256, version: 2, changed: true });
+        // The preview's current_sha256 is stale now: as if_match, the apply is refused and writes nothing.
+        const before = await suite.snapshot();
+        assertAtminaError(
+          await (await editor()).fail('generate_nav', { kb_id: kb.kb_id, operation: 'apply', if_match: preview.current_sha256 }),
+          'conflict',
+          '"wiki/nav.yaml" changed since the preview',
+        );
+        assert.deepStrictEqual(await suite.snapshot(), before);
+      });
+
+      it('lets concurrent applies without if_match all succeed: one writes, the others find it written (they read again when they lose the race)', async () => {
+        const kb = await suite.kb();
+        await suite.file(kb.kb_id, 'a.md', '# A\n');
+        await suite.file(kb.kb_id, 'wiki/nav.yaml', 'nav: []\n');
+        const calls = await Promise.all(
+          ['editor-bot', 'admin-bot', 'share-bot', 'multi-bot', 'editor-bot', 'admin-bot'].map(async (agent) =>
+            (await suite.agent(agent)).call('generate_nav', { kb_id: kb.kb_id, operation: 'apply' }),
+          ),
+        );
+        const answers = calls.map((c) => (c.structuredContent ?? { error: c.content }) as { changed?: boolean; version?: number });
+        assert.deepEqual(
+          answers.map((a) => a.version),
+          answers.map(() => 2),
+        );
+        assert.equal(answers.filter((a) => a.changed === true).length, 1);
       });
 
       it('is refused to a Viewer', async () => {

@@ -227,17 +227,22 @@ async function currentFile(stores: KbStores, tenantId: string, kbId: string, pat
 }
 
 export interface ApplyGenerated {
-  /** The sha256 of the previewed content. */
-  readonly sha256: string;
-  /** The previewed current_sha256: the head the apply replaces; omitted when there was no file. */
-  readonly ifMatch?: string | undefined;
+  /** The sha256 of the previewed content; omitted: whatever the KB's files generate now. */
+  readonly sha256?: string | undefined;
+  /**
+   * The previewed current_sha256, the head the apply replaces (null: the preview saw no file);
+   * omitted: whatever file is at the path now, or none.
+   */
+  readonly ifMatch?: string | null | undefined;
 }
 
 /**
- * Writes the generated file when it is still the previewed one: the content generated now must
- * hash to `sha256`, and the file's head must be the one the preview saw (`ifMatch`, or no file).
- * Written as write_file writes (create, or overwrite guarded by the head), so it leaves the same
- * history, outbox rows, contribution and audit event.
+ * Writes the generated file, as generated now (the spec: "preview first, then call with
+ * operation apply"). The preview's hashes are optional guards: `sha256`, the content generated
+ * now must hash to it; `ifMatch`, the file's head must be the one the preview saw (null: no
+ * file). A guard that no longer holds is `conflict`, nothing written. Written as write_file
+ * writes (create, or overwrite guarded by the head it read), so it leaves the same history,
+ * outbox rows, contribution and audit event.
  */
 export interface AppliedFile {
   readonly kb: KbWithAccess;
@@ -246,24 +251,37 @@ export interface AppliedFile {
   readonly omitted: number;
 }
 
+/** Attempts of an apply without if_match whose file another writer keeps changing between the read and the write. */
+const APPLY_ATTEMPTS = 3;
+
 async function apply(stores: KbStores, caller: Caller, kbId: string, generate: Generator, guard: ApplyGenerated, audit: AuditTrail): Promise<AppliedFile> {
-  const expected = parseSha('sha256', guard.sha256);
-  const ifMatch = guard.ifMatch === undefined ? undefined : parseSha('if_match', guard.ifMatch);
+  const expected = guard.sha256 === undefined ? undefined : parseSha('sha256', guard.sha256);
+  const ifMatch = guard.ifMatch === undefined || guard.ifMatch === null ? guard.ifMatch : parseSha('if_match', guard.ifMatch);
   const target = await kbFor(stores.db, caller, kbId, 'editor', 'generating files');
   const { kb } = target;
-  const generated = await generate(stores, caller.tenant.id, kb.id);
-  if (sha256Of(generated.content) !== expected) throw refuseKb.generatedChanged(generated.path);
-  const current = await currentFile(stores, caller.tenant.id, kb.id, generated.path);
-  if (ifMatch === undefined && current !== undefined) throw refuseKb.fileExists(generated.path);
-  if (ifMatch !== undefined && current?.sha256 !== ifMatch) throw refuseKb.generatedHeadMoved(generated.path, current?.sha256 ?? null);
-  const write = prepareWrite({ path: generated.path, mode: ifMatch === undefined ? 'create' : 'overwrite', content: generated.content, ifMatch });
-  try {
-    const result = await applyWrite(stores, caller, kb.id, write, audit);
-    return { kb: target, result, listed: generated.listed, omitted: generated.omitted };
-  } catch (error) {
-    // Deleted between the check and the write.
-    if (error instanceof KgwError && error.reason === 'file_not_found') throw refuseKb.generatedHeadMoved(generated.path, null);
-    throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    const generated = await generate(stores, caller.tenant.id, kb.id);
+    if (expected !== undefined && sha256Of(generated.content) !== expected) throw refuseKb.generatedChanged(generated.path);
+    const current = await currentFile(stores, caller.tenant.id, kb.id, generated.path);
+    const head = current?.sha256 ?? null;
+    if (ifMatch !== undefined && head !== ifMatch) throw refuseKb.generatedHeadMoved(generated.path, head, ifMatch);
+    // The write is guarded by the head just read (or its absence), so nobody's write between the
+    // read and the write is replaced unseen.
+    const write = prepareWrite({ path: generated.path, mode: head === null ? 'create' : 'overwrite', content: generated.content, ifMatch: head ?? undefined });
+    try {
+      const result = await applyWrite(stores, caller, kb.id, write, audit);
+      return { kb: target, result, listed: generated.listed, omitted: generated.omitted };
+    } catch (error) {
+      const raced = error instanceof KgwError && (error.reason === 'file_not_found' || error.reason === 'stale_if_match' || error.reason === 'file_exists');
+      if (!raced) throw error;
+      // The file moved between the read and the write: the caller's guard no longer holds; an
+      // unguarded apply reads again (the KB's files may have moved with it), a few times.
+      if (ifMatch !== undefined) {
+        const now = await currentFile(stores, caller.tenant.id, kb.id, generated.path);
+        throw refuseKb.generatedHeadMoved(generated.path, now?.sha256 ?? null, ifMatch);
+      }
+      if (attempt >= APPLY_ATTEMPTS) throw refuseKb.writeContended(attempt);
+    }
   }
 }
 

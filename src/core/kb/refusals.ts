@@ -58,8 +58,8 @@ export interface KbReasonFacts {
   audit_role: Record<string, never>;
   /** generate_hub_index / generate_nav applied with a sha256 the KB's files no longer generate. */
   generated_changed: { path: string };
-  /** The generated file's head is not the one the preview saw (if_match). */
-  generated_head_moved: { path: string; head: string | null };
+  /** The generated file's head is not the one the preview saw (if_match; null: no file). */
+  generated_head_moved: { path: string; head: string | null; expected: string | null };
 }
 
 export type KbReason = keyof KbReasonFacts;
@@ -236,16 +236,18 @@ export const refuseKb = {
       'conflict',
       'generated_changed',
       { path },
-      `the Knowledge Base's files changed since the preview, so ${quoted(path)} would differ from it; preview again and apply the new sha256`,
+      `the Knowledge Base's files changed since the preview, so ${quoted(path)} would differ from it; preview again and apply the new sha256, or apply without sha256 to write what they generate now`,
     ),
-  generatedHeadMoved: (path: string, head: string | null): KgwError =>
+  generatedHeadMoved: (path: string, head: string | null, expected: string | null): KgwError =>
     refusal(
       'conflict',
       'generated_head_moved',
-      { path, head },
+      { path, head, expected },
       head === null
-        ? `${quoted(path)} was removed since the preview; preview again and apply without if_match`
-        : `${quoted(path)} changed since the preview (if_match is not its SHA-256); preview again and apply with its current_sha256`,
+        ? `${quoted(path)} was removed since the preview; preview again and apply with its current_sha256 (null), or without if_match`
+        : expected === null
+          ? `a file was written at ${quoted(path)} since the preview, which saw none (if_match null); preview again and apply with its current_sha256, or without if_match to replace it`
+          : `${quoted(path)} changed since the preview (if_match is not its SHA-256); preview again and apply with its current_sha256, or without if_match to replace it`,
     ),
 };
 

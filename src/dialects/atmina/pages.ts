@@ -8,7 +8,8 @@ import { KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, fil
 
 /*
  * The Atmina page tools: a file's outline, and the generated hub index and navigation, each a
- * preview first and then an explicit apply of exactly what was previewed.
+ * preview first and then an explicit apply, of what the files generate then, guarded by the
+ * preview's hashes when the caller passes them.
  */
 
 export const getFileOutlineTool = defineTool({
@@ -48,14 +49,18 @@ export const getFileOutlineTool = defineTool({
 const operation = z
   .enum(['preview', 'apply'])
   .optional()
-  .describe('preview (default): what would be written, nothing written. apply: writes it, given the preview’s sha256 (and if_match).');
+  .describe('preview (default): what would be written, nothing written. apply: writes what the KB’s files generate now.');
 const applyFields = {
-  sha256: z.string().optional().describe('For apply: the sha256 of the preview. Conflict when the files changed so the content would differ.'),
-  if_match: z
+  sha256: z
     .string()
     .optional()
+    .describe('For apply, optional: the sha256 of the preview. Conflict, nothing written, when the files changed so the content would differ.'),
+  if_match: z
+    .string()
+    .nullable()
+    .optional()
     .describe(
-      'For apply: the preview’s current_sha256 when it was not null (the file it replaces); omit it when there was no file. Conflict when the file changed.',
+      'For apply, optional: the preview’s current_sha256 as it was (null when there was no file). Conflict, nothing written, when the file changed since. Omitted: whatever file is there is replaced (its history keeps it).',
     ),
 };
 
@@ -118,18 +123,17 @@ function applyWire(applied: AppliedFile): GeneratedWire {
 /** The rate of the generating tools: an apply writes the file as write_file does; a preview writes nothing and is not counted. */
 const GENERATED_WRITE = { ...KB_WRITES, counts: (args: { operation?: 'preview' | 'apply' | undefined }) => args.operation === 'apply' } as const;
 
-/** The apply guard of the arguments; refuses an apply without sha256 and a preview with either field. */
+/** The apply guards of the arguments (both optional); refuses a preview with either field. */
 function guardOf(args: {
   operation?: 'preview' | 'apply' | undefined;
   sha256?: string | undefined;
-  if_match?: string | undefined;
+  if_match?: string | null | undefined;
 }): ApplyGenerated | undefined {
   if (args.operation !== 'apply') {
     if (args.sha256 !== undefined || args.if_match !== undefined)
       throw refuseKb.invalidField('operation', 'sha256 and if_match are for operation "apply"; preview first');
     return undefined;
   }
-  if (args.sha256 === undefined) throw refuseKb.invalidField('sha256', 'operation "apply" needs the sha256 of the preview');
   return { sha256: args.sha256, ifMatch: args.if_match };
 }
 
@@ -137,7 +141,7 @@ export const generateHubIndexTool = defineTool({
   name: 'generate_hub_index',
   dialect: 'atmina',
   title: 'Generate hub index',
-  description: `Generates a folder’s index.md listing its files (titles and descriptions from front matter or first headings; the first ${GENERATE_READ_MAX_FILES} Markdown files are read). Preview first: it returns the exact content, its sha256 and current_sha256 of the existing file, and writes nothing. Then call with operation "apply", sha256 and (when current_sha256 was not null) if_match to write it (Editor); conflict when anything changed in between.`,
+  description: `Generates a folder’s index.md listing its files (titles and descriptions from front matter or first headings; the first ${GENERATE_READ_MAX_FILES} Markdown files are read). Preview first: it returns the exact content, its sha256 and current_sha256 of the existing file, and writes nothing. Then call with operation "apply" to write what the files generate now (Editor); add the preview’s sha256 and its current_sha256 as if_match to write only if nothing changed in between (else conflict).`,
   input: z
     .object({
       kb_id: kbId,
@@ -164,7 +168,7 @@ export const generateNavTool = defineTool({
   name: 'generate_nav',
   dialect: 'atmina',
   title: 'Generate navigation',
-  description: `Generates wiki/nav.yaml, the navigation tree of the KB’s Markdown pages (titles from front matter or first headings; the first ${GENERATE_READ_MAX_FILES} pages are read). Preview first: it returns the exact content, its sha256 and current_sha256 of the existing file, and writes nothing. Then call with operation "apply", sha256 and (when current_sha256 was not null) if_match to write it (Editor); conflict when anything changed in between.`,
+  description: `Generates wiki/nav.yaml, the navigation tree of the KB’s Markdown pages (titles from front matter or first headings; the first ${GENERATE_READ_MAX_FILES} pages are read). Preview first: it returns the exact content, its sha256 and current_sha256 of the existing file, and writes nothing. Then call with operation "apply" to write what the pages generate now (Editor); add the preview’s sha256 and its current_sha256 as if_match to write only if nothing changed in between (else conflict).`,
   input: z.object({ kb_id: kbId, operation, ...applyFields }).strict(),
   output: generatedOutput,
   annotations: WRITE,

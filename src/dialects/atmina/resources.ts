@@ -224,8 +224,10 @@ your role or connection cannot use.
   (exact find/replace edits, in order; a \`find\` that occurs several times needs \`occurrence\`).
 - Send \`expected_bytes\` and \`content_sha256\` of the exact UTF-8 bytes you send (for \`patch\`: of the
   whole file you expect); a mismatch is \`content_integrity\` and nothing is written.
-- \`write_files\` applies up to 50 items with a result each; one path may repeat only as ordered
-  appends or patches of one file.
+- \`write_files\` applies up to 50 items with a result each; one path may repeat as ordered edits
+  of one file, each carrying the \`sha256\` the item before produced as \`if_match\`.
+- \`generate_hub_index\` and \`generate_nav\`: preview, then call with \`operation: "apply"\`; add the
+  preview's \`sha256\` and \`current_sha256\` (as \`if_match\`) to write only if nothing moved.
 - Text files hold at most 1 MiB. Larger or binary content goes through uploads
   (\`request_uploads\`, PUT the exact bytes with every returned header, then \`confirm_uploads\`) where
   the server offers them.
