@@ -8,6 +8,7 @@ import type { KbWire, ReadWire } from './support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from './support.ts';
 
 interface UploadWire {
+  index: number;
   path: string;
   mime_type: string;
   size_bytes: number;
@@ -259,6 +260,59 @@ for (const backend of storeBackends()) {
         ],
       });
       assertAtminaError(text, 'validation', 'items 0, 2 name the same path');
+      assert.deepStrictEqual(await suite.snapshot(), before);
+    });
+
+    it('reports a bad item in its place and issues the rest: batch failures are per item', async () => {
+      const good = Buffer.from(`kept ${randomUUID()}\n`);
+      const hash = sha256(Buffer.from('x'));
+      const before = await suite.snapshot();
+      const batch = await (
+        await editor()
+      ).ok<RequestWire & { requested: number; failed: number; failures: { index: number; path: string; code: string; error: string }[] }>('request_uploads', {
+        kb_id: kb.kb_id,
+        items: [
+          { path: 'big.png', size_bytes: 25 * MiB + 1, sha256: hash },
+          { path: 'per-item/kept.txt', size_bytes: good.length, sha256: sha256(good) },
+          { path: 'bad-hash.txt', size_bytes: 1, sha256: 'not a hash' },
+          { path: '../escape.txt', size_bytes: 1, sha256: hash },
+        ],
+      });
+      assert.deepStrictEqual(
+        { requested: batch.requested, failed: batch.failed, issued: batch.uploads.map((u): [number, string] => [u.index, u.path]) },
+        { requested: 1, failed: 3, issued: [[1, 'per-item/kept.txt']] },
+      );
+      assert.deepStrictEqual(
+        batch.failures.map((f) => [f.index, f.path, f.code]),
+        [
+          [0, 'big.png', 'payload_too_large'],
+          [2, 'bad-hash.txt', 'validation'],
+          [3, '../escape.txt', 'validation'],
+        ],
+      );
+      assert.match(batch.failures[0]?.error ?? '', /^payload_too_large: an image or PDF Asset may be at most 26214400 bytes/);
+      assert.equal(batch.failures[1]?.error, 'validation: items[2].sha256: must be a SHA-256 as 64 hex digits');
+      assert.match(batch.failures[2]?.error ?? '', /^validation: items\[3\]\.path: /);
+      assert.deepStrictEqual(await suite.snapshot(), before);
+      assert.equal((await put(batch.uploads[0] as UploadWire, good)).status, 200);
+      const confirmed = await (await editor()).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token });
+      assert.partialDeepStrictEqual(confirmed, { confirmed: 1, failed: 0, results: [{ path: 'per-item/kept.txt', ok: true, sha256: sha256(good) }] });
+    });
+
+    it('still rejects the whole batch for repeated paths, even beside a bad item', async () => {
+      const before = await suite.snapshot();
+      const hash = sha256(Buffer.from('x'));
+      const text = await (
+        await editor()
+      ).fail('request_uploads', {
+        kb_id: kb.kb_id,
+        items: [
+          { path: 'twice.txt', size_bytes: 1, sha256: hash },
+          { path: 'big.png', size_bytes: 25 * MiB + 1, sha256: hash },
+          { path: 'twice.txt', size_bytes: 1, sha256: hash },
+        ],
+      });
+      assertAtminaError(text, 'validation', 'items 0, 2 name the same path "twice.txt"; nothing was requested');
       assert.deepStrictEqual(await suite.snapshot(), before);
     });
 

@@ -318,6 +318,8 @@ interface BatchItem extends Declared {
 }
 
 export interface UploadTicket extends Declared {
+  /** The item's place among those declared. */
+  readonly index: number;
   readonly url: string;
   readonly method: 'PUT';
   readonly headers: Readonly<Record<string, string>>;
@@ -328,25 +330,56 @@ export interface UploadBatch {
   readonly kbId: string;
   readonly batchToken: string;
   readonly expiresAt: string;
+  /** Items refused on their own (too large, a bad path, type or hash), in the order declared. */
+  readonly refused: readonly RefusedUpload[];
   readonly uploads: readonly UploadTicket[];
 }
 
-function parseDeclarations(items: readonly UploadDeclaration[]): Declared[] {
+/** A declared item that was refused on its own, reported in its place while the rest are issued. */
+export interface RefusedUpload {
+  readonly index: number;
+  readonly path: string;
+  readonly error: KgwError;
+}
+
+/**
+ * The declarations, each checked on its own: "batch failures are per item, except duplicate
+ * paths reject the whole batch" (the spec). An item whose path does not parse cannot take part
+ * in the duplicate check and is refused in its place like any other bad item.
+ */
+function parseDeclarations(items: readonly UploadDeclaration[]): { declared: (Declared & { index: number })[]; refused: RefusedUpload[] } {
   if (items.length < 1 || items.length > UPLOAD_ITEMS_MAX) throw refuseKb.invalidField('items', `must hold 1 to ${UPLOAD_ITEMS_MAX} uploads`);
-  const parsed = items.map((item, n) => {
-    const path = parseKbPath(item.path, `items[${n}].path`);
-    const mediaType = uploadType(path, item.mimeType, `items[${n}].mime_type`);
-    if (!Number.isSafeInteger(item.sizeBytes) || item.sizeBytes < 0) throw refuseKb.invalidField(`items[${n}].size_bytes`, 'must be a whole number of bytes');
-    checkSize(item.sizeBytes, path, mediaType);
-    return { path, mediaType, sizeBytes: item.sizeBytes, sha256: parseSha(`items[${n}].sha256`, item.sha256) };
-  });
+  const declared: (Declared & { index: number })[] = [];
+  const refused: RefusedUpload[] = [];
   const seen = new Map<string, number[]>();
-  parsed.forEach((item, n) => seen.set(item.path, [...(seen.get(item.path) ?? []), n]));
+  items.forEach((item, n) => {
+    let path: string;
+    try {
+      path = parseKbPath(item.path, `items[${n}].path`);
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      refused.push({ index: n, path: item.path, error });
+      return;
+    }
+    seen.set(path, [...(seen.get(path) ?? []), n]);
+    try {
+      const mediaType = uploadType(path, item.mimeType, `items[${n}].mime_type`);
+      if (!Number.isSafeInteger(item.sizeBytes) || item.sizeBytes < 0) throw refuseKb.invalidField(`items[${n}].size_bytes`, 'must be a whole number of bytes');
+      checkSize(item.sizeBytes, path, mediaType);
+      declared.push({ index: n, path, mediaType, sizeBytes: item.sizeBytes, sha256: parseSha(`items[${n}].sha256`, item.sha256) });
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      refused.push({ index: n, path, error });
+    }
+  });
   for (const [path, indexes] of seen) {
     if (indexes.length > 1)
       throw refuseKb.invalidField('items', `items ${indexes.join(', ')} name the same path ${JSON.stringify(path)}; nothing was requested`);
   }
-  return parsed;
+  // Nothing to issue: the call fails as a one-item request always did, with the first item's refusal.
+  const [first] = refused;
+  if (declared.length === 0 && first !== undefined) throw first.error;
+  return { declared, refused: refused.sort((a, b) => a.index - b.index) };
 }
 
 /**
@@ -366,7 +399,7 @@ export async function requestUploads(
   },
   audit: AuditTrail,
 ): Promise<UploadBatch> {
-  const items = parseDeclarations(input.items);
+  const { declared: items, refused } = parseDeclarations(input.items);
   const { kb } = await kbFor(stores.db, caller, input.kbId, 'editor', 'uploading files');
   await collectExpiredUploads(stores);
   const uploads = await Promise.all(
@@ -377,7 +410,11 @@ export async function requestUploads(
         contentType: item.mediaType,
         expiresInSeconds: input.urlSeconds,
       });
-      return { ticket: { ...item, url: put.url, method: put.method, headers: put.headers, expiresAt: put.expiresAt }, kept: { ...item, stagingKey: put.key } };
+      const kept: BatchItem = { path: item.path, mediaType: item.mediaType, sizeBytes: item.sizeBytes, sha256: item.sha256, stagingKey: put.key };
+      return {
+        ticket: { ...item, url: put.url, method: put.method, headers: put.headers, expiresAt: put.expiresAt },
+        kept,
+      };
     }),
   );
   const kept: BatchItem[] = uploads.map((u) => u.kept);
@@ -391,11 +428,11 @@ export async function requestUploads(
        RETURNING expires_at`,
       [caller.tenant.id, id, kb.id, sha256Of(Buffer.from(token)), caller.principal.id, JSON.stringify(kept), input.urlSeconds],
     );
-    await audit.recordIn(tx, 'kb.upload.request', [{ type: 'kb_upload_batch', id }], { kb_id: kb.id, items: items.length });
+    await audit.recordIn(tx, 'kb.upload.request', [{ type: 'kb_upload_batch', id }], { kb_id: kb.id, items: items.length, refused: refused.length });
     return inserted;
   });
   const expiresAt = row === undefined ? (uploads[0]?.ticket.expiresAt ?? '') : iso(new Date(row.expires_at));
-  return { kbId: kb.id, batchToken: token, expiresAt, uploads: uploads.map((u) => u.ticket) };
+  return { kbId: kb.id, batchToken: token, expiresAt, uploads: uploads.map((u) => u.ticket), refused };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ export const requestUploadsTool = defineTool({
   name: 'request_uploads',
   dialect: 'atmina',
   title: 'Request uploads',
-  description: `Declares up to ${UPLOAD_ITEMS_MAX} files to upload (path, MIME type, size_bytes, sha256) and returns, per file, a URL to PUT the exact bytes to with every returned header, and one batch_token for confirm_uploads. Images and PDFs may be at most 25 MiB, other files 100 MiB. URLs expire at expires_at (15 minutes unless the gateway is configured otherwise). Repeated paths reject the whole batch.`,
+  description: `Declares up to ${UPLOAD_ITEMS_MAX} files to upload (path, MIME type, size_bytes, sha256) and returns, per file, a URL to PUT the exact bytes to with every returned header, and one batch_token for confirm_uploads. Images and PDFs may be at most 25 MiB, other files 100 MiB. URLs expire at expires_at (15 minutes unless the gateway is configured otherwise). A bad item (too large, a bad path, type or hash) is reported in failures while the rest are issued; repeated paths reject the whole batch.`,
   input: z.object({ kb_id: kbId, items: z.array(declaration).min(1).max(UPLOAD_ITEMS_MAX) }).strict(),
   output: z.object({
     kb_id: z.string(),
@@ -39,6 +39,7 @@ export const requestUploadsTool = defineTool({
     expires_at: z.string(),
     uploads: z.array(
       z.object({
+        index: z.number().int().describe('The item’s place among those declared, from 0.'),
         path: z.string(),
         mime_type: z.string(),
         size_bytes: z.number().int(),
@@ -49,6 +50,11 @@ export const requestUploadsTool = defineTool({
         expires_at: z.string(),
       }),
     ),
+    requested: z.number().int().describe('How many items got a URL.'),
+    failed: z.number().int().describe('How many items were refused, each in failures.'),
+    failures: z
+      .array(z.object({ index: z.number().int(), path: z.string(), code: z.string(), error: z.string().describe('As `code: message`.') }))
+      .describe('The items refused on their own, in the order declared: no URL, nothing to PUT.'),
   }),
   annotations: WRITE,
   scopes: ['context.write'],
@@ -70,6 +76,7 @@ export const requestUploadsTool = defineTool({
       batch_token: batch.batchToken,
       expires_at: batch.expiresAt,
       uploads: batch.uploads.map((u) => ({
+        index: u.index,
         path: u.path,
         mime_type: u.mediaType,
         size_bytes: u.sizeBytes,
@@ -79,6 +86,9 @@ export const requestUploadsTool = defineTool({
         headers: { ...u.headers },
         expires_at: u.expiresAt,
       })),
+      requested: batch.uploads.length,
+      failed: batch.refused.length,
+      failures: batch.refused.map((r) => ({ index: r.index, path: r.path, code: r.error.code, error: `${r.error.code}: ${r.error.message}` })),
     });
   },
 });
