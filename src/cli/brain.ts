@@ -13,7 +13,7 @@ Company Brain knowledge, for the operator (docs/company-brain.md).
 import   adds or updates the nodes and relations of FILE (YAML or JSON: { nodes: [...],
          relations: [...] }, written like the org file's brain section), all or nothing:
          nothing is imported when the file has any error, and each error names its line.
-         Relations may name the directory's person:<email>, agent:<name>,
+         Relations may name the directory's person:<email or id>, agent:<name or id>,
          department:<name> and project:<name>. Nothing is removed.
 
 Options:

@@ -44,6 +44,7 @@ for (const backend of storeBackends()) {
 
     const viewer = (): BrainViewer => ({
       tenantId,
+      tenantSlug: tenant,
       language: 'en',
       access: { tier: 'manager', departments: [], projects: [], brainRole: 'manager', policyMaxTeamRole: undefined },
       visible: { tier: 'manager', departments: [], projects: [] },
@@ -107,7 +108,16 @@ for (const backend of storeBackends()) {
 
     it('leaves the item pending and the brain unchanged when the action cannot be applied', async () => {
       const twice = await propose('add_node', { id: 'erp', type: 'tool', title: 'ERP again', access: 'public' });
-      const dangling = await propose('add_relation', { from: 'erp', verb: 'uses', to: 'person:nobody@example.test' });
+      // What a proposal names is checked when it is made, and again when it is decided: the node may be gone by then.
+      await acceptBrainReview(
+        db,
+        cliTrail(db),
+        { tenant, id: await propose('add_node', { id: 'fax', type: 'tool', title: 'Fax', access: 'public' }), as: `ana@${tenant}.test` },
+        mail,
+      );
+      const dangling = await propose('add_relation', { from: 'erp', verb: 'uses', to: 'fax' });
+      const unconfirmable = await propose('confirm_node', { id: 'fax', verified: '2026-05-01T00:00:00Z', review_by: '2027-05-01T00:00:00Z' });
+      await acceptBrainReview(db, cliTrail(db), { tenant, id: await propose('remove_node', { id: 'fax' }), as: `ana@${tenant}.test` }, mail);
       const before = await orgGraph(db, tenantId);
       await rejectsWithKgwError(
         acceptBrainReview(db, cliTrail(db), { tenant, id: twice, as: `ana@${tenant}.test` }, mail),
@@ -117,9 +127,17 @@ for (const backend of storeBackends()) {
       await rejectsWithKgwError(
         acceptBrainReview(db, cliTrail(db), { tenant, id: dangling, as: `ana@${tenant}.test` }, mail),
         'validation',
-        'add_relation: to: no person in the directory named "nobody@example.test"',
+        'add_relation: to: no node "fax"',
       );
-      assert.deepEqual({ twice: await status(twice), dangling: await status(dangling) }, { twice: 'pending', dangling: 'pending' });
+      await rejectsWithKgwError(
+        acceptBrainReview(db, cliTrail(db), { tenant, id: unconfirmable, as: `ana@${tenant}.test` }, mail),
+        'not_found',
+        'confirm_node: no node fax',
+      );
+      assert.deepEqual(
+        { twice: await status(twice), dangling: await status(dangling), unconfirmable: await status(unconfirmable) },
+        { twice: 'pending', dangling: 'pending', unconfirmable: 'pending' },
+      );
       assert.deepEqual(await orgGraph(db, tenantId), before);
     });
 

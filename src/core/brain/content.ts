@@ -1,6 +1,7 @@
 import type { Tier } from '../access/tiers.ts';
 import { TIERS } from '../access/tiers.ts';
 import { unsafeName } from '../text.ts';
+import { isUuid } from '../versions/selectors.ts';
 import type { Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from '../org/principal-index.ts';
 import type { OrgProblems } from '../org/problems.ts';
@@ -26,7 +27,7 @@ export interface NodeSpec {
 }
 
 export interface RelationSpec {
-  /** As written: a brain node id, `org`, `person:<email>`, `agent:<name>`, `department:<name>` or `project:<name>`. */
+  /** As written: a brain node id, `org`, `person:<email or id>`, `agent:<name or id>`, `department:<name>` or `project:<name>`. */
   readonly from: Located;
   readonly verb: RelationVerb;
   readonly to: Located;
@@ -90,7 +91,7 @@ const instantRule: ValueRule = {
 
 const ENDPOINT_PREFIXES = ['person:', 'agent:', 'department:', 'project:'] as const;
 const endpointRule: ValueRule = {
-  expected: 'a node id, "org", or person:<email>, agent:<name>, department:<name> or project:<name> of the directory',
+  expected: 'a node id, "org", or person:<email or id>, agent:<name or id>, department:<name> or project:<name> of the directory',
   valid: (value) =>
     value === 'org' || isBrainNodeId(value) || ENDPOINT_PREFIXES.some((p) => value.startsWith(p) && value.length > p.length && characters(value) <= 300),
 };
@@ -258,8 +259,10 @@ export interface BrainPlanContext {
 
 /**
  * The graph id a relation end names: a brain node of `nodes`, the organisation, or a person
- * (by email), agent (by name), department or project (by a member's label) of the directory;
- * otherwise what is missing, for the caller's message.
+ * (by email or directory id), agent (by name or directory id), department or project (by a
+ * member's label) of the directory; otherwise what is missing, for the caller's message. The
+ * directory id is how the read tools cite a person or agent (`[person:<id>]`), so a reference
+ * copied from an answer names the same node as the org file's form.
  */
 export function resolveReference(
   value: string,
@@ -271,7 +274,9 @@ export function resolveReference(
   const [prefix] = value.split(':', 1);
   const name = value.slice(prefix!.length + 1);
   if (prefix === 'person' || prefix === 'agent') {
-    const principal = principals.find(prefix === 'person' ? name.toLowerCase() : name);
+    // The name first: an agent may be named like an id, and its name is what the org file means.
+    const named = principals.find(prefix === 'person' ? name.toLowerCase() : name);
+    const principal = named?.kind === prefix ? named : isUuid(name) ? principals.byId(name.toLowerCase()) : undefined;
     return principal?.kind === prefix ? { id: `${prefix}:${principal.id}` } : { missing: `${prefix} in the directory named`, name };
   }
   // A department or project is in the directory while someone is a member of it.

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { TierViewer } from '../access/tiers.ts';
 import { visibleAtTier } from '../access/tiers.ts';
 import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, permissionDenied, validation } from '../errors.ts';
 import type { Queryable } from '../../store/db.ts';
+import type { ActionReach } from './action-reach.ts';
+import { actionReach, graphNodeIds, sees } from './action-reach.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
 import type { Services } from '../services.ts';
@@ -47,12 +50,15 @@ export async function writeInbox(
   input: { readonly kind: InboxKind; readonly title: string; readonly body: string; readonly relatedNodeIds: readonly string[] },
   audit: AuditTrail,
 ): Promise<InboxReceipt> {
-  const related = [...new Set(input.relatedNodeIds)];
-  for (const [i, id] of related.entries()) {
+  // A person or agent may be named as the org file names them or as the read tools cite them: kept as the graph's id.
+  const graphIds = await graphNodeIds(services.db, { id: viewer.tenantId, slug: viewer.tenantSlug }, input.relatedNodeIds);
+  const related = [...new Set(graphIds)];
+  for (const id of related) {
     const found = await services.graph.node({ tenantId: viewer.tenantId, id });
     const visible =
       found !== undefined && visibleAtTier(viewer.visible, { access: found.node.access, department: found.node.department, project: found.node.project });
-    if (!visible) throw validation(`relatedNodeIds[${i}]: no node you can see has the id ${JSON.stringify(id)}`);
+    const i = graphIds.indexOf(id);
+    if (!visible) throw validation(`relatedNodeIds[${i}]: no node you can see has the id ${JSON.stringify(input.relatedNodeIds[i])}`);
   }
   const id = await register(
     services,
@@ -137,8 +143,9 @@ async function insertItem(tx: Queryable, tenantId: string, id: string, item: Inb
 
 /**
  * Queues an onboarding action (propose_onboarding_action): its details valid against the
- * action's schema (the dialect checked them), its proposer a manager or admin of the brain.
- * Never applied here: a manager's approval applies it.
+ * action's schema (the dialect checked them), its proposer a manager or admin of the brain,
+ * and what it names checked against the brain as the proposer sees it now (proposalProblem).
+ * Never applied here: a manager's approval applies it, checking again.
  */
 export async function proposeOnboardingAction(
   services: Services,
@@ -150,6 +157,12 @@ export async function proposeOnboardingAction(
   if (viewer.access.brainRole !== 'manager' && viewer.access.brainRole !== 'admin') {
     throw permissionDenied('propose_onboarding_action needs a manager or admin brain role');
   }
+  const problem = proposalProblem(
+    input.action,
+    await actionReach(services.db, { id: viewer.tenantId, slug: viewer.tenantSlug }, input.action, input.details),
+    viewer.visible,
+  );
+  if (problem !== undefined) throw validation(problem);
   const id = await register(
     services,
     viewer.tenantId,
@@ -158,4 +171,24 @@ export async function proposeOnboardingAction(
       audit.recordIn(tx, 'brain.onboarding.propose', [{ type: 'brain_inbox', id }], { action: input.action, risk: ONBOARDING_ACTIONS[input.action].risk }),
   );
   return { id, kind: 'onboarding_action', status: 'pending' };
+}
+
+/**
+ * Why a proposal names what its proposer cannot act on, in the dialect's words after
+ * "Invalid input: "; undefined when it may be queued. A brain node the proposer does not see is
+ * refused with the same words as one that does not exist (as write_inbox's related nodes), so
+ * the refusal tells nothing of hidden nodes. The node add_node creates is the one id that may
+ * name nothing; whether it exists already is left to the decision, as telling it here would
+ * answer for hidden ids too.
+ */
+export function proposalProblem(action: OnboardingAction, reach: ActionReach, viewer: TierViewer): string | undefined {
+  for (const named of reach.nodes) {
+    if (action === 'add_node') continue;
+    if (named.node === undefined || !sees(viewer, named.node)) return `details.${named.field}: no node you can see has the id ${JSON.stringify(named.written)}`;
+  }
+  const [dangling] = reach.dangling;
+  if (dangling !== undefined) return `details.${dangling.field}: no ${dangling.missing} ${JSON.stringify(dangling.name)}`;
+  if (action === 'add_relation' && reach.relation?.exists === true) return `details: the relation ${reach.relation.written} exists already`;
+  if (action === 'remove_relation' && reach.relation?.exists === false) return `details: there is no relation ${reach.relation.written}`;
+  return undefined;
 }

@@ -105,7 +105,7 @@ const endpoint = z
   .string()
   .min(1)
   .max(300)
-  .describe('A node id, "org", or person:<email>, agent:<name>, department:<name> or project:<name> of the directory.');
+  .describe('A node id, "org", or person:<email or id>, agent:<name or id>, department:<name> or project:<name> of the directory.');
 const title = z.string().min(1).max(200);
 const summary = z.string().max(4000);
 const instant = z.iso.datetime({ offset: true }).describe('An ISO 8601 instant with its offset.');

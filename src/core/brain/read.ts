@@ -7,6 +7,7 @@ import { visibleAtTier } from '../access/tiers.ts';
 import { principalAccess } from '../directory/principals.ts';
 import { analyzerLanguage } from '../search/analyzer.ts';
 import type { Services } from '../services.ts';
+import { graphNodeIds } from './action-reach.ts';
 import type { Mark } from './model.ts';
 import { ALL_BRAIN_SCOPES, brainScopes, nodeTypeMedia } from './search-source.ts';
 
@@ -18,6 +19,7 @@ import { ALL_BRAIN_SCOPES, brainScopes, nodeTypeMedia } from './search-source.ts
 
 export interface BrainViewer {
   readonly tenantId: string;
+  readonly tenantSlug: string;
   /** The organisation's language, for display text. */
   readonly language: string;
   readonly access: PrincipalAccess;
@@ -28,6 +30,7 @@ export async function brainViewer(services: Services, caller: Caller): Promise<B
   const access = (await principalAccess(services.db, caller.tenant.id, caller.principal.id)) ?? DEFAULT_ACCESS;
   return {
     tenantId: caller.tenant.id,
+    tenantSlug: caller.tenant.slug,
     language: caller.tenant.language,
     access,
     visible: { tier: access.tier, departments: access.departments, projects: access.projects },
@@ -61,8 +64,9 @@ export type Concept =
 
 const markOf = (status: string): Mark | null => (status === 'inferred' || status === 'unresolved' ? status : null);
 
-/** One node with its relations to visible nodes; relations to hidden ones only counted. */
-export async function readConcept(services: Services, viewer: BrainViewer, id: string): Promise<Concept> {
+/** One node (by its graph id, or a person or agent as the org file names them) with its relations to visible nodes; relations to hidden ones only counted. */
+export async function readConcept(services: Services, viewer: BrainViewer, written: string): Promise<Concept> {
+  const [id = written] = await graphNodeIds(services.db, { id: viewer.tenantId, slug: viewer.tenantSlug }, [written]);
   const found = await services.graph.node({ tenantId: viewer.tenantId, id });
   if (found === undefined) return { found: 'unknown' };
   if (!visibleAtTier(viewer.visible, { access: found.node.access, department: found.node.department, project: found.node.project }))

@@ -5,22 +5,19 @@ import { principalAccess } from '../directory/principals.ts';
 import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
 import { orgGraph, orgGraphChanges } from '../graph/org-graph.ts';
 import { enqueue } from '../outbox/outbox.ts';
-import { PrincipalIndex } from '../org/principal-index.ts';
 import { lockTenantSlug } from '../org/tenant.ts';
 import { isUuid } from '../versions/selectors.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
-import { resolveReference } from './content.ts';
 import { planBrainFile, readBrainFile } from './import.ts';
 import type { OrgChange } from '../org/section.ts';
 import type { InboxItemKind } from './inbox.ts';
 import { composeDraft } from '../mail/draft.ts';
 import type { MailboxSettings } from '../mail/mailbox.ts';
 import { deliverDraft } from '../mail/mailbox.ts';
-import type { BrainNode, Mark, MetadataKey, NodeType, RelationVerb } from './model.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
-import { loadBrainNodes, loadBrainRelations, removeBrainNode, removeBrainRelation, writeBrainNode, writeBrainRelation } from './store.ts';
-import { relationId } from './model.ts';
+import { actionReach } from './action-reach.ts';
+import { removeBrainNode, removeBrainRelation, writeBrainNode, writeBrainRelation } from './store.ts';
 
 /**
  * A manager's decisions on the Company Brain inbox (`kgw review … --kind brain`): the person
@@ -313,20 +310,11 @@ async function putDraft(tx: Transaction, tenantId: string, by: Approver, row: Ro
   });
 }
 
-interface NodeDetails {
-  id: string;
-  type: NodeType;
-  title: string;
-  summary?: string;
-  access: BrainNode['access'];
-  department?: string;
-  project?: string;
-  tags?: string[];
-  metadata?: Partial<Record<MetadataKey, string | number>>;
-  mark?: Mark;
-}
-
-/** Applies one action's details (valid against its schema, checked again here) to the truth; the lines say what changed. */
+/**
+ * Applies one action's details (valid against its schema, checked again here) to the truth; the
+ * lines say what changed. What the action names must be there as it says, now (a node to
+ * update must exist, one to add must not, relation ends must resolve).
+ */
 async function applyAction(
   tx: Transaction,
   tenant: { readonly id: string; readonly slug: string },
@@ -335,71 +323,48 @@ async function applyAction(
 ): Promise<string[]> {
   const parsed = ONBOARDING_ACTIONS[action].details.safeParse(raw);
   if (!parsed.success) throw validation(`the ${action} details no longer match the action's schema`);
-  const nodes = await loadBrainNodes(tx, tenant.id);
-  const toNode = (d: NodeDetails, was?: BrainNode): BrainNode => ({
-    id: d.id,
-    type: d.type,
-    title: d.title,
-    summary: d.summary ?? '',
-    access: d.access,
-    department: d.department ?? null,
-    project: d.project ?? null,
-    metadata: d.metadata ?? {},
-    tags: d.tags ?? [],
-    verifiedAt: was?.verifiedAt ?? null,
-    reviewBy: was?.reviewBy ?? null,
-    mark: d.mark ?? null,
-  });
-  switch (action) {
-    case 'add_node': {
-      const d = parsed.data as NodeDetails;
-      if (nodes.has(d.id)) throw conflict(`add_node: the node ${d.id} exists already`);
-      await writeBrainNode(tx, tenant.id, toNode(d), 'inbox');
-      return [`create brain node ${d.id}`];
+  const reach = await actionReach(tx, tenant, action, parsed.data);
+  for (const named of reach.nodes) {
+    if (action === 'add_node') {
+      if (named.node !== undefined) throw conflict(`add_node: the node ${named.written} exists already`);
+    } else if (named.node === undefined) {
+      throw action === 'add_relation' || action === 'remove_relation'
+        ? validation(`${action}: ${named.field}: no node ${JSON.stringify(named.written)}`)
+        : notFound(`${action}: no node ${named.written}`);
     }
+  }
+  const [dangling] = reach.dangling;
+  if (dangling !== undefined) throw validation(`${action}: ${dangling.field}: no ${dangling.missing} ${JSON.stringify(dangling.name)}`);
+  const [named] = reach.nodes;
+  switch (action) {
+    case 'add_node':
     case 'update_node': {
-      const d = parsed.data as NodeDetails;
-      const was = nodes.get(d.id);
-      if (was === undefined) throw notFound(`update_node: no node ${d.id}`);
       // The keeper stays: an org file's node is still the org file's, and its next apply wins.
-      await writeBrainNode(tx, tenant.id, toNode(d, was.node), was.origin);
-      return [`update brain node ${d.id}`];
+      await writeBrainNode(tx, tenant.id, reach.after!, named!.origin ?? 'inbox');
+      return [`${action === 'add_node' ? 'create' : 'update'} brain node ${named!.written}`];
     }
     case 'remove_node': {
-      const { id } = parsed.data as { id: string };
-      if (!nodes.has(id)) throw notFound(`remove_node: no node ${id}`);
-      await removeBrainNode(tx, tenant.id, id);
-      return [`remove brain node ${id}`];
+      await removeBrainNode(tx, tenant.id, named!.written);
+      return [`remove brain node ${named!.written}`];
     }
     case 'confirm_node': {
       const d = parsed.data as { id: string; verified: string; review_by: string };
-      const was = nodes.get(d.id);
-      if (was === undefined) throw notFound(`confirm_node: no node ${d.id}`);
       const verifiedAt = new Date(d.verified).toISOString();
       const reviewBy = new Date(d.review_by).toISOString();
-      await writeBrainNode(tx, tenant.id, { ...was.node, verifiedAt, reviewBy, mark: null }, was.origin);
+      await writeBrainNode(tx, tenant.id, { ...named!.node!, verifiedAt, reviewBy, mark: null }, named!.origin!);
       return [`confirm brain node ${d.id} (verified ${verifiedAt}, review by ${reviewBy})`];
     }
     case 'add_relation':
     case 'remove_relation': {
-      const d = parsed.data as { from: string; verb: RelationVerb; to: string; mark?: Mark };
-      const principals = await PrincipalIndex.load(tx, tenant, new Set());
-      const ids = new Set(nodes.keys());
-      const resolve = (value: string, end: string) => {
-        const found = resolveReference(value, ids, principals);
-        if ('missing' in found) throw validation(`${action}: ${end}: no ${found.missing} ${JSON.stringify(found.name)}`);
-        return found.id;
-      };
-      const relation = { from: resolve(d.from, 'from'), verb: d.verb, to: resolve(d.to, 'to'), mark: d.mark ?? null };
-      const exists = (await loadBrainRelations(tx, tenant.id)).has(relationId(relation));
+      const relation = reach.relation!;
       if (action === 'add_relation') {
-        if (exists) throw conflict(`add_relation: ${d.from} ${d.verb} ${d.to} exists already`);
-        await writeBrainRelation(tx, tenant.id, relation, 'inbox');
-        return [`add brain relation ${d.from} ${d.verb} ${d.to}`];
+        if (relation.exists) throw conflict(`add_relation: ${relation.written} exists already`);
+        await writeBrainRelation(tx, tenant.id, relation.value, 'inbox');
+        return [`add brain relation ${relation.written}`];
       }
-      if (!exists) throw notFound(`remove_relation: no relation ${d.from} ${d.verb} ${d.to}`);
-      await removeBrainRelation(tx, tenant.id, relation);
-      return [`remove brain relation ${d.from} ${d.verb} ${d.to}`];
+      if (!relation.exists) throw notFound(`remove_relation: no relation ${relation.written}`);
+      await removeBrainRelation(tx, tenant.id, relation.value);
+      return [`remove brain relation ${relation.written}`];
     }
   }
 }

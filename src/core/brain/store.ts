@@ -54,6 +54,21 @@ export async function loadBrainNodes(q: Queryable, tenantId: string): Promise<Ma
   return new Map(rows.map((row) => [row.id, { node: toNode(row), origin: row.origin }]));
 }
 
+/** The brain nodes of `ids` that exist, by id, each with who keeps it: the few an onboarding action names. */
+export async function loadNamedBrainNodes(
+  q: Queryable,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<Map<string, { readonly node: BrainNode; readonly origin: Origin }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q.query<NodeRow>(
+    `SELECT id, type, title, summary, access, department, project, metadata, tags, verified_at, review_by, mark, origin
+       FROM brain_nodes WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+    [tenantId, [...ids]],
+  );
+  return new Map(rows.map((row) => [row.id, { node: toNode(row), origin: row.origin }]));
+}
+
 /** A tenant's brain relations by relation id (relationId), ordered by it, each with who keeps it. */
 export async function loadBrainRelations(q: Queryable, tenantId: string): Promise<Map<string, { readonly relation: BrainRelation; readonly origin: Origin }>> {
   const rows = await q.query<{ from_id: string; verb: RelationVerb; to_id: string; mark: Mark | null; origin: Origin }>(

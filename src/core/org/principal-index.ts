@@ -41,6 +41,12 @@ export class PrincipalIndex {
     return this.#byReference.get(reference);
   }
 
+  /** A principal by its directory id: how the graph names it (`person:<id>`, `agent:<id>`), and so how read tools cite it. */
+  byId(id: string): KnownPrincipal | undefined {
+    const reference = this.#referenceById.get(id);
+    return reference === undefined ? undefined : this.#byReference.get(reference);
+  }
+
   /** Records a principal, stored or about to be created by the plan. */
   add(reference: string, principal: KnownPrincipal): void {
     this.#byReference.set(reference, principal);
