@@ -16,6 +16,8 @@ import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
 import { registerMcpRoutes } from './http/mcp-routes.ts';
+import { InflightBytes, MCP_INFLIGHT_LIMITS } from './http/inflight.ts';
+import type { InflightLimits } from './http/inflight.ts';
 import { registerOAuthRoutes } from './http/oauth-routes.ts';
 import { serializeError } from './http/log-safety.ts';
 import { registerKbFileRoutes } from './http/kb-file-routes.ts';
@@ -63,6 +65,8 @@ export interface GatewayOptions {
   readonly outboxWorker?: WorkerOptions;
   /** How an MCP POST's calls run (tests shorten the deadline); MCP_LIMITS otherwise. */
   readonly mcpLimits?: ExchangeLimits;
+  /** Request bytes in flight per caller and in total on the MCP endpoints (tests lower them); MCP_INFLIGHT_LIMITS otherwise. */
+  readonly inflightLimits?: InflightLimits;
   /** How long close() lets requests finish (tests shorten it); SHUTDOWN_LIMITS otherwise. */
   readonly shutdown?: ShutdownLimits;
   /** Where log lines go (tests read them); stdout otherwise. */
@@ -136,7 +140,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       atmina === undefined
         ? undefined
         : { endpoint: atmina, mcp: new AnonymousMcp(registry, services, anonymousSearchTool, config.anonymousSearch, options.mcpLimits) };
-    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits), anonymous);
+    registerMcpRoutes(
+      app,
+      config,
+      services,
+      endpoints,
+      new McpService(registry, services, options.mcpLimits),
+      anonymous,
+      new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS),
+    );
     registerOAuthRoutes(app, services, endpoints);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.

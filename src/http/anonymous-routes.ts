@@ -8,7 +8,8 @@ import type { Services } from '../core/services.ts';
 import type { AnonymousMcp } from '../mcp/anonymous.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
-import { MCP_BODY_LIMIT, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
+import type { InflightBytes } from './inflight.ts';
+import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +45,7 @@ const NOT_HERE = 'Not Found: no anonymous search endpoint here; an organisation 
  * A request that brings a token is refused rather than served anonymously: its client expects
  * its own access and would silently get less.
  */
-export function registerAnonymousRoute(scope: FastifyInstance, config: Config, services: Services, anonymous: AnonymousService): void {
+export function registerAnonymousRoute(scope: FastifyInstance, config: Config, services: Services, anonymous: AnonymousService, inflight: InflightBytes): void {
   const origins = allowedOrigins(config);
   const enabled = new Set(config.anonymousSearch.tenants);
   // One entry per allowed slug at most (the operator's list), so it needs no bound of its own.
@@ -83,6 +84,8 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
         );
       const headers = headerRefusal(request, reply);
       if (headers !== undefined) return headers;
+      const admitted = admitBody(inflight, `address:${request.ip}`, request, reply);
+      if (admitted !== undefined) return admitted;
       request.anonymousCaller = anonymousCaller(tenant);
       return undefined;
     },

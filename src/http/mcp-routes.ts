@@ -11,6 +11,8 @@ import type { McpService } from '../mcp/server.ts';
 import type { AnonymousService } from './anonymous-routes.ts';
 import { registerAnonymousRoute } from './anonymous-routes.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
+import type { InflightBytes } from './inflight.ts';
+import { declaredBytes } from './inflight.ts';
 import { jsonShapeProblem } from './json-shape.ts';
 import { bodyText } from './utf8.ts';
 import type { ModernHeaders, Rejection } from '../mcp/modern.ts';
@@ -124,6 +126,36 @@ export function readMessages(
   return { messages, batch };
 }
 
+/**
+ * Reserves the request's body bytes for `key` (a token, or an address) before the body is read,
+ * given back when the answer is sent or the connection closes; over a bound the request is
+ * refused unread: 429 when this caller has too much in flight, 503 when everyone together has,
+ * each with Retry-After, and the connection closed (the unread body cannot be skipped).
+ */
+export function admitBody(inflight: InflightBytes, key: string, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  const header = request.headers['content-length'];
+  const reservation = inflight.reserve(key, declaredBytes(typeof header === 'string' ? header : undefined, MCP_BODY_LIMIT));
+  if ('release' in reservation) {
+    reply.raw.once('close', reservation.release);
+    return undefined;
+  }
+  const { retryAfterSeconds } = inflight.limits;
+  reply.header('retry-after', String(retryAfterSeconds)).header('connection', 'close');
+  return reservation.refused === 'caller'
+    ? rpcError(
+        reply,
+        429,
+        -32000,
+        `Too many request bytes in flight for this caller (at most ${inflight.limits.perCaller}); retry after ${retryAfterSeconds} s`,
+      )
+    : rpcError(
+        reply,
+        503,
+        -32000,
+        `The gateway is reading as many request bytes as it takes at once (${inflight.limits.total}); retry after ${retryAfterSeconds} s`,
+      );
+}
+
 /** The 400 of a body readMessages refused, with its data when it has some. */
 export function sendBodyProblem(reply: FastifyReply, read: { code: number; problem: string; data?: { offset: number } | undefined }): FastifyReply {
   return sendRejection(reply, { status: 400, code: read.code, message: read.problem, ...(read.data === undefined ? {} : { data: read.data }), id: null });
@@ -139,7 +171,8 @@ export function registerMcpRoutes(
   services: Services,
   endpoints: readonly Endpoint[],
   mcp: McpService,
-  anonymous?: AnonymousService,
+  anonymous: AnonymousService | undefined,
+  inflight: InflightBytes,
 ): void {
   const origins = allowedOrigins(config);
   // On the root, null for every request (Fastify's rule: a decorator starts as null, never as a
@@ -183,6 +216,8 @@ export function registerMcpRoutes(
           }
           const headers = headerRefusal(request, reply);
           if (headers !== undefined) return headers;
+          const admitted = admitBody(inflight, `token:${auth.caller.tokenId}`, request, reply);
+          if (admitted !== undefined) return admitted;
           request.caller = auth.caller;
           return undefined;
         },
@@ -216,7 +251,7 @@ export function registerMcpRoutes(
       });
     }
     // The anonymous endpoint reads its body the same way, so it lives in this scope.
-    if (anonymous !== undefined) registerAnonymousRoute(scope, config, services, anonymous);
+    if (anonymous !== undefined) registerAnonymousRoute(scope, config, services, anonymous, inflight);
     done();
   });
 }
