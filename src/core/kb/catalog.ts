@@ -46,9 +46,26 @@ export interface ListFilesInput {
   readonly cursor?: string | undefined;
 }
 
+/**
+ * Where an Asset's Companion text comes from, when the catalog knows: `writer`, the description
+ * its writer gave an image (upload_file, update_file); `extracted`, the text read out of a PDF;
+ * `none`, an image nobody described or a PDF with no text to read (a scan, or one that could not
+ * be opened). A text file, and an Asset without a Companion (other binary files), have none.
+ */
+export const DESCRIPTION_SOURCES = ['writer', 'extracted', 'none'] as const;
+export type DescriptionSource = (typeof DESCRIPTION_SOURCES)[number];
+
+export interface ListedFile extends KbFile {
+  readonly descriptionSource: DescriptionSource | undefined;
+}
+
+// Read from the head version's Asset row; octet_length does not fetch a PDF's text to look at it.
+const DESCRIPTION_SOURCE_SQL = `CASE WHEN a.format IS NULL THEN NULL WHEN octet_length(a.companion) = 0 THEN 'none'
+                                     WHEN a.format = 'pdf' THEN 'extracted' ELSE 'writer' END`;
+
 export interface FilePage {
   readonly kb: KbWithAccess;
-  readonly files: readonly KbFile[];
+  readonly files: readonly ListedFile[];
   /** Continues after the last file of this page; undefined on the last page. */
   readonly nextCursor: string | undefined;
 }
@@ -84,9 +101,10 @@ export async function listFiles(db: Queryable, caller: Caller, input: ListFilesI
     position = keyed === undefined ? `AND f.path ${beyond} $6` : `AND (${keyed.column}, f.path) ${beyond} ($6::${keyed.cast}, $7::text COLLATE "C")`;
   }
   params.push(limit + 1);
-  const rows = await db.query<FileRow & { sort_key: string }>(
-    `SELECT ${FILE_COLUMNS}, ${keyed === undefined ? 'f.path' : keyed.cursor} AS sort_key
+  const rows = await db.query<FileRow & { sort_key: string; description_source: DescriptionSource | null }>(
+    `SELECT ${FILE_COLUMNS}, ${keyed === undefined ? 'f.path' : keyed.cursor} AS sort_key, ${DESCRIPTION_SOURCE_SQL} AS description_source
        FROM kb_files f
+       LEFT JOIN kb_file_assets a ON a.tenant_id = f.tenant_id AND a.file_id = f.id AND a.version = f.latest_version
       WHERE f.tenant_id = $1 AND f.kb_id = $2 AND f.deleted_at IS NULL
         AND starts_with(f.path, $3) AND ($4::text IS NULL OR f.kind = $4)
         AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM unnest(f.tags) AS t (tag) WHERE lower(t.tag) = lower($5)))
@@ -100,7 +118,7 @@ export async function listFiles(db: Queryable, caller: Caller, input: ListFilesI
   audit.touch({ type: 'kb', id: kb.kb.id });
   return {
     kb,
-    files: page.map(toFile),
+    files: page.map((row) => ({ ...toFile(row), descriptionSource: row.description_source ?? undefined })),
     nextCursor: rows.length > limit && last !== undefined ? encodeCursor(query, keyed === undefined ? [last.path] : [last.sort_key, last.path]) : undefined,
   };
 }

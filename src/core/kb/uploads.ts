@@ -9,6 +9,7 @@ import { iso } from '../instants.ts';
 import type { Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { AssetRecord } from './asset-rows.ts';
+import { readAsset } from './asset-rows.ts';
 import { ASSET_MAX_BYTES, detectAsset, normaliseMimeType } from './assets/detect.ts';
 import type { Detected } from './assets/detect.ts';
 import { buildCompanion } from './assets/companion.ts';
@@ -102,6 +103,8 @@ interface Classified {
   readonly asset: AssetRecord | undefined;
   /** A text file's front-matter tags, kept on the head as a text write keeps them. */
   readonly tags: readonly string[];
+  /** The writer sent an image's description (an empty one clears it); otherwise a new version keeps the one before. */
+  readonly descriptionGiven?: boolean;
 }
 
 /** A tiny semaphore: at most PDF_EXTRACTIONS_MAX PDF extractions at once in the process. */
@@ -186,14 +189,14 @@ async function catalog(
   audit: AuditTrail,
 ): Promise<CatalogResult> {
   const tenantId = caller.tenant.id;
-  const next = (path: string, operation: FileOperation) => ({
+  const next = (path: string, operation: FileOperation, asset: AssetRecord | undefined) => ({
     path,
     sha256: stored.sha256,
     sizeBytes: stored.sizeBytes,
     mediaType: classified.mediaType,
     kind: classified.kind,
     operation,
-    asset: classified.asset,
+    asset,
     tags: classified.tags,
   });
   const save = async (tx: Transaction): Promise<CatalogResult> => {
@@ -212,10 +215,17 @@ async function catalog(
     }
     if (head === undefined) {
       const path = 'path' in target ? target.path : '';
-      return { file: await saveVersion(tx, caller, kbId, undefined, next(path, 'upload'), audit), changed: true, operation: 'upload', asset: classified.asset };
+      return {
+        file: await saveVersion(tx, caller, kbId, undefined, next(path, 'upload', classified.asset), audit),
+        changed: true,
+        operation: 'upload',
+        asset: classified.asset,
+      };
     }
-    if (head.sha256 === stored.sha256 && head.kind === classified.kind) return { file: head, changed: false, operation: 'update', asset: classified.asset };
-    return { file: await saveVersion(tx, caller, kbId, head, next(head.path, 'update'), audit), changed: true, operation: 'update', asset: classified.asset };
+    const { asset, before } = await describedAsIntended(tx, tenantId, head, classified);
+    const sameCompanion = asset === undefined || before === undefined || before.companion === asset.companion;
+    if (head.sha256 === stored.sha256 && head.kind === classified.kind && sameCompanion) return { file: head, changed: false, operation: 'update', asset };
+    return { file: await saveVersion(tx, caller, kbId, head, next(head.path, 'update', asset), audit), changed: true, operation: 'update', asset };
   };
   try {
     return await stores.db.tx(save);
@@ -224,6 +234,26 @@ async function catalog(
     if ('path' in target && target.replace && isUniqueViolation(error, 'kb_files_live_path')) return stores.db.tx(save);
     throw error;
   }
+}
+
+/**
+ * The Asset record a new version of `head` saves, and what the head's version holds: an image
+ * keeps the description (its Companion text) of the image before it unless the writer sent one
+ * (an empty one clears it), so update_file with new pixels and no description, or a presigned
+ * upload over an image, does not silently drop what the image was said to show. A PDF's
+ * Companion is its own text, and an image replacing a PDF or a text file has nothing to keep.
+ */
+async function describedAsIntended(
+  tx: Transaction,
+  tenantId: string,
+  head: KbFile,
+  classified: Classified,
+): Promise<{ asset: AssetRecord | undefined; before: AssetRecord | undefined }> {
+  const asset = classified.asset;
+  if (asset === undefined || asset.format === 'pdf' || head.kind !== 'asset') return { asset, before: undefined };
+  const before = await readAsset(tx, tenantId, head.id, head.version);
+  if (before === undefined || before.format === 'pdf' || classified.descriptionGiven === true) return { asset, before };
+  return { asset: { ...asset, companion: before.companion }, before };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,10 +288,12 @@ function inlineBytes(path: string, input: InlineUpload): { bytes: Buffer; sha256
 
 async function classifyInline(path: string, mediaType: string, bytes: Buffer, description: string | undefined): Promise<Classified> {
   const classified = await classify(path, mediaType, bytes);
-  if (description === undefined || description === '') return classified;
+  if (description === undefined) return classified;
+  // An empty description is an explicit one: it clears what an earlier version of an image was said to show.
+  if (description === '') return { ...classified, descriptionGiven: true };
   if (classified.asset === undefined || classified.asset.format === 'pdf') throw refuseKb.invalidField('description', 'is taken only for an image Asset');
   const withText = await buildCompanion(bytes, { kind: 'image', format: classified.asset.format, mimeType: classified.mediaType }, { description });
-  return { ...classified, asset: { ...classified.asset, companion: withText.text } };
+  return { ...classified, descriptionGiven: true, asset: { ...classified.asset, companion: withText.text } };
 }
 
 /** upload_file (Editor): a new file from inline content; `conflict` when a live file has the path (use update_file). */

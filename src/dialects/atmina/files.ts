@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { iso, isoOrNull } from '../../core/instants.ts';
 import { BATCH_CONCURRENCY_MAX, BATCH_ITEMS_MAX, writeFiles } from '../../core/kb/batch.ts';
 import type { BatchItemResult } from '../../core/kb/batch.ts';
-import { FILE_SORTS, HISTORY_LIMIT_MAX, LIST_LIMIT_MAX, fileHistory, listFiles } from '../../core/kb/catalog.ts';
+import { DESCRIPTION_SOURCES, FILE_SORTS, HISTORY_LIMIT_MAX, LIST_LIMIT_MAX, fileHistory, listFiles } from '../../core/kb/catalog.ts';
 import type { WriteInput } from '../../core/kb/files.ts';
 import { WRITE_MODES, deleteFile, moveFile, readFile, restoreVersion, writeFile } from '../../core/kb/files.ts';
 import { signDownload } from '../../core/kb/download-links.ts';
@@ -25,6 +25,7 @@ import {
   filePath,
   fileWire,
   kbId,
+  listedFileWire,
   writtenFields,
   writtenWire,
 } from './schemas.ts';
@@ -56,7 +57,17 @@ export const listFilesTool = defineTool({
     .strict(),
   output: z.object({
     kb_id: z.string(),
-    files: z.array(z.object(fileFields)),
+    files: z.array(
+      z.object({
+        ...fileFields,
+        description_source: z
+          .enum(DESCRIPTION_SOURCES)
+          .optional()
+          .describe(
+            'For an Asset with a Companion text: writer (the description its writer gave an image), extracted (the text read out of a PDF) or none (an image not described, a PDF without readable text).',
+          ),
+      }),
+    ),
     next_cursor: z.string().nullable().describe('Pass it as cursor for the next page; null on the last page.'),
   }),
   annotations: READ,
@@ -78,7 +89,11 @@ export const listFilesTool = defineTool({
       },
       audit,
     );
-    return jsonReply({ kb_id: page.kb.kb.id, files: page.files.map(fileWire), next_cursor: page.nextCursor ?? null });
+    return jsonReply({
+      kb_id: page.kb.kb.id,
+      files: page.files.map(listedFileWire),
+      next_cursor: page.nextCursor ?? null,
+    });
   },
 });
 

@@ -12,7 +12,7 @@ import type { ResourceContext, ResourceDef } from '../../mcp/resource.ts';
 import { jsonText } from '../../mcp/resource.ts';
 import { atminaText } from './errors.ts';
 import { healthReport } from './health.ts';
-import { fileWire, kbWire } from './schemas.ts';
+import { fileWire, kbWire, listedFileWire } from './schemas.ts';
 
 /*
  * The Atmina resources (spec: "Resources and recovery"): read-only views of what the tools
@@ -146,7 +146,7 @@ const kbFiles: ResourceDef = {
   async read({ caller, services, audit }, params) {
     const page = await listFiles(services.db, caller, { kbId: kbParam(params), limit: LIST_LIMIT_MAX }, audit);
     audit.touch({ type: 'kb', id: page.kb.kb.id });
-    return jsonText({ kb_id: page.kb.kb.id, files: page.files.map(fileWire), next_cursor: page.nextCursor ?? null });
+    return jsonText({ kb_id: page.kb.kb.id, files: page.files.map(listedFileWire), next_cursor: page.nextCursor ?? null });
   },
 };
 

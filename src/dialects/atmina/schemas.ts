@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { KbWithAccess } from '../../core/kb/access.ts';
 import type { WriteResult } from '../../core/kb/files.ts';
 import type { KbFile } from '../../core/kb/queries.ts';
+import type { ListedFile } from '../../core/kb/catalog.ts';
 import { FILE_KINDS, FILE_OPERATIONS, KB_VISIBILITIES, LOCATION_POLICIES } from '../../core/kb/queries.ts';
 import { iso } from '../../core/instants.ts';
 
@@ -106,6 +107,11 @@ export function fileWire(file: KbFile) {
     tags: [...file.tags],
     updated_at: iso(file.updatedAt),
   };
+}
+
+/** A list_files entry (and atmina://kb/{kb_id}/files): the file, and where an Asset's Companion text comes from when known. */
+export function listedFileWire(file: ListedFile) {
+  return { ...fileWire(file), ...(file.descriptionSource === undefined ? {} : { description_source: file.descriptionSource }) };
 }
 
 /**

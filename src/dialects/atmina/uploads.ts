@@ -224,7 +224,9 @@ export const updateFileTool = defineTool({
       mime_type: mimeType,
       content_base64: contentBase64,
       if_match: z.string().describe('The sha256 you read: the update applies only to that version, else conflict.'),
-      description,
+      description: description.describe(
+        'For an image: its new description, the Companion text that search and read_file show (at most 16 KiB). Omitted, an image keeps the description it had; "" clears it.',
+      ),
     })
     .strict(),
   output: z.object(inlineOutput),
