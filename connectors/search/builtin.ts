@@ -3,6 +3,7 @@ import type { Analyzer } from '../../src/core/search/analyzer.ts';
 import { editDistance, parseQuery, positionedTerms, typoBudget } from '../../src/core/search/query.ts';
 import type { ParsedQuery } from '../../src/core/search/query.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
+import { snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
 import type {
@@ -419,6 +420,7 @@ export interface PageRow {
   title: string;
   ref: Record<string, string | number>;
   body: string;
+  media_type: string;
 }
 
 /**
@@ -1155,7 +1157,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const docNos = page.map((r) => r.doc_no);
     const [docs, postings] = await Promise.all([
       this.#db.query<PageRow>(
-        `SELECT doc_no, doc_id, kind, scope, path, title, ref, CASE WHEN $2 > 0 THEN left(body, 262144) ELSE '' END AS body
+        `SELECT doc_no, doc_id, kind, scope, path, title, ref, media_type, CASE WHEN $2 > 0 THEN left(body, 262144) ELSE '' END AS body
            FROM search_docs WHERE doc_no = ANY($1::bigint[])`,
         [docNos, query.snippets],
       ),
@@ -1173,6 +1175,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       if (doc === undefined) continue;
       const matched = postings.filter((p) => p.doc_no === row.doc_no && original.has(p.term));
       const fieldNames = (bits: number) => (Object.keys(FIELD_BITS) as FieldName[]).filter((f) => (bits & FIELD_BITS[f]) !== 0);
+      const added = expansions.filter((e) => postings.some((p) => p.doc_no === row.doc_no && p.term === e));
       hits.push({
         id: doc.doc_id,
         kind: doc.kind,
@@ -1181,10 +1184,11 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         path: doc.path,
         title: doc.title,
         ref: doc.ref,
-        snippets: snippetsOf(a, doc.body, new Set(matched.map((m) => m.term)), query.snippets),
+        snippets: snippetsOf(a, snippetText(doc.body, doc.media_type), new Set(matched.map((m) => m.term)), query.snippets),
         reasons: {
           terms: matched.sort((x, y) => (x.term < y.term ? -1 : 1)).map((m) => ({ term: m.term, fields: fieldNames(Number(m.fields)) })),
-          expansions: expansions.filter((e) => postings.some((p) => p.doc_no === row.doc_no && p.term === e)),
+          expansions: added,
+          ...(added.length === 0 ? {} : { expansionWords: surfaceWords(a, added, [doc.path, doc.title, doc.body]) }),
           phrases: parsed.phrases.map((p) => p.text),
         },
       });

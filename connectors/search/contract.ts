@@ -96,6 +96,8 @@ export interface SearchReasons {
   readonly terms: readonly { readonly term: string; readonly fields: readonly ('path' | 'title' | 'body')[] }[];
   /** Terms the engine added (pseudo-relevance feedback, typo corrections, prefix expansions). */
   readonly expansions: readonly string[];
+  /** The same terms as the document writes them (its first word for each), for a person to read; the term itself where none was read. */
+  readonly expansionWords?: readonly string[];
   /** Phrases of the query the document contains. */
   readonly phrases: readonly string[];
   /** Hybrid retrieval: the ranked lists the document was in, and its rank (from 1) in each (docs/search.md). */

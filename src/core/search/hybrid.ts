@@ -1,5 +1,6 @@
 import type { Embedder } from '../../../connectors/embeddings/client.ts';
 import type { PageRow } from '../../../connectors/search/builtin.ts';
+import { snippetText, surfaceWords } from './shown-text.ts';
 import type { SearchHit, SearchQuery, SearchReasons, SearchResult } from '../../../connectors/search/contract.ts';
 import { readsNothing } from '../../../connectors/search/contract.ts';
 import type { Db } from '../../store/db.ts';
@@ -104,7 +105,7 @@ export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?
   if (page.length === 0) return { retrieval: 'hybrid', result: { hits: [], total: fused.length } };
 
   const rows = await deps.db.query<DocRow>(
-    `SELECT doc_id, kind, scope, path, title, ref, CASE WHEN $3 > 0 THEN left(body, ${SNIPPET_SCAN_CHARS}) ELSE '' END AS body
+    `SELECT doc_id, kind, scope, path, title, ref, media_type, CASE WHEN $3 > 0 THEN left(body, ${SNIPPET_SCAN_CHARS}) ELSE '' END AS body
        FROM search_docs WHERE tenant_id = $1 AND doc_id = ANY($2::text[])`,
     [query.tenantId, page.map((e) => e.id), query.snippets],
   );
@@ -122,7 +123,16 @@ export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?
     // A document found by meaning alone matched no term lexically (within the list's depth); the
     // phrases are required of both lists, so it holds them.
     const reasons: SearchReasons =
-      entry.hit === undefined ? { terms: [], expansions: [], phrases: parsed.phrases.map((p) => p.text), lists } : { ...entry.hit.reasons, lists };
+      entry.hit === undefined
+        ? { terms: [], expansions: [], phrases: parsed.phrases.map((p) => p.text), lists }
+        : {
+            ...entry.hit.reasons,
+            // The lexical list was read without bodies: the added terms' words are looked for here, in the body read for snippets.
+            ...(entry.hit.reasons.expansions.length === 0
+              ? {}
+              : { expansionWords: surfaceWords(a, entry.hit.reasons.expansions, [row.path, row.title, row.body]) }),
+            lists,
+          };
     const matched = entry.hit === undefined ? queryTerms : new Set(entry.hit.reasons.terms.map((t) => t.term));
     hits.push({
       id: row.doc_id,
@@ -132,7 +142,7 @@ export async function hybridSearch(deps: HybridDeps, query: SearchQuery, signal?
       path: row.path,
       title: row.title,
       ref: row.ref,
-      snippets: snippetsOf(a, row.body, matched, query.snippets),
+      snippets: snippetsOf(a, snippetText(row.body, row.media_type), matched, query.snippets),
       reasons,
     });
   }

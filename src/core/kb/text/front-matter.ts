@@ -88,6 +88,28 @@ export function frontMatterOf(lines: readonly string[]): FrontMatter {
   return empty('unterminated', 1);
 }
 
+/**
+ * How many UTF-16 units at the start of `markdown` its front matter takes, as parseFrontMatter
+ * reads it (a leading byte order mark, the block, its closing line and that line's end): 0 when
+ * it has none (`absent`, or `unterminated`, whose first line is body). What follows is the body.
+ */
+export function frontMatterLength(markdown: string): number {
+  const start = markdown.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const line = /([^\r\n]*)(?:\r\n|\r|\n|$)/y;
+  line.lastIndex = start;
+  let opened = false;
+  while (line.lastIndex < markdown.length) {
+    const at = line.lastIndex;
+    const text = line.exec(markdown)?.[1] ?? '';
+    if (line.lastIndex === at) break;
+    if (!opened) {
+      if (!OPENING.test(text)) return 0;
+      opened = true;
+    } else if (CLOSING.test(text)) return line.lastIndex;
+  }
+  return 0;
+}
+
 function empty(status: FrontMatterStatus, bodyLine: number): FrontMatter {
   return { status, data: {}, keys: [], tags: [], bodyLine };
 }
