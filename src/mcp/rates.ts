@@ -1,7 +1,7 @@
 import { RateLimiter } from '../auth/rate-limit.ts';
 import type { RateLimitsConfig } from '../config.ts';
 import type { Caller } from '../core/access/caller.ts';
-import type { KgwError } from '../core/errors.ts';
+import { KgwError } from '../core/errors.ts';
 import { refuseUpload } from '../core/kb/upload-refusals.ts';
 
 /**
@@ -48,5 +48,67 @@ export class ToolRates {
     const wait = limiter.wait(key);
     if (wait !== undefined) throw REFUSALS[rate.limiter](wait);
     limiter.hit(key);
+  }
+}
+
+/** How many heavy calls (ToolDef.heavy) one token runs at once, how many more may wait, and how long. */
+export interface HeavyCallLimits {
+  readonly running: number;
+  readonly waiting: number;
+  readonly waitMs: number;
+}
+
+/** Two at once per token, eight more waiting at most 30 s each: a batch of 100 searches runs two at a time. */
+export const HEAVY_CALL_LIMITS: HeavyCallLimits = { running: 2, waiting: 8, waitMs: 30_000 };
+
+/**
+ * The heavy calls of each token (searches that read many documents): at most `running` at
+ * once, later ones wait in order, and a call that finds the queue full or waits too long is
+ * refused `rate_limited` with a retry interval. One caller's flood then takes at most its own
+ * share of the process, and the others do not notice it. In this process only, like ToolRates.
+ */
+export class HeavyCalls {
+  readonly #limits: HeavyCallLimits;
+  readonly #tokens = new Map<string, { running: number; queue: (() => void)[] }>();
+
+  constructor(limits: HeavyCallLimits = HEAVY_CALL_LIMITS) {
+    this.#limits = limits;
+  }
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    let state = this.#tokens.get(key);
+    if (state === undefined) {
+      state = { running: 0, queue: [] };
+      this.#tokens.set(key, state);
+    }
+    if (state.running >= this.#limits.running) await this.#wait(state);
+    else state.running += 1;
+    try {
+      return await work();
+    } finally {
+      const next = state.queue.shift();
+      // The slot passes to the next waiter as it is; the last one out forgets the token.
+      if (next !== undefined) next();
+      else if (--state.running === 0) this.#tokens.delete(key);
+    }
+  }
+
+  #wait(state: { running: number; queue: (() => void)[] }): Promise<void> {
+    const seconds = Math.max(1, Math.ceil(this.#limits.waitMs / 1000));
+    const refused = () =>
+      new KgwError('rate_limited', `too many searches of this token at once; retry in ${seconds} s`, { details: { retryAfterSeconds: seconds } });
+    if (state.queue.length >= this.#limits.waiting) return Promise.reject(refused());
+    return new Promise<void>((resolve, reject) => {
+      const go = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = state.queue.indexOf(go);
+        if (at !== -1) state.queue.splice(at, 1);
+        reject(refused());
+      }, this.#limits.waitMs);
+      state.queue.push(go);
+    });
   }
 }

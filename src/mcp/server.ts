@@ -25,7 +25,7 @@ import type { Services } from '../core/services.ts';
 import { issueLines, issuesText } from '../core/zod-issues.ts';
 import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
-import { ToolRates } from './rates.ts';
+import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
@@ -186,6 +186,8 @@ export class McpService {
   readonly #limits: ExchangeLimits;
   /** The tools' rate limiters: one set per gateway process, as this service is. */
   readonly #rates: ToolRates;
+  /** Heavy calls running and waiting per token (ToolDef.heavy). */
+  readonly #heavy = new HeavyCalls();
 
   constructor(registry: ToolRegistry, services: Services, limits: ExchangeLimits = MCP_LIMITS) {
     this.#registry = registry;
@@ -311,7 +313,8 @@ export class McpService {
           // agent retrying such calls is what the rate guards against. The refusal over the
           // rate is answered and audited like any refusal of the tool.
           if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed.data);
-          reply = await tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
+          const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
+          reply = tool.heavy === true ? await this.#heavy.run(caller.tokenId, run) : await run();
           outcome = { ok: true };
         } else {
           reply = errors.invalidArguments(tool, issueLines([unstorable], 'labelled'));

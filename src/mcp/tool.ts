@@ -67,6 +67,11 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends
    */
   readonly rateLimit?: ToolRate<z.infer<Input>>;
   /**
+   * A call that reads many documents (a search): at most two run at once per token, later ones
+   * wait their turn or are refused `rate_limited` (HeavyCalls, src/mcp/rates.ts).
+   */
+  readonly heavy?: boolean;
+  /**
    * Checks that come before the gateway's own refusal of text it cannot store (NUL, lone
    * surrogates): where the spec gives such text its own error, such as a package path with a
    * null byte (`invalid skill package: …`), the tool says so first. Throws a KgwError.

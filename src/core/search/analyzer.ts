@@ -169,16 +169,19 @@ export class Analyzer {
 
   /** The tokens of a text, in order; stop words count for positions but yield no token. */
   tokens(text: string): Token[] {
+    return [...this.eachToken(text)];
+  }
+
+  /** The tokens of a text one by one, so a reader that has seen enough stops the work there. */
+  *eachToken(text: string): Generator<Token> {
     // Both replacements keep the length, so offsets point into the text as given.
     const normal = text.toWellFormed().replace(INVISIBLE, ' ');
-    const tokens: Token[] = [];
     let position = 0;
     for (const match of normal.matchAll(WORD)) {
       const term = this.term(match[0]);
-      if (term !== undefined) tokens.push({ term, position, start: match.index, end: match.index + match[0].length });
+      if (term !== undefined) yield { term, position, start: match.index, end: match.index + match[0].length };
       position++;
     }
-    return tokens;
   }
 
   /** Just the terms of a text, in order. */

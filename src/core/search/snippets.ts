@@ -10,6 +10,8 @@ import type { Analyzer, Token } from './analyzer.ts';
 export const SNIPPET_WORDS = 32;
 /** Snippets per hit at most. */
 export const SNIPPETS_MAX = 5;
+/** Matched words read at most for a body's snippets (the windows are chosen among them). */
+export const SNIPPET_HITS_MAX = 64;
 /** How much of a body is read for snippets: its first 256 Ki characters. */
 export const SNIPPET_SCAN_CHARS = 256 * 1024;
 /** Characters shown of a body that holds no matched word (the query matched its path or title). */
@@ -38,8 +40,19 @@ function render(body: string, tokens: readonly Token[], from: number, to: number
 export function snippetsOf(analyzer: Analyzer, rawBody: string, matched: ReadonlySet<string>, count: number): string[] {
   if (count <= 0) return [];
   const body = rawBody.slice(0, SNIPPET_SCAN_CHARS).toWellFormed();
-  const tokens = analyzer.tokens(body);
-  const hits = tokens.flatMap((t, i) => (matched.has(t.term) ? [i] : []));
+  // The words are read until SNIPPET_HITS_MAX matches and a window's width past the last: a
+  // common word in a large body then costs a few hundred words, not the whole scan.
+  const tokens: Token[] = [];
+  const hits: number[] = [];
+  let stopAt = Number.POSITIVE_INFINITY;
+  for (const token of analyzer.eachToken(body)) {
+    if (tokens.length >= stopAt) break;
+    if (matched.has(token.term)) {
+      hits.push(tokens.length);
+      if (hits.length === SNIPPET_HITS_MAX) stopAt = tokens.length + SNIPPET_WORDS;
+    }
+    tokens.push(token);
+  }
   if (hits.length === 0) {
     const lead = collapse(body.slice(0, LEAD_CHARS)).trim();
     return lead === '' ? [] : [body.length > LEAD_CHARS ? `${lead}…` : lead];

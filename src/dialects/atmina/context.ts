@@ -30,6 +30,7 @@ const passage = z.object({
 
 export const getContextTool = defineTool({
   name: 'get_context',
+  heavy: true,
   dialect: 'atmina',
   title: 'Get context',
   description: `Gathers the passages of one Knowledge Base that best answer a question, across its files, within a size budget: each with path, version, sha256 and lines to cite, and read_ref to read the whole file. Passages that touch in a file come as one; the same question over the same versions gives the same package. Use search to find files, this to answer from their text.`,

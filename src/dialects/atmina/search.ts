@@ -23,9 +23,7 @@ const reasons = z
       .describe('Terms of the query the file holds, and where.'),
     expansions: z
       .array(z.string())
-      .describe(
-        'Words search added that the file holds, as the file writes them: typo corrections, prefix expansions, and words of the best files for the question.',
-      ),
+      .describe('Terms search added that the file holds: typo corrections, prefix expansions, and terms of the best files for the question.'),
     phrases: z.array(z.string()).describe('Quoted phrases of the query, which the file holds as written.'),
     lists: z
       .array(z.object({ list: z.enum(['lexical', 'vector']), rank: z.number().int().min(1) }))
@@ -124,8 +122,7 @@ async function assetBlocks(services: Services, caller: Searcher, hits: readonly 
 function reasonsWire(hit: SearchPageHit): z.infer<typeof reasons> {
   return {
     terms: hit.reasons.terms.map((t) => ({ term: t.term, fields: [...t.fields] })),
-    // The words as the file writes them: the terms themselves are stems ("titl" for "Titles").
-    expansions: [...new Set(hit.reasons.expansionWords ?? hit.reasons.expansions)],
+    expansions: [...hit.reasons.expansions],
     phrases: [...hit.reasons.phrases],
     ...(hit.reasons.lists === undefined ? {} : { lists: hit.reasons.lists.map((l) => ({ list: l.list, rank: l.rank })) }),
     ...(hit.reasons.fallback === undefined ? {} : { fallback: hit.reasons.fallback }),

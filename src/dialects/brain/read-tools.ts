@@ -77,6 +77,7 @@ export const readConceptTool = defineTool({
 
 export const queryIndexTool = defineTool({
   name: 'query_index',
+  heavy: true,
   dialect: 'brain',
   title: 'Query index',
   description:

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isKgwError } from '../../src/core/errors.ts';
+import { HEAVY_CALL_LIMITS, HeavyCalls } from '../../src/mcp/rates.ts';
+import { issueToken } from '../support/gateway.ts';
+import { storeBackends } from '../support/stores.ts';
+import { KbSuite, backendLabel } from './support.ts';
+
+// Searches are heavy calls: one token runs at most two at once, more wait their turn, and a token
+// that floods the gateway is told rate_limited with a retry interval while others go on.
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('heavy calls per token (unit)', () => {
+  it('runs two at once, queues the next in order, and refuses past the queue with a retry interval', async () => {
+    const heavy = new HeavyCalls({ running: 2, waiting: 2, waitMs: 60_000 });
+    const started: number[] = [];
+    const finish: (() => void)[] = [];
+    const call = (n: number) =>
+      heavy.run('token', async () => {
+        started.push(n);
+        await new Promise<void>((resolve) => finish.push(resolve));
+        return n;
+      });
+    const calls = [call(1), call(2), call(3), call(4)];
+    await tick();
+    assert.deepEqual(started, [1, 2]);
+    const refused = await call(5).catch((error: unknown) => error);
+    assert.ok(isKgwError(refused, 'rate_limited'));
+    assert.match(refused.message, /^too many searches of this token at once; retry in 60 s$/);
+    assert.deepEqual(refused.details, { retryAfterSeconds: 60 });
+    // Another token is not held up.
+    assert.equal(await heavy.run('other', () => Promise.resolve('other')), 'other');
+    finish.shift()?.();
+    await tick();
+    assert.deepEqual(started, [1, 2, 3]);
+    while (finish.length > 0 || started.length < 4) {
+      finish.shift()?.();
+      await tick();
+    }
+    assert.deepEqual(await Promise.all(calls), [1, 2, 3, 4]);
+    assert.equal(await heavy.run('token', () => Promise.resolve('again')), 'again');
+  });
+
+  it('refuses a call that waited too long, and gives its place to no one', async () => {
+    const heavy = new HeavyCalls({ running: 1, waiting: 4, waitMs: 50 });
+    let release: () => void = () => undefined;
+    const first = heavy.run('token', () => new Promise<void>((resolve) => (release = resolve)));
+    const waited = await heavy.run('token', () => Promise.resolve('ran')).catch((error: unknown) => error);
+    assert.ok(isKgwError(waited, 'rate_limited'));
+    release();
+    await first;
+    assert.equal(await heavy.run('token', () => Promise.resolve('ran')), 'ran');
+  });
+
+  it('passes a failure through and frees the slot', async () => {
+    const heavy = new HeavyCalls({ running: 1, waiting: 1, waitMs: 1000 });
+    await assert.rejects(
+      heavy.run('token', () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
+    assert.equal(await heavy.run('token', () => Promise.resolve(1)), 1);
+  });
+});
+
+interface RpcAnswer {
+  id: number;
+  result?: { isError?: boolean; content: { text: string }[] };
+  error?: { code: number; message: string };
+}
+
+for (const backend of storeBackends()) {
+  describe(`heavy calls through /atmina/mcp on ${backendLabel(backend)}`, () => {
+    let suite: KbSuite;
+    let flooder: string;
+    let other: string;
+    before(async () => {
+      suite = await KbSuite.open(backend, {}, { projections: true });
+      const kb = await suite.kb();
+      for (let n = 0; n < 5; n++) await suite.file(kb.kb_id, `runbooks/${n}.md`, `# Runbook ${n}\n\nRestart the service, then page the on-call engineer.\n`);
+      await suite.settled();
+      flooder = await issueToken(suite.db, 'acme', 'editor-bot', 'context.read');
+      other = await issueToken(suite.db, 'acme', 'viewer-bot', 'context.read');
+    });
+    after(async () => {
+      await suite?.close();
+    });
+
+    const searches = (count: number, from = 1) =>
+      Array.from({ length: count }, (_, n) => ({
+        jsonrpc: '2.0',
+        id: from + n,
+        method: 'tools/call',
+        params: { name: 'search', arguments: { query: 'restart service' } },
+      }));
+    const post = async (token: string, body: unknown): Promise<RpcAnswer[]> => {
+      const response = await fetch(`${suite.running.url}/atmina/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(120_000),
+      });
+      assert.equal(response.status, 200);
+      const answer = (await response.json()) as RpcAnswer | RpcAnswer[];
+      return Array.isArray(answer) ? answer : [answer];
+    };
+
+    it('answers a batch of 100 searches, two of them at a time, every one with hits', async () => {
+      const answers = await post(flooder, searches(100));
+      assert.equal(answers.length, 100);
+      for (const answer of answers) assert.match(answer.result?.content[0]?.text ?? '', /runbooks\//, JSON.stringify(answer).slice(0, 300));
+    });
+
+    it(`tells a token past ${HEAVY_CALL_LIMITS.running} running and ${HEAVY_CALL_LIMITS.waiting} waiting searches rate_limited, while another token's search is answered`, async () => {
+      const floods = Array.from({ length: 4 }, (_, n) => post(flooder, searches(100, 1 + n * 100)));
+      const theirs = await post(other, searches(1, 9999));
+      assert.match(theirs[0]?.result?.content[0]?.text ?? '', /runbooks\//);
+      const answers = (await Promise.all(floods)).flat();
+      assert.equal(answers.length, 400);
+      const limited = answers.filter((answer) => answer.result?.isError === true);
+      assert.ok(limited.length > 0, 'some of the flood is refused');
+      for (const answer of limited) assert.equal(answer.result?.content[0]?.text, 'rate_limited: too many searches of this token at once; retry in 30 s');
+      assert.ok(answers.length - limited.length >= 100, 'the rest is answered');
+    });
+  });
+}
