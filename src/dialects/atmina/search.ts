@@ -274,7 +274,6 @@ export async function searchFiles({ caller, services, audit }: SearchContext, ar
 
 export const searchTool = defineTool({
   name: 'search',
-  heavy: true,
   dialect: 'atmina',
   title: 'Search',
   description:
