@@ -23,7 +23,9 @@ const reasons = z
       .describe('Terms of the query the file holds, and where.'),
     expansions: z
       .array(z.string())
-      .describe('Terms search added that the file holds: typo corrections, prefix expansions, and terms of the best files for the question.'),
+      .describe(
+        'Words search added that the file holds, as the file writes them: typo corrections, prefix expansions, and words of the best files for the question.',
+      ),
     phrases: z.array(z.string()).describe('Quoted phrases of the query, which the file holds as written.'),
     lists: z
       .array(z.object({ list: z.enum(['lexical', 'vector']), rank: z.number().int().min(1) }))
@@ -122,7 +124,8 @@ async function assetBlocks(services: Services, caller: Searcher, hits: readonly 
 function reasonsWire(hit: SearchPageHit): z.infer<typeof reasons> {
   return {
     terms: hit.reasons.terms.map((t) => ({ term: t.term, fields: [...t.fields] })),
-    expansions: [...hit.reasons.expansions],
+    // The words as the file writes them: the terms themselves are stems ("titl" for "Titles").
+    expansions: [...new Set(hit.reasons.expansionWords ?? hit.reasons.expansions)],
     phrases: [...hit.reasons.phrases],
     ...(hit.reasons.lists === undefined ? {} : { lists: hit.reasons.lists.map((l) => ({ list: l.list, rank: l.rank })) }),
     ...(hit.reasons.fallback === undefined ? {} : { fallback: hit.reasons.fallback }),
@@ -274,6 +277,7 @@ export async function searchFiles({ caller, services, audit }: SearchContext, ar
 
 export const searchTool = defineTool({
   name: 'search',
+  heavy: true,
   dialect: 'atmina',
   title: 'Search',
   description:
