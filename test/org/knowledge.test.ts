@@ -4,6 +4,7 @@ import { effectiveContextRole } from '../../src/core/access/grants.ts';
 import { routedTo } from '../../src/core/access/routes.ts';
 import { createKnowledge } from '../../src/core/context/knowledge.ts';
 import { isKgwError } from '../../src/core/errors.ts';
+import { publishVersion, saveVersion } from '../../src/core/versions/versions.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -176,6 +177,49 @@ for (const backend of BACKENDS) {
           ],
         );
         assert.equal(policy.published, 1);
+      });
+    });
+
+    it('keeps a version saved since when the unchanged file is applied again, also where the file wrote before it recorded what it applied', async () => {
+      await withStore('k-reviewed', async (store) => {
+        await writeTree(store.folder, { 'docs/handbook.md': HANDBOOK });
+        await applyIn(store, KNOWLEDGE);
+        const { tenantId, principalId } = await idsOf(store.db, store.slug, 'release-bot');
+        const policy = await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy');
+        // What a reviewer's accepted draft does: a version by someone, published.
+        await store.db.tx(async (tx) => {
+          await saveVersion(tx, tenantId, { id: policy.id, latestVersion: 1 }, { content: 'Reviewed.', authority: 'must_follow', createdBy: principalId });
+          await publishVersion(tx, tenantId, { id: policy.id, publishedVersion: 1 }, 2);
+        });
+        assert.deepEqual((await applyIn(store, KNOWLEDGE)).changes, []);
+        // Knowledge the file wrote before org_applied_content held it: its own latest version is the baseline.
+        await store.db.tx((tx) => tx.query('DELETE FROM org_applied_content WHERE tenant_id = $1', [tenantId]));
+        assert.deepEqual((await applyIn(store, KNOWLEDGE, { dryRun: true })).changes, []);
+        assert.deepEqual((await applyIn(store, KNOWLEDGE)).changes, []);
+        assert.partialDeepStrictEqual(await resourceNamed(store.db, store.slug, 'knowledge', 'Release policy'), { latest: 2, published: 2 });
+
+        // A changed entry replaces it, and says so.
+        const edited = KNOWLEDGE.replace('Always run the release check.', 'Always run the release check twice.');
+        assert.deepEqual((await applyIn(store, edited)).changes, [
+          {
+            action: 'update',
+            kind: 'knowledge',
+            name: 'Release policy',
+            detail: 'content changed; version 2 → 3; replaces version 2, written since the last apply',
+          },
+          { action: 'publish', kind: 'knowledge', name: 'Release policy', detail: 'version 2 → 3' },
+        ]);
+        assert.deepEqual((await applyIn(store, edited)).changes, []);
+        // An entry changed to what the latest version holds saves nothing; it is remembered.
+        await store.db.tx((tx) =>
+          saveVersion(tx, tenantId, { id: policy.id, latestVersion: 3 }, { content: 'Agreed.', authority: 'must_follow', createdBy: principalId }),
+        );
+        const agreed = KNOWLEDGE.replace('Always run the release check.', 'Agreed.').replace('    publish: true\n', '');
+        assert.deepEqual((await applyIn(store, agreed)).changes, [
+          { action: 'update', kind: 'knowledge', name: 'Release policy', detail: "version 4 already holds the file's content" },
+        ]);
+        assert.deepEqual((await applyIn(store, agreed)).changes, []);
+        assert.equal(await countVersions(store.db, store.slug), 5);
       });
     });
 

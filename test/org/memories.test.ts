@@ -60,7 +60,7 @@ const BASE_CHANGES = 7; // tenant, person, two agents, group, two members
 
 /** What the file last applied to a Memory (migration 0012), by the Memory's id. */
 async function appliedOf(db: Db, resourceId: string): Promise<{ version: number; sha256: string } | undefined> {
-  const [row] = await db.query<{ version: number; content_sha256: string }>('SELECT version, content_sha256 FROM org_memory_content WHERE resource_id = $1', [
+  const [row] = await db.query<{ version: number; content_sha256: string }>('SELECT version, content_sha256 FROM org_applied_content WHERE resource_id = $1', [
     resourceId,
   ]);
   return row && { version: Number(row.version), sha256: row.content_sha256 };

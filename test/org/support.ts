@@ -82,7 +82,7 @@ export async function snapshot(db: Db): Promise<Record<string, unknown[]>> {
     context_versions: 'tenant_id, resource_id, version',
     context_grants: 'tenant_id, id',
     context_routes: 'tenant_id, id',
-    org_memory_content: 'tenant_id, resource_id',
+    org_applied_content: 'tenant_id, resource_id',
   };
   const result: Record<string, unknown[]> = {};
   for (const [table, order] of Object.entries(tables)) result[table] = await db.query(`SELECT * FROM ${table} ORDER BY ${order}`);

@@ -10,6 +10,8 @@ import { kindMismatch, quotePath, referencePath } from '../referenced-files.ts';
 import { contentRule, dateRule } from '../rules.ts';
 import type { PlanContext, PlannedStep, ReadContext } from '../section.ts';
 import type { Fields, Located, Slot, YamlReader } from '../yaml-reader.ts';
+import type { AppliedContent } from './applied-content.ts';
+import { remember, replacesSince, standing } from './applied-content.ts';
 
 /**
  * What the `knowledge`, `skills` and `memories` sections share: the staleness dates,
@@ -231,30 +233,54 @@ export async function latestVersions(
 }
 
 /**
- * The steps for a listed Knowledge or Skill that exists. `differences` says what the file
- * changes in its content (none: nothing to save); a change saves `version` as the next one,
- * changed dates are written in the same step, and a listed publish points at the version that
- * results. `prepare` is the step's work outside the database (Skill files).
+ * The steps for a listed Knowledge or Skill that exists. `sha256` is the file's content for it
+ * (applied-content.ts) and `applied` what the file last applied there. When the file says what
+ * it said then, nothing is saved, whatever was saved since (a reviewer's accepted draft stays
+ * latest and stays published), and a listed publish only applies to the file's own version.
+ * Otherwise `differences` says what the file changes against the latest version (none: that
+ * version already holds the file's content, which is recorded); a change saves `version` as
+ * the next one, says which versions written since the file's last apply it replaces, and is
+ * recorded. Changed dates are written in the same step, and a listed publish points at the
+ * version that results. `prepare` is the step's work outside the database (Skill files).
  */
 export function updateSteps(
   context: PlanContext,
   kind: 'knowledge' | 'skill',
   name: string,
   head: ResourceHead,
-  change: { differences: readonly string[]; version: NewVersion; dates: Dates; publish: boolean; prepare?: (() => Promise<void>) | undefined },
+  change: {
+    differences: readonly string[];
+    version: NewVersion;
+    dates: Dates;
+    publish: boolean;
+    sha256: string;
+    applied: AppliedContent | undefined;
+    prepare?: (() => Promise<void>) | undefined;
+  },
 ): PlannedStep[] {
+  const tenantId = context.tenant.id;
   const steps: PlannedStep[] = [];
+  const dates = dateChanges(head, change.dates);
+  const where = standing(change.sha256, change.applied);
+  if (where.unchanged) {
+    // The file says what it said when it last applied its content here: what was saved since stays.
+    if (dates.length > 0)
+      steps.push({ change: { action: 'update', kind, name, detail: dates.join('; ') }, write: (q) => writeDates(q, tenantId, head.id, change.dates) });
+    if (change.publish && where.applied.version === head.latestVersion) steps.push(...publishStep(context, kind, name, head, head.latestVersion));
+    return steps;
+  }
   const saves = change.differences.length > 0;
   const number = saves ? head.latestVersion + 1 : head.latestVersion;
-  const dates = dateChanges(head, change.dates);
-  const differences = [...change.differences, ...(saves ? [`version ${head.latestVersion} → ${number}`] : []), ...dates];
-  if (differences.length > 0) {
-    const write = async (q: Transaction): Promise<void> => {
-      if (saves) await saveVersion(q, context.tenant.id, head, change.version);
-      if (dates.length > 0) await writeDates(q, context.tenant.id, head.id, change.dates);
-    };
-    steps.push({ change: { action: 'update', kind, name, detail: differences.join('; ') }, write, ...(change.prepare ? { prepare: change.prepare } : {}) });
-  }
+  const replaces = saves ? replacesSince(where.applied, head.latestVersion) : undefined;
+  const detail = saves
+    ? [...change.differences, `version ${head.latestVersion} → ${number}`, ...(replaces === undefined ? [] : [replaces]), ...dates]
+    : [`version ${head.latestVersion} already holds the file's content`, ...dates];
+  const write = async (q: Transaction): Promise<void> => {
+    if (saves) await saveVersion(q, tenantId, head, change.version);
+    await remember(q, tenantId, { id: head.id, type: kind }, { sha256: change.sha256, version: number });
+    if (dates.length > 0) await writeDates(q, tenantId, head.id, change.dates);
+  };
+  steps.push({ change: { action: 'update', kind, name, detail: detail.join('; ') }, write, ...(change.prepare ? { prepare: change.prepare } : {}) });
   if (change.publish) steps.push(...publishStep(context, kind, name, head, number));
   return steps;
 }

@@ -9,6 +9,7 @@ import { authorityRule, knowledgeTitleRule } from '../rules.ts';
 import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located } from '../yaml-reader.ts';
+import { appliedToHeads, contentHash, remember } from './applied-content.ts';
 import type { Dates } from './context-content.ts';
 import {
   DATE_KEYS,
@@ -34,12 +35,17 @@ interface KnowledgeSpec {
 const DEFAULT_AUTHORITY: Authority = 'informational';
 const KNOWLEDGE_WORDS = { itself: 'the markdown itself', kind: 'Knowledge content is markdown' } as const;
 
+/** What the file says of a Knowledge's content, as recorded in org_applied_content: its authority and markdown. */
+const knowledgeHash = (content: string, authority: Authority): string => contentHash(JSON.stringify([authority, content]));
+
 /**
  * `knowledge:` — Alignbase Knowledge by title (the identity in the file), with its markdown
  * written inline (`content`) or in a file next to the org file (`file`), its authority, its
- * staleness dates and whether to publish. A difference in content or authority from the latest
- * version saves one new version (by no one: created_by is the org file's NULL); otherwise none.
- * Knowledge the file does not list is left alone, and nothing is ever unpublished.
+ * staleness dates and whether to publish. The file saves one new version (by no one: created_by
+ * is the org file's NULL) only when its content or authority changed since it last applied them
+ * and differs from the latest version; applying an unchanged file leaves the drafts reviewers
+ * accepted since alone (updateSteps). Knowledge the file does not list is left alone, and
+ * nothing is ever unpublished.
  */
 export const knowledgeSection = defineSection<KnowledgeSpec[]>({
   key: 'knowledge',
@@ -78,6 +84,9 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
       { archived: false },
     );
     const latestOf = await latestVersions(tx, tenant.id, heads);
+    const applied = await appliedToHeads(tx, tenant.id, [...heads.values()].flat(), (version) =>
+      knowledgeHash(version.content, version.authority ?? DEFAULT_AUTHORITY),
+    );
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const title = spec.title.value;
@@ -101,6 +110,7 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
             expiresAt: spec.dates.expiresAt ?? undefined,
           };
           await createWithFirstVersion(q, resource, { content: spec.content, authority: spec.authority, createdBy: undefined });
+          await remember(q, tenant.id, { id, type: 'knowledge' }, { sha256: knowledgeHash(spec.content, spec.authority), version: 1 });
         };
         const detail = [...(spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`]), ...dateChanges(undefined, spec.dates)].join('; ');
         steps.push({ change: { action: 'create', kind: 'knowledge', name: title, ...(detail ? { detail } : {}) }, write });
@@ -115,7 +125,16 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
       if (previous !== undefined && authorityWas !== spec.authority) differences.push(`authority ${authorityWas} → ${spec.authority}`);
       // Attachments (from an accepted proposal) are not the file's to manage: they stay.
       const version = { content: spec.content, authority: spec.authority, attachments: previous?.attachments ?? [], createdBy: undefined };
-      steps.push(...updateSteps(context, 'knowledge', title, head, { differences, version, dates: spec.dates, publish: spec.publish }));
+      steps.push(
+        ...updateSteps(context, 'knowledge', title, head, {
+          differences,
+          version,
+          dates: spec.dates,
+          publish: spec.publish,
+          sha256: knowledgeHash(spec.content, spec.authority),
+          applied: applied.get(head.id),
+        }),
+      );
     }
     return steps;
   },

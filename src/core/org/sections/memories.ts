@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
-import { createHash, randomUUID } from 'node:crypto';
-import type { Queryable, Transaction } from '../../../store/db.ts';
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from '../../../store/db.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TOO_LARGE } from '../../context/memory.ts';
 import { createWithFirstVersion, saveVersion } from '../../versions/versions.ts';
 import { quote } from '../problems.ts';
@@ -10,19 +10,13 @@ import { memoryNameRule } from '../rules.ts';
 import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
+import { contentHash, loadApplied, remember, replacesSince } from './applied-content.ts';
 import type { EntryContent } from './context-content.ts';
 import { latestVersions, loadHeads, readContent, reportAmbiguous } from './context-content.ts';
 
 interface MemorySpec {
   readonly name: Located;
   readonly content: string;
-}
-
-/** What the file last set as a Memory's content (org_memory_content, migration 0012). */
-interface AppliedContent {
-  readonly sha256: string;
-  /** The version that held it then. */
-  readonly version: number;
 }
 
 const MEMORY_WORDS = { itself: 'the text itself', kind: 'Memory content is text' } as const;
@@ -92,7 +86,7 @@ export const memoriesSection = defineSection<MemorySpec[]>({
             { tenantId: tenant.id, type: 'memory', name, id, createdBy: undefined },
             { content: spec.content, createdBy: undefined },
           );
-          await remember(q, tenant.id, id, { sha256, version: 1 });
+          await remember(q, tenant.id, { id, type: 'memory' }, { sha256, version: 1 });
         };
         steps.push({ change: { action: 'create', kind: 'memory', name }, write });
         continue;
@@ -103,19 +97,17 @@ export const memoriesSection = defineSection<MemorySpec[]>({
       if (previous !== undefined && last?.sha256 === sha256) continue;
       if (previous !== undefined && previous.content === spec.content) {
         // Nothing to save, but remembered, so that a later write by an agent is kept.
-        const write = (q: Transaction): Promise<void> => remember(q, tenant.id, head.id, { sha256, version: head.latestVersion });
+        const write = (q: Transaction): Promise<void> => remember(q, tenant.id, { id: head.id, type: 'memory' }, { sha256, version: head.latestVersion });
         steps.push({ change: { action: 'update', kind: 'memory', name, detail: `version ${head.latestVersion} already holds the file's content` }, write });
         continue;
       }
       const version = head.latestVersion + 1;
       const detail = [previous === undefined ? 'content set' : 'content changed', `version ${head.latestVersion} → ${version}`];
-      if (last !== undefined && last.version < head.latestVersion) {
-        const since = last.version + 1 === head.latestVersion ? `version ${head.latestVersion}` : `versions ${last.version + 1}–${head.latestVersion}`;
-        detail.push(`replaces ${since}, written since the last apply`);
-      }
+      const replaces = replacesSince(last, head.latestVersion);
+      if (replaces !== undefined) detail.push(replaces);
       const write = async (q: Transaction): Promise<void> => {
         await saveVersion(q, tenant.id, head, { content: spec.content, createdBy: undefined });
-        await remember(q, tenant.id, head.id, { sha256, version });
+        await remember(q, tenant.id, { id: head.id, type: 'memory' }, { sha256, version });
       };
       steps.push({ change: { action: 'update', kind: 'memory', name, detail: detail.join('; ') }, write });
     }
@@ -133,35 +125,3 @@ function fitsMemory(content: EntryContent, reader: YamlReader): boolean {
 }
 
 const grouped = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-
-const contentHash = (content: string): string => createHash('sha256').update(content, 'utf8').digest('hex');
-
-// The rows of org_memory_content, read and written only here.
-
-interface AppliedRow {
-  resource_id: string;
-  content_sha256: string;
-  version: number;
-}
-
-const toApplied = (row: AppliedRow): AppliedContent => ({ sha256: row.content_sha256, version: Number(row.version) });
-
-/** What the file last set as the content of these Memories, by resource id. */
-async function loadApplied(q: Queryable, tenantId: string, resourceIds: readonly string[]): Promise<Map<string, AppliedContent>> {
-  const found = new Map<string, AppliedContent>();
-  if (resourceIds.length === 0) return found;
-  const rows = await q.query<AppliedRow>(
-    'SELECT resource_id, content_sha256, version FROM org_memory_content WHERE tenant_id = $1 AND resource_id = ANY($2::uuid[])',
-    [tenantId, resourceIds],
-  );
-  for (const row of rows) found.set(row.resource_id, toApplied(row));
-  return found;
-}
-
-async function remember(q: Queryable, tenantId: string, resourceId: string, applied: AppliedContent): Promise<void> {
-  await q.query(
-    `INSERT INTO org_memory_content (tenant_id, resource_id, content_sha256, version) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (tenant_id, resource_id) DO UPDATE SET content_sha256 = EXCLUDED.content_sha256, version = EXCLUDED.version, applied_at = clock_timestamp()`,
-    [tenantId, resourceId, applied.sha256, applied.version],
-  );
-}

@@ -11,6 +11,7 @@ import { quotePath } from '../referenced-files.ts';
 import type { PlannedStep } from '../section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../section.ts';
 import type { Located, YamlReader } from '../yaml-reader.ts';
+import { appliedToHeads, contentHash, remember } from './applied-content.ts';
 import type { Dates } from './context-content.ts';
 import {
   DATE_KEYS,
@@ -38,11 +39,22 @@ interface SkillSpec {
 const SKILL_MD = 'SKILL.md';
 
 /**
+ * What the file says of a Skill's content, as recorded in org_applied_content: SKILL.md and
+ * each file's path, bytes and media type, in path order.
+ */
+function skillHash(skillMd: string, manifest: readonly AttachmentEntry[]): string {
+  const files = [...manifest].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((entry) => [entry.path, entry.sha256, entry.mediaType]);
+  return contentHash(JSON.stringify([skillMd, files]));
+}
+
+/**
  * `skills:` — Alignbase Skills, each read from a folder next to the org file that holds its
  * SKILL.md and files; the Skill is identified by the name in SKILL.md's frontmatter, which
- * must also be the folder's name. A different SKILL.md or set of files saves one new version;
- * the files' bytes go to the blob store before (never in a dry run). Skills the file does not
- * list are left alone, and nothing is ever unpublished.
+ * must also be the folder's name. The file saves one new version only when its package changed
+ * since it last applied it and differs from the latest version (a newer version an agent wrote
+ * or a reviewer accepted stays otherwise: updateSteps); the files' bytes go to the blob store
+ * before (never in a dry run). Skills the file does not list are left alone, and nothing is
+ * ever unpublished.
  */
 export const skillsSection = defineSection<SkillSpec[]>({
   key: 'skills',
@@ -79,6 +91,7 @@ export const skillsSection = defineSection<SkillSpec[]>({
       { archived: true },
     );
     const latestOf = await latestVersions(tx, tenant.id, heads);
+    const applied = await appliedToHeads(tx, tenant.id, [...heads.values()].flat(), (version) => skillHash(version.content, version.attachments));
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const { pkg } = spec;
@@ -103,6 +116,7 @@ export const skillsSection = defineSection<SkillSpec[]>({
             expiresAt: spec.dates.expiresAt ?? undefined,
           };
           await createWithFirstVersion(q, resource, version);
+          await remember(q, tenant.id, { id, type: 'skill' }, { sha256: skillHash(pkg.skillMd, spec.manifest), version: 1 });
         };
         const files = pkg.files.length;
         const detail = [...(files > 0 ? [`${files} file${files === 1 ? '' : 's'} besides SKILL.md`] : []), ...dateChanges(undefined, spec.dates)].join('; ');
@@ -132,6 +146,8 @@ export const skillsSection = defineSection<SkillSpec[]>({
           version,
           dates: spec.dates,
           publish: spec.publish,
+          sha256: skillHash(pkg.skillMd, spec.manifest),
+          applied: applied.get(head.id),
           prepare: fresh.length > 0 ? store(fresh) : undefined,
         }),
       );
