@@ -37,8 +37,8 @@ export interface OrgApplyResult {
 /**
  * Makes a tenant's people, agents, groups, teams, Knowledge, Skills, Memories, grants and routes
  * what the org file says, in one transaction. What the file does not list is left alone; what
- * it lists is created or updated (a Memory only where the file's content for it changed since
- * the last apply), and each listed group's and team's membership becomes exactly the file's. Every problem in the file is reported at once as one validation error with line
+ * it lists is created or updated (a Memory's, Knowledge's or Skill's content only where the
+ * file's content for it changed since the file last applied it), and each listed group's and team's membership becomes exactly the file's. Every problem in the file is reported at once as one validation error with line
  * numbers, and then nothing is written. A dry run plans and writes the same way, then rolls
  * back (and stores no Skill files). `env` is where `password_env` finds passwords; it defaults
  * to this process's environment, and a gateway applying a file for the CLI passes the CLI's
