@@ -4,6 +4,7 @@ import { SEARCH_WINDOW_MAX } from '../../../connectors/search/builtin.ts';
 import type { Caller } from '../access/caller.ts';
 import type { Searcher } from '../access/anonymous.ts';
 import { isAnonymous } from '../access/anonymous.ts';
+import { kbAllows } from '../access/team-roles.ts';
 import { KgwError, validation } from '../errors.ts';
 import { accessibleKbs, resolveKb } from '../kb/access.ts';
 import type { KbWithAccess } from '../kb/access.ts';
@@ -36,6 +37,8 @@ export const SCOPE_PATHS_MAX = 20;
 export const FILTER_VALUES_MAX = 20;
 /** Snippets per file. */
 export const SNIPPETS_PER_FILE = 3;
+/** flag_only KBs a search looks into for whether they hold a match (one engine query each), by slug. */
+export const FLAGGED_KBS_MAX = 10;
 
 export const RESULT_KINDS = ['file', 'knowledge', 'memory', 'artifact'] as const;
 export type ResultKind = (typeof RESULT_KINDS)[number];
@@ -72,6 +75,11 @@ export type SearchPageHit = SearchHit &
 export interface SearchPage {
   /** The ids of the KBs searched. */
   readonly searched: readonly string[];
+  /**
+   * KBs whose location_policy is flag_only and which the caller may search but not read, that
+   * hold a match: their files are no results (no place, count or score), only this flag.
+   */
+  readonly flagged: readonly KbWithAccess[];
   /** The Alignbase scopes the search covered: resources named one by one, and whole types as scope prefixes. */
   readonly context: ContextReach;
   readonly hits: readonly SearchPageHit[];
@@ -130,6 +138,33 @@ async function searchedKbs(services: Services, searcher: Searcher, input: Search
   return [...found.values()];
 }
 
+/** Whether a KB shows the caller only that it holds a match, not where: flag_only, and the caller may not read it. */
+const hidesLocations = (kb: KbWithAccess): boolean => kb.kb.locationPolicy === 'flag_only' && !kbAllows(kb.access, 'viewer');
+
+/**
+ * The KBs among `kbs` that hold a match of `query` (its text and filters, `pathPrefixes` within
+ * each KB): one engine query of one result and no snippet per KB, so the answer is exact however
+ * low the KB's files would rank, at FLAGGED_KBS_MAX queries at most.
+ */
+async function kbsWithMatches(
+  services: Services,
+  query: SearchQuery,
+  kbs: readonly KbWithAccess[],
+  pathPrefixes: readonly string[] | undefined,
+  signal: AbortSignal | undefined,
+): Promise<KbWithAccess[]> {
+  const found: KbWithAccess[] = [];
+  for (const kb of kbs) {
+    const scope = kbScope(kb.kb.id);
+    const { scopePrefixes: _prefixes, ...rest } = query;
+    const paths = pathPrefixes === undefined || pathPrefixes.length === 0 ? {} : { paths: pathPrefixes.map((prefix) => ({ scope, prefix })) };
+    const probe: SearchQuery = { ...rest, scopes: [scope], filters: { ...query.filters, ...paths }, limit: 1, offset: 0, snippets: 0 };
+    const result = await engineSearch(services, probe, signal);
+    if (result.hits.length > 0) found.push(kb);
+  }
+  return found;
+}
+
 /**
  * The engine's answer, or `unavailable` when it cannot give one (Meilisearch down): the
  * engine's own message stays in the operator's view (readiness, kgw doctor), not the caller's.
@@ -167,7 +202,16 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     kinds.includes('file') || namesKbs ? searchedKbs(services, caller, input) : [],
     isAnonymous(caller) ? ({ scopes: [], prefixes: [] } satisfies ContextReach) : readableContextScopes(services.db, caller, contextTypes),
   ]);
-  const scopes = [...(kinds.includes('file') ? kbs.map(({ kb }) => kbScope(kb.id)) : []), ...context.scopes].sort();
+  // A flag_only KB the caller may only search is not searched for results: whether it holds a
+  // match is asked of it alone, below (docs/atmina.md, "location_policy").
+  const shown = kbs.filter((kb) => !hidesLocations(kb));
+  const flagging = kinds.includes('file')
+    ? kbs
+        .filter(hidesLocations)
+        .sort((a, b) => (a.kb.slug < b.kb.slug ? -1 : a.kb.slug > b.kb.slug ? 1 : 0))
+        .slice(0, FLAGGED_KBS_MAX)
+    : [];
+  const scopes = [...(kinds.includes('file') ? shown.map(({ kb }) => kbScope(kb.id)) : []), ...context.scopes].sort();
   const scopePrefixes = [...context.prefixes].sort();
   const digest = digestOf(input, scopes, scopePrefixes);
   const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);
@@ -180,7 +224,7 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
   const filters: SearchFilters = {
     ...(input.pathPrefixes === undefined || input.pathPrefixes.length === 0
       ? {}
-      : { paths: kbs.flatMap(({ kb }) => (input.pathPrefixes ?? []).map((prefix) => ({ scope: kbScope(kb.id), prefix }))) }),
+      : { paths: shown.flatMap(({ kb }) => (input.pathPrefixes ?? []).map((prefix) => ({ scope: kbScope(kb.id), prefix }))) }),
     ...(input.tags === undefined || input.tags.length === 0 ? {} : { tags: input.tags.map((t) => t.toLowerCase()) }),
     ...(input.mediaTypes === undefined || input.mediaTypes.length === 0 ? {} : { mediaTypes: input.mediaTypes.map((t) => t.toLowerCase()) }),
     ...(input.content === undefined ? {} : { contentKind: input.content }),
@@ -214,8 +258,10 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     return [{ ...hit, resource: { ...resource, published } }];
   });
   const next = offset + hits.length;
+  const flagged = flagging.length === 0 ? [] : await kbsWithMatches(services, query, flagging, input.pathPrefixes, signal);
   return {
     searched: kbs.map(({ kb }) => kb.id),
+    flagged,
     context,
     hits,
     total: result.total,

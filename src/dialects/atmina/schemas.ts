@@ -49,7 +49,11 @@ export const visibility = z
   .describe(
     'team: the owning team by role, plus its shares; private: the owning team’s Admins and the shares only; public: as team, and anyone in the organisation may search it.',
   );
-export const locationPolicy = z.enum(LOCATION_POLICIES).describe('visible: search shows where a match is; flag_only: it only flags that one exists.');
+export const locationPolicy = z
+  .enum(LOCATION_POLICIES)
+  .describe(
+    'visible: search shows where a match is (the file, its path and snippets) to whoever may search the KB; flag_only: to a caller who may search but not read it (a public KB), search only flags that the KB holds a match.',
+  );
 
 const role = z.enum(['search', 'viewer', 'editor', 'admin']).describe('Your access: search (search only), or your Viewer, Editor or Admin role.');
 

@@ -214,6 +214,12 @@ const searchOutput = z.object({
     ),
   next_cursor: z.string().nullable().describe('Pass it as cursor, with the same search, for the next page; null on the last page.'),
   retrieval: z.enum(['lexical', 'hybrid']).describe('What was done: lexical when a hybrid search could not search by meaning (each result says why).'),
+  flagged_kbs: z
+    .array(z.object({ kb_id: z.string(), kb_slug: z.string(), name: z.string() }))
+    .optional()
+    .describe(
+      'Knowledge Bases you may search but not read whose location_policy is flag_only, that hold a match: search does not show which files or where (they are not in results or total); ask the owning team for access. Absent when there are none.',
+    ),
 });
 
 /** What a search runs with: a signed-in caller's tool context, or an anonymous connection's (src/mcp/anonymous.ts). */
@@ -272,6 +278,7 @@ export async function searchFiles({ caller, services, audit }: SearchContext, ar
     total: page.total,
     next_cursor: page.nextCursor ?? null,
     retrieval: page.retrieval,
+    ...(page.flagged.length === 0 ? {} : { flagged_kbs: page.flagged.map(({ kb }) => ({ kb_id: kb.id, kb_slug: kb.slug, name: kb.name })) }),
   });
 }
 
