@@ -84,10 +84,19 @@ for (const backend of storeBackends()) {
         assert.deepEqual(await answers(archived.slug), expected);
       });
 
-      it('asks a caller who is Admin of several teams to name one, listing them, and changes nothing', async () => {
+      it('creates the KB of an Admin of several teams in its current team when it names none, as the spec calls create_kb', async () => {
+        const multi = await suite.agent('multi-bot');
+        // multi-bot is Admin of docs and support: its current team is the first by slug.
+        const me = await multi.ok<{ current_team: { slug: string } | null }>('whoami');
+        assert.equal(me.current_team?.slug, 'docs');
+        const kb = await multi.ok<KbWire>('create_kb', { name: suite.unique('Shared notes') });
+        assert.partialDeepStrictEqual(kb, { team: { slug: 'docs' }, role: 'admin' });
+      });
+
+      it('refuses a team an Admin of several teams names that the organisation does not have, and changes nothing', async () => {
         const before = await suite.snapshot();
-        const text = await (await suite.agent('multi-bot')).fail('create_kb', { name: 'Shared notes' });
-        assert.equal(text, 'validation: team: you are Admin of several teams (docs, support); name the one that owns the new Knowledge Base');
+        const text = await (await suite.agent('multi-bot')).fail('create_kb', { name: 'Shared notes', team: 'nowhere' });
+        assert.equal(text, 'validation: team: no team "nowhere" in this organisation; you are Admin of: docs, support');
         assert.deepEqual(await suite.snapshot(), before);
       });
 

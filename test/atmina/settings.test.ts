@@ -42,13 +42,14 @@ for (const backend of storeBackends()) {
       });
     });
 
-    it('asks an Admin of several teams to name one, and answers the one named', async () => {
+    it('answers an Admin of several teams its current team’s settings when it names none, and the team it names', async () => {
       const multi = await suite.agent('multi-bot');
-      assert.equal(
-        await multi.fail('get_team_settings'),
-        'validation: team: you are Admin of several teams (docs, support); name the one whose settings you mean',
-      );
+      assert.partialDeepStrictEqual(await multi.ok<SettingsWire>('get_team_settings'), { team: { slug: 'docs' } });
       assert.partialDeepStrictEqual(await multi.ok<SettingsWire>('get_team_settings', { team: 'support' }), { team: { slug: 'support' } });
+      assert.equal(
+        await multi.fail('get_team_settings', { team: 'nowhere' }),
+        'validation: team: no team "nowhere" in this organisation; you are Admin of: docs, support',
+      );
     });
 
     it('changes the settings given, keeps the others and audits the change with before and after', async () => {

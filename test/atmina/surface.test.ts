@@ -200,21 +200,24 @@ for (const backend of storeBackends()) {
         assert.deepEqual(await readJson(viewer, 'atmina://my-kbs'), await viewer.ok('list_kbs'));
       });
 
-      it('atmina://my-team shows the teams with roles and the default team of create_kb', async () => {
-        const mine = await readJson<{ teams: { slug: string; role: string }[]; default_team_for_create_kb: string | null }>(
-          await suite.agent('editor-bot'),
-          'atmina://my-team',
-        );
+      it('atmina://my-team shows the teams with roles, the current team and the default team of create_kb', async () => {
+        type MyTeam = { teams: { slug: string; role: string }[]; current_team: { slug: string } | null; default_team_for_create_kb: string | null };
+        const mine = await readJson<MyTeam>(await suite.agent('editor-bot'), 'atmina://my-team');
         assert.deepEqual(
-          { teams: mine.teams.map((t) => ({ slug: t.slug, role: t.role })), default: mine.default_team_for_create_kb },
+          { teams: mine.teams.map((t) => ({ slug: t.slug, role: t.role })), current: mine.current_team?.slug, default: mine.default_team_for_create_kb },
           {
             teams: [
               { slug: 'docs', role: 'editor' },
               { slug: 'support', role: 'viewer' },
             ],
+            current: 'docs',
             default: null,
           },
         );
+        const multi = await readJson<MyTeam>(await suite.agent('multi-bot'), 'atmina://my-team');
+        assert.deepEqual({ current: multi.current_team?.slug, default: multi.default_team_for_create_kb }, { current: 'docs', default: 'docs' });
+        const outsider = await readJson<MyTeam>(await suite.agent('outsider-bot'), 'atmina://my-team');
+        assert.deepEqual({ current: outsider.current_team, default: outsider.default_team_for_create_kb }, { current: null, default: null });
       });
 
       it('atmina://my-team-status counts the files of each readable KB and what waits for indexing', async () => {

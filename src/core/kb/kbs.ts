@@ -42,7 +42,7 @@ export interface CreateKbInput {
   readonly description?: string | undefined;
   readonly visibility?: KbVisibility | undefined;
   readonly locationPolicy?: LocationPolicy | undefined;
-  /** The owning team, by slug or id; omitted: the caller's only team where it is Admin. */
+  /** The owning team, by slug or id; omitted: the caller's current team (core/kb/team-choice.ts). */
   readonly team?: string | undefined;
 }
 
@@ -108,7 +108,7 @@ async function freeSlug(tx: Queryable, tenantId: string, base: string): Promise<
 }
 
 /** The refusals of create_kb's choice of owning team: creating needs the Admin role as a member of it. */
-const OWNING_TEAM = { notAdmin: refuseKb.teamRole, ambiguous: refuseKb.teamAmbiguous };
+const OWNING_TEAM = { notAdmin: refuseKb.teamRole };
 
 async function kbById(q: Queryable, tenantId: string, id: string): Promise<Kb> {
   const [row] = await q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND k.id = $2`, [tenantId, id]);
@@ -116,7 +116,7 @@ async function kbById(q: Queryable, tenantId: string, id: string): Promise<Kb> {
   return toKb(row);
 }
 
-/** create_kb: a KB of the caller's team (the one named, or its only team as Admin), with a slug of its own or one derived from the name. */
+/** create_kb: a KB of the caller's team (the one named, or its current team), with a slug of its own or one derived from the name. */
 export async function createKb(db: Db, caller: Caller, input: CreateKbInput, audit: AuditTrail): Promise<ListedKb> {
   const name = checkName(input.name);
   const slug = input.slug === undefined ? undefined : checkSlug(input.slug);

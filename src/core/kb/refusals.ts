@@ -20,8 +20,6 @@ export interface KbReasonFacts {
   /** delete_kb / delete_file without the confirmation they need. */
   kb_confirmation: { field: string; expected: string };
   team_not_found: { given: string };
-  /** Admin of several teams and none named. */
-  team_ambiguous: { choices: readonly string[] };
   /** Not Admin of the named team (or, unnamed, of any team). */
   team_role: { team: string | undefined };
   invalid_path: { field: string; problem: string };
@@ -46,9 +44,8 @@ export interface KbReasonFacts {
   invalid_cursor: Record<string, never>;
   /** The write could not be applied after retrying on a head that kept moving. */
   write_contended: { attempts: number };
-  /** Team settings: not Admin of the named team (or, unnamed, of any team); several and none named. */
+  /** Team settings: not Admin of the named team (or, unnamed, of any team). */
   settings_team_role: { team: string | undefined };
-  settings_team_ambiguous: { choices: readonly string[] };
   /** A share's target (principal or team) that is not in the tenant: one answer, like a missing KB. */
   share_target_not_found: { given: string };
   share_not_found: { given: string };
@@ -101,13 +98,6 @@ export const refuseKb = {
     refusal('validation', 'kb_confirmation', { field, expected }, `${field} must be ${quoted(expected)} to ${what}; nothing was changed`),
   teamNotFound: (given: string, choices: readonly string[]): KgwError =>
     refusal('validation', 'team_not_found', { given }, `team: no team ${quoted(given)} in this organisation${adminOf(choices)}`),
-  teamAmbiguous: (choices: readonly string[]): KgwError =>
-    refusal(
-      'validation',
-      'team_ambiguous',
-      { choices },
-      `team: you are Admin of several teams (${choices.join(', ')}); name the one that owns the new Knowledge Base`,
-    ),
   teamRole: (team: string | undefined, choices: readonly string[]): KgwError =>
     refusal(
       'permission_denied',
@@ -203,13 +193,6 @@ export const refuseKb = {
       team === undefined
         ? 'team settings need the Admin role in a team; you are Admin of none'
         : `the settings of team ${quoted(team)} need the Admin role there${adminOf(choices)}`,
-    ),
-  settingsTeamAmbiguous: (choices: readonly string[]): KgwError =>
-    refusal(
-      'validation',
-      'settings_team_ambiguous',
-      { choices },
-      `team: you are Admin of several teams (${choices.join(', ')}); name the one whose settings you mean`,
     ),
   shareTargetNotFound: (given: string): KgwError =>
     refusal(

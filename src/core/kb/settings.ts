@@ -46,7 +46,7 @@ export async function teamSettingsOf(q: Queryable, tenantId: string, teamIds: re
 }
 
 /** The refusals of the choice of the team whose settings the caller means. */
-const SETTINGS_TEAM = { notAdmin: refuseKb.settingsTeamRole, ambiguous: refuseKb.settingsTeamAmbiguous };
+const SETTINGS_TEAM = { notAdmin: refuseKb.settingsTeamRole };
 
 export interface TeamSettingsView {
   readonly team: TeamRef;

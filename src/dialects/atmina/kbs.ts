@@ -30,7 +30,7 @@ export const createKbTool = defineTool({
   dialect: 'atmina',
   title: 'Create Knowledge Base',
   description:
-    'Creates a Knowledge Base owned by a team where you are Admin. The slug is derived from the name when omitted. team is needed only when you are Admin of several teams.',
+    'Creates a Knowledge Base owned by your current team (whoami: current_team), or by the team you name where you are Admin. The slug is derived from the name when omitted.',
   input: z
     .object({
       name,
@@ -38,7 +38,7 @@ export const createKbTool = defineTool({
       description: description.optional(),
       visibility: visibility.optional().describe('Default team.'),
       location_policy: locationPolicy.optional().describe('Default visible.'),
-      team: z.string().optional().describe('The owning team, by slug or team_id; default: the one team where you are Admin.'),
+      team: z.string().optional().describe('The owning team, by slug or team_id. Default: your current team, the first by slug where you are Admin.'),
     })
     .strict(),
   output: kbOutput,

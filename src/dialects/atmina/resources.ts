@@ -1,5 +1,6 @@
 import type { KbAccess } from '../../core/access/team-roles.ts';
 import { describeCaller } from '../../core/directory/whoami.ts';
+import { currentTeam } from '../../core/kb/team-choice.ts';
 import type { KgwError } from '../../core/errors.ts';
 import { kbFor } from '../../core/kb/access.ts';
 import type { KbWithAccess } from '../../core/kb/access.ts';
@@ -60,15 +61,16 @@ const myTeam: ResourceDef = {
   uri: 'atmina://my-team',
   name: 'my-team',
   title: 'My teams',
-  description: 'Who you are and the teams you belong to, with your role in each; create_kb without team uses the one where you are Admin.',
+  description:
+    'Who you are, the teams you belong to with your role in each, and your current team, which create_kb and the team settings act for when you name no team.',
   mimeType: 'application/json',
   async read({ caller, services }) {
-    const profile = await describeCaller(services.db, caller);
-    const admin = profile.teams.filter((t) => t.role === 'admin');
+    const [profile, team] = await Promise.all([describeCaller(services.db, caller), currentTeam(services.db, caller)]);
     return jsonText({
       principal: profile.principal,
       teams: profile.teams,
-      default_team_for_create_kb: admin.length === 1 ? (admin[0]?.slug ?? null) : null,
+      current_team: team === undefined ? null : { team_id: team.id, slug: team.slug, name: team.name },
+      default_team_for_create_kb: team?.admin === true ? team.slug : null,
     });
   },
 };

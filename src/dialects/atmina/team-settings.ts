@@ -7,7 +7,10 @@ import { CONTRIBUTION_NOTE_DAYS, TEAM_SETTINGS_DEFAULTS, getTeamSettings, update
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { IDEMPOTENT_WRITE, READ } from './schemas.ts';
 
-const team = z.string().optional().describe('The team, by slug or team_id; needed only when you are Admin of several teams.');
+const team = z
+  .string()
+  .optional()
+  .describe('The team, by slug or team_id. Default: your current team (whoami: current_team), the first by slug where you are Admin.');
 
 const auditQueryText = z
   .enum(AUDIT_QUERY_TEXT)

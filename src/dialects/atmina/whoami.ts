@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeCaller } from '../../core/directory/whoami.ts';
+import { currentTeam } from '../../core/kb/team-choice.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 
 const input = z.object({}).strict();
@@ -28,6 +29,12 @@ const output = z.object({
     .describe('Team memberships, ordered by slug.'),
   groups: z.array(z.object({ group_id: z.string().describe('Group id.'), name: z.string().describe('Group name.') })).describe('Group memberships.'),
   scopes: z.array(z.string()).describe('Scopes granted to this connection.'),
+  current_team: z
+    .object({ team_id: z.string(), slug: z.string(), name: z.string() })
+    .nullable()
+    .describe(
+      'The team create_kb, get_team_settings and update_team_settings act for when you name none: the first by slug where you are Admin, else the first you belong to; null in no team. Pass team to act for another.',
+    ),
 });
 
 export const whoami = defineTool({
@@ -35,12 +42,16 @@ export const whoami = defineTool({
   dialect: 'atmina',
   title: 'Who am I',
   description:
-    'The authenticated person or agent, its organisation, team memberships (with roles), groups and the scopes of this connection. Call it first, then list_kbs.',
+    'The authenticated person or agent, its organisation, team memberships (with roles), current team, groups and the scopes of this connection. Call it first, then list_kbs.',
   input,
   output,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   scopes: ['context.read'],
   async run({ caller, services }) {
-    return jsonReply({ ...(await describeCaller(services.db, caller)) } satisfies z.infer<typeof output>);
+    const [profile, team] = await Promise.all([describeCaller(services.db, caller), currentTeam(services.db, caller)]);
+    return jsonReply({
+      ...profile,
+      current_team: team === undefined ? null : { team_id: team.id, slug: team.slug, name: team.name },
+    } satisfies z.infer<typeof output>);
   },
 });
