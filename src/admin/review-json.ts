@@ -168,6 +168,11 @@ export interface BrainDetailJson extends BrainItemJson {
   related_node_ids: string[];
   /** An onboarding action's details as JSON text (their shape is the action's schema, not fixed here). */
   details: string | null;
+  /**
+   * Each brain node an onboarding action names, with its access now (null: no such node) and
+   * after the action (null: removed); empty for other items.
+   */
+  access: { node: string; current: NodeTierJson | null; new: NodeTierJson | null }[];
   /** An email draft's addresses; its subject is the title and its text the body. */
   recipients: string[];
   /** Where an approved email draft was put: an imap:// location or an .eml file's path. */
@@ -175,6 +180,13 @@ export interface BrainDetailJson extends BrainItemJson {
   decided_at: string | null;
   decided_by: string | null;
   decision_note: string | null;
+}
+
+/** A node's access literal, with its department or project when the tier has one. */
+export interface NodeTierJson {
+  access: string;
+  department?: string;
+  project?: string;
 }
 
 export interface BrainDecisionJson {
@@ -213,6 +225,7 @@ export function brainDetailJson(detail: BrainReviewDetail): BrainDetailJson {
     body: detail.body,
     related_node_ids: [...detail.relatedNodeIds],
     details: detail.details === null ? null : JSON.stringify(detail.details),
+    access: detail.access.map((a) => ({ node: a.node, current: a.current === null ? null : { ...a.current }, new: a.new === null ? null : { ...a.new } })),
     recipients: [...detail.recipients],
     delivered_to: detail.deliveredTo,
     decided_at: isoOrNull(detail.decidedAt),

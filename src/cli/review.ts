@@ -4,6 +4,7 @@ import type {
   BrainDecisionJson as BrainDecision,
   BrainDetailJson as BrainDetail,
   BrainItemJson as BrainItem,
+  NodeTierJson,
   AcceptResultJson as AcceptResult,
   RejectResultJson as RejectResult,
   ReviewDetailJson as ReviewDetail,
@@ -34,11 +35,14 @@ list     the open drafts and proposals of a tenant, oldest first. BASE→CURRENT
          a draft was written on and the latest version now; STALE: the latter is newer.
 show     one draft or proposal in full: a draft as a diff against the version it was written
          on (and, when stale, against the latest version); a proposal with its content and
-         files. --json adds the versions' full texts.
+         files. --json adds the versions' full texts. An onboarding action shows the access
+         of each brain node it names, now → after the action.
 accept   saves a draft as the next version (a Knowledge keeps its authority and files, a Skill
          its files; a new SKILL.md name renames the Skill) or creates a proposal's Knowledge,
          created by the proposing agent. --publish publishes the resulting version. A stale
          draft is refused unless --force (which replaces the newer version).
+         An onboarding action needs --as a person who sees every node it names, as it is
+         and as it would be (it stays pending otherwise).
          A brain inbox item (an observation, a correction, ...) is acknowledged; --apply FILE
          (a brain file, as kgw brain import reads) applies its nodes and relations with the
          decision, all or nothing.
@@ -53,6 +57,17 @@ const KINDS = ['draft', 'proposal', 'brain', 'email'] as const;
 /** A brain inbox item's one line in the list: its inbox kind, and an onboarding action's name and risk. */
 const brainType = (i: BrainItem): string => (i.action === null ? i.type : `${i.action} (${i.risk ?? '?'} risk)`);
 
+/** A node's tier as the show text says it: the literal, with its department or project. */
+const tierText = (t: NodeTierJson): string =>
+  t.department !== undefined ? `department (${named(t.department)})` : t.project !== undefined ? `project (${named(t.project)})` : t.access;
+
+/** One node an action names: its access now and after, side by side, so a decider sees what it would declassify or hide. */
+function accessLine(a: BrainDetail['access'][number]): string {
+  const now = a.current === null ? 'none (no such node now)' : tierText(a.current);
+  const after = a.new === null ? (a.current === null ? 'none' : 'removed') : tierText(a.new);
+  return `[${named(a.node)}] ${now === after ? `${now} (unchanged)` : `${now} → ${after}`}`;
+}
+
 function brainShowText(d: BrainDetail): string {
   const head = fields([
     [d.type === 'email_draft' ? 'Email draft' : 'Brain inbox item', `${d.id} (${d.status})`],
@@ -63,6 +78,7 @@ function brainShowText(d: BrainDetail): string {
     ['Author', named(d.author_email ?? d.author_name ?? 'unknown')],
     ['Created', when(d.created_at)],
     ['Related', d.related_node_ids.length === 0 ? undefined : d.related_node_ids.map((id) => `[${named(id)}]`).join(', ')],
+    ['Access', d.access.length === 0 ? undefined : d.access.map(accessLine).join('\n')],
     ['Decision', d.decided_at === null ? undefined : `${d.status} at ${when(d.decided_at)} by ${d.decided_by ?? 'unknown'}`],
     ['Note', d.decision_note],
     ['Draft', d.delivered_to === null ? undefined : named(d.delivered_to)],

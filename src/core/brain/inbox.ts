@@ -5,7 +5,7 @@ import type { AuditTrail } from '../audit/trail.ts';
 import { conflict, permissionDenied, validation } from '../errors.ts';
 import type { Queryable } from '../../store/db.ts';
 import type { ActionReach } from './action-reach.ts';
-import { actionReach, graphNodeIds, sees } from './action-reach.ts';
+import { accessText, actionReach, graphNodeIds, sees } from './action-reach.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
 import type { Services } from '../services.ts';
@@ -175,11 +175,12 @@ export async function proposeOnboardingAction(
 
 /**
  * Why a proposal names what its proposer cannot act on, in the dialect's words after
- * "Invalid input: "; undefined when it may be queued. A brain node the proposer does not see is
- * refused with the same words as one that does not exist (as write_inbox's related nodes), so
- * the refusal tells nothing of hidden nodes. The node add_node creates is the one id that may
- * name nothing; whether it exists already is left to the decision, as telling it here would
- * answer for hidden ids too.
+ * "Invalid input: "; undefined when it may be queued. A proposer changes only what they see, as
+ * it is and as it would be. A brain node the proposer does not see is refused with the same
+ * words as one that does not exist (as write_inbox's related nodes), so the refusal tells
+ * nothing of hidden nodes. The node add_node creates is the one id that may name nothing;
+ * whether it exists already is left to the decision, as telling it here would answer for
+ * hidden ids too.
  */
 export function proposalProblem(action: OnboardingAction, reach: ActionReach, viewer: TierViewer): string | undefined {
   for (const named of reach.nodes) {
@@ -188,6 +189,9 @@ export function proposalProblem(action: OnboardingAction, reach: ActionReach, vi
   }
   const [dangling] = reach.dangling;
   if (dangling !== undefined) return `details.${dangling.field}: no ${dangling.missing} ${JSON.stringify(dangling.name)}`;
+  // No one proposes a node they would not see: neither a new one above their tier nor an update that hides one.
+  if (reach.after !== undefined && !sees(viewer, reach.after))
+    return `details.access: the node would be one you cannot see (access ${accessText(reach.after)})`;
   if (action === 'add_relation' && reach.relation?.exists === true) return `details: the relation ${reach.relation.written} exists already`;
   if (action === 'remove_relation' && reach.relation?.exists === false) return `details: there is no relation ${reach.relation.written}`;
   return undefined;

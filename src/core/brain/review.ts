@@ -1,5 +1,6 @@
 import type { AuditTrail } from '../audit/trail.ts';
 import type { TenantRef } from '../access/caller.ts';
+import type { Tier, TierViewer } from '../access/tiers.ts';
 import { findPrincipal, requireTenant } from '../directory/directory.ts';
 import { principalAccess } from '../directory/principals.ts';
 import { conflict, notFound, permissionDenied, validation } from '../errors.ts';
@@ -16,7 +17,8 @@ import type { MailboxSettings } from '../mail/mailbox.ts';
 import { deliverDraft } from '../mail/mailbox.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
-import { actionReach } from './action-reach.ts';
+import { accessText, actionReach, sees } from './action-reach.ts';
+import type { BrainNode } from './model.ts';
 import { removeBrainNode, removeBrainRelation, writeBrainNode, writeBrainRelation } from './store.ts';
 
 /**
@@ -39,10 +41,31 @@ export interface BrainReviewItem {
   readonly createdAt: Date;
 }
 
+/** A node's tier as a review shows it: the access literal, with its department or project. */
+export interface NodeTier {
+  readonly access: Tier;
+  readonly department?: string;
+  readonly project?: string;
+}
+
+/** The access of a brain node an onboarding action names: now, and after the action. */
+export interface AccessChange {
+  readonly node: string;
+  /** null: there is no such node now. */
+  readonly current: NodeTier | null;
+  /** null: the action removes it (or, for a node that is not there, leaves none). */
+  readonly new: NodeTier | null;
+}
+
 export interface BrainReviewDetail extends BrainReviewItem {
   readonly body: string;
   readonly relatedNodeIds: readonly string[];
   readonly details: Readonly<Record<string, unknown>> | null;
+  /**
+   * An onboarding action's brain nodes with their access now and after it, side by side, so a
+   * decider sees what a change would declassify or hide; empty for any other item.
+   */
+  readonly access: readonly AccessChange[];
   /** An email draft's addresses (its subject is the title, its text the body). */
   readonly recipients: readonly string[];
   /** Where an approved email draft was put: an imap:// location or an .eml file's path. */
@@ -90,11 +113,12 @@ const toItem = (row: Row): BrainReviewItem => ({
   createdAt: row.created_at,
 });
 
-const toDetail = (row: Row): BrainReviewDetail => ({
+const toDetail = (row: Row, access: readonly AccessChange[]): BrainReviewDetail => ({
   ...toItem(row),
   body: row.body,
   relatedNodeIds: row.related_node_ids,
   details: row.details,
+  access,
   recipients: row.recipients,
   deliveredTo: row.delivered_to,
   decidedAt: row.decided_at,
@@ -121,13 +145,34 @@ export async function showBrainReview(db: Db, input: { readonly tenant: string; 
   const tenant = await requireTenant(db, input.tenant);
   const [row] = isUuid(input.id) ? await db.query<Row>(`${SELECT} WHERE i.tenant_id = $1 AND i.id = $2`, [tenant.id, input.id]) : [];
   if (row === undefined) throw notFound(`no brain inbox item ${input.id} in tenant ${input.tenant}`);
-  return toDetail(row);
+  return toDetail(row, await accessChanges(db, tenant, row));
+}
+
+const tierOf = (node: BrainNode): NodeTier => ({
+  access: node.access,
+  ...(node.department === null ? {} : { department: node.department }),
+  ...(node.project === null ? {} : { project: node.project }),
+});
+
+/** The access of each brain node an action names, as the brain is now and as the action would leave it. */
+async function accessChanges(q: Queryable, tenant: TenantRef, row: Row): Promise<AccessChange[]> {
+  if (row.action === null || row.details === null) return [];
+  const parsed = ONBOARDING_ACTIONS[row.action].details.safeParse(row.details);
+  if (!parsed.success) return [];
+  const reach = await actionReach(q, tenant, row.action, parsed.data);
+  return reach.nodes.map(({ written, node }) => {
+    const current = node === undefined ? null : tierOf(node);
+    const after = reach.after !== undefined ? tierOf(reach.after) : row.action === 'remove_node' ? null : current;
+    return { node: written, current, new: after };
+  });
 }
 
 interface Approver {
   readonly id: string;
   readonly email: string;
   readonly name: string;
+  /** What they see of the brain: an accepted action changes only nodes they see. */
+  readonly access: TierViewer;
 }
 
 /** The deciding person: named, of the tenant, and a manager or admin of the brain. */
@@ -137,7 +182,7 @@ async function approver(tx: Transaction, tenantId: string, as: string | undefine
   if (person?.kind !== 'person' || person.email === undefined) throw validation(`no person ${as} in the tenant`);
   const access = await principalAccess(tx, tenantId, person.id);
   if (access?.brainRole !== 'manager' && access?.brainRole !== 'admin') throw permissionDenied(`${as} is not a manager or admin of the brain (brain_role)`);
-  return { id: person.id, email: person.email, name: person.name };
+  return { id: person.id, email: person.email, name: person.name, access };
 }
 
 /** The pending item, locked; an item of another tenant is not found, as one that never existed. */
@@ -207,7 +252,7 @@ export async function acceptBrainReview(
     // The tenant's whole graph is read only when the decision changes something in it.
     if ((row.action !== null && row.details !== null) || steps.length > 0) {
       const before = await orgGraph(tx, tenant.id);
-      if (row.action !== null && row.details !== null) applied = await applyAction(tx, tenant, row.action, row.details);
+      if (row.action !== null && row.details !== null) applied = await applyAction(tx, tenant, by, row.action, row.details);
       for (const step of steps) await step.write(tx);
       applied = [...applied, ...steps.map((step) => changeLine(step.change))];
       await enqueue(tx, orgGraphChanges(tenant.id, before, await orgGraph(tx, tenant.id)));
@@ -311,13 +356,17 @@ async function putDraft(tx: Transaction, tenantId: string, by: Approver, row: Ro
 }
 
 /**
- * Applies one action's details (valid against its schema, checked again here) to the truth; the
- * lines say what changed. What the action names must be there as it says, now (a node to
- * update must exist, one to add must not, relation ends must resolve).
+ * Applies one action's details (valid against its schema, checked again here) to the truth, as
+ * `by` decides it; the lines say what changed. What the action names must be there as it says,
+ * now (a node to update must exist, one to add must not, relation ends must resolve), and `by`
+ * must see every node it changes or joins, as it is and as it would be after: whoever proposed
+ * it, an approver never changes, declassifies or hides what they cannot read themselves
+ * (docs/decisions.md, "Brain approvals stay within the approver's tier").
  */
 async function applyAction(
   tx: Transaction,
   tenant: { readonly id: string; readonly slug: string },
+  by: Approver,
   action: OnboardingAction,
   raw: Record<string, unknown>,
 ): Promise<string[]> {
@@ -335,6 +384,16 @@ async function applyAction(
   }
   const [dangling] = reach.dangling;
   if (dangling !== undefined) throw validation(`${action}: ${dangling.field}: no ${dangling.missing} ${JSON.stringify(dangling.name)}`);
+  for (const { node } of reach.nodes) {
+    if (node !== undefined && !sees(by.access, node))
+      throw permissionDenied(
+        `${by.email} cannot see the node ${node.id} (access ${accessText(node)}) that this ${action} changes; it stays pending for a manager or admin of the brain who does`,
+      );
+  }
+  if (reach.after !== undefined && !sees(by.access, reach.after))
+    throw permissionDenied(
+      `${by.email} would not see the node ${reach.after.id} at the access this ${action} gives it (${accessText(reach.after)}); it stays pending for a manager or admin of the brain who would`,
+    );
   const [named] = reach.nodes;
   switch (action) {
     case 'add_node':
