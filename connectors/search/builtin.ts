@@ -1,7 +1,10 @@
 import { analyzer } from '../../src/core/search/analyzer.ts';
 import type { Analyzer } from '../../src/core/search/analyzer.ts';
-import { editDistance, parseQuery, positionedTerms, typoBudget } from '../../src/core/search/query.ts';
+import { editDistance, parseQuery, typoBudget } from '../../src/core/search/query.ts';
 import type { ParsedQuery } from '../../src/core/search/query.ts';
+import { offload } from '../../src/core/offload.ts';
+import { FIELD_BITS, INDEX_DOC_MODULE, indexDoc } from './index-doc.ts';
+import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
 import { snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
@@ -17,7 +20,7 @@ import type {
   SearchStats,
   TermFrequencies,
 } from './contract.ts';
-import { SEARCH_BODY_MAX_BYTES, readsNothing } from './contract.ts';
+import { readsNothing } from './contract.ts';
 
 /*
  * The built-in search engine: an inverted index with BM25 statistics in the gateway's own
@@ -189,61 +192,6 @@ function mergeRanked<R extends ScoredRow>(halves: readonly (readonly R[])[], lim
 
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
-
-const FIELD_BITS = { path: 1, title: 2, body: 4 } as const;
-type FieldName = keyof typeof FIELD_BITS;
-
-/** Cuts text to at most `max` bytes of UTF-8 without splitting a character. */
-function cutUtf8(text: string, max: number): string {
-  if (text.length * 3 <= max) return text;
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= max) return text;
-  return bytes
-    .subarray(0, max)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '');
-}
-
-interface IndexedDoc {
-  readonly doc: SearchDocument;
-  readonly body: string;
-  readonly stems: string;
-  readonly length: number;
-  readonly terms: string[];
-  readonly tfs: number[];
-  readonly fields: number[];
-}
-
-function indexDoc(doc: SearchDocument, ranking: RankingOptions): IndexedDoc {
-  const a = analyzer(doc.language);
-  const body = cutUtf8(doc.body.toWellFormed(), SEARCH_BODY_MAX_BYTES);
-  const stats = new Map<string, { tf: number; fields: number }>();
-  let length = 0;
-  const add = (field: FieldName, text: string) => {
-    const weight = ranking.weights[field];
-    for (const term of a.terms(text)) {
-      const entry = stats.get(term) ?? { tf: 0, fields: 0 };
-      entry.tf += weight;
-      entry.fields |= FIELD_BITS[field];
-      stats.set(term, entry);
-      length += weight;
-    }
-  };
-  add('path', doc.path);
-  add('title', doc.title);
-  add('body', body);
-  const stems = ` ${positionedTerms(a, doc.title).join(' ')} | ${positionedTerms(a, body).join(' ')} `;
-  const entries = [...stats].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-  return {
-    doc,
-    body,
-    stems,
-    length: Math.max(length, 1),
-    terms: entries.map(([term]) => term),
-    tfs: entries.map(([, s]) => s.tf),
-    fields: entries.map(([, s]) => s.fields),
-  };
-}
 
 const byKey = (a: { tenantId: string; id: string }, b: { tenantId: string; id: string }) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -530,7 +478,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[], fields: [] as number[] };
     const perDoc = { scopeNos: [] as number[], docNos: [] as string[], lengths: [] as number[] };
     const dictionary = new Map<string, Set<string>>();
-    const indexed = ordered.map((doc) => indexDoc(doc, this.#ranking));
+    // Tokenising and counting a large body runs on a worker thread (src/core/offload.ts).
+    const indexed = await Promise.all(ordered.map((doc) => offload(INDEX_DOC_MODULE, 'indexDoc', indexDoc, doc.body.length, doc, this.#ranking)));
     // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
     // the sorted order, so new rows take their doc_no and their key's index slot in that order).
     // Tags go as JSON text, one element per document, since unnest flattens an array of arrays.

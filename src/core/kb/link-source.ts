@@ -5,7 +5,11 @@ import type { ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
 import { KB_TEXT_MAX_BYTES } from './files.ts';
 import { headTexts, shownFiles } from './projection.ts';
+import { offload } from '../offload.ts';
 import { hasReferences, referencesOf } from './text/references.ts';
+
+/** The module of referencesOf, for the worker that runs it. */
+const REFERENCES_MODULE = new URL('./text/references.ts', import.meta.url);
 
 /*
  * KB files as the graph keeps them for `related`. The outbox rows of a file name it; this reads
@@ -28,7 +32,9 @@ export function kbFileGraphSource(blob: BlobStore): KbFileGraphSource {
         hasReferences,
       );
       for (const [i, { tenantId, file }] of shown.entries()) {
-        const links = hasReferences(file) ? referencesOf(texts[i]!, file.path).references : [];
+        const text = texts[i] ?? '';
+        // Reading a large file's links runs on a worker thread (src/core/offload.ts).
+        const links = hasReferences(file) ? (await offload(REFERENCES_MODULE, 'referencesOf', referencesOf, text.length, text, file.path)).references : [];
         loaded.push({
           file: { tenantId, kbId: file.kbId, fileId: file.id, path: file.path, kind: file.kind, mediaType: file.mediaType },
           links: links.map((l) => ({ type: l.type, key: l.key, target: l.target, paths: l.paths, name: l.name })),
