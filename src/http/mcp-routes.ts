@@ -35,9 +35,19 @@ export const MCP_BODY_LIMIT = 16 * 1024 * 1024;
  */
 export const MCP_BATCH_MAX = 100;
 
+/**
+ * The 401 text of an endpoint without a valid token. Only the Company Brain spec words it; `/mcp`
+ * serves all three dialects and says the same sentence of the gateway's own token (its server
+ * name), so a Company Brain client reads what its spec promised and the others a plain
+ * sentence; `/alignbase/mcp` and `/atmina/mcp` keep the generic text (docs/decisions.md).
+ */
 const UNAUTHORIZED_TEXT: Readonly<Record<string, string>> = {
   '/brain/mcp': 'Unauthorized: the request is missing a valid Company Brain token.',
+  '/mcp': 'Unauthorized: the request is missing a valid Knowledge Gateway token.',
 };
+
+/** The 401 text of the endpoints the specs leave it to the gateway. */
+const UNAUTHORIZED_GENERIC = 'Unauthorized: a valid bearer token is required';
 
 export function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
@@ -212,7 +222,7 @@ export function registerMcpRoutes(
           const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }));
-            return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? 'Unauthorized: a valid bearer token is required');
+            return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? UNAUTHORIZED_GENERIC);
           }
           const headers = headerRefusal(request, reply);
           if (headers !== undefined) return headers;

@@ -79,7 +79,7 @@ export const proposeOnboardingActionTool = defineTool({
     if (!parsed.success)
       throw validation(
         issuesText(
-          parsed.error.issues.map((issue) => ({ path: ['details', ...issue.path], message: issue.message })),
+          parsed.error.issues.map((issue) => ({ ...issue, path: ['details', ...issue.path] })),
           'labelled',
         ),
       );
