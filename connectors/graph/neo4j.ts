@@ -1,6 +1,7 @@
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import type { Neo4jConfig } from '../../src/config.ts';
 import type { Tier } from '../../src/core/access/tiers.ts';
+import { backendUnavailable } from '../../src/core/errors.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
 import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
 import { fileNameOf, relatedFiles } from './kb-links.ts';
@@ -119,6 +120,16 @@ function toRelation(row: Row): GraphRelation {
     status: text(row, 'status') as GraphStatus,
     properties: props(row),
   };
+}
+
+/**
+ * Whether the driver says the server could not be reached or dropped the connection (what it
+ * would retry), rather than that it refused a statement: only these are an outage.
+ */
+function unreachable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, retryable } = error as { code?: unknown; retryable?: unknown };
+  return code === 'ServiceUnavailable' || code === 'SessionExpired' || retryable === true;
 }
 
 function isConstraintRace(error: unknown): boolean {
@@ -326,11 +337,26 @@ export class Neo4jGraphStore implements GraphStore {
     }
   }
 
+  /**
+   * One read, tried once: `unavailable` (backend_unavailable) at once when Neo4j cannot be
+   * reached, so every tool that reads the graph says so alike and promptly. The driver's
+   * managed transactions would retry a refused connection for the whole retry window (2.6 s
+   * measured) before the agent hears what it can act on; the spec tells an agent to try again.
+   */
   async #read(query: string, params: Record<string, unknown>): Promise<Row[]> {
-    await this.#ready();
-    const session = this.#session();
     try {
-      return await session.executeRead(async (tx) => (await tx.run(query, params)).records, { timeout: this.#timeout });
+      return await this.#readOnce(query, params);
+    } catch (error) {
+      throw unreachable(error) ? backendUnavailable('graph', 'neo4j', error) : error;
+    }
+  }
+
+  async #readOnce(query: string, params: Record<string, unknown>): Promise<Row[]> {
+    await this.#ready();
+    const config = { defaultAccessMode: 'READ' as const, ...(this.#database === undefined ? {} : { database: this.#database }) };
+    const session = this.#driver.session(config);
+    try {
+      return (await session.run(query, params, { timeout: this.#timeout })).records;
     } finally {
       await session.close();
     }
@@ -344,7 +370,9 @@ export class Neo4jGraphStore implements GraphStore {
     const run = (query: string) => this.#writeNow(async (tx) => void (await tx.run(query)));
     try {
       await run('CREATE CONSTRAINT kgw_node_key IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS NODE KEY');
-    } catch {
+    } catch (error) {
+      // A server that cannot be reached refuses the fallback too: one wait for the caller, not two.
+      if (unreachable(error)) throw error;
       await run('CREATE CONSTRAINT kgw_node_unique IF NOT EXISTS FOR (n:KgwNode) REQUIRE (n.tenantId, n.id) IS UNIQUE');
     }
     await run('CREATE CONSTRAINT kgw_rel_unique IF NOT EXISTS FOR ()-[r:KGW_REL]-() REQUIRE (r.tenantId, r.id) IS UNIQUE');
@@ -550,7 +578,8 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async health(): Promise<GraphHealth> {
-    await this.#read('RETURN 1 AS ok', {});
+    // The driver's own error: the outbox worker records it as the projection's last error.
+    await this.#readOnce('RETURN 1 AS ok', {});
     return { backend: 'neo4j', ok: true };
   }
 

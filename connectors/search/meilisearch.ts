@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Index, MultiSearchQuery, Settings, Task } from 'meilisearch';
+import { backendUnavailable } from '../../src/core/errors.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../../src/core/search/query.ts';
 import type { MeiliConfig } from '../../src/config.ts';
 import { STOP_WORDS, analyzer } from '../../src/core/search/analyzer.ts';
@@ -205,6 +206,17 @@ function describeFailure(error: unknown, host: string): string {
     return `Meilisearch at ${host} could not be reached: ${reason}`;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Whether a failure says Meilisearch could not serve at all (not reached, no answer in time, a
+ * 5xx, or the index gone, as after a restart on an empty data folder), rather than that it
+ * refused one request: only these are an outage.
+ */
+function unreachable(error: unknown): boolean {
+  const cause = error instanceof MeiliFailure ? error.cause : error;
+  if (cause instanceof MeilisearchRequestError || cause instanceof MeilisearchRequestTimeOutError) return true;
+  return cause instanceof MeilisearchApiError && (cause.response.status >= 500 || cause.cause?.code === 'index_not_found');
 }
 
 /** A Meilisearch failure as an Error whose message says what happened. */
@@ -517,7 +529,16 @@ export class MeiliSearchBackend implements SearchBackend {
     });
   }
 
+  /** The ranked hits; `unavailable` (backend_unavailable) when Meilisearch cannot serve, so every tool that searches says so alike. */
   async search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {
+    try {
+      return await this.#search(query, signal);
+    } catch (error) {
+      throw unreachable(error) && signal?.aborted !== true ? backendUnavailable('search', 'meilisearch', error) : error;
+    }
+  }
+
+  async #search(query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {
     this.#open();
     const filter = searchFilter(query.tenantId, query.scopes, query.filters, query.scopePrefixes);
     const terms = queryTerms(query.text, query.language);

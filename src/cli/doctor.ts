@@ -9,7 +9,8 @@ export const doctorHelp = `Usage: kgw doctor [--json]
 
 Checks the configuration, then reaches the store and every configured backend and prints a
 table, then a second table of the projections (search, graph) when there are any: rows
-waiting in the outbox, the age of the oldest, and the latest failure. Exits non-zero when
+waiting in the outbox, the age of the oldest, and the latest failure (marked past, with its
+time, once the projection has applied rows since and none waits failing). Exits non-zero when
 the configuration is bad or a backend does not answer; a backlog alone is not a failure.
 The search row of Meilisearch also fails when the index's settings differ from the ones the
 gateway applies (someone changed them), and names the differences.
@@ -17,6 +18,20 @@ When KGW_ANONYMOUS_SEARCH_TENANTS names tenants, a last table lists each with wh
 exists and how many live public KBs anonymous search would cover, and a warning line names
 each listed tenant that does not exist (its anonymous endpoint answers 404); a warning alone
 is not a failure.`;
+
+/**
+ * Whether a projection's latest failure is over: a batch applied after it and no waiting row
+ * has failed. The error stays visible, marked past with its time, so an outage that healed
+ * overnight is still seen, but no longer reads as the current state.
+ */
+export function errorIsPast(p: ProjectionStatus): boolean {
+  return p.lastError !== null && p.failing === 0 && p.lastAppliedAt !== null && (p.lastErrorAt === null || p.lastAppliedAt > p.lastErrorAt);
+}
+
+function lastError(p: ProjectionStatus): string {
+  if (p.lastError === null) return '';
+  return errorIsPast(p) ? `past (${p.lastErrorAt ?? '?'}, applied since): ${p.lastError}` : `${p.lastError} (${p.lastErrorAt ?? ''})`;
+}
 
 function age(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
@@ -48,7 +63,10 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
     .filter((t) => !t.exists)
     .map((t) => `KGW_ANONYMOUS_SEARCH_TENANTS names tenant "${t.tenant}", which does not exist: its anonymous endpoint answers 404`);
   if (values.json === true) {
-    print(jsonText({ ok: readiness.ok, via: where, configuration: served, checks: readiness.checks, projections, anonymousSearch: anonymous, warnings }));
+    const shown = projections.map((p) => ({ ...p, lastErrorPast: errorIsPast(p) }));
+    print(
+      jsonText({ ok: readiness.ok, via: where, configuration: served, checks: readiness.checks, projections: shown, anonymousSearch: anonymous, warnings }),
+    );
   } else {
     print(`configuration  ok (data folder ${served.dataDir}, public URL ${served.publicUrl}, listening on ${served.listen})`);
     print(`checked via    ${where}${remote ? " (the gateway's own configuration)" : ''}\n`);
@@ -63,13 +81,7 @@ export async function doctorCommand(argv: readonly string[]): Promise<void> {
       print(
         table(
           ['PROJECTION', 'BACKLOG', 'OLDEST', 'FAILING', 'LAST ERROR'],
-          projections.map((p) => [
-            p.projection,
-            String(p.backlog),
-            p.backlog === 0 ? '-' : age(p.oldestAgeMs),
-            String(p.failing),
-            p.lastError === null ? '' : `${p.lastError} (${p.lastErrorAt ?? ''})`,
-          ]),
+          projections.map((p) => [p.projection, String(p.backlog), p.backlog === 0 ? '-' : age(p.oldestAgeMs), String(p.failing), lastError(p)]),
         ),
       );
     }

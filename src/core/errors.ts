@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'unavailable';
 
+/** The projections whose backend can be down while the store answers. */
+export type OutageRole = 'search' | 'graph';
+
 /** The kinds of thing a refusal can be about. */
 export type Subject = 'knowledge' | 'skill' | 'memory' | 'artifact';
 /** The package rules a refused package or attachment list was checked against. */
@@ -85,6 +88,9 @@ export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts, BrainRe
   error_code_without_error: Record<string, never>;
   tool_name_not_allowed: Record<string, never>;
   installation_limit: { max: number };
+  // Projections.
+  /** The search engine or the graph store a tool reads did not answer; `backend` names it (meilisearch, neo4j). */
+  backend_unavailable: { role: OutageRole; backend: string };
 }
 export type Reason = keyof ReasonFacts;
 
@@ -129,3 +135,21 @@ export const validation = (message: string, details?: Record<string, unknown>): 
 export const notFound = (message: string, details?: Record<string, unknown>): KgwError => new KgwError('not_found', message, { details });
 export const conflict = (message: string, details?: Record<string, unknown>): KgwError => new KgwError('conflict', message, { details });
 export const permissionDenied = (message: string, details?: Record<string, unknown>): KgwError => new KgwError('permission_denied', message, { details });
+
+/**
+ * The core's words for a projection that did not answer, also Atmina's (`unavailable: …`): what
+ * the caller can do meanwhile. Company Brain words the reason itself.
+ */
+const OUTAGE_MESSAGES: Readonly<Record<OutageRole, string>> = {
+  search: 'search is unavailable just now: the search engine did not answer; try again shortly, or list and read files meanwhile',
+  graph: 'references are unavailable just now: the graph store did not answer; try again shortly, or read the files themselves meanwhile',
+};
+
+/**
+ * A projection's backend that did not answer (refused the connection, timed out, answered 5xx):
+ * `unavailable`, never an internal error. `cause` is logged as one line naming the backend
+ * (src/mcp/errors.ts, outageLog), never shown.
+ */
+export function backendUnavailable(role: OutageRole, backend: string, cause: unknown): KgwError {
+  return new KgwError('unavailable', OUTAGE_MESSAGES[role], { reason: 'backend_unavailable', facts: { role, backend }, cause });
+}

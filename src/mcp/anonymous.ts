@@ -11,6 +11,7 @@ import { KgwError, isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { findUnstorable } from '../core/text.ts';
 import { issueLines } from '../core/zod-issues.ts';
+import { outageLog } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -130,7 +131,10 @@ export class AnonymousMcp {
         outcome = { ok: true };
       } catch (error) {
         if (isKgwError(error)) {
-          if (error.code === 'unavailable') log.warn({ err: error, tool: tool.name }, 'anonymous tool failed: backend unavailable');
+          if (error.code === 'unavailable') {
+            const { fields, message } = outageLog(error);
+            log.warn({ ...fields, tool: tool.name, anonymous: true }, message);
+          }
           reply = errors.fromError(tool, error);
           outcome = { ok: false, errorCode: error.code };
         } else {

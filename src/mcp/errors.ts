@@ -1,5 +1,6 @@
 import type { Scope } from '../core/access/scopes.ts';
 import type { KgwError } from '../core/errors.ts';
+import { reasonOf } from '../core/errors.ts';
 import type { CallerStanding, ToolRole } from '../core/kb/standing.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 
@@ -24,3 +25,32 @@ export interface DialectErrors {
  */
 export const CONFLICT_ADVICE =
   'Another writer saved first. Read the latest version, merge your change, and write again with that version; if it conflicts again, wait a random time that doubles with each retry (full jitter) before the next try, so that concurrent writers stop colliding.';
+
+/** An error's first line and its causes' (a driver's error wraps the socket's), joined: no stack. */
+export function causeLine(error: unknown): string {
+  const parts: string[] = [];
+  for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 4; depth += 1) {
+    const code = (at as { code?: unknown }).code;
+    const text = at instanceof Error ? (at.message.split('\n')[0] ?? at.name) : typeof at === 'string' ? at : JSON.stringify(at);
+    const part = typeof code === 'string' && code !== '' && !text.includes(code) ? `${code}: ${text}` : text;
+    if (part !== '' && !parts.some((p) => p.includes(part))) parts.push(part);
+    at = at instanceof Error ? at.cause : undefined;
+  }
+  return parts.join(' ← ').slice(0, 500);
+}
+
+const ROLE_NAMES = { search: 'the search engine', graph: 'the graph store' } as const;
+
+/**
+ * How a call refused as `unavailable` is logged: one warning line that names the backend and
+ * what it said, without a stack (an outage is no bug), and the fields beside the message.
+ */
+export function outageLog(error: KgwError): { fields: Record<string, unknown>; message: string } {
+  const cause = error.cause === undefined ? undefined : causeLine(error.cause);
+  const why = reasonOf(error);
+  if (why?.reason === 'backend_unavailable') {
+    const { role, backend } = why.facts;
+    return { fields: { role, backend, cause }, message: `backend outage: ${ROLE_NAMES[role]} (${backend}) did not answer` };
+  }
+  return { fields: { cause }, message: `backend unavailable: ${error.message}` };
+}

@@ -43,7 +43,7 @@ for (const backend of cliStoreBackends()) {
     });
     after(() => store.dispose());
 
-    it('exits 0 with a table of the store, the blob backend and the built-in search engine', async () => {
+    it('exits 0 with a table of the store, the blob backend, the built-in search engine and the graph tables', async () => {
       const run = await kgw(['doctor'], store.env);
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(run.stderr, '');
@@ -61,6 +61,7 @@ for (const backend of cliStoreBackends()) {
           ['store', storeBackend, 'ok'],
           ['blob', 'disk', 'ok'],
           ['search', 'builtin', 'ok'],
+          ['graph', 'builtin', 'ok'],
         ],
       );
       for (const row of rows) assert.match(row, / \d+ ms +$/);
@@ -78,6 +79,7 @@ for (const backend of cliStoreBackends()) {
           { role: 'store', backend: storeBackend, ok: true, latencyMs: 'number' },
           { role: 'blob', backend: 'disk', ok: true, latencyMs: 'number' },
           { role: 'search', backend: 'builtin', ok: true, latencyMs: 'number' },
+          { role: 'graph', backend: 'builtin', ok: true, latencyMs: 'number' },
         ],
       );
     });
@@ -96,6 +98,7 @@ for (const backend of cliStoreBackends()) {
           ['store', storeBackend, 'ok'],
           ['blob', 'disk', 'ok'],
           ['search', 'meilisearch', 'FAIL'],
+          ['graph', 'builtin', 'ok'],
         ],
       );
       assert.match(rows[2]?.[4] ?? '', /127\.0\.0\.1:9/);
@@ -200,6 +203,8 @@ describe('kgw doctor without a store', () => {
         ['store', 'postgres', 'FAIL'],
         ['blob', 'disk', 'ok'],
         ['search', 'meilisearch', 'FAIL'],
+        // The graph tables live in the store: down with it.
+        ['graph', 'builtin', 'FAIL'],
       ],
     );
     assert.match(rows[0]?.[4] ?? '', /ECONNREFUSED/);

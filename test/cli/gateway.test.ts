@@ -109,6 +109,7 @@ describe('kgw commands while kgw serve holds an embedded data folder', () => {
         ['store', 'pglite', 'ok'],
         ['blob', 'disk', 'ok'],
         ['search', 'builtin', 'ok'],
+        ['graph', 'builtin', 'ok'],
       ],
     );
     // The second table: the graph projection, with nothing waiting.

@@ -65,3 +65,36 @@ for (const backend of storeBackends()) {
     });
   });
 }
+
+for (const backend of storeBackends()) {
+  describe(`readiness on the embedded defaults on ${backend.name}`, () => {
+    let store: TestStore;
+    let running: RunningGateway;
+
+    before(async () => {
+      store = await backend.open({ migrated: true });
+      running = await startGateway(store.db);
+    });
+    after(async () => {
+      await running.close();
+      await store.dispose();
+    });
+
+    it('names a row per role, the graph tables among them, as a Neo4j gateway does', async () => {
+      const response = await fetch(`${running.url}/readyz`);
+      const body = (await response.json()) as { status: string; backends: Record<string, { backend: string; ok: boolean }> };
+      assert.deepEqual(
+        { status: response.status, backends: Object.entries(body.backends).map(([role, b]) => [role, b.backend, b.ok]) },
+        {
+          status: 200,
+          backends: [
+            ['store', backend.name, true],
+            ['blob', 'disk', true],
+            ['search', 'builtin', true],
+            ['graph', 'builtin', true],
+          ],
+        },
+      );
+    });
+  });
+}

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,10 +11,11 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /*
- * Private MinIO and Neo4j servers for fault tests: each test starts its own instance on a free
+ * Private MinIO, Neo4j and Meilisearch servers for fault tests: each test starts its own instance on a free
  * loopback port with its own data folder, kills it, restarts it, and never touches the shared
  * servers that test/services/minio.sh and neo4j.sh start for the other suites. The binaries come
- * from those scripts: KGW_TEST_MINIO_BIN and KGW_TEST_NEO4J_CLASSPATH.
+ * from those scripts: KGW_TEST_MINIO_BIN and KGW_TEST_NEO4J_CLASSPATH (Meilisearch's: MEILI_BIN
+ * or shared/bin, as test/services/meilisearch.sh finds it).
  */
 
 const READY_TIMEOUT_MS = 90_000;
@@ -468,4 +469,74 @@ export async function startNeo4j(options: ServiceOptions = {}): Promise<PrivateN
     password,
     gatewayEnv: () => ({ NEO4J_URL: url, NEO4J_USER: user, NEO4J_PASSWORD: password }),
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Meilisearch
+
+export interface PrivateMeilisearch extends PrivateService {
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+  readonly key: string;
+  /** The gateway's MEILI_* variables (src/config.ts) pointing at this server. */
+  gatewayEnv(): Record<string, string>;
+}
+
+/** The Meilisearch binary test/services/meilisearch.sh runs: MEILI_BIN, or the one in shared/bin beside the repository. */
+export function meilisearchBinary(): string {
+  return process.env.MEILI_BIN ?? path.resolve(import.meta.dirname, '../../../shared/bin/meilisearch');
+}
+
+/** For `describe(name, { skip: meilisearchSkip() }, ...)`: as minioSkip, for the Meilisearch binary. */
+export function meilisearchSkip(): string | false {
+  if (existsSync(meilisearchBinary()) || process.env.CI === 'true') return false;
+  return `no Meilisearch binary at ${meilisearchBinary()} (set MEILI_BIN)`;
+}
+
+/**
+ * A private Meilisearch with its own master key and data folder, ready when GET /health
+ * answers. It recovers its data after stop() and restart(), SIGKILL or SIGTERM.
+ */
+export async function startMeilisearch(options: ServiceOptions = {}): Promise<PrivateMeilisearch> {
+  const bin = meilisearchBinary();
+  const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const key = randomBytes(16).toString('hex');
+  const folder = await dataFolder(options, 'kgw-meili-private-');
+  const dir = folder.dir;
+  const managed = new ManagedProcess(
+    {
+      name: `Meilisearch on ${url}`,
+      port,
+      command: bin,
+      args: [
+        '--http-addr',
+        `127.0.0.1:${port}`,
+        '--master-key',
+        key,
+        '--no-analytics',
+        '--env',
+        'development',
+        '--db-path',
+        `${dir}/db`,
+        '--dump-dir',
+        `${dir}/dumps`,
+        '--snapshot-dir',
+        `${dir}/snapshots`,
+      ],
+      env: process.env,
+      async ready() {
+        try {
+          const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+          await response.arrayBuffer();
+          return response.ok;
+        } catch {
+          return false;
+        }
+      },
+    },
+    options.readyTimeoutMs ?? READY_TIMEOUT_MS,
+  );
+  await launch(managed, folder);
+  return service(managed, port, folder, { url, key, gatewayEnv: () => ({ MEILI_URL: url, MEILI_API_KEY: key }) });
 }

@@ -14,6 +14,7 @@ export function configuredProbes(config: Config, db: Db): Probe[] {
   probes.push(config.s3 ? s3Probe(config.s3) : diskProbe(config.dataDir));
   // The built-in engine lives in the store and its tables come with the store's migrations: it answers when the store does.
   probes.push(config.meili ? meiliProbe(config.meili) : { role: 'search', backend: 'builtin', check: async () => void (await db.query('SELECT 1')) });
-  if (config.neo4j) probes.push(neo4jProbe(config.neo4j));
+  // Likewise the graph tables (connectors/graph/postgres.ts) when no Neo4j is configured: a row of its own, as Neo4j has.
+  probes.push(config.neo4j ? neo4jProbe(config.neo4j) : { role: 'graph', backend: 'builtin', check: async () => void (await db.query('SELECT 1')) });
   return probes;
 }

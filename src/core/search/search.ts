@@ -5,7 +5,7 @@ import type { Caller } from '../access/caller.ts';
 import type { Searcher } from '../access/anonymous.ts';
 import { isAnonymous } from '../access/anonymous.ts';
 import { kbAllows } from '../access/team-roles.ts';
-import { KgwError, validation } from '../errors.ts';
+import { KgwError, backendUnavailable, validation } from '../errors.ts';
 import { accessibleKbs, resolveKb } from '../kb/access.ts';
 import type { KbWithAccess } from '../kb/access.ts';
 import { publicKbs } from '../kb/public-kbs.ts';
@@ -174,7 +174,7 @@ async function engineSearch(services: Services, query: SearchQuery, signal: Abor
     return await services.search.search(query, signal);
   } catch (error) {
     if (error instanceof KgwError) throw error;
-    throw new KgwError('unavailable', 'search is unavailable just now: the search engine did not answer; try again shortly, or list and read files meanwhile');
+    throw backendUnavailable('search', services.search.name, error);
   }
 }
 

@@ -108,4 +108,6 @@ export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) =
   error_code_without_error: () => 'error_code is only allowed with status "error"',
   tool_name_not_allowed: () => 'tool_name is only allowed for tool_used',
   installation_limit: ({ max }) => `installation_limit: an agent may have at most ${max} installations; reuse a local_installation_id`,
+  // No Alignbase tool reads a projection today; worded for the day one does.
+  backend_unavailable: ({ role }) => `unavailable: the ${role === 'search' ? 'search engine' : 'graph store'} did not answer; try again shortly`,
 };

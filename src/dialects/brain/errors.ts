@@ -1,5 +1,6 @@
 import type { DialectErrors } from '../../mcp/errors.ts';
-import { ABOVE_TIER, UNKNOWN_NODE } from './texts.ts';
+import { reasonOf } from '../../core/errors.ts';
+import { ABOVE_TIER, BRAIN_UNAVAILABLE, UNKNOWN_NODE } from './texts.ts';
 
 /**
  * Company Brain refuses a missing scope as "Forbidden" and otherwise answers with its verbatim
@@ -11,6 +12,8 @@ export const brainErrors: DialectErrors = {
   fromError: (_tool, error) => {
     if (error.reason === 'node_unknown') return { text: UNKNOWN_NODE };
     if (error.reason === 'node_above_tier') return { text: ABOVE_TIER };
+    const why = reasonOf(error);
+    if (why?.reason === 'backend_unavailable') return { text: BRAIN_UNAVAILABLE[why.facts.role] };
     if (error.code === 'validation') return { text: `Invalid input: ${error.message}` };
     return { text: error.code === 'permission_denied' ? 'Forbidden' : error.message };
   },

@@ -16,6 +16,11 @@ export const ABOVE_TIER = 'Access denied: this node is above your access tier.';
 /** Empty answers of query_index and list_gaps, verbatim. */
 export const NO_MATCHES = 'No visible node matches the query.';
 export const NO_GAPS = 'No gaps in the visible graph.';
+/** A projection that did not answer (backend_unavailable): the search index (query_index) or the knowledge graph. */
+export const BRAIN_UNAVAILABLE = {
+  search: 'The brain is unavailable just now: its search index did not answer. Try again shortly.',
+  graph: 'The brain is unavailable just now: its knowledge graph did not answer. Try again shortly.',
+} as const;
 
 export type DisplayLanguage = 'en' | 'de';
 
