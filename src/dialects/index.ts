@@ -56,6 +56,7 @@ import { brainProposalTools } from './brain/inbox-tools.ts';
 import { brainOnboardingTools } from './brain/onboarding-tools.ts';
 import { brainOutreachTools } from './brain/outreach-tools.ts';
 import { brainReadTools } from './brain/read-tools.ts';
+import { ALIGNBASE_GUIDANCE, ATMINA_GUIDANCE, BRAIN_GUIDANCE, COMBINED_GUIDANCE } from './guidance.ts';
 
 /** Every tool of every dialect; each endpoint serves the ones of its dialects. */
 export const allTools: readonly ToolDef[] = [
@@ -137,12 +138,22 @@ export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
   brain: brainErrors,
 };
 
-/** The MCP endpoints: one per dialect, as its original service names itself, and one for all. */
+/** The MCP endpoints: one per dialect, as its original service names itself and with its spec's guidance (guidance.ts), and one for all. */
 export function mcpEndpoints(version: string): Endpoint[] {
   return [
-    { path: '/mcp', dialects: ['alignbase', 'atmina', 'brain'], serverInfo: { name: 'knowledge-gateway', title: 'Knowledge Gateway', version } },
-    { path: '/alignbase/mcp', dialects: ['alignbase'], serverInfo: { name: 'alignbase', title: 'Alignbase', version: '0.1.0' } },
-    { path: '/atmina/mcp', dialects: ['atmina'], serverInfo: { name: 'atmina', title: 'Atmina', version } },
-    { path: '/brain/mcp', dialects: ['brain'], serverInfo: { name: 'company-brain', title: 'Company Brain', version } },
+    {
+      path: '/mcp',
+      dialects: ['alignbase', 'atmina', 'brain'],
+      serverInfo: { name: 'knowledge-gateway', title: 'Knowledge Gateway', version },
+      instructions: COMBINED_GUIDANCE,
+    },
+    {
+      path: '/alignbase/mcp',
+      dialects: ['alignbase'],
+      serverInfo: { name: 'alignbase', title: 'Alignbase', version: '0.1.0' },
+      instructions: ALIGNBASE_GUIDANCE,
+    },
+    { path: '/atmina/mcp', dialects: ['atmina'], serverInfo: { name: 'atmina', title: 'Atmina', version }, instructions: ATMINA_GUIDANCE },
+    { path: '/brain/mcp', dialects: ['brain'], serverInfo: { name: 'company-brain', title: 'Company Brain', version }, instructions: BRAIN_GUIDANCE },
   ];
 }

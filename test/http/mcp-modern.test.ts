@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { SeededGateway } from '../support/gateway.ts';
+import { ATMINA_GUIDANCE } from '../../src/dialects/guidance.ts';
 import { connectClient, issueToken, startSeededGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 
@@ -118,12 +119,13 @@ for (const backend of storeBackends()) {
       assert.equal(client.getNegotiatedProtocolVersion(), V);
     });
 
-    it('server/discover names the versions, the capabilities, the identity and cache hints', async () => {
+    it('server/discover names the versions, the capabilities, the instructions, the identity and cache hints', async () => {
       const { status, body } = await post('/atmina/mcp', request('server/discover'), headersFor('server/discover'));
       assert.equal(status, 200);
       assert.deepEqual(body?.result, {
         supportedVersions: [V],
         capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } },
+        instructions: ATMINA_GUIDANCE,
         resultType: 'complete',
         ttlMs: 300_000,
         cacheScope: 'public',
