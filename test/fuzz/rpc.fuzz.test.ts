@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import type { TestContext } from 'node:test';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -24,7 +25,7 @@ interface RawAnswer {
   readonly ms: number;
 }
 
-async function post(world: FuzzWorld, path: string, body: string): Promise<RawAnswer | 'timeout'> {
+async function post(world: FuzzWorld, path: string, body: string | Uint8Array): Promise<RawAnswer | 'timeout'> {
   const started = performance.now();
   try {
     const response = await fetch(`${world.baseUrl}${path}`, {
@@ -387,6 +388,39 @@ for (const backend of storeBackends()) {
         t.diagnostic(`${path}: seed ${SEED}, ${posts} POSTs (${RUNS} runs asked) in ${Math.round(performance.now() - started)} ms`);
         assert.equal(await world.healthz(), 200, '/healthz after the arbitrary bodies');
         if (failure !== undefined) throw failure;
+      });
+
+      it(`${path}: a body that is not UTF-8 is a parse error naming its first invalid byte, and UTF-8 never is`, async () => {
+        // Arbitrary bytes inside a call's string argument, after text that may start with U+FEFF.
+        const text = fc.oneof(
+          fc.string({ unit: 'grapheme', maxLength: 12 }),
+          fc.string({ maxLength: 12 }).map((s) => `\uFEFF${s}`),
+        );
+        await fc.assert(
+          fc.asyncProperty(text, fc.uint8Array({ minLength: 1, maxLength: 6 }), text, async (before, bytes, after) => {
+            const head = Buffer.from(
+              `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"x":${JSON.stringify(before).slice(0, -1)}`,
+            );
+            const body = Buffer.concat([head, bytes, Buffer.from(`${JSON.stringify(after).slice(1)}}}}`)]);
+            const answer = await post(world, path, body);
+            assert.ok(answer !== 'timeout', 'timed out');
+            const parsed = JSON.parse(answer.text) as { error?: { code: number; message: string; data?: { offset?: number } } };
+            const offset = parsed.error?.data?.offset;
+            if (isUtf8(body)) {
+              assert.ok(!/not valid UTF-8/.test(parsed.error?.message ?? ''), `UTF-8 refused: ${answer.text}`);
+              return;
+            }
+            assert.equal(answer.status, 400, answer.text);
+            assert.equal(parsed.error?.code, -32700, answer.text);
+            assert.ok(typeof offset === 'number' && offset >= head.length && offset < head.length + bytes.length, `offset ${String(offset)}: ${answer.text}`);
+            assert.ok(isUtf8(body.subarray(0, offset)), 'the bytes before the offset are UTF-8');
+            assert.match(
+              parsed.error?.message ?? '',
+              new RegExp(`^Parse error: the body is not valid UTF-8: the byte at offset ${offset} \\(0x[0-9a-f]{2}\\)`),
+            );
+          }),
+          { seed: SEED, numRuns: RUNS },
+        );
       });
     }
   });
