@@ -418,17 +418,40 @@ export function informativeWords(terms: readonly { word: string; term: string }[
 }
 
 /**
- * The queries of a multi-search: one per word asked about, all of it required, and the whole
+ * The stems of the words asked about that differ from the words as typed (at least three
+ * letters). Meilisearch matches words as written, not stems, and takes a query's last word as a
+ * prefix: asking for the stem as well finds the files that hold the word only in another form
+ * ("deploy", "deployed" for "deploying"; "own", "owner" for "owned"), which the ranker scores
+ * by the same stems as the built-in engine, so both engines see the same candidates.
+ */
+export function stemWords(terms: readonly { word: string; term: string }[], words: readonly string[]): string[] {
+  const asked = new Set(words);
+  const stems = new Set<string>();
+  for (const { word, term } of terms) {
+    if (asked.has(word) && term.length >= 3 && term !== word.toLowerCase() && !asked.has(term)) stems.add(term);
+  }
+  return [...stems];
+}
+
+/**
+ * The queries of a multi-search: one per word asked about, all of it required, one per stem of
+ * such a word that differs from it (stemWords), and the whole
  * question with Meilisearch's own `last` strategy, which finds the files holding most of its
  * words. The whole question is left out when one word is asked about (that query is the
  * word's), and loses its common words when some were left out: Meilisearch's `last` drops
  * words from the end until enough files match, down to a common word every file holds, and
  * then ranks them all (questions holding a word of every path took 400-490 ms at 100 k files).
  */
-export function candidateQueries(text: string, terms: number, words: readonly string[]): Pick<MultiSearchQuery, 'q' | 'matchingStrategy'>[] {
+export function candidateQueries(
+  text: string,
+  terms: number,
+  words: readonly string[],
+  stems: readonly string[] = [],
+): Pick<MultiSearchQuery, 'q' | 'matchingStrategy'>[] {
   const whole = words.length < 2 ? undefined : words.length < terms ? words.join(' ') : text;
   return [
     ...words.map((word) => ({ q: word, matchingStrategy: 'all' as const })),
+    ...stems.map((stem) => ({ q: stem, matchingStrategy: 'all' as const })),
     // Serde refuses a lone surrogate's JSON escape, and controls only separate words anyway.
     ...(whole === undefined ? [] : [{ q: whole.slice(0, QUERY_TEXT_MAX_CHARS).toWellFormed().replace(CONTROLS, ' '), matchingStrategy: 'last' as const }]),
   ];
@@ -563,7 +586,8 @@ export class MeiliSearchBackend implements SearchBackend {
       attributesToRetrieve: ['docId'],
       showRankingScore: true,
     };
-    const response = await this.#multiSearch(common, candidateQueries(query.text, terms.length, words), signal);
+    const stems = stemWords(terms, words);
+    const response = await this.#multiSearch(common, candidateQueries(query.text, terms.length, words, stems), signal);
     // Each document's best Meilisearch score orders the candidates.
     const best = new Map<string, number>();
     for (const result of response.results) {
@@ -578,6 +602,7 @@ export class MeiliSearchBackend implements SearchBackend {
       query,
       terms.length,
       words,
+      stems,
       `${filter} AND ${inList(
         'docId',
         unmarked.map((hit) => hit.id),
@@ -600,7 +625,14 @@ export class MeiliSearchBackend implements SearchBackend {
    * per chunk the crop with the most marks (the queries crop the same chunk around different
    * words), chunks in order of their best score; documents whose crops mark nothing are left out.
    */
-  async #crops(query: SearchQuery, terms: number, words: readonly string[], filter: string, signal: AbortSignal | undefined): Promise<Map<string, string[]>> {
+  async #crops(
+    query: SearchQuery,
+    terms: number,
+    words: readonly string[],
+    stems: readonly string[],
+    filter: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Map<string, string[]>> {
     const common: Omit<MultiSearchQuery, 'q'> = {
       indexUid: this.#index.uid,
       filter,
@@ -613,7 +645,7 @@ export class MeiliSearchBackend implements SearchBackend {
       highlightPreTag: SNIPPET_MARK.open,
       highlightPostTag: SNIPPET_MARK.close,
     };
-    const response = await this.#multiSearch(common, candidateQueries(query.text, terms, words), signal);
+    const response = await this.#multiSearch(common, candidateQueries(query.text, terms, words, stems), signal);
     const byDoc = new Map<string, Map<number, { score: number; marks: number; text: string }>>();
     for (const result of response.results) {
       for (const hit of result.hits) {
