@@ -7,6 +7,7 @@ import { FIELD_BITS, INDEX_DOC_MODULE, indexDoc } from './index-doc.ts';
 import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
 import { snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
+import { rankingDepth, rerank } from '../../src/core/search/ranking.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
 import type {
@@ -656,7 +657,9 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const feedback = this.#ranking.feedback;
     const originalCount = parsed.terms.length;
     const feedsBack = feedback.minTerms > 0 && originalCount >= feedback.minTerms;
-    let ranked = await this.#score(query, scopes, terms, parsed, feedsBack ? Math.max(window, feedback.docs, feedback.rerank) : window, candidates);
+    // Ranking controls reorder the top of the relevance order: it is scored deeper for them to draw on.
+    const depth = rankingDepth(query, window, SEARCH_WINDOW_MAX);
+    let ranked = await this.#score(query, scopes, terms, parsed, feedsBack ? Math.max(depth, feedback.docs, feedback.rerank) : depth, candidates);
     let finalTerms = terms;
     if (feedsBack && ranked.rows.length > 1) {
       const expanded = await this.#feedbackTerms(query.tenantId, scopes, terms, ranked.rows.slice(0, feedback.docs), ranked.n);
@@ -670,14 +673,14 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
           scopes,
           expanded,
           parsed,
-          window,
+          depth,
           ranked.rows.map((r) => r.doc_no),
         );
         ranked = { ...rescored, total: ranked.total };
         for (const t of expanded) if (!t.original) expansions.push(t.term);
       }
     }
-    const page = ranked.rows.slice(offset, window);
+    const page = (await rerank(this.#db, query, ranked.rows)).slice(offset, window);
     const hits = await this.#hits(query, a, page, finalTerms, parsed, expansions, scopes.known.totals?.scopeNos ?? []);
     return { hits, total: ranked.total };
   }

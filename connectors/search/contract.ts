@@ -65,6 +65,19 @@ export interface SearchFilters {
   readonly updatedSince?: string;
 }
 
+/**
+ * Ranking controls applied after relevance (src/core/search/ranking.ts): each multiplies a
+ * document's score by a factor, and the top of the relevance order is ordered again.
+ */
+export interface SearchRanking {
+  /** 0 to 1: how much a document's age lowers its score (at 1, it halves every 30 days). */
+  readonly recency?: number;
+  /** Documents whose path starts with a prefix weigh `weight` times as much (the longest prefix that matches). */
+  readonly pathBoosts?: readonly { readonly prefix: string; readonly weight: number }[];
+  /** Documents holding the query's words in order, as one phrase, weigh more. */
+  readonly preferExactPhrase?: boolean;
+}
+
 export interface SearchQuery {
   readonly tenantId: string;
   /** The question or keywords as the caller wrote them; `"…"` marks a phrase, a trailing `*` a prefix. */
@@ -84,6 +97,8 @@ export interface SearchQuery {
   readonly offset?: number;
   /** Snippets per hit (0 for none). */
   readonly snippets: number;
+  /** Ranking controls; absent: relevance alone. */
+  readonly ranking?: SearchRanking;
 }
 
 /** Whether a query may read nothing at all (no scopes, no prefixes): an engine answers it without looking. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SearchFilters, SearchHit, SearchQuery, SearchResult } from '../../../connectors/search/contract.ts';
+import type { SearchFilters, SearchHit, SearchQuery, SearchRanking, SearchResult } from '../../../connectors/search/contract.ts';
 import { SEARCH_WINDOW_MAX } from '../../../connectors/search/builtin.ts';
 import type { Caller } from '../access/caller.ts';
 import type { Searcher } from '../access/anonymous.ts';
@@ -16,6 +16,7 @@ import { hybridSearch } from './hybrid.ts';
 import type { ContextReach, SearchedContextType } from './context-source.ts';
 import { readableContextScopes, scopeResource } from './context-source.ts';
 import { kbScope } from './kb-source.ts';
+import { checkRanking } from './ranking.ts';
 import { QUERY_TEXT_MAX_CHARS } from './query.ts';
 
 /*
@@ -54,6 +55,8 @@ export interface SearchInput {
   readonly updatedSince?: string;
   readonly kinds?: readonly ResultKind[];
   readonly retrieval?: 'lexical' | 'hybrid';
+  /** Ranking controls applied after relevance (ranking.ts); the lexical list's, with hybrid retrieval. */
+  readonly ranking?: SearchRanking;
   readonly maxFiles?: number;
   readonly cursor?: string;
 }
@@ -156,7 +159,8 @@ async function kbsWithMatches(
   const found: KbWithAccess[] = [];
   for (const kb of kbs) {
     const scope = kbScope(kb.kb.id);
-    const { scopePrefixes: _prefixes, ...rest } = query;
+    // Whether it holds a match: neither other scopes nor an order matter.
+    const { scopePrefixes: _prefixes, ranking: _ranking, ...rest } = query;
     const paths = pathPrefixes === undefined || pathPrefixes.length === 0 ? {} : { paths: pathPrefixes.map((prefix) => ({ scope, prefix })) };
     const probe: SearchQuery = { ...rest, scopes: [scope], filters: { ...query.filters, ...paths }, limit: 1, offset: 0, snippets: 0 };
     const result = await engineSearch(services, probe, signal);
@@ -190,6 +194,7 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     if (!/^\d{4}-\d{2}-\d{2}/.test(input.updatedSince) || Number.isNaN(at.getTime())) throw validation('updated_since must be an ISO 8601 date or date-time');
     updatedSince = at.toISOString();
   }
+  const ranking = checkRanking(input.ranking);
   const embedder = services.embedder;
   if (input.retrieval === 'hybrid' && embedder === undefined)
     throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
@@ -240,6 +245,7 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
     limit,
     offset,
     snippets: SNIPPETS_PER_FILE,
+    ...(ranking === undefined ? {} : { ranking }),
   };
   const { result, retrieval } =
     input.retrieval === 'hybrid' && embedder !== undefined

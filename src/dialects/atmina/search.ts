@@ -4,6 +4,15 @@ import { readAsset } from '../../core/kb/asset-rows.ts';
 import type { FileRow } from '../../core/kb/queries.ts';
 import { FILE_COLUMNS, toFile } from '../../core/kb/queries.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../../core/search/query.ts';
+import {
+  EXACT_PHRASE_FACTOR,
+  PATH_BOOSTS_MAX,
+  PATH_BOOST_PREFIX_MAX_CHARS,
+  PATH_BOOST_WEIGHT_MAX,
+  PATH_BOOST_WEIGHT_MIN,
+  RANKING_DEPTH,
+  RECENCY_HALF_LIFE_DAYS,
+} from '../../core/search/ranking.ts';
 import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../../core/search/search.ts';
 import type { SearchPageHit } from '../../core/search/search.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
@@ -199,6 +208,42 @@ export const searchInput = z
       .describe(
         'lexical (default): words and their forms; hybrid adds meaning (the nearest documents by embedding, fused with the lexical ones) when an embeddings endpoint is configured.',
       ),
+    ranking: z
+      .object({
+        recency: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .describe(`0 to 1 (default 0: relevance alone): how much a file's age lowers its score; at 1 it halves every ${RECENCY_HALF_LIFE_DAYS} days.`),
+        path_boosts: z
+          .array(
+            z
+              .object({
+                prefix: z.string().min(1).max(PATH_BOOST_PREFIX_MAX_CHARS).describe('The start of a path, e.g. "policies/".'),
+                weight: z
+                  .number()
+                  .min(PATH_BOOST_WEIGHT_MIN)
+                  .max(PATH_BOOST_WEIGHT_MAX)
+                  .describe(
+                    `${PATH_BOOST_WEIGHT_MIN} to ${PATH_BOOST_WEIGHT_MAX}: the score of a file under prefix is multiplied by it (above 1 lifts, below 1 lowers).`,
+                  ),
+              })
+              .strict(),
+          )
+          .max(PATH_BOOSTS_MAX)
+          .optional()
+          .describe(`At most ${PATH_BOOSTS_MAX}; a file takes the weight of the longest prefix it starts with.`),
+        prefer_exact_phrase: z
+          .boolean()
+          .optional()
+          .describe(`true: files holding the query's words in order, as one phrase (forms aside), weigh ${EXACT_PHRASE_FACTOR} times as much. Default false.`),
+      })
+      .strict()
+      .optional()
+      .describe(
+        `Reorders the ${RANKING_DEPTH} most relevant results: each control multiplies a file's score by a factor. With retrieval hybrid, it orders the lexical list.`,
+      ),
     max_files: z.number().int().min(1).max(MAX_FILES_MAX).optional().describe(`Files per page, 1 to ${MAX_FILES_MAX}; default ${MAX_FILES_DEFAULT}.`),
     cursor: z.string().max(200).optional().describe('next_cursor of the previous page of the same search.'),
   })
@@ -244,6 +289,15 @@ export async function searchFiles({ caller, services, audit }: SearchContext, ar
     ...(args.filters?.updated_since === undefined ? {} : { updatedSince: args.filters.updated_since }),
     ...(args.filters?.kinds === undefined ? {} : { kinds: args.filters.kinds }),
     ...(args.retrieval === undefined ? {} : { retrieval: args.retrieval }),
+    ...(args.ranking === undefined
+      ? {}
+      : {
+          ranking: {
+            ...(args.ranking.recency === undefined ? {} : { recency: args.ranking.recency }),
+            ...(args.ranking.path_boosts === undefined ? {} : { pathBoosts: args.ranking.path_boosts }),
+            ...(args.ranking.prefer_exact_phrase === undefined ? {} : { preferExactPhrase: args.ranking.prefer_exact_phrase }),
+          },
+        }),
     ...(args.max_files === undefined ? {} : { maxFiles: args.max_files }),
     ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
   });
