@@ -44,10 +44,12 @@ export interface BlobStore {
   discardStaged(key: string): Promise<void>;
   /**
    * Removes what no live upload can still use: staged objects whose URL expired more than
-   * STAGING_GRACE_SECONDS ago, and (disk) temporary files of writes that died. Bounded work per
+   * STAGING_GRACE_SECONDS ago, and (disk) temporary files of writes that died: untouched for
+   * `tempsIdleMs` (default TEMP_IDLE_MS; 0 when the caller holds the data folder alone, as an
+   * embedded gateway does at start, so every temporary file is a dead write's). Bounded work per
    * call (STAGING_COLLECT_MAX objects); returns how many it removed.
    */
-  collectStaged(): Promise<number>;
+  collectStaged(options?: { readonly tempsIdleMs?: number }): Promise<number>;
   /** Whether the backend answers (the readiness probe). */
   readonly health: Probe;
   close(): Promise<void>;
@@ -112,6 +114,11 @@ export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
 /** How long after its URL expired a staged object may still be promoted (a confirmation's lease, with room). */
 export const STAGING_GRACE_SECONDS = 3600;
+/**
+ * How long a temporary file must be untouched to be a dead write's: a live write keeps writing
+ * it, and a request that stalls is ended within the 5-minute whole-request bound.
+ */
+export const TEMP_IDLE_MS = 10 * 60_000;
 /** Objects collectStaged removes at most in one call. */
 export const STAGING_COLLECT_MAX = 1000;
 

@@ -12,6 +12,7 @@ import { diskProbe } from './probe.ts';
 import {
   MAX_PRESIGNED_PUT_BYTES,
   STAGING_COLLECT_MAX,
+  TEMP_IDLE_MS,
   VerifyingStream,
   base64ToHex,
   blobKey,
@@ -65,9 +66,6 @@ interface Ticket {
   /** Random id, 32 hex: the single-use record and the staging key `staging/<e>-<n>`. */
   readonly n: string;
 }
-
-/** The oldest a temporary file of a live write can be: a PUT ends within the 5-minute request bound, an inline write sooner. */
-const TEMP_MAX_AGE_MS = 60 * 60_000;
 
 const TICKET = /^v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})$/;
 
@@ -269,8 +267,9 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     });
   }
 
-  async collectStaged(): Promise<number> {
+  async collectStaged(options: { readonly tempsIdleMs?: number } = {}): Promise<number> {
     const now = this.#now();
+    const idleMs = options.tempsIdleMs ?? TEMP_IDLE_MS;
     let removed = 0;
     for (const name of await dirNames(path.join(this.root, 'staging'), /^[0-9]{10}-[0-9a-f]{32}$/)) {
       if (removed >= STAGING_COLLECT_MAX) return removed;
@@ -284,7 +283,7 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
       if (removed >= STAGING_COLLECT_MAX) return removed;
       const file = path.join(temps, name);
       const info = await stat(file).catch(() => undefined);
-      if (info === undefined || now - info.mtimeMs < TEMP_MAX_AGE_MS) continue;
+      if (info === undefined || now - info.mtimeMs < idleMs) continue;
       await unlink(file).catch(() => undefined);
       removed += 1;
     }

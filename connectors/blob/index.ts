@@ -10,8 +10,9 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3 === undefined) {
     const store = new DiskBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl });
     // At start: what a killed process left (temporary files, expired staged uploads) goes. Two
-    // folders are read, whatever the number of blobs.
-    await store.collectStaged();
+    // folders are read, whatever the number of blobs. The embedded store is opened only by the
+    // process holding the data folder's lock, so none of its temporary files is a live write.
+    await store.collectStaged(config.databaseUrl === undefined ? { tempsIdleMs: 0 } : {});
     return store;
   }
   const { S3BlobStore } = await import('./s3.ts');

@@ -281,6 +281,7 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /** Staged objects only: a PUT to S3 leaves no temporary object behind. */
   async collectStaged(): Promise<number> {
     // One page: keys sort by their expiry, so the expired ones come first.
     const page = await this.client.send(
