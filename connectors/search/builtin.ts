@@ -6,7 +6,7 @@ import { offload } from '../../src/core/offload.ts';
 import { FIELD_BITS, INDEX_DOC_MODULE, indexDoc } from './index-doc.ts';
 import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/core/search/snippets.ts';
-import { snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
+import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
 import { rankingDepth, rerank } from '../../src/core/search/ranking.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
@@ -1128,6 +1128,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
       const matched = postings.filter((p) => p.doc_no === row.doc_no && original.has(p.term));
       const fieldNames = (bits: number) => (Object.keys(FIELD_BITS) as FieldName[]).filter((f) => (bits & FIELD_BITS[f]) !== 0);
       const added = expansions.filter((e) => postings.some((p) => p.doc_no === row.doc_no && p.term === e));
+      const terms = new Set(matched.map((m) => m.term));
+      const snippets = snippetsOf(a, snippetText(doc.body, doc.media_type), terms, query.snippets);
       hits.push({
         id: doc.doc_id,
         kind: doc.kind,
@@ -1136,7 +1138,8 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
         path: doc.path,
         title: doc.title,
         ref: doc.ref,
-        snippets: snippetsOf(a, snippetText(doc.body, doc.media_type), new Set(matched.map((m) => m.term)), query.snippets),
+        snippets,
+        ...(matchedInFrontMatterOnly(a, doc.body, doc.media_type, terms, snippets) ? { snippetsFinal: true } : {}),
         reasons: {
           terms: matched.sort((x, y) => (x.term < y.term ? -1 : 1)).map((m) => ({ term: m.term, fields: fieldNames(Number(m.fields)) })),
           expansions: added,

@@ -132,6 +132,11 @@ export interface SearchHit {
   readonly ref: Readonly<Record<string, string | number>>;
   /** Passages of the body around matched terms, the terms marked with SNIPPET_MARK. */
   readonly snippets: readonly string[];
+  /**
+   * The snippets mark no word because the matches are in a Markdown document's front matter,
+   * which snippets leave out: another engine keeps them rather than cropping the indexed text.
+   */
+  readonly snippetsFinal?: boolean;
   readonly reasons: SearchReasons;
 }
 

@@ -596,7 +596,9 @@ export class MeiliSearchBackend implements SearchBackend {
     if (best.size === 0) return { hits: [], total: 0 };
     const candidates = [...best].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
     const ranked = await this.#ranker.rank(query, candidates, signal);
-    const unmarked = query.snippets > 0 ? ranked.hits.filter((hit) => !hit.snippets.some((s) => s.includes(SNIPPET_MARK.open))) : [];
+    // A hit whose matches are in its front matter keeps the start of its body (snippetsFinal): a crop would show the block.
+    const unmarked =
+      query.snippets > 0 ? ranked.hits.filter((hit) => hit.snippetsFinal !== true && !hit.snippets.some((s) => s.includes(SNIPPET_MARK.open))) : [];
     if (unmarked.length === 0) return ranked;
     const crops = await this.#crops(
       query,

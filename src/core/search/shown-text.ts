@@ -1,3 +1,4 @@
+import { SNIPPET_MARK } from '../../../connectors/search/contract.ts';
 import { frontMatterLength } from '../kb/text/front-matter.ts';
 import type { Analyzer } from './analyzer.ts';
 
@@ -16,6 +17,23 @@ export function snippetText(body: string, mediaType: string | undefined): string
   if (mediaType !== 'text/markdown') return body;
   const skip = frontMatterLength(body);
   return skip === 0 ? body : body.slice(skip);
+}
+
+/**
+ * Whether snippets that mark no word are so because the document's matches (of the text read)
+ * are in its front matter, which snippets leave out: then the start of its body is what it
+ * should show, and an engine must not replace it with a crop of the indexed text.
+ */
+export function matchedInFrontMatterOnly(
+  analyzer: Analyzer,
+  body: string,
+  mediaType: string | undefined,
+  matched: ReadonlySet<string>,
+  snippets: readonly string[],
+): boolean {
+  if (mediaType !== 'text/markdown' || snippets.some((s) => s.includes(SNIPPET_MARK.open))) return false;
+  const skip = frontMatterLength(body);
+  return skip > 0 && analyzer.tokens(body.slice(0, skip)).some((token) => matched.has(token.term));
 }
 
 // A word as the analyser reads one: letters, combining marks and digits (analyzer.ts).
