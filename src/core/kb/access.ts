@@ -78,14 +78,20 @@ export async function resolveKb(q: Queryable, caller: Caller, given: string, opt
       WHERE k.tenant_id = $1 AND ${where} AND k.archived_at IS NULL ${lock}`,
     [caller.tenant.id, param],
   );
+  // The caller's access is looked up whether or not the KB exists (for none, of ids that name
+  // nothing), so a KB hidden from the caller and one that does not exist run the same statements
+  // and take the same time: the answer's timing cannot tell them apart (docs/decisions.md).
+  const team = await teamKbAccess(q, caller.tenant.id, caller.principal.id, row?.team_id ?? NO_ID);
+  const shareRoles = await kbShareRoles(q, caller.tenant.id, caller.principal.id, row?.id ?? NO_ID);
   if (row === undefined) throw refuseKb.kbNotFound(given);
   const kb = toKb(row);
-  const team = await teamKbAccess(q, caller.tenant.id, caller.principal.id, kb.team.id);
-  const shareRoles = await kbShareRoles(q, caller.tenant.id, caller.principal.id, kb.id);
   const access = visibleAccess(kb.visibility, withKbShares(team, shareRoles));
   if (access === 'none') throw refuseKb.kbNotFound(given);
   return { kb, access };
 }
+
+/** An id no row has (ids are random UUIDs): what the access statements look up when there is no KB. */
+const NO_ID = '00000000-0000-0000-0000-000000000000';
 
 /** The team access with the KB's own shares added: they are shares like the team's and combine the same way. */
 function withKbShares(team: TeamKbAccess, kbShares: readonly TeamRole[] | undefined): TeamKbAccess {

@@ -36,9 +36,12 @@ export async function resolveAccess(
   options: { lock?: boolean; allowRoute?: boolean } = {},
 ): Promise<Access> {
   const head = await getHead(q, caller.tenant.id, type, id, { lock: options.lock === true });
-  if (head === undefined || head.latestVersion === 0) throw refuse.notFound(type);
+  // The role (and the route) is looked up whether or not the resource exists, so one hidden from
+  // the caller and one that does not exist run the same statements and take the same time: the
+  // answer's timing cannot tell them apart (docs/decisions.md). An unknown id has no role.
   const role = await effectiveContextRole(q, caller.tenant.id, caller.principal.id, type, id);
   const routed = !canRead(role) && options.allowRoute === true && (await isRoutedTo(q, caller.tenant.id, caller.principal.id, id));
+  if (head === undefined || head.latestVersion === 0) throw refuse.notFound(type);
   if (!canRead(role) && !routed) throw refuse.notFound(type);
   return { head, role, routed };
 }
