@@ -72,6 +72,23 @@ for (const backend of storeBackends()) {
       return row?.n ?? 0;
     };
 
+    /** How many Knowledge of the tenant are titled `title`, once there is one (after 10 s at most, when none is). */
+    const landed = async (title: string): Promise<number> => {
+      const count = async (): Promise<number> => {
+        const [row] = await store.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM context_resources r JOIN tenants t ON t.id = r.tenant_id WHERE t.slug = 'limits' AND r.type = 'knowledge' AND r.name = $1`,
+          [title],
+        );
+        return row?.n ?? 0;
+      };
+      for (let round = 0; round < 500; round++) {
+        const n = await count();
+        if (n > 0) return n;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return count();
+    };
+
     it(`answers a batch of ${MCP_BATCH_MAX} calls, one response per call in request order`, async () => {
       const batch = Array.from({ length: MCP_BATCH_MAX }, (_, i) => call(i + 1, 'whoami'));
       const { status, body } = await post(batch);
@@ -174,6 +191,10 @@ for (const backend of storeBackends()) {
           release();
           await holder;
         }
+        // The create went on after its answer and commits once the lock is gone, as the answer
+        // warns: it lands, exactly once, and this test waits for it, so no later test of this
+        // store (the NUL ones count the tenant's Knowledge) runs while it is still writing.
+        assert.equal(await landed(title), 1, `the late write of "${title}" landed`);
       },
     );
 
