@@ -10,6 +10,7 @@ import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import type { InflightBytes } from './inflight.ts';
 import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
+import { answerStatus } from './rate-limited.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -100,7 +101,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
       );
       if (responses.length === 0) return reply.code(202).send();
       return reply
-        .code(200)
+        .code(answerStatus(reply, responses))
         .type('application/json')
         .send(read.batch ? responses : responses[0]);
     },

@@ -14,6 +14,7 @@ import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import type { InflightBytes } from './inflight.ts';
 import { declaredBytes } from './inflight.ts';
 import { jsonShapeProblem } from './json-shape.ts';
+import { answerStatus } from './rate-limited.ts';
 import { bodyText } from './utf8.ts';
 import type { ModernHeaders, Rejection } from '../mcp/modern.ts';
 import { MODERN_VERSIONS, classify } from '../mcp/modern.ts';
@@ -249,12 +250,15 @@ export function registerMcpRoutes(
             const answer = await mcp.handleModern(exchange, era.message, era.method);
             if (answer === undefined) return reply.code(202).send();
             if ('status' in answer) return sendRejection(reply, answer);
-            return reply.code(200).type('application/json').send(answer);
+            return reply
+              .code(answerStatus(reply, [answer]))
+              .type('application/json')
+              .send(answer);
           }
           const responses = await mcp.handle(exchange, messages);
           if (responses.length === 0) return reply.code(202).send();
           return reply
-            .code(200)
+            .code(answerStatus(reply, responses))
             .type('application/json')
             .send(batch ? responses : responses[0]);
         },

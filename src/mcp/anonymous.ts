@@ -11,7 +11,7 @@ import { KgwError, isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { findUnstorable } from '../core/text.ts';
 import { issueLines } from '../core/zod-issues.ts';
-import { outageLog } from './errors.ts';
+import { RateLimitedCall, outageLog, retryAfterOf } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -112,7 +112,8 @@ export class AnonymousMcp {
     // The rate comes before the audit: a call over it is answered and not recorded, or a flood
     // of them would write the unbounded rows the rate is there to stop.
     const wait = this.#spend(request);
-    if (wait !== undefined) return toResult(errors.fromError(tool, wait), true);
+    // Its wait is the transport's, as for a signed-in call (McpService).
+    if (wait !== undefined) throw new RateLimitedCall(errors.fromError(tool, wait).text, retryAfterOf(wait) ?? 1);
     const audit = AuditTrail.forAnonymous(this.#services.audit, caller.tenant.id, tool, requestId);
     audit.detail({ anonymous: true });
     let reply: ToolReply;
@@ -159,9 +160,15 @@ export class AnonymousMcp {
     const address = request.address;
     const tenant = request.caller.tenant.id;
     const byAddress = this.#perAddress.wait(address);
-    if (byAddress !== undefined) return new KgwError('rate_limited', `too many anonymous searches from your address; retry in ${byAddress} s`);
+    if (byAddress !== undefined)
+      return new KgwError('rate_limited', `too many anonymous searches from your address; retry in ${byAddress} s`, {
+        details: { retryAfterSeconds: byAddress },
+      });
     const byTenant = this.#perTenant.wait(tenant);
-    if (byTenant !== undefined) return new KgwError('rate_limited', `too many anonymous searches of this organisation just now; retry in ${byTenant} s`);
+    if (byTenant !== undefined)
+      return new KgwError('rate_limited', `too many anonymous searches of this organisation just now; retry in ${byTenant} s`, {
+        details: { retryAfterSeconds: byTenant },
+      });
     this.#perAddress.hit(address);
     this.#perTenant.hit(tenant);
     return undefined;

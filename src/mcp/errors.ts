@@ -1,6 +1,7 @@
 import type { Scope } from '../core/access/scopes.ts';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { KgwError } from '../core/errors.ts';
-import { reasonOf } from '../core/errors.ts';
+import { isKgwError, reasonOf } from '../core/errors.ts';
 import type { CallerStanding, ToolRole } from '../core/kb/standing.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 
@@ -53,4 +54,44 @@ export function outageLog(error: KgwError): { fields: Record<string, unknown>; m
     return { fields: { role, backend, cause }, message: `backend outage: ${ROLE_NAMES[role]} (${backend}) did not answer` };
   }
   return { fields: { cause }, message: `backend unavailable: ${error.message}` };
+}
+
+/**
+ * The JSON-RPC error of a call refused over a rate: the server-error code the gateway's other
+ * HTTP refusals use, and `data` naming the reason and the seconds to wait, which the HTTP
+ * layer also sends as 429 with Retry-After (src/http/rate-limited.ts). docs/mcp.md, Rate limits.
+ */
+export const RATE_LIMITED_CODE = -32000;
+
+export interface RateLimitedData {
+  readonly reason: 'rate_limited';
+  readonly retryAfterSeconds: number;
+}
+
+/** The seconds a `rate_limited` refusal asks the caller to wait; undefined for any other error. */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (!isKgwError(error, 'rate_limited')) return undefined;
+  const seconds = error.details?.retryAfterSeconds;
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : undefined;
+}
+
+/**
+ * Thrown from a tools/call handler: the SDK answers it as a JSON-RPC error with exactly this
+ * code, message (the dialect's refusal text, as the tool result said it) and data.
+ */
+export class RateLimitedCall extends Error {
+  readonly code = RATE_LIMITED_CODE;
+  readonly data: RateLimitedData;
+  constructor(text: string, retryAfterSeconds: number) {
+    super(text);
+    this.name = 'RateLimitedCall';
+    this.data = { reason: 'rate_limited', retryAfterSeconds };
+  }
+}
+
+/** The wait a rate-limited answer asks for, or undefined when the answer is none. */
+export function rateLimitedWait(answer: JSONRPCMessage): number | undefined {
+  if (!('error' in answer) || answer.error.code !== RATE_LIMITED_CODE) return undefined;
+  const data = answer.error.data as Partial<RateLimitedData> | undefined;
+  return data?.reason === 'rate_limited' && typeof data.retryAfterSeconds === 'number' ? data.retryAfterSeconds : undefined;
 }

@@ -27,7 +27,7 @@ import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
 import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
-import { outageLog } from './errors.ts';
+import { RateLimitedCall, outageLog, retryAfterOf } from './errors.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
@@ -296,6 +296,8 @@ export class McpService {
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;
     let outcome: { ok: true } | { ok: false; errorCode: string };
+    /** Set when the call was refused over a rate: the seconds to wait. */
+    let retryAfter: number | undefined;
     // Text PostgreSQL cannot store (NUL, lone surrogates) and nesting past 32 levels are refused
     // here, for every tool of every dialect, before the core sees them; a tool whose spec words
     // some of it otherwise says so first (checkFirst). Schemas themselves are safe on such text.
@@ -324,6 +326,7 @@ export class McpService {
       } catch (error) {
         reply = this.#failure(tool, error, request);
         outcome = { ok: false, errorCode: isKgwError(error) ? error.code : 'internal' };
+        retryAfter = retryAfterOf(error);
       }
     }
     log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: outcome.ok }, 'tool call');
@@ -334,6 +337,9 @@ export class McpService {
       log.error({ err: error, tool: tool.name }, 'audit record failed');
       return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
     }
+    // Over a rate, the wait is the transport's (HTTP 429 with Retry-After, and the JSON-RPC
+    // error's data), as Atmina's spec tells agents to respect it; the text is the dialect's.
+    if (retryAfter !== undefined) throw new RateLimitedCall(reply.text, retryAfter);
     return toResult(reply, !outcome.ok);
   }
 

@@ -126,12 +126,39 @@ export class Agent {
     return textOf(result);
   }
 
+  /** Calls a tool that must be refused over a rate (rateLimitedCall); returns the refusal's text and wait. */
+  limited(tool: string, args: Record<string, unknown> = {}): Promise<{ text: string; retryAfterSeconds: number }> {
+    return rateLimitedCall(this.call(tool, args));
+  }
+
   /** get_current_context's markdown. */
   async context(): Promise<string> {
     const result = await this.call('get_current_context');
     assert.notEqual(result.isError, true, textOf(result));
     return textOf(result);
   }
+}
+
+/**
+ * A tools/call refused over a rate: HTTP 429 with Retry-After, which the SDK client throws
+ * (StreamableHTTPError, code 429) with the body in its message: a JSON-RPC error -32000 whose
+ * message is the dialect's refusal text and whose data names rate_limited and the wait.
+ */
+export async function rateLimitedCall(call: Promise<unknown>): Promise<{ text: string; retryAfterSeconds: number }> {
+  const error = await call.then(
+    (answer) => assert.fail(`the call was not refused over a rate: ${JSON.stringify(answer).slice(0, 300)}`),
+    (thrown: unknown) => thrown,
+  );
+  assert.equal((error as { code?: unknown }).code, 429, String(error));
+  const message = error instanceof Error ? error.message : String(error);
+  const body = JSON.parse(message.slice(message.indexOf('{'))) as {
+    error: { code: number; message: string; data?: { reason?: string; retryAfterSeconds?: number } };
+  };
+  assert.equal(body.error.code, -32000);
+  assert.equal(body.error.data?.reason, 'rate_limited');
+  const seconds = body.error.data.retryAfterSeconds;
+  assert.ok(typeof seconds === 'number' && Number.isInteger(seconds) && seconds >= 1, message);
+  return { text: body.error.message, retryAfterSeconds: seconds };
 }
 
 /** A tools/call the token's scopes do not allow: HTTP 403 (insufficient_scope) with the dialect's text, which the SDK client throws. */

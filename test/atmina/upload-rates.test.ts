@@ -8,7 +8,8 @@ import { ACME_KB_ORG, ATMINA_PATH, assertAtminaError } from './support.ts';
 
 /*
  * The rates of writes and uploads, on a gateway configured with tiny ones: a principal over its
- * rate is told `rate_limited: … retry in N s` with nothing written, others are not held back;
+ * rate is told `rate_limited: … retry in N s` (HTTP 429 with Retry-After, test/http/rate-limited.test.ts)
+ * with nothing written, others are not held back;
  * the disk store's upload URL answers 429 with Retry-After before it reads a body. And the
  * tool definitions: every writing Atmina tool declares the write rate or is exempt for a reason.
  */
@@ -68,7 +69,7 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Rates', team: 'docs' });
     const editor = await agent('editor-bot');
     for (let n = 0; n < 3; n += 1) await editor.ok('write_file', { kb_id: kb.kb_id, path: `n${n}.md`, mode: 'create', content: 'x' });
-    const refused = await editor.fail('upload_file', { kb_id: kb.kb_id, filename: 'over.bin', content_base64: 'AAEC' });
+    const refused = (await editor.limited('upload_file', { kb_id: kb.kb_id, filename: 'over.bin', content_base64: 'AAEC' })).text;
     assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
     const files = await admin.ok<{ files: unknown[] }>('list_files', { kb_id: kb.kb_id });
     assert.equal(files.files.length, 3);
@@ -82,7 +83,7 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     for (let n = 0; n < 4; n += 1) preview = await admin.ok<{ sha256: string }>('generate_nav', { kb_id: kb.kb_id });
     await admin.ok('generate_nav', { kb_id: kb.kb_id, operation: 'apply', sha256: preview.sha256 });
     for (let n = 0; n < 2; n += 1) await admin.ok('write_file', { kb_id: kb.kb_id, path: `g${n}.md`, mode: 'create', content: 'x' });
-    const refused = await admin.fail('write_file', { kb_id: kb.kb_id, path: 'over.md', mode: 'create', content: 'x' });
+    const refused = (await admin.limited('write_file', { kb_id: kb.kb_id, path: 'over.md', mode: 'create', content: 'x' })).text;
     assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
   });
 
@@ -103,7 +104,7 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     await editor.ok('write_file', { kb_id: kb.kb_id, path: 'same.md', mode: 'create', content: 'x' });
     for (let n = 0; n < 2; n += 1)
       assertAtminaError(await editor.fail('write_file', { kb_id: kb.kb_id, path: 'same.md', mode: 'create', content: 'x' }), 'conflict');
-    const refused = await editor.fail('write_file', { kb_id: kb.kb_id, path: 'other.md', mode: 'create', content: 'x' });
+    const refused = (await editor.limited('write_file', { kb_id: kb.kb_id, path: 'other.md', mode: 'create', content: 'x' })).text;
     assertAtminaError(refused, 'rate_limited', /retry in \d+ s$/);
   });
 
