@@ -76,6 +76,8 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly services: Services;
+  /** Request bytes in flight on the MCP endpoints (its `held()` shows them: tests and metrics). */
+  readonly inflight: InflightBytes;
   /**
    * Stops serving, lets the requests in flight finish within SHUTDOWN_LIMITS (src/http/drain.ts),
    * then closes everything the gateway opened, in reverse order.
@@ -140,15 +142,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       atmina === undefined
         ? undefined
         : { endpoint: atmina, mcp: new AnonymousMcp(registry, services, anonymousSearchTool, config.anonymousSearch, options.mcpLimits) };
-    registerMcpRoutes(
-      app,
-      config,
-      services,
-      endpoints,
-      new McpService(registry, services, options.mcpLimits),
-      anonymous,
-      new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS),
-    );
+    const inflight = new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS);
+    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits), anonymous, inflight);
     registerOAuthRoutes(app, services, endpoints);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
@@ -163,6 +158,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     return {
       app,
       services,
+      inflight,
       async close() {
         // The outbox and the requests wind down together: a projection's apply may wait on a
         // lock or a pool connection that a request in flight holds, so stopping the worker

@@ -114,20 +114,29 @@ for (const backend of storeBackends()) {
       await store?.dispose();
     });
 
+    /** Waits until the gateway holds exactly `bytes` in flight (a request's bytes are reserved as its headers arrive). */
+    const holding = async (bytes: number): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      while (running.gateway.inflight.held() !== bytes) {
+        assert.ok(Date.now() < deadline, `in flight: ${running.gateway.inflight.held()} bytes, waiting for ${bytes}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+
     it('refuses a token past its bytes in flight with 429 and Retry-After, others past the total with 503, before reading their bodies', async () => {
       const a = tokens['a-bot'] ?? '';
       const b = tokens['b-bot'] ?? '';
       const c = tokens['c-bot'] ?? '';
       const held = [openPost(running.url, a, 2 * MiB)];
       // The first body is being read: its bytes are held.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holding(2 * MiB);
       const second = openPost(running.url, a, 2 * MiB);
       assert.deepEqual(await second.response.then((r) => [r.status, r.retryAfter]), [429, '2']);
       assert.match((await second.response).body, /Too many request bytes in flight for this caller/);
       second.request.destroy();
 
       held.push(openPost(running.url, b, 2 * MiB));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holding(4 * MiB);
       const third = openPost(running.url, c, 2 * MiB);
       assert.deepEqual(await third.response.then((r) => [r.status, r.retryAfter]), [503, '2']);
       third.request.destroy();
@@ -146,13 +155,13 @@ for (const backend of storeBackends()) {
         open.request.destroy();
         await open.response.catch(() => undefined);
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await holding(0);
       const again = openPost(running.url, a, 2 * MiB);
       const another = openPost(running.url, b, 2 * MiB);
       const answered: number[] = [];
       void again.response.then((r) => answered.push(r.status)).catch(() => undefined);
       void another.response.then((r) => answered.push(r.status)).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await holding(4 * MiB);
       // Both held at once again (4 MiB ≤ 5 MiB): neither was refused, both still being read.
       assert.deepEqual(answered, []);
       again.request.destroy();
