@@ -146,9 +146,9 @@ export function parseBlobKey(key: unknown): string {
   return hex;
 }
 
-/** A fresh staging key for a presigned PUT that expires at `expires` (seconds since the epoch). */
-export function stagingKey(expires: number): string {
-  return `staging/${String(expires).padStart(10, '0')}-${randomBytes(16).toString('hex')}`;
+/** The staging key of a presigned PUT that expires at `expires` (seconds since the epoch): `id` is 32 hex, fresh by default. */
+export function stagingKey(expires: number, id = randomBytes(16).toString('hex')): string {
+  return `staging/${String(expires).padStart(10, '0')}-${id}`;
 }
 
 /** When a staging key's URL expires (seconds since the epoch); `validation` for anything that is not exactly a staging key. */

@@ -190,8 +190,8 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
   async presignPut(input: PresignInput): Promise<PresignedPut> {
     validatePresign(input, this.#maxPresignedBytes);
     const expires = Math.floor(this.#now() / 1000) + input.expiresInSeconds;
-    const key = stagingKey(expires);
-    const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: key.slice(key.indexOf('-') + 1) };
+    const ticket: Ticket = { h: input.sha256, s: input.size, c: input.contentType, e: expires, n: randomBytes(16).toString('hex') };
+    const key = stagingKey(expires, ticket.n);
     const payload = Buffer.from(JSON.stringify(ticket)).toString('base64url');
     const mac = createHmac('sha256', await this.#key())
       .update(`v1.${payload}`)
@@ -218,7 +218,7 @@ export class DiskBlobStore implements BlobStore, UploadReceiver {
     if (request.contentType !== ticket.c) throw new KgwError('validation', 'Content-Type must be the declared one');
     const claim = await this.#claim(ticket);
     try {
-      await this.#write(request.body, { size: ticket.s, sha256: ticket.h }, this.#stagedFile(`staging/${String(ticket.e).padStart(10, '0')}-${ticket.n}`));
+      await this.#write(request.body, { size: ticket.s, sha256: ticket.h }, this.#stagedFile(stagingKey(ticket.e, ticket.n)));
       return { key: blobKey(ticket.h), size: ticket.s, sha256: ticket.h };
     } catch (error) {
       // A failed attempt gives the ticket back: only a stored upload uses it up.

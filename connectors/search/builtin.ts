@@ -480,7 +480,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const perDoc = { scopeNos: [] as number[], docNos: [] as string[], lengths: [] as number[] };
     const dictionary = new Map<string, Set<string>>();
     // Tokenising and counting a large body runs on a worker thread (src/core/offload.ts).
-    const indexed = await Promise.all(ordered.map((doc) => offload(INDEX_DOC_MODULE, 'indexDoc', indexDoc, doc.body.length, doc, this.#ranking)));
+    const indexed = await Promise.all(ordered.map((doc) => offload(INDEX_DOC_MODULE, indexDoc, doc.body.length, doc, this.#ranking)));
     // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
     // the sorted order, so new rows take their doc_no and their key's index slot in that order).
     // Tags go as JSON text, one element per document, since unnest flattens an array of arrays.

@@ -148,7 +148,7 @@ const OUTAGE_MESSAGES: Readonly<Record<OutageRole, string>> = {
 /**
  * A projection's backend that did not answer (refused the connection, timed out, answered 5xx):
  * `unavailable`, never an internal error. `cause` is logged as one line naming the backend
- * (src/mcp/errors.ts, outageLog), never shown.
+ * (src/mcp/errors.ts, warnOutage), never shown.
  */
 export function backendUnavailable(role: OutageRole, backend: string, cause: unknown): KgwError {
   return new KgwError('unavailable', OUTAGE_MESSAGES[role], { reason: 'backend_unavailable', facts: { role, backend }, cause });

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
  * the thread that answers requests: one caller's large document then costs the others nothing
  * but a share of the machine's cores. A task names a module and one of its exports, a function
  * of plain data (arguments and result cross by structured clone); the worker imports the module
- * once and calls the export. Work below OFFLOAD_MIN_CHARS runs in place: a round trip to a
+ * once and calls the export of the task's name. Work below OFFLOAD_MIN_CHARS runs in place: a round trip to a
  * worker costs more than the work.
  *
  * Workers are started on first use, at most OFFLOAD_WORKERS of them, kept while tasks come and
@@ -86,11 +86,12 @@ function pick(): Slot {
 }
 
 /**
- * Calls `name` of `module` (a file URL) with `args` on a worker thread; `inPlace` is the same
- * function, called here when `size` (the characters of the text it works on) is small.
+ * Calls `task`, an export of `module` (a file URL) under its own name, with `args`: on a worker
+ * thread, or here when `size` (the characters of the text it works on) is small.
  */
-export function offload<A extends unknown[], R>(module: URL, name: string, inPlace: (...args: A) => R, size: number, ...args: A): Promise<R> {
-  if (size < OFFLOAD_MIN_CHARS) return Promise.resolve(inPlace(...args));
+export function offload<A extends unknown[], R>(module: URL, task: (...args: A) => R, size: number, ...args: A): Promise<R> {
+  if (size < OFFLOAD_MIN_CHARS) return Promise.resolve(task(...args));
+  const name = task.name;
   const slot = pick();
   const id = ++sequence;
   return new Promise<R>((resolve, reject) => {

@@ -97,15 +97,20 @@ export function sendRejection(reply: FastifyReply, rejection: Rejection): Fastif
     .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } });
 }
 
+/** A body readMessages refused: its JSON-RPC code, the problem and, for bytes that are not UTF-8, where. */
+export interface BodyProblem {
+  readonly code: number;
+  readonly problem: string;
+  readonly data?: { readonly offset: number } | undefined;
+}
+
 /**
  * The JSON-RPC messages of an MCP POST's body (its bytes, as the scope's parser keeps them), or
  * the 400 problem with it: not UTF-8 (with the offset of the first invalid byte as its data),
  * a shape over the limits, not JSON, too big a batch, not JSON-RPC, two requests with one id,
  * an empty batch.
  */
-export function readMessages(
-  given: unknown,
-): { messages: JSONRPCMessage[]; batch: boolean } | { code: number; problem: string; data?: { offset: number } | undefined } {
+export function readMessages(given: unknown): { messages: JSONRPCMessage[]; batch: boolean } | BodyProblem {
   const text = bodyText(given);
   if ('problem' in text) return { code: -32700, problem: `Parse error: ${text.problem}`, data: { offset: text.offset } };
   const body = text.text;
@@ -168,7 +173,7 @@ export function admitBody(inflight: InflightBytes, key: string, request: Fastify
 }
 
 /** The 400 of a body readMessages refused, with its data when it has some. */
-export function sendBodyProblem(reply: FastifyReply, read: { code: number; problem: string; data?: { offset: number } | undefined }): FastifyReply {
+export function sendBodyProblem(reply: FastifyReply, read: BodyProblem): FastifyReply {
   return sendRejection(reply, { status: 400, code: read.code, message: read.problem, ...(read.data === undefined ? {} : { data: read.data }), id: null });
 }
 

@@ -11,7 +11,7 @@ import { KgwError, isKgwError } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { findUnstorable } from '../core/text.ts';
 import { issueLines } from '../core/zod-issues.ts';
-import { RateLimitedCall, outageLog, retryAfterOf } from './errors.ts';
+import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -132,10 +132,7 @@ export class AnonymousMcp {
         outcome = { ok: true };
       } catch (error) {
         if (isKgwError(error)) {
-          if (error.code === 'unavailable') {
-            const { fields, message } = outageLog(error);
-            log.warn({ ...fields, tool: tool.name, anonymous: true }, message);
-          }
+          warnOutage(log, error, { tool: tool.name, anonymous: true });
           reply = errors.fromError(tool, error);
           outcome = { ok: false, errorCode: error.code };
         } else {

@@ -43,17 +43,18 @@ export function causeLine(error: unknown): string {
 const ROLE_NAMES = { search: 'the search engine', graph: 'the graph store' } as const;
 
 /**
- * How a call refused as `unavailable` is logged: one warning line that names the backend and
- * what it said, without a stack (an outage is no bug), and the fields beside the message.
+ * Logs a call refused as `unavailable` (any other refusal is the caller's and is not logged):
+ * one warning line that names the backend and what it said, without a stack (an outage is no
+ * bug), with `context` (the tool or resource) beside it.
  */
-export function outageLog(error: KgwError): { fields: Record<string, unknown>; message: string } {
+export function warnOutage(log: { warn(fields: Record<string, unknown>, message: string): void }, error: KgwError, context: Record<string, unknown>): void {
+  if (error.code !== 'unavailable') return;
   const cause = error.cause === undefined ? undefined : causeLine(error.cause);
   const why = reasonOf(error);
   if (why?.reason === 'backend_unavailable') {
     const { role, backend } = why.facts;
-    return { fields: { role, backend, cause }, message: `backend outage: ${ROLE_NAMES[role]} (${backend}) did not answer` };
-  }
-  return { fields: { cause }, message: `backend unavailable: ${error.message}` };
+    log.warn({ role, backend, cause, ...context }, `backend outage: ${ROLE_NAMES[role]} (${backend}) did not answer`);
+  } else log.warn({ cause, ...context }, `backend unavailable: ${error.message}`);
 }
 
 /**

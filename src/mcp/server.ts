@@ -27,7 +27,7 @@ import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
 import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
-import { RateLimitedCall, outageLog, retryAfterOf } from './errors.ts';
+import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
@@ -366,10 +366,7 @@ export class McpService {
       text = await def.read({ caller, services: this.#services, requestId, audit }, params);
     } catch (error) {
       if (isKgwError(error)) {
-        if (error.code === 'unavailable') {
-          const { fields, message } = outageLog(error);
-          log.warn({ ...fields, resource: def.name }, message);
-        }
+        warnOutage(log, error, { resource: def.name });
         failure = new RpcRefusal(RESOURCE_ERROR_CODES[error.code] ?? ErrorCode.InternalError, def.errorText(error));
         outcome = { ok: false, errorCode: error.code };
       } else {
@@ -392,10 +389,7 @@ export class McpService {
   #failure(tool: ToolDef, error: unknown, request: McpRequest): ToolReply {
     const errors = this.#registry.errors[tool.dialect];
     if (isKgwError(error)) {
-      if (error.code === 'unavailable') {
-        const { fields, message } = outageLog(error);
-        request.log.warn({ ...fields, tool: tool.name }, message);
-      }
+      warnOutage(request.log, error, { tool: tool.name });
       return errors.fromError(tool, error);
     }
     request.log.error({ err: error, tool: tool.name, tenant: request.caller.tenant.slug }, 'tool failed unexpectedly');

@@ -33,25 +33,25 @@ describe('text work off the request thread', () => {
   });
 
   it('runs a large text on a worker thread and a small one in place, with the same answer', async () => {
-    const small = await offload(TASKS, 'whereAmI', whereAmI, 10, 'short');
+    const small = await offload(TASKS, whereAmI, 10, 'short');
     assert.deepEqual(small, { thread: threadId, length: 5 });
     const large = 'x'.repeat(OFFLOAD_MIN_CHARS);
-    const away = await offload(TASKS, 'whereAmI', whereAmI, large.length, large);
+    const away = await offload(TASKS, whereAmI, large.length, large);
     assert.notEqual(away.thread, threadId);
     assert.equal(away.length, large.length);
   });
 
   it('passes a task’s failure back, and replaces a worker that stops', async () => {
-    await assert.rejects(offload(TASKS, 'fails', fails, OFFLOAD_MIN_CHARS, 'no good'), /no good/);
-    await assert.rejects(offload(TASKS, 'exits', exits, OFFLOAD_MIN_CHARS), /the worker stopped \(exit code 3\)/);
-    const again = await offload(TASKS, 'whereAmI', whereAmI, OFFLOAD_MIN_CHARS, 'after');
+    await assert.rejects(offload(TASKS, fails, OFFLOAD_MIN_CHARS, 'no good'), /no good/);
+    await assert.rejects(offload(TASKS, exits, OFFLOAD_MIN_CHARS), /the worker stopped \(exit code 3\)/);
+    const again = await offload(TASKS, whereAmI, OFFLOAD_MIN_CHARS, 'after');
     assert.notEqual(again.thread, threadId);
   });
 
   it('indexes a large body on a worker exactly as in place', async () => {
     const body = Array.from({ length: 8_000 }, (_, n) => `deploy service ${n.toString(36)} [link](other-${n % 50}.md)`).join('\n');
     const inPlace = indexDoc(doc(body), DEFAULT_RANKING);
-    const away = await offload(INDEX_DOC_MODULE, 'indexDoc', indexDoc, body.length, doc(body), DEFAULT_RANKING);
+    const away = await offload(INDEX_DOC_MODULE, indexDoc, body.length, doc(body), DEFAULT_RANKING);
     assert.deepEqual(away, inPlace);
   });
 
@@ -71,7 +71,7 @@ describe('text work off the request thread', () => {
 
   it('reads the references of a large Markdown file on a worker exactly as in place', async () => {
     const markdown = Array.from({ length: 5_000 }, (_, n) => `See [note ${n}](notes/${n}.md) and [[Page ${n % 30}]].`).join('\n');
-    const away = await offload(REFERENCES, 'referencesOf', referencesOf, markdown.length, markdown, 'index.md');
+    const away = await offload(REFERENCES, referencesOf, markdown.length, markdown, 'index.md');
     assert.deepEqual(away, referencesOf(markdown, 'index.md'));
     assert.ok(away.references.length > 0);
   });

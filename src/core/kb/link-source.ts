@@ -34,7 +34,7 @@ export function kbFileGraphSource(blob: BlobStore): KbFileGraphSource {
       for (const [i, { tenantId, file }] of shown.entries()) {
         const text = texts[i] ?? '';
         // Reading a large file's links runs on a worker thread (src/core/offload.ts).
-        const links = hasReferences(file) ? (await offload(REFERENCES_MODULE, 'referencesOf', referencesOf, text.length, text, file.path)).references : [];
+        const links = hasReferences(file) ? (await offload(REFERENCES_MODULE, referencesOf, text.length, text, file.path)).references : [];
         loaded.push({
           file: { tenantId, kbId: file.kbId, fileId: file.id, path: file.path, kind: file.kind, mediaType: file.mediaType },
           links: links.map((l) => ({ type: l.type, key: l.key, target: l.target, paths: l.paths, name: l.name })),
