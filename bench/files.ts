@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ReferencedFiles } from '../src/core/org/referenced-files.ts';
+import type { ReferencedFiles } from '../src/kernel/org/referenced-files.ts';
 import type { Db } from '../src/store/db.ts';
 import { ORG_YAML, field, toolCall } from './scenarios.ts';
 

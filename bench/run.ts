@@ -6,8 +6,8 @@
  * the gateway. See bench/README.md.
  */
 import type { ChildProcess } from 'node:child_process';
-import { AuditLog } from '../src/core/audit/audit-log.ts';
-import { AuditTrail } from '../src/core/audit/trail.ts';
+import { AuditLog } from '../src/kernel/audit/audit-log.ts';
+import { AuditTrail } from '../src/kernel/audit/trail.ts';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,8 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { DiskBlobStore } from '../connectors/blob/disk.ts';
-import { applyOrgFile } from '../src/core/org/apply.ts';
-import { createToken } from '../src/core/tokens/tokens.ts';
+import { applyOrgFile } from '../src/kernel/org/apply.ts';
+import { createToken } from '../src/kernel/tokens/tokens.ts';
 import type { Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { openPglite } from '../src/store/pglite.ts';

@@ -5,10 +5,10 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { authenticateBearer } from '../src/auth/bearer.ts';
-import type { Caller } from '../src/core/access/caller.ts';
-import { AuditLog } from '../src/core/audit/audit-log.ts';
-import { AuditTrail } from '../src/core/audit/trail.ts';
-import { describeCaller } from '../src/core/directory/whoami.ts';
+import type { Caller } from '../src/kernel/access/caller.ts';
+import { AuditLog } from '../src/kernel/audit/audit-log.ts';
+import { AuditTrail } from '../src/kernel/audit/trail.ts';
+import { describeCaller } from '../src/kernel/directory/whoami.ts';
 import type { Db } from '../src/store/db.ts';
 import type { ChildSpec, FromChild, ToChild } from './scenarios.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, GATEWAY_SCENARIOS, PATHS, usageNow } from './scenarios.ts';

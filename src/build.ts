@@ -1,4 +1,4 @@
-import type { BuildInfo } from './core/services.ts';
+import type { BuildInfo } from './kernel/services.ts';
 import packageJson from '../package.json' with { type: 'json' };
 
 /** What this build is, for /healthz, the MCP server info and kgw doctor. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseImapUrl } from './core/mail/mailbox.ts';
+import { parseImapUrl } from './kernel/mail/mailbox.ts';
 
 /** Everything the gateway reads from its environment, read once and frozen. */
 export interface Config {

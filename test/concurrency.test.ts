@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mapInParallel } from '../src/core/concurrency.ts';
+import { mapInParallel } from '../src/kernel/concurrency.ts';
 
 describe('mapInParallel', () => {
   it('answers in the items order with at most inFlight items running at once', async () => {

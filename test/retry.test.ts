@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CONFLICT, CONFLICT_BACKOFF, backoffDelay, retryOnConflict } from '../src/core/retry.ts';
+import { CONFLICT, CONFLICT_BACKOFF, backoffDelay, retryOnConflict } from '../src/kernel/retry.ts';
 
 /** The ceiling of the wait after the n-th conflict: 5, 10, 20, 40, 80, 160, then 200 ms. */
 const ceiling = (n: number): number => Math.min(200, 5 * 2 ** (n - 1));

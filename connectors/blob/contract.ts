@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
-import { KgwError } from '../../src/core/errors.ts';
+import { KgwError } from '../../src/kernel/errors.ts';
 import type { Probe } from '../probe.ts';
 
 /**

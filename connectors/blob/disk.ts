@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { KgwError } from '../../src/core/errors.ts';
+import { KgwError } from '../../src/kernel/errors.ts';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../src/store/private-dir.ts';
 import type { Probe } from '../probe.ts';
 import { diskProbe } from './probe.ts';
@@ -76,7 +76,7 @@ const TICKET = /^v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})$/;
  * start (collectStaged). A presigned PUT lands in `blobs/staging/<expiry>-<id>`, its ticket's
  * own file, and becomes a blob only through promoteUpload (a hard link, or a copy). Like everything in the data folder, folders are created
  * 0700 and files 0600 (tenants' content; src/store/private-dir.ts). Presigned PUTs are
- * HMAC-signed tickets served by `PUT /uploads/<ticket>` (src/http/upload-routes.ts).
+ * HMAC-signed tickets served by `PUT /uploads/<ticket>` (src/atmina/http/upload-routes.ts).
  */
 export class DiskBlobStore implements BlobStore, UploadReceiver {
   readonly root: string;

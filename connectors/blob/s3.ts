@@ -12,7 +12,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Config } from '../../src/config.ts';
-import { KgwError, isKgwError } from '../../src/core/errors.ts';
+import { KgwError, isKgwError } from '../../src/kernel/errors.ts';
 import type { Probe } from '../probe.ts';
 import {
   MAX_PRESIGNED_PUT_BYTES,

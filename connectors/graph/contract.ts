@@ -1,5 +1,5 @@
-import { clears, TIERS } from '../../src/core/access/tiers.ts';
-import type { Tier } from '../../src/core/access/tiers.ts';
+import { clears, TIERS } from '../../src/kernel/directory/tiers.ts';
+import type { Tier } from '../../src/kernel/directory/tiers.ts';
 import type { Queryable } from '../../src/store/db.ts';
 
 /**
@@ -55,7 +55,7 @@ export interface UpsertRelationInput {
 
 /**
  * Who is looking, as data: the viewer's tier and memberships, the same inputs as
- * `visibleAtTier` (src/core/access/tiers.ts). Both backends apply `visibilityFilter` of it.
+ * `visibleAtTier` (src/kernel/directory/tiers.ts). Both backends apply `visibilityFilter` of it.
  */
 export interface GraphVisibility {
   readonly tier: Tier;
@@ -129,7 +129,7 @@ export interface GraphHealth {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Knowledge-Base files and their references (Atmina's `related`; connectors/graph/kb-links.ts)
+// Knowledge-Base files and their references (Atmina's `related`; src/atmina/kb/graph-links.ts)
 
 export const KB_LINK_TYPES = ['markdown', 'wiki', 'front_matter'] as const;
 export type KbLinkType = (typeof KB_LINK_TYPES)[number];

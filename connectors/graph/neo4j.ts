@@ -1,10 +1,10 @@
 import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import type { Neo4jConfig } from '../../src/config.ts';
-import type { Tier } from '../../src/core/access/tiers.ts';
-import { backendUnavailable } from '../../src/core/errors.ts';
+import type { Tier } from '../../src/kernel/directory/tiers.ts';
+import { backendUnavailable } from '../../src/kernel/errors.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
 import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
-import { fileNameOf, relatedFiles } from './kb-links.ts';
+import { fileNameOf, relatedFiles } from '../../src/atmina/kb/graph-links.ts';
 import type {
   KbFileRecord,
   KbLinkReads,

@@ -1,8 +1,8 @@
 import type { Db, Queryable } from '../../src/store/db.ts';
-import type { Tier } from '../../src/core/access/tiers.ts';
+import type { Tier } from '../../src/kernel/directory/tiers.ts';
 import { byId, connectedComponents, findBridges } from './analysis.ts';
 import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
-import { fileNameOf, relatedFiles } from './kb-links.ts';
+import { fileNameOf, relatedFiles } from '../../src/atmina/kb/graph-links.ts';
 import type {
   KbFileRecord,
   KbLinkReads,

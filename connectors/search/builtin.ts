@@ -1,13 +1,13 @@
-import { analyzer } from '../../src/core/search/analyzer.ts';
-import type { Analyzer } from '../../src/core/search/analyzer.ts';
-import { editDistance, parseQuery, typoBudget } from '../../src/core/search/query.ts';
-import type { ParsedQuery } from '../../src/core/search/query.ts';
-import { offload } from '../../src/core/offload.ts';
+import { analyzer } from '../../src/search-text/analyzer.ts';
+import type { Analyzer } from '../../src/search-text/analyzer.ts';
+import { editDistance, parseQuery, typoBudget } from '../../src/search-text/query.ts';
+import type { ParsedQuery } from '../../src/search-text/query.ts';
+import { offload } from '../../src/kernel/offload.ts';
 import { FIELD_BITS, INDEX_DOC_MODULE, indexDoc } from './index-doc.ts';
 import type { FieldName } from './index-doc.ts';
-import { snippetsOf } from '../../src/core/search/snippets.ts';
-import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/core/search/shown-text.ts';
-import { rankingDepth, rerank } from '../../src/core/search/ranking.ts';
+import { snippetsOf } from '../../src/search-text/snippets.ts';
+import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/search-text/shown-text.ts';
+import { rankingDepth, rerank } from '../../src/search-text/ranking.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
 import type {
@@ -479,7 +479,7 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
     const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[], fields: [] as number[] };
     const perDoc = { scopeNos: [] as number[], docNos: [] as string[], lengths: [] as number[] };
     const dictionary = new Map<string, Set<string>>();
-    // Tokenising and counting a large body runs on a worker thread (src/core/offload.ts).
+    // Tokenising and counting a large body runs on a worker thread (src/kernel/offload.ts).
     const indexed = await Promise.all(ordered.map((doc) => offload(INDEX_DOC_MODULE, indexDoc, doc.body.length, doc, this.#ranking)));
     // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
     // the sorted order, so new rows take their doc_no and their key's index slot in that order).

@@ -9,13 +9,13 @@ import type { ApplyContext, OutboxRow, PrepareContext, Projection, ResourceRef }
  */
 
 /** What a document is: a KB file, or an Alignbase resource (when those are indexed). */
-/** What a document is; `brain_node` is a Company Brain node (src/core/brain/search-source.ts). */
+/** What a document is; `brain_node` is a Company Brain node (src/brain/search-source.ts). */
 export type SearchKind = 'kb_file' | 'knowledge' | 'skill' | 'memory' | 'artifact' | 'brain_node';
 
 /**
  * One searchable document: a projection of a Postgres row, rebuilt from it at will. The text is
  * as written; each engine analyses it with the shared analyser of `language`
- * (src/core/search/analyzer.ts), so both rank the same terms.
+ * (src/search-text/analyzer.ts), so both rank the same terms.
  */
 export interface SearchDocument {
   readonly tenantId: string;
@@ -66,7 +66,7 @@ export interface SearchFilters {
 }
 
 /**
- * Ranking controls applied after relevance (src/core/search/ranking.ts): each multiplies a
+ * Ranking controls applied after relevance (src/search-text/ranking.ts): each multiplies a
  * document's score by a factor, and the top of the relevance order is ordered again.
  */
 export interface SearchRanking {

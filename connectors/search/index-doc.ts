@@ -1,5 +1,5 @@
-import { analyzer } from '../../src/core/search/analyzer.ts';
-import { positionedTerms } from '../../src/core/search/query.ts';
+import { analyzer } from '../../src/search-text/analyzer.ts';
+import { positionedTerms } from '../../src/search-text/query.ts';
 import type { RankingOptions } from './builtin.ts';
 import type { SearchDocument } from './contract.ts';
 import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
@@ -7,7 +7,7 @@ import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
 /*
  * A document as the built-in engine indexes it: its body cut to the bound, the positioned stems
  * phrases are matched on, and per term its weighted frequency and the fields holding it. Pure,
- * with no store: the engine runs it on a worker thread for a large body (src/core/offload.ts),
+ * with no store: the engine runs it on a worker thread for a large body (src/kernel/offload.ts),
  * so this module imports nothing that needs the gateway's process.
  */
 

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Meilisearch, MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Index, MultiSearchQuery, Settings, Task } from 'meilisearch';
-import { backendUnavailable } from '../../src/core/errors.ts';
-import { QUERY_TEXT_MAX_CHARS } from '../../src/core/search/query.ts';
+import { backendUnavailable } from '../../src/kernel/errors.ts';
+import { QUERY_TEXT_MAX_CHARS } from '../../src/search-text/query.ts';
 import type { MeiliConfig } from '../../src/config.ts';
-import { STOP_WORDS, analyzer } from '../../src/core/search/analyzer.ts';
+import { STOP_WORDS, analyzer } from '../../src/search-text/analyzer.ts';
 import type { ApplyContext } from '../projection.ts';
 import { SEARCH_BODY_MAX_BYTES, SNIPPET_MARK } from './contract.ts';
 import type {

@@ -1,32 +1,32 @@
 import { z } from 'zod';
 import { createLoginLink } from '../auth/login-links.ts';
-import { listActivity, setActivityEnabled } from '../core/activity/activity.ts';
-import { AuditTrail } from '../core/audit/trail.ts';
-import { adminInbox } from '../core/messages/admin.ts';
-import { acceptReview, listReviews, rejectReview, showReview } from '../core/context/review.ts';
+import { listActivity, setActivityEnabled } from '../alignbase/activity/activity.ts';
+import { AuditTrail } from '../kernel/audit/trail.ts';
+import { adminInbox } from '../alignbase/messages/admin.ts';
+import { acceptReview, listReviews, rejectReview, showReview } from '../alignbase/context/review.ts';
 import { acceptResultJson, brainDecisionJson, brainDetailJson, brainItemJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
-import { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../core/brain/review.ts';
-import { checkReadiness } from '../core/health/readiness.ts';
-import { applyOrgFile } from '../core/org/apply.ts';
-import { importBrain } from '../core/brain/import.ts';
-import { projectionStatus } from '../core/outbox/outbox.ts';
-import { findTenant } from '../core/directory/directory.ts';
-import { publicKbs } from '../core/kb/public-kbs.ts';
-import type { OperatorKbListing } from '../core/kb/operator.ts';
-import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from '../core/kb/operator.ts';
-import type { Kb } from '../core/kb/queries.ts';
-import { iso, isoOrNull } from '../core/instants.ts';
-import { rebuildProjection } from '../core/outbox/rebuild.ts';
-import type { RebuildReport } from '../core/outbox/rebuild.ts';
-import type { Services } from '../core/services.ts';
-import { parseDuration } from '../core/tokens/duration.ts';
-import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../core/tokens/tokens.ts';
-import { validation } from '../core/errors.ts';
-import { issuesText } from '../core/zod-issues.ts';
-import { inboxListing } from '../dialects/alignbase/messages.ts';
+import { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../brain/review.ts';
+import { checkReadiness } from '../kernel/health/readiness.ts';
+import { applyOrgFile } from '../kernel/org/apply.ts';
+import { importBrain } from '../brain/import.ts';
+import { projectionStatus } from '../kernel/outbox/outbox.ts';
+import { findTenant } from '../kernel/directory/directory.ts';
+import { publicKbs } from '../atmina/kb/public-kbs.ts';
+import type { OperatorKbListing } from '../atmina/kb/operator.ts';
+import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from '../atmina/kb/operator.ts';
+import type { Kb } from '../atmina/kb/queries.ts';
+import { iso, isoOrNull } from '../kernel/instants.ts';
+import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
+import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
+import type { Services } from '../kernel/services.ts';
+import { parseDuration } from '../kernel/tokens/duration.ts';
+import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../kernel/tokens/tokens.ts';
+import { validation } from '../kernel/errors.ts';
+import { issuesText } from '../kernel/zod-issues.ts';
+import { inboxListing } from '../alignbase/dialect/messages.ts';
 import { migrate } from '../store/migrate.ts';
 
-/** The shape of ReferencedFiles (src/core/org/referenced-files.ts). */
+/** The shape of ReferencedFiles (src/kernel/org/referenced-files.ts). */
 const referencedFiles = z.record(
   z.string(),
   z.union([
@@ -191,7 +191,7 @@ const definitions = {
     args: z.object({ names: z.array(z.string()).optional() }).strict(),
     run: (services, args) => rebuildProjections(services, args.names),
   }),
-  // Human review of agents' drafts and proposals (kgw review; src/core/context/review.ts).
+  // Human review of agents' drafts and proposals (kgw review; src/alignbase/context/review.ts).
   'review.list': defineOp({
     args: z.object({ tenant: z.string() }).strict(),
     run: async (services, args) => (await listReviews(services.db, args)).map(reviewItemJson),
@@ -211,7 +211,7 @@ const definitions = {
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().optional() }).strict(),
     run: async (services, args) => rejectResultJson(await rejectReview(services.db, cliTrail(services), args)),
   }),
-  // The Company Brain inbox (src/core/brain/review.ts): kgw review shows its items beside the
+  // The Company Brain inbox (src/brain/review.ts): kgw review shows its items beside the
   // drafts and proposals, and decides on them with a manager's or admin's --as.
   'review.brain.list': defineOp({
     args: z.object({ tenant: z.string() }).strict(),
@@ -255,13 +255,13 @@ const definitions = {
     args: z.object({ tenant: z.string(), id: z.string(), as: z.string().optional(), note: z.string().max(4000).optional() }).strict(),
     run: async (services, args) => brainDecisionJson(await rejectBrainReview(services.db, cliTrail(services), args)),
   }),
-  // An agent's messages for an administrator, marking nothing read (kgw inbox; src/core/messages/admin.ts),
+  // An agent's messages for an administrator, marking nothing read (kgw inbox; src/alignbase/messages/admin.ts),
   // each as read_inbox gives it.
   'inbox.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string(), all: z.boolean().default(false) }).strict(),
     run: async (services, args) => inboxListing(await adminInbox(services.db, args)),
   }),
-  // Activity installations and events, and the tenant's Activity switch (kgw activity; src/core/activity/admin.ts).
+  // Activity installations and events, and the tenant's Activity switch (kgw activity; src/alignbase/activity/admin.ts).
   'activity.list': defineOp({
     args: z.object({ tenant: z.string(), agent: z.string().optional(), limit: z.number().int().optional() }).strict(),
     run: (services, args) => listActivity(services.db, args),
@@ -270,7 +270,7 @@ const definitions = {
     args: z.object({ tenant: z.string(), enabled: z.boolean() }).strict(),
     run: (services, args) => setActivityEnabled(services.db, cliTrail(services), args),
   }),
-  // Atmina Knowledge Bases for the operator (kgw kb, kgw files; src/core/kb/operator.ts).
+  // Atmina Knowledge Bases for the operator (kgw kb, kgw files; src/atmina/kb/operator.ts).
   'kb.list': defineOp({
     args: z.object({ tenant: z.string().optional(), archived: z.boolean().default(false) }).strict(),
     run: async (services, args) => (await operatorKbs(services.db, args)).map(kbJson),

@@ -1,11 +1,11 @@
-import type { AcceptResult, PublicAttachment, RejectResult, ReviewDetail, ReviewItem } from '../core/context/review.ts';
-import type { BrainDecision, BrainReviewDetail, BrainReviewItem } from '../core/brain/review.ts';
-import { iso, isoOrNull } from '../core/instants.ts';
+import type { AcceptResult, PublicAttachment, RejectResult, ReviewDetail, ReviewItem } from '../alignbase/context/review.ts';
+import type { BrainDecision, BrainReviewDetail, BrainReviewItem } from '../brain/review.ts';
+import { iso, isoOrNull } from '../kernel/instants.ts';
 
 /**
  * The review operations' results as JSON: what `kgw review --json` prints and what the admin
  * endpoint sends the CLI (snake_case, instants as ISO strings). The core answers domain values
- * (src/core/context/review.ts); this is their wire.
+ * (src/alignbase/context/review.ts); this is their wire.
  */
 
 export interface ReviewItemJson {
@@ -144,7 +144,7 @@ export function rejectResultJson(r: RejectResult): RejectResultJson {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Company Brain inbox (src/core/brain/review.ts)
+// The Company Brain inbox (src/brain/review.ts)
 
 /**
  * A brain inbox item as `kgw review list --json` shows it beside drafts and proposals: kind

@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Scope } from '../core/access/scopes.ts';
-import { normalizeScopes } from '../core/access/scopes.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import { normalizeScopes } from '../kernel/access/scopes.ts';
 import type { Queryable } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
 import { findClient } from './clients.ts';

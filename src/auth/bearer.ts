@@ -1,5 +1,5 @@
-import type { Caller } from '../core/access/caller.ts';
-import { authenticateToken } from '../core/tokens/tokens.ts';
+import type { Caller } from '../kernel/access/caller.ts';
+import { authenticateToken } from '../kernel/tokens/tokens.ts';
 import type { Queryable } from '../store/db.ts';
 
 export type BearerResult = { readonly caller: Caller } | { readonly failure: 'missing' | 'invalid' };

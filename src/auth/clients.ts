@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Scope } from '../core/access/scopes.ts';
-import { normalizeScopes } from '../core/access/scopes.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import { normalizeScopes } from '../kernel/access/scopes.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { oauthError } from './oauth-error.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Scope } from '../core/access/scopes.ts';
-import { normalizeScopes } from '../core/access/scopes.ts';
-import type { AuditTrail } from '../core/audit/trail.ts';
-import { insertToken } from '../core/tokens/tokens.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import { normalizeScopes } from '../kernel/access/scopes.ts';
+import type { AuditTrail } from '../kernel/audit/trail.ts';
+import { insertToken } from '../kernel/tokens/tokens.ts';
 import type { Db, Transaction } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
 import { OAuthError, oauthError } from './oauth-error.ts';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { iso } from '../core/instants.ts';
-import type { AuditTrail } from '../core/audit/trail.ts';
+import { iso } from '../kernel/instants.ts';
+import type { AuditTrail } from '../kernel/audit/trail.ts';
 import type { Config } from '../config.ts';
-import { requireTenant } from '../core/directory/directory.ts';
-import { personByEmail } from '../core/directory/principals.ts';
-import { notFound } from '../core/errors.ts';
+import { requireTenant } from '../kernel/directory/directory.ts';
+import { personByEmail } from '../kernel/directory/principals.ts';
+import { notFound } from '../kernel/errors.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { newSecret, sha256 } from './secrets.ts';
 import { startSession } from './sessions.ts';

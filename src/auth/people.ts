@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { verifyPassword } from '../core/access/passwords.ts';
-import { ownedAgent, personSignIn } from '../core/directory/principals.ts';
-import { agentNameRule } from '../core/org/rules.ts';
+import { verifyPassword } from '../kernel/access/passwords.ts';
+import { ownedAgent, personSignIn } from '../kernel/directory/principals.ts';
+import { agentNameRule } from '../kernel/org/rules.ts';
 import type { Queryable, Transaction } from '../store/db.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { oauthError } from './oauth-error.ts';

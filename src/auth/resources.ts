@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Scope } from '../core/access/scopes.ts';
-import { SCOPES } from '../core/access/scopes.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import { SCOPES } from '../kernel/access/scopes.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import type { Dialect } from '../mcp/tool.ts';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
-import type { TenantRef } from '../core/access/caller.ts';
-import type { AuditTrail } from '../core/audit/trail.ts';
-import { acceptKbInvitations } from '../core/kb/sharing.ts';
+import type { TenantRef } from '../kernel/access/caller.ts';
+import type { AuditTrail } from '../kernel/audit/trail.ts';
+import { acceptKbInvitations } from '../atmina/kb/sharing.ts';
 import type { Db, Queryable, Transaction } from '../store/db.ts';
 import { base64urlSha256, newSecret, sha256 } from './secrets.ts';
 

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import type { OrgChange } from '../core/org/section.ts';
-import { passwordEnvironment } from '../core/org/password-env.ts';
-import { readReferencedFiles } from '../core/org/referenced-files.ts';
+import type { OrgChange } from '../kernel/org/section.ts';
+import { passwordEnvironment } from '../kernel/org/password-env.ts';
+import { readReferencedFiles } from '../kernel/org/referenced-files.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand } from './usage.ts';

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
 import type { AnonymousTenantStatus } from '../admin/ops.ts';
-import type { ProjectionStatus } from '../core/outbox/outbox.ts';
+import type { ProjectionStatus } from '../kernel/outbox/outbox.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { parseCommand, table } from './usage.ts';

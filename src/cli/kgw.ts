@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError } from '../config.ts';
-import { isKgwError } from '../core/errors.ts';
+import { isKgwError } from '../kernel/errors.ts';
 import { print, printError } from './terminal.ts';
 import { UsageError } from './usage.ts';
 

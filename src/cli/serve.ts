@@ -6,7 +6,7 @@ import { tryLockFolder } from '../store/folder-lock.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
 import { print } from './terminal.ts';
 import { parseCommand } from './usage.ts';
-import { iso } from '../core/instants.ts';
+import { iso } from '../kernel/instants.ts';
 
 export const serveHelp = `Usage: kgw serve
 

@@ -3,14 +3,14 @@ import type { OpArgs, OpName, OpResult } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
 import { existsSync } from 'node:fs';
-import { KgwError, isKgwError } from '../core/errors.ts';
-import { openServices } from '../core/open-services.ts';
-import type { ErrorCode } from '../core/errors.ts';
+import { KgwError, isKgwError } from '../kernel/errors.ts';
+import { openServices } from '../open-services.ts';
+import type { ErrorCode } from '../kernel/errors.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
 import type { FolderOwner } from '../store/folder-lock.ts';
 import { migrate } from '../store/migrate.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
-import { iso } from '../core/instants.ts';
+import { iso } from '../kernel/instants.ts';
 
 /** An operation's arguments may be left out when it has none that are required. */
 type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];

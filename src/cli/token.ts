@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import type { TokenInfo } from '../core/tokens/tokens.ts';
+import type { TokenInfo } from '../kernel/tokens/tokens.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table } from './usage.ts';

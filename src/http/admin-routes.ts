@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { isOpName, runOp } from '../admin/ops.ts';
-import { KgwError, isKgwError } from '../core/errors.ts';
-import type { Services } from '../core/services.ts';
-import { hashSecret } from '../core/tokens/tokens.ts';
+import { KgwError, isKgwError } from '../kernel/errors.ts';
+import type { Services } from '../kernel/services.ts';
+import { hashSecret } from '../kernel/tokens/tokens.ts';
 import { kgwErrorHandler } from './status.ts';
 import { bodyText } from './utf8.ts';
 

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-import type { AnonymousCaller } from '../core/access/anonymous.ts';
-import type { TenantRef } from '../core/access/caller.ts';
-import { anonymousCaller } from '../core/access/anonymous.ts';
-import { findTenant } from '../core/directory/directory.ts';
-import type { Services } from '../core/services.ts';
+import type { AnonymousCaller } from '../kernel/access/anonymous.ts';
+import type { TenantRef } from '../kernel/access/caller.ts';
+import { anonymousCaller } from '../kernel/access/anonymous.ts';
+import { findTenant } from '../kernel/directory/directory.ts';
+import type { Services } from '../kernel/services.ts';
 import type { AnonymousMcp } from '../mcp/anonymous.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';

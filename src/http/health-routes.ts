@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { checkReadiness } from '../core/health/readiness.ts';
-import { projectionStatus } from '../core/outbox/outbox.ts';
-import type { ProjectionStatus } from '../core/outbox/outbox.ts';
-import type { Services } from '../core/services.ts';
+import { checkReadiness } from '../kernel/health/readiness.ts';
+import { projectionStatus } from '../kernel/outbox/outbox.ts';
+import type { ProjectionStatus } from '../kernel/outbox/outbox.ts';
+import type { Services } from '../kernel/services.ts';
 
 /**
  * How far each projection lags, in the /readyz body. A backlog never makes the gateway

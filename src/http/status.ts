@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode, KgwError } from '../core/errors.ts';
-import { isKgwError } from '../core/errors.ts';
+import type { ErrorCode, KgwError } from '../kernel/errors.ts';
+import { isKgwError } from '../kernel/errors.ts';
 
 /**
  * The HTTP status of each error code: the one table every route answers a `KgwError` from.

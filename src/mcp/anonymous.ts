@@ -5,12 +5,12 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyBaseLogger } from 'fastify';
 import { RateLimiter } from '../auth/rate-limit.ts';
 import type { AnonymousSearchConfig } from '../config.ts';
-import type { AnonymousCaller } from '../core/access/anonymous.ts';
-import { AuditTrail } from '../core/audit/trail.ts';
-import { KgwError, isKgwError } from '../core/errors.ts';
-import type { Services } from '../core/services.ts';
-import { findUnstorable } from '../core/text.ts';
-import { issueLines } from '../core/zod-issues.ts';
+import type { AnonymousCaller } from '../kernel/access/anonymous.ts';
+import { AuditTrail } from '../kernel/audit/trail.ts';
+import { KgwError, isKgwError } from '../kernel/errors.ts';
+import type { Services } from '../kernel/services.ts';
+import { findUnstorable } from '../kernel/text.ts';
+import { issueLines } from '../kernel/zod-issues.ts';
 import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';

@@ -1,8 +1,8 @@
-import type { Scope } from '../core/access/scopes.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { KgwError } from '../core/errors.ts';
-import { isKgwError, reasonOf } from '../core/errors.ts';
-import type { CallerStanding, ToolRole } from '../core/kb/standing.ts';
+import type { KgwError } from '../kernel/errors.ts';
+import { isKgwError, reasonOf } from '../kernel/errors.ts';
+import type { CallerStanding, ToolRole } from '../atmina/kb/standing.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 
 /** How one dialect words its failures; each dialect keeps its spec's texts in one table. */

@@ -1,8 +1,8 @@
 import { RateLimiter } from '../auth/rate-limit.ts';
 import type { RateLimitsConfig } from '../config.ts';
-import type { Caller } from '../core/access/caller.ts';
-import { KgwError } from '../core/errors.ts';
-import { refuseUpload } from '../core/kb/upload-refusals.ts';
+import type { Caller } from '../kernel/access/caller.ts';
+import { KgwError } from '../kernel/errors.ts';
+import { refuseUpload } from '../atmina/kb/upload-refusals.ts';
 
 /**
  * The rate limiters a tool may name (ToolDef.rateLimit), each counting calls per principal a

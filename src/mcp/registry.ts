@@ -1,9 +1,9 @@
 import type { Implementation, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Caller } from '../core/access/caller.ts';
-import { hasScopes } from '../core/access/caller.ts';
-import type { CallerStanding } from '../core/kb/standing.ts';
-import { standingAllows } from '../core/kb/standing.ts';
+import type { Caller } from '../kernel/access/caller.ts';
+import { hasScopes } from '../kernel/access/caller.ts';
+import type { CallerStanding } from '../atmina/kb/standing.ts';
+import { standingAllows } from '../atmina/kb/standing.ts';
 import type { DialectErrors } from './errors.ts';
 import { portableSchema } from './portable-schema.ts';
 import type { ResourceDef } from './resource.ts';

@@ -1,5 +1,5 @@
-import type { Scope } from '../core/access/scopes.ts';
-import type { KgwError } from '../core/errors.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import type { KgwError } from '../kernel/errors.ts';
 import type { Dialect, ToolContext } from './tool.ts';
 
 /** What a resource read gets: the same context as a tool call (its audit trail records the read). */

@@ -1,4 +1,4 @@
-import type { KgwError, Reason } from '../core/errors.ts';
+import type { KgwError, Reason } from '../kernel/errors.ts';
 import { CONFLICT_ADVICE } from './errors.ts';
 
 /*

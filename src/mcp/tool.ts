@@ -1,10 +1,10 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { Caller } from '../core/access/caller.ts';
-import type { Scope } from '../core/access/scopes.ts';
-import type { AuditTrail } from '../core/audit/trail.ts';
-import type { ToolRole } from '../core/kb/standing.ts';
-import type { Services } from '../core/services.ts';
+import type { Caller } from '../kernel/access/caller.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
+import type { AuditTrail } from '../kernel/audit/trail.ts';
+import type { ToolRole } from '../atmina/kb/standing.ts';
+import type { Services } from '../kernel/services.ts';
 import type { ToolRate } from './rates.ts';
 
 export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { setActivityEnabled } from '../../src/core/activity/activity.ts';
-import { addRoute } from '../../src/core/access/routes.ts';
+import { setActivityEnabled } from '../../src/alignbase/activity/activity.ts';
+import { addRoute } from '../../src/alignbase/access/routes.ts';
 import { cliTrail } from '../support/audit.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import { OrgGateway, assertScopeRefused } from './support.ts';
+import { OrgGateway, assertScopeRefused } from '../support/harness.ts';
 
 /**
  * The Activity tools through the SDK's client over HTTP: activity.write (with context.read)

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from './support.ts';
-import { OrgGateway, b64, backendLabel, s3GatewayEnv, textOf } from './support.ts';
+import type { Agent } from '../support/harness.ts';
+import { OrgGateway, b64, backendLabel, s3GatewayEnv, textOf } from '../support/harness.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /** The Artifact tools through the SDK's client over HTTP. */

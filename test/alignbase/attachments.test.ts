@@ -3,12 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { blobKey } from '../../connectors/blob/contract.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
-import { storeFiles } from '../../src/core/context/attachments.ts';
-import { createKnowledge as insertKnowledge } from '../../src/core/context/knowledge.ts';
-import { validateAttachments } from '../../src/core/context/skill-package.ts';
+import { storeFiles } from '../../src/alignbase/context/attachments.ts';
+import { createKnowledge as insertKnowledge } from '../../src/alignbase/context/knowledge.ts';
+import { validateAttachments } from '../../src/alignbase/context/skill-package.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from './support.ts';
-import { ATTACHMENT_CHUNK, SKILL_MD, Suite, assertShape, b64, backendLabel, createSkill, route, snapshot } from './support.ts';
+import type { Agent } from '../support/harness.ts';
+import { ATTACHMENT_CHUNK, SKILL_MD, Suite, assertShape, b64, backendLabel, createSkill, route, snapshot } from '../support/harness.ts';
 
 type Chunk = { data_base64: string; offset: number; next_offset: number; size: number; eof: boolean; media_type: string; version_id: string };
 type SkillRead = { version: number; version_id: string; attachments: { path: string; media_type: string; size: number; digest_encoding: string }[] };

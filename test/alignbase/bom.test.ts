@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from './support.ts';
-import { OrgGateway, backendLabel, s3GatewayEnv } from './support.ts';
-import { acceptReview, showReview } from '../../src/core/context/review.ts';
+import type { Agent } from '../support/harness.ts';
+import { OrgGateway, backendLabel, s3GatewayEnv } from '../support/harness.ts';
+import { acceptReview, showReview } from '../../src/alignbase/context/review.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 

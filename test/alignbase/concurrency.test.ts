@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CONFLICT, retryOnConflict } from '../../src/core/retry.ts';
+import { CONFLICT, retryOnConflict } from '../../src/kernel/retry.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from './support.ts';
-import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill } from './support.ts';
+import type { Agent } from '../support/harness.ts';
+import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill } from '../support/harness.ts';
 
 const WRITERS = 20;
 const KNOWLEDGE_CONFLICT = 'version conflict: read the Knowledge again before writing';
@@ -11,7 +11,7 @@ const SKILL_CONFLICT = 'version conflict: read the skill again before writing';
 
 type Written = { version: number; version_id: string; updated: boolean };
 
-/** Each writer retries as a client should (src/core/retry.ts), bounded well above what twenty writers need. */
+/** Each writer retries as a client should (src/kernel/retry.ts), bounded well above what twenty writers need. */
 const RETRIES = { attempts: 10 * WRITERS };
 
 for (const backend of storeBackends()) {

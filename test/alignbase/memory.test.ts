@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from './support.ts';
-import { OrgGateway, textOf } from './support.ts';
-import { addRoute } from '../../src/core/access/routes.ts';
-import { CONFLICT, retryOnConflict } from '../../src/core/retry.ts';
+import type { Agent } from '../support/harness.ts';
+import { OrgGateway, textOf } from '../support/harness.ts';
+import { addRoute } from '../../src/alignbase/access/routes.ts';
+import { CONFLICT, retryOnConflict } from '../../src/kernel/retry.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /**

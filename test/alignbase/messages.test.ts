@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/core/access/grants.ts';
+import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
 import { seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from './support.ts';
-import { OrgGateway, UUID, assertScopeRefused } from './support.ts';
+import type { Agent } from '../support/harness.ts';
+import { OrgGateway, UUID, assertScopeRefused } from '../support/harness.ts';
 
 /**
  * Messages through the SDK's client over HTTP: list_context_recipients, send_context (checks,

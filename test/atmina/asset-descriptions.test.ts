@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { pngOf, textPdf } from './assets/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire } from './support.ts';
 import { KbSuite, backendLabel } from './support.ts';

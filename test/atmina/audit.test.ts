@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import type { AuditResource } from '../../src/core/audit/audit-log.ts';
+import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
+import type { AuditResource } from '../../src/kernel/audit/audit-log.ts';
 import { storeBackends } from '../support/stores.ts';
 import { KbSuite, assertAtminaError, backendLabel } from './support.ts';
 

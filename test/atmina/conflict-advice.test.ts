@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { refuseUpload } from '../../src/core/kb/upload-refusals.ts';
-import { atminaErrors } from '../../src/dialects/atmina/errors.ts';
+import { refuseUpload } from '../../src/atmina/kb/upload-refusals.ts';
+import { atminaErrors } from '../../src/atmina/dialect/errors.ts';
 import { CONFLICT_ADVICE } from '../../src/mcp/errors.ts';
 import { BUSY_ADVICE } from '../../src/mcp/retry-advice.ts';
 import type { ToolDef } from '../../src/mcp/tool.ts';

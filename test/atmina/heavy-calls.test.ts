@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isKgwError } from '../../src/core/errors.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 import { HEAVY_CALL_LIMITS, HeavyCalls } from '../../src/mcp/rates.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';

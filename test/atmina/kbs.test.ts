@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import { AuditTrail } from '../../src/core/audit/trail.ts';
-import { restoreKb } from '../../src/core/kb/kbs.ts';
+import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
+import { AuditTrail } from '../../src/kernel/audit/trail.ts';
+import { restoreKb } from '../../src/atmina/kb/kbs.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire } from './support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from './support.ts';

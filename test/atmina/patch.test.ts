@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyPatch, checkPatch } from '../../src/core/kb/patch.ts';
+import { applyPatch, checkPatch } from '../../src/atmina/kb/patch.ts';
 import { assertKgwError } from '../support/fixtures.ts';
 
 const MAX = 1024 * 1024;

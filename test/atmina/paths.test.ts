@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mediaTypeOf, parseKbPath, parseKbPathPrefix, pathProblem } from '../../src/core/kb/paths.ts';
+import { mediaTypeOf, parseKbPath, parseKbPathPrefix, pathProblem } from '../../src/atmina/kb/paths.ts';
 import { rejectsWithKgwError } from '../support/fixtures.ts';
 import { HOSTILE_PATHS } from './support.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openNeo4jGraphStore } from '../../connectors/graph/neo4j.ts';
-import { pngOf } from '../kb-assets/fixtures.ts';
-import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
+import { pngOf } from './assets/fixtures.ts';
+import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
 import { neo4jUrl } from '../support/graph-backends.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire } from './support.ts';

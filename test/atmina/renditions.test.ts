@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { DOWNLOAD_LINK_SECONDS, signDownload } from '../../src/core/kb/download-links.ts';
-import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { DOWNLOAD_LINK_SECONDS, signDownload } from '../../src/atmina/kb/download-links.ts';
+import { pngOf, textPdf } from './assets/fixtures.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from './support.ts';

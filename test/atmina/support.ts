@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { drainedOutbox } from '../support/gateway.ts';
 import { createHash } from 'node:crypto';
-import { Agent, OrgGateway, backendLabel, s3GatewayEnv } from '../alignbase/support.ts';
+import { Agent, OrgGateway, backendLabel, s3GatewayEnv } from '../support/harness.ts';
 import type { StoreBackend } from '../support/stores.ts';
 
 /*

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { searchProvisioning } from '../../src/core/health/search.ts';
+import { searchProvisioning } from '../../src/kernel/health/search.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Agent, KbWire } from './support.ts';
 import { KbSuite, backendLabel } from './support.ts';

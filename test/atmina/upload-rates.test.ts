@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { allTools } from '../../src/dialects/index.ts';
-import { OrgGateway } from '../alignbase/support.ts';
+import { allTools } from '../../src/products.ts';
+import { OrgGateway } from '../support/harness.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME_KB_ORG, ATMINA_PATH, assertAtminaError } from './support.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { pngOf, textPdf } from './assets/fixtures.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from './support.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { createToken, revokeToken } from '../../src/core/tokens/tokens.ts';
+import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { createToken, revokeToken } from '../../src/kernel/tokens/tokens.ts';
 import { cliTrail } from '../support/audit.ts';
 import { pick, records } from '../support/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { simpleParser } from 'mailparser';
-import { acceptBrainReview, showBrainReview } from '../../src/core/brain/review.ts';
+import { acceptBrainReview, showBrainReview } from '../../src/brain/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { rejectsWithKgwError } from '../support/fixtures.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { acceptBrainReview } from '../../src/core/brain/review.ts';
+import { acceptBrainReview } from '../../src/brain/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';

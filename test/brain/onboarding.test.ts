@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { NODE_TYPES } from '../../src/core/brain/model.ts';
+import { NODE_TYPES } from '../../src/brain/model.ts';
 import type { Db } from '../../src/store/db.ts';
 import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';

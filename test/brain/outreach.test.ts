@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { simpleParser } from 'mailparser';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { acceptBrainReview, rejectBrainReview, showBrainReview } from '../../src/core/brain/review.ts';
+import { acceptBrainReview, rejectBrainReview, showBrainReview } from '../../src/brain/review.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { addresses } from '../support/imap.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { analyzer, analyzerLanguage } from '../../src/core/search/analyzer.ts';
+import { analyzer, analyzerLanguage } from '../../src/search-text/analyzer.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';

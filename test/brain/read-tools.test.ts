@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { importBrain } from '../../src/core/brain/import.ts';
+import { importBrain } from '../../src/brain/import.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg, startGateway } from '../support/gateway.ts';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { OrgApplyResult } from '../../src/core/org/apply.ts';
+import type { OrgApplyResult } from '../../src/kernel/org/apply.ts';
 import type { CliStore } from './support.ts';
 import { ORG, cliEnv, cliStoreBackends, kgw, lines, tempDir, writeIn } from './support.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ProbeResult } from '../../src/core/health/readiness.ts';
+import type { ProbeResult } from '../../src/kernel/health/readiness.ts';
 import type { CliStore } from './support.ts';
 import { connectClient } from '../support/gateway.ts';
 import { NO_GATEWAY_PORT, ORG, cliEnv, cliStoreBackends, kgw, lines, serve, tempDir, writeIn } from './support.ts';

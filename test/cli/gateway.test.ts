@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
+import type { TokenInfo } from '../../src/kernel/tokens/tokens.ts';
 import type { FolderOwner } from '../../src/store/folder-lock.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
 import type { CliStore, Served } from './support.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { InboxListing as AdminInbox } from '../../src/dialects/alignbase/messages.ts';
+import type { InboxListing as AdminInbox } from '../../src/alignbase/dialect/messages.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
 import { cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';

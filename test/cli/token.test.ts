@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { TokenInfo } from '../../src/core/tokens/tokens.ts';
+import type { TokenInfo } from '../../src/kernel/tokens/tokens.ts';
 import type { CliStore } from './support.ts';
 import { ORG, TOKEN_LINE, cliStoreBackends, kgw, lines, lookedIn, writeIn } from './support.ts';
 

@@ -15,7 +15,7 @@ import type { BlobStore, PresignedPut } from '../../connectors/blob/contract.ts'
 import { STAGING_GRACE_SECONDS, blobKey, isKeyPrefix } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
-import { registerUploadRoutes } from '../../src/http/upload-routes.ts';
+import { registerUploadRoutes } from '../../src/atmina/http/upload-routes.ts';
 import { rejectsWithKgwError } from '../support/fixtures.ts';
 
 const MiB = 1024 * 1024;

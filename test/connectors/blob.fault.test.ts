@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import { blobKey } from '../../connectors/blob/contract.ts';
-import { isKgwError } from '../../src/core/errors.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { PrivateMinio } from '../support/services.ts';

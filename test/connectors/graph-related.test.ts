@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { GraphStore, KbLinkType, RelatedFiles } from '../../connectors/graph/contract.ts';
-import { referencesOf } from '../../src/core/kb/text/references.ts';
+import { referencesOf } from '../../src/atmina/kb/text/references.ts';
 import type { Harness } from '../support/graph-backends.ts';
 import { graphBackends } from '../support/graph-backends.ts';
 

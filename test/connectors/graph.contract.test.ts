@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { GraphEndpointMissing } from '../../connectors/graph/contract.ts';
 import type { GraphStore, GraphVisibility, UpsertNodeInput } from '../../connectors/graph/contract.ts';
 import { PostgresGraphStore } from '../../connectors/graph/postgres.ts';
-import { TIERS, visibleAtTier } from '../../src/core/access/tiers.ts';
+import { TIERS, visibleAtTier } from '../../src/kernel/directory/tiers.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Harness } from '../support/graph-backends.ts';
 import { graphBackends } from '../support/graph-backends.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { KB_TEXT_MAX_BYTES } from '../../src/core/kb/files.ts';
+import { KB_TEXT_MAX_BYTES } from '../../src/atmina/kb/files.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from '../atmina/support.ts';

@@ -7,10 +7,10 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { blobKey } from '../../connectors/blob/contract.ts';
-import { SCOPES } from '../../src/core/access/scopes.ts';
-import { allTools, mcpEndpoints } from '../../src/dialects/index.ts';
-import { s3GatewayEnv } from '../alignbase/support.ts';
-import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { SCOPES } from '../../src/kernel/access/scopes.ts';
+import { allTools, mcpEndpoints } from '../../src/products.ts';
+import { s3GatewayEnv } from '../support/harness.ts';
+import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';

@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createHash } from 'node:crypto';
 import type { KbEntry, KbFileEntry, Pools, TenantPool, Versioned } from './harness.ts';
 import { skillMd } from './harness.ts';
-import { pngOf, textPdf } from '../kb-assets/fixtures.ts';
+import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
 import { hostileNumber, hostileString, withMutations, withOneHostileValue, wrongType } from './hostile.ts';
 import type { SchemaObject, SchemaPosition } from './schema-arbitrary.ts';
 import { arbitraryFromSchema, unsupportedKeywords } from './schema-arbitrary.ts';

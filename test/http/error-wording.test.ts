@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { issueLines, issuesText } from '../../src/core/zod-issues.ts';
+import { issueLines, issuesText } from '../../src/kernel/zod-issues.ts';
 import type { SeededGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, startSeededGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';

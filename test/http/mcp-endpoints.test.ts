@@ -235,7 +235,7 @@ for (const backend of storeBackends()) {
       const [row] = await store.db.query<{ id: string }>(
         "SELECT t.id FROM tokens t JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id WHERE p.email = 'bob@acme.test'",
       );
-      const { revokeToken } = await import('../../src/core/tokens/tokens.ts');
+      const { revokeToken } = await import('../../src/kernel/tokens/tokens.ts');
       await revokeToken(store.db, row!.id, cliTrail(store.db));
       assert.equal((await post('/mcp', INIT, { authorization: `Bearer ${revocable}` })).status, 401);
 

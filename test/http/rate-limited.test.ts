@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { rateLimitedCall } from '../alignbase/support.ts';
+import { rateLimitedCall } from '../support/harness.ts';
 import { pythonInterpreter } from '../interop/support.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';

@@ -8,14 +8,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Browser, Page } from 'playwright-core';
-import { allTools } from '../../src/dialects/index.ts';
+import { allTools } from '../../src/products.ts';
 import { browserSkip, launchChromium } from '../support/browser.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { OAuthGateway } from './support.ts';
 import { PASSWORD, setPassword, startOAuthGateway } from './support.ts';
-import { standingAllows } from '../../src/core/kb/standing.ts';
+import { standingAllows } from '../../src/atmina/kb/standing.ts';
 
 /** What /atmina/mcp lists to a connection with context.read and context.write: every Atmina tool. */
 // release-bot is an Editor of the docs team (test/fixtures/acme.yaml) and Admin nowhere: the list

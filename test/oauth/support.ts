@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Gateway } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { hashPassword } from '../../src/core/access/passwords.ts';
+import { hashPassword } from '../../src/kernel/access/passwords.ts';
 import type { Db } from '../../src/store/db.ts';
 import { freePort } from '../cli/support.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { revokeToken } from '../../src/core/tokens/tokens.ts';
+import { revokeToken } from '../../src/kernel/tokens/tokens.ts';
 import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, issueToken, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';

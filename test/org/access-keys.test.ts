@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { verifyPassword } from '../../src/core/access/passwords.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { passwordEnvironment } from '../../src/core/org/password-env.ts';
+import { verifyPassword } from '../../src/kernel/access/passwords.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { passwordEnvironment } from '../../src/kernel/org/password-env.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import type { OrgChange } from '../../src/core/org/apply.ts';
-import { isKgwError } from '../../src/core/errors.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import type { OrgChange } from '../../src/kernel/org/apply.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME, directoryOf, snapshot } from './support.ts';

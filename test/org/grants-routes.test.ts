@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/core/access/grants.ts';
-import { routedTo } from '../../src/core/access/routes.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
+import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
+import { routedTo } from '../../src/alignbase/access/routes.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/core/access/grants.ts';
-import { routedTo } from '../../src/core/access/routes.ts';
-import { createKnowledge } from '../../src/core/context/knowledge.ts';
-import { isKgwError } from '../../src/core/errors.ts';
-import { publishVersion, saveVersion } from '../../src/core/versions/versions.ts';
+import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
+import { routedTo } from '../../src/alignbase/access/routes.ts';
+import { createKnowledge } from '../../src/alignbase/context/knowledge.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
+import { publishVersion, saveVersion } from '../../src/alignbase/versions/versions.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';

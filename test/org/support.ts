@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { isKgwError } from '../../src/core/errors.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { readReferencedFiles } from '../../src/core/org/referenced-files.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { kbRoleFor } from '../../src/core/access/team-shares.ts';
-import { isKgwError } from '../../src/core/errors.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import type { OrgChange } from '../../src/core/org/apply.ts';
+import { kbRoleFor } from '../../src/atmina/access/team-shares.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import type { OrgChange } from '../../src/kernel/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';

@@ -8,7 +8,7 @@ import type { RebuildOutcome } from '../../src/admin/ops.ts';
 import type { Gateway } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { enqueue } from '../../src/core/outbox/outbox.ts';
+import { enqueue } from '../../src/kernel/outbox/outbox.ts';
 import { pick } from '../support/fixtures.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Projection } from '../../connectors/projection.ts';
-import { enqueue, projectionStatus } from '../../src/core/outbox/outbox.ts';
-import type { OutboxEntry } from '../../src/core/outbox/outbox.ts';
-import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
-import { OutboxWorker } from '../../src/core/outbox/worker.ts';
+import { enqueue, projectionStatus } from '../../src/kernel/outbox/outbox.ts';
+import type { OutboxEntry } from '../../src/kernel/outbox/outbox.ts';
+import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
+import { OutboxWorker } from '../../src/kernel/outbox/worker.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { pick, records } from '../support/fixtures.ts';

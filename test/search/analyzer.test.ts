@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TERM_MAX_CHARS, analyzer, analyzerLanguage } from '../../src/core/search/analyzer.ts';
-import { editDistance } from '../../src/core/search/query.ts';
+import { TERM_MAX_CHARS, analyzer, analyzerLanguage } from '../../src/search-text/analyzer.ts';
+import { editDistance } from '../../src/search-text/query.ts';
 
 describe('the search analyser', () => {
   it('stems English words and drops its stop words', () => {

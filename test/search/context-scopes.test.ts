@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Caller } from '../../src/core/access/caller.ts';
-import { grantContextRole } from '../../src/core/access/grants.ts';
-import { addRoute } from '../../src/core/access/routes.ts';
-import { KgwError } from '../../src/core/errors.ts';
-import { CONTEXT_SCOPES_MAX, readableContextScopes } from '../../src/core/search/context-source.ts';
-import type { SearchedContextType } from '../../src/core/search/context-source.ts';
+import type { Caller } from '../../src/kernel/access/caller.ts';
+import { grantContextRole } from '../../src/alignbase/access/grants.ts';
+import { addRoute } from '../../src/alignbase/access/routes.ts';
+import { KgwError } from '../../src/kernel/errors.ts';
+import { CONTEXT_SCOPES_MAX, readableContextScopes } from '../../src/alignbase/search-source.ts';
+import type { SearchedContextType } from '../../src/alignbase/search-source.ts';
 import type { Db } from '../../src/store/db.ts';
 import { seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire, ReadWire } from '../atmina/support.ts';
 import { KbSuite, assertAtminaError, backendLabel } from '../atmina/support.ts';
-import { CONTEXT_SCAN_BYTES } from '../../src/core/search/context.ts';
+import { CONTEXT_SCAN_BYTES } from '../../src/atmina/context-package.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
 

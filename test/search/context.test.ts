@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { analyzer } from '../../src/core/search/analyzer.ts';
-import type { ContextFile, ScoredPassage } from '../../src/core/search/context.ts';
-import { PASSAGE_MIN_CHARS, charCount, choosePassages, scorePassages, splitPassages } from '../../src/core/search/context.ts';
+import { analyzer } from '../../src/search-text/analyzer.ts';
+import type { ContextFile, ScoredPassage } from '../../src/atmina/context-package.ts';
+import { PASSAGE_MIN_CHARS, charCount, choosePassages, scorePassages, splitPassages } from '../../src/atmina/context-package.ts';
 
 /*
  * get_context's core without a gateway: how a text is cut into passages, how passages are

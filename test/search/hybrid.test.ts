@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { rebuildProjection } from '../../src/core/outbox/rebuild.ts';
+import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
 import { storeBackends } from '../support/stores.ts';
 import { EmbeddingsServer } from '../support/embeddings-server.ts';
 import type { KbWire } from '../atmina/support.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Agent } from '../alignbase/support.ts';
+import { Agent } from '../support/harness.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire } from '../atmina/support.ts';
 import { KbSuite, backendLabel } from '../atmina/support.ts';

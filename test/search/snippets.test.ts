@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SNIPPET_MARK } from '../../connectors/search/contract.ts';
-import { analyzer } from '../../src/core/search/analyzer.ts';
-import type { Token } from '../../src/core/search/analyzer.ts';
-import { SNIPPET_HITS_MAX, SNIPPET_SCAN_CHARS, SNIPPET_WORDS, snippetsOf } from '../../src/core/search/snippets.ts';
+import { analyzer } from '../../src/search-text/analyzer.ts';
+import type { Token } from '../../src/search-text/analyzer.ts';
+import { SNIPPET_HITS_MAX, SNIPPET_SCAN_CHARS, SNIPPET_WORDS, snippetsOf } from '../../src/search-text/snippets.ts';
 
 const english = analyzer('english');
 const marked = (word: string) => `${SNIPPET_MARK.open}${word}${SNIPPET_MARK.close}`;

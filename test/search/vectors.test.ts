@@ -6,12 +6,12 @@ import type { OutboxRow, Projection } from '../../connectors/projection.ts';
 import { BuiltinSearchBackend } from '../../connectors/search/builtin.ts';
 import type { SearchDocument, SearchQuery } from '../../connectors/search/contract.ts';
 import { searchProjection } from '../../connectors/search/contract.ts';
-import { insertOutboxRows } from '../../src/core/outbox/outbox.ts';
-import { toOutboxRow } from '../../src/core/outbox/queries.ts';
-import type { OutboxDbRow } from '../../src/core/outbox/queries.ts';
-import { OutboxWorker, dueRows } from '../../src/core/outbox/worker.ts';
-import { fallbackTooMany, hybridSearch } from '../../src/core/search/hybrid.ts';
-import { VECTORS_PROJECTION, decodeVector, encodeVector, nearestVectors, textSha256, vectorEntries, vectorsProjection } from '../../src/core/search/vectors.ts';
+import { insertOutboxRows } from '../../src/kernel/outbox/outbox.ts';
+import { toOutboxRow } from '../../src/kernel/outbox/queries.ts';
+import type { OutboxDbRow } from '../../src/kernel/outbox/queries.ts';
+import { OutboxWorker, dueRows } from '../../src/kernel/outbox/worker.ts';
+import { fallbackTooMany, hybridSearch } from '../../src/search/hybrid.ts';
+import { VECTORS_PROJECTION, decodeVector, encodeVector, nearestVectors, textSha256, vectorEntries, vectorsProjection } from '../../src/search/vectors.ts';
 import type { Db } from '../../src/store/db.ts';
 import { EmbeddingsServer } from '../support/embeddings-server.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -19,7 +19,7 @@ import { storeBackends } from '../support/stores.ts';
 import { searchDocument } from './documents.ts';
 
 /*
- * The vectors projection and the vector side of hybrid search (src/core/search/vectors.ts,
+ * The vectors projection and the vector side of hybrid search (src/search/vectors.ts,
  * hybrid.ts) on a real store, fed through the outbox from the built-in engine, embedded by the
  * local embeddings server.
  */

@@ -4,12 +4,12 @@ import { threadId } from 'node:worker_threads';
 import { indexDoc, INDEX_DOC_MODULE, SEARCH_TERMS_PER_DOC_MAX } from '../../connectors/search/index-doc.ts';
 import { DEFAULT_RANKING } from '../../connectors/search/builtin.ts';
 import type { SearchDocument } from '../../connectors/search/contract.ts';
-import { OFFLOAD_MIN_CHARS, offload, stopOffloadWorkers } from '../../src/core/offload.ts';
-import { referencesOf } from '../../src/core/kb/text/references.ts';
+import { OFFLOAD_MIN_CHARS, offload, stopOffloadWorkers } from '../../src/kernel/offload.ts';
+import { referencesOf } from '../../src/atmina/kb/text/references.ts';
 import { exits, fails, whereAmI } from '../fixtures/offload-task.ts';
 
 const TASKS = new URL('../fixtures/offload-task.ts', import.meta.url);
-const REFERENCES = new URL('../../src/core/kb/text/references.ts', import.meta.url);
+const REFERENCES = new URL('../../src/atmina/kb/text/references.ts', import.meta.url);
 
 const doc = (body: string): SearchDocument => ({
   tenantId: '00000000-0000-4000-8000-000000000001',

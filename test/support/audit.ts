@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Caller } from '../../src/core/access/caller.ts';
-import { AuditLog } from '../../src/core/audit/audit-log.ts';
-import { AuditTrail } from '../../src/core/audit/trail.ts';
+import type { Caller } from '../../src/kernel/access/caller.ts';
+import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
+import { AuditTrail } from '../../src/kernel/audit/trail.ts';
 import type { Db } from '../../src/store/db.ts';
 
 /*

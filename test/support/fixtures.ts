@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { ErrorCode, KgwError } from '../../src/core/errors.ts';
-import { isKgwError } from '../../src/core/errors.ts';
+import type { ErrorCode, KgwError } from '../../src/kernel/errors.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 
 /*
  * Fixtures more than one suite builds the same way: attachment bytes in base64, SKILL.md files,

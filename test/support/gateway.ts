@@ -8,9 +8,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Gateway, GatewayOptions } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { applyOrgFile } from '../../src/core/org/apply.ts';
-import { createToken } from '../../src/core/tokens/tokens.ts';
-import { SCOPES } from '../../src/core/access/scopes.ts';
+import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { createToken } from '../../src/kernel/tokens/tokens.ts';
+import { SCOPES } from '../../src/kernel/access/scopes.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from './audit.ts';
 import type { StoreBackend, TestStore } from './stores.ts';

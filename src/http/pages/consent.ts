@@ -1,4 +1,4 @@
-import type { Scope } from '../../core/access/scopes.ts';
+import type { Scope } from '../../kernel/access/scopes.ts';
 import { hiddenFields, html, layout } from './html.ts';
 
 const SCOPE_TEXT: Readonly<Record<Scope, string>> = {

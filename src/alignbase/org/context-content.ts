@@ -1,0 +1,286 @@
+import { Buffer, isUtf8 } from 'node:buffer';
+import type { Transaction } from '../../store/db.ts';
+import type { ContextType } from '../access/context-roles.ts';
+import type { NewVersion, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import { getVersions, publishVersion, saveVersion, versionKey, writeDates } from '../versions/versions.ts';
+import type { HeadRow } from '../versions/queries.ts';
+import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
+import type { ReferencedEntry, ReferencedFiles } from '../../kernel/org/referenced-files.ts';
+import { kindMismatch, quotePath, referencePath } from '../../kernel/org/referenced-files.ts';
+import { contentRule, dateRule } from '../../kernel/org/rules.ts';
+import type { PlanContext, PlannedStep, ReadContext } from '../../kernel/org/section.ts';
+import type { Fields, Located, Slot, YamlReader } from '../../kernel/org/yaml-reader.ts';
+import type { AppliedContent } from './applied-content.ts';
+import { remember, replacesSince, standing } from './applied-content.ts';
+
+/**
+ * What the `knowledge`, `skills` and `memories` sections share: the staleness dates,
+ * `publish`, `content` or `file:`, the `file:`/`dir:` references and the resource heads they
+ * plan against.
+ */
+
+/** The staleness dates an entry declares; null when left out (the file is the whole truth). */
+export interface Dates {
+  readonly reviewBy: string | null;
+  readonly expiresAt: string | null;
+}
+
+export const DATE_KEYS = ['review_by', 'expires_at'] as const;
+
+/** `review_by` and `expires_at`, each a YYYY-MM-DD date, the expiry not before the review. */
+export function readDates(fields: Fields, reader: YamlReader): Dates | undefined {
+  const read = (key: string): Located | null | undefined => {
+    const slot = fields.get(key);
+    return slot ? reader.string(slot, dateRule) : null;
+  };
+  const reviewBy = read('review_by');
+  const expiresAt = read('expires_at');
+  if (reviewBy === undefined || expiresAt === undefined) return undefined;
+  if (reviewBy && expiresAt && expiresAt.value < reviewBy.value) {
+    reader.fail(expiresAt, `${expiresAt.path}: ${expiresAt.value} is before review_by ${reviewBy.value}`);
+    return undefined;
+  }
+  return { reviewBy: reviewBy?.value ?? null, expiresAt: expiresAt?.value ?? null };
+}
+
+/** `publish: true|false`, false when left out. */
+export function readPublish(fields: Fields, reader: YamlReader): boolean | undefined {
+  const slot = fields.get('publish');
+  if (!slot) return false;
+  return reader.boolean(slot)?.value;
+}
+
+/** The text of an entry, written inline (`content`) or in a file next to the org file (`file`). */
+export interface EntryContent {
+  /** The text, located at the `content` or `file` key. */
+  readonly text: Located;
+  /** The normalised path a `file:` names; undefined for `content`. */
+  readonly file: string | undefined;
+}
+
+/** How messages describe an entry's text: `itself` "the markdown itself", `kind` "Knowledge content is markdown". */
+export interface ContentWords {
+  readonly itself: string;
+  readonly kind: string;
+}
+
+/**
+ * `content` (the text itself, at least one character) or `file` (a path to it, whose file must
+ * be UTF-8 text and not empty, and is kept exactly): one of them, never both.
+ */
+export function readContent(item: Slot, fields: Fields, context: ReadContext, words: ContentWords): EntryContent | undefined {
+  const { reader } = context;
+  const contentSlot = fields.get('content');
+  const fileSlot = fields.get('file');
+  if (contentSlot && fileSlot) reader.fail(fileSlot, `${item.path} has both content and file; give one of them`);
+  else if (contentSlot) {
+    const text = reader.string(contentSlot, contentRule);
+    return text && { text, file: undefined };
+  } else if (fileSlot) {
+    const reference = readReference(fileSlot, reader);
+    const data = reference && lookUpFile(reference, context.files, reader);
+    const text = reference && data !== undefined ? fileText(reference, data, reader, words) : undefined;
+    return reference && text !== undefined ? { text: { ...reference, value: text }, file: reference.value } : undefined;
+  } else reader.fail(item, `${item.path} needs content (${words.itself}) or file (a path to it)`);
+  return undefined;
+}
+
+/** The text of a `file:`: UTF-8, not empty, kept exactly as the file holds it. */
+function fileText(reference: Located, data: string, reader: YamlReader, words: ContentWords): string | undefined {
+  const bytes = decodeBase64(data);
+  const text = bytes && utf8Text(bytes);
+  if (bytes === undefined) reader.fail(reference, `${reference.path}: ${quotePath(reference.value)} was not sent as base64`);
+  else if (text === undefined) reader.fail(reference, `${reference.path}: ${quotePath(reference.value)} is not UTF-8 text; ${words.kind}`);
+  else if (text === '') reader.fail(reference, `${reference.path}: ${quotePath(reference.value)} is empty`);
+  else return text;
+  return undefined;
+}
+
+/** A `file:` or `dir:` value as a normalised path relative to the org file's folder. */
+export function readReference(slot: Slot, reader: YamlReader): Located | undefined {
+  const value = reader.string(slot, { expected: 'a path relative to the org file', valid: (text) => text !== '' });
+  if (!value) return undefined;
+  const normalised = referencePath(value.value);
+  if ('problem' in normalised) {
+    reader.fail(slot, `${slot.path}: ${quotePath(value.value)} ${normalised.problem}`);
+    return undefined;
+  }
+  return { ...value, value: normalised.path };
+}
+
+/** The base64 bytes of the file a `file:` names; undefined (each problem reported) otherwise. */
+export function lookUpFile(reference: Located, files: ReferencedFiles, reader: YamlReader): string | undefined {
+  const entry = entryOf(reference, files, 'file', reader);
+  return entry && 'file' in entry ? entry.file : undefined;
+}
+
+/** The files under the folder a `dir:` names; undefined (each problem reported) otherwise. */
+export function lookUpFolder(
+  reference: Located,
+  files: ReferencedFiles,
+  reader: YamlReader,
+): readonly { readonly path: string; readonly data_base64: string }[] | undefined {
+  const entry = entryOf(reference, files, 'folder', reader);
+  return entry && 'folder' in entry ? entry.folder : undefined;
+}
+
+function entryOf(reference: Located, files: ReferencedFiles, wanted: 'file' | 'folder', reader: YamlReader): ReferencedEntry | undefined {
+  const entry = Object.hasOwn(files, reference.value) ? files[reference.value] : undefined;
+  if (entry === undefined) {
+    reader.fail(reference, `${reference.path}: ${quotePath(reference.value)} is not among the files sent with the org file`);
+    return undefined;
+  }
+  if ('errors' in entry) {
+    for (const error of entry.errors) reader.fail(reference, `${reference.path}: ${error}`);
+    return undefined;
+  }
+  if (!(wanted in entry)) {
+    reader.fail(reference, `${reference.path}: ${kindMismatch(reference.value, wanted)}`);
+    return undefined;
+  }
+  return entry;
+}
+
+/** Decodes base64 sent with the file; undefined when it is not the canonical encoding of some bytes. */
+export function decodeBase64(data: string): Buffer | undefined {
+  const bytes = Buffer.from(data, 'base64');
+  return bytes.toString('base64') === data ? bytes : undefined;
+}
+
+/** UTF-8 text, kept exactly (a byte order mark included); undefined when the bytes are not UTF-8. */
+export function utf8Text(bytes: Buffer): string | undefined {
+  return isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+}
+
+/**
+ * The active heads of `type` with one of `names` (or, with `archived`, every head), locked for
+ * this transaction so that a concurrent write_knowledge or write_skill cannot slip a version in
+ * between the plan and its writes.
+ */
+export async function loadHeads(
+  tx: Transaction,
+  tenantId: string,
+  type: ContextType,
+  names: readonly string[],
+  options: { archived: boolean },
+): Promise<Map<string, ResourceHead[]>> {
+  const heads = new Map<string, ResourceHead[]>();
+  if (names.length === 0) return heads;
+  const rows = await tx.query<HeadRow>(
+    `SELECT ${HEAD_COLUMNS} FROM context_resources r
+      WHERE r.tenant_id = $1 AND r.type = $2 AND r.name = ANY($3::text[])${options.archived ? '' : " AND r.status = 'active'"}
+      ORDER BY r.id FOR UPDATE`,
+    [tenantId, type, [...new Set(names)]],
+  );
+  for (const row of rows) {
+    const head = toHead(row);
+    heads.set(head.name, [...(heads.get(head.name) ?? []), head]);
+  }
+  return heads;
+}
+
+/**
+ * An entry whose title or name several active resources of the tenant share (`described`:
+ * `Knowledge titled "Handbook"`): the file cannot tell which one it declares.
+ */
+export function reportAmbiguous(context: PlanContext, at: Located, count: number, described: string): void {
+  context.problems.add(
+    at.line,
+    `${at.path}: tenant "${context.tenant.slug}" has ${count} ${described}; the file cannot tell which one it declares (rename all but one)`,
+  );
+}
+
+/** The date differences of a stored head from the file's dates. */
+export function dateChanges(head: Pick<ResourceHead, 'reviewBy' | 'expiresAt'> | undefined, dates: Dates): string[] {
+  const changes: string[] = [];
+  const was = { review_by: head?.reviewBy ?? null, expires_at: head?.expiresAt ?? null };
+  const now = { review_by: dates.reviewBy, expires_at: dates.expiresAt };
+  for (const key of DATE_KEYS) {
+    if (was[key] !== now[key]) changes.push(head === undefined ? `${key} ${now[key]}` : `${key} ${was[key] ?? 'none'} → ${now[key] ?? 'none'}`);
+  }
+  return changes;
+}
+
+/** `publish: true`: publishes `version` unless it already is the published one. */
+export function publishStep(
+  context: PlanContext,
+  kind: 'knowledge' | 'skill',
+  name: string,
+  head: { id: string; publishedVersion: number | undefined },
+  version: number,
+): PlannedStep[] {
+  if (head.publishedVersion === version) return [];
+  const detail = head.publishedVersion === undefined ? `version ${version}` : `version ${head.publishedVersion} → ${version}`;
+  const write = async (q: Transaction): Promise<void> => {
+    await publishVersion(q, context.tenant.id, head, version);
+  };
+  return [{ change: { action: 'publish', kind, name, detail }, write }];
+}
+
+/** The latest saved version of each of `heads`, read in one query; undefined for a head without one. */
+export async function latestVersions(
+  tx: Transaction,
+  tenantId: string,
+  heads: ReadonlyMap<string, readonly ResourceHead[]>,
+): Promise<(head: ResourceHead) => SavedVersion | undefined> {
+  const stored = [...heads.values()].flat().filter((head) => head.latestVersion > 0);
+  const latest = await getVersions(
+    tx,
+    tenantId,
+    stored.map((head) => ({ resourceId: head.id, version: head.latestVersion })),
+  );
+  return (head) => latest.get(versionKey(head.id, head.latestVersion));
+}
+
+/**
+ * The steps for a listed Knowledge or Skill that exists. `sha256` is the file's content for it
+ * (applied-content.ts) and `applied` what the file last applied there. When the file says what
+ * it said then, nothing is saved, whatever was saved since (a reviewer's accepted draft stays
+ * latest and stays published), and a listed publish only applies to the file's own version.
+ * Otherwise `differences` says what the file changes against the latest version (none: that
+ * version already holds the file's content, which is recorded); a change saves `version` as
+ * the next one, says which versions written since the file's last apply it replaces, and is
+ * recorded. Changed dates are written in the same step, and a listed publish points at the
+ * version that results. `prepare` is the step's work outside the database (Skill files).
+ */
+export function updateSteps(
+  context: PlanContext,
+  kind: 'knowledge' | 'skill',
+  name: string,
+  head: ResourceHead,
+  change: {
+    differences: readonly string[];
+    version: NewVersion;
+    dates: Dates;
+    publish: boolean;
+    sha256: string;
+    applied: AppliedContent | undefined;
+    prepare?: (() => Promise<void>) | undefined;
+  },
+): PlannedStep[] {
+  const tenantId = context.tenant.id;
+  const steps: PlannedStep[] = [];
+  const dates = dateChanges(head, change.dates);
+  const where = standing(change.sha256, change.applied);
+  if (where.unchanged) {
+    // The file says what it said when it last applied its content here: what was saved since stays.
+    if (dates.length > 0)
+      steps.push({ change: { action: 'update', kind, name, detail: dates.join('; ') }, write: (q) => writeDates(q, tenantId, head.id, change.dates) });
+    if (change.publish && where.applied.version === head.latestVersion) steps.push(...publishStep(context, kind, name, head, head.latestVersion));
+    return steps;
+  }
+  const saves = change.differences.length > 0;
+  const number = saves ? head.latestVersion + 1 : head.latestVersion;
+  const replaces = saves ? replacesSince(where.applied, head.latestVersion) : undefined;
+  const detail = saves
+    ? [...change.differences, `version ${head.latestVersion} → ${number}`, ...(replaces === undefined ? [] : [replaces]), ...dates]
+    : [`version ${head.latestVersion} already holds the file's content`, ...dates];
+  const write = async (q: Transaction): Promise<void> => {
+    if (saves) await saveVersion(q, tenantId, head, change.version);
+    await remember(q, tenantId, { id: head.id, type: kind }, { sha256: change.sha256, version: number });
+    if (dates.length > 0) await writeDates(q, tenantId, head.id, change.dates);
+  };
+  steps.push({ change: { action: 'update', kind, name, detail: detail.join('; ') }, write, ...(change.prepare ? { prepare: change.prepare } : {}) });
+  if (change.publish) steps.push(...publishStep(context, kind, name, head, number));
+  return steps;
+}

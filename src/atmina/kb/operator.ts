@@ -1,0 +1,111 @@
+import { blobKey } from '../../../connectors/blob/contract.ts';
+import type { AuditTrail } from '../../kernel/audit/trail.ts';
+import { notFound, validation } from '../../kernel/errors.ts';
+import type { Db, Queryable } from '../../store/db.ts';
+import type { KbStores } from './files.ts';
+import { findFile } from './files.ts';
+import { restoreKb } from './kbs.ts';
+import { parseKbPath } from './paths.ts';
+import type { Kb, KbFile, KbRow } from './queries.ts';
+import { KB_COLUMNS, KB_FROM, toKb } from './queries.ts';
+import type { KbTotals } from './status.ts';
+import { kbTotals } from './status.ts';
+
+/**
+ * Knowledge Bases for the operator (`kgw kb`, `kgw files`): no caller of a tenant, so no role
+ * applies; the operator names the tenant, or a KB that only one tenant has. Archived KBs are
+ * shown when asked for and can be restored.
+ */
+
+export interface OperatorKb {
+  readonly tenant: string;
+  readonly tenantId: string;
+  readonly kb: Kb;
+}
+
+export interface OperatorKbListing extends OperatorKb {
+  readonly totals: KbTotals;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function tenantsNamed(q: Queryable, tenant: string | undefined): Promise<{ id: string; slug: string }[]> {
+  const tenants = await q.query<{ id: string; slug: string }>(
+    tenant === undefined ? 'SELECT id, slug FROM tenants ORDER BY slug' : 'SELECT id, slug FROM tenants WHERE slug = $1',
+    tenant === undefined ? [] : [tenant],
+  );
+  if (tenant !== undefined && tenants.length === 0) throw notFound(`tenant "${tenant}" not found`);
+  return tenants;
+}
+
+/** Every KB of the tenant (of every tenant when none is named), live ones only unless `archived`, by tenant and slug. */
+export async function operatorKbs(q: Queryable, input: { tenant?: string | undefined; archived: boolean }): Promise<OperatorKbListing[]> {
+  const listed: OperatorKbListing[] = [];
+  // One tenant at a time, so each query names its tenant.
+  for (const tenant of await tenantsNamed(q, input.tenant)) {
+    const rows = await q.query<KbRow>(
+      `SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 ${input.archived ? '' : 'AND k.archived_at IS NULL'} ORDER BY k.slug`,
+      [tenant.id],
+    );
+    const kbs = rows.map(toKb);
+    const totals = await kbTotals(
+      q,
+      tenant.id,
+      kbs.map((kb) => kb.id),
+    );
+    for (const kb of kbs) listed.push({ tenant: tenant.slug, tenantId: tenant.id, kb, totals: totals.get(kb.id) ?? { files: 0, bytes: 0 } });
+  }
+  return listed;
+}
+
+/**
+ * The KB the operator names, by id or slug, archived or not: in the tenant given, or in the
+ * one tenant that has it. A slug several tenants use needs the tenant.
+ */
+export async function operatorKb(q: Queryable, input: { tenant?: string | undefined; kb: string }): Promise<OperatorKbListing> {
+  const byId = UUID.test(input.kb);
+  const found: OperatorKbListing[] = [];
+  for (const tenant of await tenantsNamed(q, input.tenant)) {
+    const [row] = await q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND ${byId ? 'k.id = $2::uuid' : 'k.slug = $2'}`, [
+      tenant.id,
+      byId ? input.kb.toLowerCase() : input.kb,
+    ]);
+    if (row === undefined) continue;
+    const kb = toKb(row);
+    const totals = await kbTotals(q, tenant.id, [kb.id]);
+    found.push({ tenant: tenant.slug, tenantId: tenant.id, kb, totals: totals.get(kb.id) ?? { files: 0, bytes: 0 } });
+  }
+  const [only] = found;
+  const where = input.tenant === undefined ? '' : ` in tenant "${input.tenant}"`;
+  if (only === undefined) throw notFound(`no Knowledge Base "${input.kb}"${where}`);
+  if (found.length > 1)
+    throw validation(`several tenants have a Knowledge Base "${input.kb}" (${found.map((f) => f.tenant).join(', ')}); name one with --tenant`);
+  return only;
+}
+
+/** Restores the archived KB the operator names (its files return to search and the graph), audited on the trail given. */
+export async function operatorRestoreKb(
+  db: Db,
+  input: { tenant?: string | undefined; kb: string },
+  audit: AuditTrail,
+): Promise<{ tenant: string; kb: Kb; restored: boolean }> {
+  const target = await operatorKb(db, input);
+  const result = await restoreKb(db, { tenantId: target.tenantId, kbId: target.kb.id }, audit.about({ tenantId: target.tenantId }));
+  if (result === undefined) throw notFound(`no Knowledge Base "${input.kb}"`);
+  return { tenant: target.tenant, kb: result.kb, restored: result.restored };
+}
+
+/** The current bytes of a live file of the KB the operator names (an archived KB's too). */
+export async function operatorFileBytes(
+  stores: KbStores,
+  input: { tenant?: string | undefined; kb: string; path: string },
+): Promise<{ tenant: string; kb: Kb; file: KbFile; bytes: Buffer }> {
+  const target = await operatorKb(stores.db, input);
+  const file = await findFile(stores.db, target.tenantId, target.kb.id, { path: parseKbPath(input.path) });
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of await stores.blob.get(blobKey(file.sha256))) {
+    if (!(chunk instanceof Uint8Array)) throw new Error('blob store: a chunk that is not bytes');
+    chunks.push(chunk);
+  }
+  return { tenant: target.tenant, kb: target.kb, file, bytes: Buffer.concat(chunks) };
+}
