@@ -10,8 +10,8 @@
  *   search      src/search: the search service over the engines, handed the products' sources
  *   transport   src/auth, src/mcp, src/http: OAuth, the MCP call pipeline, HTTP
  *   products    src/alignbase, src/atmina, src/brain: one folder each, never importing another
- *   composition src/app.ts, src/products.ts, src/open-services.ts, src/cli, src/admin: picks the
- *               products and wires what crosses them
+ *   composition the files directly in src/ (app.ts, products.ts, open-services.ts …), src/cli,
+ *               src/admin: picks the products and wires what crosses them
  */
 const KERNEL = '^src/(kernel|store)/|^src/(config|build)[.]ts$';
 const TEXT = '^src/search-text/';
@@ -19,7 +19,8 @@ const CONNECTORS = '^connectors/';
 const SEARCH = '^src/search/';
 const TRANSPORT = '^src/(auth|mcp|http)/';
 const PRODUCTS = '^src/(alignbase|atmina|brain)/';
-const COMPOSITION = '^src/(app|products|open-services|guidance)[.]ts$|^src/(cli|admin)/';
+// Every file directly in src/ but the kernel's two is the composition root.
+const COMPOSITION = '^src/(?!(config|build)[.]ts$)[^/]+[.]ts$|^src/(cli|admin)/';
 const any = (...patterns) => patterns.join('|');
 
 /** A rule that lets files under `from` import only project files matching `allowed`. */
