@@ -12,7 +12,7 @@ import { ensure, ensureCanCreate, listReadable, resolveAccess } from '../version
 import { parseId, parsePublishSelector } from '../versions/selectors.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
-import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/queries.ts';
 import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from '../versions/versions.ts';
 
 /**

@@ -9,7 +9,7 @@ import type { VersionedType } from '../versions/selectors.ts';
 import { parseId, positiveVersion } from '../versions/selectors.ts';
 import { resolveAccess, selectVersion } from '../versions/access.ts';
 import type { PackageFile } from './skill-package.ts';
-import type { AttachmentEntry, SavedVersion } from '../versions/versions.ts';
+import type { AttachmentEntry, SavedVersion } from '../versions/queries.ts';
 import { artifactVersion } from './artifacts.ts';
 
 /**

@@ -8,9 +8,8 @@ import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
-import type { ResourceHead } from '../versions/versions.ts';
+import type { ResourceHead, HeadRow } from '../versions/queries.ts';
 import { freshness, getVersions, versionKey } from '../versions/versions.ts';
-import type { HeadRow } from '../versions/queries.ts';
 import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
 
 /**

@@ -11,7 +11,8 @@ import { listReadable, ensure, resolveAccess, selectVersion } from '../versions/
 import { ownerOf, publishResource } from '../versions/publish.ts';
 import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from '../versions/versions.ts';
-import type { AttachmentEntry, NewVersion } from '../versions/versions.ts';
+import type { NewVersion } from '../versions/versions.ts';
+import type { AttachmentEntry } from '../versions/queries.ts';
 
 /**
  * Alignbase Knowledge: full-snapshot markdown documents with an authority, staleness dates,

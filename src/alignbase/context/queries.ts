@@ -1,8 +1,7 @@
 import type { Queryable, Transaction } from '../../store/db.ts';
-import type { ManifestColumn } from '../versions/queries.ts';
+import type { ManifestColumn, AttachmentEntry } from '../versions/queries.ts';
 import { parseManifest } from '../versions/queries.ts';
 import type { VersionedType } from '../versions/selectors.ts';
-import type { AttachmentEntry } from '../versions/versions.ts';
 import type { Authority } from './knowledge.ts';
 import type { ReviewKind, ReviewStatus } from './review.ts';
 

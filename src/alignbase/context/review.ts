@@ -13,7 +13,7 @@ import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-package.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
-import type { AttachmentEntry, ResourceHead } from '../versions/versions.ts';
+import type { AttachmentEntry, ResourceHead } from '../versions/queries.ts';
 import { latestVersionOf, getVersions, lockHead, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
 import type { DraftRecord, ProposalRecord, ReviewEntry, ReviewRecord } from './queries.ts';
 import { findReviewRecord, markDraftAccepted, markProposalAccepted, markRejected, selectOpenReviews } from './queries.ts';

@@ -15,7 +15,8 @@ import { ownerOf, publishResource } from '../versions/publish.ts';
 import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
 import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, parseSkillMd, validatePackage } from './skill-package.ts';
-import type { AttachmentEntry, NewVersion, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import type { NewVersion } from '../versions/versions.ts';
+import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/queries.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from '../versions/versions.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Capabilities } from '../access/context-decisions.ts';
 import type { ListedVersions, VersionRead } from '../versions/views.ts';
-import type { AttachmentEntry } from '../versions/versions.ts';
+import type { AttachmentEntry } from '../versions/queries.ts';
 import { iso, isoOrNull } from '../../kernel/instants.ts';
 
 /**

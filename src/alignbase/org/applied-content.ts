@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../store/db.ts';
-import type { ResourceHead, SavedVersion } from '../versions/versions.ts';
+import type { ResourceHead, SavedVersion } from '../versions/queries.ts';
 import { getVersions, versionKey } from '../versions/versions.ts';
 
 /**

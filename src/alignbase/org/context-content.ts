@@ -1,9 +1,9 @@
 import { Buffer, isUtf8 } from 'node:buffer';
 import type { Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
-import type { NewVersion, ResourceHead, SavedVersion } from '../versions/versions.ts';
+import type { NewVersion } from '../versions/versions.ts';
+import type { ResourceHead, SavedVersion, HeadRow } from '../versions/queries.ts';
 import { getVersions, publishVersion, saveVersion, versionKey, writeDates } from '../versions/versions.ts';
-import type { HeadRow } from '../versions/queries.ts';
 import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
 import type { ReferencedEntry, ReferencedFiles } from '../../kernel/org/referenced-files.ts';
 import { kindMismatch, quotePath, referencePath } from '../../kernel/org/referenced-files.ts';

@@ -3,7 +3,7 @@ import type { Transaction } from '../../store/db.ts';
 import { sameManifest, storeFiles } from '../context/attachments.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../context/skill-package.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
-import type { AttachmentEntry } from '../versions/versions.ts';
+import type { AttachmentEntry } from '../versions/queries.ts';
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { isKgwError } from '../../kernel/errors.ts';
 import { resourceKey } from '../../kernel/org/reference-index.ts';

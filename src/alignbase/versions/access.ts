@@ -7,7 +7,7 @@ import { isRoutedTo } from '../access/routes.ts';
 import type { Queryable } from '../../store/db.ts';
 import { refuse } from './refusals.ts';
 import type { VersionedType } from './selectors.ts';
-import type { ResourceHead, SavedVersion } from './versions.ts';
+import type { ResourceHead, SavedVersion } from './queries.ts';
 import { getHead, getVersion, getVersions, listHeads, versionKey } from './versions.ts';
 
 /**

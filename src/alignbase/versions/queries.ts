@@ -1,11 +1,53 @@
 import type { ContextType } from '../access/context-roles.ts';
-import type { AttachmentEntry, ResourceHead, SavedVersion } from './versions.ts';
 
 /**
- * The rows of context_resources and context_versions as the drivers return them, the columns
- * that select them, and their mappers to the domain: the one place where a count becomes a
- * number, a timestamp a Date and a jsonb manifest its entries, for every reader of versions.
+ * A resource head, a saved version and a manifest entry as the domain sees them; the rows of
+ * context_resources and context_versions as the drivers return them, the columns that select
+ * them, and their mappers to the domain: the one place where a count becomes a number, a
+ * timestamp a Date and a jsonb manifest its entries, for every reader of versions.
  */
+
+/** One file of a version's manifest; the bytes are in the blob store under `sha256`. */
+export interface AttachmentEntry {
+  readonly path: string;
+  readonly mediaType: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly digestEncoding: 'text' | 'binary';
+}
+
+export interface ResourceHead {
+  readonly id: string;
+  readonly type: ContextType;
+  /** The title of a Knowledge, the name of a Skill, Memory or Artifact. */
+  readonly name: string;
+  readonly status: 'active' | 'archived';
+  readonly latestVersion: number;
+  readonly publishedVersion: number | undefined;
+  /** YYYY-MM-DD. */
+  readonly reviewBy: string | undefined;
+  readonly expiresAt: string | undefined;
+  readonly createdBy: string | undefined;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface SavedVersion {
+  readonly resourceId: string;
+  /** version_id. */
+  readonly id: string;
+  readonly version: number;
+  readonly content: string;
+  readonly authority: 'informational' | 'must_follow' | undefined;
+  readonly name: string | undefined;
+  readonly description: string | undefined;
+  readonly attachments: readonly AttachmentEntry[];
+  /** Artifacts: the task the package came from, and sha256:<hex> of the whole package. */
+  readonly sourceTask: string | undefined;
+  readonly digest: string | undefined;
+  readonly createdBy: string | undefined;
+  readonly createdAt: Date;
+}
 
 /** A manifest entry as the attachments columns (jsonb) store it. */
 export interface StoredAttachment {

@@ -5,57 +5,16 @@ import { createContextResource } from '../access/resources.ts';
 import { utcDay } from '../../kernel/instants.ts';
 import { enqueue } from '../../kernel/outbox/outbox.ts';
 import { contextSearchEntries } from '../search-source.ts';
-import type { HeadRow, VersionRow } from './queries.ts';
+import type { AttachmentEntry, HeadRow, ResourceHead, SavedVersion, VersionRow } from './queries.ts';
 import { HEAD_COLUMNS, VERSION_COLUMNS, manifestJson, toHead, toVersion } from './queries.ts';
 
 /**
  * Full-snapshot versions (migration 0008): the resource head with its latest and published
- * pointers and staleness dates, and immutable saved versions. Nothing here is one dialect's:
+ * pointers and staleness dates, and immutable saved versions (their shapes are in queries.ts,
+ * beside the rows they are read from). Nothing here is one dialect's:
  * Alignbase Knowledge, Skills, Memory and Artifacts (src/alignbase/context/) stand on it, each type's
  * service adding its own rules, and so can other versioned content.
  */
-
-/** One file of a version's manifest; the bytes are in the blob store under `sha256`. */
-export interface AttachmentEntry {
-  readonly path: string;
-  readonly mediaType: string;
-  readonly size: number;
-  readonly sha256: string;
-  readonly digestEncoding: 'text' | 'binary';
-}
-
-export interface ResourceHead {
-  readonly id: string;
-  readonly type: ContextType;
-  /** The title of a Knowledge, the name of a Skill, Memory or Artifact. */
-  readonly name: string;
-  readonly status: 'active' | 'archived';
-  readonly latestVersion: number;
-  readonly publishedVersion: number | undefined;
-  /** YYYY-MM-DD. */
-  readonly reviewBy: string | undefined;
-  readonly expiresAt: string | undefined;
-  readonly createdBy: string | undefined;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
-
-export interface SavedVersion {
-  readonly resourceId: string;
-  /** version_id. */
-  readonly id: string;
-  readonly version: number;
-  readonly content: string;
-  readonly authority: 'informational' | 'must_follow' | undefined;
-  readonly name: string | undefined;
-  readonly description: string | undefined;
-  readonly attachments: readonly AttachmentEntry[];
-  /** Artifacts: the task the package came from, and sha256:<hex> of the whole package. */
-  readonly sourceTask: string | undefined;
-  readonly digest: string | undefined;
-  readonly createdBy: string | undefined;
-  readonly createdAt: Date;
-}
 
 /** The active resource of `type`, or undefined; `lock` takes its row lock for a write (serialising writers). */
 export async function getHead(

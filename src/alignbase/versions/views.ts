@@ -3,7 +3,7 @@ import type { Capabilities } from '../access/context-decisions.ts';
 import { capabilities } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
 import type { Access } from './access.ts';
-import type { ResourceHead, SavedVersion } from './versions.ts';
+import type { ResourceHead, SavedVersion } from './queries.ts';
 import { freshness, hasUnpublishedChanges, publicationStatus } from './versions.ts';
 
 /**
