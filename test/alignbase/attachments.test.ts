@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { blobKey } from '../../connectors/blob/contract.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
-import { storeFiles } from '../../src/alignbase/context/attachments.ts';
+import { storeFiles } from '../../src/alignbase/context/manifests.ts';
 import { createKnowledge as insertKnowledge } from '../../src/alignbase/context/knowledge.ts';
 import { validateAttachments } from '../../src/alignbase/context/skill-package.ts';
 import { storeBackends } from '../support/stores.ts';

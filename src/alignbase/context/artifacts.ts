@@ -7,7 +7,7 @@ import { isResourceName } from '../access/resources.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { refuse } from '../versions/refusals.ts';
 import type { Db, Queryable } from '../../store/db.ts';
-import { sameManifest, storeFiles } from './attachments.ts';
+import { sameManifest, storeFiles } from './manifests.ts';
 import { ensure, ensureCanCreate, listReadable, resolveAccess } from '../versions/access.ts';
 import { parseId, parsePublishSelector } from '../versions/selectors.ts';
 import type { AttachmentInput } from './skill-package.ts';

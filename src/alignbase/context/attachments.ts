@@ -8,33 +8,16 @@ import type { Db } from '../../store/db.ts';
 import type { VersionedType } from '../versions/selectors.ts';
 import { parseId, positiveVersion } from '../versions/selectors.ts';
 import { resolveAccess, selectVersion } from '../versions/access.ts';
-import type { PackageFile } from './skill-package.ts';
-import type { AttachmentEntry, SavedVersion } from '../versions/queries.ts';
+import type { SavedVersion } from '../versions/queries.ts';
 import { artifactVersion } from './artifacts.ts';
 
 /**
- * Attachment bytes live in the blob store under their SHA-256 (written and verified before any
+ * Attachment bytes live in the blob store under their SHA-256 (stored by manifests.ts before any
  * version points at them); a version's manifest lists path, media type, size and digest.
  * read_context_attachment hands them out in chunks of at most 256 KiB.
  */
 
 export const CHUNK_BYTES = 256 * 1024;
-
-/** Writes the files' bytes to the blob store (idempotent: the same bytes have the same key) and returns the manifest. */
-export async function storeFiles(blob: BlobStore, files: readonly PackageFile[]): Promise<AttachmentEntry[]> {
-  const manifest: AttachmentEntry[] = [];
-  // A few at a time: a package is at most 3 MiB, but up to 500 files.
-  for (let start = 0; start < files.length; start += 8) {
-    await Promise.all(files.slice(start, start + 8).map((f) => blob.put({ body: f.bytes, size: f.size, sha256: f.sha256 })));
-  }
-  for (const f of files) manifest.push({ path: f.path, mediaType: f.mediaType, size: f.size, sha256: f.sha256, digestEncoding: f.digestEncoding });
-  return manifest;
-}
-
-/** Two manifests name the same files with the same bytes. */
-export function sameManifest(a: readonly AttachmentEntry[], b: readonly AttachmentEntry[]): boolean {
-  return a.length === b.length && a.every((e, i) => e.path === b[i]?.path && e.sha256 === b[i]?.sha256 && e.mediaType === b[i]?.mediaType);
-}
 
 /** At most CHUNK_BYTES of one attachment, from `offset`. */
 export interface AttachmentChunk {

@@ -6,7 +6,7 @@ import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { refuse } from '../versions/refusals.ts';
 import type { Db } from '../../store/db.ts';
-import { storeFiles } from './attachments.ts';
+import { storeFiles } from './manifests.ts';
 import type { VersionedType } from '../versions/selectors.ts';
 import { ensure, resolveAccess } from '../versions/access.ts';
 import { isUuid, parseId } from '../versions/selectors.ts';

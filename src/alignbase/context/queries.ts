@@ -3,7 +3,6 @@ import type { ManifestColumn, AttachmentEntry } from '../versions/queries.ts';
 import { parseManifest } from '../versions/queries.ts';
 import type { VersionedType } from '../versions/selectors.ts';
 import type { Authority } from './knowledge.ts';
-import type { ReviewKind, ReviewStatus } from './review.ts';
 
 /*
  * The rows of context_drafts and context_proposals as the drivers return them, the statements
@@ -115,6 +114,9 @@ export async function findOpenDraft(q: Queryable, tenantId: string, type: Versio
 
 // ---------------------------------------------------------------------------------------------
 // Drafts and proposals, as the review reads and decides them
+
+export type ReviewKind = 'draft' | 'proposal';
+export type ReviewStatus = 'open' | 'accepted' | 'rejected';
 
 interface EntryFields {
   readonly id: string;

@@ -15,7 +15,7 @@ import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from '../versions/queries.ts';
 import { latestVersionOf, getVersions, lockHead, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
-import type { DraftRecord, ProposalRecord, ReviewEntry, ReviewRecord } from './queries.ts';
+import type { DraftRecord, ProposalRecord, ReviewEntry, ReviewKind, ReviewRecord, ReviewStatus } from './queries.ts';
 import { findReviewRecord, markDraftAccepted, markProposalAccepted, markRejected, selectOpenReviews } from './queries.ts';
 
 /**
@@ -26,9 +26,6 @@ import { findReviewRecord, markDraftAccepted, markProposalAccepted, markRejected
  * resource row locked and is audited in it, through the surface trail it is given (the CLI's),
  * as the reviewer when one is named.
  */
-
-export type ReviewKind = 'draft' | 'proposal';
-export type ReviewStatus = 'open' | 'accepted' | 'rejected';
 
 const LABEL: Record<VersionedType, string> = { knowledge: 'Knowledge', skill: 'Skill' };
 

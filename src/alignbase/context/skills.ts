@@ -6,7 +6,7 @@ import { isKgwError } from '../../kernel/errors.ts';
 import { refuse } from '../versions/refusals.ts';
 import type { Db, Queryable, Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
-import { sameManifest, storeFiles } from './attachments.ts';
+import { sameManifest, storeFiles } from './manifests.ts';
 import type { ListedVersions, VersionRead } from '../versions/views.ts';
 import type { PublishResult } from '../versions/publish.ts';
 import { ensure, ensureCanCreate, listReadable, resolveAccess, selectVersion } from '../versions/access.ts';

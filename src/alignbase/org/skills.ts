@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../store/db.ts';
-import { sameManifest, storeFiles } from '../context/attachments.ts';
+import { sameManifest, storeFiles } from '../context/manifests.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../context/skill-package.ts';
 import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
 import type { AttachmentEntry } from '../versions/queries.ts';
