@@ -11,7 +11,8 @@ import { sameManifest, storeFiles } from './manifests.ts';
 import { ensure, ensureCanCreate, listReadable, resolveAccess } from '../versions/access.ts';
 import { parseId, parsePublishSelector } from '../versions/selectors.ts';
 import type { AttachmentInput } from './skill-package.ts';
-import { SKILL_MD_MAX_BYTES, validateAttachments } from './skill-package.ts';
+import { validateAttachments } from './skill-package.ts';
+import { SKILL_MD_MAX_BYTES } from './skill-md.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/queries.ts';
 import { createWithFirstVersion, getVersion, latestVersionOf, saveVersion } from '../versions/versions.ts';
 

@@ -10,7 +10,7 @@ import { isUuid } from '../versions/selectors.ts';
 import { checkRationale } from './drafts.ts';
 import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
-import { parseSkillMd } from './skill-package.ts';
+import { parseSkillMd } from './skill-md.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
 import { unifiedDiff } from './unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from '../versions/queries.ts';

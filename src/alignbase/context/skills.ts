@@ -13,8 +13,10 @@ import { ensure, ensureCanCreate, listReadable, resolveAccess, selectVersion } f
 import { listedVersions, versionRead } from '../versions/views.ts';
 import { ownerOf, publishResource } from '../versions/publish.ts';
 import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
-import type { AttachmentInput, ParsedSkillMd } from './skill-package.ts';
-import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, parseSkillMd, validatePackage } from './skill-package.ts';
+import type { AttachmentInput } from './skill-package.ts';
+import type { ParsedSkillMd } from './skill-md.ts';
+import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, validatePackage } from './skill-package.ts';
+import { parseSkillMd } from './skill-md.ts';
 import type { NewVersion } from '../versions/versions.ts';
 import type { AttachmentEntry, ResourceHead, SavedVersion } from '../versions/queries.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion, setDates } from '../versions/versions.ts';

@@ -2,16 +2,15 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
-  detectMediaType,
   FILE_MAX_BYTES,
   PACKAGE_MAX_BYTES,
   PACKAGE_MAX_FILES,
-  parseSkillMd,
   PATH_MAX,
-  SKILL_MD_MAX_BYTES,
   validateAttachments,
   validatePackage,
 } from '../../../src/alignbase/context/skill-package.ts';
+import { parseSkillMd, SKILL_MD_MAX_BYTES } from '../../../src/alignbase/context/skill-md.ts';
+import { detectMediaType } from '../../../src/alignbase/context/media-types.ts';
 import type { AttachmentInput } from '../../../src/alignbase/context/skill-package.ts';
 import { assertKgwError, b64, skillMdOf } from '../../support/fixtures.ts';
 
