@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { FILE_KINDS, FILE_OPERATIONS } from '../kb/queries.ts';
-import type { CatalogResult, UploadItemResult } from '../kb/uploads.ts';
-import { INLINE_MAX_BYTES, UPLOAD_ITEMS_MAX, confirmUploads, requestUploads, updateFile, uploadFile } from '../kb/uploads.ts';
+import type { UploadItemResult } from '../kb/upload-batches.ts';
+import { UPLOAD_ITEMS_MAX, confirmUploads, requestUploads } from '../kb/upload-batches.ts';
+import type { CatalogResult } from '../kb/upload-catalog.ts';
+import { INLINE_MAX_BYTES, updateFile, uploadFile } from '../kb/inline-uploads.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { Services } from '../../kernel/services.ts';
