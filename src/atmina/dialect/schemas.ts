@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { KbWithAccess } from '../kb/access.ts';
-import type { WriteResult } from '../kb/files.ts';
+import type { WriteResult } from '../kb/file-versions.ts';
 import type { KbFile } from '../kb/queries.ts';
 import type { ListedFile } from '../kb/catalog.ts';
 import { FILE_KINDS, FILE_OPERATIONS, KB_VISIBILITIES, LOCATION_POLICIES } from '../kb/queries.ts';

@@ -4,8 +4,10 @@ import type { KgwError } from '../../kernel/errors.ts';
 import { mapInParallel } from '../../kernel/concurrency.ts';
 import { isKgwError } from '../../kernel/errors.ts';
 import { kbFor } from './access.ts';
-import type { KbStores, PreparedWrite, WriteInput, WriteResult } from './files.ts';
-import { applyWrite, prepareWrite } from './files.ts';
+import type { KbStores } from './files.ts';
+import type { WriteResult } from './file-versions.ts';
+import type { PreparedWrite, WriteInput } from './file-writes.ts';
+import { applyWrite, prepareWrite } from './file-writes.ts';
 import { refuseKb } from './refusals.ts';
 
 /**
