@@ -3,12 +3,12 @@ import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { buildCompanion } from './assets/companion.ts';
 import { kbFor } from './access.ts';
 import type { KbStores } from './files.ts';
-import { findFile } from './files.ts';
+import { findFile, parseSha, sha256Of } from './files.ts';
 import { parseKbPath } from './paths.ts';
 import { refuseKb } from './refusals.ts';
 import { refuseUpload } from './upload-refusals.ts';
 import type { CatalogResult, Classified } from './upload-catalog.ts';
-import { catalog, checkSize, classify, parseSha, sha256Of, uploadType } from './upload-catalog.ts';
+import { catalog, checkSize, classify, uploadType } from './upload-catalog.ts';
 
 /**
  * upload_file and update_file: a file's bytes sent inline (base64, at most 1 MiB decoded), stored

@@ -9,12 +9,12 @@ import { iso } from '../../kernel/instants.ts';
 import { ASSET_MAX_BYTES } from './assets/detect.ts';
 import { kbFor } from './access.ts';
 import type { KbStores } from './files.ts';
-import { headBytes } from './files.ts';
+import { headBytes, parseSha, sha256Of } from './files.ts';
 import { parseKbPath } from './paths.ts';
 import type { FileKind, FileOperation } from './queries.ts';
 import { refuseKb } from './refusals.ts';
 import { refuseUpload } from './upload-refusals.ts';
-import { catalog, checkSize, classify, parseSha, sha256Of, uploadType } from './upload-catalog.ts';
+import { catalog, checkSize, classify, uploadType } from './upload-catalog.ts';
 
 /**
  * Presigned upload batches of a Knowledge Base: request_uploads issues a URL per declared file,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { MAX_PRESIGNED_PUT_BYTES } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
@@ -32,7 +31,6 @@ export const UPLOAD_FILE_MAX_BYTES = MAX_PRESIGNED_PUT_BYTES;
 /** PDF extractions at once in this process: each runs in a worker thread with a 512 MiB budget. */
 export const PDF_EXTRACTIONS_MAX = 2;
 
-const SHA256 = /^[0-9a-f]{64}$/i;
 // As kb_files.media_type checks it.
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 
@@ -45,8 +43,6 @@ const ASSET_EXTENSIONS: Readonly<Record<string, string>> = {
   pdf: 'application/pdf',
 };
 const ASSET_TYPES = new Set(Object.values(ASSET_EXTENSIONS));
-
-export const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 function extensionOf(path: string): string {
   const dot = path.lastIndexOf('.');
@@ -76,11 +72,6 @@ export function checkSize(bytes: number, path: string, mediaType: string): void 
   const asset = declaredAsset(path, mediaType);
   const max = asset ? ASSET_MAX_BYTES : UPLOAD_FILE_MAX_BYTES;
   if (bytes > max) throw refuseUpload.tooLarge(bytes, max, asset);
-}
-
-export function parseSha(field: string, value: string): string {
-  if (!SHA256.test(value)) throw refuseKb.invalidField(field, 'must be a SHA-256 as 64 hex digits');
-  return value.toLowerCase();
 }
 
 // ---------------------------------------------------------------------------------------------
