@@ -33,7 +33,8 @@ import {
 
 /*
  * The Atmina file tools: list, read, write (one or a batch), history, restore, move, delete.
- * Text files only for now; Assets (uploads, renditions) arrive with their own tools.
+ * They serve text files and Assets alike (read_file gives an Asset's Companion text, metadata and
+ * rendition); only the writes are text, since Assets arrive through the upload tools (uploads.ts).
  */
 
 const cursor = z.string().describe('next_cursor of the previous page; omit for the first page.');

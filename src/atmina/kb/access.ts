@@ -10,8 +10,8 @@ import { refuseKb } from './refusals.ts';
 
 /**
  * Which Knowledge Bases a caller may use, and with which access. The role comes from the team
- * model (core/access: team role, team shares, agent policy) and the KB's own shares (kb_shares,
- * core/kb/sharing.ts), which count as shares; the KB's visibility decides which of them count (docs/atmina.md, "Visibility"):
+ * model (src/atmina/access: team role, team shares, agent policy) and the KB's own shares (kb_shares,
+ * sharing.ts), which count as shares; the KB's visibility decides which of them count (docs/atmina.md, "Visibility"):
  *
  * - `team`: the owning team's members at their roles, plus the team's shares;
  * - `private`: the owning team's Admins and the shares only (other members see nothing);

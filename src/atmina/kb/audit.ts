@@ -12,7 +12,7 @@ import { teamSettingsOf } from './settings.ts';
 
 /**
  * The audit log as Atmina's Editors read it (audit_log, get_audit_event), over the one
- * append-only log of core/audit. An Editor reads the events that name a Knowledge Base it is
+ * append-only log of src/kernel/audit. An Editor reads the events that name a Knowledge Base it is
  * Editor (or Admin) on, and those that name a team where it is Editor or Admin as a member
  * (team settings), capped by an agent's policy like every role. Of such an event it sees the
  * KBs and teams it may audit and nothing of the others: their ids are left out, and so are the

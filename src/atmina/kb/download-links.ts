@@ -17,7 +17,7 @@ import { refuseKb } from './refusals.ts';
  * Short-lived links to an Asset's original bytes: HMAC-signed, naming the tenant, KB, file,
  * version and the principal they were made for, valid DOWNLOAD_LINK_SECONDS. A link is not a
  * credential on its own: the download route also needs that principal's bearer token and
- * checks its access as read_file does (core/kb/access.ts), so a link that leaks, or outlives a
+ * checks its access as read_file does (access.ts), so a link that leaks, or outlives a
  * revoked share, gives nothing. The key is one random secret kept in the store (kb_link_keys).
  *
  * A link names what it serves: the original bytes, or a rendition of them (`rendition`, inside

@@ -111,7 +111,7 @@ const LOSSY_UTF8 = new TextDecoder('utf-8', { fatal: false });
 
 /**
  * The tags a version of a text file carries in the catalog: its front matter's, for Markdown
- * (core/kb/text/front-matter.ts); other files have none.
+ * (text/front-matter.ts); other files have none.
  */
 export function tagsOf(mediaType: string, bytes: Buffer): readonly string[] {
   return mediaType === 'text/markdown' ? parseFrontMatter(LOSSY_UTF8.decode(bytes)).tags : [];

@@ -42,7 +42,7 @@ export interface CreateKbInput {
   readonly description?: string | undefined;
   readonly visibility?: KbVisibility | undefined;
   readonly locationPolicy?: LocationPolicy | undefined;
-  /** The owning team, by slug or id; omitted: the caller's current team (core/kb/team-choice.ts). */
+  /** The owning team, by slug or id; omitted: the caller's current team (team-choice.ts). */
   readonly team?: string | undefined;
 }
 

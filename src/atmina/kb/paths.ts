@@ -36,7 +36,7 @@ const RAW_MAX_LENGTH = PATH_MAX_BYTES * 8;
 
 /**
  * Why a raw (not yet normalised) path or prefix is refused before its segments are looked at, or
- * undefined: also what a link target may not hold (core/kb/text/paths.ts).
+ * undefined: also what a link target may not hold (text/paths.ts).
  */
 export function characterProblem(raw: string): string | undefined {
   if (raw.length > RAW_MAX_LENGTH) return `must be at most ${PATH_MAX_BYTES} bytes of UTF-8`;

@@ -52,7 +52,7 @@ export function kbFileEntries(tenantId: string, file: KbFile, operation: 'upsert
 const KEY_PAGE = 500;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // A file is shown while it is live and its KB is not archived: archiving takes a KB's files out
-// of the projections, restoring puts them back (core/kb/kbs.ts), and a rebuild agrees with both.
+// of the projections, restoring puts them back (kbs.ts), and a rebuild agrees with both.
 const SHOWN = `kb_files f JOIN kbs k ON k.tenant_id = f.tenant_id AND k.id = f.kb_id
   WHERE f.tenant_id = $1 AND f.deleted_at IS NULL AND k.archived_at IS NULL`;
 

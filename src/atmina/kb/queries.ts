@@ -9,7 +9,7 @@ import type { AuditResource } from '../../kernel/audit/audit-log.ts';
  */
 
 export const KB_VISIBILITIES = ['private', 'team', 'public'] as const;
-/** Who a KB is open to beyond its shares: see core/kb/access.ts (visibleAccess). */
+/** Who a KB is open to beyond its shares: see access.ts (visibleAccess). */
 export type KbVisibility = (typeof KB_VISIBILITIES)[number];
 export const LOCATION_POLICIES = ['visible', 'flag_only'] as const;
 /** Whether search may show where a match is to those who cannot open it (used by search). */
@@ -202,7 +202,7 @@ export const AUDIT_QUERY_TEXT = ['record', 'omit'] as const;
 /** Whether audit events keep the text of search queries (`record`) or leave it out (`omit`). */
 export type AuditQueryText = (typeof AUDIT_QUERY_TEXT)[number];
 
-/** What a team decides for its Knowledge Bases and its audit trail (core/kb/settings.ts). */
+/** What a team decides for its Knowledge Bases and its audit trail (settings.ts). */
 export interface TeamSettings {
   readonly auditQueryText: AuditQueryText;
   /** How many days a write to a KB silences its writer's contribution note there. */
@@ -252,7 +252,7 @@ export interface AuditActor {
   readonly name: string | undefined;
 }
 
-/** One audit event as stored, before it is cut to what a reader may see (core/kb/audit.ts). */
+/** One audit event as stored, before it is cut to what a reader may see (audit.ts). */
 export interface AuditEventRecord {
   readonly id: string;
   readonly at: Date;

@@ -12,7 +12,7 @@ import { refuseKb } from './refusals.ts';
 /**
  * Per-KB shares (`kb_shares`, migration 0014): an Admin of a KB gives one role on that KB to a
  * person or agent, to every member of a team, or by email to a person the tenant may not know
- * yet. Their roles join the team shares' in effectiveKbRole's `shareRoles` (core/kb/access.ts),
+ * yet. Their roles join the team shares' in effectiveKbRole's `shareRoles` (access.ts),
  * so they add up with team roles, are capped by an agent's policy, and reach `private` KBs.
  *
  * - One share per KB and grantee: sharing again replaces the role. Every share write of a KB

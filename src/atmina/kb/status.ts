@@ -54,7 +54,7 @@ const instant = (value: Date | string | null): string | null => isoOrNull(value 
 /** The backlog per projection (search, graph; every one that has rows for the KB) of the KBs given. */
 export async function kbBacklogs(q: Queryable, tenantId: string, kbIds: readonly string[]): Promise<ReadonlyMap<string, KbProjectionBacklog[]>> {
   if (kbIds.length === 0) return new Map();
-  // The rows of a KB's files carry its id in the payload (core/kb/projection.ts); the latest
+  // The rows of a KB's files carry its id in the payload (projection.ts); the latest
   // error is the one of the waiting row that failed last.
   const rows = await q.query<BacklogRow & { kb_id: string }>(
     `SELECT o.payload->>'kbId' AS kb_id, o.projection, count(*) AS pending, count(*) FILTER (WHERE o.attempts > 0) AS failing,

@@ -6,7 +6,7 @@ import { displayText } from './clean.ts';
  * (`guides/setup.md`, never a leading `/`); a link is resolved against the folder of the file it
  * is in, and a leading `/` means the root. A target that climbs above the root with `..` is
  * unresolved: a KB's links never name anything outside it. What a file path may be is decided in
- * one place, core/kb/paths.ts (NFC, characters, 1024 bytes of UTF-8, 255 per segment, 32
+ * one place, kb/paths.ts (NFC, characters, 1024 bytes of UTF-8, 255 per segment, 32
  * segments): a link resolves to a path only when a file could have that path, in the normal form
  * files are stored under, and is `invalid_path` otherwise.
  */
@@ -75,7 +75,7 @@ export function folderOf(path: string): string {
 }
 
 /**
- * A KB path in normal form: a path a file can have (core/kb/paths.ts), already NFC; undefined
+ * A KB path in normal form: a path a file can have (kb/paths.ts), already NFC; undefined
  * otherwise.
  */
 export function normalKbPath(path: string): string | undefined {
