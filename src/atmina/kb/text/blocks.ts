@@ -1,3 +1,6 @@
+import { BACKTICK, DASH, EQUALS, GT, HASH, LT, PLUS, SPACE, STAR, TAB, TILDE, UNDERSCORE, isBlank, restIsBlank } from './chars.ts';
+import { parseDefinition, scanLabel } from './link-syntax.ts';
+
 /**
  * The block structure of Markdown, as far as the outline and the links need it: which lines are
  * headings, which are paragraph text (where links live), and which are code, HTML or front
@@ -42,21 +45,6 @@ type Leaf =
   | { readonly kind: 'fence'; readonly marker: number; readonly length: number }
   | { readonly kind: 'html'; readonly end: HtmlEnd }
   | { readonly kind: 'code' };
-
-const SPACE = 0x20;
-const TAB = 0x09;
-const GT = 0x3e;
-const HASH = 0x23;
-const BACKTICK = 0x60;
-const TILDE = 0x7e;
-const LT = 0x3c;
-const EQUALS = 0x3d;
-const DASH = 0x2d;
-const STAR = 0x2a;
-const UNDERSCORE = 0x5f;
-const PLUS = 0x2b;
-
-const isBlank = (code: number): boolean => code === SPACE || code === TAB;
 
 /**
  * A position in one line that knows its column: tabs advance to the next multiple of 4, and a tab
@@ -344,11 +332,6 @@ function runLength(text: string, start: number, code: number): number {
   return at - start;
 }
 
-function restIsBlank(text: string, from: number): boolean {
-  for (let at = from; at < text.length; at += 1) if (!isBlank(text.charCodeAt(at))) return false;
-  return true;
-}
-
 function openingFence(text: string, start: number, code: number): number | undefined {
   const length = runLength(text, start, code);
   if (length < 3) return undefined;
@@ -495,99 +478,3 @@ function peelDefinitions(lines: readonly string[], line: number, visitor: BlockV
   }
   return at;
 }
-
-/** Link labels are at most this long (CommonMark). */
-export const LABEL_MAX = 999;
-
-/** `[label]: destination "title"` on one line, or undefined. */
-export function parseDefinition(text: string): { label: string; destination: string } | undefined {
-  const label = scanLabel(text, 0);
-  if (label === undefined || text.charCodeAt(label.end) !== 0x3a) return undefined;
-  let at = label.end + 1;
-  while (at < text.length && isBlank(text.charCodeAt(at))) at += 1;
-  const destination = scanDestination(text, at, false);
-  if (destination === undefined || (destination.value === '' && !destination.angled)) return undefined;
-  at = destination.end;
-  const beforeTitle = at;
-  while (at < text.length && isBlank(text.charCodeAt(at))) at += 1;
-  if (at < text.length) {
-    if (at === beforeTitle) return undefined;
-    const title = scanTitle(text, at);
-    if (title === undefined || !restIsBlank(text, title)) return undefined;
-  }
-  return { label: label.value, destination: destination.value };
-}
-
-/** A `[label]` at `start`: its text and the index after `]`; no unescaped brackets, at most LABEL_MAX characters. */
-export function scanLabel(text: string, start: number): { value: string; end: number } | undefined {
-  if (text.charCodeAt(start) !== 0x5b) return undefined;
-  const limit = Math.min(text.length, start + 1 + LABEL_MAX);
-  for (let at = start + 1; at < limit; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code === 0x5c) at += 1;
-    else if (code === 0x5b) return undefined;
-    else if (code === 0x5d) {
-      const value = text.slice(start + 1, at);
-      return value.trim() === '' ? undefined : { value, end: at + 1 };
-    }
-  }
-  return undefined;
-}
-
-/**
- * A link destination at `start`: `<...>` (no line break or `<` inside) or a run without spaces or
- * controls whose parentheses balance (nested at most 32 deep); backslash escapes removed. In an
- * inline link (`inline`) a raw destination also ends at an unbalanced `)`.
- */
-export function scanDestination(text: string, start: number, inline: boolean): { value: string; end: number; angled: boolean } | undefined {
-  if (text.charCodeAt(start) === LT) {
-    for (let at = start + 1; at < text.length; at += 1) {
-      const code = text.charCodeAt(at);
-      if (code === 0x5c) at += 1;
-      else if (code === 0x0a || code === LT) return undefined;
-      else if (code === GT) return { value: unescape(text.slice(start + 1, at)), end: at + 1, angled: true };
-    }
-    return undefined;
-  }
-  let depth = 0;
-  let at = start;
-  for (; at < text.length; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code <= SPACE || code === 0x7f) break;
-    if (code === 0x5c && at + 1 < text.length && isPunctuation(text.charCodeAt(at + 1))) at += 1;
-    else if (code === 0x28) {
-      depth += 1;
-      if (depth > 32) return undefined;
-    } else if (code === 0x29) {
-      if (depth === 0) {
-        if (inline) break;
-        return undefined;
-      }
-      depth -= 1;
-    }
-  }
-  if (depth !== 0) return undefined;
-  return { value: unescape(text.slice(start, at)), end: at, angled: false };
-}
-
-/** A link title at `start` ("...", '...' or (...)); answers the index after it. */
-export function scanTitle(text: string, start: number): number | undefined {
-  const open = text.charCodeAt(start);
-  const close = open === 0x22 ? 0x22 : open === 0x27 ? 0x27 : open === 0x28 ? 0x29 : -1;
-  if (close < 0) return undefined;
-  for (let at = start + 1; at < text.length; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code === 0x5c) at += 1;
-    else if (code === close) return at + 1;
-    else if (open === 0x28 && code === 0x28) return undefined;
-  }
-  return undefined;
-}
-
-const ESCAPED = /\\([!-/:-@[-`{-~])/g;
-
-/** Removes backslash escapes of ASCII punctuation. */
-export const unescape = (text: string): string => (text.includes('\\') ? text.replace(ESCAPED, '$1') : text);
-
-export const isPunctuation = (code: number): boolean =>
-  (code >= 0x21 && code <= 0x2f) || (code >= 0x3a && code <= 0x40) || (code >= 0x5b && code <= 0x60) || (code >= 0x7b && code <= 0x7e);

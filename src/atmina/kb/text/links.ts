@@ -1,4 +1,6 @@
-import { isPunctuation, LABEL_MAX, scanBlocks, scanDestination, scanLabel, scanTitle } from './blocks.ts';
+import { isPunctuation } from './chars.ts';
+import { scanBlocks } from './blocks.ts';
+import { LABEL_MAX, scanDestination, scanLabel, scanTitle } from './link-syntax.ts';
 import { splitLines, withoutBom } from './clean.ts';
 import { frontMatterOf } from './front-matter.ts';
 import { resolveMarkdownTarget, resolveWikiTarget } from './paths.ts';
