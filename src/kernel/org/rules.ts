@@ -1,7 +1,7 @@
 import { CONTEXT_ROLES } from '../../alignbase/access/context-roles.ts';
 import { TEAM_ROLES } from '../../atmina/access/team-roles.ts';
 import { BRAIN_ROLES, TIERS } from '../directory/tiers.ts';
-import { parseDate } from '../../alignbase/versions/selectors.ts';
+import { isCalendarDay } from '../instants.ts';
 import { TITLE_MAX } from '../../alignbase/context/knowledge.ts';
 
 /** The value rules of the org file; they mirror the CHECK constraints of the schema. */
@@ -109,11 +109,5 @@ export const authorityRule = oneOf('an authority', ['informational', 'must_follo
 /** A review or expiry date: a real calendar date written YYYY-MM-DD. */
 export const dateRule: ValueRule = {
   expected: 'a date written YYYY-MM-DD',
-  valid: (value) => {
-    try {
-      return parseDate('review_by', value) === value;
-    } catch {
-      return false;
-    }
-  },
+  valid: isCalendarDay,
 };
