@@ -2,7 +2,7 @@ import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { grantContextRole, revokeContextGrant } from '../access/grants.ts';
 import type { Grantee } from '../access/grants.ts';
 import type { Transaction } from '../../store/db.ts';
-import { contextRoleRule } from '../../kernel/org/rules.ts';
+import { contextRoleRule } from './rules.ts';
 import type { PlanContext, PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';

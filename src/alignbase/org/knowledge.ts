@@ -5,7 +5,7 @@ import { KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE } from '../context/knowledge.t
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
 import { resourceKey } from '../../kernel/org/reference-index.ts';
-import { authorityRule, knowledgeTitleRule } from '../../kernel/org/rules.ts';
+import { authorityRule, knowledgeTitleRule } from './rules.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';

@@ -6,7 +6,7 @@ import { createWithFirstVersion, saveVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
 import { resourceKey } from '../../kernel/org/reference-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
-import { memoryNameRule } from '../../kernel/org/rules.ts';
+import { memoryNameRule } from './rules.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
