@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { readReferencedFiles, referencesOf } from '../../src/kernel/org/referenced-files.ts';
 import { cliTrail } from '../support/audit.ts';
 import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';

@@ -6,7 +6,7 @@ import { blobKey } from '../../connectors/blob/contract.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import type { OrgApplyResult } from '../../src/kernel/org/apply.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { OrgApplyResult } from '../../src/kernel/org/apply.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';

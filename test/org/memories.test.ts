@@ -10,7 +10,7 @@ import { createContextResource } from '../../src/alignbase/access/resources.ts';
 import { routedTo } from '../../src/alignbase/access/routes.ts';
 import { saveVersion } from '../../src/alignbase/versions/versions.ts';
 import { isKgwError } from '../../src/kernel/errors.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
 import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
 import { cliTrail } from '../support/audit.ts';
 import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';

@@ -58,6 +58,7 @@ function skillHash(skillMd: string, manifest: readonly AttachmentEntry[]): strin
  */
 export const skillsSection = defineSection<SkillSpec[]>({
   key: 'skills',
+  blobFiles: 'the Skill files',
 
   read(slot, context) {
     const { reader } = context;

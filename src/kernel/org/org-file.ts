@@ -4,8 +4,7 @@ import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import { loadGroupIndex, loadResourceIndex, loadTeamIndex } from './reference-index.ts';
 import type { ReferencedFiles } from './referenced-files.ts';
-import type { SectionPlanner } from './section.ts';
-import { ORG_SECTIONS } from './sections/index.ts';
+import type { OrgSection, SectionPlanner } from './section.ts';
 import type { PlannedTenant, TenantSpec } from './tenant.ts';
 import { planTenant, readTenant, TENANT_KEYS } from './tenant.ts';
 import type { Located } from './yaml-reader.ts';
@@ -30,15 +29,22 @@ export interface OrgFile {
 export type OrgEnvironment = Readonly<Record<string, string | undefined>>;
 
 /**
- * Parses and validates the file, reporting every problem it can find without the database.
- * Returns undefined when there is no tenant slug to plan against (a problem is reported then).
- * `files` holds what the file's `file:` and `dir:` values name (referenced-files.ts).
+ * Parses and validates the file, section by section in the order of `sections`, reporting every
+ * problem it can find without the database. Returns undefined when there is no tenant slug to
+ * plan against (a problem is reported then). `files` holds what the file's `file:` and `dir:`
+ * values name (referenced-files.ts).
  */
-export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvironment = process.env, files: ReferencedFiles = {}): OrgFile | undefined {
+export function readOrgFile(
+  sections: readonly OrgSection[],
+  source: string,
+  problems: OrgProblems,
+  env: OrgEnvironment = process.env,
+  files: ReferencedFiles = {},
+): OrgFile | undefined {
   const parsed = YamlReader.parse(source, problems);
   if (!parsed) return undefined;
   const { reader, root } = parsed;
-  const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
+  const fields = reader.fields(root, [...TENANT_KEYS, ...sections.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
   const context = {
@@ -51,16 +57,16 @@ export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvir
     files,
   };
   const planners: SectionPlanner[] = [];
-  const sections = new Set<string>();
-  for (const section of ORG_SECTIONS) {
+  const present = new Set<string>();
+  for (const section of sections) {
     const slot = fields.get(section.key);
     if (!slot) continue;
-    sections.add(section.key);
+    present.add(section.key);
     planners.push(section.read(slot, context));
   }
   if (!tenant.slug) return undefined;
   const declared = { principals: context.declared, groups: context.declaredGroups, teams: context.declaredTeams, resources: context.declaredResources };
-  return { tenant: { ...tenant, slug: tenant.slug }, planners, sections, declared };
+  return { tenant: { ...tenant, slug: tenant.slug }, planners, sections: present, declared };
 }
 
 /**

@@ -57,7 +57,7 @@ export interface PlanContext {
   /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
   readonly resources: ReferenceIndex;
   readonly problems: OrgProblems;
-  /** Where Skill files go; applyOrgFile refuses a file with `skills` when there is none. */
+  /** Where files kept in the blob store go (Skill files); see OrgSection.blobFiles. */
   readonly blob: BlobStore | undefined;
 }
 
@@ -85,7 +85,30 @@ export interface ReadContext {
  */
 export interface OrgSection {
   readonly key: string;
+  /**
+   * What the section keeps in the blob store (`the Skill files`), when it always needs one:
+   * applyOrgFile refuses a file with the section when it is given no blob store.
+   */
+  readonly blobFiles?: string | undefined;
   read(slot: Slot, context: ReadContext): SectionPlanner;
+}
+
+/**
+ * Work a product does around an apply that writes (never in a dry run): `before` runs once the
+ * plan is made (the tenant is locked) and before any write; the function it returns runs after
+ * the writes, in the same transaction, when they changed something.
+ */
+export interface OrgApplyHook {
+  before(tx: Transaction, tenant: { readonly id: string; readonly existed: boolean }): Promise<(tx: Transaction) => Promise<void>>;
+}
+
+/**
+ * What the products make of the org file: every section, in the order they are read, planned
+ * and applied, and their apply hooks. The composition root assembles it (src/org-sections.ts).
+ */
+export interface OrgFileParts {
+  readonly sections: readonly OrgSection[];
+  readonly hooks: readonly OrgApplyHook[];
 }
 
 export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
@@ -93,11 +116,13 @@ export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
 /** Builds a section from a typed reader and planner, so the list of sections needs no generics. */
 export function defineSection<Spec>(section: {
   key: string;
+  blobFiles?: string;
   read(slot: Slot, context: ReadContext): Spec;
   plan(spec: Spec, context: PlanContext): PlannedStep[] | Promise<PlannedStep[]>;
 }): OrgSection {
   return {
     key: section.key,
+    blobFiles: section.blobFiles,
     read(slot, context) {
       const spec = section.read(slot, context);
       return (planContext) => Promise.resolve(section.plan(spec, planContext));
