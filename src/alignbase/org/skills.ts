@@ -6,7 +6,7 @@ import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-pa
 import type { AttachmentEntry } from '../versions/versions.ts';
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { isKgwError } from '../../kernel/errors.ts';
-import { resourceKey } from '../../kernel/org/reference-index.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
@@ -58,6 +58,7 @@ function skillHash(skillMd: string, manifest: readonly AttachmentEntry[]): strin
  */
 export const skillsSection = defineSection<SkillSpec[]>({
   key: 'skills',
+  references: [CONTEXT_RESOURCES],
   blobFiles: 'the Skill files',
 
   read(slot, context) {
@@ -70,7 +71,7 @@ export const skillsSection = defineSection<SkillSpec[]>({
       const dir = dirSlot && readReference(dirSlot, reader);
       // A Skill is named after its folder (checked below), so grants can name it even when its package has a problem.
       const folderName = dir?.value.slice(dir.value.lastIndexOf('/') + 1);
-      if (dir && folderName !== undefined) context.declaredResources.add(resourceKey('skill', folderName));
+      if (dir && folderName !== undefined) context.declaredOf(CONTEXT_RESOURCES).add(resourceKey('skill', folderName));
       const files = dir && lookUpFolder(dir, context.files, reader);
       const pkg = dir && files && readPackage(dir, files, reader);
       const publish = readPublish(fields, reader);
@@ -82,7 +83,8 @@ export const skillsSection = defineSection<SkillSpec[]>({
   },
 
   async plan(specs, context) {
-    const { tx, tenant, resources, problems, blob } = context;
+    const { tx, tenant, problems, blob } = context;
+    const resources = context.indexOf(CONTEXT_RESOURCES);
     // Skill names are unique in the tenant whatever the status, so archived ones are found too.
     const heads = await loadHeads(
       tx,

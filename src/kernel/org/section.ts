@@ -1,5 +1,5 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
-import type { Transaction } from '../../store/db.ts';
+import type { Queryable, Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import type { ReferenceIndex } from './reference-index.ts';
@@ -44,7 +44,8 @@ export interface PlannedStep {
 
 /**
  * What every planner sees: the transaction, the tenant, and what is known so far (stored or
- * created by an earlier section's plan) of principals, groups, teams and context resources.
+ * created by an earlier section's plan) of principals, groups, teams and the products' own
+ * kinds of names (indexOf).
  */
 export interface PlanContext {
   readonly tx: Transaction;
@@ -54,8 +55,8 @@ export interface PlanContext {
   readonly groups: ReferenceIndex;
   /** Teams by slug. */
   readonly teams: ReferenceIndex;
-  /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
-  readonly resources: ReferenceIndex;
+  /** The index of a kind of name a section listed in OrgSection.references. */
+  indexOf(kind: ReferenceKind): ReferenceIndex;
   readonly problems: OrgProblems;
   /** Where files kept in the blob store go (Skill files); see OrgSection.blobFiles. */
   readonly blob: BlobStore | undefined;
@@ -70,8 +71,8 @@ export interface ReadContext {
   readonly declaredGroups: Set<string>;
   /** Team slugs declared in the file, likewise. */
   readonly declaredTeams: Set<string>;
-  /** Context resources (`type:name`) declared in the file by sections that create them. */
-  readonly declaredResources: Set<string>;
+  /** The names of a kind (OrgSection.references) declared in the file by sections that create them, likewise. */
+  declaredOf(kind: ReferenceKind): Set<string>;
   /** The environment of the apply, where `password_env` finds passwords. */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** What `file:` and `dir:` name, as the applying process was given it (referenced-files.ts). */
@@ -90,7 +91,19 @@ export interface OrgSection {
    * applyOrgFile refuses a file with the section when it is given no blob store.
    */
   readonly blobFiles?: string | undefined;
+  /** The products' kinds of names the section declares or names, loaded for every plan (indexOf). */
+  readonly references?: readonly ReferenceKind[] | undefined;
   read(slot: Slot, context: ReadContext): SectionPlanner;
+}
+
+/**
+ * A kind of name a product's sections share that the directory does not hold (Alignbase's
+ * context resources by `type:name`): sections that create one list it at read time
+ * (ReadContext.declaredOf) and add it to the index at plan time; others resolve it there.
+ */
+export interface ReferenceKind {
+  /** The tenant's stored names of this kind; `declared` are those the file declares. */
+  load(q: Queryable, tenant: { readonly id: string; readonly slug: string }, declared: ReadonlySet<string>): Promise<ReferenceIndex>;
 }
 
 /**
@@ -117,12 +130,14 @@ export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
 export function defineSection<Spec>(section: {
   key: string;
   blobFiles?: string;
+  references?: readonly ReferenceKind[];
   read(slot: Slot, context: ReadContext): Spec;
   plan(spec: Spec, context: PlanContext): PlannedStep[] | Promise<PlannedStep[]>;
 }): OrgSection {
   return {
     key: section.key,
     blobFiles: section.blobFiles,
+    references: section.references,
     read(slot, context) {
       const spec = section.read(slot, context);
       return (planContext) => Promise.resolve(section.plan(spec, planContext));
