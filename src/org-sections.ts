@@ -4,6 +4,8 @@ import { orgGraphApplyHook } from './brain/org-graph.ts';
 import { brainSection } from './brain/org-section.ts';
 import type { OrgFileApplier } from './kernel/org/apply.ts';
 import { applyOrgFileWith } from './kernel/org/apply.ts';
+import type { ReferencedFiles } from './kernel/org/referenced-files.ts';
+import { readReferencedFilesWith } from './kernel/org/referenced-files.ts';
 import type { OrgFileParts } from './kernel/org/section.ts';
 import { DIRECTORY_SECTIONS } from './kernel/org/sections/index.ts';
 
@@ -23,3 +25,6 @@ export const ORG_FILE: OrgFileParts = {
 
 /** Applies an org file with this gateway's sections and hooks (applyOrgFileWith). */
 export const applyOrgFile: OrgFileApplier = (db, input, audit) => applyOrgFileWith(ORG_FILE, db, input, audit);
+
+/** Reads what this gateway's org file names with `file:`, `dir:` and `files_from:` (readReferencedFilesWith), for `kgw apply`. */
+export const readReferencedFiles = (source: string, folder: string): Promise<ReferencedFiles> => readReferencedFilesWith(ORG_FILE.sections, source, folder);

@@ -49,6 +49,7 @@ const knowledgeHash = (content: string, authority: Authority): string => content
  */
 export const knowledgeSection = defineSection<KnowledgeSpec[]>({
   key: 'knowledge',
+  files: { key: 'file', kind: 'file' },
   references: [CONTEXT_RESOURCES],
 
   read(slot, context) {

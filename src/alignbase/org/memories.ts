@@ -33,6 +33,7 @@ const MEMORY_WORDS = { itself: 'the text itself', kind: 'Memory content is text'
  */
 export const memoriesSection = defineSection<MemorySpec[]>({
   key: 'memories',
+  files: { key: 'file', kind: 'file' },
   references: [CONTEXT_RESOURCES],
 
   read(slot, context) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../store/db.ts';
 import { sameManifest, storeFiles } from '../context/attachments.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../context/skill-package.ts';
-import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
+import { PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
 import type { AttachmentEntry } from '../versions/versions.ts';
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { isKgwError } from '../../kernel/errors.ts';
@@ -58,6 +58,7 @@ function skillHash(skillMd: string, manifest: readonly AttachmentEntry[]): strin
  */
 export const skillsSection = defineSection<SkillSpec[]>({
   key: 'skills',
+  files: { key: 'dir', kind: 'folder', maxFiles: { files: PACKAGE_MAX_FILES, why: `a Skill is at most ${PACKAGE_MAX_FILES} files, SKILL.md included` } },
   references: [CONTEXT_RESOURCES],
   blobFiles: 'the Skill files',
 

@@ -100,6 +100,7 @@ function readSeedFiles(folder: Located, files: readonly { readonly path: string;
  */
 export const kbsSection = defineSection<KbSpec[]>({
   key: 'kbs',
+  files: { key: 'files_from', kind: 'folder' },
 
   read(slot, context) {
     const { reader } = context;

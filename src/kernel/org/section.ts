@@ -3,7 +3,7 @@ import type { Queryable, Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import type { ReferenceIndex } from './reference-index.ts';
-import type { ReferencedFiles } from './referenced-files.ts';
+import type { FileField, ReferencedFiles } from './referenced-files.ts';
 import type { Slot, YamlReader } from './yaml-reader.ts';
 
 /** One change an apply makes (or, in a dry run, would make). */
@@ -93,6 +93,8 @@ export interface OrgSection {
   readonly blobFiles?: string | undefined;
   /** The products' kinds of names the section declares or names, loaded for every plan (indexOf). */
   readonly references?: readonly ReferenceKind[] | undefined;
+  /** Where the section's entries name a file or folder next to the org file, which `kgw apply` reads and sends. */
+  readonly files?: FileField | undefined;
   read(slot: Slot, context: ReadContext): SectionPlanner;
 }
 
@@ -131,6 +133,7 @@ export function defineSection<Spec>(section: {
   key: string;
   blobFiles?: string;
   references?: readonly ReferenceKind[];
+  files?: FileField;
   read(slot: Slot, context: ReadContext): Spec;
   plan(spec: Spec, context: PlanContext): PlannedStep[] | Promise<PlannedStep[]>;
 }): OrgSection {
@@ -138,6 +141,7 @@ export function defineSection<Spec>(section: {
     key: section.key,
     blobFiles: section.blobFiles,
     references: section.references,
+    files: section.files,
     read(slot, context) {
       const spec = section.read(slot, context);
       return (planContext) => Promise.resolve(section.plan(spec, planContext));
