@@ -12,21 +12,9 @@ import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
 import { appliedToHeads, contentHash, remember } from './applied-content.ts';
+import { decodeBase64, lookUpFolder, readReference, utf8Text } from '../../kernel/org/file-entries.ts';
 import type { Dates } from './context-content.ts';
-import {
-  DATE_KEYS,
-  dateChanges,
-  decodeBase64,
-  latestVersions,
-  loadHeads,
-  lookUpFolder,
-  publishStep,
-  readDates,
-  readPublish,
-  readReference,
-  updateSteps,
-  utf8Text,
-} from './context-content.ts';
+import { DATE_KEYS, dateChanges, latestVersions, loadHeads, publishStep, readDates, readPublish, updateSteps } from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
