@@ -9,24 +9,8 @@ import type { Slot, YamlReader } from './yaml-reader.ts';
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
   action: 'create' | 'update' | 'publish' | 'add' | 'remove';
-  kind:
-    | 'tenant'
-    | 'person'
-    | 'agent'
-    | 'group'
-    | 'group member'
-    | 'team'
-    | 'team member'
-    | 'team share'
-    | 'knowledge'
-    | 'skill'
-    | 'memory'
-    | 'grant'
-    | 'route'
-    | 'knowledge base'
-    | 'kb file'
-    | 'brain node'
-    | 'brain relation';
+  /** What changed, as the section words it: the directory's `person`, `agent`, `group`, a product's `knowledge base` … */
+  kind: string;
   name: string;
   detail?: string;
 }
