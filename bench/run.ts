@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { DiskBlobStore } from '../connectors/blob/disk.ts';
-import { applyOrgFile } from '../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../src/org-sections.ts';
 import { createToken } from '../src/kernel/tokens/tokens.ts';
 import type { Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';

@@ -7,7 +7,7 @@ import { acceptReview, listReviews, rejectReview, showReview } from '../alignbas
 import { acceptResultJson, brainDecisionJson, brainDetailJson, brainItemJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
 import { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../brain/review.ts';
 import { checkReadiness } from '../kernel/health/readiness.ts';
-import { applyOrgFile } from '../kernel/org/apply.ts';
+import { applyOrgFile } from '../org-sections.ts';
 import { importBrain } from '../brain/import.ts';
 import { projectionStatus } from '../kernel/outbox/outbox.ts';
 import { findTenant } from '../kernel/directory/directory.ts';

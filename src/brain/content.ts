@@ -1,7 +1,6 @@
 import type { Tier } from '../kernel/directory/tiers.ts';
 import { TIERS } from '../kernel/directory/tiers.ts';
-import { unsafeName } from '../kernel/text.ts';
-import { isUuid } from '../alignbase/versions/selectors.ts';
+import { isUuid, unsafeName } from '../kernel/text.ts';
 import type { Transaction } from '../store/db.ts';
 import type { PrincipalIndex } from '../kernel/org/principal-index.ts';
 import type { OrgProblems } from '../kernel/org/problems.ts';

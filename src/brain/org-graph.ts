@@ -7,6 +7,8 @@ import { brainSearchChanges } from './search-source.ts';
 import { loadBrainNodes, loadBrainRelations } from './store.ts';
 import { relationId } from './model.ts';
 import { listPrincipals } from '../kernel/directory/principals.ts';
+import type { OrgApplyHook } from '../kernel/org/section.ts';
+import { enqueue } from '../kernel/outbox/outbox.ts';
 
 /**
  * A tenant's Company Brain graph as its truth holds it, in two parts. The directory: the
@@ -111,6 +113,18 @@ export function graphDiff(tenantId: string, before: GraphSnapshot, after: GraphS
 export function orgGraphChanges(tenantId: string, before: GraphSnapshot, after: GraphSnapshot): OutboxEntry[] {
   return [...graphDiff(tenantId, before, after), ...brainSearchChanges(tenantId, before, after)];
 }
+
+/**
+ * What `kgw apply` does for the graph: it reads the tenant's graph once the plan has locked the
+ * tenant (a new tenant has none), and after an apply that changed something enqueues the
+ * difference, since the directory's part of the graph follows the org file.
+ */
+export const orgGraphApplyHook: OrgApplyHook = {
+  async before(tx, tenant) {
+    const before = tenant.existed ? await orgGraph(tx, tenant.id) : EMPTY_GRAPH;
+    return async (after) => enqueue(after, orgGraphChanges(tenant.id, before, await orgGraph(after, tenant.id)));
+  },
+};
 
 /** Rebuilds the graph store: every tenant's current graph (directory and brain), as upserts. */
 export const orgGraphRebuilder: Rebuilder = {

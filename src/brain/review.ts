@@ -7,7 +7,7 @@ import { conflict, notFound, permissionDenied, validation } from '../kernel/erro
 import { orgGraph, orgGraphChanges } from './org-graph.ts';
 import { enqueue } from '../kernel/outbox/outbox.ts';
 import { lockTenantSlug } from '../kernel/org/tenant.ts';
-import { isUuid } from '../alignbase/versions/selectors.ts';
+import { isUuid } from '../kernel/text.ts';
 import type { Db, Queryable, Transaction } from '../store/db.ts';
 import { planBrainFile, readBrainFile } from './import.ts';
 import type { OrgChange } from '../kernel/org/section.ts';

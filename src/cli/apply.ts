@@ -3,7 +3,7 @@ import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OrgChange } from '../kernel/org/section.ts';
 import { passwordEnvironment } from '../kernel/org/password-env.ts';
-import { readReferencedFiles } from '../kernel/org/referenced-files.ts';
+import { readReferencedFiles } from '../org-sections.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand } from './usage.ts';

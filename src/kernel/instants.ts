@@ -12,3 +12,9 @@ export const isoOrNull = (instant: Date | null | undefined): string | null => (i
 
 /** The UTC calendar day of an instant, YYYY-MM-DD. */
 export const utcDay = (instant: Date): string => iso(instant).slice(0, 10);
+
+/** Whether `value` is a calendar day that exists, written YYYY-MM-DD (2026-02-30 is not). */
+export function isCalendarDay(value: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  return match !== null && utcDay(new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])))) === value;
+}

@@ -96,3 +96,8 @@ export function holdsMoreValues(value: unknown, limit: number = MAX_JSON_VALUES)
   }
   return false;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether a value is a UUID (any case), the form of every id the gateway hands out. */
+export const isUuid = (value: string): boolean => UUID.test(value);

@@ -1,6 +1,6 @@
 import type { ContextType } from '../../src/alignbase/access/context-roles.ts';
 import { createContextResource } from '../../src/alignbase/access/resources.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 

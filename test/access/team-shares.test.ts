@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ShareGrantee } from '../../src/atmina/access/team-shares.ts';
 import { kbRoleFor, revokeTeamShare, shareTeamKbs, teamKbAccess } from '../../src/atmina/access/team-shares.ts';
 import type { TeamRole } from '../../src/atmina/access/team-roles.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import type { TestStore } from '../support/stores.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { createToken, revokeToken } from '../../src/kernel/tokens/tokens.ts';
 import { cliTrail } from '../support/audit.ts';
 import { pick, records } from '../support/fixtures.ts';

@@ -6,7 +6,7 @@ import { importBrain } from '../../src/brain/import.ts';
 import { BRAIN_BOUNDS } from '../../src/brain/model.ts';
 import { parseInstant } from '../../src/brain/content.ts';
 import { orgGraph } from '../../src/brain/org-graph.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { OutboxWorker } from '../../src/kernel/outbox/worker.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';

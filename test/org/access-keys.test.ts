@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { verifyPassword } from '../../src/kernel/access/passwords.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { passwordEnvironment } from '../../src/kernel/org/password-env.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { OrgChange } from '../../src/kernel/org/apply.ts';
 import { isKgwError } from '../../src/kernel/errors.ts';
 import { cliTrail } from '../support/audit.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { Db } from '../../src/store/db.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 import { cliTrail } from '../support/audit.ts';

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
-import { readReferencedFiles, referencesOf } from '../../src/kernel/org/referenced-files.ts';
+import { applyOrgFile, ORG_FILE, readReferencedFiles } from '../../src/org-sections.ts';
+import { referencesOf } from '../../src/kernel/org/referenced-files.ts';
 import { cliTrail } from '../support/audit.ts';
 import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -236,13 +236,13 @@ describe('reading the files an org file references', () => {
     const source =
       'knowledge:\n  - { title: A, file: ./docs//a.md }\n  - { title: B, file: ../b.md }\nskills:\n  - { dir: skills/x/ }\n  - { dir: docs/a.md }\n';
     assert.deepEqual(
-      [...referencesOf(source)].map(([key, kinds]) => [key, [...kinds]]),
+      [...referencesOf(ORG_FILE.sections, source)].map(([key, kinds]) => [key, [...kinds]]),
       [
         ['docs/a.md', ['file', 'folder']],
         ['skills/x', ['folder']],
       ],
     );
-    assert.deepEqual(referencesOf('knowledge: ['), new Map());
+    assert.deepEqual(referencesOf(ORG_FILE.sections, 'knowledge: ['), new Map());
   });
 
   it('reads a folder as its files with / paths, binary ones included, and reports every link and special file in it', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
 import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';

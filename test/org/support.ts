@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { isKgwError } from '../../src/kernel/errors.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
-import { readReferencedFiles } from '../../src/kernel/org/referenced-files.ts';
+import { applyOrgFile, readReferencedFiles } from '../../src/org-sections.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kbRoleFor } from '../../src/atmina/access/team-shares.ts';
 import { isKgwError } from '../../src/kernel/errors.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import type { OrgChange } from '../../src/kernel/org/apply.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from '../support/audit.ts';

@@ -7,7 +7,7 @@ import { graphChange, graphEntries, graphProjection } from '../../connectors/gra
 import { configuredProjections } from '../../src/open-services.ts';
 import { orgGraph } from '../../src/brain/org-graph.ts';
 import type { GraphSnapshot } from '../../src/brain/org-graph.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
 import { OutboxWorker } from '../../src/kernel/outbox/worker.ts';
 import type { Db } from '../../src/store/db.ts';

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Gateway, GatewayOptions } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { applyOrgFile } from '../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
 import { createToken } from '../../src/kernel/tokens/tokens.ts';
 import { SCOPES } from '../../src/kernel/access/scopes.ts';
 import type { Db } from '../../src/store/db.ts';

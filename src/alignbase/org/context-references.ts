@@ -3,7 +3,7 @@ import { CONTEXT_TYPES, isContextType, isRoutableType } from '../access/context-
 import { isResourceName } from '../access/resources.ts';
 import { isEmailReference } from '../../kernel/directory/directory.ts';
 import { quote } from '../../kernel/org/problems.ts';
-import { resourceKey } from '../../kernel/org/reference-index.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import type { ValueRule } from '../../kernel/org/rules.ts';
 import { groupNameRule, principalReferenceRule } from '../../kernel/org/rules.ts';
 import type { PlanContext } from '../../kernel/org/section.ts';
@@ -107,7 +107,7 @@ export function resolveParty(party: Located<PartyRef>, context: PlanContext): { 
 export function resolveResource(target: Located<ResourceRef>, context: PlanContext): string | null | undefined {
   const { type, name } = target.value;
   if (name === undefined) return null;
-  return context.resources.resolve(resourceKey(type, name), target, `${type} ${quote(name)}`, context.problems);
+  return context.indexOf(CONTEXT_RESOURCES).resolve(resourceKey(type, name), target, `${type} ${quote(name)}`, context.problems);
 }
 
 /** How the file would write a stored party or resource, for changes that remove rows. */
@@ -116,5 +116,5 @@ export function partyLabel(context: PlanContext, principalId: string | null, gro
 }
 
 export function resourceLabel(context: PlanContext, type: ContextType, resourceId: string | null): string {
-  return resourceId === null ? WORD_OF_TYPE[type] : context.resources.referenceOf(resourceId);
+  return resourceId === null ? WORD_OF_TYPE[type] : context.indexOf(CONTEXT_RESOURCES).referenceOf(resourceId);
 }

@@ -2,8 +2,9 @@ import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { grantContextRole, revokeContextGrant } from '../access/grants.ts';
 import type { Grantee } from '../access/grants.ts';
 import type { Transaction } from '../../store/db.ts';
-import { contextRoleRule } from '../../kernel/org/rules.ts';
+import { contextRoleRule } from './rules.ts';
 import type { PlanContext, PlannedStep } from '../../kernel/org/section.ts';
+import { CONTEXT_RESOURCES } from './resource-index.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';
 import type { PartyRef, ResourceRef } from './context-references.ts';
@@ -35,6 +36,7 @@ const granteeOf = (row: GrantRow): Grantee => (row.groupId !== null ? { groupId:
  */
 export const grantsSection = defineSection<GrantSpec[]>({
   key: 'grants',
+  references: [CONTEXT_RESOURCES],
 
   read(slot, context) {
     const { reader } = context;

@@ -4,8 +4,8 @@ import type { Authority } from '../context/knowledge.ts';
 import { KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE } from '../context/knowledge.ts';
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
-import { resourceKey } from '../../kernel/org/reference-index.ts';
-import { authorityRule, knowledgeTitleRule } from '../../kernel/org/rules.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
+import { authorityRule, knowledgeTitleRule } from './rules.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';
@@ -49,6 +49,8 @@ const knowledgeHash = (content: string, authority: Authority): string => content
  */
 export const knowledgeSection = defineSection<KnowledgeSpec[]>({
   key: 'knowledge',
+  files: { key: 'file', kind: 'file' },
+  references: [CONTEXT_RESOURCES],
 
   read(slot, context) {
     const { reader } = context;
@@ -58,7 +60,7 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
       if (!fields) return undefined;
       const titleSlot = fields.get('title');
       const title = titleSlot && reader.string(titleSlot, knowledgeTitleRule);
-      if (title) context.declaredResources.add(resourceKey('knowledge', title.value));
+      if (title) context.declaredOf(CONTEXT_RESOURCES).add(resourceKey('knowledge', title.value));
       const text = readContent(item, fields, context, KNOWLEDGE_WORDS)?.text;
       // The same bound as the tools', so a session bundle never meets a Knowledge too large to carry.
       const tooLarge = text !== undefined && Buffer.byteLength(text.value, 'utf8') > KNOWLEDGE_MAX_BYTES;
@@ -75,7 +77,8 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
   },
 
   async plan(specs, context) {
-    const { tx, tenant, resources } = context;
+    const { tx, tenant } = context;
+    const resources = context.indexOf(CONTEXT_RESOURCES);
     const heads = await loadHeads(
       tx,
       tenant.id,

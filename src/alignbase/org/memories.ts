@@ -4,9 +4,9 @@ import type { Transaction } from '../../store/db.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TOO_LARGE } from '../context/memory.ts';
 import { createWithFirstVersion, saveVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
-import { resourceKey } from '../../kernel/org/reference-index.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
-import { memoryNameRule } from '../../kernel/org/rules.ts';
+import { memoryNameRule } from './rules.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
@@ -33,6 +33,8 @@ const MEMORY_WORDS = { itself: 'the text itself', kind: 'Memory content is text'
  */
 export const memoriesSection = defineSection<MemorySpec[]>({
   key: 'memories',
+  files: { key: 'file', kind: 'file' },
+  references: [CONTEXT_RESOURCES],
 
   read(slot, context) {
     const { reader } = context;
@@ -42,7 +44,7 @@ export const memoriesSection = defineSection<MemorySpec[]>({
       if (!fields) return undefined;
       const nameSlot = fields.get('name');
       const name = nameSlot && reader.string(nameSlot, memoryNameRule);
-      if (name) context.declaredResources.add(resourceKey('memory', name.value));
+      if (name) context.declaredOf(CONTEXT_RESOURCES).add(resourceKey('memory', name.value));
       const content = readContent(item, fields, context, MEMORY_WORDS);
       const fits = content !== undefined && fitsMemory(content, reader);
       if (!name || !duplicates.first(name, reader)) return undefined;
@@ -52,7 +54,8 @@ export const memoriesSection = defineSection<MemorySpec[]>({
   },
 
   async plan(specs, context) {
-    const { tx, tenant, resources } = context;
+    const { tx, tenant } = context;
+    const resources = context.indexOf(CONTEXT_RESOURCES);
     const heads = await loadHeads(
       tx,
       tenant.id,

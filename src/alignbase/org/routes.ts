@@ -2,6 +2,7 @@ import { addRoute, removeRoute } from '../access/routes.ts';
 import type { RouteTarget } from '../access/routes.ts';
 import type { Transaction } from '../../store/db.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
+import { CONTEXT_RESOURCES } from './resource-index.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';
 import type { PartyRef, ResourceRef } from './context-references.ts';
@@ -30,6 +31,7 @@ const targetOf = (row: RouteRow): RouteTarget => (row.groupId !== null ? { group
  */
 export const routesSection = defineSection<RouteSpec[]>({
   key: 'routes',
+  references: [CONTEXT_RESOURCES],
 
   read(slot, context) {
     const { reader } = context;

@@ -2,31 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../store/db.ts';
 import { sameManifest, storeFiles } from '../context/manifests.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../context/skill-package.ts';
-import { SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
+import { PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
 import type { AttachmentEntry } from '../versions/queries.ts';
 import { createWithFirstVersion } from '../versions/versions.ts';
 import { isKgwError } from '../../kernel/errors.ts';
-import { resourceKey } from '../../kernel/org/reference-index.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
 import { appliedToHeads, contentHash, remember } from './applied-content.ts';
+import { decodeBase64, lookUpFolder, readReference, utf8Text } from '../../kernel/org/file-entries.ts';
 import type { Dates } from './context-content.ts';
-import {
-  DATE_KEYS,
-  dateChanges,
-  decodeBase64,
-  latestVersions,
-  loadHeads,
-  lookUpFolder,
-  publishStep,
-  readDates,
-  readPublish,
-  readReference,
-  updateSteps,
-  utf8Text,
-} from './context-content.ts';
+import { DATE_KEYS, dateChanges, latestVersions, loadHeads, publishStep, readDates, readPublish, updateSteps } from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
@@ -58,6 +46,9 @@ function skillHash(skillMd: string, manifest: readonly AttachmentEntry[]): strin
  */
 export const skillsSection = defineSection<SkillSpec[]>({
   key: 'skills',
+  files: { key: 'dir', kind: 'folder', maxFiles: { files: PACKAGE_MAX_FILES, why: `a Skill is at most ${PACKAGE_MAX_FILES} files, SKILL.md included` } },
+  references: [CONTEXT_RESOURCES],
+  blobFiles: 'the Skill files',
 
   read(slot, context) {
     const { reader } = context;
@@ -69,7 +60,7 @@ export const skillsSection = defineSection<SkillSpec[]>({
       const dir = dirSlot && readReference(dirSlot, reader);
       // A Skill is named after its folder (checked below), so grants can name it even when its package has a problem.
       const folderName = dir?.value.slice(dir.value.lastIndexOf('/') + 1);
-      if (dir && folderName !== undefined) context.declaredResources.add(resourceKey('skill', folderName));
+      if (dir && folderName !== undefined) context.declaredOf(CONTEXT_RESOURCES).add(resourceKey('skill', folderName));
       const files = dir && lookUpFolder(dir, context.files, reader);
       const pkg = dir && files && readPackage(dir, files, reader);
       const publish = readPublish(fields, reader);
@@ -81,7 +72,8 @@ export const skillsSection = defineSection<SkillSpec[]>({
   },
 
   async plan(specs, context) {
-    const { tx, tenant, resources, problems, blob } = context;
+    const { tx, tenant, problems, blob } = context;
+    const resources = context.indexOf(CONTEXT_RESOURCES);
     // Skill names are unique in the tenant whatever the status, so archived ones are found too.
     const heads = await loadHeads(
       tx,

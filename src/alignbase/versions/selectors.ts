@@ -1,6 +1,7 @@
 import type { VersionSelector } from '../access/context-decisions.ts';
 import type { ContextType } from '../access/context-roles.ts';
-import { utcDay } from '../../kernel/instants.ts';
+import { isCalendarDay } from '../../kernel/instants.ts';
+import { isUuid } from '../../kernel/text.ts';
 import { refuse } from './refusals.ts';
 
 /**
@@ -10,9 +11,8 @@ import { refuse } from './refusals.ts';
 
 export type VersionedType = 'knowledge' | 'skill';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export const isUuid = (value: string): boolean => UUID.test(value);
+// The check is the kernel's (ids are UUIDs everywhere); the context tools take it from here.
+export { isUuid };
 
 /** A resource id as the tools receive it: a UUID, compared in lower case. */
 export function parseId(type: ContextType, value: string): string {
@@ -47,9 +47,7 @@ export function parsePublishSelector(value: unknown): 'latest' | { exact: number
 /** A YYYY-MM-DD calendar date that exists; `field` names it in the spec's error text. */
 export function parseDate(field: 'review_by' | 'expires_at', value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : undefined;
-  if (date === undefined || utcDay(date) !== value) throw refuse.invalidDate(field);
+  if (!isCalendarDay(value)) throw refuse.invalidDate(field);
   return value;
 }
 

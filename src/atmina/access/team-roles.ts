@@ -3,12 +3,14 @@
  * shares that reach the caller and an agent's policy. Pure: `teamKbAccess` (team-shares.ts)
  * loads the inputs from team memberships and team shares; per-KB shares, when they arrive, add
  * their roles to `shareRoles` the same way. A KB's visibility picks which roles count
- * (core/kb/access.ts). See docs/access.md.
+ * (src/atmina/kb/access.ts). See docs/access.md.
  */
 
-/** Team roles, weakest first; a team member's role is stored in team_members.role. */
-export const TEAM_ROLES = ['viewer', 'editor', 'admin'] as const;
-export type TeamRole = (typeof TEAM_ROLES)[number];
+import type { TeamRole } from '../../kernel/directory/team-roles.ts';
+import { TEAM_ROLES } from '../../kernel/directory/team-roles.ts';
+
+// The role names are the directory's facts; Atmina's code takes them from here, with what they allow.
+export { isTeamRole, TEAM_ROLES, type TeamRole } from '../../kernel/directory/team-roles.ts';
 
 /**
  * What a caller may do on one KB, weakest first: nothing, search only (anonymous or
@@ -16,10 +18,6 @@ export type TeamRole = (typeof TEAM_ROLES)[number];
  */
 export const KB_ACCESS = ['none', 'search', ...TEAM_ROLES] as const;
 export type KbAccess = (typeof KB_ACCESS)[number];
-
-export function isTeamRole(value: string): value is TeamRole {
-  return (TEAM_ROLES as readonly string[]).includes(value);
-}
 
 const rank = (access: KbAccess): number => KB_ACCESS.indexOf(access);
 

@@ -16,7 +16,7 @@ import type { ValueRule } from '../../kernel/org/rules.ts';
 import type { PlanContext, PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
-import { decodeBase64, lookUpFolder, readReference, utf8Text } from '../../alignbase/org/context-content.ts';
+import { decodeBase64, lookUpFolder, readReference, utf8Text } from '../../kernel/org/file-entries.ts';
 
 /** One file of a seeding folder, checked: its KB path, bytes and their SHA-256. */
 interface SeedFile {
@@ -101,6 +101,7 @@ function readSeedFiles(folder: Located, files: readonly { readonly path: string;
  */
 export const kbsSection = defineSection<KbSpec[]>({
   key: 'kbs',
+  files: { key: 'files_from', kind: 'folder' },
 
   read(slot, context) {
     const { reader } = context;

@@ -1,4 +1,4 @@
-import type { TeamRole } from '../../atmina/access/team-roles.ts';
+import type { TeamRole } from '../directory/team-roles.ts';
 import type { BrainRole, TierViewer } from '../directory/tiers.ts';
 
 /** The access attributes a principal carries, as the org file sets them (read by directory/principals.ts). */

@@ -1,6 +1,6 @@
 import type { Principal } from '../access/caller.ts';
 import type { PrincipalAccess } from '../access/principal-access.ts';
-import type { TeamRole } from '../../atmina/access/team-roles.ts';
+import type { TeamRole } from './team-roles.ts';
 import type { BrainRole, Tier } from './tiers.ts';
 import type { Queryable } from '../../store/db.ts';
 

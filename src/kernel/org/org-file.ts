@@ -2,10 +2,10 @@ import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Transaction } from '../../store/db.ts';
 import { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
-import { loadGroupIndex, loadResourceIndex, loadTeamIndex } from './reference-index.ts';
+import type { ReferenceIndex } from './reference-index.ts';
+import { loadGroupIndex, loadTeamIndex } from './reference-index.ts';
 import type { ReferencedFiles } from './referenced-files.ts';
-import type { SectionPlanner } from './section.ts';
-import { ORG_SECTIONS } from './sections/index.ts';
+import type { OrgSection, ReferenceKind, SectionPlanner } from './section.ts';
 import type { PlannedTenant, TenantSpec } from './tenant.ts';
 import { planTenant, readTenant, TENANT_KEYS } from './tenant.ts';
 import type { Located } from './yaml-reader.ts';
@@ -22,7 +22,8 @@ export interface OrgFile {
     readonly principals: ReadonlySet<string>;
     readonly groups: ReadonlySet<string>;
     readonly teams: ReadonlySet<string>;
-    readonly resources: ReadonlySet<string>;
+    /** Every kind of name the sections refer to (OrgSection.references), with the names the file declares. */
+    readonly byKind: ReadonlyMap<ReferenceKind, ReadonlySet<string>>;
   };
 }
 
@@ -30,37 +31,46 @@ export interface OrgFile {
 export type OrgEnvironment = Readonly<Record<string, string | undefined>>;
 
 /**
- * Parses and validates the file, reporting every problem it can find without the database.
- * Returns undefined when there is no tenant slug to plan against (a problem is reported then).
- * `files` holds what the file's `file:` and `dir:` values name (referenced-files.ts).
+ * Parses and validates the file, section by section in the order of `sections`, reporting every
+ * problem it can find without the database. Returns undefined when there is no tenant slug to
+ * plan against (a problem is reported then). `files` holds what the file's `file:` and `dir:`
+ * values name (referenced-files.ts).
  */
-export function readOrgFile(source: string, problems: OrgProblems, env: OrgEnvironment = process.env, files: ReferencedFiles = {}): OrgFile | undefined {
+export function readOrgFile(
+  sections: readonly OrgSection[],
+  source: string,
+  problems: OrgProblems,
+  env: OrgEnvironment = process.env,
+  files: ReferencedFiles = {},
+): OrgFile | undefined {
   const parsed = YamlReader.parse(source, problems);
   if (!parsed) return undefined;
   const { reader, root } = parsed;
-  const fields = reader.fields(root, [...TENANT_KEYS, ...ORG_SECTIONS.map((section) => section.key)], ['tenant', 'name']);
+  const fields = reader.fields(root, [...TENANT_KEYS, ...sections.map((section) => section.key)], ['tenant', 'name']);
   if (!fields) return undefined;
   const tenant = readTenant(fields, reader);
+  const byKind = new Map<ReferenceKind, Set<string>>();
+  for (const section of sections) for (const kind of section.references ?? []) byKind.set(kind, new Set());
   const context = {
     reader,
     declared: new Set<string>(),
     declaredGroups: new Set<string>(),
     declaredTeams: new Set<string>(),
-    declaredResources: new Set<string>(),
+    declaredOf: (kind: ReferenceKind) => known(byKind, kind),
     env,
     files,
   };
   const planners: SectionPlanner[] = [];
-  const sections = new Set<string>();
-  for (const section of ORG_SECTIONS) {
+  const present = new Set<string>();
+  for (const section of sections) {
     const slot = fields.get(section.key);
     if (!slot) continue;
-    sections.add(section.key);
+    present.add(section.key);
     planners.push(section.read(slot, context));
   }
   if (!tenant.slug) return undefined;
-  const declared = { principals: context.declared, groups: context.declaredGroups, teams: context.declaredTeams, resources: context.declaredResources };
-  return { tenant: { ...tenant, slug: tenant.slug }, planners, sections, declared };
+  const declared = { principals: context.declared, groups: context.declaredGroups, teams: context.declaredTeams, byKind };
+  return { tenant: { ...tenant, slug: tenant.slug }, planners, sections: present, declared };
 }
 
 /**
@@ -76,9 +86,17 @@ export async function planOrgFile(tx: Transaction, file: OrgFile, problems: OrgP
   const principals = await PrincipalIndex.load(tx, ref, file.declared.principals);
   const groups = await loadGroupIndex(tx, ref, file.declared.groups);
   const teams = await loadTeamIndex(tx, ref, file.declared.teams);
-  const resources = await loadResourceIndex(tx, ref, file.declared.resources);
-  const context = { tx, tenant: ref, principals, groups, teams, resources, problems, blob };
+  const indexes = new Map<ReferenceKind, ReferenceIndex>();
+  for (const [kind, declared] of file.declared.byKind) indexes.set(kind, await kind.load(tx, ref, declared));
+  const context = { tx, tenant: ref, principals, groups, teams, indexOf: (kind: ReferenceKind) => known(indexes, kind), problems, blob };
   const steps = [...tenant.steps];
   for (const planner of file.planners) steps.push(...(await planner(context)));
   return { ...tenant, steps };
+}
+
+/** What `kinds` holds for a kind; a kind no section listed in OrgSection.references is a mistake in that section. */
+function known<T>(kinds: ReadonlyMap<ReferenceKind, T>, kind: ReferenceKind): T {
+  const found = kinds.get(kind);
+  if (found === undefined) throw new Error('org file: a section uses a kind of name it does not list in its references');
+  return found;
 }

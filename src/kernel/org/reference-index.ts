@@ -1,19 +1,12 @@
-import type { ContextType } from '../../alignbase/access/context-roles.ts';
 import type { Queryable } from '../../store/db.ts';
 import type { OrgProblems } from './problems.ts';
 
-/** The key of a context resource in the resource index and in `declaredResources`. */
-export function resourceKey(type: ContextType, name: string): string {
-  return `${type}:${name}`;
-}
-
 /**
- * Ids of one tenant's named things (groups, teams, context resources) by the name the file uses:
- * those stored plus those a plan creates, so that a later section can name what an earlier
- * one declares. The `knowledge`, `skills` and `memories` sections add their resources here
- * with `add`, and list them in ReadContext.declaredResources at read time. A name that several
- * stored rows share (Knowledge titles and Memory names may repeat) is ambiguous: resolving it
- * is a problem.
+ * Ids of one tenant's named things (groups, teams, a product's kind of name: ReferenceKind) by
+ * the name the file uses: those stored plus those a plan creates, so that a later section can
+ * name what an earlier one declares. A section that creates one adds it here with `add`, and
+ * lists it in ReadContext at read time. A name that several stored rows share (Knowledge titles
+ * and Memory names may repeat) is ambiguous: resolving it is a problem.
  */
 export class ReferenceIndex {
   readonly #idByKey = new Map<string, string>();
@@ -84,31 +77,5 @@ export async function loadTeamIndex(q: Queryable, tenant: { id: string; slug: st
   const index = new ReferenceIndex(tenant.slug, declared);
   const rows = await q.query<{ id: string; slug: string }>('SELECT id, slug FROM teams WHERE tenant_id = $1', [tenant.id]);
   for (const row of rows) index.add(row.slug, row.id);
-  return index;
-}
-
-/**
- * Context resources by `type:name`. A name resolves to the one active resource of that type and
- * name, or, when none is active, to the one archived; several of them make it ambiguous.
- */
-export async function loadResourceIndex(q: Queryable, tenant: { id: string; slug: string }, declared: ReadonlySet<string>): Promise<ReferenceIndex> {
-  const index = new ReferenceIndex(tenant.slug, declared);
-  const rows = await q.query<{ id: string; type: ContextType; name: string; status: 'active' | 'archived' }>(
-    'SELECT id, type, name, status FROM context_resources WHERE tenant_id = $1 ORDER BY id',
-    [tenant.id],
-  );
-  const byKey = new Map<string, { active: string[]; archived: string[] }>();
-  for (const row of rows) {
-    const key = resourceKey(row.type, row.name);
-    const found = byKey.get(key) ?? { active: [], archived: [] };
-    byKey.set(key, found);
-    found[row.status === 'active' ? 'active' : 'archived'].push(row.id);
-  }
-  for (const [key, { active, archived }] of byKey) {
-    const candidates = active.length > 0 ? active : archived;
-    for (const id of [...active, ...archived]) index.label(key, id);
-    if (candidates.length === 1) index.add(key, candidates[0]!);
-    else index.addAmbiguous(key, candidates);
-  }
   return index;
 }

@@ -2,7 +2,6 @@ import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { PACKAGE_MAX_FILES } from '../../alignbase/context/skill-package.ts';
 
 /**
  * The files an org file names with `file:` (knowledge, memories) and `dir:` (skills). The process that
@@ -25,6 +24,20 @@ export type ReferencedEntry =
   | { readonly errors: readonly string[] };
 
 export type ReferencedFiles = Readonly<Record<string, ReferencedEntry>>;
+
+/**
+ * Where a section's entries name a file or a folder (`file:`, `dir:`), as OrgSection.files
+ * declares it. A folder field may bound how many files a folder holds (`why` ends the message):
+ * a folder is read once for every section that names it, so the smallest bound applies to all.
+ */
+export interface FileField {
+  readonly key: string;
+  readonly kind: 'file' | 'folder';
+  readonly maxFiles?: { readonly files: number; readonly why: string } | undefined;
+}
+
+/** The sections as far as their referenced files go (OrgSection's shape; section.ts imports this file). */
+export type FileSections = readonly { readonly key: string; readonly files?: FileField | undefined }[];
 
 /** Together, the files one org file references: so that a request through a gateway stays within its 16 MiB limit. */
 export const REFERENCED_FILES_MAX_BYTES = 10 * 1024 * 1024;
@@ -49,8 +62,8 @@ export function kindMismatch(reference: string, wanted: 'file' | 'folder'): stri
   return wanted === 'file' ? `${quotePath(reference)} is a folder, not a file` : `${quotePath(reference)} is a file, not a folder`;
 }
 
-/** The `file:` and `dir:` references of an org file's text, by normalised path; nothing when it does not parse. */
-export function referencesOf(source: string): Map<string, Set<'file' | 'folder'>> {
+/** The `file:` and `dir:` references of an org file's text (the `sections`' FileFields), by normalised path; nothing when it does not parse. */
+export function referencesOf(sections: FileSections, source: string): Map<string, Set<'file' | 'folder'>> {
   const found = new Map<string, Set<'file' | 'folder'>>();
   let root: unknown;
   try {
@@ -66,30 +79,41 @@ export function referencesOf(source: string): Map<string, Set<'file' | 'folder'>
       if (normalised && 'path' in normalised) found.set(normalised.path, (found.get(normalised.path) ?? new Set()).add(kind));
     }
   };
-  pick('knowledge', 'file', 'file');
-  pick('memories', 'file', 'file');
-  pick('skills', 'dir', 'folder');
-  pick('kbs', 'files_from', 'folder');
+  for (const section of sections) if (section.files) pick(section.key, section.files.key, section.files.kind);
   return found;
 }
 
 /**
- * Reads what an org file's `file:` and `dir:` values name, relative to `folder` (the org
- * file's own folder). Only regular files and folders are read: a symbolic link anywhere on the
- * way, or any other kind of file, is reported rather than followed or skipped. Reading stops at
- * REFERENCED_FILES_MAX_BYTES in all and at PACKAGE_MAX_FILES files in one folder. Values that
- * break the path rules are left out (applying the file reports them).
+ * Reads what an org file's `file:` and `dir:` values (the `sections`' FileFields) name, relative
+ * to `folder` (the org file's own folder). Only regular files and folders are read: a symbolic
+ * link anywhere on the way, or any other kind of file, is reported rather than followed or
+ * skipped. Reading stops at REFERENCED_FILES_MAX_BYTES in all and at the smallest of the
+ * fields' maxFiles in one folder. Values that break the path rules are left out (applying the
+ * file reports them).
  */
-export async function readReferencedFiles(source: string, folder: string): Promise<ReferencedFiles> {
-  const budget = { bytes: REFERENCED_FILES_MAX_BYTES };
+export async function readReferencedFilesWith(sections: FileSections, source: string, folder: string): Promise<ReferencedFiles> {
+  let maxFiles: FolderLimit = { files: Infinity, why: '' };
+  for (const section of sections) {
+    const limit = section.files?.maxFiles;
+    if (limit && limit.files < maxFiles.files) maxFiles = limit;
+  }
+  const budget: Budget = { bytes: REFERENCED_FILES_MAX_BYTES, maxFiles };
   const result: Record<string, ReferencedEntry> = {};
-  for (const [reference, kinds] of [...referencesOf(source)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [reference, kinds] of [...referencesOf(sections, source)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     result[reference] = await readReference(folder, reference, kinds, budget);
   }
   return result;
 }
 
-async function readReference(root: string, reference: string, kinds: ReadonlySet<'file' | 'folder'>, budget: { bytes: number }): Promise<ReferencedEntry> {
+type FolderLimit = NonNullable<FileField['maxFiles']>;
+
+/** What is left of REFERENCED_FILES_MAX_BYTES, shared by every reference, and the bound on one folder's files. */
+interface Budget {
+  bytes: number;
+  readonly maxFiles: FolderLimit;
+}
+
+async function readReference(root: string, reference: string, kinds: ReadonlySet<'file' | 'folder'>, budget: Budget): Promise<ReferencedEntry> {
   const segments = reference.split('/');
   // Every folder on the way must be a real folder: a link could lead out of the org file's folder.
   for (let depth = 1; depth <= segments.length; depth++) {
@@ -117,7 +141,7 @@ async function readReference(root: string, reference: string, kinds: ReadonlySet
   return { errors: [`${quotePath(reference)} does not exist`] };
 }
 
-async function readFolder(absolute: string, reference: string, budget: { bytes: number }): Promise<ReferencedEntry> {
+async function readFolder(absolute: string, reference: string, budget: Budget): Promise<ReferencedEntry> {
   const files: { path: string; data_base64: string }[] = [];
   const errors: string[] = [];
   let count = 0;
@@ -137,8 +161,8 @@ async function readFolder(absolute: string, reference: string, budget: { bytes: 
       else if (entry.isDirectory()) {
         if (!(await walk(path.join(dir, entry.name), `${relative}/`))) return false;
       } else if (entry.isFile()) {
-        if (++count > PACKAGE_MAX_FILES) {
-          errors.push(`${quotePath(reference)} holds more than ${PACKAGE_MAX_FILES} files; a Skill is at most ${PACKAGE_MAX_FILES} files, SKILL.md included`);
+        if (++count > budget.maxFiles.files) {
+          errors.push(`${quotePath(reference)} holds more than ${budget.maxFiles.files} files; ${budget.maxFiles.why}`);
           return false;
         }
         const stats = await lstatOf(path.join(dir, entry.name), shown);

@@ -1,10 +1,11 @@
-import { CONTEXT_ROLES } from '../../alignbase/access/context-roles.ts';
-import { TEAM_ROLES } from '../../atmina/access/team-roles.ts';
+import { TEAM_ROLES } from '../directory/team-roles.ts';
 import { BRAIN_ROLES, TIERS } from '../directory/tiers.ts';
-import { parseDate } from '../../alignbase/versions/selectors.ts';
-import { TITLE_MAX } from '../../alignbase/context/knowledge.ts';
+import { isCalendarDay } from '../instants.ts';
 
-/** The value rules of the org file; they mirror the CHECK constraints of the schema. */
+/**
+ * The value rules of the org file's directory and the generic ones products build on; they mirror
+ * the CHECK constraints of the schema. A product's own rules live with its sections.
+ */
 export interface ValueRule {
   /** What a valid value looks like, for messages: `"x" is not <expected>`. */
   readonly expected: string;
@@ -60,7 +61,6 @@ export function oneOf(what: string, values: readonly string[]): ValueRule {
 }
 
 export const teamRoleRule = oneOf('a role', TEAM_ROLES);
-export const contextRoleRule = oneOf('a role', CONTEXT_ROLES);
 export const tierRule = oneOf('a tier', TIERS);
 export const brainRoleRule = oneOf('a brain role', BRAIN_ROLES);
 
@@ -83,37 +83,8 @@ export const principalReferenceRule: ValueRule = {
   normalize: (value) => (value.includes('@') ? value.toLowerCase() : value),
 };
 
-/** A title or name as the tools take it (`what`: "a title"): trimmed, 1 to 200 characters. */
-function trimmedNameRule(what: string): ValueRule {
-  return {
-    expected: `${what} of 1 to ${TITLE_MAX} characters`,
-    valid: (value) => isName(value.trim()),
-    normalize: (value) => value.trim(),
-  };
-}
-
-/** A Knowledge title, as write_knowledge takes it: trimmed, 1 to 200 characters. */
-export const knowledgeTitleRule = trimmedNameRule('a title');
-
-/** A Memory name, as create_memory takes it: trimmed, 1 to 200 characters. */
-export const memoryNameRule = trimmedNameRule('a name');
-
-/** Knowledge or Memory content written in the file: any text but the empty one. */
-export const contentRule: ValueRule = {
-  expected: 'text (markdown) of at least one character',
-  valid: (value) => value !== '',
-};
-
-export const authorityRule = oneOf('an authority', ['informational', 'must_follow']);
-
 /** A review or expiry date: a real calendar date written YYYY-MM-DD. */
 export const dateRule: ValueRule = {
   expected: 'a date written YYYY-MM-DD',
-  valid: (value) => {
-    try {
-      return parseDate('review_by', value) === value;
-    } catch {
-      return false;
-    }
-  },
+  valid: isCalendarDay,
 };

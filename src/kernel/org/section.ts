@@ -1,32 +1,16 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
-import type { Transaction } from '../../store/db.ts';
+import type { Queryable, Transaction } from '../../store/db.ts';
 import type { PrincipalIndex } from './principal-index.ts';
 import type { OrgProblems } from './problems.ts';
 import type { ReferenceIndex } from './reference-index.ts';
-import type { ReferencedFiles } from './referenced-files.ts';
+import type { FileField, ReferencedFiles } from './referenced-files.ts';
 import type { Slot, YamlReader } from './yaml-reader.ts';
 
 /** One change an apply makes (or, in a dry run, would make). */
 export interface OrgChange {
   action: 'create' | 'update' | 'publish' | 'add' | 'remove';
-  kind:
-    | 'tenant'
-    | 'person'
-    | 'agent'
-    | 'group'
-    | 'group member'
-    | 'team'
-    | 'team member'
-    | 'team share'
-    | 'knowledge'
-    | 'skill'
-    | 'memory'
-    | 'grant'
-    | 'route'
-    | 'knowledge base'
-    | 'kb file'
-    | 'brain node'
-    | 'brain relation';
+  /** What changed, as the section words it: the directory's `person`, `agent`, `group`, a product's `knowledge base` … */
+  kind: string;
   name: string;
   detail?: string;
 }
@@ -44,7 +28,8 @@ export interface PlannedStep {
 
 /**
  * What every planner sees: the transaction, the tenant, and what is known so far (stored or
- * created by an earlier section's plan) of principals, groups, teams and context resources.
+ * created by an earlier section's plan) of principals, groups, teams and the products' own
+ * kinds of names (indexOf).
  */
 export interface PlanContext {
   readonly tx: Transaction;
@@ -54,10 +39,10 @@ export interface PlanContext {
   readonly groups: ReferenceIndex;
   /** Teams by slug. */
   readonly teams: ReferenceIndex;
-  /** Context resources by `type:name` (`knowledge:Handbook`), see resourceKey. */
-  readonly resources: ReferenceIndex;
+  /** The index of a kind of name a section listed in OrgSection.references. */
+  indexOf(kind: ReferenceKind): ReferenceIndex;
   readonly problems: OrgProblems;
-  /** Where Skill files go; applyOrgFile refuses a file with `skills` when there is none. */
+  /** Where files kept in the blob store go (Skill files); see OrgSection.blobFiles. */
   readonly blob: BlobStore | undefined;
 }
 
@@ -70,8 +55,8 @@ export interface ReadContext {
   readonly declaredGroups: Set<string>;
   /** Team slugs declared in the file, likewise. */
   readonly declaredTeams: Set<string>;
-  /** Context resources (`type:name`) declared in the file by sections that create them. */
-  readonly declaredResources: Set<string>;
+  /** The names of a kind (OrgSection.references) declared in the file by sections that create them, likewise. */
+  declaredOf(kind: ReferenceKind): Set<string>;
   /** The environment of the apply, where `password_env` finds passwords. */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** What `file:` and `dir:` name, as the applying process was given it (referenced-files.ts). */
@@ -85,7 +70,44 @@ export interface ReadContext {
  */
 export interface OrgSection {
   readonly key: string;
+  /**
+   * What the section keeps in the blob store (`the Skill files`), when it always needs one:
+   * applyOrgFile refuses a file with the section when it is given no blob store.
+   */
+  readonly blobFiles?: string | undefined;
+  /** The products' kinds of names the section declares or names, loaded for every plan (indexOf). */
+  readonly references?: readonly ReferenceKind[] | undefined;
+  /** Where the section's entries name a file or folder next to the org file, which `kgw apply` reads and sends. */
+  readonly files?: FileField | undefined;
   read(slot: Slot, context: ReadContext): SectionPlanner;
+}
+
+/**
+ * A kind of name a product's sections share that the directory does not hold (Alignbase's
+ * context resources by `type:name`): sections that create one list it at read time
+ * (ReadContext.declaredOf) and add it to the index at plan time; others resolve it there.
+ */
+export interface ReferenceKind {
+  /** The tenant's stored names of this kind; `declared` are those the file declares. */
+  load(q: Queryable, tenant: { readonly id: string; readonly slug: string }, declared: ReadonlySet<string>): Promise<ReferenceIndex>;
+}
+
+/**
+ * Work a product does around an apply that writes (never in a dry run): `before` runs once the
+ * plan is made (the tenant is locked) and before any write; the function it returns runs after
+ * the writes, in the same transaction, when they changed something.
+ */
+export interface OrgApplyHook {
+  before(tx: Transaction, tenant: { readonly id: string; readonly existed: boolean }): Promise<(tx: Transaction) => Promise<void>>;
+}
+
+/**
+ * What the products make of the org file: every section, in the order they are read, planned
+ * and applied, and their apply hooks. The composition root assembles it (src/org-sections.ts).
+ */
+export interface OrgFileParts {
+  readonly sections: readonly OrgSection[];
+  readonly hooks: readonly OrgApplyHook[];
 }
 
 export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
@@ -93,11 +115,17 @@ export type SectionPlanner = (context: PlanContext) => Promise<PlannedStep[]>;
 /** Builds a section from a typed reader and planner, so the list of sections needs no generics. */
 export function defineSection<Spec>(section: {
   key: string;
+  blobFiles?: string;
+  references?: readonly ReferenceKind[];
+  files?: FileField;
   read(slot: Slot, context: ReadContext): Spec;
   plan(spec: Spec, context: PlanContext): PlannedStep[] | Promise<PlannedStep[]>;
 }): OrgSection {
   return {
     key: section.key,
+    blobFiles: section.blobFiles,
+    references: section.references,
+    files: section.files,
     read(slot, context) {
       const spec = section.read(slot, context);
       return (planContext) => Promise.resolve(section.plan(spec, planContext));

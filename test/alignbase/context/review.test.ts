@@ -17,7 +17,7 @@ import type { AcceptInput, AcceptResult, RejectResult, ReviewDetail, ReviewItem 
 import { acceptReview, listReviews, rejectReview, showReview } from '../../../src/alignbase/context/review.ts';
 import { createSkill, readSkill } from '../../../src/alignbase/context/skills.ts';
 import { findPrincipal, requireTenant } from '../../../src/kernel/directory/directory.ts';
-import { applyOrgFile } from '../../../src/kernel/org/apply.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
 import { callerTrail, cliTrail } from '../../support/audit.ts';
 import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, assertKgwError, b64, pick, records, rejectsWithKgwError } from '../../support/fixtures.ts';
 import type { TestStore } from '../../support/stores.ts';

@@ -1,6 +1,6 @@
 import type { PrincipalAccess } from '../../access/principal-access.ts';
 import { DEFAULT_ACCESS } from '../../access/principal-access.ts';
-import type { TeamRole } from '../../../atmina/access/team-roles.ts';
+import type { TeamRole } from '../../directory/team-roles.ts';
 import type { BrainRole, Tier } from '../../directory/tiers.ts';
 import type { Transaction } from '../../../store/db.ts';
 import { brainRoleRule, labelRule, teamRoleRule, tierRule } from '../rules.ts';
