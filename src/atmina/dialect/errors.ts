@@ -2,6 +2,7 @@ import type { KbAccess } from '../access/team-roles.ts';
 import type { KgwError } from '../../kernel/errors.ts';
 import type { CallerStanding, ToolRole } from '../kb/standing.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
+import type { RetryReasons } from '../../mcp/retry-advice.ts';
 import { retryAdvice } from '../../mcp/retry-advice.ts';
 
 /** An error as Atmina words it, `code: message`: also each failed item of write_files. */
@@ -29,6 +30,16 @@ function heldRole(needed: ToolRole, standing: CallerStanding): string {
 }
 
 /**
+ * The refusals waiting can resolve: a write that lost a race (a stale version or if_match, an
+ * append or patch whose file kept changing under it) and an upload batch another call is
+ * confirming.
+ */
+const RETRY: RetryReasons = {
+  lostRace: new Set(['version_conflict', 'stale_if_match', 'write_contended']),
+  busy: new Set(['upload_batch_busy']),
+};
+
+/**
  * Atmina names each failure by its code (validation, permission_denied, not_found, conflict,
  * content_integrity, payload_too_large, rate_limited, unavailable) so that agents can branch on
  * it; the text is `code: message`.
@@ -40,7 +51,7 @@ export const atminaErrors: DialectErrors = {
   fromError: (_tool, error) => {
     const text = atminaText(error);
     // The advice to back off only where waiting helps (a lost race, a busy batch): src/mcp/retry-advice.ts.
-    const advice = retryAdvice(error);
+    const advice = retryAdvice(error, RETRY);
     return advice === undefined ? { text } : { text, notes: [advice] };
   },
   internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
