@@ -10,7 +10,8 @@ import type { WorkerOptions } from './kernel/outbox/worker.ts';
 import type { Services } from './kernel/services.ts';
 import { openServices } from './open-services.ts';
 import type { OpenedServices } from './open-services.ts';
-import { allResources, allTools, dialectErrors, mcpEndpoints } from './products.ts';
+import { accessGates, allResources, allTools, dialectErrors, mcpEndpoints, rateLimiters, signInHooks } from './products.ts';
+import { isOpName, runOp } from './admin/ops.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
@@ -96,7 +97,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     const { services } = opened;
     const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
-    const registry = new ToolRegistry(endpoints, allTools, dialectErrors, allResources);
+    const registry = new ToolRegistry(endpoints, allTools, dialectErrors, { resources: allResources, gates: accessGates });
     const app = Fastify({
       logger: {
         level: config.logLevel,
@@ -143,12 +144,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ? undefined
         : { endpoint: atmina, mcp: new AnonymousMcp(registry, services, anonymousSearchTool, config.anonymousSearch, options.mcpLimits) };
     const inflight = new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS);
-    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits), anonymous, inflight);
-    registerOAuthRoutes(app, services, endpoints);
+    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, rateLimiters, options.mcpLimits), anonymous, inflight);
+    registerOAuthRoutes(app, services, endpoints, signInHooks);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);
-    if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
+    if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret, { isOpName, runOp });
     await app.ready();
     const outbox = new OutboxWorker(db, services.projections.projections, {
       onError: (error, projection) => app.log.warn({ projection, err: error }, 'outbox: projection not applied; will retry'),

@@ -1,4 +1,6 @@
+import type { AccessGate } from './mcp/access-gate.ts';
 import type { DialectErrors } from './mcp/errors.ts';
+import type { RateLimiterDef } from './mcp/rates.ts';
 import type { Endpoint } from './mcp/registry.ts';
 import type { ResourceDef } from './mcp/resource.ts';
 import type { Dialect, ToolDef } from './mcp/tool.ts';
@@ -34,7 +36,12 @@ import {
   writeSkillTool,
 } from './alignbase/dialect/skills.ts';
 import { auditLogTool, getAuditEventTool } from './atmina/dialect/audit.ts';
+import { atminaGate } from './atmina/dialect/access-gate.ts';
 import { atminaErrors } from './atmina/dialect/errors.ts';
+import { kbWritesLimiter } from './atmina/dialect/rate-limiters.ts';
+import { acceptKbInvitations } from './atmina/kb/sharing.ts';
+import type { SignInHook } from './auth/sessions.ts';
+import { READABLE_CONTEXT_EXISTS } from './alignbase/search-source.ts';
 import {
   deleteFileTool,
   fileHistoryTool,
@@ -142,6 +149,23 @@ export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
   atmina: atminaErrors,
   brain: brainErrors,
 };
+
+/**
+ * The access gates of the dialects whose tools declare a minimum role. Atmina's `finder` (its
+ * search, which finds Alignbase content too) reaches a caller who may read some Alignbase
+ * resource: that crossing is wired here.
+ */
+export const accessGates: Readonly<Partial<Record<Dialect, AccessGate>>> = { atmina: atminaGate(READABLE_CONTEXT_EXISTS) };
+
+/** The rate limiters the tools name (ToolDef.rateLimit). */
+export const rateLimiters: readonly RateLimiterDef[] = [kbWritesLimiter];
+
+/** What the products do when a person signs in: Atmina accepts the KB invitations waiting for the person's email. */
+export const signInHooks: readonly SignInHook[] = [
+  async (tx, tenantId, personId, audit) => {
+    await acceptKbInvitations(tx, tenantId, personId, audit);
+  },
+];
 
 /** The MCP endpoints: one per dialect, as its original service names itself and with its spec's guidance (guidance.ts), and one for all. */
 export function mcpEndpoints(version: string): Endpoint[] {

@@ -18,17 +18,17 @@ import { missingScopes } from '../kernel/access/caller.ts';
 import type { Scope } from '../kernel/access/scopes.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
 import { KgwError, isKgwError } from '../kernel/errors.ts';
-import type { CallerStanding } from '../atmina/kb/standing.ts';
-import { callerStanding, standingAllows } from '../atmina/kb/standing.ts';
 import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../kernel/text.ts';
 import type { Services } from '../kernel/services.ts';
 import { issueLines, issuesText } from '../kernel/zod-issues.ts';
 import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
+import type { GateStanding } from './access-gate.ts';
+import type { RateLimiterDef } from './rates.ts';
 import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
-import type { ToolDef, ToolReply } from './tool.ts';
+import type { Dialect, ToolDef, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
 
@@ -190,11 +190,16 @@ export class McpService {
   /** Heavy calls running and waiting per token (ToolDef.heavy). */
   readonly #heavy = new HeavyCalls();
 
-  constructor(registry: ToolRegistry, services: Services, limits: ExchangeLimits = MCP_LIMITS) {
+  /** `limiters`: the rate limiters the products declare, which their tools name (ToolDef.rateLimit). */
+  constructor(registry: ToolRegistry, services: Services, limiters: readonly RateLimiterDef[], limits: ExchangeLimits = MCP_LIMITS) {
     this.#registry = registry;
     this.#services = services;
     this.#limits = limits;
-    this.#rates = new ToolRates(services.config.rateLimits);
+    const declared = new Set(limiters.map((limiter) => limiter.name));
+    const undeclared = registry.tools.find((tool) => tool.rateLimit !== undefined && !declared.has(tool.rateLimit.limiter));
+    if (undeclared !== undefined)
+      throw new Error(`tool "${undeclared.name}" names the rate limiter ${undeclared.rateLimit?.limiter}, which no product declares`);
+    this.#rates = new ToolRates(limiters, services.config);
   }
 
   handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
@@ -241,7 +246,7 @@ export class McpService {
       jsonSchemaValidator: this.#validator,
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: this.#registry.listFor(endpoint, request.caller, this.#registry.needsStanding(endpoint) ? await this.#standing(request) : undefined),
+      tools: this.#registry.listFor(endpoint, request.caller, await this.#standings(request, this.#registry.gatedDialects(endpoint))),
     }));
     server.setRequestHandler(CallToolRequestSchema, (call) => this.#call(request, call.params.name, call.params.arguments));
     if (withResources) {
@@ -287,11 +292,10 @@ export class McpService {
     if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
     // The tool list is authoritative: a tool left out for the caller's standing is refused too.
     if (tool.minimumRole !== undefined) {
-      const standing = await this.#standing(request);
-      if (!standingAllows(standing, tool.minimumRole)) {
-        const reply = errors.outOfRole?.(tool, tool.minimumRole, standing) ?? errors.forbidden(tool, []);
-        return toResult(reply, true);
-      }
+      const standing = (await this.#standings(request, [tool.dialect])).get(tool.dialect);
+      // A dialect without a gate has no standing to reach the role: refused as for a scope.
+      if (standing === undefined) return toResult(errors.forbidden(tool, []), true);
+      if (!standing.allows(tool.minimumRole)) return toResult(standing.refusal(tool, tool.minimumRole), true);
     }
     const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
     let reply: ToolReply;
@@ -343,8 +347,14 @@ export class McpService {
     return toResult(reply, !outcome.ok);
   }
 
-  #standing(request: McpRequest): Promise<CallerStanding> {
-    return callerStanding(this.#services.db, request.caller);
+  /** The caller's standing in each of the dialects' access gates (src/mcp/access-gate.ts), by dialect. */
+  async #standings(request: McpRequest, dialects: readonly Dialect[]): Promise<Map<Dialect, GateStanding>> {
+    const standings = new Map<Dialect, GateStanding>();
+    for (const dialect of dialects) {
+      const gate = this.#registry.gates[dialect];
+      if (gate !== undefined) standings.set(dialect, await gate.standing(this.#services, request.caller));
+    }
+    return standings;
   }
 
   /** resources/read: the resource's text, or a JSON-RPC error in the dialect's words. Audited like a tool call. */

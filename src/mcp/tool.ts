@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import type { Caller } from '../kernel/access/caller.ts';
 import type { Scope } from '../kernel/access/scopes.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
-import type { ToolRole } from '../atmina/kb/standing.ts';
 import type { Services } from '../kernel/services.ts';
 import type { ToolRate } from './rates.ts';
 
@@ -55,11 +54,12 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends
   /** Every scope listed here is needed to see or call the tool. */
   readonly scopes: readonly Scope[];
   /**
-   * The least the caller must hold somewhere in the organisation to see or call the tool (an
-   * Atmina tool's minimum role: on some KB or team, or Admin of a team for create_kb); omitted,
-   * the scopes alone decide. The tool still checks the role on the KB it is given.
+   * The least the caller must hold somewhere in the organisation to see or call the tool, in the
+   * terms of its product's access gate (src/mcp/access-gate.ts; Atmina's: a role on some KB or
+   * team, Admin of a team for create_kb); omitted, the scopes alone decide. The tool still
+   * checks the caller's access on what it is given.
    */
-  readonly minimumRole?: ToolRole;
+  readonly minimumRole?: string;
   /**
    * The rate limiter that counts the tool's calls per principal (src/mcp/rates.ts), applied by
    * the server before `run`; with `counts`, only the calls that write (an apply, not a preview).

@@ -1,7 +1,9 @@
 import type { KbAccess } from '../access/team-roles.ts';
 import type { KgwError } from '../../kernel/errors.ts';
 import type { CallerStanding, ToolRole } from '../kb/standing.ts';
+import { isToolRole } from '../kb/standing.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
+import type { ToolDef, ToolReply } from '../../mcp/tool.ts';
 import type { RetryReasons } from '../../mcp/retry-advice.ts';
 import { retryAdvice } from '../../mcp/retry-advice.ts';
 
@@ -46,7 +48,6 @@ const RETRY: RetryReasons = {
  */
 export const atminaErrors: DialectErrors = {
   forbidden: (tool, missing) => ({ text: `permission_denied: ${tool.name} needs the ${missing.join(' and ')} scope` }),
-  outOfRole: (tool, needed, standing) => ({ text: `permission_denied: ${tool.name} needs ${roleNeeded(needed)}; ${heldRole(needed, standing)}` }),
   invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
   fromError: (_tool, error) => {
     const text = atminaText(error);
@@ -56,3 +57,9 @@ export const atminaErrors: DialectErrors = {
   },
   internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
 };
+
+/** The refusal of a tool whose minimum role the caller holds nowhere (Atmina's access gate: access-gate.ts). */
+export function outOfRole(tool: ToolDef, needed: string, standing: CallerStanding): ToolReply {
+  if (!isToolRole(needed)) return atminaErrors.forbidden(tool, []);
+  return { text: `permission_denied: ${tool.name} needs ${roleNeeded(needed)}; ${heldRole(needed, standing)}` };
+}
