@@ -9,7 +9,7 @@ import type { AnonymousMcp } from '../mcp/anonymous.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import type { InflightBytes } from './inflight.ts';
-import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
+import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-request.ts';
 import { answerStatus } from './rate-limited.ts';
 
 declare module 'fastify' {
