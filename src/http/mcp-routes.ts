@@ -22,17 +22,9 @@ declare module 'fastify' {
 }
 
 /**
- * The 401 text of an endpoint without a valid token. Only the Company Brain spec words it; `/mcp`
- * serves all three dialects and says the same sentence of the gateway's own token (its server
- * name), so a Company Brain client reads what its spec promised and the others a plain
- * sentence; `/alignbase/mcp` and `/atmina/mcp` keep the generic text (docs/decisions.md).
+ * The 401 text of the endpoints the specs leave it to the gateway; an endpoint whose spec words
+ * one says that instead (Endpoint.unauthorizedText; docs/decisions.md).
  */
-const UNAUTHORIZED_TEXT: Readonly<Record<string, string>> = {
-  '/brain/mcp': 'Unauthorized: the request is missing a valid Company Brain token.',
-  '/mcp': 'Unauthorized: the request is missing a valid Knowledge Gateway token.',
-};
-
-/** The 401 text of the endpoints the specs leave it to the gateway. */
 const UNAUTHORIZED_GENERIC = 'Unauthorized: a valid bearer token is required';
 
 /**
@@ -86,7 +78,7 @@ export function registerMcpRoutes(
           const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
             reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }));
-            return rpcError(reply, 401, -32001, UNAUTHORIZED_TEXT[endpoint.path] ?? UNAUTHORIZED_GENERIC);
+            return rpcError(reply, 401, -32001, endpoint.unauthorizedText ?? UNAUTHORIZED_GENERIC);
           }
           const headers = headerRefusal(request, reply);
           if (headers !== undefined) return headers;

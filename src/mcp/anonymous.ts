@@ -18,12 +18,12 @@ import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
 
 /*
- * MCP for a connection without credentials (docs/atmina.md, "Anonymous search"). It has no
- * principal, so it has no tool context of its own: it may list and call exactly one tool, the
- * Atmina `search`, over the public KBs of the tenant it connected to. Every other tool of the
- * endpoint is listed nowhere and refused as permission_denied; there are no resources (the
- * spec: "Anonymous public-KB connections expose only `search`"). Its searches are rate-limited
- * per client address and per tenant, and audited as `kb.search` with no principal.
+ * MCP for a connection without credentials, which a product may offer (Atmina: docs/atmina.md,
+ * "Anonymous search"). It has no principal, so it has no tool context of its own: it may list
+ * and call exactly one tool (Atmina's `search`, over the public KBs of the tenant it connected
+ * to). Every other tool of the endpoint is listed nowhere and refused as permission_denied;
+ * there are no resources. Its calls are rate-limited per client address and per tenant, and
+ * audited with no principal.
  */
 
 /** What an anonymous tool runs with: the connection, the store and its audit trail. */
@@ -49,23 +49,29 @@ export interface AnonymousRequest {
   readonly log: FastifyBaseLogger;
 }
 
-const INSTRUCTIONS =
-  "An anonymous connection to the public Knowledge Bases of one organisation: search is the only tool. A result's read_ref names read_file, which needs a signed-in connection (/atmina/mcp with a token); answer from the snippets.";
-
 export class AnonymousMcp {
   readonly #registry: ToolRegistry;
   readonly #services: Services;
   readonly #tool: AnonymousTool;
+  readonly #instructions: string;
   readonly #limits: ExchangeLimits;
   readonly #validator = new AjvJsonSchemaValidator();
   /** Searches per client address and per tenant a minute, counted in this process (like every rate of the gateway). */
   readonly #perAddress: RateLimiter;
   readonly #perTenant: RateLimiter;
 
-  constructor(registry: ToolRegistry, services: Services, tool: AnonymousTool, config: AnonymousSearchConfig, limits: ExchangeLimits = MCP_LIMITS) {
+  /** `tool` and `instructions`: what the product offers a connection without credentials (Product.anonymous). */
+  constructor(
+    registry: ToolRegistry,
+    services: Services,
+    offer: { readonly tool: AnonymousTool; readonly instructions: string },
+    config: AnonymousSearchConfig,
+    limits: ExchangeLimits = MCP_LIMITS,
+  ) {
     this.#registry = registry;
     this.#services = services;
-    this.#tool = tool;
+    this.#tool = offer.tool;
+    this.#instructions = offer.instructions;
     this.#limits = limits;
     this.#perAddress = new RateLimiter(config.perAddressPerMinute, 60_000);
     this.#perTenant = new RateLimiter(config.perTenantPerMinute, 60_000);
@@ -82,7 +88,7 @@ export class AnonymousMcp {
     // Tools only: no resources capability, so resources/* are "Method not found".
     const server = new Server(endpoint.serverInfo, {
       capabilities: { tools: { listChanged: false } },
-      instructions: INSTRUCTIONS,
+      instructions: this.#instructions,
       jsonSchemaValidator: this.#validator,
     });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed(endpoint) }));

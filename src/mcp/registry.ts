@@ -1,6 +1,7 @@
 import type { Implementation, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Caller } from '../kernel/access/caller.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
 import { hasScopes } from '../kernel/access/caller.ts';
 import type { AccessGate, GateStanding } from './access-gate.ts';
 import type { DialectErrors } from './errors.ts';
@@ -8,12 +9,17 @@ import { portableSchema } from './portable-schema.ts';
 import type { ResourceDef } from './resource.ts';
 import type { Dialect, ToolDef } from './tool.ts';
 
-/** One MCP endpoint: a path, the dialects it speaks and how it introduces itself. */
+/** One MCP endpoint, built from the product catalogue (src/products.ts): a path, the dialects it speaks and how it introduces itself. */
 export interface Endpoint {
   readonly path: string;
   readonly dialects: readonly Dialect[];
   readonly serverInfo: Implementation;
   readonly instructions?: string;
+  /** Every scope its tools can use (`scopes_supported`), and those its 401 challenge names. */
+  readonly scopes: readonly Scope[];
+  readonly defaultScopes: readonly Scope[];
+  /** Its 401 text, where a spec words one; omitted, the gateway's generic text. */
+  readonly unauthorizedText?: string;
 }
 
 interface Prebuilt {

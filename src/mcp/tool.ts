@@ -6,8 +6,15 @@ import type { AuditTrail } from '../kernel/audit/trail.ts';
 import type { Services } from '../kernel/services.ts';
 import type { ToolRate } from './rates.ts';
 
-export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
-export type Dialect = (typeof DIALECTS)[number];
+/**
+ * The dialects the gateway speaks, one per product: each product adds its own from its index.ts
+ * (`declare module '…/mcp/tool.ts' { interface Dialects { atmina: true } }`), so this layer names
+ * none and a tool of an unknown dialect does not compile.
+ */
+// An interface, not a type, so that products can merge their dialects into it.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Dialects {}
+export type Dialect = Extract<keyof Dialects, string>;
 
 /** What a tool hands back: a text copy always, and structured content when the tool has an output schema. */
 export interface ToolReply<Structured extends Record<string, unknown> = Record<string, unknown>> {
