@@ -10,7 +10,8 @@ import type { WorkerOptions } from './kernel/outbox/worker.ts';
 import type { Services } from './kernel/services.ts';
 import { openServices } from './open-services.ts';
 import type { OpenedServices } from './open-services.ts';
-import { allResources, allTools, dialectErrors, mcpEndpoints } from './products.ts';
+import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, signInHooks } from './products.ts';
+import { isOpName, runOp } from './admin/ops.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
@@ -25,7 +26,6 @@ import { registerUploadRoutes } from './atmina/http/upload-routes.ts';
 import { ToolRegistry } from './mcp/registry.ts';
 import { McpService } from './mcp/server.ts';
 import { AnonymousMcp } from './mcp/anonymous.ts';
-import { anonymousSearchTool } from './atmina/dialect/anonymous-search.ts';
 import type { ExchangeLimits } from './mcp/transport.ts';
 import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
@@ -96,7 +96,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     const { services } = opened;
     const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
-    const registry = new ToolRegistry(endpoints, allTools, dialectErrors, allResources);
+    const registry = new ToolRegistry(endpoints, allTools, dialectErrors, { resources: allResources, gates: accessGates });
     const app = Fastify({
       logger: {
         level: config.logLevel,
@@ -136,19 +136,23 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       reply.header('x-request-id', request.id);
     });
     registerHealthRoutes(app, services);
-    // Anonymous search offers the Atmina endpoint's search (docs/atmina.md, "Anonymous search").
-    const atmina = endpoints.find((endpoint) => endpoint.path === '/atmina/mcp');
+    // A product's endpoint for connections without credentials: Atmina's anonymous search (docs/atmina.md, "Anonymous search").
+    const offered = anonymousOffer(endpoints);
     const anonymous =
-      atmina === undefined
+      offered === undefined
         ? undefined
-        : { endpoint: atmina, mcp: new AnonymousMcp(registry, services, anonymousSearchTool, config.anonymousSearch, options.mcpLimits) };
+        : {
+            endpoint: offered.endpoint,
+            path: offered.offer.path,
+            mcp: new AnonymousMcp(registry, services, offered.offer, config.anonymousSearch, options.mcpLimits),
+          };
     const inflight = new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS);
-    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, options.mcpLimits), anonymous, inflight);
-    registerOAuthRoutes(app, services, endpoints);
+    registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, rateLimiters, options.mcpLimits), anonymous, inflight);
+    registerOAuthRoutes(app, services, endpoints, signInHooks);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);
-    if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret);
+    if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret, { isOpName, runOp });
     await app.ready();
     const outbox = new OutboxWorker(db, services.projections.projections, {
       onError: (error, projection) => app.log.warn({ projection, err: error }, 'outbox: projection not applied; will retry'),

@@ -1,164 +1,99 @@
+import { READABLE_CONTEXT_EXISTS, alignbase } from './alignbase/index.ts';
+import { atmina } from './atmina/index.ts';
+import { brain } from './brain/index.ts';
+import type { SignInHook } from './auth/sessions.ts';
+import { SCOPES } from './kernel/access/scopes.ts';
+import type { Scope } from './kernel/access/scopes.ts';
+import type { AccessGate } from './mcp/access-gate.ts';
 import type { DialectErrors } from './mcp/errors.ts';
+import type { AnonymousOffer, Product } from './mcp/product.ts';
+import type { RateLimiterDef } from './mcp/rates.ts';
 import type { Endpoint } from './mcp/registry.ts';
 import type { ResourceDef } from './mcp/resource.ts';
 import type { Dialect, ToolDef } from './mcp/tool.ts';
-import {
-  recordActivityEventTool,
-  recordHookActivityEventTool,
-  reportInstallationCapabilitiesTool,
-  startHookSessionTool,
-} from './alignbase/dialect/activity.ts';
-import { listArtifactsTool, readArtifactTool, writeArtifactTool } from './alignbase/dialect/artifacts.ts';
-import { getCurrentContextTool, readContextAttachmentTool } from './alignbase/dialect/context.ts';
-import { alignbaseErrors } from './alignbase/dialect/errors.ts';
-import {
-  createKnowledgeDraftTool,
-  listKnowledgeDraftsTool,
-  listKnowledgeTool,
-  proposeKnowledgeTool,
-  publishKnowledgeTool,
-  readKnowledgeDraftTool,
-  readKnowledgeTool,
-  writeKnowledgeTool,
-} from './alignbase/dialect/knowledge.ts';
-import { createMemoryTool, listMemoriesTool, readMemoryTool, writeMemoryTool } from './alignbase/dialect/memory.ts';
-import { listContextRecipientsTool, readInboxTool, sendContextTool } from './alignbase/dialect/messages.ts';
-import {
-  createSkillDraftTool,
-  createSkillTool,
-  listSkillDraftsTool,
-  listSkillsTool,
-  publishSkillTool,
-  readSkillDraftTool,
-  readSkillTool,
-  writeSkillTool,
-} from './alignbase/dialect/skills.ts';
-import { auditLogTool, getAuditEventTool } from './atmina/dialect/audit.ts';
-import { atminaErrors } from './atmina/dialect/errors.ts';
-import {
-  deleteFileTool,
-  fileHistoryTool,
-  listFilesTool,
-  moveFileTool,
-  readFileTool,
-  restoreVersionTool,
-  writeFileTool,
-  writeFilesTool,
-} from './atmina/dialect/files.ts';
-import { health } from './atmina/dialect/health.ts';
-import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './atmina/dialect/pages.ts';
-import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './atmina/dialect/kbs.ts';
-import { relatedTool } from './atmina/dialect/related.ts';
-import { searchTool } from './atmina/dialect/search.ts';
-import { getContextTool } from './atmina/dialect/context.ts';
-import { inviteToKbTool, revokeShareTool, shareKbTool } from './atmina/dialect/sharing.ts';
-import { getTeamSettingsTool, updateTeamSettingsTool } from './atmina/dialect/team-settings.ts';
-import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './atmina/dialect/uploads.ts';
-import { atminaResources } from './atmina/dialect/resources.ts';
-import { whoami } from './atmina/dialect/whoami.ts';
-import { brainErrors } from './brain/dialect/errors.ts';
-import { brainProposalTools } from './brain/dialect/inbox-tools.ts';
-import { brainOnboardingTools } from './brain/dialect/onboarding-tools.ts';
-import { brainOutreachTools } from './brain/dialect/outreach-tools.ts';
-import { brainReadTools } from './brain/dialect/read-tools.ts';
-import { ALIGNBASE_GUIDANCE, ATMINA_GUIDANCE, BRAIN_GUIDANCE, COMBINED_GUIDANCE } from './guidance.ts';
 
-/** Every tool of every dialect; each endpoint serves the ones of its dialects. */
-export const allTools: readonly ToolDef[] = [
-  ...brainReadTools,
-  ...brainProposalTools,
-  ...brainOnboardingTools,
-  ...brainOutreachTools,
-  getCurrentContextTool,
-  listKnowledgeTool,
-  readKnowledgeTool,
-  writeKnowledgeTool,
-  publishKnowledgeTool,
-  createKnowledgeDraftTool,
-  proposeKnowledgeTool,
-  listKnowledgeDraftsTool,
-  readKnowledgeDraftTool,
-  listSkillsTool,
-  readSkillTool,
-  createSkillTool,
-  writeSkillTool,
-  publishSkillTool,
-  createSkillDraftTool,
-  listSkillDraftsTool,
-  readSkillDraftTool,
-  readContextAttachmentTool,
-  listMemoriesTool,
-  readMemoryTool,
-  createMemoryTool,
-  writeMemoryTool,
-  listArtifactsTool,
-  readArtifactTool,
-  writeArtifactTool,
-  listContextRecipientsTool,
-  sendContextTool,
-  readInboxTool,
-  reportInstallationCapabilitiesTool,
-  recordActivityEventTool,
-  startHookSessionTool,
-  recordHookActivityEventTool,
-  whoami,
-  health,
-  listKbsTool,
-  searchTool,
-  getContextTool,
-  createKbTool,
-  updateKbTool,
-  deleteKbTool,
-  listFilesTool,
-  readFileTool,
-  writeFileTool,
-  writeFilesTool,
-  fileHistoryTool,
-  restoreVersionTool,
-  moveFileTool,
-  deleteFileTool,
-  auditLogTool,
-  getAuditEventTool,
-  getTeamSettingsTool,
-  updateTeamSettingsTool,
-  shareKbTool,
-  inviteToKbTool,
-  revokeShareTool,
-  getFileOutlineTool,
-  generateHubIndexTool,
-  generateNavTool,
-  relatedTool,
-  requestUploadsTool,
-  confirmUploadsTool,
-  uploadFileTool,
-  updateFileTool,
-];
+/*
+ * The product catalogue: which products the gateway serves, what crosses them, and the MCP
+ * endpoints built from them. Each product says what it offers in its index.ts (src/mcp/product.ts);
+ * the MCP, HTTP and OAuth layers get everything product-specific from here.
+ */
 
-/** Every resource of every dialect; each endpoint serves the ones of its dialects. */
-export const allResources: readonly ResourceDef[] = [...atminaResources];
+/**
+ * The products, in the order their endpoints and guidance come. Atmina's `search` finds
+ * Alignbase's Knowledge, Memories and Artifacts too, so Atmina's access gate is handed
+ * Alignbase's condition for "may read some of them": that crossing is wired here.
+ */
+const atminaProduct = atmina({ readableContext: READABLE_CONTEXT_EXISTS });
+export const products: readonly Product[] = [alignbase, atminaProduct, brain];
+
+/** Every tool of every product; each endpoint serves the ones of its dialects, in this order (Company Brain's first, as /mcp has always listed them). */
+export const allTools: readonly ToolDef[] = [brain, alignbase, atminaProduct].flatMap((product) => product.tools);
+
+/** Every resource of every product; each endpoint serves the ones of its dialects. */
+export const allResources: readonly ResourceDef[] = products.flatMap((product) => product.resources ?? []);
 
 export const dialectErrors: Readonly<Record<Dialect, DialectErrors>> = {
-  alignbase: alignbaseErrors,
-  atmina: atminaErrors,
-  brain: brainErrors,
+  alignbase: alignbase.errors,
+  atmina: atminaProduct.errors,
+  brain: brain.errors,
 };
 
-/** The MCP endpoints: one per dialect, as its original service names itself and with its spec's guidance (guidance.ts), and one for all. */
+/** The access gates of the dialects whose tools declare a minimum role. */
+export const accessGates: Readonly<Partial<Record<Dialect, AccessGate>>> = Object.fromEntries(
+  products.flatMap((product) => (product.gate === undefined ? [] : [[product.dialect, product.gate]])),
+);
+
+/** The rate limiters the tools name (ToolDef.rateLimit). */
+export const rateLimiters: readonly RateLimiterDef[] = products.flatMap((product) => product.limiters ?? []);
+
+/** What the products do when a person signs in. */
+export const signInHooks: readonly SignInHook[] = products.flatMap((product) => product.onSignIn ?? []);
+
+/** The products' scopes in the order of SCOPES, each once. */
+const scopesOf = (lists: readonly (readonly Scope[])[]): Scope[] => SCOPES.filter((scope) => lists.some((list) => list.includes(scope)));
+
+/** /mcp: every product's guidance, each under the name its tools go by there. */
+const COMBINED_GUIDANCE = [
+  'This endpoint serves three sets of tools. Follow the guidance of the set a tool belongs to.',
+  ...products.map((product) => `## ${product.guidanceHeading}\n\n${product.guidance}`),
+].join('\n\n');
+
+/**
+ * The MCP endpoints: /mcp, the gateway's own, serving every product (its 401 names the gateway's
+ * token in the words Company Brain's spec uses for its own: docs/decisions.md), then one per
+ * product, as its original service names itself and with its spec's guidance.
+ */
 export function mcpEndpoints(version: string): Endpoint[] {
   return [
     {
       path: '/mcp',
-      dialects: ['alignbase', 'atmina', 'brain'],
+      dialects: products.map((product) => product.dialect),
       serverInfo: { name: 'knowledge-gateway', title: 'Knowledge Gateway', version },
       instructions: COMBINED_GUIDANCE,
+      scopes: scopesOf(products.map((product) => product.scopes.used)),
+      defaultScopes: scopesOf(products.map((product) => product.scopes.defaults)),
+      unauthorizedText: 'Unauthorized: the request is missing a valid Knowledge Gateway token.',
     },
-    {
-      path: '/alignbase/mcp',
-      dialects: ['alignbase'],
-      serverInfo: { name: 'alignbase', title: 'Alignbase', version: '0.1.0' },
-      instructions: ALIGNBASE_GUIDANCE,
-    },
-    { path: '/atmina/mcp', dialects: ['atmina'], serverInfo: { name: 'atmina', title: 'Atmina', version }, instructions: ATMINA_GUIDANCE },
-    { path: '/brain/mcp', dialects: ['brain'], serverInfo: { name: 'company-brain', title: 'Company Brain', version }, instructions: BRAIN_GUIDANCE },
+    ...products.map(({ dialect, endpoint, guidance, scopes }): Endpoint => {
+      const { path, name, title, unauthorizedText } = endpoint;
+      return {
+        path,
+        dialects: [dialect],
+        serverInfo: { name, title, version: endpoint.version ?? version },
+        instructions: guidance,
+        scopes: scopesOf([scopes.used]),
+        defaultScopes: scopesOf([scopes.defaults]),
+        ...(unauthorizedText === undefined ? {} : { unauthorizedText }),
+      };
+    }),
   ];
+}
+
+/** The endpoint for connections without credentials, and the product endpoint whose tool it offers, if a product has one. */
+export function anonymousOffer(endpoints: readonly Endpoint[]): { offer: AnonymousOffer; endpoint: Endpoint } | undefined {
+  for (const product of products) {
+    const endpoint = endpoints.find((candidate) => candidate.path === product.endpoint.path);
+    if (product.anonymous !== undefined && endpoint !== undefined) return { offer: product.anonymous, endpoint };
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import { personByEmail } from '../kernel/directory/principals.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { newSecret, sha256 } from './secrets.ts';
+import type { SignInHook } from './sessions.ts';
 import { startSession } from './sessions.ts';
 
 /** A one-time sign-in link lives this long, and works once. */
@@ -63,14 +64,17 @@ export async function peekLoginLink(q: Queryable, secret: string): Promise<LinkH
   return row ? { tenantName: row.tenant_name, email: row.email } : undefined;
 }
 
-/** Uses a link once and starts a session; undefined when unknown, used or expired. `audit`: the sign-in's trail (startSession's writes). */
-export async function redeemLoginLink(db: Db, secret: string, audit: AuditTrail): Promise<string | undefined> {
+/**
+ * Uses a link once and starts a session, running `onSignIn` (startSession); undefined when
+ * unknown, used or expired. `audit`: the sign-in's trail (startSession's writes).
+ */
+export async function redeemLoginLink(db: Db, secret: string, audit: AuditTrail, onSignIn: readonly SignInHook[] = []): Promise<string | undefined> {
   if (!LINK_SECRET.test(secret)) return undefined;
   return db.tx(async (tx) => {
     const [link] = await tx.query<{ tenant_id: string; person_id: string }>(
       'UPDATE oauth_login_links SET used_at = now() WHERE secret_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING tenant_id, person_id',
       [sha256(secret)],
     );
-    return link ? startSession(tx, link.tenant_id, link.person_id, audit) : undefined;
+    return link ? startSession(tx, link.tenant_id, link.person_id, audit, onSignIn) : undefined;
   });
 }

@@ -1,36 +1,6 @@
 import type { Config } from '../config.ts';
-import type { Scope } from '../kernel/access/scopes.ts';
 import { SCOPES } from '../kernel/access/scopes.ts';
 import type { Endpoint } from '../mcp/registry.ts';
-import type { Dialect } from '../mcp/tool.ts';
-
-/** The scopes each dialect's tools use (docs/decisions.md "Scopes per dialect"). */
-const DIALECT_SCOPES: Readonly<Record<Dialect, readonly Scope[]>> = {
-  alignbase: ['context.read', 'context.write', 'activity.write'],
-  atmina: ['context.read', 'context.write'],
-  brain: ['brain:read', 'brain:propose', 'outreach:propose'],
-};
-
-/**
- * What a client is told to ask for when it only knows the endpoint: reading and ordinary
- * writing. Activity, proposal and outreach scopes are asked for explicitly.
- */
-const DIALECT_DEFAULTS: Readonly<Record<Dialect, readonly Scope[]>> = {
-  alignbase: ['context.read', 'context.write'],
-  atmina: ['context.read', 'context.write'],
-  brain: ['brain:read'],
-};
-
-const union = (endpoint: Endpoint, table: Readonly<Record<Dialect, readonly Scope[]>>): Scope[] => {
-  const wanted = new Set(endpoint.dialects.flatMap((dialect) => table[dialect]));
-  return SCOPES.filter((scope) => wanted.has(scope));
-};
-
-/** Every scope the endpoint's tools can use, for `scopes_supported`. */
-export const endpointScopes = (endpoint: Endpoint): Scope[] => union(endpoint, DIALECT_SCOPES);
-
-/** The scopes named in the endpoint's 401 challenge. */
-export const endpointDefaultScopes = (endpoint: Endpoint): Scope[] => union(endpoint, DIALECT_DEFAULTS);
 
 /** An MCP endpoint's resource URL (RFC 8707): what its OAuth access tokens are bound to. */
 export const resourceUrl = (config: Config, endpoint: Endpoint): string => `${config.publicUrl}${endpoint.path}`;
@@ -65,7 +35,7 @@ export function bearerChallenge(config: Config, endpoint: Endpoint, refusal: Bea
     const scope = [...new Set([...refusal.held, ...refusal.missing])].join(' ');
     return `Bearer error="insufficient_scope", scope="${scope}", ${metadata}`;
   }
-  const challenge = [`Bearer ${metadata}`, `scope="${endpointDefaultScopes(endpoint).join(' ')}"`];
+  const challenge = [`Bearer ${metadata}`, `scope="${endpoint.defaultScopes.join(' ')}"`];
   if (refusal.error === 'invalid_token')
     challenge.push('error="invalid_token"', 'error_description="The access token is unknown, revoked, expired or issued for another endpoint"');
   return challenge.join(', ');
@@ -76,7 +46,7 @@ export function protectedResourceMetadata(config: Config, endpoint: Endpoint): R
   return {
     resource: resourceUrl(config, endpoint),
     authorization_servers: [config.publicUrl],
-    scopes_supported: endpointScopes(endpoint),
+    scopes_supported: endpoint.scopes,
     bearer_methods_supported: ['header'],
     resource_name: endpoint.serverInfo.title ?? endpoint.serverInfo.name,
   };

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { TenantRef } from '../kernel/access/caller.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
-import { acceptKbInvitations } from '../atmina/kb/sharing.ts';
 import type { Db, Queryable, Transaction } from '../store/db.ts';
 import { base64urlSha256, newSecret, sha256 } from './secrets.ts';
 
@@ -37,13 +36,22 @@ export function readCookie(header: string | undefined, name: string): string | u
 export const csrfFor = (secret: string): string => base64urlSha256(`csrf\0${secret}`);
 
 /**
- * Starts a session for a person inside the caller's transaction; returns the cookie secret.
- * Signing in is where a person first shows they hold their email, so the Knowledge-Base
- * invitations waiting for it are accepted here, in the same transaction (core/kb/sharing.ts).
+ * What a product does when a person signs in, in the sign-in's transaction: signing in is where a
+ * person first shows they hold their email, so Atmina accepts the Knowledge-Base invitations
+ * waiting for it (src/atmina/kb/sharing.ts). The composition root hands them in.
  */
-export async function startSession(tx: Transaction, tenantId: string, personId: string, audit: AuditTrail): Promise<string> {
+export type SignInHook = (tx: Transaction, tenantId: string, personId: string, audit: AuditTrail) => Promise<void>;
+
+/** Starts a session for a person inside the caller's transaction, after running `onSignIn` there; returns the cookie secret. */
+export async function startSession(
+  tx: Transaction,
+  tenantId: string,
+  personId: string,
+  audit: AuditTrail,
+  onSignIn: readonly SignInHook[] = [],
+): Promise<string> {
   await tx.query('DELETE FROM oauth_sessions WHERE expires_at < now()');
-  await acceptKbInvitations(tx, tenantId, personId, audit);
+  for (const hook of onSignIn) await hook(tx, tenantId, personId, audit);
   const secret = newSecret('kgws_');
   await tx.query('INSERT INTO oauth_sessions (tenant_id, id, secret_hash, person_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
     tenantId,

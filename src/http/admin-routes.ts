@@ -1,11 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { isOpName, runOp } from '../admin/ops.ts';
 import { KgwError, isKgwError } from '../kernel/errors.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashSecret } from '../kernel/tokens/tokens.ts';
 import { kgwErrorHandler } from './status.ts';
 import { bodyText } from './utf8.ts';
+
+/** The operations the route runs, handed in by the composition root (src/admin/ops.ts). */
+export interface AdminOps {
+  isOpName(name: string): boolean;
+  runOp(services: Services, name: string, args: unknown): Promise<unknown>;
+}
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -17,7 +22,7 @@ function sameSecret(presented: string, expectedHash: string): boolean {
  * POST /admin/rpc: how the `kgw` CLI reaches a gateway that holds an embedded data folder.
  * Loopback only, and only with the admin secret the gateway wrote into that folder.
  */
-export function registerAdminRoutes(app: FastifyInstance, services: Services, adminSecret: string): void {
+export function registerAdminRoutes(app: FastifyInstance, services: Services, adminSecret: string, ops: AdminOps): void {
   const expected = hashSecret(adminSecret);
   void app.register((scope, _options, done) => {
     // Every KgwError of the route, a refusal here or an operation's, is answered with the registry's status.
@@ -38,9 +43,9 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services, ad
         throw new KgwError('unauthenticated', 'admin secret required');
       }
       const op = typeof request.body?.op === 'string' ? request.body.op : '';
-      if (!isOpName(op)) throw new KgwError('not_found', `unknown operation "${op}"`);
+      if (!ops.isOpName(op)) throw new KgwError('not_found', `unknown operation "${op}"`);
       try {
-        return { result: await runOp(services, op, request.body.args) };
+        return { result: await ops.runOp(services, op, request.body.args) };
       } catch (error) {
         if (isKgwError(error)) throw error;
         // Anything else is a fault of the gateway: logged with the operation, answered without its message.

@@ -9,7 +9,7 @@ import type { AnonymousMcp } from '../mcp/anonymous.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import type { InflightBytes } from './inflight.ts';
-import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-routes.ts';
+import { MCP_BODY_LIMIT, admitBody, headerRefusal, readMessages, rpcError, sendBodyProblem } from './mcp-request.ts';
 import { answerStatus } from './rate-limited.ts';
 
 declare module 'fastify' {
@@ -19,17 +19,16 @@ declare module 'fastify' {
   }
 }
 
-/** The anonymous MCP service and the endpoint whose tool it offers (/atmina/mcp). */
+/**
+ * The anonymous MCP service, the endpoint whose tool it offers (Atmina's /atmina/mcp) and its
+ * route, with `:tenant` for the tenant's slug (Atmina's /atmina/public/:tenant/mcp), as the
+ * product declares them (Product.anonymous).
+ */
 export interface AnonymousService {
   readonly mcp: AnonymousMcp;
   readonly endpoint: Endpoint;
+  readonly path: string;
 }
-
-/** The anonymous endpoint of a tenant (docs/atmina.md, "Anonymous search"). */
-export const ANONYMOUS_PATH = '/atmina/public/:tenant/mcp';
-
-/** The path of a tenant's anonymous endpoint. */
-export const anonymousPath = (tenant: string): string => `/atmina/public/${tenant}/mcp`;
 
 /** How long the tenant of an allowed slug is kept before the store is asked again: requests without credentials then cost no store query. */
 export const TENANT_CACHE_MS = 30_000;
@@ -37,7 +36,7 @@ export const TENANT_CACHE_MS = 30_000;
 const NOT_HERE = 'Not Found: no anonymous search endpoint here; an organisation that allows anonymous search names its own';
 
 /**
- * POST /atmina/public/{tenant}/mcp: MCP without credentials, for a tenant the operator listed
+ * POST /atmina/public/{tenant}/mcp (the path the product declares): MCP without credentials, for a tenant the operator listed
  * in KGW_ANONYMOUS_SEARCH_TENANTS, offering only `search` over its public KBs. The authenticated
  * endpoints keep answering a request without a token with 401 and WWW-Authenticate, which MCP
  * clients rely on to start OAuth: anonymous access has a path of its own, so no client is ever
@@ -63,12 +62,12 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
   scope.decorateRequest('anonymousCaller', null);
   scope.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-    url: ANONYMOUS_PATH,
+    url: anonymous.path,
     handler: (_request, reply) => rpcError(reply.header('allow', 'POST'), 405, -32000, 'Method not allowed: this server is stateless and answers POST only'),
   });
   scope.route<{ Params: { tenant: string } }>({
     method: 'POST',
-    url: ANONYMOUS_PATH,
+    url: anonymous.path,
     bodyLimit: MCP_BODY_LIMIT,
     onRequest: async (request, reply) => {
       if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
@@ -81,7 +80,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
           reply,
           400,
           -32000,
-          `Bad Request: ${anonymousPath(slug)} is anonymous and takes no Authorization header; send the token to ${anonymous.endpoint.path}`,
+          `Bad Request: ${anonymous.path.replace(':tenant', slug)} is anonymous and takes no Authorization header; send the token to ${anonymous.endpoint.path}`,
         );
       const headers = headerRefusal(request, reply);
       if (headers !== undefined) return headers;

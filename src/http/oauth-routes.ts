@@ -7,6 +7,7 @@ import { OAuthError, oauthError } from '../auth/oauth-error.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resourceUrl } from '../auth/resources.ts';
 import type { Services } from '../kernel/services.ts';
+import type { SignInHook } from '../auth/sessions.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { messagePage } from './pages/messages.ts';
 import { registerPageRoutes } from './pages/page-routes.ts';
@@ -42,7 +43,7 @@ function required(form: URLSearchParams, name: string): string {
  * OAuth 2.1 for MCP clients: metadata (RFC 9728, RFC 8414), dynamic registration (RFC 7591),
  * the authorization endpoint with its pages, and the token endpoint. docs/oauth.md explains it.
  */
-export function registerOAuthRoutes(app: FastifyInstance, services: Services, endpoints: readonly Endpoint[]): void {
+export function registerOAuthRoutes(app: FastifyInstance, services: Services, endpoints: readonly Endpoint[], onSignIn: readonly SignInHook[]): void {
   const { config, db } = services;
   const resources = endpoints.map((endpoint) => resourceUrl(config, endpoint));
   const registrations = new RateLimiter(60, 15 * 60_000);
@@ -155,7 +156,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       throw oauthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token`);
     });
 
-    registerPageRoutes(scope, services, resources);
+    registerPageRoutes(scope, services, resources, onSignIn);
     done();
   });
 }

@@ -1,7 +1,3 @@
-import type { BrainReasonFacts } from '../brain/refusals.ts';
-import type { KbReasonFacts } from '../atmina/kb/refusals.ts';
-import type { KbUploadReasonFacts } from '../atmina/kb/upload-refusals.ts';
-
 /** The error codes every layer understands; each dialect maps them to its own spec's texts. */
 export type ErrorCode =
   | 'validation'
@@ -23,13 +19,10 @@ export type Subject = 'knowledge' | 'skill' | 'memory' | 'artifact';
 export type PackageKind = 'skill' | 'attachments' | 'artifact';
 
 /**
- * Why the core refused, by machine reason, with the facts each dialect needs to word it in its
- * own spec's language. The core's `message` is a plain English text for logs and for callers
- * without wording of their own (the CLI, the org file); a dialect words the reason instead.
- * An area with many reasons of its own declares them beside its code (Knowledge Bases:
- * core/kb/refusals.ts) and they join this list here.
+ * The reasons the kernel itself declares: versioned content, messages, activity and projections.
+ * A product's own reasons join ReasonFacts below, from the product's side.
  */
-export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts, BrainReasonFacts {
+export interface KernelReasonFacts {
   // Versioned content: ids, selectors, versions, access.
   invalid_id: { type: Subject | 'draft' };
   not_found: { type: Subject | 'draft' | 'attachment' };
@@ -92,7 +85,21 @@ export interface ReasonFacts extends KbReasonFacts, KbUploadReasonFacts, BrainRe
   /** The search engine or the graph store a tool reads did not answer; `backend` names it (meilisearch, neo4j). */
   backend_unavailable: { role: OutageRole; backend: string };
 }
+
+/**
+ * Why the gateway refused, by machine reason, with the facts each dialect needs to word it in its
+ * own spec's language. The kernel's `message` is a plain English text for logs and for callers
+ * without wording of their own (the CLI, the org file); a dialect words the reason instead.
+ * The kernel names no product: a product with reasons of its own declares them beside its code
+ * and adds them here by module augmentation (`declare module '…/kernel/errors.ts'`, as
+ * src/atmina/kb/refusals.ts and src/brain/refusals.ts do), so every reason stays one `Reason`.
+ */
+// An interface, not a type, so that products can merge their reasons into it.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ReasonFacts extends KernelReasonFacts {}
 export type Reason = keyof ReasonFacts;
+/** The reasons the kernel declares, without any product's. */
+export type KernelReason = keyof KernelReasonFacts;
 
 /** The one base error of the gateway. `message` is safe to show a caller; `cause` is only logged. */
 export class KgwError extends Error {

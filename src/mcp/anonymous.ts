@@ -7,11 +7,10 @@ import { RateLimiter } from '../auth/rate-limit.ts';
 import type { AnonymousSearchConfig } from '../config.ts';
 import type { AnonymousCaller } from '../kernel/access/anonymous.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
-import { KgwError, isKgwError } from '../kernel/errors.ts';
+import { KgwError } from '../kernel/errors.ts';
 import type { Services } from '../kernel/services.ts';
-import { findUnstorable } from '../kernel/text.ts';
-import { issueLines } from '../kernel/zod-issues.ts';
-import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
+import { RateLimitedCall, retryAfterOf } from './errors.ts';
+import { parseArgs, runCall, toolWords } from './pipeline.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -19,12 +18,12 @@ import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
 
 /*
- * MCP for a connection without credentials (docs/atmina.md, "Anonymous search"). It has no
- * principal, so it has no tool context of its own: it may list and call exactly one tool, the
- * Atmina `search`, over the public KBs of the tenant it connected to. Every other tool of the
- * endpoint is listed nowhere and refused as permission_denied; there are no resources (the
- * spec: "Anonymous public-KB connections expose only `search`"). Its searches are rate-limited
- * per client address and per tenant, and audited as `kb.search` with no principal.
+ * MCP for a connection without credentials, which a product may offer (Atmina: docs/atmina.md,
+ * "Anonymous search"). It has no principal, so it has no tool context of its own: it may list
+ * and call exactly one tool (Atmina's `search`, over the public KBs of the tenant it connected
+ * to). Every other tool of the endpoint is listed nowhere and refused as permission_denied;
+ * there are no resources. Its calls are rate-limited per client address and per tenant, and
+ * audited with no principal.
  */
 
 /** What an anonymous tool runs with: the connection, the store and its audit trail. */
@@ -50,23 +49,29 @@ export interface AnonymousRequest {
   readonly log: FastifyBaseLogger;
 }
 
-const INSTRUCTIONS =
-  "An anonymous connection to the public Knowledge Bases of one organisation: search is the only tool. A result's read_ref names read_file, which needs a signed-in connection (/atmina/mcp with a token); answer from the snippets.";
-
 export class AnonymousMcp {
   readonly #registry: ToolRegistry;
   readonly #services: Services;
   readonly #tool: AnonymousTool;
+  readonly #instructions: string;
   readonly #limits: ExchangeLimits;
   readonly #validator = new AjvJsonSchemaValidator();
   /** Searches per client address and per tenant a minute, counted in this process (like every rate of the gateway). */
   readonly #perAddress: RateLimiter;
   readonly #perTenant: RateLimiter;
 
-  constructor(registry: ToolRegistry, services: Services, tool: AnonymousTool, config: AnonymousSearchConfig, limits: ExchangeLimits = MCP_LIMITS) {
+  /** `tool` and `instructions`: what the product offers a connection without credentials (Product.anonymous). */
+  constructor(
+    registry: ToolRegistry,
+    services: Services,
+    offer: { readonly tool: AnonymousTool; readonly instructions: string },
+    config: AnonymousSearchConfig,
+    limits: ExchangeLimits = MCP_LIMITS,
+  ) {
     this.#registry = registry;
     this.#services = services;
-    this.#tool = tool;
+    this.#tool = offer.tool;
+    this.#instructions = offer.instructions;
     this.#limits = limits;
     this.#perAddress = new RateLimiter(config.perAddressPerMinute, 60_000);
     this.#perTenant = new RateLimiter(config.perTenantPerMinute, 60_000);
@@ -83,7 +88,7 @@ export class AnonymousMcp {
     // Tools only: no resources capability, so resources/* are "Method not found".
     const server = new Server(endpoint.serverInfo, {
       capabilities: { tools: { listChanged: false } },
-      instructions: INSTRUCTIONS,
+      instructions: this.#instructions,
       jsonSchemaValidator: this.#validator,
     });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed(endpoint) }));
@@ -103,53 +108,35 @@ export class AnonymousMcp {
     const tool = this.#registry.find(endpoint, name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
     const errors = this.#registry.errors[tool.dialect];
-    // Refused before anything is counted or stored: it did no work.
-    if (tool.name !== this.#tool.def.name)
-      return toResult(
-        { text: `permission_denied: ${tool.name} needs a signed-in connection; an anonymous connection may call ${this.#tool.def.name} only` },
-        true,
-      );
-    // The rate comes before the audit: a call over it is answered and not recorded, or a flood
-    // of them would write the unbounded rows the rate is there to stop.
-    const wait = this.#spend(request);
-    // Its wait is the transport's, as for a signed-in call (McpService).
-    if (wait !== undefined) throw new RateLimitedCall(errors.fromError(tool, wait).text, retryAfterOf(wait) ?? 1);
-    const audit = AuditTrail.forAnonymous(this.#services.audit, caller.tenant.id, tool, requestId);
-    audit.detail({ anonymous: true });
-    let reply: ToolReply;
-    let outcome: { ok: true } | { ok: false; errorCode: string };
-    const parsed = tool.input.safeParse(args ?? {});
-    const unstorable = parsed.success ? findUnstorable(args ?? {}) : undefined;
-    if (!parsed.success) {
-      reply = errors.invalidArguments(tool, issueLines(parsed.error.issues, 'labelled'));
-      outcome = { ok: false, errorCode: 'validation' };
-    } else if (unstorable !== undefined) {
-      reply = errors.invalidArguments(tool, issueLines([unstorable], 'labelled'));
-      outcome = { ok: false, errorCode: 'validation' };
-    } else {
-      try {
-        reply = await this.#tool.run({ caller, services: this.#services, audit }, parsed.data);
-        outcome = { ok: true };
-      } catch (error) {
-        if (isKgwError(error)) {
-          warnOutage(log, error, { tool: tool.name, anonymous: true });
-          reply = errors.fromError(tool, error);
-          outcome = { ok: false, errorCode: error.code };
-        } else {
-          log.error({ err: error, tool: tool.name, tenant: caller.tenant.slug }, 'anonymous tool failed unexpectedly');
-          reply = errors.internal(tool, requestId);
-          outcome = { ok: false, errorCode: 'internal' };
-        }
-      }
-    }
-    log.debug({ tool: tool.name, tenant: caller.tenant.slug, anonymous: true, ok: outcome.ok }, 'tool call');
-    try {
-      await audit.finish(outcome);
-    } catch (error) {
-      log.error({ err: error, tool: tool.name }, 'audit record failed');
-      return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
-    }
-    return toResult(reply, !outcome.ok);
+    const sent = args ?? {};
+    const { out, ok } = await runCall<Record<string, unknown>, ToolReply>({
+      log,
+      subject: { tool: tool.name },
+      tenant: caller.tenant.slug,
+      anonymous: true,
+      admit: () => {
+        // Refused before anything is counted or stored: it did no work.
+        if (tool.name !== this.#tool.def.name)
+          return { text: `permission_denied: ${tool.name} needs a signed-in connection; an anonymous connection may call ${this.#tool.def.name} only` };
+        // The rate comes before the audit: a call over it is answered and not recorded, or a
+        // flood of them would write the unbounded rows the rate is there to stop. Its wait is
+        // the transport's, as for a signed-in call (McpService).
+        const wait = this.#spend(request);
+        if (wait !== undefined) throw new RateLimitedCall(errors.fromError(tool, wait).text, retryAfterOf(wait) ?? 1);
+        return undefined;
+      },
+      startAudit: () => {
+        const audit = AuditTrail.forAnonymous(this.#services.audit, caller.tenant.id, tool, requestId);
+        audit.detail({ anonymous: true });
+        return audit;
+      },
+      parse: () => parseArgs(tool, sent),
+      sent,
+      run: (parsed, audit) => this.#tool.run({ caller, services: this.#services, audit }, parsed),
+      words: toolWords(errors, tool, requestId),
+      logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, anonymous: true, ok: done }, 'tool call'),
+    });
+    return toResult(out, !ok);
   }
 
   /** Counts one search of the address and the tenant, or the refusal when either is over its rate (a refused call counts for neither). */

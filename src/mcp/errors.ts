@@ -2,15 +2,12 @@ import type { Scope } from '../kernel/access/scopes.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { KgwError } from '../kernel/errors.ts';
 import { isKgwError, reasonOf } from '../kernel/errors.ts';
-import type { CallerStanding, ToolRole } from '../atmina/kb/standing.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
 
 /** How one dialect words its failures; each dialect keeps its spec's texts in one table. */
 export interface DialectErrors {
   /** The caller's token lacks a scope the tool needs. */
   forbidden(tool: ToolDef, missing: readonly Scope[]): ToolReply;
-  /** The caller holds the tool's minimum role nowhere (a dialect whose tools declare one words it). */
-  outOfRole?(tool: ToolDef, needed: ToolRole, standing: CallerStanding): ToolReply;
   /** The arguments do not match the tool's input schema; one line per issue (issueLines, 'labelled'). */
   invalidArguments(tool: ToolDef, problems: readonly string[]): ToolReply;
   /** A failure the core reported. */

@@ -1,25 +1,25 @@
 import { RateLimiter } from '../auth/rate-limit.ts';
-import type { RateLimitsConfig } from '../config.ts';
+import type { Config } from '../config.ts';
 import type { Caller } from '../kernel/access/caller.ts';
 import { KgwError } from '../kernel/errors.ts';
-import { refuseUpload } from '../atmina/kb/upload-refusals.ts';
 
 /**
- * The rate limiters a tool may name (ToolDef.rateLimit), each counting calls per principal a
- * minute. `kb_writes`: Knowledge-Base file writes and uploads, KGW_KB_WRITES_PER_MINUTE (default
- * 600), so one runaway agent cannot fill a KB's history or the blob store faster than people
- * can notice. The rate is a guard against runaways, not a quota.
+ * A rate limiter a product declares and its tools name (ToolDef.rateLimit), counting calls per
+ * principal a minute: a guard against runaway agents, not a quota (Atmina's `kb_writes`, its
+ * file writes and uploads).
  */
-export type RateLimiterName = 'kb_writes';
-
-/** The refusal of a call over each limiter's rate. */
-const REFUSALS: Readonly<Record<RateLimiterName, (retryAfterSeconds: number) => KgwError>> = {
-  kb_writes: refuseUpload.rateLimited,
-};
+export interface RateLimiterDef {
+  readonly name: string;
+  /** Calls per principal a minute, from the configuration. */
+  perMinute(config: Config): number;
+  /** The refusal of a call over the rate, in the product's reasons. */
+  refusal(retryAfterSeconds: number): KgwError;
+}
 
 /** Which limiter counts a tool's calls and, for a tool where only some calls write, which ones. */
 export interface ToolRate<Args> {
-  readonly limiter: RateLimiterName;
+  /** The name of a limiter the tool's product declares (RateLimiterDef). */
+  readonly limiter: string;
   /** Whether this call counts (and may be refused); omitted, every call does. */
   readonly counts?: (args: Args) => boolean;
 }
@@ -30,10 +30,10 @@ export interface ToolRate<Args> {
  * is enough for a runaway guard and puts no store write on every call.
  */
 export class ToolRates {
-  readonly #limiters: Readonly<Record<RateLimiterName, RateLimiter>>;
+  readonly #limiters: ReadonlyMap<string, { readonly def: RateLimiterDef; readonly limiter: RateLimiter }>;
 
-  constructor(config: RateLimitsConfig) {
-    this.#limiters = { kb_writes: new RateLimiter(config.kbWritesPerMinute, 60_000) };
+  constructor(defs: readonly RateLimiterDef[], config: Config) {
+    this.#limiters = new Map(defs.map((def) => [def.name, { def, limiter: new RateLimiter(def.perMinute(config), 60_000) }]));
   }
 
   /**
@@ -43,11 +43,13 @@ export class ToolRates {
    */
   spend<Args>(rate: ToolRate<Args>, caller: Caller, args: Args): void {
     if (rate.counts !== undefined && !rate.counts(args)) return;
-    const limiter = this.#limiters[rate.limiter];
+    const declared = this.#limiters.get(rate.limiter);
+    // The registry refuses to start with a tool naming an undeclared limiter (ToolRegistry).
+    if (declared === undefined) throw new Error(`no rate limiter ${rate.limiter} is declared`);
     const key = `${caller.tenant.id}:${caller.principal.id}`;
-    const wait = limiter.wait(key);
-    if (wait !== undefined) throw REFUSALS[rate.limiter](wait);
-    limiter.hit(key);
+    const wait = declared.limiter.wait(key);
+    if (wait !== undefined) throw declared.def.refusal(wait);
+    declared.limiter.hit(key);
   }
 }
 

@@ -1,20 +1,25 @@
 import type { Implementation, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Caller } from '../kernel/access/caller.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
 import { hasScopes } from '../kernel/access/caller.ts';
-import type { CallerStanding } from '../atmina/kb/standing.ts';
-import { standingAllows } from '../atmina/kb/standing.ts';
+import type { AccessGate, GateStanding } from './access-gate.ts';
 import type { DialectErrors } from './errors.ts';
 import { portableSchema } from './portable-schema.ts';
 import type { ResourceDef } from './resource.ts';
 import type { Dialect, ToolDef } from './tool.ts';
 
-/** One MCP endpoint: a path, the dialects it speaks and how it introduces itself. */
+/** One MCP endpoint, built from the product catalogue (src/products.ts): a path, the dialects it speaks and how it introduces itself. */
 export interface Endpoint {
   readonly path: string;
   readonly dialects: readonly Dialect[];
   readonly serverInfo: Implementation;
   readonly instructions?: string;
+  /** Every scope its tools can use (`scopes_supported`), and those its 401 challenge names. */
+  readonly scopes: readonly Scope[];
+  readonly defaultScopes: readonly Scope[];
+  /** Its 401 text, where a spec words one; omitted, the gateway's generic text. */
+  readonly unauthorizedText?: string;
 }
 
 interface Prebuilt {
@@ -81,19 +86,37 @@ function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputS
  */
 export class ToolRegistry {
   readonly errors: Readonly<Record<Dialect, DialectErrors>>;
+  /** The access gate of each dialect whose products declare one (src/mcp/access-gate.ts). */
+  readonly gates: Readonly<Partial<Record<Dialect, AccessGate>>>;
+  /** Every tool of every endpoint. */
+  readonly tools: readonly ToolDef[];
   readonly #byEndpoint = new Map<string, Map<string, Prebuilt>>();
   readonly #lists = new Map<string, Tool[]>();
   readonly #resources = new Map<string, EndpointResources>();
-  /** Endpoints with a tool that has a minimum role, by path. */
-  readonly #roleBound = new Set<string>();
+  /** The dialects of each endpoint with a tool that has a minimum role, by path: their gates decide the tool list. */
+  readonly #gated = new Map<string, readonly Dialect[]>();
 
+  /**
+   * `gates` holds the access gate of each dialect whose tools declare a minimum role; a tool of a
+   * dialect without one is never listed and always refused (a registry built only for the
+   * tools' schemas may leave them out), and one naming a role its gate does not know stops the
+   * start.
+   */
   constructor(
     endpoints: readonly Endpoint[],
     tools: readonly ToolDef[],
     errors: Readonly<Record<Dialect, DialectErrors>>,
-    resources: readonly ResourceDef[] = [],
+    options: { readonly resources?: readonly ResourceDef[]; readonly gates?: Readonly<Partial<Record<Dialect, AccessGate>>> } = {},
   ) {
     this.errors = errors;
+    this.gates = options.gates ?? {};
+    this.tools = tools;
+    const resources = options.resources ?? [];
+    for (const tool of tools) {
+      const gate = this.gates[tool.dialect];
+      if (tool.minimumRole !== undefined && gate !== undefined && !gate.knows(tool.minimumRole))
+        throw new Error(`tool "${tool.name}" of ${tool.dialect} needs the role ${tool.minimumRole}, which its access gate does not know`);
+    }
     const prebuiltResources = resources.map(prebuildResource);
     const prebuilt = tools.map((def): Prebuilt => {
       const descriptor: Tool = {
@@ -114,7 +137,11 @@ export class ToolRegistry {
         tools.set(entry.def.name, entry);
       }
       this.#byEndpoint.set(endpoint.path, tools);
-      if ([...tools.values()].some((p) => p.def.minimumRole !== undefined)) this.#roleBound.add(endpoint.path);
+      const gated = new Set([...tools.values()].filter((p) => p.def.minimumRole !== undefined).map((p) => p.def.dialect));
+      this.#gated.set(
+        endpoint.path,
+        [...gated].filter((dialect) => this.gates[dialect] !== undefined),
+      );
       const mine = (r: { def: ResourceDef }) => endpoint.dialects.includes(r.def.dialect);
       this.#resources.set(endpoint.path, {
         fixed: prebuiltResources.flatMap((r) => ('fixed' in r ? [r.fixed] : [])).filter(mine),
@@ -129,9 +156,9 @@ export class ToolRegistry {
     return resources !== undefined && resources.fixed.length + resources.templates.length > 0;
   }
 
-  /** Whether some tool of the endpoint has a minimum role, so its list depends on the caller's standing. */
-  needsStanding(endpoint: Endpoint): boolean {
-    return this.#roleBound.has(endpoint.path);
+  /** The dialects with a tool of the endpoint that has a minimum role: the list depends on the caller's standing in each. */
+  gatedDialects(endpoint: Endpoint): readonly Dialect[] {
+    return this.#gated.get(endpoint.path) ?? [];
   }
 
   /** The fixed resources the caller's scopes allow (resources/list). */
@@ -172,18 +199,20 @@ export class ToolRegistry {
 
   /**
    * The tools this caller may see and call on this endpoint; authoritative for tools/call too.
-   * A tool with a minimum role is listed only with a `standing` that reaches it (none given:
-   * such tools are left out). Cached per scope set and standing, which have few values.
+   * A tool with a minimum role is listed only with a standing in its dialect (`standings`, by
+   * dialect) that reaches it; none given, such tools are left out. Cached per scope set and
+   * standings, which have few values.
    */
-  listFor(endpoint: Endpoint, caller: Caller, standing?: CallerStanding): Tool[] {
-    const reach =
-      standing === undefined ? '-' : `${standing.highest}${standing.teamAdmin ? '+team_admin' : ''}${standing.contextReader === true ? '+context' : ''}`;
+  listFor(endpoint: Endpoint, caller: Caller, standings: ReadonlyMap<Dialect, GateStanding> = new Map()): Tool[] {
+    const reach = this.gatedDialects(endpoint)
+      .map((dialect) => `${dialect}=${standings.get(dialect)?.key ?? '-'}`)
+      .join(' ');
     const key = `${endpoint.path}\n${[...caller.scopes].sort().join(' ')}\n${reach}`;
     let list = this.#lists.get(key);
     if (!list) {
       list = [...(this.#byEndpoint.get(endpoint.path)?.values() ?? [])]
         .filter((p) => hasScopes(caller, p.def.scopes))
-        .filter((p) => p.def.minimumRole === undefined || (standing !== undefined && standingAllows(standing, p.def.minimumRole)))
+        .filter((p) => p.def.minimumRole === undefined || standings.get(p.def.dialect)?.allows(p.def.minimumRole) === true)
         .map((p) => p.descriptor);
       this.#lists.set(key, list);
     }

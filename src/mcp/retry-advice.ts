@@ -16,19 +16,20 @@ export const BUSY_ADVICE =
   'Another call is working on this right now. Wait a random time that doubles with each try (full jitter) before asking again, so that callers waiting together do not ask at the same moment.';
 
 /**
- * The reasons of a write that lost a race: Alignbase's stale expected_version (its spec: read
- * latest, merge, write again), Atmina's stale if_match and an append or patch whose file kept
- * changing under it.
+ * The refusals a dialect advises to back off from, by reason, each set declared by the product
+ * whose tools refuse so: `lostRace`, a write that lost a race (Alignbase's stale
+ * expected_version, Atmina's stale if_match); `busy`, work another call holds for a moment (an
+ * upload batch being confirmed).
  */
-const LOST_RACE: ReadonlySet<Reason> = new Set<Reason>(['version_conflict', 'stale_if_match', 'write_contended']);
-
-/** The reasons of work another call holds for a moment: an upload batch being confirmed. */
-const BUSY: ReadonlySet<Reason> = new Set<Reason>(['upload_batch_busy']);
+export interface RetryReasons {
+  readonly lostRace: ReadonlySet<Reason>;
+  readonly busy?: ReadonlySet<Reason>;
+}
 
 /** The advice to back off with jitter for a refusal that waiting can resolve; undefined for any other. */
-export function retryAdvice(error: KgwError): string | undefined {
+export function retryAdvice(error: KgwError, reasons: RetryReasons): string | undefined {
   if (error.reason === undefined) return undefined;
-  if (LOST_RACE.has(error.reason)) return CONFLICT_ADVICE;
-  if (BUSY.has(error.reason)) return BUSY_ADVICE;
+  if (reasons.lostRace.has(error.reason)) return CONFLICT_ADVICE;
+  if (reasons.busy?.has(error.reason) === true) return BUSY_ADVICE;
   return undefined;
 }

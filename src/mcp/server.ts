@@ -17,18 +17,18 @@ import type { Caller } from '../kernel/access/caller.ts';
 import { missingScopes } from '../kernel/access/caller.ts';
 import type { Scope } from '../kernel/access/scopes.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
-import { KgwError, isKgwError } from '../kernel/errors.ts';
-import type { CallerStanding } from '../atmina/kb/standing.ts';
-import { callerStanding, standingAllows } from '../atmina/kb/standing.ts';
-import { MAX_JSON_VALUES, findUnstorable, holdsMoreValues } from '../kernel/text.ts';
+import { MAX_JSON_VALUES, holdsMoreValues } from '../kernel/text.ts';
 import type { Services } from '../kernel/services.ts';
-import { issueLines, issuesText } from '../kernel/zod-issues.ts';
+import { issuesText } from '../kernel/zod-issues.ts';
 import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
+import type { GateStanding } from './access-gate.ts';
+import type { RateLimiterDef } from './rates.ts';
 import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
-import { RateLimitedCall, retryAfterOf, warnOutage } from './errors.ts';
-import type { ToolDef, ToolReply } from './tool.ts';
+import { RateLimitedCall } from './errors.ts';
+import { parseArgs, runCall, toolWords } from './pipeline.ts';
+import type { Dialect, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
 
@@ -190,11 +190,16 @@ export class McpService {
   /** Heavy calls running and waiting per token (ToolDef.heavy). */
   readonly #heavy = new HeavyCalls();
 
-  constructor(registry: ToolRegistry, services: Services, limits: ExchangeLimits = MCP_LIMITS) {
+  /** `limiters`: the rate limiters the products declare, which their tools name (ToolDef.rateLimit). */
+  constructor(registry: ToolRegistry, services: Services, limiters: readonly RateLimiterDef[], limits: ExchangeLimits = MCP_LIMITS) {
     this.#registry = registry;
     this.#services = services;
     this.#limits = limits;
-    this.#rates = new ToolRates(services.config.rateLimits);
+    const declared = new Set(limiters.map((limiter) => limiter.name));
+    const undeclared = registry.tools.find((tool) => tool.rateLimit !== undefined && !declared.has(tool.rateLimit.limiter));
+    if (undeclared !== undefined)
+      throw new Error(`tool "${undeclared.name}" names the rate limiter ${undeclared.rateLimit?.limiter}, which no product declares`);
+    this.#rates = new ToolRates(limiters, services.config);
   }
 
   handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
@@ -241,7 +246,7 @@ export class McpService {
       jsonSchemaValidator: this.#validator,
     });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: this.#registry.listFor(endpoint, request.caller, this.#registry.needsStanding(endpoint) ? await this.#standing(request) : undefined),
+      tools: this.#registry.listFor(endpoint, request.caller, await this.#standings(request, this.#registry.gatedDialects(endpoint))),
     }));
     server.setRequestHandler(CallToolRequestSchema, (call) => this.#call(request, call.params.name, call.params.arguments));
     if (withResources) {
@@ -283,68 +288,49 @@ export class McpService {
     // A name is echoed back, so a huge one is cut.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
     const errors = this.#registry.errors[tool.dialect];
-    const missing = missingScopes(caller, tool.scopes);
-    if (missing.length > 0) return toResult(errors.forbidden(tool, missing), true);
-    // The tool list is authoritative: a tool left out for the caller's standing is refused too.
-    if (tool.minimumRole !== undefined) {
-      const standing = await this.#standing(request);
-      if (!standingAllows(standing, tool.minimumRole)) {
-        const reply = errors.outOfRole?.(tool, tool.minimumRole, standing) ?? errors.forbidden(tool, []);
-        return toResult(reply, true);
-      }
-    }
-    const audit = AuditTrail.forTool(this.#services.audit, caller, tool, requestId);
-    let reply: ToolReply;
-    let outcome: { ok: true } | { ok: false; errorCode: string };
-    /** Set when the call was refused over a rate: the seconds to wait. */
-    let retryAfter: number | undefined;
-    // Text PostgreSQL cannot store (NUL, lone surrogates) and nesting past 32 levels are refused
-    // here, for every tool of every dialect, before the core sees them; a tool whose spec words
-    // some of it otherwise says so first (checkFirst). Schemas themselves are safe on such text.
-    const parsed = tool.input.safeParse(args ?? {});
-    if (!parsed.success) {
-      reply = errors.invalidArguments(tool, issueLines(parsed.error.issues, 'labelled'));
-      outcome = { ok: false, errorCode: 'validation' };
-    } else {
-      try {
-        tool.checkFirst?.(parsed.data);
-        const unstorable = findUnstorable(args ?? {});
-        if (unstorable === undefined) {
-          // The rate is spent last, by a call about to run: one refused for its scopes, role or
-          // arguments did no work and spends nothing. One the core then refuses (a conflict, too
-          // low a role on that KB) has spent its unit: it cost a transaction, and a runaway
-          // agent retrying such calls is what the rate guards against. The refusal over the
-          // rate is answered and audited like any refusal of the tool.
-          if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed.data);
-          const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed.data);
-          reply = tool.heavy === true ? await this.#heavy.run(caller.tokenId, run) : await run();
-          outcome = { ok: true };
-        } else {
-          reply = errors.invalidArguments(tool, issueLines([unstorable], 'labelled'));
-          outcome = { ok: false, errorCode: 'validation' };
-        }
-      } catch (error) {
-        reply = this.#failure(tool, error, request);
-        outcome = { ok: false, errorCode: isKgwError(error) ? error.code : 'internal' };
-        retryAfter = retryAfterOf(error);
-      }
-    }
-    log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: outcome.ok }, 'tool call');
-    try {
-      await audit.finish(outcome);
-    } catch (error) {
-      // A call that cannot be audited does not count as done.
-      log.error({ err: error, tool: tool.name }, 'audit record failed');
-      return toResult(errors.fromError(tool, new KgwError('unavailable', 'the audit log is unavailable; try again')), true);
-    }
+    const sent = args ?? {};
+    const { out, ok, retryAfter } = await runCall<Record<string, unknown>, ToolReply>({
+      log,
+      subject: { tool: tool.name },
+      tenant: caller.tenant.slug,
+      admit: async () => {
+        const missing = missingScopes(caller, tool.scopes);
+        if (missing.length > 0) return errors.forbidden(tool, missing);
+        // The tool list is authoritative: a tool left out for the caller's standing is refused too.
+        if (tool.minimumRole === undefined) return undefined;
+        const standing = (await this.#standings(request, [tool.dialect])).get(tool.dialect);
+        // A dialect without a gate has no standing to reach the role: refused as for a scope.
+        if (standing === undefined) return errors.forbidden(tool, []);
+        return standing.allows(tool.minimumRole) ? undefined : standing.refusal(tool, tool.minimumRole);
+      },
+      startAudit: () => AuditTrail.forTool(this.#services.audit, caller, tool, requestId),
+      parse: () => parseArgs(tool, sent),
+      sent,
+      checkFirst: (parsed) => tool.checkFirst?.(parsed),
+      spend: (parsed) => {
+        if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed);
+      },
+      run: (parsed, audit) => {
+        const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed);
+        return tool.heavy === true ? this.#heavy.run(caller.tokenId, run) : run();
+      },
+      words: toolWords(errors, tool, requestId),
+      logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: done }, 'tool call'),
+    });
     // Over a rate, the wait is the transport's (HTTP 429 with Retry-After, and the JSON-RPC
     // error's data), as Atmina's spec tells agents to respect it; the text is the dialect's.
-    if (retryAfter !== undefined) throw new RateLimitedCall(reply.text, retryAfter);
-    return toResult(reply, !outcome.ok);
+    if (retryAfter !== undefined) throw new RateLimitedCall(out.text, retryAfter);
+    return toResult(out, !ok);
   }
 
-  #standing(request: McpRequest): Promise<CallerStanding> {
-    return callerStanding(this.#services.db, request.caller);
+  /** The caller's standing in each of the dialects' access gates (src/mcp/access-gate.ts), by dialect. */
+  async #standings(request: McpRequest, dialects: readonly Dialect[]): Promise<Map<Dialect, GateStanding>> {
+    const standings = new Map<Dialect, GateStanding>();
+    for (const dialect of dialects) {
+      const gate = this.#registry.gates[dialect];
+      if (gate !== undefined) standings.set(dialect, await gate.standing(this.#services, request.caller));
+    }
+    return standings;
   }
 
   /** resources/read: the resource's text, or a JSON-RPC error in the dialect's words. Audited like a tool call. */
@@ -355,44 +341,35 @@ export class McpService {
     if (found === undefined)
       throw new RpcRefusal(-32002, `not_found: no resource ${shown}; resources/list and resources/templates/list name the ones there are`);
     const { def, params } = found;
-    const missing = missingScopes(caller, def.scopes);
-    if (missing.length > 0) throw new RpcRefusal(ErrorCode.InvalidRequest, `permission_denied: ${def.name} needs the ${missing.join(' and ')} scope`);
-    const audit = AuditTrail.forTool(this.#services.audit, caller, { name: `resource:${def.name}`, dialect: def.dialect }, requestId);
-    audit.readAs('resource.read');
-    let text: string | undefined;
-    let failure: RpcRefusal | undefined;
-    let outcome: { ok: true } | { ok: false; errorCode: string } = { ok: true };
-    try {
-      text = await def.read({ caller, services: this.#services, requestId, audit }, params);
-    } catch (error) {
-      if (isKgwError(error)) {
-        warnOutage(log, error, { resource: def.name });
-        failure = new RpcRefusal(RESOURCE_ERROR_CODES[error.code] ?? ErrorCode.InternalError, def.errorText(error));
-        outcome = { ok: false, errorCode: error.code };
-      } else {
-        log.error({ err: error, resource: def.name, tenant: caller.tenant.slug }, 'resource failed unexpectedly');
-        failure = new RpcRefusal(ErrorCode.InternalError, `unavailable: internal error; request id ${requestId}`);
-        outcome = { ok: false, errorCode: 'internal' };
-      }
-    }
-    try {
-      await audit.finish(outcome);
-    } catch (error) {
-      log.error({ err: error, resource: def.name }, 'audit record failed');
-      throw new RpcRefusal(ErrorCode.InternalError, 'unavailable: the audit log is unavailable; try again');
-    }
-    if (failure !== undefined || text === undefined)
-      throw failure ?? new RpcRefusal(ErrorCode.InternalError, `unavailable: internal error; request id ${requestId}`);
-    return { contents: [{ uri, mimeType: def.mimeType, text }] };
-  }
-
-  #failure(tool: ToolDef, error: unknown, request: McpRequest): ToolReply {
-    const errors = this.#registry.errors[tool.dialect];
-    if (isKgwError(error)) {
-      warnOutage(request.log, error, { tool: tool.name });
-      return errors.fromError(tool, error);
-    }
-    request.log.error({ err: error, tool: tool.name, tenant: request.caller.tenant.slug }, 'tool failed unexpectedly');
-    return errors.internal(tool, request.requestId);
+    const internal = () => new RpcRefusal(ErrorCode.InternalError, `unavailable: internal error; request id ${requestId}`);
+    const { out } = await runCall<Readonly<Record<string, string>>, ReadResourceResult | RpcRefusal>({
+      log,
+      subject: { resource: def.name },
+      tenant: caller.tenant.slug,
+      admit: () => {
+        const missing = missingScopes(caller, def.scopes);
+        return missing.length > 0
+          ? new RpcRefusal(ErrorCode.InvalidRequest, `permission_denied: ${def.name} needs the ${missing.join(' and ')} scope`)
+          : undefined;
+      },
+      startAudit: () => {
+        const audit = AuditTrail.forTool(this.#services.audit, caller, { name: `resource:${def.name}`, dialect: def.dialect }, requestId);
+        audit.readAs('resource.read');
+        return audit;
+      },
+      // The template's values are the resource's arguments; the resource checks them itself.
+      parse: () => ({ ok: true, args: params }),
+      run: async (values, audit) => ({
+        contents: [{ uri, mimeType: def.mimeType, text: await def.read({ caller, services: this.#services, requestId, audit }, values) }],
+      }),
+      words: {
+        invalid: internal,
+        fromError: (error) => new RpcRefusal(RESOURCE_ERROR_CODES[error.code] ?? ErrorCode.InternalError, def.errorText(error)),
+        internal,
+        auditFailed: () => new RpcRefusal(ErrorCode.InternalError, 'unavailable: the audit log is unavailable; try again'),
+      },
+    });
+    if (out instanceof RpcRefusal) throw out;
+    return out;
   }
 }

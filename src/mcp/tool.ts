@@ -3,12 +3,18 @@ import type { z } from 'zod';
 import type { Caller } from '../kernel/access/caller.ts';
 import type { Scope } from '../kernel/access/scopes.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
-import type { ToolRole } from '../atmina/kb/standing.ts';
 import type { Services } from '../kernel/services.ts';
 import type { ToolRate } from './rates.ts';
 
-export const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
-export type Dialect = (typeof DIALECTS)[number];
+/**
+ * The dialects the gateway speaks, one per product: each product adds its own from its index.ts
+ * (`declare module '…/mcp/tool.ts' { interface Dialects { atmina: true } }`), so this layer names
+ * none and a tool of an unknown dialect does not compile.
+ */
+// An interface, not a type, so that products can merge their dialects into it.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Dialects {}
+export type Dialect = Extract<keyof Dialects, string>;
 
 /** What a tool hands back: a text copy always, and structured content when the tool has an output schema. */
 export interface ToolReply<Structured extends Record<string, unknown> = Record<string, unknown>> {
@@ -55,11 +61,12 @@ export interface ToolDef<Input extends z.ZodObject = z.ZodObject, Output extends
   /** Every scope listed here is needed to see or call the tool. */
   readonly scopes: readonly Scope[];
   /**
-   * The least the caller must hold somewhere in the organisation to see or call the tool (an
-   * Atmina tool's minimum role: on some KB or team, or Admin of a team for create_kb); omitted,
-   * the scopes alone decide. The tool still checks the role on the KB it is given.
+   * The least the caller must hold somewhere in the organisation to see or call the tool, in the
+   * terms of its product's access gate (src/mcp/access-gate.ts; Atmina's: a role on some KB or
+   * team, Admin of a team for create_kb); omitted, the scopes alone decide. The tool still
+   * checks the caller's access on what it is given.
    */
-  readonly minimumRole?: ToolRole;
+  readonly minimumRole?: string;
   /**
    * The rate limiter that counts the tool's calls per principal (src/mcp/rates.ts), applied by
    * the server before `run`; with `counts`, only the calls that write (an apply, not a preview).

@@ -3,7 +3,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { InflightBytes, declaredBytes } from '../../src/http/inflight.ts';
-import { MCP_BODY_LIMIT } from '../../src/http/mcp-routes.ts';
+import { MCP_BODY_LIMIT } from '../../src/http/mcp-request.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';

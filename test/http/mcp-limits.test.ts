@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MCP_BATCH_MAX } from '../../src/http/mcp-routes.ts';
+import { MCP_BATCH_MAX } from '../../src/http/mcp-request.ts';
 import { CONFLICT_ADVICE } from '../../src/mcp/errors.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';

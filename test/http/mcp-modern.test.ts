@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { SeededGateway } from '../support/gateway.ts';
-import { ATMINA_GUIDANCE } from '../../src/guidance.ts';
+import { ATMINA_GUIDANCE } from '../../src/atmina/dialect/guidance.ts';
 import { connectClient, issueToken, startSeededGateway } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 

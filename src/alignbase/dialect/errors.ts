@@ -1,6 +1,7 @@
 import type { KgwError } from '../../kernel/errors.ts';
 import { reasonOf } from '../../kernel/errors.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
+import type { RetryReasons } from '../../mcp/retry-advice.ts';
 import { retryAdvice } from '../../mcp/retry-advice.ts';
 import { TEXTS } from './texts.ts';
 
@@ -14,6 +15,9 @@ export function alignbaseText(error: KgwError): string {
   return word === undefined ? error.message : word(why.facts);
 }
 
+/** A stale expected_version: its spec says read latest, merge, write again; the advice adds the wait. */
+const RETRY: RetryReasons = { lostRace: new Set(['version_conflict']) };
+
 /**
  * Alignbase answers with the bare error texts of its spec's "Common Errors" table: the core
  * refuses by reason and facts, and texts.ts words each reason as the spec does (`forbidden`, or
@@ -25,7 +29,7 @@ export const alignbaseErrors: DialectErrors = {
   fromError: (_tool, error) => {
     const text = alignbaseText(error);
     // The advice to back off only where waiting helps (a lost race, a busy batch): src/mcp/retry-advice.ts.
-    const advice = retryAdvice(error);
+    const advice = retryAdvice(error, RETRY);
     return advice === undefined ? { text } : { text, notes: [advice] };
   },
   internal: (_tool, requestId) => ({ text: `internal error; request id ${requestId}` }),

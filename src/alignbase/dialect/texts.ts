@@ -1,7 +1,4 @@
-import type { PackageKind, Reason, ReasonFacts, Subject } from '../../kernel/errors.ts';
-import type { BrainReason } from '../../brain/refusals.ts';
-import type { KbReason } from '../../atmina/kb/refusals.ts';
-import type { KbUploadReason } from '../../atmina/kb/upload-refusals.ts';
+import type { KernelReason, PackageKind, ReasonFacts, Subject } from '../../kernel/errors.ts';
 
 /**
  * Every refusal of the Alignbase dialect in its spec's words: the "Common Errors" table word for
@@ -51,8 +48,11 @@ const CONTENT_TOO_LARGE: Readonly<Record<Subject, string>> = {
 const capabilityWhat = (what: ReasonFacts['capability_not_reported']['what']): string =>
   'event' in what ? `event type "${what.event}"` : 'hook' in what ? `the ${what.hook} hook` : `hook event "${what.hookEvent}"`;
 
-/** The reasons Alignbase tools can meet: all but those of Atmina's Knowledge Bases and their uploads, and Company Brain's. */
-export type AlignbaseReason = Exclude<Reason, KbReason | KbUploadReason | BrainReason>;
+/**
+ * The reasons Alignbase tools can meet: the kernel's own. Those another product adds (Atmina's
+ * Knowledge Bases, Company Brain) have no Alignbase words: alignbaseText shows their message.
+ */
+export type AlignbaseReason = KernelReason;
 
 export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) => string } = {
   invalid_id: ({ type }) => `invalid ${ID_FIELD[type]}`,

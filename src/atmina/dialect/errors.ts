@@ -1,7 +1,10 @@
 import type { KbAccess } from '../access/team-roles.ts';
 import type { KgwError } from '../../kernel/errors.ts';
 import type { CallerStanding, ToolRole } from '../kb/standing.ts';
+import { isToolRole } from '../kb/standing.ts';
 import type { DialectErrors } from '../../mcp/errors.ts';
+import type { ToolDef, ToolReply } from '../../mcp/tool.ts';
+import type { RetryReasons } from '../../mcp/retry-advice.ts';
 import { retryAdvice } from '../../mcp/retry-advice.ts';
 
 /** An error as Atmina words it, `code: message`: also each failed item of write_files. */
@@ -29,19 +32,34 @@ function heldRole(needed: ToolRole, standing: CallerStanding): string {
 }
 
 /**
+ * The refusals waiting can resolve: a write that lost a race (a stale version or if_match, an
+ * append or patch whose file kept changing under it) and an upload batch another call is
+ * confirming.
+ */
+const RETRY: RetryReasons = {
+  lostRace: new Set(['version_conflict', 'stale_if_match', 'write_contended']),
+  busy: new Set(['upload_batch_busy']),
+};
+
+/**
  * Atmina names each failure by its code (validation, permission_denied, not_found, conflict,
  * content_integrity, payload_too_large, rate_limited, unavailable) so that agents can branch on
  * it; the text is `code: message`.
  */
 export const atminaErrors: DialectErrors = {
   forbidden: (tool, missing) => ({ text: `permission_denied: ${tool.name} needs the ${missing.join(' and ')} scope` }),
-  outOfRole: (tool, needed, standing) => ({ text: `permission_denied: ${tool.name} needs ${roleNeeded(needed)}; ${heldRole(needed, standing)}` }),
   invalidArguments: (_tool, problems) => ({ text: `validation: ${problems.join('; ')}` }),
   fromError: (_tool, error) => {
     const text = atminaText(error);
     // The advice to back off only where waiting helps (a lost race, a busy batch): src/mcp/retry-advice.ts.
-    const advice = retryAdvice(error);
+    const advice = retryAdvice(error, RETRY);
     return advice === undefined ? { text } : { text, notes: [advice] };
   },
   internal: (_tool, requestId) => ({ text: `unavailable: internal error; request id ${requestId}` }),
 };
+
+/** The refusal of a tool whose minimum role the caller holds nowhere (Atmina's access gate: access-gate.ts). */
+export function outOfRole(tool: ToolDef, needed: string, standing: CallerStanding): ToolReply {
+  if (!isToolRole(needed)) return atminaErrors.forbidden(tool, []);
+  return { text: `permission_denied: ${tool.name} needs ${roleNeeded(needed)}; ${heldRole(needed, standing)}` };
+}

@@ -9,7 +9,7 @@ import { refusal } from '../../kernel/errors.ts';
  * caller cannot see is described only by what the caller itself sent.
  */
 
-/** The reasons of this area, merged into the core's ReasonFacts (core/errors.ts). */
+/** The reasons of this area, merged into the kernel's ReasonFacts (src/kernel/errors.ts) below. */
 export interface KbReasonFacts {
   /** Unknown, archived, of another team without a share, of another tenant, or not an id at all: one answer. */
   kb_not_found: { given: string };
@@ -60,6 +60,12 @@ export interface KbReasonFacts {
 }
 
 export type KbReason = keyof KbReasonFacts;
+
+// The kernel's ReasonFacts gains these reasons, so a KgwError carries them as one `Reason`.
+declare module '../../kernel/errors.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ReasonFacts extends KbReasonFacts {}
+}
 
 const ROLE_NAME: Readonly<Record<KbAccess, string>> = { none: 'no role', search: 'search only', viewer: 'Viewer', editor: 'Editor', admin: 'Admin' };
 

@@ -2,7 +2,6 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { KbAccess, TeamRole } from '../access/team-roles.ts';
 import { KB_ACCESS, effectiveKbRole } from '../access/team-roles.ts';
 import type { Queryable } from '../../store/db.ts';
-import { READABLE_CONTEXT_EXISTS } from '../../alignbase/search-source.ts';
 
 /**
  * A caller's standing across the whole organisation, for deciding which Atmina tools it can use
@@ -30,9 +29,10 @@ interface StandingRow {
 // One row for a principal of the tenant: its roles as a member, the roles of every team share
 // and every live KB's own share that reaches it (directly or through a team it belongs to; a
 // pending invitation reaches nobody), its policy cap, and whether the
-// tenant has a live public KB (which anyone may search), and whether it may read an Alignbase
-// resource search shows. Every condition names the tenant.
-const STANDING = `
+// tenant has a live public KB (which anyone may search), and whether it may read a resource of
+// another product that search shows (`readableContext`: an SQL condition on $1 tenant and $2
+// principal, handed in by the composition root). Every condition names the tenant.
+const standingQuery = (readableContext: string): string => `
   SELECT p.policy_max_team_role AS policy,
          ARRAY(SELECT m.role FROM team_members m WHERE m.tenant_id = $1 AND m.principal_id = $2) AS member_roles,
          ARRAY(SELECT s.role FROM team_shares s
@@ -44,16 +44,27 @@ const STANDING = `
                      AND (ks.principal_id = $2
                           OR ks.grantee_team_id IN (SELECT g.team_id FROM team_members g WHERE g.tenant_id = $1 AND g.principal_id = $2))) AS share_roles,
          EXISTS (SELECT 1 FROM kbs k WHERE k.tenant_id = $1 AND k.visibility = 'public' AND k.archived_at IS NULL) AS public_kb,
-         ${READABLE_CONTEXT_EXISTS} AS context_reader
+         ${readableContext} AS context_reader
     FROM principals p
    WHERE p.tenant_id = $1 AND p.id = $2`;
 
 const NOWHERE: CallerStanding = { highest: 'none', teamAdmin: false, contextReader: false };
 
-/** The caller's standing, in one query. A principal not in the tenant stands nowhere. */
-export async function callerStanding(q: Queryable, caller: Caller): Promise<CallerStanding> {
-  const [row] = await q.query<StandingRow>(STANDING, [caller.tenant.id, caller.principal.id], { prepare: 'kgw_caller_standing' });
-  if (row === undefined) return NOWHERE;
+/**
+ * How to work out a caller's standing, in one query; `readableContext` is the SQL condition that
+ * the caller may read some Knowledge, Memory or Artifact search shows (Alignbase's, handed in by
+ * the composition root, so this product imports no other). A principal not in the tenant stands
+ * nowhere.
+ */
+export function callerStanding(readableContext: string): (q: Queryable, caller: Caller) => Promise<CallerStanding> {
+  const sql = standingQuery(readableContext);
+  return async (q, caller) => {
+    const [row] = await q.query<StandingRow>(sql, [caller.tenant.id, caller.principal.id], { prepare: 'kgw_caller_standing' });
+    return row === undefined ? NOWHERE : standingOf(row);
+  };
+}
+
+function standingOf(row: StandingRow): CallerStanding {
   const agentPolicyMax = row.policy ?? undefined;
   const highest = effectiveKbRole({ teamRole: undefined, shareRoles: [...row.member_roles, ...row.share_roles], agentPolicyMax, isPublic: row.public_kb });
   const teamAdmin = row.member_roles.includes('admin') && (agentPolicyMax === undefined || agentPolicyMax === 'admin');
@@ -67,7 +78,13 @@ export async function callerStanding(q: Queryable, caller: Caller): Promise<Call
  */
 export type ToolRole = Exclude<KbAccess, 'none'> | 'team_admin' | 'finder';
 
-export function standingAllows(standing: CallerStanding, needed: ToolRole): boolean {
+export function isToolRole(role: string): role is ToolRole {
+  return role === 'team_admin' || role === 'finder' || (role !== 'none' && (KB_ACCESS as readonly string[]).includes(role));
+}
+
+/** Whether the standing reaches `needed`, a tool's minimum role (ToolDef.minimumRole); a role that is none of ToolRole is reached by nobody. */
+export function standingAllows(standing: CallerStanding, needed: string): boolean {
+  if (!isToolRole(needed)) return false;
   if (needed === 'team_admin') return standing.teamAdmin;
   if (needed === 'finder') return standing.contextReader === true || standingAllows(standing, 'search');
   return KB_ACCESS.indexOf(standing.highest) >= KB_ACCESS.indexOf(needed);

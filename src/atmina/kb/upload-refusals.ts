@@ -3,7 +3,7 @@ import { refusal } from '../../kernel/errors.ts';
 
 /**
  * The refusals of uploads (request_uploads, confirm_uploads, upload_file, update_file), with
- * their machine reasons; they join the core's ReasonFacts beside the other KB reasons.
+ * their machine reasons; they join the kernel's ReasonFacts (below) beside the other KB reasons.
  */
 export interface KbUploadReasonFacts {
   /** No batch of this token for this KB (never issued, another KB's, or collected after expiry). */
@@ -19,6 +19,12 @@ export interface KbUploadReasonFacts {
 }
 
 export type KbUploadReason = keyof KbUploadReasonFacts;
+
+// The kernel's ReasonFacts gains these reasons, so a KgwError carries them as one `Reason`.
+declare module '../../kernel/errors.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ReasonFacts extends KbUploadReasonFacts {}
+}
 
 export const refuseUpload = {
   batchNotFound: (): KgwError =>

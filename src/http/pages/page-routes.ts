@@ -9,7 +9,7 @@ import { checkPassword, chooseAgent } from '../../auth/people.ts';
 import { agentsOwnedBy } from '../../kernel/directory/principals.ts';
 import { RateLimiter } from '../../auth/rate-limit.ts';
 import { sameText } from '../../auth/secrets.ts';
-import type { BrowserSession } from '../../auth/sessions.ts';
+import type { BrowserSession, SignInHook } from '../../auth/sessions.ts';
 import { endSession, findSession, readCookie, sessionCookie, sessionCookieName, startSession } from '../../auth/sessions.ts';
 import type { Services } from '../../kernel/services.ts';
 import { consentPage } from './consent.ts';
@@ -22,6 +22,8 @@ const FIFTEEN_MINUTES = 15 * 60_000;
 /** What every page route shares: the store, the session cookie and the answers several pages give. */
 interface Pages {
   readonly services: Services;
+  /** What the products do when a person signs in (startSession). */
+  readonly onSignIn: readonly SignInHook[];
   /** Checks the authorization request again from its parameters; answers the refusal itself when it fails. */
   checked(reply: FastifyReply, params: URLSearchParams): Promise<AuthorizationRequest | undefined>;
   sessionSecret(request: FastifyRequest): string | undefined;
@@ -33,7 +35,7 @@ interface Pages {
   queryOf(request: AuthorizationRequest): string;
 }
 
-function sharedPages(services: Services, resources: readonly string[]): Pages {
+function sharedPages(services: Services, resources: readonly string[], onSignIn: readonly SignInHook[]): Pages {
   const { config, db } = services;
   const cookieName = sessionCookieName(config);
   const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
@@ -42,6 +44,7 @@ function sharedPages(services: Services, resources: readonly string[]): Pages {
   const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
   return {
     services,
+    onSignIn,
     async checked(reply, params) {
       const check = await checkAuthorizeRequest(db, config, resources, params);
       if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
@@ -173,7 +176,7 @@ function registerSignIn(app: FastifyInstance, pages: Pages): void {
       return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
     }
     await endSession(db, pages.sessionSecret(request));
-    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId, AuditTrail.forSurface(pages.services.audit, 'oauth')));
+    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId, AuditTrail.forSurface(pages.services.audit, 'oauth'), pages.onSignIn));
     return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
   });
 }
@@ -191,7 +194,7 @@ function registerLoginLink(app: FastifyInstance, pages: Pages): void {
 
   app.post<{ Params: { secret: string } }>('/oauth/login/:secret', async (request, reply) => {
     if (!fromOwnPage(request, config.publicUrl)) return pages.notOwnPage(reply);
-    const secret = await redeemLoginLink(db, request.params.secret, AuditTrail.forSurface(pages.services.audit, 'oauth'));
+    const secret = await redeemLoginLink(db, request.params.secret, AuditTrail.forSurface(pages.services.audit, 'oauth'), pages.onSignIn);
     if (secret === undefined) return badLink(reply);
     await endSession(db, pages.sessionSecret(request));
     const session = await findSession(db, secret);
@@ -226,9 +229,9 @@ function registerSignOut(app: FastifyInstance, pages: Pages): void {
   });
 }
 
-/** The browser side of OAuth: consent, sign-in, login links and sign-out. */
-export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[]): void {
-  const shared = sharedPages(services, resources);
+/** The browser side of OAuth: consent, sign-in, login links and sign-out; `onSignIn`, what the products do when a person signs in. */
+export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[], onSignIn: readonly SignInHook[]): void {
+  const shared = sharedPages(services, resources, onSignIn);
   registerConsent(app, shared);
   registerSignIn(app, shared);
   registerLoginLink(app, shared);

@@ -1,0 +1,84 @@
+import { recordActivityEventTool, recordHookActivityEventTool, reportInstallationCapabilitiesTool, startHookSessionTool } from './dialect/activity.ts';
+import { listArtifactsTool, readArtifactTool, writeArtifactTool } from './dialect/artifacts.ts';
+import { getCurrentContextTool, readContextAttachmentTool } from './dialect/context.ts';
+import { alignbaseErrors } from './dialect/errors.ts';
+import { ALIGNBASE_GUIDANCE } from './dialect/guidance.ts';
+import {
+  createKnowledgeDraftTool,
+  listKnowledgeDraftsTool,
+  listKnowledgeTool,
+  proposeKnowledgeTool,
+  publishKnowledgeTool,
+  readKnowledgeDraftTool,
+  readKnowledgeTool,
+  writeKnowledgeTool,
+} from './dialect/knowledge.ts';
+import { createMemoryTool, listMemoriesTool, readMemoryTool, writeMemoryTool } from './dialect/memory.ts';
+import { listContextRecipientsTool, readInboxTool, sendContextTool } from './dialect/messages.ts';
+import {
+  createSkillDraftTool,
+  createSkillTool,
+  listSkillDraftsTool,
+  listSkillsTool,
+  publishSkillTool,
+  readSkillDraftTool,
+  readSkillTool,
+  writeSkillTool,
+} from './dialect/skills.ts';
+import type { Product } from '../mcp/product.ts';
+
+declare module '../mcp/tool.ts' {
+  interface Dialects {
+    alignbase: true;
+  }
+}
+
+/**
+ * What Alignbase offers the gateway (src/mcp/product.ts): its endpoint, named as the original
+ * service names itself, its tools in the order tools/list has always given them, and its wording.
+ */
+export const alignbase: Product = {
+  dialect: 'alignbase',
+  endpoint: { path: '/alignbase/mcp', name: 'alignbase', title: 'Alignbase', version: '0.1.0' },
+  guidance: ALIGNBASE_GUIDANCE,
+  guidanceHeading: 'Alignbase (get_current_context; Knowledge, Skills, Memory, Artifacts, messages, Activity)',
+  tools: [
+    getCurrentContextTool,
+    listKnowledgeTool,
+    readKnowledgeTool,
+    writeKnowledgeTool,
+    publishKnowledgeTool,
+    createKnowledgeDraftTool,
+    proposeKnowledgeTool,
+    listKnowledgeDraftsTool,
+    readKnowledgeDraftTool,
+    listSkillsTool,
+    readSkillTool,
+    createSkillTool,
+    writeSkillTool,
+    publishSkillTool,
+    createSkillDraftTool,
+    listSkillDraftsTool,
+    readSkillDraftTool,
+    readContextAttachmentTool,
+    listMemoriesTool,
+    readMemoryTool,
+    createMemoryTool,
+    writeMemoryTool,
+    listArtifactsTool,
+    readArtifactTool,
+    writeArtifactTool,
+    listContextRecipientsTool,
+    sendContextTool,
+    readInboxTool,
+    reportInstallationCapabilitiesTool,
+    recordActivityEventTool,
+    startHookSessionTool,
+    recordHookActivityEventTool,
+  ],
+  errors: alignbaseErrors,
+  scopes: { used: ['context.read', 'context.write', 'activity.write'], defaults: ['context.read', 'context.write'] },
+};
+
+/** Whether the caller may read some Knowledge, Memory or Artifact that search shows: an SQL condition on $1 tenant and $2 principal. */
+export { READABLE_CONTEXT_EXISTS } from './search-source.ts';

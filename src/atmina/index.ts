@@ -1,0 +1,102 @@
+import { auditLogTool, getAuditEventTool } from './dialect/audit.ts';
+import { atminaErrors } from './dialect/errors.ts';
+import {
+  deleteFileTool,
+  fileHistoryTool,
+  listFilesTool,
+  moveFileTool,
+  readFileTool,
+  restoreVersionTool,
+  writeFileTool,
+  writeFilesTool,
+} from './dialect/files.ts';
+import { health } from './dialect/health.ts';
+import { generateHubIndexTool, generateNavTool, getFileOutlineTool } from './dialect/pages.ts';
+import { createKbTool, deleteKbTool, listKbsTool, updateKbTool } from './dialect/kbs.ts';
+import { relatedTool } from './dialect/related.ts';
+import { searchTool } from './dialect/search.ts';
+import { getContextTool } from './dialect/context.ts';
+import { inviteToKbTool, revokeShareTool, shareKbTool } from './dialect/sharing.ts';
+import { getTeamSettingsTool, updateTeamSettingsTool } from './dialect/team-settings.ts';
+import { confirmUploadsTool, requestUploadsTool, updateFileTool, uploadFileTool } from './dialect/uploads.ts';
+import { atminaResources } from './dialect/resources.ts';
+import { whoami } from './dialect/whoami.ts';
+import { atminaGate } from './dialect/access-gate.ts';
+import { anonymousSearchTool } from './dialect/anonymous-search.ts';
+import { ANONYMOUS_INSTRUCTIONS, ATMINA_GUIDANCE } from './dialect/guidance.ts';
+import { kbWritesLimiter } from './dialect/rate-limiters.ts';
+import { acceptKbInvitations } from './kb/sharing.ts';
+import type { Product } from '../mcp/product.ts';
+
+declare module '../mcp/tool.ts' {
+  interface Dialects {
+    atmina: true;
+  }
+}
+
+/** What the composition root hands Atmina from other products. */
+export interface AtminaWiring {
+  /**
+   * The SQL condition (on $1 tenant, $2 principal) that the caller may read some content of
+   * another product that `search` finds: who passes it may use `search` without a KB role.
+   */
+  readonly readableContext: string;
+}
+
+/**
+ * What Atmina offers the gateway (src/mcp/product.ts): its endpoint, its tools and resources, its
+ * access gate (minimum roles on some KB or team), its write rate, the KB invitations a sign-in
+ * accepts, and anonymous search of public KBs.
+ */
+export function atmina(wiring: AtminaWiring): Product {
+  return {
+    dialect: 'atmina',
+    endpoint: { path: '/atmina/mcp', name: 'atmina', title: 'Atmina' },
+    guidance: ATMINA_GUIDANCE,
+    guidanceHeading: 'Atmina (Knowledge Bases and their files: search, read_file, write_file, …)',
+    tools: [
+      whoami,
+      health,
+      listKbsTool,
+      searchTool,
+      getContextTool,
+      createKbTool,
+      updateKbTool,
+      deleteKbTool,
+      listFilesTool,
+      readFileTool,
+      writeFileTool,
+      writeFilesTool,
+      fileHistoryTool,
+      restoreVersionTool,
+      moveFileTool,
+      deleteFileTool,
+      auditLogTool,
+      getAuditEventTool,
+      getTeamSettingsTool,
+      updateTeamSettingsTool,
+      shareKbTool,
+      inviteToKbTool,
+      revokeShareTool,
+      getFileOutlineTool,
+      generateHubIndexTool,
+      generateNavTool,
+      relatedTool,
+      requestUploadsTool,
+      confirmUploadsTool,
+      uploadFileTool,
+      updateFileTool,
+    ],
+    resources: atminaResources,
+    errors: atminaErrors,
+    gate: atminaGate(wiring.readableContext),
+    limiters: [kbWritesLimiter],
+    scopes: { used: ['context.read', 'context.write'], defaults: ['context.read', 'context.write'] },
+    onSignIn: [
+      async (tx, tenantId, personId, audit) => {
+        await acceptKbInvitations(tx, tenantId, personId, audit);
+      },
+    ],
+    anonymous: { tool: anonymousSearchTool, path: '/atmina/public/:tenant/mcp', instructions: ANONYMOUS_INSTRUCTIONS },
+  };
+}
