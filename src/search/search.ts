@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SearchFilters, SearchHit, SearchQuery, SearchRanking, SearchResult } from '../../connectors/search/contract.ts';
-import { SEARCH_WINDOW_MAX } from '../../connectors/search/builtin.ts';
+import { SEARCH_WINDOW_MAX } from '../../connectors/search/builtin-options.ts';
 import type { Caller } from '../kernel/access/caller.ts';
 import type { Searcher } from '../kernel/access/anonymous.ts';
 import { isAnonymous } from '../kernel/access/anonymous.ts';
