@@ -1,5 +1,5 @@
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../connectors/projection.ts';
-import type { SearchDocument, SearchSource } from '../../connectors/search/contract.ts';
+import type { SearchDocument, SearchHit, SearchSource } from '../../connectors/search/contract.ts';
 import { SEARCH_BODY_MAX_BYTES } from '../../connectors/search/contract.ts';
 import type { Queryable } from '../store/db.ts';
 import type { Caller } from '../kernel/access/caller.ts';
@@ -330,4 +330,19 @@ export function scopeResource(scope: string): { type: SearchedContextType; id: s
   }
   const parsed = parseKey(scope);
   return parsed === undefined ? undefined : { ...parsed, latest: false };
+}
+
+/**
+ * What a hit on a Knowledge, Memory or Artifact is, by the identifiers the Alignbase tools take:
+ * `latest` for a Knowledge found as its latest version (by a Viewer), `published` when the
+ * version found is the published one (a Knowledge's latest document names the published version,
+ * if any: the two may be one). Undefined for a hit of another scope.
+ */
+export function hitResource(hit: Pick<SearchHit, 'scope' | 'ref'>): { type: SearchedContextType; id: string; latest: boolean; published: boolean } | undefined {
+  const resource = scopeResource(hit.scope);
+  if (resource === undefined) return undefined;
+  const published =
+    resource.type === 'knowledge' &&
+    (!resource.latest || (hit.ref.published_version !== undefined && Number(hit.ref.published_version) === Number(hit.ref.version)));
+  return { ...resource, published };
 }

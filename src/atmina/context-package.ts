@@ -15,7 +15,7 @@ import { unstorableText } from '../kernel/text.ts';
 import type { Analyzer } from '../search-text/analyzer.ts';
 import { analyzer, analyzerLanguage } from '../search-text/analyzer.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../search-text/query.ts';
-import { SCOPE_PATHS_MAX, searchKbs } from '../search/search.ts';
+import { SCOPE_PATHS_MAX, searchKbs } from './search.ts';
 
 /*
  * get_context: the passages of a KB that best answer a question, within a size budget, each

@@ -12,8 +12,8 @@ import {
   RANKING_DEPTH,
   RECENCY_HALF_LIFE_DAYS,
 } from '../../search-text/ranking.ts';
-import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../../search/search.ts';
-import type { SearchPageHit } from '../../search/search.ts';
+import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../search.ts';
+import type { SearchPageHit } from '../search.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import type { StructuredReply } from '../../mcp/tool.ts';
 import type { Searcher } from '../../kernel/access/anonymous.ts';
