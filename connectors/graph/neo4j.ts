@@ -34,8 +34,8 @@ import type {
  *
  * Knowledge-Base files are `:KgwKbFile` nodes (tenantId, fileId, kbId, path, name) and each of
  * their references a `:KgwKbLink` node (tenantId, kbId, fromFileId and the paths and name it
- * names): a reference names paths, not files, so it is no relationship; kb-links.ts resolves it
- * when `related` reads it.
+ * names): a reference names paths, not files, so it is no relationship; Atmina's
+ * kb/graph-links.ts resolves it when `related` reads it.
  */
 
 export interface Neo4jGraphOptions {
