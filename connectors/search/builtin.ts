@@ -5,6 +5,8 @@ import type { ParsedQuery } from '../../src/search-text/query.ts';
 import { DEFAULT_RANKING, DEFAULT_SCORING, SEARCH_WINDOW_MAX } from './builtin-options.ts';
 import type { RankingOptions, ScoringLimits } from './builtin-options.ts';
 import { removeDocs, writeDocs } from './builtin-write.ts';
+import { ALL_DOCS, documentScoresSql, filterSql, mergeRanked, scopeSql, scoreSql, termPostingsSql, within } from './builtin-sql.ts';
+import type { DocRange, ScoredRow } from './builtin-sql.ts';
 import { FIELD_BITS } from './index-doc.ts';
 import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/search-text/snippets.ts';
@@ -12,17 +14,7 @@ import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/s
 import { rankingDepth, rerank } from '../../src/search-text/ranking.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
-import type {
-  CandidateRanker,
-  SearchBackend,
-  SearchDocument,
-  SearchFilters,
-  SearchHit,
-  SearchQuery,
-  SearchResult,
-  SearchStats,
-  TermFrequencies,
-} from './contract.ts';
+import type { CandidateRanker, SearchBackend, SearchDocument, SearchHit, SearchQuery, SearchResult, SearchStats, TermFrequencies } from './contract.ts';
 import { readsNothing } from './contract.ts';
 
 /*
@@ -48,21 +40,6 @@ const PREFIX_EXPANSIONS_MAX = 16;
 const TYPO_CANDIDATES_MAX = 20_000;
 /** Documents written (PGlite) before the search tables are first analysed; see #analyzeWhenDue. */
 const ANALYZE_AFTER_MIN = 1_000;
-/**
- * The postings `p` of the query's terms, each beside its term's row `q` (q.term, q.factor,
- * q.original) from the parallel arrays `terms`, `factors` and `originals`: one index scan per
- * term, and the factor read from the joined row rather than looked up in the arrays per posting
- * (array_position per posting was a third of a full scoring's time at 100 k files).
- */
-const termPostingsSql = (terms: string, factors: string, originals: string) =>
-  `unnest(${terms}::text[], ${factors}::float8[], ${originals}::boolean[]) AS q(term, factor, original)
-   JOIN search_postings p ON p.term = q.term`;
-/**
- * One posting's (p's) BM25 score, beside its term's row q (termPostingsSql): the term's factor
- * (weight × IDF × (k1 + 1)) × tf / (tf + K), where K is k1·(1 − b) (`free`) + k1·b·length /
- * avgdl (`perUnit` per unit of length).
- */
-const scoreSql = (free: string, perUnit: string) => `q.factor * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
 /** The first two characters of a word: typo candidates share them. */
 const prefixOf = (word: string): string => [...word].slice(0, 2).join('');
 
@@ -76,76 +53,8 @@ function prefixEnd(prefix: string): string {
 
 /** Scopes a split looks at to find the middle document (two index probes each); past it, no split. */
 const SPLIT_SCOPES_MAX = 64;
-/** All document numbers: the range of a query that is not split. */
-const ALL_DOCS: DocRange = { from: '0', to: '9223372036854775807' };
-
-/** Document numbers from `from` to `to`, both included (bigint as decimal text). */
-interface DocRange {
-  readonly from: string;
-  readonly to: string;
-}
-
-/**
- * Terms up to which a query's documents are found by joining each term's postings; from one
- * more, by grouping them (documentScoresSql).
- */
-const JOINED_TERMS_MAX = 2;
-
-/**
- * The documents holding any of the `count` terms of the arrays `terms` and `factors` (exactly
- * `count` long), in the scopes `scopes` and the document range `from`–`to`, with their BM25
- * scores: a FROM item (`from`) with the columns scope_no and doc_no, and the score's expression
- * (`score`). One index range per term either way. Up to JOINED_TERMS_MAX terms the terms' rows
- * are joined on the document (FULL JOIN, so a document holding one term is kept); past it the
- * postings are grouped by document, as each further FULL JOIN re-hashes every row the earlier
- * ones produced. Measured at 100 k files, one half of a split (docs/search.md, "Speed"): two
- * common words 12.5 ms joined, 15.9 grouped; four words 21.9 and 18.4; eight 73.3 and 38.6.
- */
-function documentScoresSql(count: number, p: { terms: string; factors: string; scopes: string; from: string; to: string; free: string; perUnit: string }) {
-  if (count > JOINED_TERMS_MAX)
-    return {
-      from: `(SELECT p.scope_no, p.doc_no, sum(q.factor * p.tf / (p.tf + ${p.free}::float8 + ${p.perUnit}::float8 * p.length)) AS x
-                FROM unnest(${p.terms}::text[], ${p.factors}::float8[]) AS q(term, factor)
-                JOIN search_postings p ON p.term = q.term
-               WHERE p.scope_no = ANY(${p.scopes}::int[]) AND p.doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint
-               GROUP BY p.doc_no, p.scope_no) g`,
-      score: 'g.x',
-    };
-  const branch = (i: number) =>
-    `(SELECT scope_no, doc_no, (${p.factors}::float8[])[${i + 1}] * tf / (tf + ${p.free}::float8 + ${p.perUnit}::float8 * length) AS x
-        FROM search_postings
-       WHERE term = (${p.terms}::text[])[${i + 1}] AND scope_no = ANY(${p.scopes}::int[]) AND doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint) t${i}`;
-  let from = branch(0);
-  let score = 'coalesce(t0.x, 0)';
-  for (let i = 1; i < count; i++) {
-    from += ` FULL JOIN ${branch(i)} USING (scope_no, doc_no)`;
-    score += ` + coalesce(t${i}.x, 0)`;
-  }
-  return { from, score };
-}
-
-/** Whether document number `no` (decimal text) falls in `range`. */
-const within = (no: string, range: DocRange): boolean => {
-  const n = BigInt(no);
-  return n >= BigInt(range.from) && n <= BigInt(range.to);
-};
-
-/** Rows of both halves in one ranking: score descending, then document number. */
-function mergeRanked<R extends ScoredRow>(halves: readonly (readonly R[])[], limit: number): R[] {
-  const byNo = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
-  return halves
-    .flat()
-    .sort((x, y) => Number(y.score) - Number(x.score) || byNo(x.doc_no, y.doc_no))
-    .slice(0, limit);
-}
-
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
-
-interface ScoredRow {
-  doc_no: string;
-  score: number;
-}
 
 interface StatTerm extends WeightedTerm {
   /** Documents in the scopes holding it. */
@@ -180,21 +89,6 @@ export interface PageRow {
   media_type: string;
 }
 
-/**
- * The condition that `column` holds a scope the query may read: one of the scopes (the text[]
- * parameter `scopes`) or one starting with one of the prefixes (`prefixes`). `left` counts
- * characters and `=` compares them exactly under any deterministic collation, so it means the
- * same whatever the column's collation (LIKE would need its wildcards escaped, and a range
- * `>= prefix` would follow the collation's order). Without prefixes (`withPrefixes` false) it is
- * the plain `= ANY`, which the keys on (tenant, scope) serve (search_scopes, search_docs); the prefixes'
- * parameter is still named, so the statement's parameters stay the same.
- */
-export function scopeSql(column: string, scopes: string, prefixes: string, withPrefixes: boolean): string {
-  if (!withPrefixes) return `(${column} = ANY(${scopes}::text[]) AND cardinality(${prefixes}::text[]) = 0)`;
-  return `(${column} = ANY(${scopes}::text[])
-           OR EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) AS sp(prefix) WHERE left(${column}, length(sp.prefix)) = sp.prefix))`;
-}
-
 /** The scopes and scope prefixes a query reads, each without repeats, and what one search already read of their statistics. */
 interface Reach {
   readonly scopes: readonly string[];
@@ -220,29 +114,6 @@ const reachOf = (query: SearchQuery): Reach => ({
 
 /** BM25's IDF of a term `df` of `n` documents hold. */
 const idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-
-/** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
-export function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${first + params.length - 1}`;
-  };
-  if (filters?.kinds !== undefined) clauses.push(`d.kind = ANY(${param(filters.kinds)}::text[])`);
-  if (filters?.paths !== undefined && filters.paths.length > 0) {
-    const scopes = param(filters.paths.map((p) => p.scope));
-    const prefixes = param(filters.paths.map((p) => p.prefix));
-    clauses.push(`EXISTS (SELECT 1 FROM unnest(${scopes}::text[], ${prefixes}::text[]) AS f(scope, prefix)
-                   WHERE f.scope = d.scope AND left(d.path, length(f.prefix)) = f.prefix)`);
-  }
-  if (filters?.tags !== undefined) clauses.push(`d.tags && ${param(filters.tags)}::text[]`);
-  if (filters?.mediaTypes !== undefined) clauses.push(`d.media_type = ANY(${param(filters.mediaTypes)}::text[])`);
-  if (filters?.contentKind !== undefined) clauses.push(`d.content_kind = ${param(filters.contentKind)}`);
-  if (filters?.updatedSince !== undefined) clauses.push(`d.updated_at >= ${param(filters.updatedSince)}::timestamptz`);
-  for (const phrase of phrases) clauses.push(`strpos(d.stems, ${param(` ${phrase.pattern.join(' ')} `)}) > 0`);
-  return { sql: clauses.join(' AND '), params };
-}
 
 interface WeightedTerm {
   readonly term: string;
