@@ -14,13 +14,17 @@ import { BUILD } from './build.ts';
 import type { Config } from './config.ts';
 import type { Db, Queryable } from './store/db.ts';
 import { AuditLog } from './kernel/audit/audit-log.ts';
-import { BRAIN_NODE_KEY_PREFIX, brainSearchRebuilder, brainSearchSource } from './brain/search-source.ts';
+import { BRAIN_NODE_KEY_PREFIX } from './brain/search-changes.ts';
+import { brainSearchRebuilder, brainSearchSource } from './brain/search-source.ts';
 import { orgGraphRebuilder } from './brain/org-graph.ts';
 import { configuredProbes } from './kernel/health/probes.ts';
 import { kbFileGraphSource } from './atmina/kb/link-source.ts';
 import { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './atmina/kb/projection.ts';
-import { CONTEXT_KEY_PREFIXES, composeSearchSources, contextSearchRebuilder, contextSearchSource } from './alignbase/search-source.ts';
+import { CONTEXT_KEY_PREFIXES, contextSearchRebuilder, contextSearchSource } from './alignbase/search-source.ts';
+import { composeSearchSources } from './search/sources.ts';
 import { kbFileSearchSource } from './atmina/search-source.ts';
+import { plugSearchedContent } from './atmina/searched-content.ts';
+import { alignbaseContent } from './search-sources.ts';
 import { vectorEntries, vectorsProjection, vectorsRebuilder } from './search/vectors.ts';
 import { insertOutboxRows } from './kernel/outbox/outbox.ts';
 import type { Services } from './kernel/services.ts';
@@ -126,6 +130,7 @@ export async function openServices(config: Config, db: Db, options: { projection
         ...(embedder === undefined ? {} : { vectors: { embedder, db } }),
       }),
   });
+  plugSearchedContent(services, alignbaseContent);
   return {
     services,
     async close() {

@@ -1,4 +1,4 @@
-import type { GraphRelation } from './contract.ts';
+import type { GraphRelation, VisibleGraph } from './contract.ts';
 
 /**
  * Components and bridges of a visible graph loaded into memory (both backends use these, so
@@ -52,6 +52,20 @@ export function connectedComponents(nodeIds: readonly string[], relations: reado
 }
 
 /** A bridge and the sizes of the two parts of its component that it alone holds together. */
+/** The connected components of a visible graph: what each store's `components` answers. */
+export const componentsOf = (graph: VisibleGraph): string[][] =>
+  connectedComponents(
+    graph.nodes.map((n) => n.id),
+    graph.relations,
+  );
+
+/** The bridges of a visible graph: what each store's `bridges` answers. */
+export const bridgesOf = (graph: VisibleGraph): GraphRelation[] =>
+  findBridges(
+    graph.nodes.map((n) => n.id),
+    graph.relations,
+  );
+
 export interface BridgeSplit {
   readonly relation: GraphRelation;
   /** Nodes on the side of the bridge's end the walk reached second, and on the other side. */

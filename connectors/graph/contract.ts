@@ -129,7 +129,7 @@ export interface GraphHealth {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Knowledge-Base files and their references (Atmina's `related`; src/atmina/kb/graph-links.ts)
+// Knowledge-Base files and their references (what Atmina's `related` walks)
 
 export const KB_LINK_TYPES = ['markdown', 'wiki', 'front_matter'] as const;
 export type KbLinkType = (typeof KB_LINK_TYPES)[number];
@@ -160,6 +160,9 @@ export interface KbLinkInput {
   readonly name?: string | undefined;
 }
 
+/** The last segment of a KB path: the name a bare wiki name is matched against. */
+export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
 /** A stored reference, with the file that makes it. */
 export interface KbLinkRecord extends KbLinkInput {
   readonly fromFileId: string;
@@ -172,45 +175,9 @@ export interface KbFileRecord {
   readonly mediaType: string;
 }
 
-export interface RelatedInput {
-  readonly tenantId: string;
-  readonly kbId: string;
-  readonly fileId: string;
-  readonly depth: 1 | 2;
-  /** Only references of these types; all when absent. */
-  readonly types?: readonly KbLinkType[] | undefined;
-}
-
-export interface RelatedEntry {
-  readonly file: KbFileRecord;
-  readonly type: KbLinkType;
-  readonly key: string | undefined;
-  readonly depth: 1 | 2;
-  /** At depth 2: the path of the depth-1 file it was reached through. */
-  readonly via: string | undefined;
-}
-
-export interface UnresolvedEntry {
-  /** The path the reference points at (or its target as written). */
-  readonly path: string;
-  readonly type: KbLinkType;
-  readonly key: string | undefined;
-  readonly fromPath: string;
-}
-
-export interface RelatedFiles {
-  /** The file as the graph knows it; undefined when it holds no such live file. */
-  readonly file: KbFileRecord | undefined;
-  readonly outgoing: readonly RelatedEntry[];
-  readonly incoming: readonly RelatedEntry[];
-  readonly unresolved: readonly UnresolvedEntry[];
-  /** Whether a list was cut at RELATED_LIST_MAX or a scan at RELATED_SCAN_MAX. */
-  readonly truncated: boolean;
-}
-
 /**
- * What `related` reads of a store, implemented by each backend; kb-links.ts resolves and walks
- * on top of it, so both backends answer alike. Every read is within one tenant and one KB and
+ * What `related` reads of a store, implemented by each backend; the product resolves and walks
+ * on top of it (Atmina's kb/graph-links.ts), so both backends answer alike. Every read is within one tenant and one KB and
  * returns at most `limit` rows.
  */
 export interface KbLinkReads {
@@ -297,11 +264,8 @@ export interface GraphStore {
   components(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<string[][]>;
   /** Visible relations whose removal splits their component (a pair held by a single relation); by id. */
   bridges(input: { readonly tenantId: string; readonly visible: GraphVisibility }): Promise<GraphRelation[]>;
-  /**
-   * A KB file's references at depth 1 or 2: the files it refers to, the files referring to it,
-   * and its references no live file answers. Read within the tenant and the KB only.
-   */
-  related(input: RelatedInput): Promise<RelatedFiles>;
+  /** The reads of KB files and their references, within one tenant and KB, that `related` walks. */
+  kbLinks(): KbLinkReads;
   /** Everything of the tenant, regardless of visibility (Company Brain nodes and relations). */
   counts(tenantId: string): Promise<GraphCounts>;
   /** Removes everything of the tenant, KB files and their references included. */

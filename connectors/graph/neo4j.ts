@@ -2,16 +2,13 @@ import type { Driver, ManagedTransaction, Session } from 'neo4j-driver';
 import type { Neo4jConfig } from '../../src/config.ts';
 import type { Tier } from '../../src/kernel/directory/tiers.ts';
 import { backendUnavailable } from '../../src/kernel/errors.ts';
-import { byId, connectedComponents, findBridges } from './analysis.ts';
-import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
-import { fileNameOf, relatedFiles } from '../../src/atmina/kb/graph-links.ts';
+import { bridgesOf, byId, componentsOf } from './analysis.ts';
+import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, fileNameOf, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
 import type {
   KbFileRecord,
   KbLinkReads,
   KbLinkRecord,
   KbLinkType,
-  RelatedFiles,
-  RelatedInput,
   GraphChange,
   GraphCounts,
   GraphHealth,
@@ -37,8 +34,8 @@ import type {
  *
  * Knowledge-Base files are `:KgwKbFile` nodes (tenantId, fileId, kbId, path, name) and each of
  * their references a `:KgwKbLink` node (tenantId, kbId, fromFileId and the paths and name it
- * names): a reference names paths, not files, so it is no relationship; kb-links.ts resolves it
- * when `related` reads it.
+ * names): a reference names paths, not files, so it is no relationship; Atmina's
+ * kb/graph-links.ts resolves it when `related` reads it.
  */
 
 export interface Neo4jGraphOptions {
@@ -465,8 +462,8 @@ export class Neo4jGraphStore implements GraphStore {
     };
   }
 
-  related(input: RelatedInput): Promise<RelatedFiles> {
-    return relatedFiles(this.#kbLinkReads(), input);
+  kbLinks(): KbLinkReads {
+    return this.#kbLinkReads();
   }
 
   /** What `related` reads: parameterised, within one tenant and KB. */
@@ -513,19 +510,11 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
-    const graph = await this.visibleGraph(input);
-    return connectedComponents(
-      graph.nodes.map((n) => n.id),
-      graph.relations,
-    );
+    return componentsOf(await this.visibleGraph(input));
   }
 
   async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
-    const graph = await this.visibleGraph(input);
-    return findBridges(
-      graph.nodes.map((n) => n.id),
-      graph.relations,
-    );
+    return bridgesOf(await this.visibleGraph(input));
   }
 
   async node(input: { tenantId: string; id: string }): Promise<{ node: GraphNode; degree: number } | undefined> {

@@ -1,15 +1,12 @@
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { Tier } from '../../src/kernel/directory/tiers.ts';
-import { byId, connectedComponents, findBridges } from './analysis.ts';
-import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
-import { fileNameOf, relatedFiles } from '../../src/atmina/kb/graph-links.ts';
+import { bridgesOf, byId, componentsOf } from './analysis.ts';
+import { ANALYSIS_NODE_CAP, ANALYSIS_RELATION_CAP, fileNameOf, GraphEndpointMissing, GraphTooLarge, visibilityFilter } from './contract.ts';
 import type {
   KbFileRecord,
   KbLinkReads,
   KbLinkRecord,
   KbLinkType,
-  RelatedFiles,
-  RelatedInput,
   GraphChange,
   GraphCounts,
   GraphHealth,
@@ -305,8 +302,8 @@ export class PostgresGraphStore implements GraphStore {
     };
   }
 
-  related(input: RelatedInput): Promise<RelatedFiles> {
-    return relatedFiles(kbLinkReads(this.#db), input);
+  kbLinks(): KbLinkReads {
+    return kbLinkReads(this.#db);
   }
 
   async weaklyLinked(input: { tenantId: string; maxDegree: number; visible: GraphVisibility }): Promise<WeakNode[]> {
@@ -326,19 +323,11 @@ export class PostgresGraphStore implements GraphStore {
   }
 
   async components(input: { tenantId: string; visible: GraphVisibility }): Promise<string[][]> {
-    const graph = await this.visibleGraph(input);
-    return connectedComponents(
-      graph.nodes.map((n) => n.id),
-      graph.relations,
-    );
+    return componentsOf(await this.visibleGraph(input));
   }
 
   async bridges(input: { tenantId: string; visible: GraphVisibility }): Promise<GraphRelation[]> {
-    const graph = await this.visibleGraph(input);
-    return findBridges(
-      graph.nodes.map((n) => n.id),
-      graph.relations,
-    );
+    return bridgesOf(await this.visibleGraph(input));
   }
 
   async node(input: { tenantId: string; id: string }): Promise<{ node: GraphNode; degree: number } | undefined> {

@@ -2,25 +2,19 @@ import { analyzer } from '../../src/search-text/analyzer.ts';
 import type { Analyzer } from '../../src/search-text/analyzer.ts';
 import { editDistance, parseQuery, typoBudget } from '../../src/search-text/query.ts';
 import type { ParsedQuery } from '../../src/search-text/query.ts';
-import { offload } from '../../src/kernel/offload.ts';
-import { FIELD_BITS, INDEX_DOC_MODULE, indexDoc } from './index-doc.ts';
+import { DEFAULT_RANKING, DEFAULT_SCORING, SEARCH_WINDOW_MAX } from './builtin-options.ts';
+import type { RankingOptions, ScoringLimits } from './builtin-options.ts';
+import { removeDocs, writeDocs } from './builtin-write.ts';
+import { ALL_DOCS, documentScoresSql, filterSql, mergeRanked, scopeSql, scoreSql, termPostingsSql, within } from './builtin-sql.ts';
+import type { DocRange, ScoredRow } from './builtin-sql.ts';
+import { FIELD_BITS } from './index-doc.ts';
 import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/search-text/snippets.ts';
 import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/search-text/shown-text.ts';
 import { rankingDepth, rerank } from '../../src/search-text/ranking.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
-import type {
-  CandidateRanker,
-  SearchBackend,
-  SearchDocument,
-  SearchFilters,
-  SearchHit,
-  SearchQuery,
-  SearchResult,
-  SearchStats,
-  TermFrequencies,
-} from './contract.ts';
+import type { CandidateRanker, SearchBackend, SearchDocument, SearchHit, SearchQuery, SearchResult, SearchStats, TermFrequencies } from './contract.ts';
 import { readsNothing } from './contract.ts';
 
 /*
@@ -40,63 +34,12 @@ import { readsNothing } from './contract.ts';
  *   must stand in the title or body as written (stop words included as gaps).
  */
 
-export interface RankingOptions {
-  readonly k1: number;
-  readonly b: number;
-  readonly weights: { readonly path: number; readonly title: number; readonly body: number };
-  /**
-   * Pseudo-relevance feedback; `minTerms` 0 turns it off. The expanded query re-ranks the first
-   * pass's top `rerank` documents (or the page's window, when deeper), as a rescoring window:
-   * 1,000, the deepest result a caller can page to, ranks Cranfield exactly as re-ranking every
-   * match did (100 cost 0.004 of MAP@100 on the odd queries; docs/search.md, "Speed").
-   */
-  readonly feedback: { readonly minTerms: number; readonly docs: number; readonly terms: number; readonly originalWeight: number; readonly rerank: number };
-  /**
-   * Leaving frequent terms out of a query's candidates (see #pruned): a term is left out only
-   * when at least `dfMin` documents hold it (below that, scoring its postings costs less than
-   * looking it up), and while the left-out terms' factors together stay below the larger of
-   * `share` of the smallest kept one and `reach` times the largest factor of a term that at
-   * least `limit` documents hold (what the `limit`-th best score is expected to reach: a
-   * document holding such a term once, at the average length, scores 1 / (1 + k1) ≈ 0.45 of
-   * its factor). Either way the result is checked, so a guess too bold costs time, never
-   * results. `dfMin` Infinity scores every posting. The default `reach` is low (0.1): a
-   * left-out term whose factor is near the scores found makes nearly every candidate need
-   * its lookup, which costs more than joining its postings (docs/search.md, "How it ranks").
-   */
-  readonly prune: { readonly dfMin: number; readonly share: number; readonly reach: number };
-}
-
-export const DEFAULT_RANKING: RankingOptions = {
-  k1: 1.2,
-  b: 0.75,
-  weights: { path: 3, title: 2, body: 1 },
-  feedback: { minTerms: 3, docs: 10, terms: 30, originalWeight: 0.5, rerank: 100 },
-  prune: { dfMin: 2_000, share: 0.25, reach: 0.1 },
-};
-
-/** The deepest page a query may ask for: results beyond the 1,000th are not ranked. */
-export const SEARCH_WINDOW_MAX = 1_000;
 /** Expansions of one `word*`, the most frequent first. */
 const PREFIX_EXPANSIONS_MAX = 16;
 /** Dictionary terms looked at to correct one word (those sharing its first two letters). */
 const TYPO_CANDIDATES_MAX = 20_000;
 /** Documents written (PGlite) before the search tables are first analysed; see #analyzeWhenDue. */
 const ANALYZE_AFTER_MIN = 1_000;
-/**
- * The postings `p` of the query's terms, each beside its term's row `q` (q.term, q.factor,
- * q.original) from the parallel arrays `terms`, `factors` and `originals`: one index scan per
- * term, and the factor read from the joined row rather than looked up in the arrays per posting
- * (array_position per posting was a third of a full scoring's time at 100 k files).
- */
-const termPostingsSql = (terms: string, factors: string, originals: string) =>
-  `unnest(${terms}::text[], ${factors}::float8[], ${originals}::boolean[]) AS q(term, factor, original)
-   JOIN search_postings p ON p.term = q.term`;
-/**
- * One posting's (p's) BM25 score, beside its term's row q (termPostingsSql): the term's factor
- * (weight × IDF × (k1 + 1)) × tf / (tf + K), where K is k1·(1 − b) (`free`) + k1·b·length /
- * avgdl (`perUnit` per unit of length).
- */
-const scoreSql = (free: string, perUnit: string) => `q.factor * p.tf / (p.tf + ${free}::float8 + ${perUnit}::float8 * p.length)`;
 /** The first two characters of a word: typo candidates share them. */
 const prefixOf = (word: string): string => [...word].slice(0, 2).join('');
 
@@ -108,236 +51,10 @@ function prefixEnd(prefix: string): string {
   return chars.join('') + String.fromCodePoint(Math.min(next, 0x10ffff));
 }
 
-/** How a query's scoring is carried out (not what it ranks): see DEFAULT_SCORING. */
-export interface ScoringLimits {
-  /**
-   * Postings a query's scoring reads, from which it is split in two halves by document number
-   * and the halves scored at once on two connections (PostgreSQL; PGlite has one connection).
-   * Below it, one statement costs less than the second round trip. See #halves.
-   */
-  readonly splitPostingsMin: number;
-  /**
-   * Index lookups (candidates × terms) a scoring of given candidates makes, from which the
-   * candidates are split in two halves scored at once (PostgreSQL). See #candidateHalves.
-   */
-  readonly splitLookupsMin: number;
-  /** Postings up to which a query without filters counts its matches exactly; past it the total is estimated (#estimatedTotal). */
-  readonly countedPostingsMax: number;
-}
-
-export const DEFAULT_SCORING: ScoringLimits = { splitPostingsMin: 10_000, splitLookupsMin: 1_000, countedPostingsMax: 10_000 };
 /** Scopes a split looks at to find the middle document (two index probes each); past it, no split. */
 const SPLIT_SCOPES_MAX = 64;
-/** All document numbers: the range of a query that is not split. */
-const ALL_DOCS: DocRange = { from: '0', to: '9223372036854775807' };
-
-/** Document numbers from `from` to `to`, both included (bigint as decimal text). */
-interface DocRange {
-  readonly from: string;
-  readonly to: string;
-}
-
-/**
- * Terms up to which a query's documents are found by joining each term's postings; from one
- * more, by grouping them (documentScoresSql).
- */
-const JOINED_TERMS_MAX = 2;
-
-/**
- * The documents holding any of the `count` terms of the arrays `terms` and `factors` (exactly
- * `count` long), in the scopes `scopes` and the document range `from`–`to`, with their BM25
- * scores: a FROM item (`from`) with the columns scope_no and doc_no, and the score's expression
- * (`score`). One index range per term either way. Up to JOINED_TERMS_MAX terms the terms' rows
- * are joined on the document (FULL JOIN, so a document holding one term is kept); past it the
- * postings are grouped by document, as each further FULL JOIN re-hashes every row the earlier
- * ones produced. Measured at 100 k files, one half of a split (docs/search.md, "Speed"): two
- * common words 12.5 ms joined, 15.9 grouped; four words 21.9 and 18.4; eight 73.3 and 38.6.
- */
-function documentScoresSql(count: number, p: { terms: string; factors: string; scopes: string; from: string; to: string; free: string; perUnit: string }) {
-  if (count > JOINED_TERMS_MAX)
-    return {
-      from: `(SELECT p.scope_no, p.doc_no, sum(q.factor * p.tf / (p.tf + ${p.free}::float8 + ${p.perUnit}::float8 * p.length)) AS x
-                FROM unnest(${p.terms}::text[], ${p.factors}::float8[]) AS q(term, factor)
-                JOIN search_postings p ON p.term = q.term
-               WHERE p.scope_no = ANY(${p.scopes}::int[]) AND p.doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint
-               GROUP BY p.doc_no, p.scope_no) g`,
-      score: 'g.x',
-    };
-  const branch = (i: number) =>
-    `(SELECT scope_no, doc_no, (${p.factors}::float8[])[${i + 1}] * tf / (tf + ${p.free}::float8 + ${p.perUnit}::float8 * length) AS x
-        FROM search_postings
-       WHERE term = (${p.terms}::text[])[${i + 1}] AND scope_no = ANY(${p.scopes}::int[]) AND doc_no BETWEEN ${p.from}::bigint AND ${p.to}::bigint) t${i}`;
-  let from = branch(0);
-  let score = 'coalesce(t0.x, 0)';
-  for (let i = 1; i < count; i++) {
-    from += ` FULL JOIN ${branch(i)} USING (scope_no, doc_no)`;
-    score += ` + coalesce(t${i}.x, 0)`;
-  }
-  return { from, score };
-}
-
-/** Whether document number `no` (decimal text) falls in `range`. */
-const within = (no: string, range: DocRange): boolean => {
-  const n = BigInt(no);
-  return n >= BigInt(range.from) && n <= BigInt(range.to);
-};
-
-/** Rows of both halves in one ranking: score descending, then document number. */
-function mergeRanked<R extends ScoredRow>(halves: readonly (readonly R[])[], limit: number): R[] {
-  const byNo = (a: string, b: string) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
-  return halves
-    .flat()
-    .sort((x, y) => Number(y.score) - Number(x.score) || byNo(x.doc_no, y.doc_no))
-    .slice(0, limit);
-}
-
 /** Corrections kept per word. */
 const TYPO_CORRECTIONS_MAX = 2;
-
-const byKey = (a: { tenantId: string; id: string }, b: { tenantId: string; id: string }) =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-
-interface ExistingRow {
-  tenant_id: string;
-  doc_id: string;
-  doc_no: string;
-  scope: string;
-  length: number;
-}
-
-/** Locks the documents' rows (in key order, so two writers never wait on each other in a cycle) and returns those present. */
-async function lockExisting(tx: Queryable, refs: readonly { tenantId: string; id: string }[]): Promise<ExistingRow[]> {
-  if (refs.length === 0) return [];
-  return tx.query<ExistingRow>(
-    `SELECT d.tenant_id, d.doc_id, d.doc_no, d.scope, d.length FROM search_docs d
-       JOIN unnest($1::uuid[], $2::text[]) AS r(tenant_id, doc_id) ON d.tenant_id = r.tenant_id AND d.doc_id = r.doc_id
-      ORDER BY d.tenant_id, d.doc_id FOR UPDATE OF d`,
-    [refs.map((r) => r.tenantId), refs.map((r) => r.id)],
-  );
-}
-
-/** Adds documents and length to the scopes' totals, in key order. */
-async function adjustScopes(tx: Queryable, deltas: Map<string, { tenantId: string; scope: string; docs: number; length: number }>): Promise<void> {
-  const rows = [...deltas.values()]
-    .filter((d) => d.docs !== 0 || d.length !== 0)
-    .sort((a, b) => byKey({ tenantId: a.tenantId, id: a.scope }, { tenantId: b.tenantId, id: b.scope }));
-  if (rows.length === 0) return;
-  await tx.query(
-    `INSERT INTO search_scopes (tenant_id, scope, docs, total_length)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::float8[])
-     ON CONFLICT (tenant_id, scope) DO UPDATE SET docs = search_scopes.docs + EXCLUDED.docs,
-       total_length = GREATEST(search_scopes.total_length + EXCLUDED.total_length, 0)`,
-    [rows.map((r) => r.tenantId), rows.map((r) => r.scope), rows.map((r) => r.docs), rows.map((r) => r.length)],
-  );
-}
-
-/**
- * Changes to search_term_df: +1 per new posting, −1 per removed one, by scope number, then term.
- * Nested maps, not one joined key: a batch of 400 documents makes about 100 k changes, and
- * building and hashing a long key for each was a visible share of the worker's time.
- */
-type DfDeltas = Map<number, Map<string, number>>;
-
-function addDf(deltas: DfDeltas, scopeNo: number, term: string, n: number): void {
-  let terms = deltas.get(scopeNo);
-  if (terms === undefined) deltas.set(scopeNo, (terms = new Map<string, number>()));
-  terms.set(term, (terms.get(term) ?? 0) + n);
-}
-
-/** Deletes the documents' postings, counting what each term's document frequency loses. */
-async function removePostings(tx: Queryable, docNos: readonly string[], deltas: DfDeltas): Promise<void> {
-  if (docNos.length === 0) return;
-  const gone = await tx.query<{ term: string; scope_no: number; n: string }>(
-    `WITH gone AS (DELETE FROM search_postings WHERE doc_no = ANY($1::bigint[]) RETURNING term, scope_no)
-     SELECT term, scope_no, count(*) AS n FROM gone GROUP BY term, scope_no`,
-    [docNos],
-  );
-  for (const row of gone) addDf(deltas, Number(row.scope_no), row.term, -Number(row.n));
-}
-
-/** Applies document-frequency changes in one statement, in key order (so two writers never wait on each other in a cycle). */
-async function adjustDf(tx: Queryable, deltas: DfDeltas): Promise<void> {
-  const terms: string[] = [];
-  const scopeNos: number[] = [];
-  const counts: number[] = [];
-  for (const [scopeNo, byTerm] of deltas) {
-    for (const [term, n] of byTerm) {
-      if (n === 0) continue;
-      terms.push(term);
-      scopeNos.push(scopeNo);
-      counts.push(n);
-    }
-  }
-  if (terms.length === 0) return;
-  await tx.query(
-    `INSERT INTO search_term_df (term, scope_no, df)
-     SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS d(term, scope_no, n)
-      ORDER BY term COLLATE "C", scope_no
-     ON CONFLICT (term, scope_no) DO UPDATE SET df = search_term_df.df + EXCLUDED.df`,
-    [arrayLiteral(terms), `{${scopeNos.join(',')}}`, `{${counts.join(',')}}`],
-  );
-}
-
-/**
- * The scope numbers of the documents' scopes (by `tenant\0scope`), adding rows for scopes new
- * to search_scopes. DO NOTHING takes no lock on a scope row that exists, so writers to one
- * KB do not queue here: its counts are changed at the end of the transaction (adjustScopes),
- * as before numbers existed. A second statement reads the numbers: under READ COMMITTED it sees
- * a row another writer committed while this one waited on it, which the first would not return.
- */
-async function scopeNumbers(tx: Queryable, docs: readonly { tenantId: string; scope: string }[]): Promise<Map<string, number>> {
-  const pairs = new Map<string, { tenantId: string; scope: string }>();
-  for (const d of docs) pairs.set(`${d.tenantId.toLowerCase()}\u0000${d.scope}`, { tenantId: d.tenantId.toLowerCase(), scope: d.scope });
-  const sorted = [...pairs.values()].sort((a, b) => byKey({ tenantId: a.tenantId, id: a.scope }, { tenantId: b.tenantId, id: b.scope }));
-  const tenants = sorted.map((p) => p.tenantId);
-  const scopes = sorted.map((p) => p.scope);
-  await tx.query(
-    `INSERT INTO search_scopes (tenant_id, scope, docs, total_length)
-     SELECT t, s, 0, 0 FROM unnest($1::uuid[], $2::text[]) AS n(t, s) ORDER BY t, s COLLATE "C"
-     ON CONFLICT (tenant_id, scope) DO NOTHING`,
-    [tenants, scopes],
-  );
-  const rows = await tx.query<{ tenant_id: string; scope: string; scope_no: number }>(
-    `SELECT s.tenant_id, s.scope, s.scope_no FROM search_scopes s
-       JOIN unnest($1::uuid[], $2::text[]) AS n(t, s) ON s.tenant_id = n.t AND s.scope = n.s`,
-    [tenants, scopes],
-  );
-  return new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.scope}`, Number(r.scope_no)]));
-}
-
-/**
- * A PostgreSQL array literal for text values, every element quoted. The driver's own conversion
- * escapes element by element through a regular expression each; for the 60 k terms of a batch
- * this is several times faster, and it is the same text the driver would send.
- */
-function arrayLiteral(values: readonly string[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i] ?? '';
-    const plain = v.indexOf('"') < 0 && v.indexOf('\\') < 0;
-    out += `${i === 0 ? '' : ','}"${plain ? v : v.replace(/["\\]/g, '\\$&')}"`;
-  }
-  return `${out}}`;
-}
-
-function addDelta(
-  deltas: Map<string, { tenantId: string; scope: string; docs: number; length: number }>,
-  tenantId: string,
-  scope: string,
-  docs: number,
-  length: number,
-) {
-  const key = `${tenantId}\u0000${scope}`;
-  const entry = deltas.get(key) ?? { tenantId, scope, docs: 0, length: 0 };
-  entry.docs += docs;
-  entry.length += length;
-  deltas.set(key, entry);
-}
-
-interface ScoredRow {
-  doc_no: string;
-  score: number;
-}
 
 interface StatTerm extends WeightedTerm {
   /** Documents in the scopes holding it. */
@@ -372,21 +89,6 @@ export interface PageRow {
   media_type: string;
 }
 
-/**
- * The condition that `column` holds a scope the query may read: one of the scopes (the text[]
- * parameter `scopes`) or one starting with one of the prefixes (`prefixes`). `left` counts
- * characters and `=` compares them exactly under any deterministic collation, so it means the
- * same whatever the column's collation (LIKE would need its wildcards escaped, and a range
- * `>= prefix` would follow the collation's order). Without prefixes (`withPrefixes` false) it is
- * the plain `= ANY`, which the keys on (tenant, scope) serve (search_scopes, search_docs); the prefixes'
- * parameter is still named, so the statement's parameters stay the same.
- */
-export function scopeSql(column: string, scopes: string, prefixes: string, withPrefixes: boolean): string {
-  if (!withPrefixes) return `(${column} = ANY(${scopes}::text[]) AND cardinality(${prefixes}::text[]) = 0)`;
-  return `(${column} = ANY(${scopes}::text[])
-           OR EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) AS sp(prefix) WHERE left(${column}, length(sp.prefix)) = sp.prefix))`;
-}
-
 /** The scopes and scope prefixes a query reads, each without repeats, and what one search already read of their statistics. */
 interface Reach {
   readonly scopes: readonly string[];
@@ -413,29 +115,6 @@ const reachOf = (query: SearchQuery): Reach => ({
 /** BM25's IDF of a term `df` of `n` documents hold. */
 const idf = (n: number, df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
 
-/** Parameters and the WHERE text of the filters on search_docs d ($n numbered from `first`). */
-export function filterSql(filters: SearchFilters | undefined, phrases: ParsedQuery['phrases'], first: number): { sql: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${first + params.length - 1}`;
-  };
-  if (filters?.kinds !== undefined) clauses.push(`d.kind = ANY(${param(filters.kinds)}::text[])`);
-  if (filters?.paths !== undefined && filters.paths.length > 0) {
-    const scopes = param(filters.paths.map((p) => p.scope));
-    const prefixes = param(filters.paths.map((p) => p.prefix));
-    clauses.push(`EXISTS (SELECT 1 FROM unnest(${scopes}::text[], ${prefixes}::text[]) AS f(scope, prefix)
-                   WHERE f.scope = d.scope AND left(d.path, length(f.prefix)) = f.prefix)`);
-  }
-  if (filters?.tags !== undefined) clauses.push(`d.tags && ${param(filters.tags)}::text[]`);
-  if (filters?.mediaTypes !== undefined) clauses.push(`d.media_type = ANY(${param(filters.mediaTypes)}::text[])`);
-  if (filters?.contentKind !== undefined) clauses.push(`d.content_kind = ${param(filters.contentKind)}`);
-  if (filters?.updatedSince !== undefined) clauses.push(`d.updated_at >= ${param(filters.updatedSince)}::timestamptz`);
-  for (const phrase of phrases) clauses.push(`strpos(d.stems, ${param(` ${phrase.pattern.join(' ')} `)}) > 0`);
-  return { sql: clauses.join(' AND '), params };
-}
-
 interface WeightedTerm {
   readonly term: string;
   readonly weight: number;
@@ -459,134 +138,11 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   }
 
   async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
-    const latest = new Map<string, SearchDocument>();
-    for (const doc of docs) latest.set(`${doc.tenantId}\u0000${doc.id}`, doc);
-    const ordered = [...latest.values()].sort(byKey);
-    if (ordered.length === 0) return;
-    const tx = context.tx;
-    const existing = await lockExisting(tx, ordered);
-    const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
-    for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
-    const dfDeltas: DfDeltas = new Map();
-    await removePostings(
-      tx,
-      existing.map((r) => r.doc_no),
-      dfDeltas,
-    );
-    // Postings go as one row per posting of only what differs per posting (term, tf, fields and
-    // the document's place in the batch); tenant, scope, doc_no and length go once per document
-    // and are picked by that place (fixed-width arrays, so each pick is a direct offset).
-    const postings = { docs: [] as number[], terms: [] as string[], tfs: [] as number[], fields: [] as number[] };
-    const perDoc = { scopeNos: [] as number[], docNos: [] as string[], lengths: [] as number[] };
-    const dictionary = new Map<string, Set<string>>();
-    // Tokenising and counting a large body runs on a worker thread (src/kernel/offload.ts).
-    const indexed = await Promise.all(ordered.map((doc) => offload(INDEX_DOC_MODULE, indexDoc, doc.body.length, doc, this.#ranking)));
-    // One statement for every document of the batch, inserting in key order (WITH ORDINALITY keeps
-    // the sorted order, so new rows take their doc_no and their key's index slot in that order).
-    // Tags go as JSON text, one element per document, since unnest flattens an array of arrays.
-    const rows = await tx.query<{ tenant_id: string; doc_id: string; doc_no: string }>(
-      `INSERT INTO search_docs (tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, indexed_at)
-       SELECT r.tenant_id, r.doc_id, r.kind, r.scope, r.language, r.path, r.title, r.body, r.stems, r.length,
-              ARRAY(SELECT jsonb_array_elements_text(r.tags::jsonb)), r.media_type, r.content_kind, r.updated_at, r.ref::jsonb, clock_timestamp()
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::real[],
-                     $11::text[], $12::text[], $13::text[], $14::timestamptz[], $15::text[])
-              WITH ORDINALITY AS r(tenant_id, doc_id, kind, scope, language, path, title, body, stems, length, tags, media_type, content_kind, updated_at, ref, ord)
-        ORDER BY r.ord
-       ON CONFLICT (tenant_id, doc_id) DO UPDATE SET kind = EXCLUDED.kind, scope = EXCLUDED.scope, language = EXCLUDED.language,
-         path = EXCLUDED.path, title = EXCLUDED.title, body = EXCLUDED.body, stems = EXCLUDED.stems, length = EXCLUDED.length,
-         tags = EXCLUDED.tags, media_type = EXCLUDED.media_type, content_kind = EXCLUDED.content_kind, updated_at = EXCLUDED.updated_at,
-         ref = EXCLUDED.ref, indexed_at = EXCLUDED.indexed_at
-       RETURNING tenant_id, doc_id, doc_no`,
-      [
-        ordered.map((d) => d.tenantId),
-        ordered.map((d) => d.id),
-        ordered.map((d) => d.kind),
-        ordered.map((d) => d.scope),
-        ordered.map((d) => d.language),
-        ordered.map((d) => d.path.toWellFormed()),
-        ordered.map((d) => d.title.toWellFormed()),
-        indexed.map((x) => x.body),
-        indexed.map((x) => x.stems),
-        indexed.map((x) => x.length),
-        ordered.map((d) => JSON.stringify(d.tags)),
-        ordered.map((d) => d.mediaType),
-        ordered.map((d) => d.contentKind),
-        ordered.map((d) => d.updatedAt),
-        ordered.map((d) => JSON.stringify(d.ref)),
-      ],
-    );
-    const docNos = new Map<string, string>();
-    for (const row of rows) docNos.set(`${row.tenant_id}\u0000${row.doc_id}`, row.doc_no);
-    const scopeNos = await scopeNumbers(tx, ordered);
-    for (const entry of indexed) {
-      const doc = entry.doc;
-      // uuids come back from the store in lower case; a document may name its tenant in either.
-      const tenant = doc.tenantId.toLowerCase();
-      const docNo = docNos.get(`${tenant}\u0000${doc.id}`);
-      const scopeNo = scopeNos.get(`${tenant}\u0000${doc.scope}`);
-      if (docNo === undefined || scopeNo === undefined) throw new Error('search: a document or scope row was not written');
-      addDelta(deltas, doc.tenantId, doc.scope, 1, entry.length);
-      perDoc.scopeNos.push(scopeNo);
-      perDoc.docNos.push(docNo);
-      perDoc.lengths.push(entry.length);
-      const place = perDoc.docNos.length; // PostgreSQL arrays count from 1
-      const terms = dictionary.get(doc.tenantId) ?? new Set<string>();
-      for (let i = 0; i < entry.terms.length; i++) {
-        const term = entry.terms[i] ?? '';
-        postings.docs.push(place);
-        postings.terms.push(term);
-        postings.tfs.push(entry.tfs[i] ?? 0);
-        postings.fields.push(entry.fields[i] ?? 0);
-        addDf(dfDeltas, scopeNo, term, 1);
-        terms.add(term);
-      }
-      dictionary.set(doc.tenantId, terms);
-    }
-    // In document order, not key order: a document's postings then share a page or two of the
-    // table, which feedback, re-ranking and the hits read document by document (in key order
-    // inserting was about 12 % faster, but re-ranking 100 documents went from 4 to 60 ms at 100 k).
-    if (postings.terms.length > 0) {
-      await tx.query(
-        `INSERT INTO search_postings (doc_no, scope_no, tf, length, fields, term)
-         SELECT ($5::bigint[])[p.doc], ($6::int[])[p.doc], p.tf, ($7::real[])[p.doc], p.fields, p.term
-           FROM unnest($1::int[], $2::text[], $3::real[], $4::smallint[]) AS p(doc, term, tf, fields)`,
-        [
-          `{${postings.docs.join(',')}}`,
-          arrayLiteral(postings.terms),
-          `{${postings.tfs.join(',')}}`,
-          `{${postings.fields.join(',')}}`,
-          `{${perDoc.docNos.join(',')}}`,
-          `{${perDoc.scopeNos.join(',')}}`,
-          `{${perDoc.lengths.join(',')}}`,
-        ],
-      );
-    }
-    // New terms join the dictionary in one sorted statement per tenant, so two writers adding the same new terms wait in one order.
-    for (const [tenantId, terms] of [...dictionary].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const sorted = [...terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      await tx.query(`INSERT INTO search_terms (tenant_id, term) SELECT $1, t FROM unnest($2::text[]) AS t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, [
-        tenantId,
-        sorted,
-      ]);
-    }
-    await adjustDf(tx, dfDeltas);
-    await adjustScopes(tx, deltas);
-    await this.#analyzeWhenDue(tx, ordered.length);
+    await this.#analyzeWhenDue(context.tx, await writeDocs(context.tx, docs, this.#ranking));
   }
 
   async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
-    const tx = context.tx;
-    const existing = await lockExisting(tx, [...refs].sort(byKey));
-    if (existing.length === 0) return;
-    const deltas = new Map<string, { tenantId: string; scope: string; docs: number; length: number }>();
-    for (const row of existing) addDelta(deltas, row.tenant_id, row.scope, -1, -Number(row.length));
-    const docNos = existing.map((r) => r.doc_no);
-    const dfDeltas: DfDeltas = new Map();
-    await removePostings(tx, docNos, dfDeltas);
-    await tx.query('DELETE FROM search_docs WHERE doc_no = ANY($1::bigint[])', [docNos]);
-    await adjustDf(tx, dfDeltas);
-    await adjustScopes(tx, deltas);
-    await this.#analyzeWhenDue(tx, existing.length);
+    await this.#analyzeWhenDue(context.tx, await removeDocs(context.tx, refs));
   }
 
   /**

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../src/store/db.ts';
+import type { SearchRanking } from '../../src/search-text/ranking.ts';
 import type { ApplyContext, OutboxRow, PrepareContext, Projection, ResourceRef } from '../projection.ts';
+
+// The ranking controls and the snippet mark belong to the text machinery both engines share.
+export type { SearchRanking } from '../../src/search-text/ranking.ts';
+export { SNIPPET_MARK } from '../../src/search-text/snippets.ts';
 
 /**
  * The contract every search backend implements (built-in Postgres full text, Meilisearch).
@@ -65,19 +70,6 @@ export interface SearchFilters {
   readonly updatedSince?: string;
 }
 
-/**
- * Ranking controls applied after relevance (src/search-text/ranking.ts): each multiplies a
- * document's score by a factor, and the top of the relevance order is ordered again.
- */
-export interface SearchRanking {
-  /** 0 to 1: how much a document's age lowers its score (at 1, it halves every 30 days). */
-  readonly recency?: number;
-  /** Documents whose path starts with a prefix weigh `weight` times as much (the longest prefix that matches). */
-  readonly pathBoosts?: readonly { readonly prefix: string; readonly weight: number }[];
-  /** Documents holding the query's words in order, as one phrase, weigh more. */
-  readonly preferExactPhrase?: boolean;
-}
-
 export interface SearchQuery {
   readonly tenantId: string;
   /** The question or keywords as the caller wrote them; `"…"` marks a phrase, a trailing `*` a prefix. */
@@ -139,9 +131,6 @@ export interface SearchHit {
   readonly snippetsFinal?: boolean;
   readonly reasons: SearchReasons;
 }
-
-/** How a snippet marks a matched word. */
-export const SNIPPET_MARK = { open: '<mark>', close: '</mark>' } as const;
 
 export interface SearchResult {
   readonly hits: readonly SearchHit[];

@@ -1,6 +1,6 @@
 import { analyzer } from '../../src/search-text/analyzer.ts';
 import { positionedTerms } from '../../src/search-text/query.ts';
-import type { RankingOptions } from './builtin.ts';
+import type { RankingOptions } from './builtin-options.ts';
 import type { SearchDocument } from './contract.ts';
 import { SEARCH_BODY_MAX_BYTES } from './contract.ts';
 

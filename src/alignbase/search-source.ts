@@ -1,5 +1,5 @@
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../connectors/projection.ts';
-import type { SearchDocument, SearchSource } from '../../connectors/search/contract.ts';
+import type { SearchDocument, SearchHit, SearchSource } from '../../connectors/search/contract.ts';
 import { SEARCH_BODY_MAX_BYTES } from '../../connectors/search/contract.ts';
 import type { Queryable } from '../store/db.ts';
 import type { Caller } from '../kernel/access/caller.ts';
@@ -172,28 +172,6 @@ export const contextSearchSource: SearchSource = {
   },
 };
 
-/**
- * Composes sources by resource-key prefix: a row goes to the source of the first prefix its
- * key starts with; a key no source claims is shown as nothing (its documents are removed).
- */
-export function composeSearchSources(sources: readonly { readonly prefixes: readonly string[]; readonly source: SearchSource }[]): SearchSource {
-  const sourceOf = (key: string) => sources.find((s) => s.prefixes.some((p) => key.startsWith(p)))?.source;
-  return {
-    async load(tx, refs, signal) {
-      const docs: SearchDocument[] = [];
-      for (const { source } of sources) {
-        const mine = refs.filter((ref) => sourceOf(ref.resourceKey) === source);
-        if (mine.length > 0) docs.push(...(await source.load(tx, mine, signal)));
-      }
-      return docs;
-    },
-    documentIds(ref) {
-      const source = sourceOf(ref.resourceKey);
-      return source?.documentIds?.(ref) ?? [ref.resourceKey];
-    },
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Rebuilding (kgw reindex --search)
 
@@ -330,4 +308,19 @@ export function scopeResource(scope: string): { type: SearchedContextType; id: s
   }
   const parsed = parseKey(scope);
   return parsed === undefined ? undefined : { ...parsed, latest: false };
+}
+
+/**
+ * What a hit on a Knowledge, Memory or Artifact is, by the identifiers the Alignbase tools take:
+ * `latest` for a Knowledge found as its latest version (by a Viewer), `published` when the
+ * version found is the published one (a Knowledge's latest document names the published version,
+ * if any: the two may be one). Undefined for a hit of another scope.
+ */
+export function hitResource(hit: Pick<SearchHit, 'scope' | 'ref'>): { type: SearchedContextType; id: string; latest: boolean; published: boolean } | undefined {
+  const resource = scopeResource(hit.scope);
+  if (resource === undefined) return undefined;
+  const published =
+    resource.type === 'knowledge' &&
+    (!resource.latest || (hit.ref.published_version !== undefined && Number(hit.ref.published_version) === Number(hit.ref.version)));
+  return { ...resource, published };
 }

@@ -3,7 +3,7 @@ import { GRAPH_PROJECTION, graphEntries, graphResourceKey } from '../../connecto
 import type { UpsertNodeInput, UpsertRelationInput } from '../../connectors/graph/contract.ts';
 import type { OutboxEntry, Rebuilder, ResourceRef } from '../../connectors/projection.ts';
 import type { Queryable } from '../store/db.ts';
-import { brainSearchChanges } from './search-source.ts';
+import { brainSearchChanges } from './search-changes.ts';
 import { loadBrainNodes, loadBrainRelations } from './store.ts';
 import { relationId } from './model.ts';
 import { listPrincipals } from '../kernel/directory/principals.ts';

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/db.ts';
 import type { TierViewer } from '../kernel/directory/tiers.ts';
 import { clears, TIERS } from '../kernel/directory/tiers.ts';
 import { orgGraph } from './org-graph.ts';
-import type { GraphSnapshot } from './org-graph.ts';
+import { BRAIN_NODE_KEY_PREFIX, brainNodeKey } from './search-changes.ts';
 import { analyzerLanguage } from '../search-text/analyzer.ts';
 
 /**
@@ -22,8 +22,6 @@ import { analyzerLanguage } from '../search-text/analyzer.ts';
  * filter of query_index filters on inside the query too.
  */
 
-export const BRAIN_NODE_KEY_PREFIX = 'brain_node:';
-export const brainNodeKey = (nodeId: string): string => `${BRAIN_NODE_KEY_PREFIX}${nodeId}`;
 const BRAIN_SCOPE_PREFIX = 'brain:';
 
 /** The search scope of a node of `access` (with its department or project). */
@@ -80,21 +78,6 @@ function documentOf(tenantId: string, language: string, node: UpsertNodeInput): 
     updatedAt: new Date(0).toISOString(),
     ref: { node_id: node.id, type: node.type, access: node.access },
   };
-}
-
-/** The search rows for nodes a graph change touched; the source reads each node as it then is (none: it is removed). */
-export function brainSearchEntries(tenantId: string, nodeIds: Iterable<string>): OutboxEntry[] {
-  return [...new Set(nodeIds)].map((id) => ({ tenantId, projection: 'search', resourceKey: brainNodeKey(id), operation: 'upsert', payload: {} }));
-}
-
-/** The search rows of what turned `before` into `after`: every node added, changed or removed. */
-export function brainSearchChanges(tenantId: string, before: GraphSnapshot, after: GraphSnapshot): OutboxEntry[] {
-  const was = new Map(before.nodes.map((n) => [n.id, JSON.stringify(n)]));
-  const now = new Set(after.nodes.map((n) => n.id));
-  return brainSearchEntries(tenantId, [
-    ...after.nodes.filter((n) => was.get(n.id) !== JSON.stringify(n)).map((n) => n.id),
-    ...before.nodes.filter((n) => !now.has(n.id)).map((n) => n.id),
-  ]);
 }
 
 export const brainSearchSource: SearchSource = {

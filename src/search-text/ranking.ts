@@ -1,4 +1,3 @@
-import type { SearchQuery, SearchRanking } from '../../connectors/search/contract.ts';
 import type { Queryable } from '../store/db.ts';
 import { validation } from '../kernel/errors.ts';
 import { unstorableText } from '../kernel/text.ts';
@@ -28,6 +27,28 @@ export const EXACT_PHRASE_FACTOR = 2;
 
 const DAY_MS = 86_400_000;
 
+/**
+ * Ranking controls applied after relevance (below): each multiplies a
+ * document's score by a factor, and the top of the relevance order is ordered again.
+ */
+export interface SearchRanking {
+  /** 0 to 1: how much a document's age lowers its score (at 1, it halves every 30 days). */
+  readonly recency?: number;
+  /** Documents whose path starts with a prefix weigh `weight` times as much (the longest prefix that matches). */
+  readonly pathBoosts?: readonly { readonly prefix: string; readonly weight: number }[];
+  /** Documents holding the query's words in order, as one phrase, weigh more. */
+  readonly preferExactPhrase?: boolean;
+}
+
+/** What ranking reads of a search query (the engines' SearchQuery is one). */
+export interface RankedQuery {
+  /** The question or keywords as the caller wrote them. */
+  readonly text: string;
+  /** The analyser language of the tenant. */
+  readonly language: string;
+  readonly ranking?: SearchRanking;
+}
+
 /** The ranking as asked, checked; `validation` naming the field otherwise. Undefined when it asks for nothing. */
 export function checkRanking(ranking: SearchRanking | undefined): SearchRanking | undefined {
   if (ranking === undefined) return undefined;
@@ -52,12 +73,12 @@ export function checkRanking(ranking: SearchRanking | undefined): SearchRanking 
 }
 
 /** How many of the relevance order to score for a page ending at `window`: deeper when ranking controls may reorder it. */
-export function rankingDepth(query: Pick<SearchQuery, 'ranking'>, window: number, max: number): number {
+export function rankingDepth(query: Pick<RankedQuery, 'ranking'>, window: number, max: number): number {
   return query.ranking === undefined ? window : Math.min(max, Math.max(window, RANKING_DEPTH));
 }
 
 /** The query's words in order as one phrase pattern (search_docs.stems' form), or undefined for fewer than two words. */
-function wholeQueryPattern(query: SearchQuery): string | undefined {
+function wholeQueryPattern(query: RankedQuery): string | undefined {
   const pattern = positionedTerms(analyzer(query.language), query.text.replace(/["*]/g, ' '));
   while (pattern[0] === '.') pattern.shift();
   while (pattern.at(-1) === '.') pattern.pop();
@@ -83,7 +104,7 @@ function pathFactor(path: string, boosts: SearchRanking['pathBoosts']): number {
  */
 export async function rerank<R extends { readonly doc_no: string; readonly score: number }>(
   db: Queryable,
-  query: SearchQuery,
+  query: RankedQuery,
   rows: readonly R[],
   now: number = Date.now(),
 ): Promise<R[]> {

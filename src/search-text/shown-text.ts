@@ -1,5 +1,5 @@
-import { SNIPPET_MARK } from '../../connectors/search/contract.ts';
-import { frontMatterLength } from '../atmina/kb/text/front-matter.ts';
+import { frontMatterLength } from './front-matter.ts';
+import { SNIPPET_MARK } from './snippets.ts';
 import type { Analyzer } from './analyzer.ts';
 
 /*

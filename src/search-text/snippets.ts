@@ -1,10 +1,12 @@
-import { SNIPPET_MARK } from '../../connectors/search/contract.ts';
 import type { Analyzer, Token } from './analyzer.ts';
 
 /*
  * Snippets: the passages of a body where the matched terms are densest, the matched words
  * marked. Passages do not overlap and come in the order of the body.
  */
+
+/** How a snippet marks a matched word. */
+export const SNIPPET_MARK = { open: '<mark>', close: '</mark>' } as const;
 
 /** Words a snippet spans at most. */
 export const SNIPPET_WORDS = 32;

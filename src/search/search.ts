@@ -1,107 +1,55 @@
 import { createHash } from 'node:crypto';
-import type { SearchFilters, SearchHit, SearchQuery, SearchRanking, SearchResult } from '../../connectors/search/contract.ts';
-import { SEARCH_WINDOW_MAX } from '../../connectors/search/builtin.ts';
-import type { Caller } from '../kernel/access/caller.ts';
-import type { Searcher } from '../kernel/access/anonymous.ts';
-import { isAnonymous } from '../kernel/access/anonymous.ts';
-import { kbAllows } from '../atmina/access/team-roles.ts';
+import type { SearchFilters, SearchQuery, SearchRanking, SearchResult } from '../../connectors/search/contract.ts';
+import { SEARCH_WINDOW_MAX } from '../../connectors/search/builtin-options.ts';
 import { KgwError, backendUnavailable, validation } from '../kernel/errors.ts';
-import { accessibleKbs, resolveKb } from '../atmina/kb/access.ts';
-import type { KbWithAccess } from '../atmina/kb/access.ts';
-import { publicKbs } from '../atmina/kb/public-kbs.ts';
 import type { Services } from '../kernel/services.ts';
 import { unstorableText } from '../kernel/text.ts';
 import { analyzerLanguage } from '../search-text/analyzer.ts';
-import { hybridSearch } from './hybrid.ts';
-import type { ContextReach, SearchedContextType } from '../alignbase/search-source.ts';
-import { readableContextScopes, scopeResource } from '../alignbase/search-source.ts';
-import { kbScope } from '../atmina/search-source.ts';
 import { checkRanking } from '../search-text/ranking.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../search-text/query.ts';
+import { hybridSearch } from './hybrid.ts';
 
 /*
- * A search over what the caller may read: the KBs it can search (all of them, or those the
- * scope names) and, unless the scope names KBs, the Alignbase Knowledge, Memories and
- * Artifacts it may read, turned into engine scopes so the engine filters by access inside its
- * query.
- * A page is addressed by a cursor that carries its offset and a digest of the search it
+ * The search service: one page of a search over the engine scopes a caller may read, which the
+ * product asking works out from its own access model (and from the sources the composition root
+ * plugs in beside its own), so the engine filters by access inside its query. It knows no
+ * product. A page is addressed by a cursor that carries its offset and a digest of the search it
  * belongs to, so a cursor cannot be replayed against another query.
  */
 
-/** Files per page: 1 to 50, 10 by default. */
-export const MAX_FILES_MAX = 50;
-export const MAX_FILES_DEFAULT = 10;
-/** KBs and path prefixes a scope may name. */
-export const SCOPE_KBS_MAX = 50;
-export const SCOPE_PATHS_MAX = 20;
-/** Tags and media types a filter may list. */
-export const FILTER_VALUES_MAX = 20;
-/** Snippets per file. */
-export const SNIPPETS_PER_FILE = 3;
-/** flag_only KBs a search looks into for whether they hold a match (one engine query each), by slug. */
-export const FLAGGED_KBS_MAX = 10;
-
-export const RESULT_KINDS = ['file', 'knowledge', 'memory', 'artifact'] as const;
-export type ResultKind = (typeof RESULT_KINDS)[number];
-
-export interface SearchInput {
-  readonly query: string;
-  readonly kbIds?: readonly string[];
-  readonly kbSlugs?: readonly string[];
-  readonly pathPrefixes?: readonly string[];
-  readonly tags?: readonly string[];
-  readonly mediaTypes?: readonly string[];
-  readonly content?: 'text' | 'asset';
-  readonly updatedSince?: string;
-  readonly kinds?: readonly ResultKind[];
-  readonly retrieval?: 'lexical' | 'hybrid';
-  /** Ranking controls applied after relevance (ranking.ts); the lexical list's, with hybrid retrieval. */
-  readonly ranking?: SearchRanking;
-  readonly maxFiles?: number;
-  readonly cursor?: string;
+/** The engine scopes of a source a caller may search: scopes named one by one, and whole families as prefixes. */
+export interface CallerScopes {
+  readonly scopes: readonly string[];
+  readonly prefixes: readonly string[];
 }
 
-/**
- * A hit with what it is: a KB file (with its KB), or an Alignbase resource (`latest`: a
- * Knowledge found as its latest version, by a Viewer; `published`: the version found is the
- * published one).
- */
-export type SearchPageHit = SearchHit &
-  (
-    | { readonly kb: KbWithAccess; readonly resource?: undefined }
-    | {
-        readonly kb?: undefined;
-        readonly resource: { readonly type: SearchedContextType; readonly id: string; readonly latest: boolean; readonly published: boolean };
-      }
-  );
-
-export interface SearchPage {
-  /** The ids of the KBs searched. */
-  readonly searched: readonly string[];
-  /**
-   * KBs whose location_policy is flag_only and which the caller may search but not read, that
-   * hold a match: their files are no results (no place, count or score), only this flag.
-   */
-  readonly flagged: readonly KbWithAccess[];
-  /** The Alignbase scopes the search covered: resources named one by one, and whole types as scope prefixes. */
-  readonly context: ContextReach;
-  readonly hits: readonly SearchPageHit[];
-  readonly total: number;
-  readonly nextCursor: string | undefined;
-  /** What was done: a hybrid request answers lexically when the vector side was skipped (reasons.fallback says why). */
-  readonly retrieval: 'lexical' | 'hybrid';
-}
-
-function checkText(field: string, value: string, max: number): void {
+/** `validation` naming `field` when `value` is text the store cannot keep or longer than `max`. */
+export function checkText(field: string, value: string, max: number): void {
   const bad = unstorableText(value);
   if (bad !== undefined) throw validation(`${field} ${bad}`);
   if (value.length > max) throw validation(`${field} is longer than ${max} characters`);
 }
 
-function digestOf(input: SearchInput, scopes: readonly string[], scopePrefixes: readonly string[]): string {
-  const { cursor: _cursor, maxFiles: _max, ...rest } = input;
+/** The query's text checked: storable, within QUERY_TEXT_MAX_CHARS, not empty. */
+export function checkQueryText(text: string): void {
+  checkText('query', text, QUERY_TEXT_MAX_CHARS);
+  if (text.trim() === '') throw validation('query must not be empty');
+}
+
+/**
+ * The ranking controls as asked, checked (undefined when they ask for nothing), and whether the
+ * retrieval asked for can be given: hybrid needs an embeddings endpoint.
+ */
+export function checkRetrieval(services: Services, ranking: SearchRanking | undefined, retrieval: 'lexical' | 'hybrid' | undefined): SearchRanking | undefined {
+  const checked = checkRanking(ranking);
+  if (retrieval === 'hybrid' && services.embedder === undefined)
+    throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
+  return checked;
+}
+
+function digestOf(identity: object, scopes: readonly string[], scopePrefixes: readonly string[]): string {
   return createHash('sha256')
-    .update(JSON.stringify({ ...rest, scopes, scopePrefixes }))
+    .update(JSON.stringify({ ...identity, scopes, scopePrefixes }))
     .digest('base64url')
     .slice(0, 16);
 }
@@ -125,55 +73,10 @@ function decodeCursor(cursor: string, digest: string): number {
 }
 
 /**
- * The KBs a search covers: those named (each must be one the caller may search), or every KB it
- * may search. An anonymous connection may search the tenant's public KBs only (core/kb/public-kbs.ts).
- */
-async function searchedKbs(services: Services, searcher: Searcher, input: SearchInput): Promise<KbWithAccess[]> {
-  const named = [...(input.kbIds ?? []), ...(input.kbSlugs ?? [])];
-  if (isAnonymous(searcher)) return publicKbs(services.db, searcher.tenant, named);
-  const caller: Caller = searcher;
-  if (named.length === 0) return accessibleKbs(services.db, caller);
-  const found = new Map<string, KbWithAccess>();
-  for (const given of named) {
-    const kb = await resolveKb(services.db, caller, given);
-    found.set(kb.kb.id, kb);
-  }
-  return [...found.values()];
-}
-
-/** Whether a KB shows the caller only that it holds a match, not where: flag_only, and the caller may not read it. */
-const hidesLocations = (kb: KbWithAccess): boolean => kb.kb.locationPolicy === 'flag_only' && !kbAllows(kb.access, 'viewer');
-
-/**
- * The KBs among `kbs` that hold a match of `query` (its text and filters, `pathPrefixes` within
- * each KB): one engine query of one result and no snippet per KB, so the answer is exact however
- * low the KB's files would rank, at FLAGGED_KBS_MAX queries at most.
- */
-async function kbsWithMatches(
-  services: Services,
-  query: SearchQuery,
-  kbs: readonly KbWithAccess[],
-  pathPrefixes: readonly string[] | undefined,
-  signal: AbortSignal | undefined,
-): Promise<KbWithAccess[]> {
-  const found: KbWithAccess[] = [];
-  for (const kb of kbs) {
-    const scope = kbScope(kb.kb.id);
-    // Whether it holds a match: neither other scopes nor an order matter.
-    const { scopePrefixes: _prefixes, ranking: _ranking, ...rest } = query;
-    const paths = pathPrefixes === undefined || pathPrefixes.length === 0 ? {} : { paths: pathPrefixes.map((prefix) => ({ scope, prefix })) };
-    const probe: SearchQuery = { ...rest, scopes: [scope], filters: { ...query.filters, ...paths }, limit: 1, offset: 0, snippets: 0 };
-    const result = await engineSearch(services, probe, signal);
-    if (result.hits.length > 0) found.push(kb);
-  }
-  return found;
-}
-
-/**
  * The engine's answer, or `unavailable` when it cannot give one (Meilisearch down): the
  * engine's own message stays in the operator's view (readiness, kgw doctor), not the caller's.
  */
-async function engineSearch(services: Services, query: SearchQuery, signal: AbortSignal | undefined): Promise<SearchResult> {
+export async function engineSearch(services: Services, query: SearchQuery, signal: AbortSignal | undefined): Promise<SearchResult> {
   try {
     return await services.search.search(query, signal);
   } catch (error) {
@@ -182,96 +85,66 @@ async function engineSearch(services: Services, query: SearchQuery, signal: Abor
   }
 }
 
-export async function searchKbs(services: Services, caller: Searcher, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
-  checkText('query', input.query, QUERY_TEXT_MAX_CHARS);
-  if (input.query.trim() === '') throw validation('query must not be empty');
-  for (const prefix of input.pathPrefixes ?? []) checkText('path_prefixes', prefix, 1024);
-  for (const tag of input.tags ?? []) checkText('tags', tag, 64);
-  for (const type of input.mediaTypes ?? []) checkText('media_types', type, 255);
-  let updatedSince: string | undefined;
-  if (input.updatedSince !== undefined) {
-    const at = new Date(input.updatedSince);
-    if (!/^\d{4}-\d{2}-\d{2}/.test(input.updatedSince) || Number.isNaN(at.getTime())) throw validation('updated_since must be an ISO 8601 date or date-time');
-    updatedSince = at.toISOString();
-  }
-  const ranking = checkRanking(input.ranking);
-  const embedder = services.embedder;
-  if (input.retrieval === 'hybrid' && embedder === undefined)
-    throw validation('hybrid retrieval needs an embeddings endpoint, and none is configured (KGW_EMBEDDINGS_URL): use lexical');
-  const kinds: readonly ResultKind[] = input.kinds === undefined || input.kinds.length === 0 ? RESULT_KINDS : [...new Set(input.kinds)];
-  const namesKbs = (input.kbIds?.length ?? 0) + (input.kbSlugs?.length ?? 0) > 0;
-  // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
-  const contextTypes = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is SearchedContextType => k !== 'file');
-  // Both reads at once (neither needs the other). An anonymous connection has no principal: it reads public KB files only.
-  const [kbs, context] = await Promise.all([
-    kinds.includes('file') || namesKbs ? searchedKbs(services, caller, input) : [],
-    isAnonymous(caller) ? ({ scopes: [], prefixes: [] } satisfies ContextReach) : readableContextScopes(services.db, caller, contextTypes),
-  ]);
-  // A flag_only KB the caller may only search is not searched for results: whether it holds a
-  // match is asked of it alone, below (docs/atmina.md, "location_policy").
-  const shown = kbs.filter((kb) => !hidesLocations(kb));
-  const flagging = kinds.includes('file')
-    ? kbs
-        .filter(hidesLocations)
-        .sort((a, b) => (a.kb.slug < b.kb.slug ? -1 : a.kb.slug > b.kb.slug ? 1 : 0))
-        .slice(0, FLAGGED_KBS_MAX)
-    : [];
-  const scopes = [...(kinds.includes('file') ? shown.map(({ kb }) => kbScope(kb.id)) : []), ...context.scopes].sort();
-  const scopePrefixes = [...context.prefixes].sort();
-  const digest = digestOf(input, scopes, scopePrefixes);
-  const offset = input.cursor === undefined ? 0 : decodeCursor(input.cursor, digest);
-  const limit = Math.min(input.maxFiles ?? MAX_FILES_DEFAULT, SEARCH_WINDOW_MAX - offset);
-  // No `kinds` filter: each scope holds one kind (kb:… files, knowledge:… and knowledge.latest:…
-  // Knowledge, memory:… Memories, artifact:… Artifacts), and the scopes above are those of the
-  // kinds asked for, so the scopes are the kinds filter already. Sent as a filter too, it made
-  // the built-in engine join every matching document's row and score every posting (no
-  // pruning): 130 ms of a 170 ms keyword search at 100 k files (docs/search.md, "Speed").
-  const filters: SearchFilters = {
-    ...(input.pathPrefixes === undefined || input.pathPrefixes.length === 0
-      ? {}
-      : { paths: shown.flatMap(({ kb }) => (input.pathPrefixes ?? []).map((prefix) => ({ scope: kbScope(kb.id), prefix }))) }),
-    ...(input.tags === undefined || input.tags.length === 0 ? {} : { tags: input.tags.map((t) => t.toLowerCase()) }),
-    ...(input.mediaTypes === undefined || input.mediaTypes.length === 0 ? {} : { mediaTypes: input.mediaTypes.map((t) => t.toLowerCase()) }),
-    ...(input.content === undefined ? {} : { contentKind: input.content }),
-    ...(updatedSince === undefined ? {} : { updatedSince }),
-  };
+/** One page of a search, as a product asks for it (its text and ranking checked already). */
+export interface PageRequest {
+  readonly tenantId: string;
+  /** The tenant's language, as it is set. */
+  readonly language: string;
+  readonly text: string;
+  /** The scopes and scope prefixes the caller may search, each sorted. */
+  readonly scopes: readonly string[];
+  readonly scopePrefixes: readonly string[];
+  readonly filters: SearchFilters;
+  readonly ranking: SearchRanking | undefined;
+  readonly retrieval: 'lexical' | 'hybrid' | undefined;
+  /** Results per page, and the cursor of the page asked for. */
+  readonly pageSize: number;
+  readonly cursor: string | undefined;
+  readonly snippets: number;
+  /** What identifies the search for its cursors, beside its scopes: the caller's input, without its cursor and page size. */
+  readonly identity: object;
+}
+
+export interface PageAnswer {
+  /** The query the engine was asked (a product may ask the engine again within it). */
+  readonly query: SearchQuery;
+  readonly result: SearchResult;
+  readonly offset: number;
+  /** What was done: a hybrid request answers lexically when the vector side was skipped (reasons.fallback says why). */
+  readonly retrieval: 'lexical' | 'hybrid';
+  /** The cursor of the next page once `shown` results of this one are shown; undefined at the end. */
+  cursorAfter(shown: number): string | undefined;
+}
+
+/** Runs one page of a search: its cursor checked against the search, lexically or hybrid. */
+export async function searchPage(services: Services, request: PageRequest, signal: AbortSignal | undefined): Promise<PageAnswer> {
+  const digest = digestOf(request.identity, request.scopes, request.scopePrefixes);
+  const offset = request.cursor === undefined ? 0 : decodeCursor(request.cursor, digest);
   const query: SearchQuery = {
-    tenantId: caller.tenant.id,
-    text: input.query,
-    language: analyzerLanguage(caller.tenant.language),
-    scopes,
-    ...(scopePrefixes.length === 0 ? {} : { scopePrefixes }),
-    filters,
-    limit,
+    tenantId: request.tenantId,
+    text: request.text,
+    language: analyzerLanguage(request.language),
+    scopes: request.scopes,
+    ...(request.scopePrefixes.length === 0 ? {} : { scopePrefixes: request.scopePrefixes }),
+    filters: request.filters,
+    limit: Math.min(request.pageSize, SEARCH_WINDOW_MAX - offset),
     offset,
-    snippets: SNIPPETS_PER_FILE,
-    ...(ranking === undefined ? {} : { ranking }),
+    snippets: request.snippets,
+    ...(request.ranking === undefined ? {} : { ranking: request.ranking }),
   };
+  const embedder = services.embedder;
   const { result, retrieval } =
-    input.retrieval === 'hybrid' && embedder !== undefined
+    request.retrieval === 'hybrid' && embedder !== undefined
       ? await hybridSearch({ db: services.db, embedder, lexical: (q) => engineSearch(services, q, signal) }, query, signal)
       : { result: await engineSearch(services, query, signal), retrieval: 'lexical' as const };
-  const byScope = new Map(kbs.map((kb) => [kbScope(kb.kb.id), kb]));
-  const hits = result.hits.flatMap((hit): SearchPageHit[] => {
-    const kb = byScope.get(hit.scope);
-    if (kb !== undefined) return [{ ...hit, kb }];
-    const resource = scopeResource(hit.scope);
-    if (resource === undefined) return [];
-    // A Knowledge's latest document names the published version, if any: the two may be one.
-    const published =
-      resource.type === 'knowledge' &&
-      (!resource.latest || (hit.ref.published_version !== undefined && Number(hit.ref.published_version) === Number(hit.ref.version)));
-    return [{ ...hit, resource: { ...resource, published } }];
-  });
-  const next = offset + hits.length;
-  const flagged = flagging.length === 0 ? [] : await kbsWithMatches(services, query, flagging, input.pathPrefixes, signal);
   return {
-    searched: kbs.map(({ kb }) => kb.id),
-    flagged,
-    context,
-    hits,
-    total: result.total,
-    nextCursor: hits.length > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined,
+    query,
+    result,
+    offset,
     retrieval,
+    cursorAfter(shown) {
+      const next = offset + shown;
+      return shown > 0 && next < Math.min(result.total, SEARCH_WINDOW_MAX) ? encodeCursor(next, digest) : undefined;
+    },
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import type { Embedder } from '../../connectors/embeddings/client.ts';
 import type { ApplyContext, OutboxEntry, OutboxRow, PrepareContext, Projection, Rebuilder, ResourceRef } from '../../connectors/projection.ts';
-import { filterSql, scopeSql } from '../../connectors/search/builtin.ts';
+import { filterSql, scopeSql } from '../../connectors/search/builtin-sql.ts';
 import type { SearchFilters } from '../../connectors/search/contract.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { insertOutboxRows } from '../kernel/outbox/outbox.ts';

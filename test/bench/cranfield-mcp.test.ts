@@ -13,7 +13,7 @@ import {
   writeDocs,
 } from '../../bench/cranfield-mcp.ts';
 import type { CranfieldDoc } from '../../bench/cranfield.ts';
-import { MAX_FILES_MAX } from '../../src/search/search.ts';
+import { MAX_FILES_MAX } from '../../src/atmina/search.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { GraphStore, KbLinkType, RelatedFiles } from '../../connectors/graph/contract.ts';
+import type { GraphStore, KbLinkType } from '../../connectors/graph/contract.ts';
+import { relatedFiles } from '../../src/atmina/kb/graph-links.ts';
+import type { RelatedFiles } from '../../src/atmina/kb/graph-links.ts';
 import { referencesOf } from '../../src/atmina/kb/text/references.ts';
 import type { Harness } from '../support/graph-backends.ts';
 import { graphBackends } from '../support/graph-backends.ts';
@@ -34,7 +36,7 @@ function idOf(kb: Kb, path: string): string {
 }
 
 const related = (store: GraphStore, kb: Kb, path: string, depth: 1 | 2 = 1, types?: KbLinkType[]): Promise<RelatedFiles> =>
-  store.related({ tenantId: kb.tenantId, kbId: kb.kbId, fileId: idOf(kb, path), depth, ...(types === undefined ? {} : { types }) });
+  relatedFiles(store.kbLinks(), { tenantId: kb.tenantId, kbId: kb.kbId, fileId: idOf(kb, path), depth, ...(types === undefined ? {} : { types }) });
 
 const shown = (entries: RelatedFiles['outgoing']) =>
   entries.map((e) => `${e.depth} ${e.file.path} ${e.type}${e.key === undefined ? '' : `:${e.key}`}${e.via === undefined ? '' : ` via ${e.via}`}`);
@@ -154,7 +156,7 @@ for (const backend of graphBackends()) {
 
     it('answers nothing for a file it does not know', async () => {
       const kb = await newKb();
-      const answer = await h.store.related({ tenantId: kb.tenantId, kbId: kb.kbId, fileId: randomUUID(), depth: 2 });
+      const answer = await relatedFiles(h.store.kbLinks(), { tenantId: kb.tenantId, kbId: kb.kbId, fileId: randomUUID(), depth: 2 });
       assert.equal(answer.file, undefined);
     });
 

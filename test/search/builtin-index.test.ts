@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { BuiltinSearchBackend, DEFAULT_RANKING } from '../../connectors/search/builtin.ts';
+import { BuiltinSearchBackend } from '../../connectors/search/builtin.ts';
+import { DEFAULT_RANKING } from '../../connectors/search/builtin-options.ts';
 import type { SearchDocument } from '../../connectors/search/contract.ts';
 import type { Db } from '../../src/store/db.ts';
 import { loadMigrations, migrate } from '../../src/store/migrate.ts';

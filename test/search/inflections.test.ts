@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { SearchBackend, SearchDocument } from '../../connectors/search/contract.ts';
 import { openSearchBackend } from '../../connectors/search/index.ts';
-import { stemWords } from '../../connectors/search/meilisearch.ts';
+import { stemWords } from '../../connectors/search/meili-query.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { searchDocument } from './documents.ts';

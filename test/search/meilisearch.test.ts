@@ -5,23 +5,16 @@ import type { TestContext } from 'node:test';
 import { Meilisearch } from 'meilisearch';
 import type { CandidateRanker, SearchDocument, SearchHit, SearchQuery, SearchResult, TermFrequencies } from '../../connectors/search/contract.ts';
 import type { ApplyContext } from '../../connectors/projection.ts';
+import { CHUNK_POSITIONS_MAX, chunkBody, chunkId, filterLiteral, searchFilter, uploads } from '../../connectors/search/meili-index.ts';
 import {
-  CHUNK_POSITIONS_MAX,
   COMMON_TERM_DOCS_MIN,
   COMMON_TERM_SHARE,
-  MeiliSearchBackend,
   QUERY_WORDS_MAX,
-  chunkBody,
-  chunkId,
   candidateQueries,
-  checkSettings,
-  DEFAULT_INDEX_UID,
-  filterLiteral,
   informativeWords,
   queryTerms,
-  uploads,
-  searchFilter,
-} from '../../connectors/search/meilisearch.ts';
+} from '../../connectors/search/meili-query.ts';
+import { DEFAULT_INDEX_UID, MeiliSearchBackend, checkSettings } from '../../connectors/search/meilisearch.ts';
 import { meiliProbe } from '../../connectors/search/probe.ts';
 import type { MeiliConfig } from '../../src/config.ts';
 import { freePort } from '../support/services.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { frontMatterLength } from '../../src/atmina/kb/text/front-matter.ts';
+import { frontMatterLength } from '../../src/search-text/front-matter.ts';
 import { snippetText } from '../../src/search-text/shown-text.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { KbWire } from '../atmina/support.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { threadId } from 'node:worker_threads';
 import { indexDoc, INDEX_DOC_MODULE, SEARCH_TERMS_PER_DOC_MAX } from '../../connectors/search/index-doc.ts';
-import { DEFAULT_RANKING } from '../../connectors/search/builtin.ts';
+import { DEFAULT_RANKING } from '../../connectors/search/builtin-options.ts';
 import type { SearchDocument } from '../../connectors/search/contract.ts';
 import { OFFLOAD_MIN_CHARS, offload, stopOffloadWorkers } from '../../src/kernel/offload.ts';
 import { referencesOf } from '../../src/atmina/kb/text/references.ts';

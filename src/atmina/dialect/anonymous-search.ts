@@ -3,8 +3,8 @@ import { searchFiles, searchInput, searchTool } from './search.ts';
 
 /**
  * `search` for an anonymous connection (src/mcp/anonymous.ts): the same tool, the same
- * arguments and answer, over the tenant's public KBs only (core/search/search.ts asks
- * core/kb/public-kbs.ts for them). The server has checked the arguments against the tool's
+ * arguments and answer, over the tenant's public KBs only (src/atmina/search.ts asks
+ * kb/public-kbs.ts for them). The server has checked the arguments against the tool's
  * input already; they are parsed again here so the work gets them typed.
  */
 export const anonymousSearchTool: AnonymousTool = {

@@ -9,7 +9,7 @@ import {
   contextPackage,
 } from '../context-package.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../../search-text/query.ts';
-import { SCOPE_PATHS_MAX } from '../../search/search.ts';
+import { SCOPE_PATHS_MAX } from '../search.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { READ, kbId } from './schemas.ts';
 

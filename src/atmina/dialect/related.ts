@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import { KB_LINK_TYPES } from '../../../connectors/graph/contract.ts';
-import type { RelatedEntry } from '../../../connectors/graph/contract.ts';
-import { RELATED_LIST_MAX } from '../kb/graph-links.ts';
+import { RELATED_LIST_MAX, relatedFiles } from '../kb/graph-links.ts';
+import type { RelatedEntry } from '../kb/graph-links.ts';
 import { readAsset } from '../kb/asset-rows.ts';
 import { kbFor } from '../kb/access.ts';
 import { findFile, parseRef } from '../kb/files.ts';
 import { readerNote } from '../kb/pages.ts';
-import type { FileRow, KbFile } from '../kb/queries.ts';
-import { FILE_COLUMNS, toFile } from '../kb/queries.ts';
-import type { Caller } from '../../kernel/access/caller.ts';
-import type { Services } from '../../kernel/services.ts';
+import { liveFilesById } from '../kb/found-files.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import { thumbnailUrl } from './asset-rendition.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
@@ -42,15 +39,6 @@ const unresolved = z.object({
   key: z.string().optional(),
   from_path: z.string().describe('The file that makes the reference: this one, or at depth 2 a file it refers to.'),
 });
-
-async function liveFiles(services: Services, caller: Caller, kbId: string, ids: readonly string[]): Promise<Map<string, KbFile>> {
-  if (ids.length === 0) return new Map();
-  const rows = await services.db.query<FileRow>(
-    `SELECT ${FILE_COLUMNS} FROM kb_files f WHERE f.tenant_id = $1 AND f.kb_id = $2 AND f.id = ANY($3::uuid[]) AND f.deleted_at IS NULL`,
-    [caller.tenant.id, kbId, [...new Set(ids)]],
-  );
-  return new Map(rows.map((row) => [row.id, toFile(row)]));
-}
 
 export const relatedTool = defineTool({
   name: 'related',
@@ -85,7 +73,7 @@ export const relatedTool = defineTool({
     const ref = parseRef({ path: args.path, fileId: args.file_id });
     const kb = await kbFor(services.db, caller, args.kb_id, 'viewer', 'reading files');
     const file = await findFile(services.db, caller.tenant.id, kb.kb.id, ref);
-    const found = await services.graph.related({
+    const found = await relatedFiles(services.graph.kbLinks(), {
       tenantId: caller.tenant.id,
       kbId: kb.kb.id,
       fileId: file.id,
@@ -93,7 +81,7 @@ export const relatedTool = defineTool({
       ...(args.types === undefined ? {} : { types: args.types }),
     });
     const ids = [...found.outgoing, ...found.incoming].map((e) => e.file.fileId);
-    const live = await liveFiles(services, caller, kb.kb.id, ids);
+    const live = await liveFilesById(services.db, caller.tenant.id, kb.kb.id, ids);
     const assets = new Map<string, z.infer<typeof assetBlock>>();
     for (const shown of live.values()) {
       if (shown.kind !== 'asset') continue;

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { kbAllows } from '../access/team-roles.ts';
 import { readAsset } from '../kb/asset-rows.ts';
-import type { FileRow } from '../kb/queries.ts';
-import { FILE_COLUMNS, toFile } from '../kb/queries.ts';
+import { assetFilesById } from '../kb/found-files.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../../search-text/query.ts';
 import {
   EXACT_PHRASE_FACTOR,
@@ -13,8 +12,8 @@ import {
   RANKING_DEPTH,
   RECENCY_HALF_LIFE_DAYS,
 } from '../../search-text/ranking.ts';
-import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../../search/search.ts';
-import type { SearchPageHit } from '../../search/search.ts';
+import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../search.ts';
+import type { SearchPageHit } from '../search.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import type { StructuredReply } from '../../mcp/tool.ts';
 import type { Searcher } from '../../kernel/access/anonymous.ts';
@@ -113,12 +112,7 @@ async function assetBlocks(services: Services, caller: Searcher, hits: readonly 
   const ids = hits.flatMap((h) => (h.kb === undefined ? [] : [String(h.ref.file_id ?? '')])).filter((id) => id !== '');
   const blocks = new Map<string, z.infer<typeof assetBlock>>();
   if (ids.length === 0) return blocks;
-  const rows = await services.db.query<FileRow>(
-    `SELECT ${FILE_COLUMNS} FROM kb_files f WHERE f.tenant_id = $1 AND f.id = ANY($2::uuid[]) AND f.kind = 'asset'`,
-    [caller.tenant.id, ids],
-  );
-  for (const row of rows) {
-    const file = toFile(row);
+  for (const file of await assetFilesById(services.db, caller.tenant.id, ids)) {
     const hit = hits.find((h) => h.ref.file_id === file.id);
     const asset = await readAsset(services.db, caller.tenant.id, file.id, file.version);
     // A thumbnail is a read of the file: only for a caller who may read the KB, not one who may

@@ -1,14 +1,5 @@
-import { KB_LINK_TYPES } from '../../../connectors/graph/contract.ts';
-import type {
-  KbFileRecord,
-  KbLinkReads,
-  KbLinkType,
-  KbLinkRecord,
-  RelatedEntry,
-  RelatedFiles,
-  RelatedInput,
-  UnresolvedEntry,
-} from '../../../connectors/graph/contract.ts';
+import { fileNameOf, KB_LINK_TYPES } from '../../../connectors/graph/contract.ts';
+import type { KbFileRecord, KbLinkReads, KbLinkType, KbLinkRecord } from '../../../connectors/graph/contract.ts';
 
 /**
  * `related` over either graph store. A stored reference names candidate paths (and, for a bare
@@ -23,8 +14,41 @@ export const RELATED_LIST_MAX = 200;
 /** Each read of a walk returns at most this many rows; a walk cut by it says `truncated`. */
 export const RELATED_SCAN_MAX = 5000;
 
-/** The last segment of a KB path: what a bare wiki name is matched against. */
-export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+export interface RelatedInput {
+  readonly tenantId: string;
+  readonly kbId: string;
+  readonly fileId: string;
+  readonly depth: 1 | 2;
+  /** Only references of these types; all when absent. */
+  readonly types?: readonly KbLinkType[] | undefined;
+}
+
+export interface RelatedEntry {
+  readonly file: KbFileRecord;
+  readonly type: KbLinkType;
+  readonly key: string | undefined;
+  readonly depth: 1 | 2;
+  /** At depth 2: the path of the depth-1 file it was reached through. */
+  readonly via: string | undefined;
+}
+
+export interface UnresolvedEntry {
+  /** The path the reference points at (or its target as written). */
+  readonly path: string;
+  readonly type: KbLinkType;
+  readonly key: string | undefined;
+  readonly fromPath: string;
+}
+
+export interface RelatedFiles {
+  /** The file as the graph knows it; undefined when it holds no such live file. */
+  readonly file: KbFileRecord | undefined;
+  readonly outgoing: readonly RelatedEntry[];
+  readonly incoming: readonly RelatedEntry[];
+  readonly unresolved: readonly UnresolvedEntry[];
+  /** Whether a list was cut at RELATED_LIST_MAX or a scan at RELATED_SCAN_MAX. */
+  readonly truncated: boolean;
+}
 
 interface Resolved {
   readonly link: KbLinkRecord;
@@ -144,6 +168,11 @@ function entries(start: KbFileRecord, first: readonly [KbFileRecord, KbLinkRecor
   return [...out.values(), ...far.values()].sort(entryOrder);
 }
 
+/**
+ * A KB file's references at depth 1 or 2, read through either graph store's `kbLinks()`: the
+ * files it refers to, the files referring to it, and its references no live file answers. Read
+ * within the tenant and the KB only.
+ */
 export async function relatedFiles(reads: KbLinkReads, input: RelatedInput): Promise<RelatedFiles> {
   const walk = new Walk(reads, input);
   const [start] = await walk.files({ ids: [input.fileId] });

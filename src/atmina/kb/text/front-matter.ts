@@ -1,5 +1,6 @@
 import { isMap, isScalar, parseDocument } from 'yaml';
 import { findUnstorable } from '../../../kernel/text.ts';
+import { CLOSING, OPENING } from '../../../search-text/front-matter.ts';
 import { displayText, withoutBom } from './clean.ts';
 
 /**
@@ -51,9 +52,6 @@ export interface FrontMatter {
   readonly bodyLine: number;
 }
 
-const OPENING = /^---[ \t]*$/;
-const CLOSING = /^(?:---|\.\.\.)[ \t]*$/;
-
 /** The front matter of `markdown`, read no further than its closing line. */
 export function parseFrontMatter(markdown: string): FrontMatter {
   const text = withoutBom(markdown);
@@ -86,28 +84,6 @@ export function frontMatterOf(lines: readonly string[]): FrontMatter {
     size += line.length + 1;
   }
   return empty('unterminated', 1);
-}
-
-/**
- * How many UTF-16 units at the start of `markdown` its front matter takes, as parseFrontMatter
- * reads it (a leading byte order mark, the block, its closing line and that line's end): 0 when
- * it has none (`absent`, or `unterminated`, whose first line is body). What follows is the body.
- */
-export function frontMatterLength(markdown: string): number {
-  const start = markdown.charCodeAt(0) === 0xfeff ? 1 : 0;
-  const line = /([^\r\n]*)(?:\r\n|\r|\n|$)/y;
-  line.lastIndex = start;
-  let opened = false;
-  while (line.lastIndex < markdown.length) {
-    const at = line.lastIndex;
-    const text = line.exec(markdown)?.[1] ?? '';
-    if (line.lastIndex === at) break;
-    if (!opened) {
-      if (!OPENING.test(text)) return 0;
-      opened = true;
-    } else if (CLOSING.test(text)) return line.lastIndex;
-  }
-  return 0;
 }
 
 function empty(status: FrontMatterStatus, bodyLine: number): FrontMatter {

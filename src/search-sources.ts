@@ -1,0 +1,12 @@
+import { hitResource, readableContextScopes } from './alignbase/search-source.ts';
+import type { SearchedContent } from './atmina/searched-content.ts';
+
+/*
+ * What crosses products in search, wired here: Atmina's `search` finds, beside KB files, the
+ * Alignbase Knowledge, Memories and Artifacts a caller may read (their engine scopes, and what a
+ * hit on one is). open-services.ts plugs it into the services it opens.
+ */
+export const alignbaseContent: SearchedContent = {
+  scopesFor: (q, caller, kinds) => readableContextScopes(q, caller, kinds),
+  resourceOf: (hit) => hitResource(hit),
+};
