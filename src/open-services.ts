@@ -23,8 +23,6 @@ import { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './atmina/kb/projection.ts'
 import { CONTEXT_KEY_PREFIXES, contextSearchRebuilder, contextSearchSource } from './alignbase/search-source.ts';
 import { composeSearchSources } from './search/sources.ts';
 import { kbFileSearchSource } from './atmina/search-source.ts';
-import { plugSearchedContent } from './atmina/searched-content.ts';
-import { alignbaseContent } from './search-sources.ts';
 import { vectorEntries, vectorsProjection, vectorsRebuilder } from './search/vectors.ts';
 import { insertOutboxRows } from './kernel/outbox/outbox.ts';
 import type { Services } from './kernel/services.ts';
@@ -130,7 +128,6 @@ export async function openServices(config: Config, db: Db, options: { projection
         ...(embedder === undefined ? {} : { vectors: { embedder, db } }),
       }),
   });
-  plugSearchedContent(services, alignbaseContent);
   return {
     services,
     async close() {

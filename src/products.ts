@@ -1,6 +1,7 @@
 import { READABLE_CONTEXT_EXISTS, alignbase } from './alignbase/index.ts';
 import { atmina } from './atmina/index.ts';
 import { brain } from './brain/index.ts';
+import { alignbaseContent } from './search-sources.ts';
 import type { SignInHook } from './auth/sessions.ts';
 import { SCOPES } from './kernel/access/scopes.ts';
 import type { Scope } from './kernel/access/scopes.ts';
@@ -20,10 +21,10 @@ import type { Dialect, ToolDef } from './mcp/tool.ts';
 
 /**
  * The products, in the order their endpoints and guidance come. Atmina's `search` finds
- * Alignbase's Knowledge, Memories and Artifacts too, so Atmina's access gate is handed
- * Alignbase's condition for "may read some of them": that crossing is wired here.
+ * Alignbase's Knowledge, Memories and Artifacts too (src/search-sources.ts), so Atmina's access
+ * gate is handed Alignbase's condition for "may read some of them": that crossing is wired here.
  */
-const atminaProduct = atmina({ readableContext: READABLE_CONTEXT_EXISTS });
+const atminaProduct = atmina({ readableContext: READABLE_CONTEXT_EXISTS, searchedContent: alignbaseContent });
 export const products: readonly Product[] = [alignbase, atminaProduct, brain];
 
 /** Every tool of every product; each endpoint serves the ones of its dialects, in this order (Company Brain's first, as /mcp has always listed them). */

@@ -4,7 +4,7 @@ import type { SearchedContent } from './atmina/searched-content.ts';
 /*
  * What crosses products in search, wired here: Atmina's `search` finds, beside KB files, the
  * Alignbase Knowledge, Memories and Artifacts a caller may read (their engine scopes, and what a
- * hit on one is). open-services.ts plugs it into the services it opens.
+ * hit on one is). products.ts hands it to Atmina's tools.
  */
 export const alignbaseContent: SearchedContent = {
   scopesFor: (q, caller, kinds) => readableContextScopes(q, caller, kinds),

@@ -24,7 +24,7 @@ interface Outcome {
   readonly output: string;
 }
 
-/** Runs the project's rules over a tree of the given files (path → content), without the known-violations baseline. */
+/** Runs the project's rules over a tree of the given files (path → content). */
 async function cruise(files: Readonly<Record<string, string>>): Promise<Outcome> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-imports-'));
   try {
@@ -35,7 +35,7 @@ async function cruise(files: Readonly<Record<string, string>>): Promise<Outcome>
     }
     const roots = [...new Set(Object.keys(files).map((name) => name.split('/')[0] ?? name))];
     try {
-      const { stdout, stderr } = await run(process.execPath, [DEPCRUISE, ...roots, '--config', CONFIG, '--no-ignore-known'], { cwd: dir });
+      const { stdout, stderr } = await run(process.execPath, [DEPCRUISE, ...roots, '--config', CONFIG], { cwd: dir });
       return { code: 0, output: stdout + stderr };
     } catch (error) {
       const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -12,6 +12,7 @@ import type { Analyzer } from '../search-text/analyzer.ts';
 import { analyzer, analyzerLanguage } from '../search-text/analyzer.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../search-text/query.ts';
 import { SCOPE_PATHS_MAX, searchKbs } from './search.ts';
+import { NO_CONTENT } from './searched-content.ts';
 import { PASSAGE_MAX_CHARS, charCount, splitPassages } from './context-passages.ts';
 import type { Passage } from './context-passages.ts';
 
@@ -282,7 +283,8 @@ export async function contextPackage(services: Services, caller: Caller, input: 
   checkInteger('max_passages', maxPassages, 1, MAX_PASSAGES_MAX);
   if ((input.pathPrefixes?.length ?? 0) > SCOPE_PATHS_MAX) throw validation(`path_prefixes may name at most ${SCOPE_PATHS_MAX} prefixes`);
   const kb = await kbFor(services.db, caller, input.kbId, 'viewer', 'getting context');
-  const page = await searchKbs(services, caller, {
+  // One KB's files only: no other product's content is searched.
+  const page = await searchKbs(services, NO_CONTENT, caller, {
     query: input.question,
     kbIds: [kb.kb.id],
     ...(input.pathPrefixes === undefined ? {} : { pathPrefixes: input.pathPrefixes }),

@@ -27,6 +27,7 @@ import { ANONYMOUS_INSTRUCTIONS, ATMINA_GUIDANCE } from './dialect/guidance.ts';
 import { kbWritesLimiter } from './dialect/rate-limiters.ts';
 import { acceptKbInvitations } from './kb/sharing.ts';
 import type { Product } from '../mcp/product.ts';
+import type { SearchedContent } from './searched-content.ts';
 
 declare module '../mcp/tool.ts' {
   interface Dialects {
@@ -41,6 +42,8 @@ export interface AtminaWiring {
    * another product that `search` finds: who passes it may use `search` without a KB role.
    */
   readonly readableContext: string;
+  /** What `search` finds beside KB files: the other products' content and its scopes. */
+  readonly searchedContent: SearchedContent;
 }
 
 /**
@@ -49,6 +52,7 @@ export interface AtminaWiring {
  * accepts, and anonymous search of public KBs.
  */
 export function atmina(wiring: AtminaWiring): Product {
+  const search = searchTool(wiring.searchedContent);
   return {
     dialect: 'atmina',
     endpoint: { path: '/atmina/mcp', name: 'atmina', title: 'Atmina' },
@@ -58,7 +62,7 @@ export function atmina(wiring: AtminaWiring): Product {
       whoami,
       health,
       listKbsTool,
-      searchTool,
+      search,
       getContextTool,
       createKbTool,
       updateKbTool,
@@ -97,6 +101,6 @@ export function atmina(wiring: AtminaWiring): Product {
         await acceptKbInvitations(tx, tenantId, personId, audit);
       },
     ],
-    anonymous: { tool: anonymousSearchTool, path: '/atmina/public/:tenant/mcp', instructions: ANONYMOUS_INSTRUCTIONS },
+    anonymous: { tool: anonymousSearchTool(search), path: '/atmina/public/:tenant/mcp', instructions: ANONYMOUS_INSTRUCTIONS },
   };
 }

@@ -11,7 +11,8 @@ import { accessibleKbs, resolveKb } from './kb/access.ts';
 import type { KbWithAccess } from './kb/access.ts';
 import { publicKbs } from './kb/public-kbs.ts';
 import { kbScope } from './search-source.ts';
-import { CONTENT_KINDS, searchedContentOf } from './searched-content.ts';
+import { CONTENT_KINDS } from './searched-content.ts';
+import type { SearchedContent } from './searched-content.ts';
 import type { ContentKind, ContentResource } from './searched-content.ts';
 
 /*
@@ -120,7 +121,8 @@ async function kbsWithMatches(
   return found;
 }
 
-export async function searchKbs(services: Services, caller: Searcher, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
+/** Searches KB files and, beside them, the `content` of other products the caller may read (src/atmina/searched-content.ts). */
+export async function searchKbs(services: Services, content: SearchedContent, caller: Searcher, input: SearchInput, signal?: AbortSignal): Promise<SearchPage> {
   checkQueryText(input.query);
   for (const prefix of input.pathPrefixes ?? []) checkText('path_prefixes', prefix, 1024);
   for (const tag of input.tags ?? []) checkText('tags', tag, 64);
@@ -136,7 +138,6 @@ export async function searchKbs(services: Services, caller: Searcher, input: Sea
   const namesKbs = (input.kbIds?.length ?? 0) + (input.kbSlugs?.length ?? 0) > 0;
   // A scope naming KBs searches those KBs' files only; so does a path prefix, which is a KB path.
   const contentKinds = namesKbs || (input.pathPrefixes?.length ?? 0) > 0 ? [] : kinds.filter((k): k is ContentKind => k !== 'file');
-  const content = searchedContentOf(services);
   // Both reads at once (neither needs the other). An anonymous connection has no principal: it reads public KB files only.
   const [kbs, context] = await Promise.all([
     kinds.includes('file') || namesKbs ? searchedKbs(services, caller, input) : [],

@@ -1,14 +1,13 @@
 import type { SearchHit } from '../../connectors/search/contract.ts';
 import type { Caller } from '../kernel/access/caller.ts';
-import type { Services } from '../kernel/services.ts';
 import type { Queryable } from '../store/db.ts';
 import type { CallerScopes } from '../search/search.ts';
 
 /*
  * What Atmina's `search` finds beside KB files: Knowledge, Memories and Artifacts, which another
  * product holds. Atmina names what it needs of them here and the composition root plugs in the
- * product that has them (src/search-sources.ts), handing it beside the gateway's services; a
- * gateway that plugs in nothing searches KB files alone.
+ * product that has them (src/search-sources.ts) when it builds Atmina's tools (src/products.ts);
+ * built with NO_CONTENT, search finds KB files alone.
  */
 
 /** The kinds of content search finds beside KB files (search's `filters.kinds` besides `file`). */
@@ -32,18 +31,8 @@ export interface SearchedContent {
   resourceOf(hit: SearchHit): ContentResource | undefined;
 }
 
-const NONE: SearchedContent = {
+/** No content beside KB files: what a search that names KBs, or a gateway that wires in no other product, covers. */
+export const NO_CONTENT: SearchedContent = {
   scopesFor: () => Promise.resolve({ scopes: [], prefixes: [] }),
   resourceOf: () => undefined,
 };
-
-// Keyed by the services object the composition root built: the content goes with those services.
-const plugged = new WeakMap<Services, SearchedContent>();
-
-/** Plugs `content` into the searches run with `services` (the composition root, once, as it opens them). */
-export function plugSearchedContent(services: Services, content: SearchedContent): void {
-  plugged.set(services, content);
-}
-
-/** The content searches run with `services` cover beside KB files. */
-export const searchedContentOf = (services: Services): SearchedContent => plugged.get(services) ?? NONE;

@@ -14,6 +14,7 @@ import {
 } from '../../search-text/ranking.ts';
 import { FILTER_VALUES_MAX, MAX_FILES_DEFAULT, MAX_FILES_MAX, RESULT_KINDS, SCOPE_KBS_MAX, SCOPE_PATHS_MAX, searchKbs } from '../search.ts';
 import type { SearchPageHit } from '../search.ts';
+import type { SearchedContent } from '../searched-content.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 import type { StructuredReply } from '../../mcp/tool.ts';
 import type { Searcher } from '../../kernel/access/anonymous.ts';
@@ -271,8 +272,12 @@ export interface SearchContext {
 export type SearchArgs = z.infer<typeof searchInput>;
 
 /** The search tool's work, for a signed-in caller and an anonymous connection alike. */
-export async function searchFiles({ caller, services, audit }: SearchContext, args: SearchArgs): Promise<StructuredReply<z.infer<typeof searchOutput>>> {
-  const page = await searchKbs(services, caller, {
+export async function searchFiles(
+  content: SearchedContent,
+  { caller, services, audit }: SearchContext,
+  args: SearchArgs,
+): Promise<StructuredReply<z.infer<typeof searchOutput>>> {
+  const page = await searchKbs(services, content, caller, {
     query: args.query,
     ...(args.scope?.kb_ids === undefined ? {} : { kbIds: args.scope.kb_ids }),
     ...(args.scope?.kb_slugs === undefined ? {} : { kbSlugs: args.scope.kb_slugs }),
@@ -330,20 +335,22 @@ export async function searchFiles({ caller, services, audit }: SearchContext, ar
   });
 }
 
-export const searchTool = defineTool({
-  name: 'search',
-  heavy: true,
-  dialect: 'atmina',
-  title: 'Search',
-  description:
-    'Finds the files that best answer a question or keywords across the Knowledge Bases you can search (or those scope names), and the Alignbase Knowledge, Memories and Artifacts you may read, best first, one result per file or resource: its kind, snippets with the matched words marked, a score, reasons, and read_ref naming the tool and arguments that read it whole. Write the question as you would ask it; quote "a phrase" to require it, end a word with * to match its prefix. Answer from a sufficient snippet; use list_files for an exhaustive listing. A write can precede indexing: see atmina://kb/{kb_id}/indexing-status.',
-  input: searchInput,
-  output: searchOutput,
-  annotations: READ,
-  scopes: ['context.read'],
-  // Search access (a public KB of the organisation), or reading some Knowledge, Memory or
-  // Artifact (a Viewer grant, or a route to a published Knowledge), is enough: search shows
-  // what the caller may find.
-  minimumRole: 'finder',
-  run: (context, args) => searchFiles(context, args),
-});
+/** Atmina's `search`, finding `content` of other products beside KB files (the composition root says which: src/products.ts). */
+export const searchTool = (content: SearchedContent) =>
+  defineTool({
+    name: 'search',
+    heavy: true,
+    dialect: 'atmina',
+    title: 'Search',
+    description:
+      'Finds the files that best answer a question or keywords across the Knowledge Bases you can search (or those scope names), and the Alignbase Knowledge, Memories and Artifacts you may read, best first, one result per file or resource: its kind, snippets with the matched words marked, a score, reasons, and read_ref naming the tool and arguments that read it whole. Write the question as you would ask it; quote "a phrase" to require it, end a word with * to match its prefix. Answer from a sufficient snippet; use list_files for an exhaustive listing. A write can precede indexing: see atmina://kb/{kb_id}/indexing-status.',
+    input: searchInput,
+    output: searchOutput,
+    annotations: READ,
+    scopes: ['context.read'],
+    // Search access (a public KB of the organisation), or reading some Knowledge, Memory or
+    // Artifact (a Viewer grant, or a route to a published Knowledge), is enough: search shows
+    // what the caller may find.
+    minimumRole: 'finder',
+    run: (context, args) => searchFiles(content, context, args),
+  });
