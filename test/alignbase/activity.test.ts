@@ -6,7 +6,7 @@ import { addRoute } from '../../src/alignbase/access/routes.ts';
 import { cliTrail } from '../support/audit.ts';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import { OrgGateway, assertScopeRefused } from '../support/harness.ts';
+import { MCP_PATH, OrgGateway, assertScopeRefused } from './support.ts';
 
 /**
  * The Activity tools through the SDK's client over HTTP: activity.write (with context.read)
@@ -99,7 +99,7 @@ for (const backend of storeBackends()) {
     const switchActivity = (enabled: boolean) => setActivityEnabled(gw.db, cliTrail(gw.db), { tenant: 'act', enabled });
 
     before(async () => {
-      gw = await OrgGateway.start(backend, [ORG, SPY_ORG], { tenant: 'act' });
+      gw = await OrgGateway.start(backend, [ORG, SPY_ORG], { tenant: 'act', endpoint: MCP_PATH });
       tenantId = await gw.tenantIdOf();
       hooky = await connect('act', 'hooky');
       other = await connect('act', 'other-bot');

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from '../support/harness.ts';
-import { OrgGateway, b64, backendLabel, s3GatewayEnv, textOf } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { MCP_PATH, OrgGateway, b64, backendLabel, s3GatewayEnv, textOf } from './support.ts';
 import { storeBackends } from '../support/stores.ts';
 
 /** The Artifact tools through the SDK's client over HTTP. */
@@ -65,7 +65,7 @@ for (const backend of storeBackends()) {
     const connect = (tenant: string, principal: string, scopes = 'context.read context.write') => gw.connect(principal, scopes, { tenant });
 
     before(async () => {
-      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'art', env: s3GatewayEnv(backend) });
+      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'art', endpoint: MCP_PATH, env: s3GatewayEnv(backend) });
       maker = await connect('art', 'maker');
       viewer = await connect('art', 'viewer');
       outsider = await connect('art', 'outsider');

@@ -7,8 +7,8 @@ import { storeFiles } from '../../src/alignbase/context/manifests.ts';
 import { createKnowledge as insertKnowledge } from '../../src/alignbase/context/knowledge.ts';
 import { validateAttachments } from '../../src/alignbase/context/skill-package.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from '../support/harness.ts';
-import { ATTACHMENT_CHUNK, SKILL_MD, Suite, assertShape, b64, backendLabel, createSkill, route, snapshot } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { ATTACHMENT_CHUNK, SKILL_MD, Suite, assertShape, b64, backendLabel, createSkill, route, snapshot } from './support.ts';
 
 type Chunk = { data_base64: string; offset: number; next_offset: number; size: number; eof: boolean; media_type: string; version_id: string };
 type SkillRead = { version: number; version_id: string; attachments: { path: string; media_type: string; size: number; digest_encoding: string }[] };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from '../support/harness.ts';
-import { OrgGateway, backendLabel, s3GatewayEnv } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { MCP_PATH, OrgGateway, backendLabel, s3GatewayEnv } from './support.ts';
 import { acceptReview, showReview } from '../../src/alignbase/context/review.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -32,7 +32,7 @@ for (const backend of storeBackends()) {
     let gw: OrgGateway;
     let owner: Agent;
     before(async () => {
-      gw = await OrgGateway.start(backend, [ORG], { tenant: 'bom', env: s3GatewayEnv(backend) });
+      gw = await OrgGateway.start(backend, [ORG], { tenant: 'bom', endpoint: MCP_PATH, env: s3GatewayEnv(backend) });
       owner = await gw.connect('owner');
     });
     after(() => gw.close());

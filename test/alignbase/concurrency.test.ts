@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CONFLICT, retryOnConflict } from '../../src/kernel/retry.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from '../support/harness.ts';
-import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill } from './support.ts';
 
 const WRITERS = 20;
 const KNOWLEDGE_CONFLICT = 'version conflict: read the Knowledge again before writing';

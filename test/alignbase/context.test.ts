@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent, CreatedKnowledge, CreatedSkill } from '../support/harness.ts';
-import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from '../support/harness.ts';
+import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
+import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from './support.ts';
 
 type Read = { version: number; version_id: string; version_created_at: string };
 type AuditRow = {

@@ -18,7 +18,7 @@ import {
   grant,
   route,
   snapshot,
-} from '../support/harness.ts';
+} from './support.ts';
 
 type Draft = Record<string, unknown> & { draft_id: string; base_version: number; current_version: number; is_stale: boolean };
 type Created = { draft_id: string; base_version: number; created: boolean; knowledge_id?: string; skill_id?: string };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
-import type { CreatedKnowledge } from '../support/harness.ts';
+import type { CreatedKnowledge } from './support.ts';
 import {
   KNOWLEDGE_ITEM,
   KNOWLEDGE_PUBLISH,
@@ -13,7 +13,7 @@ import {
   createKnowledge,
   snapshot,
   utcDate,
-} from '../support/harness.ts';
+} from './support.ts';
 
 type Item = Record<string, unknown> & { knowledge_id: string };
 type Read = Record<string, unknown> & { version_id: string; version: number; content: string };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Agent } from '../support/harness.ts';
-import { OrgGateway, textOf } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { MCP_PATH, OrgGateway, textOf } from './support.ts';
 import { addRoute } from '../../src/alignbase/access/routes.ts';
 import { CONFLICT, retryOnConflict } from '../../src/kernel/retry.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -58,7 +58,7 @@ for (const backend of storeBackends()) {
     const connect = (tenant: string, principal: string, scopes = 'context.read') => gw.connect(principal, scopes, { tenant });
 
     before(async () => {
-      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'mem' });
+      gw = await OrgGateway.start(backend, [ORG, OTHER], { tenant: 'mem', endpoint: MCP_PATH });
       writer = await connect('mem', 'writer');
       reader = await connect('mem', 'reader');
       stranger = await connect('mem', 'stranger');

@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
 import { seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from '../support/harness.ts';
-import { OrgGateway, UUID, assertScopeRefused } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { MCP_PATH, OrgGateway, UUID, assertScopeRefused } from './support.ts';
 
 /**
  * Messages through the SDK's client over HTTP: list_context_recipients, send_context (checks,
@@ -114,7 +114,7 @@ for (const backend of storeBackends()) {
     };
 
     before(async () => {
-      gw = await OrgGateway.start(backend, [org(), OTHER], { tenant: 'msg' });
+      gw = await OrgGateway.start(backend, [org(), OTHER], { tenant: 'msg', endpoint: MCP_PATH });
       const rows = await gw.db.query<{ slug: string; name: string; id: string; tenant_id: string }>(
         `SELECT t.slug, coalesce(p.email, p.name) AS name, p.id, t.id AS tenant_id FROM principals p JOIN tenants t ON t.id = p.tenant_id
          UNION ALL SELECT t.slug, 'group:' || g.name, g.id, t.id FROM groups g JOIN tenants t ON t.id = g.tenant_id`,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { issueToken } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from '../support/harness.ts';
-import { MCP_PATH, SKILL_MD, Suite, assertScopeRefused, backendLabel, createKnowledge, createSkill, grant, route, snapshot } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { MCP_PATH, SKILL_MD, Suite, assertScopeRefused, backendLabel, createKnowledge, createSkill, grant, route, snapshot } from './support.ts';
 
 type Caps = { can_read: boolean; can_draft: boolean; can_edit: boolean; can_publish: boolean };
 type KnowledgeRead = Caps & { version: number; version_id: string; content: string; latest_version: number; published_version: number | null };

@@ -6,7 +6,7 @@ import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
-import { BASE_ORG, GLOBEX_WITH_GRANTS, MCP_PATH, SKILL_MD, b64, grant, route } from '../support/harness.ts';
+import { BASE_ORG, GLOBEX_WITH_GRANTS, MCP_PATH, SKILL_MD, b64, grant, route } from './support.ts';
 
 /*
  * A recorded session of the Alignbase endpoint, compared byte for byte with a golden file.

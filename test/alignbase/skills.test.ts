@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { blobKey } from '../../connectors/blob/contract.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { CreatedSkill } from '../support/harness.ts';
+import type { CreatedSkill } from './support.ts';
 import {
   SKILL_CREATE,
   SKILL_ITEM,
@@ -18,7 +18,7 @@ import {
   createSkill,
   snapshot,
   utcDate,
-} from '../support/harness.ts';
+} from './support.ts';
 
 type Item = Record<string, unknown> & { id: string; name: string };
 type Manifest = { path: string; media_type: string; size: number; digest_encoding: string }[];

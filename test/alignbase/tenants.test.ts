@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { storeBackends } from '../support/stores.ts';
-import type { Agent } from '../support/harness.ts';
-import { SKILL_MD, Suite, b64, backendLabel, createKnowledge, createSkill, grant, route, snapshot } from '../support/harness.ts';
+import type { Agent } from './support.ts';
+import { SKILL_MD, Suite, b64, backendLabel, createKnowledge, createSkill, grant, route, snapshot } from './support.ts';
 
 type Created = { knowledge_id: string; version_id: string };
 

@@ -119,7 +119,7 @@ export class KbSuite extends OrgGateway {
         ? { outboxWorker: { idleMs: options.idleMs ?? 10, backoff: { baseMs: 20, maxMs: 500 } } }
         : { projections: { projections: [], rebuilders: [] } },
     );
-    return new KbSuite(store, running, 'acme');
+    return new KbSuite(store, running, 'acme', ATMINA_PATH);
   }
 
   /** Waits until the outbox worker has applied every row (a minute at most), so search shows every write. */

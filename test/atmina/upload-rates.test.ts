@@ -55,6 +55,7 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
   before(async () => {
     gateway = await OrgGateway.start(embedded as NonNullable<typeof embedded>, [ACME_KB_ORG], {
       tenant: 'acme',
+      endpoint: ATMINA_PATH,
       env: { KGW_KB_WRITES_PER_MINUTE: '3', KGW_UPLOAD_PUTS_PER_MINUTE: '2' },
     });
   });

@@ -8,8 +8,8 @@ import type { OrgApplyResult } from '../../src/kernel/org/apply.ts';
 import { applyOrgFile, readReferencedFiles } from '../../src/org-sections.ts';
 import { cliTrail } from '../support/audit.ts';
 import { storeBackends } from '../support/stores.ts';
-import type { ContextStore } from './context-support.ts';
-import { openContextStore } from './context-support.ts';
+import type { ContextStore } from '../alignbase/org/context-support.ts';
+import { openContextStore } from '../alignbase/org/context-support.ts';
 
 /**
  * The complete example of docs/org-file.md, applied from docs/examples/ (where the files it

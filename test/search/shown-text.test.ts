@@ -7,7 +7,7 @@ import type { KbWire } from '../atmina/support.ts';
 import { KbSuite, backendLabel } from '../atmina/support.ts';
 import type { SearchEngine } from './engines.ts';
 import { searchEngines } from './engines.ts';
-import type { SearchWire } from './wire.ts';
+import type { SearchWire } from '../atmina/search/wire.ts';
 
 /*
  * What a search result shows a person: snippets without a Markdown file's front matter (whose

@@ -4,11 +4,11 @@ import { mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { blobKey } from '../../connectors/blob/contract.ts';
-import { DiskBlobStore } from '../../connectors/blob/disk.ts';
-import type { CliStore, Served } from '../cli/support.ts';
-import { TOKEN_LINE, cliStoreBackends, kgw, lines, serve } from '../cli/support.ts';
-import { connectClient } from '../support/gateway.ts';
+import { blobKey } from '../../../connectors/blob/contract.ts';
+import { DiskBlobStore } from '../../../connectors/blob/disk.ts';
+import type { CliStore, Served } from '../../cli/support.ts';
+import { TOKEN_LINE, cliStoreBackends, kgw, lines, serve } from '../../cli/support.ts';
+import { connectClient } from '../../support/gateway.ts';
 import { PNG, skillMd, writeTree } from './context-support.ts';
 
 /** `kgw apply` with knowledge and skills sections: the CLI reads file: and dir: next to the org file. */

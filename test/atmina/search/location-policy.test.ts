@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Agent } from '../support/harness.ts';
-import { storeBackends } from '../support/stores.ts';
-import type { KbWire } from '../atmina/support.ts';
-import { KbSuite, backendLabel } from '../atmina/support.ts';
-import type { SearchEngine } from './engines.ts';
-import { searchEngines } from './engines.ts';
+import { Agent } from '../../support/harness.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { KbWire } from '../support.ts';
+import { KbSuite, backendLabel } from '../support.ts';
+import type { SearchEngine } from '../../search/engines.ts';
+import { searchEngines } from '../../search/engines.ts';
 import type { SearchWire } from './wire.ts';
 import { paths } from './wire.ts';
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ContextType } from '../../src/alignbase/access/context-roles.ts';
-import { setContextResourceStatus } from '../../src/alignbase/access/resources.ts';
-import type { RouteTarget } from '../../src/alignbase/access/routes.ts';
-import { addRoute, isRoutedTo, removeRoute, routedTo } from '../../src/alignbase/access/routes.ts';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import type { TestStore } from '../support/stores.ts';
-import { storeBackends } from '../support/stores.ts';
+import type { ContextType } from '../../../src/alignbase/access/context-roles.ts';
+import { setContextResourceStatus } from '../../../src/alignbase/access/resources.ts';
+import type { RouteTarget } from '../../../src/alignbase/access/routes.ts';
+import { addRoute, isRoutedTo, removeRoute, routedTo } from '../../../src/alignbase/access/routes.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import type { TestStore } from '../../support/stores.ts';
+import { storeBackends } from '../../support/stores.ts';
 import type { World } from './support.ts';
 import { buildWorld, id } from './support.ts';
 

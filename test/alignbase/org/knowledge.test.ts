@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
-import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { createKnowledge } from '../../src/alignbase/context/knowledge.ts';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import { publishVersion, saveVersion } from '../../src/alignbase/versions/versions.ts';
-import { openPostgres } from '../../src/store/postgres.ts';
-import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
-import { storeBackends } from '../support/stores.ts';
+import { effectiveContextRole } from '../../../src/alignbase/access/grants.ts';
+import { routedTo } from '../../../src/alignbase/access/routes.ts';
+import { createKnowledge } from '../../../src/alignbase/context/knowledge.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import { publishVersion, saveVersion } from '../../../src/alignbase/versions/versions.ts';
+import { openPostgres } from '../../../src/store/postgres.ts';
+import { ACME_RELEASE_BOT_ORG, pick, records } from '../../support/fixtures.ts';
+import { storeBackends } from '../../support/stores.ts';
 import { applyIn, countVersions, idsOf, resourceNamed, resourcesNamed, sharedStore, writeTree } from './context-support.ts';
-import { snapshot } from './support.ts';
+import { snapshot } from '../../org/support.ts';
 
 const BASE = `${ACME_RELEASE_BOT_ORG}groups:
   - { name: eng, members: [release-bot] }

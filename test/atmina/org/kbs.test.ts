@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import type { Db } from '../../src/store/db.ts';
-import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
-import { storeBackends } from '../support/stores.ts';
-import { PNG, applyIn, blobBytes, sharedStore, writeTree } from './context-support.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { ACME_RELEASE_BOT_ORG } from '../../support/fixtures.ts';
+import { storeBackends } from '../../support/stores.ts';
+import { PNG, applyIn, blobBytes, sharedStore, writeTree } from '../../alignbase/org/context-support.ts';
 
 const BASE = `${ACME_RELEASE_BOT_ORG}teams:
   - slug: docs

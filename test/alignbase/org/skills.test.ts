@@ -3,14 +3,14 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
-import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { applyOrgFile, readReferencedFiles } from '../../src/org-sections.ts';
-import { cliTrail } from '../support/audit.ts';
-import { ACME_RELEASE_BOT_ORG, pick, records } from '../support/fixtures.ts';
-import { storeBackends } from '../support/stores.ts';
+import { effectiveContextRole } from '../../../src/alignbase/access/grants.ts';
+import { routedTo } from '../../../src/alignbase/access/routes.ts';
+import { applyOrgFile, readReferencedFiles } from '../../../src/org-sections.ts';
+import { cliTrail } from '../../support/audit.ts';
+import { ACME_RELEASE_BOT_ORG, pick, records } from '../../support/fixtures.ts';
+import { storeBackends } from '../../support/stores.ts';
 import { PNG, applyIn, blobBytes, blobCount, countVersions, idsOf, resourceNamed, sharedStore, skillMd, writeTree } from './context-support.ts';
-import { snapshot } from './support.ts';
+import { snapshot } from '../../org/support.ts';
 
 const BASE = ACME_RELEASE_BOT_ORG;
 

@@ -2,14 +2,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
-import { blobKey } from '../../connectors/blob/contract.ts';
-import type { BlobStore } from '../../connectors/blob/contract.ts';
-import { DiskBlobStore } from '../../connectors/blob/disk.ts';
-import type { OrgApplyResult } from '../../src/kernel/org/apply.ts';
-import { applyOrgFile, readReferencedFiles } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
-import type { StoreBackend, TestStore } from '../support/stores.ts';
+import { blobKey } from '../../../connectors/blob/contract.ts';
+import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import { DiskBlobStore } from '../../../connectors/blob/disk.ts';
+import type { OrgApplyResult } from '../../../src/kernel/org/apply.ts';
+import { applyOrgFile, readReferencedFiles } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
+import type { StoreBackend, TestStore } from '../../support/stores.ts';
 
 /** A store for the knowledge and skills sections: the database, a disk blob store and a folder for org files. */
 export interface ContextStore {

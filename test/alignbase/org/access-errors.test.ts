@@ -1,9 +1,9 @@
 import { after, before, describe } from 'node:test';
-import type { TestStore } from '../support/stores.ts';
-import { storeBackends } from '../support/stores.ts';
+import type { TestStore } from '../../support/stores.ts';
+import { storeBackends } from '../../support/stores.ts';
 import { BASE, prepare } from './access-support.ts';
-import type { RefusalCase } from './support.ts';
-import { itRefuses } from './support.ts';
+import type { RefusalCase } from '../../org/support.ts';
+import { itRefuses } from '../../org/support.ts';
 
 // BASE has 9 lines, so the first line appended is line 10.
 const RESOURCE = 'a resource: all_knowledge, all_skills, all_memories, all_artifacts, or knowledge:TITLE, skill:NAME, memory:NAME, artifact:NAME';

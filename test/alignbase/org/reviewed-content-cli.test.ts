@@ -4,9 +4,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { CliStore, Served } from '../cli/support.ts';
-import { cliStoreBackends, kgw, lines, serve } from '../cli/support.ts';
-import { connectClient } from '../support/gateway.ts';
+import type { CliStore, Served } from '../../cli/support.ts';
+import { cliStoreBackends, kgw, lines, serve } from '../../cli/support.ts';
+import { connectClient } from '../../support/gateway.ts';
 import { skillMd, writeTree } from './context-support.ts';
 
 /**

@@ -1,8 +1,8 @@
-import type { ContextType } from '../../src/alignbase/access/context-roles.ts';
-import { createContextResource } from '../../src/alignbase/access/resources.ts';
-import { applyOrgFile } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
+import type { ContextType } from '../../../src/alignbase/access/context-roles.ts';
+import { createContextResource } from '../../../src/alignbase/access/resources.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
 
 /** A tenant for the grants and routes sections: two agents, a person and a group. */
 export const BASE = `tenant: acme

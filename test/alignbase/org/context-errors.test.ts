@@ -4,15 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { applyOrgFile, ORG_FILE, readReferencedFiles } from '../../src/org-sections.ts';
-import { referencesOf } from '../../src/kernel/org/referenced-files.ts';
-import { cliTrail } from '../support/audit.ts';
-import { ACME_RELEASE_BOT_ORG } from '../support/fixtures.ts';
-import { storeBackends } from '../support/stores.ts';
+import { applyOrgFile, ORG_FILE, readReferencedFiles } from '../../../src/org-sections.ts';
+import { referencesOf } from '../../../src/kernel/org/referenced-files.ts';
+import { cliTrail } from '../../support/audit.ts';
+import { ACME_RELEASE_BOT_ORG } from '../../support/fixtures.ts';
+import { storeBackends } from '../../support/stores.ts';
 import type { ContextStore } from './context-support.ts';
 import { PNG, openContextStore, skillMd } from './context-support.ts';
-import type { RefusalCase } from './support.ts';
-import { itRefuses } from './support.ts';
+import type { RefusalCase } from '../../org/support.ts';
+import { itRefuses } from '../../org/support.ts';
 
 /** The org file's folder for every case: files and Skill folders, good and bad. */
 const FOLDER = mkdtempSync(path.join(os.tmpdir(), 'kgw-org-refs-'));

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
-import { storeBackends } from '../support/stores.ts';
-import { EmbeddingsServer } from '../support/embeddings-server.ts';
-import type { KbWire } from '../atmina/support.ts';
-import { KbSuite, backendLabel } from '../atmina/support.ts';
-import type { SearchEngine } from './engines.ts';
-import { searchEngines } from './engines.ts';
+import { rebuildProjection } from '../../../src/kernel/outbox/rebuild.ts';
+import { storeBackends } from '../../support/stores.ts';
+import { EmbeddingsServer } from '../../support/embeddings-server.ts';
+import type { KbWire } from '../support.ts';
+import { KbSuite, backendLabel } from '../support.ts';
+import type { SearchEngine } from '../../search/engines.ts';
+import { searchEngines } from '../../search/engines.ts';
 import type { SearchWire } from './wire.ts';
 import { paths, writeSecrets } from './wire.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { VersionSelector } from '../../src/alignbase/access/context-decisions.ts';
+import type { VersionSelector } from '../../../src/alignbase/access/context-decisions.ts';
 import {
   assignmentState,
   canCreate,
@@ -13,14 +13,14 @@ import {
   canWriteArtifact,
   canWriteMemory,
   capabilities,
-} from '../../src/alignbase/access/context-decisions.ts';
-import type { ContextRole, ReachingGrant } from '../../src/alignbase/access/context-roles.ts';
-import { CONTEXT_ROLES, combineGrants, highestRole } from '../../src/alignbase/access/context-roles.ts';
-import type { Scope } from '../../src/kernel/access/scopes.ts';
-import type { KbAccessInput } from '../../src/atmina/access/team-roles.ts';
-import { effectiveKbRole, kbAllows } from '../../src/atmina/access/team-roles.ts';
-import type { Tier, TieredNode, TierViewer } from '../../src/kernel/directory/tiers.ts';
-import { clears, countHidden, partitionByTier, TIERS, visibleAtTier } from '../../src/kernel/directory/tiers.ts';
+} from '../../../src/alignbase/access/context-decisions.ts';
+import type { ContextRole, ReachingGrant } from '../../../src/alignbase/access/context-roles.ts';
+import { CONTEXT_ROLES, combineGrants, highestRole } from '../../../src/alignbase/access/context-roles.ts';
+import type { Scope } from '../../../src/kernel/access/scopes.ts';
+import type { KbAccessInput } from '../../../src/atmina/access/team-roles.ts';
+import { effectiveKbRole, kbAllows } from '../../../src/atmina/access/team-roles.ts';
+import type { Tier, TieredNode, TierViewer } from '../../../src/kernel/directory/tiers.ts';
+import { clears, countHidden, partitionByTier, TIERS, visibleAtTier } from '../../../src/kernel/directory/tiers.ts';
 
 const READ = new Set<Scope>(['context.read']);
 const WRITE = new Set<Scope>(['context.read', 'context.write']);

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
-import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { applyOrgFile } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
-import { storeBackends } from '../support/stores.ts';
+import { effectiveContextRole } from '../../../src/alignbase/access/grants.ts';
+import { routedTo } from '../../../src/alignbase/access/routes.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
+import { storeBackends } from '../../support/stores.ts';
 import { BASE, prepare } from './access-support.ts';
-import { snapshot } from './support.ts';
+import { snapshot } from '../../org/support.ts';
 
 const ACCESS = `${BASE}grants:
   - { to: group:eng, on: all_knowledge, role: viewer }

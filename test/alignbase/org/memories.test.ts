@@ -5,23 +5,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { effectiveContextRole } from '../../src/alignbase/access/grants.ts';
-import { createContextResource } from '../../src/alignbase/access/resources.ts';
-import { routedTo } from '../../src/alignbase/access/routes.ts';
-import { saveVersion } from '../../src/alignbase/versions/versions.ts';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import { applyOrgFile, readReferencedFiles } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { openPostgres } from '../../src/store/postgres.ts';
-import { Agent } from '../support/harness.ts';
-import { cliTrail } from '../support/audit.ts';
-import { pick, records } from '../support/fixtures.ts';
-import { connectClient, issueToken, startGateway } from '../support/gateway.ts';
-import { storeBackends } from '../support/stores.ts';
+import { effectiveContextRole } from '../../../src/alignbase/access/grants.ts';
+import { createContextResource } from '../../../src/alignbase/access/resources.ts';
+import { routedTo } from '../../../src/alignbase/access/routes.ts';
+import { saveVersion } from '../../../src/alignbase/versions/versions.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import { applyOrgFile, readReferencedFiles } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { openPostgres } from '../../../src/store/postgres.ts';
+import { Agent } from '../../support/harness.ts';
+import { cliTrail } from '../../support/audit.ts';
+import { pick, records } from '../../support/fixtures.ts';
+import { connectClient, issueToken, startGateway } from '../../support/gateway.ts';
+import { storeBackends } from '../../support/stores.ts';
 import type { ContextStore, TenantScope } from './context-support.ts';
 import { applyIn, countVersions, idsOf, openContextStore, resourceNamed, resourcesNamed, sharedStore, writeTree } from './context-support.ts';
-import type { RefusalCase } from './support.ts';
-import { itRefuses, snapshot } from './support.ts';
+import type { RefusalCase } from '../../org/support.ts';
+import { itRefuses, snapshot } from '../../org/support.ts';
 
 /**
  * The org file's `memories` section (docs/org-file.md): Memories by name, content inline or

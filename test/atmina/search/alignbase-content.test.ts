@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
-import { drainedOutbox } from '../support/gateway.ts';
+import { drainedOutbox } from '../../support/gateway.ts';
 import { after, before, describe, it } from 'node:test';
-import type { SearchQuery } from '../../connectors/search/contract.ts';
-import { grantContextRole } from '../../src/alignbase/access/grants.ts';
-import { addRoute } from '../../src/alignbase/access/routes.ts';
-import { setContextResourceStatus } from '../../src/alignbase/access/resources.ts';
-import { rebuildProjection } from '../../src/kernel/outbox/rebuild.ts';
-import type { Agent } from '../support/harness.ts';
-import { OrgGateway, backendLabel } from '../support/harness.ts';
-import { assertAtminaError } from '../atmina/support.ts';
-import { storeBackends } from '../support/stores.ts';
-import type { StoreBackend } from '../support/stores.ts';
-import type { SearchEngine } from './engines.ts';
-import { searchEngines } from './engines.ts';
+import type { SearchQuery } from '../../../connectors/search/contract.ts';
+import { grantContextRole } from '../../../src/alignbase/access/grants.ts';
+import { addRoute } from '../../../src/alignbase/access/routes.ts';
+import { setContextResourceStatus } from '../../../src/alignbase/access/resources.ts';
+import { rebuildProjection } from '../../../src/kernel/outbox/rebuild.ts';
+import type { Agent } from '../../support/harness.ts';
+import { OrgGateway, backendLabel } from '../../support/harness.ts';
+import { assertAtminaError } from '../support.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { StoreBackend } from '../../support/stores.ts';
+import type { SearchEngine } from '../../search/engines.ts';
+import { searchEngines } from '../../search/engines.ts';
 
 /*
  * Atmina's `search` over Alignbase Knowledge, Memories and Artifacts, through the MCP SDK's
@@ -75,7 +75,7 @@ interface Answer {
 class SearchGateway extends OrgGateway {
   static async open(backend: StoreBackend, env: Record<string, string>): Promise<SearchGateway> {
     const { store, running } = await OrgGateway.launch(backend, [ORG, OTHER], env, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
-    return new SearchGateway(store, running, 'ab');
+    return new SearchGateway(store, running, 'ab', '/atmina/mcp');
   }
 
   /** Waits until the outbox worker has applied every row (a minute at most). */

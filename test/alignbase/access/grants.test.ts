@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { contextRoleTable, effectiveContextRole, grantContextRole, revokeContextGrant } from '../../src/alignbase/access/grants.ts';
-import type { Grantee } from '../../src/alignbase/access/grants.ts';
-import type { ContextRole, ContextType } from '../../src/alignbase/access/context-roles.ts';
-import { createContextResource, findContextResource, getContextResource, setContextResourceStatus } from '../../src/alignbase/access/resources.ts';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import type { TestStore } from '../support/stores.ts';
-import { storeBackends } from '../support/stores.ts';
+import { contextRoleTable, effectiveContextRole, grantContextRole, revokeContextGrant } from '../../../src/alignbase/access/grants.ts';
+import type { Grantee } from '../../../src/alignbase/access/grants.ts';
+import type { ContextRole, ContextType } from '../../../src/alignbase/access/context-roles.ts';
+import { createContextResource, findContextResource, getContextResource, setContextResourceStatus } from '../../../src/alignbase/access/resources.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import type { TestStore } from '../../support/stores.ts';
+import { storeBackends } from '../../support/stores.ts';
 import type { World } from './support.ts';
 import { buildWorld, id } from './support.ts';
 

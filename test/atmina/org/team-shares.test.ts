@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { kbRoleFor } from '../../src/atmina/access/team-shares.ts';
-import { isKgwError } from '../../src/kernel/errors.ts';
-import { applyOrgFile } from '../../src/org-sections.ts';
-import type { OrgChange } from '../../src/kernel/org/apply.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
-import type { TestStore } from '../support/stores.ts';
-import { storeBackends } from '../support/stores.ts';
-import type { RefusalCase } from './support.ts';
-import { itRefuses, snapshot } from './support.ts';
+import { kbRoleFor } from '../../../src/atmina/access/team-shares.ts';
+import { isKgwError } from '../../../src/kernel/errors.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
+import type { OrgChange } from '../../../src/kernel/org/apply.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
+import type { TestStore } from '../../support/stores.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { RefusalCase } from '../../org/support.ts';
+import { itRefuses, snapshot } from '../../org/support.ts';
 
 const PEOPLE = `tenant: acme
 name: Acme Inc.

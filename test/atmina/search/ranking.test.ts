@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { storeBackends } from '../support/stores.ts';
-import type { KbWire } from '../atmina/support.ts';
-import { KbSuite, assertAtminaError, backendLabel } from '../atmina/support.ts';
-import type { SearchEngine } from './engines.ts';
-import { searchEngines } from './engines.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { KbWire } from '../support.ts';
+import { KbSuite, assertAtminaError, backendLabel } from '../support.ts';
+import type { SearchEngine } from '../../search/engines.ts';
+import { searchEngines } from '../../search/engines.ts';
 import type { SearchWire } from './wire.ts';
 import { paths } from './wire.ts';
 

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ShareGrantee } from '../../src/atmina/access/team-shares.ts';
-import { kbRoleFor, revokeTeamShare, shareTeamKbs, teamKbAccess } from '../../src/atmina/access/team-shares.ts';
-import type { TeamRole } from '../../src/atmina/access/team-roles.ts';
-import { applyOrgFile } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
-import type { TestStore } from '../support/stores.ts';
-import { storeBackends } from '../support/stores.ts';
-import { id } from './support.ts';
+import type { ShareGrantee } from '../../../src/atmina/access/team-shares.ts';
+import { kbRoleFor, revokeTeamShare, shareTeamKbs, teamKbAccess } from '../../../src/atmina/access/team-shares.ts';
+import type { TeamRole } from '../../../src/atmina/access/team-roles.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
+import type { TestStore } from '../../support/stores.ts';
+import { storeBackends } from '../../support/stores.ts';
+import { id } from '../../alignbase/access/support.ts';
 
 /**
  * Two tenants with the same names, so that a leak across tenants would show. docs owns the

@@ -1,4 +1,4 @@
-import type { Agent } from '../atmina/support.ts';
+import type { Agent } from '../support.ts';
 
 /** A file result of Atmina's `search` as it arrives on the wire (the search suites read these fields). */
 export interface ResultWire {

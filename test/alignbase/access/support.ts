@@ -1,8 +1,8 @@
-import type { ContextType } from '../../src/alignbase/access/context-roles.ts';
-import { createContextResource } from '../../src/alignbase/access/resources.ts';
-import { applyOrgFile } from '../../src/org-sections.ts';
-import type { Db } from '../../src/store/db.ts';
-import { cliTrail } from '../support/audit.ts';
+import type { ContextType } from '../../../src/alignbase/access/context-roles.ts';
+import { createContextResource } from '../../../src/alignbase/access/resources.ts';
+import { applyOrgFile } from '../../../src/org-sections.ts';
+import type { Db } from '../../../src/store/db.ts';
+import { cliTrail } from '../../support/audit.ts';
 
 /** Two tenants with the same names in each, so that a leak across tenants would show. */
 export const orgFile = (slug: string): string => `tenant: ${slug}

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { analyzer } from '../../src/search-text/analyzer.ts';
-import type { ContextFile, ScoredPassage } from '../../src/atmina/context-package.ts';
-import { choosePassages, scorePassages } from '../../src/atmina/context-package.ts';
-import { PASSAGE_MIN_CHARS, charCount, splitPassages } from '../../src/atmina/context-passages.ts';
+import { analyzer } from '../../../src/search-text/analyzer.ts';
+import type { ContextFile, ScoredPassage } from '../../../src/atmina/context-package.ts';
+import { choosePassages, scorePassages } from '../../../src/atmina/context-package.ts';
+import { PASSAGE_MIN_CHARS, charCount, splitPassages } from '../../../src/atmina/context-passages.ts';
 
 /*
  * get_context's core without a gateway: how a text is cut into passages, how passages are

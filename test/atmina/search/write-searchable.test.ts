@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { storeBackends } from '../support/stores.ts';
-import type { KbWire } from '../atmina/support.ts';
-import { KbSuite, backendLabel } from '../atmina/support.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { KbWire } from '../support.ts';
+import { KbSuite, backendLabel } from '../support.ts';
 
 /*
  * A write is searchable without waiting for the outbox worker's poll: the gateway's worker

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { storeBackends } from '../support/stores.ts';
-import type { KbWire, ReadWire } from '../atmina/support.ts';
-import { KbSuite, assertAtminaError, backendLabel } from '../atmina/support.ts';
-import { CONTEXT_SCAN_BYTES } from '../../src/atmina/context-package.ts';
-import type { SearchEngine } from './engines.ts';
-import { searchEngines } from './engines.ts';
+import { storeBackends } from '../../support/stores.ts';
+import type { KbWire, ReadWire } from '../support.ts';
+import { KbSuite, assertAtminaError, backendLabel } from '../support.ts';
+import { CONTEXT_SCAN_BYTES } from '../../../src/atmina/context-package.ts';
+import type { SearchEngine } from '../../search/engines.ts';
+import { searchEngines } from '../../search/engines.ts';
 
 /*
  * Atmina's `get_context` through the MCP SDK's client on /atmina/mcp, the gateway's own outbox
