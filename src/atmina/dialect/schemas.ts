@@ -32,7 +32,7 @@ export const filePath = z
   .describe('The file path in the KB: relative, / between folders, e.g. "decisions/search.md"; case-sensitive, at most 1024 bytes.');
 export const fileId = z.string().describe('The file_id a list, read or write returned.');
 
-/** The reader's contribution note (core/kb/contributions.ts): first in a read's answer, ahead of the content. */
+/** The reader's contribution note (src/atmina/kb/contributions.ts): first in a read's answer, ahead of the content. */
 export const contributionNote = z
   .string()
   .optional()

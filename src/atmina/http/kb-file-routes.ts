@@ -17,7 +17,7 @@ function fail(reply: FastifyReply, status: number, code: string, message: string
 
 /**
  * GET /atmina/files/<link>: the original bytes of a Knowledge-Base Asset, for the principal a
- * read_file link was made for (core/kb/download-links.ts). The request carries that
+ * read_file link was made for (src/atmina/kb/download-links.ts). The request carries that
  * principal's bearer token, as an MCP call does (an OAuth token of any endpoint that serves
  * the Atmina tools), with context.read; access is checked again as read_file checks it. The
  * bytes are streamed as an attachment, never rendered in the gateway's origin.

@@ -52,7 +52,7 @@ const descriptionRule: ValueRule = {
   expected: `a description of at most ${KB_DESCRIPTION_MAX} characters`,
   valid: (value) => [...value].length <= KB_DESCRIPTION_MAX,
 };
-// The KB's own rules (core/kb/kbs.ts checkName): no control or bidirectional characters, trimmed.
+// The KB's own rules (src/atmina/kb/kbs.ts checkName): no control or bidirectional characters, trimmed.
 const kbNameRule: ValueRule = {
   expected: displayNameRule.expected,
   valid: (value) => displayNameRule.valid(value) && value === value.trim() && unsafeName(value) === undefined,
