@@ -13,75 +13,8 @@ export type ErrorCode =
 /** The projections whose backend can be down while the store answers. */
 export type OutageRole = 'search' | 'graph';
 
-/** The kinds of thing a refusal can be about. */
-export type Subject = 'knowledge' | 'skill' | 'memory' | 'artifact';
-/** The package rules a refused package or attachment list was checked against. */
-export type PackageKind = 'skill' | 'attachments' | 'artifact';
-
-/**
- * The reasons the kernel itself declares: versioned content, messages, activity and projections.
- * A product's own reasons join ReasonFacts below, from the product's side.
- */
+/** The reasons every product can meet, raised by the kernel itself: a projection that did not answer. */
 export interface KernelReasonFacts {
-  // Versioned content: ids, selectors, versions, access.
-  invalid_id: { type: Subject | 'draft' };
-  not_found: { type: Subject | 'draft' | 'attachment' };
-  no_published_version: { type: Subject };
-  version_not_found: { type: Subject };
-  version_conflict: { type: Subject; latestVersion: number };
-  /** The caller may see the resource but not do this; `type` when the refusal has its own words (writing Memory). */
-  forbidden: { type?: Subject };
-  /** A version selector that is none of what `accepts` lists. */
-  invalid_selector: { accepts: 'latest_published_exact' | 'latest_exact' | 'exact' };
-  invalid_date: { field: 'review_by' | 'expires_at' };
-  dates_out_of_order: Record<string, never>;
-  /** expected_version is not a whole number of 0 (when `create` is allowed) or more. */
-  invalid_expected_version: { create: boolean };
-  /** The id is needed (a write of an existing resource) or must be left out (a create). */
-  id_required: { type: Subject };
-  id_omitted: { type: Subject };
-  title_required: Record<string, never>;
-  title_too_long: { max: number };
-  name_required: Record<string, never>;
-  name_too_long: Record<string, never>;
-  content_required: { type: Subject };
-  content_too_large: { type: Subject; maxBytes: number };
-  invalid_package: { package: PackageKind; problem: string };
-  invalid_base_version: Record<string, never>;
-  text_too_long: { field: 'rationale' | 'note'; max: number };
-  invalid_context_type: Record<string, never>;
-  /** An attachment offset below 0, or past the attachment's `size`. */
-  invalid_offset: { size?: number | undefined };
-  context_too_large: { bytes: number; limit: number };
-  // Messages.
-  recipients_count: { max: number };
-  recipient_type: Record<string, never>;
-  invalid_recipient_id: Record<string, never>;
-  recipient_twice: Record<string, never>;
-  send_to_self: Record<string, never>;
-  empty_message: Record<string, never>;
-  message_too_long: { max: number };
-  artifacts_count: { max: number };
-  artifact_twice: Record<string, never>;
-  invalid_access: Record<string, never>;
-  invalid_idempotency_key: Record<string, never>;
-  idempotency_key_reused: Record<string, never>;
-  invalid_inbox_offset: Record<string, never>;
-  offset_without_include_read: Record<string, never>;
-  recipient_not_found: { recipientType: 'agent' | 'group'; id: string };
-  group_without_agents: { name: string };
-  // Activity.
-  installation_not_found: Record<string, never>;
-  activity_disabled: Record<string, never>;
-  /** `what` needs a capability the installation did not report: an event type or a hook. */
-  capability_not_reported: { what: { event: string } | { hook: string } | { hookEvent: string }; capability: string };
-  invalid_occurred_at: Record<string, never>;
-  subject_required: { eventType: string; subject: Subject };
-  subject_not_allowed: { eventType: string };
-  error_code_without_error: Record<string, never>;
-  tool_name_not_allowed: Record<string, never>;
-  installation_limit: { max: number };
-  // Projections.
   /** The search engine or the graph store a tool reads did not answer; `backend` names it (meilisearch, neo4j). */
   backend_unavailable: { role: OutageRole; backend: string };
 }
@@ -90,9 +23,10 @@ export interface KernelReasonFacts {
  * Why the gateway refused, by machine reason, with the facts each dialect needs to word it in its
  * own spec's language. The kernel's `message` is a plain English text for logs and for callers
  * without wording of their own (the CLI, the org file); a dialect words the reason instead.
- * The kernel names no product: a product with reasons of its own declares them beside its code
+ * The kernel names no product: a product declares its reasons beside the code that refuses so
  * and adds them here by module augmentation (`declare module '…/kernel/errors.ts'`, as
- * src/atmina/kb/refusals.ts and src/brain/refusals.ts do), so every reason stays one `Reason`.
+ * src/alignbase/versions/refusals.ts, src/atmina/kb/refusals.ts and src/brain/refusals.ts do),
+ * so every reason stays one `Reason`.
  */
 // An interface, not a type, so that products can merge their reasons into it.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type

@@ -20,7 +20,7 @@ export interface Services {
   readonly db: Db;
   /** File bytes: content-addressed, verified while written. */
   readonly blob: BlobStore;
-  /** Company Brain relations: the projection the 'graph' outbox rows feed. */
+  /** The graph store: the relations products project (between people and projects, between files), fed by the 'graph' outbox rows. */
   readonly graph: GraphStore;
   /** The search engine: the built-in one in the store, or Meilisearch; fed by the 'search' outbox rows. */
   readonly search: SearchBackend;

@@ -2,6 +2,27 @@ import type { ReasonFacts } from '../../kernel/errors.ts';
 import { refusal } from '../../kernel/errors.ts';
 import type { Capability, SubjectType } from './vocabulary.ts';
 import { MAX_INSTALLATIONS_PER_AGENT } from './vocabulary.ts';
+import type { Subject } from '../versions/refusals.ts';
+
+/** The reasons of Activity, merged into the kernel's ReasonFacts below. */
+export interface ActivityReasonFacts {
+  installation_not_found: Record<string, never>;
+  activity_disabled: Record<string, never>;
+  /** `what` needs a capability the installation did not report: an event type or a hook. */
+  capability_not_reported: { what: { event: string } | { hook: string } | { hookEvent: string }; capability: string };
+  invalid_occurred_at: Record<string, never>;
+  subject_required: { eventType: string; subject: Subject };
+  subject_not_allowed: { eventType: string };
+  error_code_without_error: Record<string, never>;
+  tool_name_not_allowed: Record<string, never>;
+  installation_limit: { max: number };
+}
+
+// The kernel's ReasonFacts gains these reasons, so a KgwError carries them as one `Reason`.
+declare module '../../kernel/errors.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ReasonFacts extends ActivityReasonFacts {}
+}
 
 /** The refusals of Activity, each with its machine reason; the messages are plain English. */
 export const refuse = {

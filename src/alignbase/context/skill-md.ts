@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { YAMLError } from 'yaml';
-import type { PackageKind } from '../../kernel/errors.ts';
+import type { PackageKind } from '../versions/refusals.ts';
 import { refuse } from '../versions/refusals.ts';
 import { findUnstorable } from '../../kernel/text.ts';
 

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import type { PackageKind } from '../../kernel/errors.ts';
+import type { PackageKind } from '../versions/refusals.ts';
 import { PACKAGE_PREFIX, refuse } from '../versions/refusals.ts';
 import { unsafeName } from '../../kernel/text.ts';
 import type { DigestEncoding } from './media-types.ts';

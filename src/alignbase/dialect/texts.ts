@@ -1,4 +1,7 @@
-import type { KernelReason, PackageKind, ReasonFacts, Subject } from '../../kernel/errors.ts';
+import type { ActivityReasonFacts } from '../activity/refusals.ts';
+import type { MessageReasonFacts } from '../messages/refusals.ts';
+import type { PackageKind, Subject, VersionReasonFacts } from '../versions/refusals.ts';
+import type { KernelReason, ReasonFacts } from '../../kernel/errors.ts';
 
 /**
  * Every refusal of the Alignbase dialect in its spec's words: the "Common Errors" table word for
@@ -49,10 +52,11 @@ const capabilityWhat = (what: ReasonFacts['capability_not_reported']['what']): s
   'event' in what ? `event type "${what.event}"` : 'hook' in what ? `the ${what.hook} hook` : `hook event "${what.hookEvent}"`;
 
 /**
- * The reasons Alignbase tools can meet: the kernel's own. Those another product adds (Atmina's
- * Knowledge Bases, Company Brain) have no Alignbase words: alignbaseText shows their message.
+ * The reasons Alignbase tools can meet: its own (versioned content, messages, Activity) and the
+ * kernel's. Those another product adds (Atmina's Knowledge Bases, Company Brain) have no
+ * Alignbase words: alignbaseText shows their message.
  */
-export type AlignbaseReason = KernelReason;
+export type AlignbaseReason = keyof VersionReasonFacts | keyof MessageReasonFacts | keyof ActivityReasonFacts | KernelReason;
 
 export const TEXTS: { readonly [R in AlignbaseReason]: (facts: ReasonFacts[R]) => string } = {
   invalid_id: ({ type }) => `invalid ${ID_FIELD[type]}`,

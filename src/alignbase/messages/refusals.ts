@@ -1,6 +1,32 @@
 import { refusal } from '../../kernel/errors.ts';
 import type { RecipientType } from './model.ts';
 
+/** The reasons of messages, merged into the kernel's ReasonFacts below. */
+export interface MessageReasonFacts {
+  recipients_count: { max: number };
+  recipient_type: Record<string, never>;
+  invalid_recipient_id: Record<string, never>;
+  recipient_twice: Record<string, never>;
+  send_to_self: Record<string, never>;
+  empty_message: Record<string, never>;
+  message_too_long: { max: number };
+  artifacts_count: { max: number };
+  artifact_twice: Record<string, never>;
+  invalid_access: Record<string, never>;
+  invalid_idempotency_key: Record<string, never>;
+  idempotency_key_reused: Record<string, never>;
+  invalid_inbox_offset: Record<string, never>;
+  offset_without_include_read: Record<string, never>;
+  recipient_not_found: { recipientType: 'agent' | 'group'; id: string };
+  group_without_agents: { name: string };
+}
+
+// The kernel's ReasonFacts gains these reasons, so a KgwError carries them as one `Reason`.
+declare module '../../kernel/errors.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ReasonFacts extends MessageReasonFacts {}
+}
+
 export const MAX_RECIPIENTS = 20;
 export const MAX_ARTIFACTS = 20;
 /** Unicode characters (code points), as PostgreSQL's char_length counts them. */

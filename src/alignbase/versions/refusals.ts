@@ -1,11 +1,55 @@
 import type { ContextType } from '../access/context-roles.ts';
-import type { KgwError, PackageKind, ReasonFacts } from '../../kernel/errors.ts';
+import type { KgwError, ReasonFacts } from '../../kernel/errors.ts';
 import { refusal } from '../../kernel/errors.ts';
 
 /**
  * The refusals of versioned content, each with its machine reason and facts; the messages are
  * plain English for logs, the CLI and the org file. Each dialect words the reasons itself.
  */
+
+/** The kinds of Alignbase content a refusal can be about. */
+export type Subject = 'knowledge' | 'skill' | 'memory' | 'artifact';
+/** The package rules a refused package or attachment list was checked against. */
+export type PackageKind = 'skill' | 'attachments' | 'artifact';
+
+/** The reasons of versioned content (ids, selectors, versions, access), merged into the kernel's ReasonFacts below. */
+export interface VersionReasonFacts {
+  invalid_id: { type: Subject | 'draft' };
+  not_found: { type: Subject | 'draft' | 'attachment' };
+  no_published_version: { type: Subject };
+  version_not_found: { type: Subject };
+  version_conflict: { type: Subject; latestVersion: number };
+  /** The caller may see the resource but not do this; `type` when the refusal has its own words (writing Memory). */
+  forbidden: { type?: Subject };
+  /** A version selector that is none of what `accepts` lists. */
+  invalid_selector: { accepts: 'latest_published_exact' | 'latest_exact' | 'exact' };
+  invalid_date: { field: 'review_by' | 'expires_at' };
+  dates_out_of_order: Record<string, never>;
+  /** expected_version is not a whole number of 0 (when `create` is allowed) or more. */
+  invalid_expected_version: { create: boolean };
+  /** The id is needed (a write of an existing resource) or must be left out (a create). */
+  id_required: { type: Subject };
+  id_omitted: { type: Subject };
+  title_required: Record<string, never>;
+  title_too_long: { max: number };
+  name_required: Record<string, never>;
+  name_too_long: Record<string, never>;
+  content_required: { type: Subject };
+  content_too_large: { type: Subject; maxBytes: number };
+  invalid_package: { package: PackageKind; problem: string };
+  invalid_base_version: Record<string, never>;
+  text_too_long: { field: 'rationale' | 'note'; max: number };
+  invalid_context_type: Record<string, never>;
+  /** An attachment offset below 0, or past the attachment's `size`. */
+  invalid_offset: { size?: number | undefined };
+  context_too_large: { bytes: number; limit: number };
+}
+
+// The kernel's ReasonFacts gains these reasons, so a KgwError carries them as one `Reason`.
+declare module '../../kernel/errors.ts' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface ReasonFacts extends VersionReasonFacts {}
+}
 
 /** How a resource is named inside a sentence. */
 const NAMED: Readonly<Record<ContextType, string>> = { knowledge: 'Knowledge', skill: 'skill', memory: 'Memory', artifact: 'Artifact' };

@@ -32,12 +32,11 @@ function heldRole(needed: ToolRole, standing: CallerStanding): string {
 }
 
 /**
- * The refusals waiting can resolve: a write that lost a race (a stale version or if_match, an
- * append or patch whose file kept changing under it) and an upload batch another call is
- * confirming.
+ * The refusals waiting can resolve: a write that lost a race (a stale if_match, an append or
+ * patch whose file kept changing under it) and an upload batch another call is confirming.
  */
 const RETRY: RetryReasons = {
-  lostRace: new Set(['version_conflict', 'stale_if_match', 'write_contended']),
+  lostRace: new Set(['stale_if_match', 'write_contended']),
   busy: new Set(['upload_batch_busy']),
 };
 

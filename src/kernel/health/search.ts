@@ -3,9 +3,10 @@ import type { Queryable } from '../../store/db.ts';
 import type { Readiness } from './readiness.ts';
 
 /**
- * Whether search is provisioned, for Atmina's `health`: which backend the configuration names
- * (the built-in engine, or Meilisearch), whether it answered its probe just now, whether this gateway feeds
- * it (the search projection runs here), and how far the projection is behind.
+ * Whether search is provisioned, for a product's health tool (Atmina's `health`): which backend
+ * the configuration names (the built-in engine, or Meilisearch), whether it answered its probe
+ * just now, whether this gateway feeds it (the search projection runs here), and how far the
+ * projection is behind.
  */
 export interface SearchProvisioning {
   /** `builtin` or `meilisearch` (`none` only where a caller runs without search). */
