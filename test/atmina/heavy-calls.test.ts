@@ -129,7 +129,11 @@ for (const backend of storeBackends()) {
           message: 'rate_limited: too many searches of this token at once; retry in 30 s',
           data: { reason: 'rate_limited', retryAfterSeconds: 30 },
         });
-      assert.ok(answers.length - limited.length >= 100, 'the rest is answered');
+      // The calls admitted while the token's slots were free (2 running, 8 waiting) are answered.
+      // How many more are depends on how fast a search runs against how fast a refused call
+      // frees its place in the batch: on a busy machine as few as a few dozen, so that is not pinned.
+      const slots = HEAVY_CALL_LIMITS.running + HEAVY_CALL_LIMITS.waiting;
+      assert.ok(answers.length - limited.length >= slots, `at least ${slots} of the flood are answered`);
     });
   });
 }
