@@ -318,7 +318,7 @@ export type CallOutcome =
   | { readonly kind: 'timeout'; readonly ms: number; readonly exchange: Exchange | undefined }
   | { readonly kind: 'client-error'; readonly message: string; readonly ms: number; readonly exchange: Exchange | undefined };
 
-/** The texts the dialects answer an unexpected failure with (src/dialects/<dialect>/errors.ts). */
+/** The texts the dialects answer an unexpected failure with (src/<product>/dialect/errors.ts). */
 export const INTERNAL_TEXT = /internal error/i;
 export const JSONRPC_INTERNAL_ERROR = -32603;
 

@@ -225,7 +225,7 @@ describe('paths', () => {
   });
 });
 
-describe('paths: link targets follow the file-path rules (core/kb/paths.ts)', () => {
+describe('paths: link targets follow the file-path rules (src/atmina/kb/paths.ts)', () => {
   const reason = (destination: string) => {
     const target = resolveMarkdownTarget(destination, 'index.md');
     return target?.kind === 'unresolved' ? target.reason : target?.kind;
