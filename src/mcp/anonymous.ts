@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { RateLimiter } from '../auth/rate-limit.ts';
@@ -10,7 +10,7 @@ import { AuditTrail } from '../kernel/audit/trail.ts';
 import { KgwError } from '../kernel/errors.ts';
 import type { Services } from '../kernel/services.ts';
 import { RateLimitedCall, retryAfterOf } from './errors.ts';
-import { parseArgs, runCall, toolWords } from './pipeline.ts';
+import { parseArgs, runCall, toolWords, unknownTool } from './pipeline.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { MCP_LIMITS, answerPost, toResult } from './server.ts';
 import type { ToolDef, ToolReply } from './tool.ts';
@@ -106,7 +106,7 @@ export class AnonymousMcp {
   async #call(request: AnonymousRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const { endpoint, caller, requestId, log } = request;
     const tool = this.#registry.find(endpoint, name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
+    if (!tool) throw unknownTool(name);
     const errors = this.#registry.errors[tool.dialect];
     const sent = args ?? {};
     const { out, ok } = await runCall<Record<string, unknown>, ToolReply>({

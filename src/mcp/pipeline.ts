@@ -1,3 +1,4 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
 import { KgwError, isKgwError } from '../kernel/errors.ts';
@@ -118,6 +119,11 @@ export async function runCall<Args, Out>(steps: CallSteps<Args, Out>): Promise<C
     return { out: words.auditFailed(), ok: false };
   }
   return retryAfter === undefined ? { out, ok: outcome.ok } : { out, ok: outcome.ok, retryAfter };
+}
+
+/** A tools/call naming no tool of the endpoint: a JSON-RPC error that echoes the name, a huge one cut. */
+export function unknownTool(name: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
 }
 
 /** A tool's arguments as its input schema reads them, or the schema's problems, one line each. */

@@ -7,7 +7,6 @@ import {
   ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   PingRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -27,7 +26,7 @@ import type { RateLimiterDef } from './rates.ts';
 import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { RateLimitedCall } from './errors.ts';
-import { parseArgs, runCall, toolWords } from './pipeline.ts';
+import { parseArgs, runCall, toolWords, unknownTool } from './pipeline.ts';
 import type { Dialect, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
@@ -285,8 +284,7 @@ export class McpService {
   async #call(request: McpRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const { endpoint, caller, requestId, log } = request;
     const tool = this.#registry.find(endpoint, name);
-    // A name is echoed back, so a huge one is cut.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
+    if (!tool) throw unknownTool(name);
     const errors = this.#registry.errors[tool.dialect];
     const sent = args ?? {};
     const { out, ok, retryAfter } = await runCall<Record<string, unknown>, ToolReply>({
