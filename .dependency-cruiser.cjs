@@ -51,6 +51,13 @@ module.exports = {
       from: { path: PRODUCTS },
       to: { path: COMPOSITION },
     },
+    {
+      name: 'composition-imports-product-internals',
+      comment: "The composition root takes a product's parts from its index.ts, the product's one public surface, never from the files behind it.",
+      severity: 'error',
+      from: { path: COMPOSITION },
+      to: { path: PRODUCTS, pathNot: '^src/(alignbase|atmina|brain)/index[.]ts$' },
+    },
     onlyImports(
       'kernel-imports-only-kernel',
       'The kernel names no product and no layer above it: errors, text, the caller, the directory, audit, outbox, tokens, mail, health, the org file reader and the store.',

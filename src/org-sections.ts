@@ -1,7 +1,6 @@
-import { ALIGNBASE_ORG_SECTIONS } from './alignbase/org/index.ts';
-import { ATMINA_ORG_SECTIONS } from './atmina/org/index.ts';
-import { orgGraphApplyHook } from './brain/org-graph.ts';
-import { brainSection } from './brain/org-section.ts';
+import { ALIGNBASE_ORG_SECTIONS } from './alignbase/index.ts';
+import { ATMINA_ORG_SECTIONS } from './atmina/index.ts';
+import { brainSection, orgGraphApplyHook } from './brain/index.ts';
 import type { OrgFileApplier } from './kernel/org/apply.ts';
 import { applyOrgFileWith } from './kernel/org/apply.ts';
 import type { ReferencedFiles } from './kernel/org/referenced-files.ts';

@@ -1,5 +1,5 @@
-import { hitResource, readableContextScopes } from './alignbase/search-source.ts';
-import type { SearchedContent } from './atmina/searched-content.ts';
+import { hitResource, readableContextScopes } from './alignbase/index.ts';
+import type { SearchedContent } from './atmina/index.ts';
 
 /*
  * What crosses products in search, wired here: Atmina's `search` finds, beside KB files, the

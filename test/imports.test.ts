@@ -50,12 +50,14 @@ const EXPORT = 'export const x = 1;\n';
 const importing = (spec: string): string => `import { x } from '${spec}';\nexport const y = x;\n`;
 
 describe('import rules', () => {
-  it('let a product import the kernel, the transport and its own files', async () => {
+  it('let a product import the kernel, the transport and its own files, and the composition root its index.ts', async () => {
     const outcome = await cruise({
       'src/kernel/errors.ts': EXPORT,
       'src/mcp/tool.ts': importing('../kernel/errors.ts'),
       'src/atmina/kb/files.ts': importing('../../mcp/tool.ts'),
       'src/atmina/dialect/files.ts': importing('../kb/files.ts'),
+      'src/atmina/index.ts': importing('./dialect/files.ts'),
+      'src/products.ts': importing('./atmina/index.ts'),
     });
     assert.equal(outcome.code, 0, outcome.output);
   });
@@ -63,6 +65,8 @@ describe('import rules', () => {
   const breaches: readonly (readonly [string, Readonly<Record<string, string>>])[] = [
     ['product-imports-another-product', { 'src/atmina/b.ts': EXPORT, 'src/alignbase/a.ts': importing('../atmina/b.ts') }],
     ['product-imports-composition', { 'src/products.ts': EXPORT, 'src/brain/a.ts': importing('../products.ts') }],
+    ['composition-imports-product-internals', { 'src/atmina/kb/kbs.ts': EXPORT, 'src/admin/ops.ts': importing('../atmina/kb/kbs.ts') }],
+    ['composition-imports-product-internals', { 'src/brain/review.ts': EXPORT, 'src/open-services.ts': importing('./brain/review.ts') }],
     ['kernel-imports-only-kernel', { 'src/brain/b.ts': EXPORT, 'src/kernel/errors.ts': importing('../brain/b.ts') }],
     ['kernel-imports-only-kernel', { 'src/mcp/tool.ts': EXPORT, 'src/store/db.ts': importing('../mcp/tool.ts') }],
     [

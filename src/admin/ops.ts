@@ -1,20 +1,38 @@
 import { z } from 'zod';
 import { createLoginLink } from '../auth/login-links.ts';
-import { listActivity, setActivityEnabled } from '../alignbase/activity/activity.ts';
+import {
+  acceptResultJson,
+  acceptReview,
+  adminInbox,
+  inboxListing,
+  listActivity,
+  listReviews,
+  rejectResultJson,
+  rejectReview,
+  reviewDetailJson,
+  reviewItemJson,
+  setActivityEnabled,
+  showReview,
+} from '../alignbase/index.ts';
+import type { Kb, OperatorKbListing } from '../atmina/index.ts';
+import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb, publicKbs } from '../atmina/index.ts';
+import {
+  acceptBrainReview,
+  approverPasswordEnv,
+  brainDecisionJson,
+  brainDetailJson,
+  brainItemJson,
+  importBrain,
+  isBrainReview,
+  listBrainReviews,
+  rejectBrainReview,
+  showBrainReview,
+} from '../brain/index.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
-import { adminInbox } from '../alignbase/messages/admin.ts';
-import { acceptReview, listReviews, rejectReview, showReview } from '../alignbase/context/review.ts';
-import { acceptResultJson, brainDecisionJson, brainDetailJson, brainItemJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './review-json.ts';
-import { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from '../brain/review.ts';
 import { checkReadiness } from '../kernel/health/readiness.ts';
 import { applyOrgFile } from '../org-sections.ts';
-import { importBrain } from '../brain/import.ts';
 import { projectionStatus } from '../kernel/outbox/outbox.ts';
 import { findTenant } from '../kernel/directory/directory.ts';
-import { publicKbs } from '../atmina/kb/public-kbs.ts';
-import type { OperatorKbListing } from '../atmina/kb/operator.ts';
-import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from '../atmina/kb/operator.ts';
-import type { Kb } from '../atmina/kb/queries.ts';
 import { iso, isoOrNull } from '../kernel/instants.ts';
 import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
 import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
@@ -23,7 +41,6 @@ import { parseDuration } from '../kernel/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../kernel/tokens/tokens.ts';
 import { validation } from '../kernel/errors.ts';
 import { issuesText } from '../kernel/zod-issues.ts';
-import { inboxListing } from '../alignbase/dialect/messages.ts';
 import { migrate } from '../store/migrate.ts';
 
 /** The shape of ReferencedFiles (src/kernel/org/referenced-files.ts). */
@@ -41,7 +58,7 @@ const referencedFiles = z.record(
  * the same type. Through a gateway (/admin/rpc) a result reaches the CLI as JSON, where a Date
  * would arrive as a string and a Map as {}, while run on the store directly it stays what `run`
  * returned. Rather than type the two paths apart, every result is required to be JSON (an
- * operation writes a core's Dates as ISO strings, as review-json.ts does): then `run`'s return type is honest for both.
+ * operation writes a core's Dates as ISO strings, as each product's review-json.ts does): then `run`'s return type is honest for both.
  * Anything with methods (a Date, a Map, a Buffer) fails here, as do bigint, symbol and functions;
  * what no type shows (NaN, Infinity, which JSON makes null) is not caught.
  */

@@ -82,3 +82,16 @@ export const alignbase: Product = {
 
 /** Whether the caller may read some Knowledge, Memory or Artifact that search shows: an SQL condition on $1 tenant and $2 principal. */
 export { READABLE_CONTEXT_EXISTS } from './search-source.ts';
+
+// What the composition root wires beside the tools: the org file's sections, search, the one
+// review inbox of `kgw review` and the admin operations of `kgw activity` and `kgw inbox`.
+export { ALIGNBASE_ORG_SECTIONS } from './org/index.ts';
+export { CONTEXT_KEY_PREFIXES, contextSearchRebuilder, contextSearchSource, hitResource, readableContextScopes } from './search-source.ts';
+export { acceptReview, listReviews, rejectReview, showReview } from './context/review.ts';
+export type { AcceptResultJson, RejectResultJson, ReviewDetailJson, ReviewItemJson } from './context/review-json.ts';
+export { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './context/review-json.ts';
+export type { ActivityListing, EventListing } from './activity/activity.ts';
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, listActivity, setActivityEnabled } from './activity/activity.ts';
+export { adminInbox } from './messages/admin.ts';
+export type { InboxListing, InboxMessageWire } from './dialect/messages.ts';
+export { inboxListing } from './dialect/messages.ts';

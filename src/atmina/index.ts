@@ -104,3 +104,17 @@ export function atmina(wiring: AtminaWiring): Product {
     anonymous: { tool: anonymousSearchTool(search), path: '/atmina/public/:tenant/mcp', instructions: ANONYMOUS_INSTRUCTIONS },
   };
 }
+
+// What the composition root wires beside the tools: the org file's `teams` and `kbs`, search and
+// the graph of KB files, the HTTP routes of file bytes and uploads, and the operator's KB commands.
+export type { SearchedContent } from './searched-content.ts';
+export { ATMINA_ORG_SECTIONS } from './org/index.ts';
+export { KB_FILE_KEY_PREFIX, kbFileRebuilders } from './kb/projection.ts';
+export { kbFileSearchSource } from './search-source.ts';
+export { kbFileGraphSource } from './kb/link-source.ts';
+export { registerKbFileRoutes } from './http/kb-file-routes.ts';
+export { registerUploadRoutes } from './http/upload-routes.ts';
+export { publicKbs } from './kb/public-kbs.ts';
+export type { OperatorKbListing } from './kb/operator.ts';
+export { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from './kb/operator.ts';
+export type { Kb } from './kb/queries.ts';

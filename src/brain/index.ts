@@ -27,3 +27,14 @@ export const brain: Product = {
   errors: brainErrors,
   scopes: { used: ['brain:read', 'brain:propose', 'outreach:propose'], defaults: ['brain:read'] },
 };
+
+// What the composition root wires beside the tools: the org file's `brain` section and the graph
+// of the directory after every apply, search, the inbox in `kgw review` and `kgw brain import`.
+export { brainSection } from './org-section.ts';
+export { orgGraphApplyHook, orgGraphRebuilder } from './org-graph.ts';
+export { BRAIN_NODE_KEY_PREFIX } from './search-changes.ts';
+export { brainSearchRebuilder, brainSearchSource } from './search-source.ts';
+export { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews, rejectBrainReview, showBrainReview } from './review.ts';
+export type { BrainDecisionJson, BrainDetailJson, BrainItemJson, NodeTierJson } from './review-json.ts';
+export { brainDecisionJson, brainDetailJson, brainItemJson } from './review-json.ts';
+export { importBrain } from './import.ts';

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
-import type { ActivityListing, EventListing } from '../alignbase/activity/activity.ts';
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../alignbase/activity/activity.ts';
+import type { ActivityListing, EventListing } from '../alignbase/index.ts';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../alignbase/index.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';

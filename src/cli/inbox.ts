@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import type { InboxListing, InboxMessageWire } from '../alignbase/dialect/messages.ts';
+import type { InboxListing, InboxMessageWire } from '../alignbase/index.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { parseCommand, requireOptions, table, when } from './usage.ts';

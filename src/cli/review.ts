@@ -1,15 +1,12 @@
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
+import type { BrainDecisionJson as BrainDecision, BrainDetailJson as BrainDetail, BrainItemJson as BrainItem, NodeTierJson } from '../brain/index.ts';
 import type {
-  BrainDecisionJson as BrainDecision,
-  BrainDetailJson as BrainDetail,
-  BrainItemJson as BrainItem,
-  NodeTierJson,
   AcceptResultJson as AcceptResult,
   RejectResultJson as RejectResult,
   ReviewDetailJson as ReviewDetail,
   ReviewItemJson as ReviewItem,
-} from '../admin/review-json.ts';
+} from '../alignbase/index.ts';
 import { readSource } from './apply.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, visible } from './terminal.ts';

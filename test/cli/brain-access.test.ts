@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BrainDecisionJson, BrainDetailJson, BrainItemJson } from '../../src/admin/review-json.ts';
+import type { BrainDecisionJson, BrainDetailJson, BrainItemJson } from '../../src/brain/index.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult } from './support.ts';
 import { cliStoreBackends, kgw, serve, writeIn } from './support.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { BrainDecisionJson, BrainDetailJson, BrainItemJson } from '../../src/admin/review-json.ts';
+import type { BrainDecisionJson, BrainDetailJson, BrainItemJson } from '../../src/brain/index.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';

@@ -10,7 +10,7 @@ import type {
   RejectResultJson as RejectResult,
   ReviewDetailJson as ReviewDetail,
   ReviewItemJson as ReviewItem,
-} from '../../src/admin/review-json.ts';
+} from '../../src/alignbase/index.ts';
 import type { Db } from '../../src/store/db.ts';
 import { tryLockFolder } from '../../src/store/folder-lock.ts';
 import { GLOBEX_KNOWLEDGE_OWNER_ORG, REVIEW_AGENTS, SKILL_MD, b64, pick, records } from '../support/fixtures.ts';

@@ -31,7 +31,7 @@ const LABEL: Record<VersionedType, string> = { knowledge: 'Knowledge', skill: 'S
 
 /**
  * The results are domain values (camelCase, instants as Dates, null for what is absent); the
- * admin operations write them as the JSON `kgw review --json` prints (src/admin/review-json.ts).
+ * admin operations write them as the JSON `kgw review --json` prints (review-json.ts).
  */
 
 /** One open draft or proposal, as `kgw review list` shows it. */
