@@ -13,7 +13,7 @@ import { ORG_YAML, field, toolCall } from './scenarios.ts';
 export const FILE_BYTES = 1024;
 export const FILES_KB = 'bench';
 /** release-bot is an Editor of the docs team in the example org file; writing needs context.write. */
-export const FILES_CALLER = { tenant: 'acme', principal: 'release-bot', scopes: 'context.read context.write' } as const;
+export const FILES_CALLER = { tenant: 'acme', principal: 'release-bot', scopes: ['context.read', 'context.write'] } as const;
 export const SEED_PATH = 'seed.md';
 /** Where the writes go: `writes/<n>.md`, a new n for every request of the suite. */
 const WRITES_PREFIX = 'writes/';

@@ -58,7 +58,7 @@ export function usageNow(): Usage {
 
 /** The seeded organisation: the tenant the test suites start from; the bench calls whoami as alice. */
 export const ORG_YAML = readFileSync(new URL('../test/fixtures/acme.yaml', import.meta.url), 'utf8');
-export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: 'context.read' } as const;
+export const CALLER = { tenant: 'acme', principal: 'alice@acme.test', scopes: ['context.read'] } as const;
 
 export const PATHS: Readonly<Record<Scenario, string>> = {
   mcp: '/atmina/mcp',

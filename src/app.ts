@@ -10,7 +10,7 @@ import type { WorkerOptions } from './kernel/outbox/worker.ts';
 import type { Services } from './kernel/services.ts';
 import { openServices } from './open-services.ts';
 import type { OpenedServices } from './open-services.ts';
-import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, signInHooks } from './products.ts';
+import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, scopeCatalogue, signInHooks } from './products.ts';
 import { isOpName, runOp } from './admin/ops.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
@@ -147,7 +147,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           };
     const inflight = new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS);
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, rateLimiters, options.mcpLimits), anonymous, inflight);
-    registerOAuthRoutes(app, services, endpoints, signInHooks);
+    registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks);
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);

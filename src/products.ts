@@ -3,8 +3,8 @@ import { atmina } from './atmina/index.ts';
 import { brain } from './brain/index.ts';
 import { alignbaseContent } from './search-sources.ts';
 import type { SignInHook } from './auth/sessions.ts';
-import { SCOPES } from './kernel/access/scopes.ts';
-import type { Scope } from './kernel/access/scopes.ts';
+import { ScopeCatalogue } from './kernel/access/scopes.ts';
+import type { Scope, ScopeDef } from './kernel/access/scopes.ts';
 import type { AccessGate } from './mcp/access-gate.ts';
 import type { DialectErrors } from './mcp/errors.ts';
 import type { AnonymousOffer, Product } from './mcp/product.ts';
@@ -50,8 +50,19 @@ export const rateLimiters: readonly RateLimiterDef[] = products.flatMap((product
 /** What the products do when a person signs in. */
 export const signInHooks: readonly SignInHook[] = products.flatMap((product) => product.onSignIn ?? []);
 
-/** The products' scopes in the order of SCOPES, each once. */
-const scopesOf = (lists: readonly (readonly Scope[])[]): Scope[] => SCOPES.filter((scope) => lists.some((list) => list.includes(scope)));
+/**
+ * Every scope the products declare: what tokens, OAuth clients and grants may hold. A client
+ * that registers without naming scopes gets Alignbase's defaults, as it always has.
+ */
+export const scopeCatalogue = new ScopeCatalogue(
+  products.flatMap((product) => product.scopes.declared),
+  alignbase.scopes.defaults,
+);
+
+const names = (defs: readonly ScopeDef[]): Scope[] => defs.map((def) => def.name);
+
+/** The scopes of the given lists in the catalogue's order, each once. */
+const scopesOf = (lists: readonly (readonly Scope[])[]): Scope[] => scopeCatalogue.all.filter((scope) => lists.some((list) => list.includes(scope)));
 
 /** /mcp: every product's guidance, each under the name its tools go by there. */
 const COMBINED_GUIDANCE = [
@@ -71,7 +82,7 @@ export function mcpEndpoints(version: string): Endpoint[] {
       dialects: products.map((product) => product.dialect),
       serverInfo: { name: 'knowledge-gateway', title: 'Knowledge Gateway', version },
       instructions: COMBINED_GUIDANCE,
-      scopes: scopesOf(products.map((product) => product.scopes.used)),
+      scopes: scopesOf(products.map((product) => names(product.scopes.declared))),
       defaultScopes: scopesOf(products.map((product) => product.scopes.defaults)),
       unauthorizedText: 'Unauthorized: the request is missing a valid Knowledge Gateway token.',
     },
@@ -82,7 +93,7 @@ export function mcpEndpoints(version: string): Endpoint[] {
         dialects: [dialect],
         serverInfo: { name, title, version: endpoint.version ?? version },
         instructions: guidance,
-        scopes: scopesOf([scopes.used]),
+        scopes: scopesOf([names(scopes.declared)]),
         defaultScopes: scopesOf([scopes.defaults]),
         ...(unauthorizedText === undefined ? {} : { unauthorizedText }),
       };

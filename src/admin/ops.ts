@@ -42,6 +42,7 @@ import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../k
 import { validation } from '../kernel/errors.ts';
 import { issuesText } from '../kernel/zod-issues.ts';
 import { migrate } from '../store/migrate.ts';
+import { scopeCatalogue } from '../products.ts';
 
 /** The shape of ReferencedFiles (src/kernel/org/referenced-files.ts). */
 const referencedFiles = z.record(
@@ -154,7 +155,7 @@ const definitions = {
         {
           tenant: args.tenant,
           principal: args.principal,
-          scopes: args.scopes,
+          scopes: scopeCatalogue.normalize(args.scopes),
           ttlMs: args.ttl === undefined ? DEFAULT_TOKEN_TTL_MS : parseDuration(args.ttl),
           label: args.label,
         },

@@ -33,6 +33,14 @@ declare module '../mcp/tool.ts' {
   }
 }
 
+declare module '../kernel/access/scopes.ts' {
+  interface ScopeNames {
+    'context.read': true;
+    'context.write': true;
+    'activity.write': true;
+  }
+}
+
 /**
  * What Alignbase offers the gateway (src/mcp/product.ts): its endpoint, named as the original
  * service names itself, its tools in the order tools/list has always given them, and its wording.
@@ -77,7 +85,20 @@ export const alignbase: Product = {
     recordHookActivityEventTool,
   ],
   errors: alignbaseErrors,
-  scopes: { used: ['context.read', 'context.write', 'activity.write'], defaults: ['context.read', 'context.write'] },
+  scopes: {
+    declared: [
+      // documents.*: the names Alignbase's clients used before context.*, still accepted.
+      { name: 'context.read', description: 'read the knowledge, skills and memories the agent may read', aliases: ['documents.read'] },
+      {
+        name: 'context.write',
+        description: 'write knowledge, skills and memories where the agent may write',
+        aliases: ['documents.write'],
+        implies: ['context.read'],
+      },
+      { name: 'activity.write', description: 'report installations and activity events' },
+    ],
+    defaults: ['context.read', 'context.write'],
+  },
 };
 
 /** Whether the caller may read some Knowledge, Memory or Artifact that search shows: an SQL condition on $1 tenant and $2 principal. */

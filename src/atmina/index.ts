@@ -35,6 +35,14 @@ declare module '../mcp/tool.ts' {
   }
 }
 
+// The scopes Alignbase reads and writes with too: one scope each, whichever product is served.
+declare module '../kernel/access/scopes.ts' {
+  interface ScopeNames {
+    'context.read': true;
+    'context.write': true;
+  }
+}
+
 /** What the composition root hands Atmina from other products. */
 export interface AtminaWiring {
   /**
@@ -95,7 +103,13 @@ export function atmina(wiring: AtminaWiring): Product {
     errors: atminaErrors,
     gate: atminaGate(wiring.readableContext),
     limiters: [kbWritesLimiter],
-    scopes: { used: ['context.read', 'context.write'], defaults: ['context.read', 'context.write'] },
+    scopes: {
+      declared: [
+        { name: 'context.read', description: 'read the Knowledge Bases and files the agent may read' },
+        { name: 'context.write', description: 'write files in the Knowledge Bases where the agent may write', implies: ['context.read'] },
+      ],
+      defaults: ['context.read', 'context.write'],
+    },
     onSignIn: [
       async (tx, tenantId, personId, audit) => {
         await acceptKbInvitations(tx, tenantId, personId, audit);

@@ -1,6 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Scope } from '../kernel/access/scopes.ts';
-import { normalizeScopes } from '../kernel/access/scopes.ts';
+import type { Scope, ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { Queryable } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
 import { findClient } from './clients.ts';
@@ -62,9 +61,15 @@ export function readAuthorizeParams(input: URLSearchParams): { params: Authorize
 /**
  * Checks an authorization request (OAuth 2.1 §4.1.1 with PKCE and RFC 8707 resource). Until the
  * client and its exact redirect URI are known, errors are shown as a page; after, they go back
- * to the client.
+ * to the client. `resources` are the MCP endpoints' URLs a token may be for; `scopes`, what a
+ * client may ask for.
  */
-export async function checkAuthorizeRequest(q: Queryable, config: Config, resources: readonly string[], input: URLSearchParams): Promise<AuthorizeCheck> {
+export async function checkAuthorizeRequest(
+  q: Queryable,
+  config: Config,
+  { resources, scopes: catalogue }: { readonly resources: readonly string[]; readonly scopes: ScopeCatalogue },
+  input: URLSearchParams,
+): Promise<AuthorizeCheck> {
   const { params, repeated } = readAuthorizeParams(input);
   const page = (message: string): AuthorizeCheck => ({ page: { title: 'This connection request cannot be used', message } });
   if (repeated === 'client_id' || repeated === 'redirect_uri') return page(`The request repeats ${repeated}.`);
@@ -84,7 +89,7 @@ export async function checkAuthorizeRequest(q: Queryable, config: Config, resour
   if (!isPkceValue(params.code_challenge)) return fail('invalid_request', 'code_challenge must be 43 to 128 unreserved characters');
   let scopes: Scope[];
   try {
-    scopes = params.scope === undefined || params.scope.trim() === '' ? [...client.scopes] : normalizeScopes(params.scope);
+    scopes = params.scope === undefined || params.scope.trim() === '' ? [...client.scopes] : catalogue.normalize(params.scope);
   } catch (error) {
     return fail('invalid_scope', (error as Error).message);
   }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Scope } from '../kernel/access/scopes.ts';
-import { normalizeScopes } from '../kernel/access/scopes.ts';
+import type { Scope, ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { oauthError } from './oauth-error.ts';
 
@@ -15,8 +14,6 @@ export interface OAuthClient {
   readonly createdAt: Date;
 }
 
-export const DEFAULT_CLIENT_SCOPE = 'context.read context.write';
-// The bounds of a registration, listed in docs/oauth.md; the 16 KiB body limit bounds the whole.
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
@@ -91,8 +88,11 @@ function stringList(body: Record<string, unknown>, key: string): string[] | unde
   return value;
 }
 
-/** Checks a registration request; refusals follow RFC 7591 §3.2.2. */
-export function parseRegistration(body: unknown): ClientRegistration {
+/**
+ * Checks a registration request against the scopes the gateway declares; refusals follow RFC
+ * 7591 §3.2.2. A client naming no scope gets the catalogue's registration defaults.
+ */
+export function parseRegistration(body: unknown, catalogue: ScopeCatalogue): ClientRegistration {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw metadataError('the request body must be a JSON object');
   const fields = body as Record<string, unknown>;
   const uris = fields.redirect_uris;
@@ -110,11 +110,11 @@ export function parseRegistration(body: unknown): ClientRegistration {
   const unsupported = grantTypes.find((grant) => grant !== 'authorization_code' && grant !== 'refresh_token');
   if (unsupported !== undefined) throw metadataError(`grant type "${unsupported}" is not supported; use authorization_code and refresh_token`);
 
-  const scope = fields.scope ?? DEFAULT_CLIENT_SCOPE;
+  const scope = fields.scope ?? '';
   if (!isText(scope, MAX_SCOPE_LENGTH)) throw metadataError(`scope must be a space-separated string of at most ${MAX_SCOPE_LENGTH} characters`);
   let scopes: Scope[];
   try {
-    scopes = normalizeScopes(scope.trim() === '' ? DEFAULT_CLIENT_SCOPE : scope);
+    scopes = scope.trim() === '' ? [...catalogue.registrationDefaults] : catalogue.normalize(scope);
   } catch (error) {
     throw metadataError((error as Error).message);
   }

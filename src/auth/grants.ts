@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Scope } from '../kernel/access/scopes.ts';
-import { normalizeScopes } from '../kernel/access/scopes.ts';
+import type { Scope, ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
 import { insertToken } from '../kernel/tokens/tokens.ts';
 import type { Db, Transaction } from '../store/db.ts';
@@ -149,7 +148,7 @@ export async function exchangeCode(
 /** The refresh_token grant: rotates the refresh token; may narrow the scopes, never widen them. */
 export async function refresh(
   db: Db,
-  input: { client: OAuthClient; refreshToken: string; scope: string | undefined; resource: string | undefined },
+  input: { client: OAuthClient; refreshToken: string; scope: string | undefined; resource: string | undefined; catalogue: ScopeCatalogue },
   audit: AuditTrail,
 ): Promise<TokenResponse> {
   return committed(db, async (tx) => {
@@ -177,7 +176,7 @@ export async function refresh(
     let scopes: Scope[] = row.scopes;
     if (input.scope !== undefined && input.scope.trim() !== '') {
       try {
-        scopes = normalizeScopes(input.scope);
+        scopes = input.catalogue.normalize(input.scope);
       } catch (error) {
         return oauthError('invalid_scope', (error as Error).message);
       }

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import { SCOPES } from '../kernel/access/scopes.ts';
+import type { ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 
 /** An MCP endpoint's resource URL (RFC 8707): what its OAuth access tokens are bound to. */
@@ -53,14 +53,14 @@ export function protectedResourceMetadata(config: Config, endpoint: Endpoint): R
 }
 
 /** RFC 8414 authorization server metadata; the issuer is the public URL. */
-export function authorizationServerMetadata(config: Config): Record<string, unknown> {
+export function authorizationServerMetadata(config: Config, scopes: ScopeCatalogue): Record<string, unknown> {
   return {
     issuer: config.publicUrl,
     authorization_endpoint: oauthUrl(config, 'authorize'),
     token_endpoint: oauthUrl(config, 'token'),
     registration_endpoint: oauthUrl(config, 'register'),
     jwks_uri: oauthUrl(config, 'jwks'),
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...scopes.all],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],

@@ -12,6 +12,14 @@ declare module '../mcp/tool.ts' {
   }
 }
 
+declare module '../kernel/access/scopes.ts' {
+  interface ScopeNames {
+    'brain:read': true;
+    'brain:propose': true;
+    'outreach:propose': true;
+  }
+}
+
 /** What Company Brain offers the gateway (src/mcp/product.ts): its endpoint, tools and wording. */
 export const brain: Product = {
   dialect: 'brain',
@@ -25,7 +33,14 @@ export const brain: Product = {
   guidanceHeading: 'Company Brain (get_skill_pack, query_index, read_concept, write_inbox, onboarding)',
   tools: [...brainReadTools, ...brainProposalTools, ...brainOnboardingTools, ...brainOutreachTools],
   errors: brainErrors,
-  scopes: { used: ['brain:read', 'brain:propose', 'outreach:propose'], defaults: ['brain:read'] },
+  scopes: {
+    declared: [
+      { name: 'brain:read', description: 'read the Company Brain at the agent’s access tier' },
+      { name: 'brain:propose', description: 'propose Company Brain changes for approval' },
+      { name: 'outreach:propose', description: 'propose outreach for approval' },
+    ],
+    defaults: ['brain:read'],
+  },
 };
 
 // What the composition root wires beside the tools: the org file's `brain` section and the graph

@@ -6,6 +6,7 @@ import { AuditTrail } from '../kernel/audit/trail.ts';
 import { OAuthError, oauthError } from '../auth/oauth-error.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, resourceUrl } from '../auth/resources.ts';
+import type { ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { Services } from '../kernel/services.ts';
 import type { SignInHook } from '../auth/sessions.ts';
 import type { Endpoint } from '../mcp/registry.ts';
@@ -43,7 +44,13 @@ function required(form: URLSearchParams, name: string): string {
  * OAuth 2.1 for MCP clients: metadata (RFC 9728, RFC 8414), dynamic registration (RFC 7591),
  * the authorization endpoint with its pages, and the token endpoint. docs/oauth.md explains it.
  */
-export function registerOAuthRoutes(app: FastifyInstance, services: Services, endpoints: readonly Endpoint[], onSignIn: readonly SignInHook[]): void {
+export function registerOAuthRoutes(
+  app: FastifyInstance,
+  services: Services,
+  endpoints: readonly Endpoint[],
+  scopes: ScopeCatalogue,
+  onSignIn: readonly SignInHook[],
+): void {
   const { config, db } = services;
   const resources = endpoints.map((endpoint) => resourceUrl(config, endpoint));
   const registrations = new RateLimiter(60, 15 * 60_000);
@@ -90,7 +97,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       ...[basePath, ...endpoints.map((e) => e.path)].filter((p) => p !== '').map((p) => `/.well-known/oauth-authorization-server${p}`),
     ]);
     for (const path of serverPaths) {
-      scope.get(path, (_request, reply) => reply.send(authorizationServerMetadata(config)));
+      scope.get(path, (_request, reply) => reply.send(authorizationServerMetadata(config, scopes)));
       scope.options(path, cors);
     }
     scope.get('/oauth/jwks', (_request, reply) => reply.send({ keys: [] }));
@@ -118,7 +125,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       } catch {
         throw oauthError('invalid_client_metadata', 'the body is not valid JSON');
       }
-      const client = await storeClient(db, parseRegistration(body));
+      const client = await storeClient(db, parseRegistration(body, scopes));
       return reply.code(201).send(registrationResponse(client));
     });
 
@@ -148,7 +155,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
         if (!client.grantTypes.includes('refresh_token')) throw oauthError('unauthorized_client', 'the client did not register the refresh_token grant');
         return refresh(
           db,
-          { client, refreshToken: required(form, 'refresh_token'), scope: form.get('scope') ?? undefined, resource },
+          { client, refreshToken: required(form, 'refresh_token'), scope: form.get('scope') ?? undefined, resource, catalogue: scopes },
           AuditTrail.forSurface(services.audit, 'oauth'),
         );
       }
@@ -156,7 +163,7 @@ export function registerOAuthRoutes(app: FastifyInstance, services: Services, en
       throw oauthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token`);
     });
 
-    registerPageRoutes(scope, services, resources, onSignIn);
+    registerPageRoutes(scope, services, resources, scopes, onSignIn);
     done();
   });
 }

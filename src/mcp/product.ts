@@ -1,5 +1,5 @@
 import type { SignInHook } from '../auth/sessions.ts';
-import type { Scope } from '../kernel/access/scopes.ts';
+import type { Scope, ScopeDef } from '../kernel/access/scopes.ts';
 import type { AccessGate } from './access-gate.ts';
 import type { AnonymousTool } from './anonymous.ts';
 import type { DialectErrors } from './errors.ts';
@@ -35,8 +35,12 @@ export interface Product {
   readonly gate?: AccessGate;
   /** The rate limiters its tools name (ToolDef.rateLimit). */
   readonly limiters?: readonly RateLimiterDef[];
-  /** The scopes its tools use (`scopes_supported`), and those a client is told to ask for when it knows only the endpoint. */
-  readonly scopes: { readonly used: readonly Scope[]; readonly defaults: readonly Scope[] };
+  /**
+   * The scopes its tools use (its endpoint's `scopes_supported`), each declared with what it lets a
+   * client do, and those a client is told to ask for when it knows only the endpoint. A product
+   * adds their names to ScopeNames (src/kernel/access/scopes.ts) from its index.ts.
+   */
+  readonly scopes: { readonly declared: readonly ScopeDef[]; readonly defaults: readonly Scope[] };
   /** What it does when a person signs in, in the sign-in's transaction. */
   readonly onSignIn?: readonly SignInHook[];
   /** Its endpoint for connections without credentials, if it has one. */

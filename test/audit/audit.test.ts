@@ -96,7 +96,7 @@ for (const backend of storeBackends()) {
     it('records token issue and revocation in their own transactions, never the secret', async () => {
       const { token: secret, info } = await createToken(
         store.db,
-        { tenant: 'acme', principal: 'bob@acme.test', scopes: 'context.read', ttlMs: undefined },
+        { tenant: 'acme', principal: 'bob@acme.test', scopes: ['context.read'], ttlMs: undefined },
         cliTrail(store.db),
       );
       await revokeToken(store.db, info.id, cliTrail(store.db));

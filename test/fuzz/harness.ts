@@ -7,7 +7,7 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { blobKey } from '../../connectors/blob/contract.ts';
-import { SCOPES } from '../../src/kernel/access/scopes.ts';
+import { scopeCatalogue } from '../../src/products.ts';
 import { allTools, mcpEndpoints } from '../../src/products.ts';
 import { s3GatewayEnv } from '../support/harness.ts';
 import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
@@ -45,7 +45,7 @@ export function fuzzSeed(): number {
 /** Every MCP endpoint the gateway serves (read from the source of truth, so new ones are fuzzed too). */
 export const ENDPOINT_PATHS: readonly string[] = mcpEndpoints('0.0.0').map((e) => e.path);
 
-export const ALL_SCOPES = SCOPES.join(' ');
+export const ALL_SCOPES = scopeCatalogue.all.join(' ');
 export const TENANT = 'fuzz';
 export const OTHER_TENANT = 'fuzz-other';
 export const AGENT = 'fuzz-bot';

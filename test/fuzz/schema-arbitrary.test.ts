@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { Caller } from '../../src/kernel/access/caller.ts';
-import { SCOPES } from '../../src/kernel/access/scopes.ts';
+import { scopeCatalogue } from '../../src/products.ts';
 import { allTools, dialectErrors, mcpEndpoints } from '../../src/products.ts';
 import { ToolRegistry } from '../../src/mcp/registry.ts';
 import { applyMutation, placesIn, replaceAt, withOneHostileValue } from './hostile.ts';
@@ -42,7 +42,7 @@ function assertGeneratesValid(schema: JsonSchema, runs = 200): void {
 function publishedTools() {
   const endpoints = mcpEndpoints('0.0.0');
   const registry = new ToolRegistry(endpoints, allTools, dialectErrors);
-  const caller = { scopes: new Set(SCOPES) } as unknown as Caller;
+  const caller = { scopes: new Set(scopeCatalogue.all) } as unknown as Caller;
   const all = new Map<string, ReturnType<ToolRegistry['listFor']>[number]>();
   for (const endpoint of endpoints) for (const tool of registry.listFor(endpoint, caller)) all.set(tool.name, tool);
   return [...all.values()];

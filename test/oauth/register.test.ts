@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseRegistration } from '../../src/auth/clients.ts';
 import { OAuthError } from '../../src/auth/oauth-error.ts';
+import { scopeCatalogue } from '../../src/products.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { OAuthGateway } from './support.ts';
@@ -155,7 +156,7 @@ for (const backend of storeBackends()) {
       for (const bad of ['\u0000', '\uD800', '\uDFFF', '\u0007', '\u001b', '\t', '\r\n', '\u007f', '\u0085', '\u009f']) {
         for (const [field, body, error] of fields) {
           assert.throws(
-            () => parseRegistration(body(bad)),
+            () => parseRegistration(body(bad), scopeCatalogue),
             (thrown: unknown) => thrown instanceof OAuthError && thrown.code === error && thrown.status === 400,
             `${field} with ${JSON.stringify(bad)}`,
           );
@@ -163,13 +164,13 @@ for (const backend of storeBackends()) {
       }
       // Well-formed pairs and other scripts are text like any other.
       assert.equal(
-        parseRegistration({ ...ok, client_name: 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea' }).clientName,
+        parseRegistration({ ...ok, client_name: 'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea' }, scopeCatalogue).clientName,
         'App \u{1F600} \u00e9\u4e2d \u05e2\u05d1\u05e8\u05d9\u05ea',
       );
       // The consent page shows the name: nothing may reorder how it reads.
       for (const bidi of ['\u202E', '\u202D', '\u2066', '\u2069', '\u200F', '\u061C']) {
         assert.throws(
-          () => parseRegistration({ ...ok, client_name: `Claude${bidi}moc.evil` }),
+          () => parseRegistration({ ...ok, client_name: `Claude${bidi}moc.evil` }, scopeCatalogue),
           /client_name must not contain bidirectional formatting characters/,
         );
       }

@@ -10,7 +10,7 @@ import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { applyOrgFile } from '../../src/org-sections.ts';
 import { createToken } from '../../src/kernel/tokens/tokens.ts';
-import { SCOPES } from '../../src/kernel/access/scopes.ts';
+import { scopeCatalogue } from '../../src/products.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from './audit.ts';
 import type { StoreBackend, TestStore } from './stores.ts';
@@ -58,7 +58,7 @@ export async function seedOrg(db: Db, yaml: string): Promise<void> {
 }
 
 export async function issueToken(db: Db, tenant: string, principal: string, scopes: string, ttlMs?: number): Promise<string> {
-  return (await createToken(db, { tenant, principal, scopes, ttlMs }, cliTrail(db))).token;
+  return (await createToken(db, { tenant, principal, scopes: scopeCatalogue.normalize(scopes), ttlMs }, cliTrail(db))).token;
 }
 
 export interface SeededGateway {
@@ -77,7 +77,7 @@ export interface SeededGateway {
 export async function startSeededGateway(backend: StoreBackend, org: string): Promise<SeededGateway> {
   const store = await backend.open({ migrated: true });
   await seedOrg(store.db, org);
-  const token = await issueToken(store.db, 'acme', 'alice@acme.test', SCOPES.join(' '));
+  const token = await issueToken(store.db, 'acme', 'alice@acme.test', scopeCatalogue.all.join(' '));
   const running = await startGateway(store.db, {}, { outboxWorker: { idleMs: 10, backoff: { baseMs: 20, maxMs: 500 } } });
   await drainedOutbox(store.db);
   return {

@@ -1,21 +1,13 @@
 import type { Scope } from '../../kernel/access/scopes.ts';
 import { hiddenFields, html, layout } from './html.ts';
 
-const SCOPE_TEXT: Readonly<Record<Scope, string>> = {
-  'context.read': 'read the knowledge, skills and memories the agent may read',
-  'context.write': 'write knowledge, skills and memories where the agent may write',
-  'activity.write': 'report installations and activity events',
-  'brain:read': 'read the Company Brain at the agent’s access tier',
-  'brain:propose': 'propose Company Brain changes for approval',
-  'outreach:propose': 'propose outreach for approval',
-};
-
 export interface ConsentView {
   readonly publicUrl: string;
   readonly clientName: string;
   readonly redirectUri: string;
   readonly resource: string;
-  readonly scopes: readonly Scope[];
+  /** What the client asks for, each with what it lets the client do (ScopeDef.description). */
+  readonly scopes: readonly { readonly name: Scope; readonly description: string }[];
   readonly person: { readonly name: string; readonly email: string };
   readonly tenantName: string;
   readonly agents: readonly { readonly id: string; readonly name: string }[];
@@ -44,7 +36,7 @@ ${view.error === undefined ? '' : html`<p class="error" role="alert">${view.erro
 </dl>
 <p class="note">The app chose its own name. Allow only if you started this connection and recognise the address it returns to.</p>
 <h2>It may</h2>
-<ul class="scopes">${view.scopes.map((scope) => html`<li><code>${scope}</code>: ${SCOPE_TEXT[scope]}</li>`)}</ul>
+<ul class="scopes">${view.scopes.map((scope) => html`<li><code>${scope.name}</code>: ${scope.description}</li>`)}</ul>
 <form method="post" action="${view.publicUrl}/oauth/authorize">
 ${hiddenFields({ ...view.fields, csrf: view.csrf })}
 <fieldset>

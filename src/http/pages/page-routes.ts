@@ -13,6 +13,7 @@ import type { BrowserSession, SignInHook } from '../../auth/sessions.ts';
 import { endSession, findSession, readCookie, sessionCookie, sessionCookieName, startSession } from '../../auth/sessions.ts';
 import type { Services } from '../../kernel/services.ts';
 import { consentPage } from './consent.ts';
+import type { ScopeCatalogue } from '../../kernel/access/scopes.ts';
 import { loginLinkPage, messagePage } from './messages.ts';
 import { fromOwnPage, parseForm, sendPage } from './respond.ts';
 import { signInPage } from './signin.ts';
@@ -22,6 +23,8 @@ const FIFTEEN_MINUTES = 15 * 60_000;
 /** What every page route shares: the store, the session cookie and the answers several pages give. */
 interface Pages {
   readonly services: Services;
+  /** The scopes a client may ask for, and what each lets it do (the consent page). */
+  readonly scopes: ScopeCatalogue;
   /** What the products do when a person signs in (startSession). */
   readonly onSignIn: readonly SignInHook[];
   /** Checks the authorization request again from its parameters; answers the refusal itself when it fails. */
@@ -35,7 +38,7 @@ interface Pages {
   queryOf(request: AuthorizationRequest): string;
 }
 
-function sharedPages(services: Services, resources: readonly string[], onSignIn: readonly SignInHook[]): Pages {
+function sharedPages(services: Services, resources: readonly string[], scopes: ScopeCatalogue, onSignIn: readonly SignInHook[]): Pages {
   const { config, db } = services;
   const cookieName = sessionCookieName(config);
   const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
@@ -44,9 +47,10 @@ function sharedPages(services: Services, resources: readonly string[], onSignIn:
   const message = (reply: FastifyReply, status: number, title: string, text: string) => sendPage(reply, status, messagePage(config.publicUrl, title, text));
   return {
     services,
+    scopes,
     onSignIn,
     async checked(reply, params) {
-      const check = await checkAuthorizeRequest(db, config, resources, params);
+      const check = await checkAuthorizeRequest(db, config, { resources, scopes }, params);
       if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
       if ('redirect' in check) return void reply.redirect(check.redirect, 303);
       return check.request;
@@ -77,7 +81,7 @@ function registerConsent(app: FastifyInstance, pages: Pages): void {
         clientName: pages.clientName(request),
         redirectUri: request.redirectUri,
         resource: request.resource,
-        scopes: request.scopes,
+        scopes: request.scopes.map((scope) => ({ name: scope, description: pages.scopes.describe(scope) })),
         person: session.person,
         tenantName: session.tenant.name,
         agents,
@@ -229,9 +233,18 @@ function registerSignOut(app: FastifyInstance, pages: Pages): void {
   });
 }
 
-/** The browser side of OAuth: consent, sign-in, login links and sign-out; `onSignIn`, what the products do when a person signs in. */
-export function registerPageRoutes(app: FastifyInstance, services: Services, resources: readonly string[], onSignIn: readonly SignInHook[]): void {
-  const shared = sharedPages(services, resources, onSignIn);
+/**
+ * The browser side of OAuth: consent, sign-in, login links and sign-out; `scopes`, what a client
+ * may ask for; `onSignIn`, what the products do when a person signs in.
+ */
+export function registerPageRoutes(
+  app: FastifyInstance,
+  services: Services,
+  resources: readonly string[],
+  scopes: ScopeCatalogue,
+  onSignIn: readonly SignInHook[],
+): void {
+  const shared = sharedPages(services, resources, scopes, onSignIn);
   registerConsent(app, shared);
   registerSignIn(app, shared);
   registerLoginLink(app, shared);

@@ -1,7 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Caller } from '../access/caller.ts';
 import type { Scope } from '../access/scopes.ts';
-import { normalizeScopes } from '../access/scopes.ts';
 import { requirePrincipal, requireTenant } from '../directory/directory.ts';
 import { toPrincipal } from '../directory/principals.ts';
 import type { AuditTrail } from '../audit/trail.ts';
@@ -33,7 +32,8 @@ export interface TokenInfo {
 export interface CreateTokenInput {
   readonly tenant: string;
   readonly principal: string;
-  readonly scopes: string | readonly string[];
+  /** Canonical scopes (ScopeCatalogue.normalize): the kernel knows no product's scope names. */
+  readonly scopes: readonly Scope[];
   /** Lifetime in milliseconds; undefined means the token never expires. */
   readonly ttlMs: number | undefined;
   readonly label?: string | undefined;
@@ -63,7 +63,7 @@ const toInfo = (row: InfoRow): TokenInfo => ({
  * same transaction (never the secret).
  */
 export async function createToken(db: Db, input: CreateTokenInput, audit: AuditTrail): Promise<{ token: string; info: TokenInfo }> {
-  const scopes = normalizeScopes(input.scopes);
+  const { scopes } = input;
   return db.tx(async (tx) => {
     const tenant = await requireTenant(tx, input.tenant);
     const principal = await requirePrincipal(tx, tenant, input.principal);
