@@ -121,9 +121,13 @@ export async function runCall<Args, Out>(steps: CallSteps<Args, Out>): Promise<C
   return retryAfter === undefined ? { out, ok: outcome.ok } : { out, ok: outcome.ok, retryAfter };
 }
 
-/** A tools/call naming no tool of the endpoint: a JSON-RPC error that echoes the name, a huge one cut. */
-export function unknownTool(name: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found`);
+/**
+ * A tools/call naming no tool of the endpoint: a JSON-RPC error that echoes the name (a huge one
+ * cut) in the SDK's own words, and names the endpoints that serve a tool of that name, if any.
+ */
+export function unknownTool(name: string, servedAt: readonly string[] = []): McpError {
+  const where = servedAt.length === 0 ? '' : `; this endpoint does not serve it, ${servedAt.join(' and ')} ${servedAt.length === 1 ? 'does' : 'do'}`;
+  return new McpError(ErrorCode.InvalidParams, `Tool ${name.length > 100 ? `${name.slice(0, 100)}…` : name} not found${where}`);
 }
 
 /** A tool's arguments as its input schema reads them, or the schema's problems, one line each. */

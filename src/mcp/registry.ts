@@ -192,6 +192,16 @@ export class ToolRegistry {
     return this.#byEndpoint.get(endpoint.path)?.get(name)?.def;
   }
 
+  /**
+   * The other endpoints that serve a tool of this name, the product's own before /mcp: what a
+   * call naming a tool its endpoint lacks is told (unknownTool), so an agent pointed at the wrong
+   * endpoint learns where the tool is.
+   */
+  servedElsewhere(endpoint: Endpoint, name: string): string[] {
+    const paths = [...this.#byEndpoint].filter(([path, tools]) => path !== endpoint.path && tools.has(name)).map(([path]) => path);
+    return paths.sort((a, b) => Number(a === '/mcp') - Number(b === '/mcp'));
+  }
+
   /** The prebuilt descriptor of the tool named on this endpoint (the anonymous connection's list: src/mcp/anonymous.ts). */
   descriptor(endpoint: Endpoint, name: string): Tool | undefined {
     return this.#byEndpoint.get(endpoint.path)?.get(name)?.descriptor;

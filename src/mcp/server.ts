@@ -284,7 +284,7 @@ export class McpService {
   async #call(request: McpRequest, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const { endpoint, caller, requestId, log } = request;
     const tool = this.#registry.find(endpoint, name);
-    if (!tool) throw unknownTool(name);
+    if (!tool) throw unknownTool(name, this.#registry.servedElsewhere(endpoint, name));
     const errors = this.#registry.errors[tool.dialect];
     const sent = args ?? {};
     const { out, ok, retryAfter } = await runCall<Record<string, unknown>, ToolReply>({

@@ -168,6 +168,26 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('tells a call naming a tool of another endpoint which endpoints serve it', async () => {
+      const brain = await connectClient(`${running.url}/brain/mcp`, aliceToken);
+      const alignbase = await connectClient(`${running.url}/alignbase/mcp`, aliceToken);
+      try {
+        await assert.rejects(
+          brain.callTool({ name: 'search', arguments: { query: 'deploy' } }),
+          /Tool search not found; this endpoint does not serve it, \/atmina\/mcp and \/mcp do$/,
+        );
+        await assert.rejects(
+          alignbase.callTool({ name: 'query_index', arguments: { query: 'deploy' } }),
+          /Tool query_index not found; this endpoint does not serve it, \/brain\/mcp and \/mcp do$/,
+        );
+        // A name no endpoint serves says only that, as before; one from /mcp's point of view is served nowhere else.
+        await assert.rejects(brain.callTool({ name: 'no_such_tool', arguments: {} }), /Tool no_such_tool not found$/);
+      } finally {
+        await brain.close();
+        await alignbase.close();
+      }
+    });
+
     it("answers 403 insufficient_scope, in the dialect's words, for a tool the scopes do not allow", async () => {
       const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
       const response = await post('/atmina/mcp', call, { authorization: `Bearer ${brainOnlyToken}` });
