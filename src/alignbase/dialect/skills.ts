@@ -16,7 +16,7 @@ import {
 } from './schemas.ts';
 import { checkAttachmentPaths } from '../context/skill-package.ts';
 import type { PublishResult } from '../versions/publish.ts';
-import type { SkillItem, SkillVersion } from '../context/skills.ts';
+import type { CreateSkillInput, SkillItem, SkillVersion, WriteSkillResult } from '../context/skills.ts';
 import { draftWire } from './drafts.ts';
 import { ATTACHMENT_FORMAT, listItemWire, manifestWire, readWire } from './wire.ts';
 
@@ -98,6 +98,23 @@ const packageInput = {
   expires_at: isoDate.optional(),
 };
 
+/** The package fields create_skill and write_skill take, as the core names them. */
+const packageOf = (args: z.infer<z.ZodObject<typeof packageInput>>): CreateSkillInput => ({
+  skillMd: args.skill_md,
+  attachments: args.attachments,
+  reviewBy: args.review_by,
+  expiresAt: args.expires_at,
+});
+
+/** The saved version create_skill and write_skill answer with, before their own created or updated. */
+const savedWire = (r: Pick<WriteSkillResult, 'id' | 'name' | 'versionId' | 'version'>) => ({
+  skill_id: r.id,
+  name: r.name,
+  directory_name: r.name,
+  version_id: r.versionId,
+  version: r.version,
+});
+
 export const createSkillTool = defineTool({
   name: 'create_skill',
   dialect: 'alignbase',
@@ -117,20 +134,8 @@ export const createSkillTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
-    const created = await createSkill(
-      services,
-      caller,
-      { skillMd: args.skill_md, attachments: args.attachments, reviewBy: args.review_by, expiresAt: args.expires_at },
-      audit,
-    );
-    return jsonReply({
-      skill_id: created.id,
-      name: created.name,
-      directory_name: created.name,
-      version_id: created.versionId,
-      version: created.version,
-      created: created.created,
-    });
+    const created = await createSkill(services, caller, packageOf(args), audit);
+    return jsonReply({ ...savedWire(created), created: created.created });
   },
 });
 
@@ -153,27 +158,8 @@ export const writeSkillTool = defineTool({
   scopes: ['context.write'],
   checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
   async run({ caller, services, audit }, args) {
-    const written = await writeSkill(
-      services,
-      caller,
-      {
-        skillId: args.skill_id,
-        expectedVersion: args.expected_version,
-        skillMd: args.skill_md,
-        attachments: args.attachments,
-        reviewBy: args.review_by,
-        expiresAt: args.expires_at,
-      },
-      audit,
-    );
-    return jsonReply({
-      skill_id: written.id,
-      name: written.name,
-      directory_name: written.name,
-      version_id: written.versionId,
-      version: written.version,
-      updated: written.updated,
-    });
+    const written = await writeSkill(services, caller, { skillId: args.skill_id, expectedVersion: args.expected_version, ...packageOf(args) }, audit);
+    return jsonReply({ ...savedWire(written), updated: written.updated });
   },
 });
 
