@@ -68,6 +68,10 @@ export const reportInstallationCapabilitiesTool = defineTool({
   },
 });
 
+/** What record_activity_event and record_hook_activity_event answer: the event's id. */
+const recordedOutput = z.object({ event_id: z.string(), recorded: z.literal(true) });
+const recordedWire = (eventId: string) => ({ event_id: eventId, recorded: true as const });
+
 export const recordActivityEventTool = defineTool({
   name: 'record_activity_event',
   dialect: 'alignbase',
@@ -92,12 +96,12 @@ export const recordActivityEventTool = defineTool({
         .strict(),
     })
     .strict(),
-  output: z.object({ event_id: z.string(), recorded: z.literal(true) }),
+  output: recordedOutput,
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
     const { eventId } = await recordActivityEvent(services.db, caller, args, audit);
-    return jsonReply({ event_id: eventId, recorded: true as const });
+    return jsonReply(recordedWire(eventId));
   },
 });
 
@@ -157,11 +161,11 @@ export const recordHookActivityEventTool = defineTool({
         .strict(),
     })
     .strict(),
-  output: z.object({ event_id: z.string(), recorded: z.literal(true) }),
+  output: recordedOutput,
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
     const { eventId } = await recordHookEvent(services.db, caller, args, audit);
-    return jsonReply({ event_id: eventId, recorded: true as const });
+    return jsonReply(recordedWire(eventId));
   },
 });
