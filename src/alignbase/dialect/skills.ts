@@ -106,7 +106,18 @@ const packageOf = (args: z.infer<z.ZodObject<typeof packageInput>>): CreateSkill
   expiresAt: args.expires_at,
 });
 
+/** A package's paths are refused in the package error's words before the gateway's own check of the text. */
+const checkPackagePaths = (args: { attachments?: readonly unknown[] | undefined }) => checkAttachmentPaths(args.attachments, 'skill');
+
 /** The saved version create_skill and write_skill answer with, before their own created or updated. */
+const savedFields = {
+  skill_id: z.string(),
+  name: z.string(),
+  directory_name: z.string(),
+  version_id: z.string(),
+  version: z.number().int(),
+};
+
 const savedWire = (r: Pick<WriteSkillResult, 'id' | 'name' | 'versionId' | 'version'>) => ({
   skill_id: r.id,
   name: r.name,
@@ -122,17 +133,10 @@ export const createSkillTool = defineTool({
   description:
     'Creates a new Skill package from skill_md and optional attachments (path and data_base64; media types are detected from the bytes). Use it only when the user asks to add a Skill. New Skills are saved as latest versions and are not published until publish_skill succeeds.',
   input: z.object(packageInput).strict(),
-  output: z.object({
-    skill_id: z.string(),
-    name: z.string(),
-    directory_name: z.string(),
-    version_id: z.string(),
-    version: z.number().int(),
-    created: z.boolean(),
-  }),
+  output: z.object({ ...savedFields, created: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
+  checkFirst: checkPackagePaths,
   async run({ caller, services, audit }, args) {
     const created = await createSkill(services, caller, packageOf(args), audit);
     return jsonReply({ ...savedWire(created), created: created.created });
@@ -146,17 +150,10 @@ export const writeSkillTool = defineTool({
   description:
     'Replaces the full package of an existing Skill. Not a patch tool: send the complete SKILL.md; omit attachments to keep them, pass [] to clear them, or send the complete replacement set. expected_version is the latest version; a stale one fails with a version conflict.',
   input: z.object({ skill_id: z.string(), expected_version: z.number(), ...packageInput }).strict(),
-  output: z.object({
-    skill_id: z.string(),
-    name: z.string(),
-    directory_name: z.string(),
-    version_id: z.string(),
-    version: z.number().int(),
-    updated: z.boolean(),
-  }),
+  output: z.object({ ...savedFields, updated: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
+  checkFirst: checkPackagePaths,
   async run({ caller, services, audit }, args) {
     const written = await writeSkill(services, caller, { skillId: args.skill_id, expectedVersion: args.expected_version, ...packageOf(args) }, audit);
     return jsonReply({ ...savedWire(written), updated: written.updated });
