@@ -36,6 +36,9 @@ const errorCode = z
   .regex(PATTERNS.errorCode)
   .describe('A short machine code for a failure (letters, digits, _ . -; at most 64 characters); only with status error.');
 
+/** How an event ended, last in both event objects: the client's and the hook's. */
+const outcomeFields = { status: status.optional(), error_code: errorCode.optional() };
+
 export const reportInstallationCapabilitiesTool = defineTool({
   name: 'report_installation_capabilities',
   dialect: 'alignbase',
@@ -90,8 +93,7 @@ export const recordActivityEventTool = defineTool({
             .strict()
             .optional()
             .describe('The resource the event is about, by id (skill events: the Skill).'),
-          status: status.optional(),
-          error_code: errorCode.optional(),
+          ...outcomeFields,
         })
         .strict(),
     })
@@ -155,8 +157,7 @@ export const recordHookActivityEventTool = defineTool({
             .regex(PATTERNS.toolName)
             .optional()
             .describe('tool_used only: the tool name (letters, digits, _ . : -; at most 100 characters).'),
-          status: status.optional(),
-          error_code: errorCode.optional(),
+          ...outcomeFields,
         })
         .strict(),
     })
