@@ -6,10 +6,11 @@ import { refuse } from '../versions/refusals.ts';
 import type { Db, Transaction } from '../../store/db.ts';
 import type { ListedVersions, VersionRead } from '../versions/views.ts';
 import type { PublishResult } from '../versions/publish.ts';
-import { listedVersions, versionRead } from '../versions/views.ts';
-import { listReadable, ensure, resolveAccess, selectVersion } from '../versions/access.ts';
+import { listedVersions } from '../versions/views.ts';
+import { readResource } from '../versions/read.ts';
+import { listReadable, ensure, resolveAccess } from '../versions/access.ts';
 import { ownerOf, publishResource } from '../versions/publish.ts';
-import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
+import { parseDates, parseId } from '../versions/selectors.ts';
 import { createWithFirstVersion, latestVersionOf, publishVersion, saveVersion } from '../versions/versions.ts';
 import type { NewVersion } from '../versions/versions.ts';
 import type { AttachmentEntry } from '../versions/queries.ts';
@@ -61,15 +62,11 @@ export interface KnowledgeVersion extends VersionRead {
 
 /** `version`: the read selector as the caller gave it (latest, published or a number). */
 export async function readKnowledge(db: Db, caller: Caller, input: { knowledgeId: string; version?: unknown }, audit: AuditTrail): Promise<KnowledgeVersion> {
-  const id = parseId('knowledge', input.knowledgeId);
-  const selector = parseReadSelector(input.version);
-  const access = await resolveAccess(db, caller, 'knowledge', id, { allowRoute: true });
-  const version = await selectVersion(db, caller, 'knowledge', access, selector);
-  audit.touch({ type: 'knowledge', id, version: version.version, version_id: version.id });
+  const { id, head, version, read } = await readResource(db, caller, 'knowledge', input.knowledgeId, input.version, audit);
   return {
     id,
-    title: access.head.name,
-    ...versionRead(access, version, caller),
+    title: head.name,
+    ...read,
     content: version.content,
     authority: version.authority ?? 'informational',
     attachments: version.attachments,

@@ -9,10 +9,11 @@ import { isUniqueViolation } from '../../store/db.ts';
 import { sameManifest, storeFiles } from './manifests.ts';
 import type { ListedVersions, VersionRead } from '../versions/views.ts';
 import type { PublishResult } from '../versions/publish.ts';
-import { ensure, ensureCanCreate, listReadable, resolveAccess, selectVersion } from '../versions/access.ts';
-import { listedVersions, versionRead } from '../versions/views.ts';
+import { ensure, ensureCanCreate, listReadable, resolveAccess } from '../versions/access.ts';
+import { listedVersions } from '../versions/views.ts';
+import { readResource } from '../versions/read.ts';
 import { ownerOf, publishResource } from '../versions/publish.ts';
-import { parseDates, parseId, parseReadSelector } from '../versions/selectors.ts';
+import { parseDates, parseId } from '../versions/selectors.ts';
 import type { AttachmentInput } from './skill-package.ts';
 import type { ParsedSkillMd } from './skill-md.ts';
 import { PACKAGE_MAX_BYTES, PACKAGE_MAX_FILES, validatePackage } from './skill-package.ts';
@@ -56,16 +57,12 @@ export interface SkillVersion extends VersionRead {
 
 /** `version`: the read selector as the caller gave it (latest, published or a number). */
 export async function readSkill(services: Services, caller: Caller, input: { skillId: string; version?: unknown }, audit: AuditTrail): Promise<SkillVersion> {
-  const id = parseId('skill', input.skillId);
-  const selector = parseReadSelector(input.version);
-  const access = await resolveAccess(services.db, caller, 'skill', id, { allowRoute: true });
-  const version = await selectVersion(services.db, caller, 'skill', access, selector);
-  audit.touch({ type: 'skill', id, version: version.version, version_id: version.id });
+  const { id, head, version, read } = await readResource(services.db, caller, 'skill', input.skillId, input.version, audit);
   return {
     id,
-    name: version.name ?? access.head.name,
+    name: version.name ?? head.name,
     description: version.description ?? '',
-    ...versionRead(access, version, caller),
+    ...read,
     skillMd: version.content,
     attachments: version.attachments,
   };

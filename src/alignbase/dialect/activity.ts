@@ -36,6 +36,9 @@ const errorCode = z
   .regex(PATTERNS.errorCode)
   .describe('A short machine code for a failure (letters, digits, _ . -; at most 64 characters); only with status error.');
 
+/** How an event ended, last in both event objects: the client's and the hook's. */
+const outcomeFields = { status: status.optional(), error_code: errorCode.optional() };
+
 export const reportInstallationCapabilitiesTool = defineTool({
   name: 'report_installation_capabilities',
   dialect: 'alignbase',
@@ -68,6 +71,10 @@ export const reportInstallationCapabilitiesTool = defineTool({
   },
 });
 
+/** What record_activity_event and record_hook_activity_event answer: the event's id. */
+const recordedOutput = z.object({ event_id: z.string(), recorded: z.literal(true) });
+const recordedWire = (eventId: string) => ({ event_id: eventId, recorded: true as const });
+
 export const recordActivityEventTool = defineTool({
   name: 'record_activity_event',
   dialect: 'alignbase',
@@ -86,18 +93,17 @@ export const recordActivityEventTool = defineTool({
             .strict()
             .optional()
             .describe('The resource the event is about, by id (skill events: the Skill).'),
-          status: status.optional(),
-          error_code: errorCode.optional(),
+          ...outcomeFields,
         })
         .strict(),
     })
     .strict(),
-  output: z.object({ event_id: z.string(), recorded: z.literal(true) }),
+  output: recordedOutput,
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
     const { eventId } = await recordActivityEvent(services.db, caller, args, audit);
-    return jsonReply({ event_id: eventId, recorded: true as const });
+    return jsonReply(recordedWire(eventId));
   },
 });
 
@@ -151,17 +157,16 @@ export const recordHookActivityEventTool = defineTool({
             .regex(PATTERNS.toolName)
             .optional()
             .describe('tool_used only: the tool name (letters, digits, _ . : -; at most 100 characters).'),
-          status: status.optional(),
-          error_code: errorCode.optional(),
+          ...outcomeFields,
         })
         .strict(),
     })
     .strict(),
-  output: z.object({ event_id: z.string(), recorded: z.literal(true) }),
+  output: recordedOutput,
   annotations: WRITE,
   scopes: SCOPES,
   async run({ caller, services, audit }, args) {
     const { eventId } = await recordHookEvent(services.db, caller, args, audit);
-    return jsonReply({ event_id: eventId, recorded: true as const });
+    return jsonReply(recordedWire(eventId));
   },
 });

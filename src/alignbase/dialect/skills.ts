@@ -16,7 +16,7 @@ import {
 } from './schemas.ts';
 import { checkAttachmentPaths } from '../context/skill-package.ts';
 import type { PublishResult } from '../versions/publish.ts';
-import type { SkillItem, SkillVersion } from '../context/skills.ts';
+import type { CreateSkillInput, SkillItem, SkillVersion, WriteSkillResult } from '../context/skills.ts';
 import { draftWire } from './drafts.ts';
 import { ATTACHMENT_FORMAT, listItemWire, manifestWire, readWire } from './wire.ts';
 
@@ -98,6 +98,34 @@ const packageInput = {
   expires_at: isoDate.optional(),
 };
 
+/** The package fields create_skill and write_skill take, as the core names them. */
+const packageOf = (args: z.infer<z.ZodObject<typeof packageInput>>): CreateSkillInput => ({
+  skillMd: args.skill_md,
+  attachments: args.attachments,
+  reviewBy: args.review_by,
+  expiresAt: args.expires_at,
+});
+
+/** A package's paths are refused in the package error's words before the gateway's own check of the text. */
+const checkPackagePaths = (args: { attachments?: readonly unknown[] | undefined }) => checkAttachmentPaths(args.attachments, 'skill');
+
+/** The saved version create_skill and write_skill answer with, before their own created or updated. */
+const savedFields = {
+  skill_id: z.string(),
+  name: z.string(),
+  directory_name: z.string(),
+  version_id: z.string(),
+  version: z.number().int(),
+};
+
+const savedWire = (r: Pick<WriteSkillResult, 'id' | 'name' | 'versionId' | 'version'>) => ({
+  skill_id: r.id,
+  name: r.name,
+  directory_name: r.name,
+  version_id: r.versionId,
+  version: r.version,
+});
+
 export const createSkillTool = defineTool({
   name: 'create_skill',
   dialect: 'alignbase',
@@ -105,32 +133,13 @@ export const createSkillTool = defineTool({
   description:
     'Creates a new Skill package from skill_md and optional attachments (path and data_base64; media types are detected from the bytes). Use it only when the user asks to add a Skill. New Skills are saved as latest versions and are not published until publish_skill succeeds.',
   input: z.object(packageInput).strict(),
-  output: z.object({
-    skill_id: z.string(),
-    name: z.string(),
-    directory_name: z.string(),
-    version_id: z.string(),
-    version: z.number().int(),
-    created: z.boolean(),
-  }),
+  output: z.object({ ...savedFields, created: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
+  checkFirst: checkPackagePaths,
   async run({ caller, services, audit }, args) {
-    const created = await createSkill(
-      services,
-      caller,
-      { skillMd: args.skill_md, attachments: args.attachments, reviewBy: args.review_by, expiresAt: args.expires_at },
-      audit,
-    );
-    return jsonReply({
-      skill_id: created.id,
-      name: created.name,
-      directory_name: created.name,
-      version_id: created.versionId,
-      version: created.version,
-      created: created.created,
-    });
+    const created = await createSkill(services, caller, packageOf(args), audit);
+    return jsonReply({ ...savedWire(created), created: created.created });
   },
 });
 
@@ -141,39 +150,13 @@ export const writeSkillTool = defineTool({
   description:
     'Replaces the full package of an existing Skill. Not a patch tool: send the complete SKILL.md; omit attachments to keep them, pass [] to clear them, or send the complete replacement set. expected_version is the latest version; a stale one fails with a version conflict.',
   input: z.object({ skill_id: z.string(), expected_version: z.number(), ...packageInput }).strict(),
-  output: z.object({
-    skill_id: z.string(),
-    name: z.string(),
-    directory_name: z.string(),
-    version_id: z.string(),
-    version: z.number().int(),
-    updated: z.boolean(),
-  }),
+  output: z.object({ ...savedFields, updated: z.boolean() }),
   annotations: WRITE,
   scopes: ['context.write'],
-  checkFirst: (args) => checkAttachmentPaths(args.attachments, 'skill'),
+  checkFirst: checkPackagePaths,
   async run({ caller, services, audit }, args) {
-    const written = await writeSkill(
-      services,
-      caller,
-      {
-        skillId: args.skill_id,
-        expectedVersion: args.expected_version,
-        skillMd: args.skill_md,
-        attachments: args.attachments,
-        reviewBy: args.review_by,
-        expiresAt: args.expires_at,
-      },
-      audit,
-    );
-    return jsonReply({
-      skill_id: written.id,
-      name: written.name,
-      directory_name: written.name,
-      version_id: written.versionId,
-      version: written.version,
-      updated: written.updated,
-    });
+    const written = await writeSkill(services, caller, { skillId: args.skill_id, expectedVersion: args.expected_version, ...packageOf(args) }, audit);
+    return jsonReply({ ...savedWire(written), updated: written.updated });
   },
 });
 

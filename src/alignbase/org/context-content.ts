@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import type { NewVersion } from '../versions/versions.ts';
 import type { ResourceHead, SavedVersion, HeadRow } from '../versions/queries.ts';
-import { getVersions, publishVersion, saveVersion, versionKey, writeDates } from '../versions/versions.ts';
+import { createWithFirstVersion, getVersions, publishVersion, saveVersion, versionKey, writeDates } from '../versions/versions.ts';
+import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
 import { decodeBase64, lookUpFile, readReference, utf8Text } from '../../kernel/org/file-entries.ts';
@@ -10,13 +12,13 @@ import { dateRule } from '../../kernel/org/rules.ts';
 import { contentRule } from './rules.ts';
 import type { PlanContext, PlannedStep, ReadContext } from '../../kernel/org/section.ts';
 import type { Fields, Located, Slot, YamlReader } from '../../kernel/org/yaml-reader.ts';
-import type { AppliedContent } from './applied-content.ts';
+import type { AppliedContent, AppliedType } from './applied-content.ts';
 import { remember, replacesSince, standing } from './applied-content.ts';
 
 /**
  * What the `knowledge`, `skills` and `memories` sections share: the staleness dates,
- * `publish`, `content` or `file:` (the file found with the kernel's file-entries.ts) and the
- * resource heads they plan against.
+ * `publish`, `content` or `file:` (the file found with the kernel's file-entries.ts), the
+ * resource heads they plan against and the steps that create or update a resource.
  */
 
 /** The staleness dates an entry declares; null when left out (the file is the whole truth). */
@@ -124,14 +126,25 @@ export async function loadHeads(
 }
 
 /**
- * An entry whose title or name several active resources of the tenant share (`described`:
- * `Knowledge titled "Handbook"`): the file cannot tell which one it declares.
+ * The one active head of `name` (loadHeads), or undefined when there is none. When several
+ * active resources share the title or name (`described`: `Knowledge titled "Handbook"`), the
+ * file cannot tell which one it declares: that is reported at `at` and the answer is null, so
+ * the entry plans nothing.
  */
-export function reportAmbiguous(context: PlanContext, at: Located, count: number, described: string): void {
+export function soleHead(
+  context: PlanContext,
+  heads: ReadonlyMap<string, readonly ResourceHead[]>,
+  name: string,
+  at: Located,
+  described: string,
+): ResourceHead | null | undefined {
+  const matches = heads.get(name) ?? [];
+  if (matches.length <= 1) return matches[0];
   context.problems.add(
     at.line,
-    `${at.path}: tenant "${context.tenant.slug}" has ${count} ${described}; the file cannot tell which one it declares (rename all but one)`,
+    `${at.path}: tenant "${context.tenant.slug}" has ${matches.length} ${described}; the file cannot tell which one it declares (rename all but one)`,
   );
+  return null;
 }
 
 /** The date differences of a stored head from the file's dates. */
@@ -143,6 +156,51 @@ export function dateChanges(head: Pick<ResourceHead, 'reviewBy' | 'expiresAt'> |
     if (was[key] !== now[key]) changes.push(head === undefined ? `${key} ${now[key]}` : `${key} ${was[key] ?? 'none'} → ${now[key] ?? 'none'}`);
   }
   return changes;
+}
+
+/**
+ * The steps for a listed resource that does not exist yet. Its id is chosen now and indexed, so
+ * that grants and routes later in the file can name it; the write creates it with `version` as
+ * version 1 and the file's `dates`, and remembers `sha256` as what the file applied there
+ * (applied-content.ts). `details` are the kind's own words for what it creates, the dates follow;
+ * `publish` publishes version 1, and `prepare` is the step's work outside the database (Skill files).
+ */
+export function createSteps(
+  context: PlanContext,
+  kind: AppliedType,
+  name: string,
+  create: {
+    version: NewVersion;
+    sha256: string;
+    dates?: Dates | undefined;
+    details?: readonly string[] | undefined;
+    publish?: boolean | undefined;
+    prepare?: (() => Promise<void>) | undefined;
+  },
+): PlannedStep[] {
+  const tenantId = context.tenant.id;
+  const id = randomUUID();
+  context.indexOf(CONTEXT_RESOURCES).add(resourceKey(kind, name), id);
+  const write = async (q: Transaction): Promise<void> => {
+    const resource = {
+      tenantId,
+      type: kind,
+      name,
+      id,
+      createdBy: undefined,
+      reviewBy: create.dates?.reviewBy ?? undefined,
+      expiresAt: create.dates?.expiresAt ?? undefined,
+    };
+    await createWithFirstVersion(q, resource, create.version);
+    await remember(q, tenantId, { id, type: kind }, { sha256: create.sha256, version: 1 });
+  };
+  const detail = [...(create.details ?? []), ...(create.dates === undefined ? [] : dateChanges(undefined, create.dates))].join('; ');
+  const steps: PlannedStep[] = [
+    { change: { action: 'create', kind, name, ...(detail ? { detail } : {}) }, write, ...(create.prepare ? { prepare: create.prepare } : {}) },
+  ];
+  // Memory has no published version: its sections never ask.
+  if (create.publish === true && kind !== 'memory') steps.push(...publishStep(context, kind, name, { id, publishedVersion: undefined }, 1));
+  return steps;
 }
 
 /** `publish: true`: publishes `version` unless it already is the published one. */

@@ -1,28 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import type { Transaction } from '../../store/db.ts';
 import type { Authority } from '../context/knowledge.ts';
 import { KNOWLEDGE_MAX_BYTES, KNOWLEDGE_TOO_LARGE } from '../context/knowledge.ts';
-import { createWithFirstVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
 import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { authorityRule, knowledgeTitleRule } from './rules.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located } from '../../kernel/org/yaml-reader.ts';
-import { appliedToHeads, contentHash, remember } from './applied-content.ts';
+import { appliedToHeads, contentHash } from './applied-content.ts';
 import type { Dates } from './context-content.ts';
-import {
-  DATE_KEYS,
-  dateChanges,
-  latestVersions,
-  loadHeads,
-  publishStep,
-  readContent,
-  readDates,
-  readPublish,
-  reportAmbiguous,
-  updateSteps,
-} from './context-content.ts';
+import { DATE_KEYS, createSteps, latestVersions, loadHeads, readContent, readDates, readPublish, soleHead, updateSteps } from './context-content.ts';
 
 interface KnowledgeSpec {
   readonly title: Located;
@@ -78,7 +64,6 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
 
   async plan(specs, context) {
     const { tx, tenant } = context;
-    const resources = context.indexOf(CONTEXT_RESOURCES);
     const heads = await loadHeads(
       tx,
       tenant.id,
@@ -93,31 +78,13 @@ export const knowledgeSection = defineSection<KnowledgeSpec[]>({
     const steps: PlannedStep[] = [];
     for (const spec of specs) {
       const title = spec.title.value;
-      const matches = heads.get(title) ?? [];
-      if (matches.length > 1) {
-        reportAmbiguous(context, spec.title, matches.length, `Knowledge titled ${quote(title)}`);
-        continue;
-      }
-      const head = matches[0];
+      const head = soleHead(context, heads, title, spec.title, `Knowledge titled ${quote(title)}`);
+      if (head === null) continue;
       if (!head) {
-        const id = randomUUID();
-        resources.add(resourceKey('knowledge', title), id); // so that grants and routes can name it
-        const write = async (q: Transaction): Promise<void> => {
-          const resource = {
-            tenantId: tenant.id,
-            type: 'knowledge' as const,
-            name: title,
-            id,
-            createdBy: undefined,
-            reviewBy: spec.dates.reviewBy ?? undefined,
-            expiresAt: spec.dates.expiresAt ?? undefined,
-          };
-          await createWithFirstVersion(q, resource, { content: spec.content, authority: spec.authority, createdBy: undefined });
-          await remember(q, tenant.id, { id, type: 'knowledge' }, { sha256: knowledgeHash(spec.content, spec.authority), version: 1 });
-        };
-        const detail = [...(spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`]), ...dateChanges(undefined, spec.dates)].join('; ');
-        steps.push({ change: { action: 'create', kind: 'knowledge', name: title, ...(detail ? { detail } : {}) }, write });
-        if (spec.publish) steps.push(...publishStep(context, 'knowledge', title, { id, publishedVersion: undefined }, 1));
+        const detail = spec.authority === DEFAULT_AUTHORITY ? [] : [`authority ${spec.authority}`];
+        const version = { content: spec.content, authority: spec.authority, createdBy: undefined };
+        const sha256 = knowledgeHash(spec.content, spec.authority);
+        steps.push(...createSteps(context, 'knowledge', title, { version, sha256, dates: spec.dates, details: detail, publish: spec.publish }));
         continue;
       }
       const previous = latestOf(head);

@@ -1,8 +1,7 @@
 import { Buffer } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from '../../store/db.ts';
 import { MEMORY_MAX_BYTES, MEMORY_TOO_LARGE } from '../context/memory.ts';
-import { createWithFirstVersion, saveVersion } from '../versions/versions.ts';
+import { saveVersion } from '../versions/versions.ts';
 import { quote } from '../../kernel/org/problems.ts';
 import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
@@ -12,7 +11,7 @@ import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/sec
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
 import { contentHash, loadApplied, remember, replacesSince } from './applied-content.ts';
 import type { EntryContent } from './context-content.ts';
-import { latestVersions, loadHeads, readContent, reportAmbiguous } from './context-content.ts';
+import { createSteps, latestVersions, loadHeads, readContent, soleHead } from './context-content.ts';
 
 interface MemorySpec {
   readonly name: Located;
@@ -55,7 +54,6 @@ export const memoriesSection = defineSection<MemorySpec[]>({
 
   async plan(specs, context) {
     const { tx, tenant } = context;
-    const resources = context.indexOf(CONTEXT_RESOURCES);
     const heads = await loadHeads(
       tx,
       tenant.id,
@@ -74,24 +72,10 @@ export const memoriesSection = defineSection<MemorySpec[]>({
     for (const spec of specs) {
       const name = spec.name.value;
       const sha256 = contentHash(spec.content);
-      const matches = heads.get(name) ?? [];
-      if (matches.length > 1) {
-        reportAmbiguous(context, spec.name, matches.length, `Memories named ${quote(name)}`);
-        continue;
-      }
-      const head = matches[0];
+      const head = soleHead(context, heads, name, spec.name, `Memories named ${quote(name)}`);
+      if (head === null) continue;
       if (!head) {
-        const id = randomUUID();
-        resources.add(resourceKey('memory', name), id); // so that grants and routes can name it
-        const write = async (q: Transaction): Promise<void> => {
-          await createWithFirstVersion(
-            q,
-            { tenantId: tenant.id, type: 'memory', name, id, createdBy: undefined },
-            { content: spec.content, createdBy: undefined },
-          );
-          await remember(q, tenant.id, { id, type: 'memory' }, { sha256, version: 1 });
-        };
-        steps.push({ change: { action: 'create', kind: 'memory', name }, write });
+        steps.push(...createSteps(context, 'memory', name, { version: { content: spec.content, createdBy: undefined }, sha256 }));
         continue;
       }
       const previous = latestOf(head);

@@ -1,20 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import type { Transaction } from '../../store/db.ts';
 import { sameManifest, storeFiles } from '../context/manifests.ts';
 import type { AttachmentInput, PackageFile, ValidatedPackage } from '../context/skill-package.ts';
 import { PACKAGE_MAX_FILES, SKILL_PACKAGE_ERROR_PREFIX, validatePackage } from '../context/skill-package.ts';
 import type { AttachmentEntry } from '../versions/queries.ts';
-import { createWithFirstVersion } from '../versions/versions.ts';
 import { isKgwError } from '../../kernel/errors.ts';
 import { CONTEXT_RESOURCES, resourceKey } from './resource-index.ts';
 import { quotePath } from '../../kernel/org/referenced-files.ts';
 import type { PlannedStep } from '../../kernel/org/section.ts';
 import { defineSection, DuplicateCheck, readEntries } from '../../kernel/org/section.ts';
 import type { Located, YamlReader } from '../../kernel/org/yaml-reader.ts';
-import { appliedToHeads, contentHash, remember } from './applied-content.ts';
+import { appliedToHeads, contentHash } from './applied-content.ts';
 import { decodeBase64, lookUpFolder, readReference, utf8Text } from '../../kernel/org/file-entries.ts';
 import type { Dates } from './context-content.ts';
-import { DATE_KEYS, dateChanges, latestVersions, loadHeads, publishStep, readDates, readPublish, updateSteps } from './context-content.ts';
+import { DATE_KEYS, createSteps, latestVersions, loadHeads, readDates, readPublish, updateSteps } from './context-content.ts';
 
 interface SkillSpec {
   readonly dir: Located;
@@ -73,7 +70,6 @@ export const skillsSection = defineSection<SkillSpec[]>({
 
   async plan(specs, context) {
     const { tx, tenant, problems, blob } = context;
-    const resources = context.indexOf(CONTEXT_RESOURCES);
     // Skill names are unique in the tenant whatever the status, so archived ones are found too.
     const heads = await loadHeads(
       tx,
@@ -95,29 +91,18 @@ export const skillsSection = defineSection<SkillSpec[]>({
       };
       const version = { content: pkg.skillMd, name, description: pkg.description, attachments: spec.manifest, createdBy: undefined };
       if (!head) {
-        const id = randomUUID();
-        resources.add(resourceKey('skill', name), id); // so that grants and routes can name it
-        const write = async (q: Transaction): Promise<void> => {
-          const resource = {
-            tenantId: tenant.id,
-            type: 'skill' as const,
-            name,
-            id,
-            createdBy: undefined,
-            reviewBy: spec.dates.reviewBy ?? undefined,
-            expiresAt: spec.dates.expiresAt ?? undefined,
-          };
-          await createWithFirstVersion(q, resource, version);
-          await remember(q, tenant.id, { id, type: 'skill' }, { sha256: skillHash(pkg.skillMd, spec.manifest), version: 1 });
-        };
         const files = pkg.files.length;
-        const detail = [...(files > 0 ? [`${files} file${files === 1 ? '' : 's'} besides SKILL.md`] : []), ...dateChanges(undefined, spec.dates)].join('; ');
-        steps.push({
-          change: { action: 'create', kind: 'skill', name, ...(detail ? { detail } : {}) },
-          write,
-          ...(files > 0 ? { prepare: store(pkg.files) } : {}),
-        });
-        if (spec.publish) steps.push(...publishStep(context, 'skill', name, { id, publishedVersion: undefined }, 1));
+        const details = files > 0 ? [`${files} file${files === 1 ? '' : 's'} besides SKILL.md`] : [];
+        steps.push(
+          ...createSteps(context, 'skill', name, {
+            version,
+            sha256: skillHash(pkg.skillMd, spec.manifest),
+            dates: spec.dates,
+            details,
+            publish: spec.publish,
+            prepare: files > 0 ? store(pkg.files) : undefined,
+          }),
+        );
         continue;
       }
       if (head.status !== 'active') {

@@ -16,6 +16,7 @@ import { assetRendition, thumbnailUrl } from './asset-rendition.ts';
 import { atminaCode, atminaText } from './errors.ts';
 import {
   DESTRUCTIVE,
+  EDITOR_WRITES,
   IDEMPOTENT_WRITE,
   KB_WRITES,
   READ,
@@ -24,6 +25,7 @@ import {
   fileFields,
   fileIdentity,
   filePath,
+  fileRefOf,
   fileWire,
   kbId,
   listedFileWire,
@@ -128,7 +130,7 @@ export const readFileTool = defineTool({
   scopes: ['context.read'],
   minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
-    const read = await readFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
+    const read = await readFile(services, caller, fileRefOf(args), audit);
     const note = await readerNote(services, caller, read.kb);
     const reply = { ...(note === undefined ? {} : { contribution_note: note }), kb_id: read.kb.kb.id, ...fileWire(read.file), content: read.content };
     if (read.file.kind !== 'asset') return jsonReply(reply);
@@ -198,9 +200,7 @@ export const writeFileTool = defineTool({
   input: z.object({ kb_id: kbId, ...writeFields }).strict(),
   output: z.object(writtenFields),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const result = await writeFile(services, caller, { kbId: args.kb_id, ...writeInput(args) }, audit);
     return jsonReply(writtenWire(result));
@@ -247,9 +247,7 @@ export const writeFilesTool = defineTool({
     failed: z.number().int().describe('Items that failed.'),
   }),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const { kbId: kb, results } = await writeFiles(
       services,
@@ -310,12 +308,7 @@ export const fileHistoryTool = defineTool({
   scopes: ['context.read'],
   minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
-    const page = await fileHistory(
-      services.db,
-      caller,
-      { kbId: args.kb_id, path: args.path, fileId: args.file_id, limit: args.limit, cursor: args.cursor },
-      audit,
-    );
+    const page = await fileHistory(services.db, caller, { ...fileRefOf(args), limit: args.limit, cursor: args.cursor }, audit);
     return jsonReply({
       kb_id: page.kb.kb.id,
       file_id: page.file.id,
@@ -354,16 +347,9 @@ export const restoreVersionTool = defineTool({
     .strict(),
   output: z.object({ ...writtenFields, restored_from: z.number().int() }),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
-    const result = await restoreVersion(
-      services,
-      caller,
-      { kbId: args.kb_id, path: args.path, fileId: args.file_id, version: args.version, ifMatch: args.if_match },
-      audit,
-    );
+    const result = await restoreVersion(services, caller, { ...fileRefOf(args), version: args.version, ifMatch: args.if_match }, audit);
     return jsonReply({ ...writtenWire(result), restored_from: result.restoredFrom });
   },
 });
@@ -386,11 +372,9 @@ export const moveFileTool = defineTool({
     changed: z.boolean().describe('false when the file already was at to_path.'),
   }),
   annotations: IDEMPOTENT_WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
-    const moved = await moveFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, toPath: args.to_path }, audit);
+    const moved = await moveFile(services, caller, { ...fileRefOf(args), toPath: args.to_path }, audit);
     const { file } = moved;
     return jsonReply({
       kb_id: file.kbId,
@@ -425,7 +409,7 @@ export const deleteFileTool = defineTool({
   minimumRole: 'admin',
   rateLimit: KB_WRITES,
   async run({ caller, services, audit }, args) {
-    const file = await deleteFile(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id, confirm: args.confirm }, audit);
+    const file = await deleteFile(services, caller, { ...fileRefOf(args), confirm: args.confirm }, audit);
     return jsonReply({
       kb_id: file.kbId,
       file_id: file.id,

@@ -4,7 +4,7 @@ import { GENERATE_READ_MAX_FILES, applyHubIndex, applyNav, fileOutline, previewH
 import { refuseKb } from '../kb/refusals.ts';
 import { FRONT_MATTER_STATUSES } from '../kb/text/front-matter.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
-import { KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, fileWire, kbId } from './schemas.ts';
+import { KB_WRITES, READ, WRITE, contributionNote, fileFields, fileIdentity, fileRefOf, fileWire, kbId } from './schemas.ts';
 
 /*
  * The Atmina page tools: a file's outline, and the generated hub index and navigation, each a
@@ -34,7 +34,7 @@ export const getFileOutlineTool = defineTool({
   scopes: ['context.read'],
   minimumRole: 'viewer',
   async run({ caller, services, audit }, args) {
-    const { kb, file, outline, note } = await fileOutline(services, caller, { kbId: args.kb_id, path: args.path, fileId: args.file_id }, audit);
+    const { kb, file, outline, note } = await fileOutline(services, caller, fileRefOf(args), audit);
     return jsonReply({
       ...(note === undefined ? {} : { contribution_note: note }),
       kb_id: kb.kb.id,

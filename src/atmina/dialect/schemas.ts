@@ -24,6 +24,9 @@ export const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true, idempot
  */
 export const KB_WRITES = { limiter: 'kb_writes' } as const;
 
+/** Who may call a tool that writes a KB's files or their bytes, and how it is counted: an Editor of the KB, at the KB_WRITES rate. */
+export const EDITOR_WRITES = { scopes: ['context.write'], minimumRole: 'editor', rateLimit: KB_WRITES } as const;
+
 export const kbId = z
   .string()
   .describe('The Knowledge Base: its kb_id from list_kbs; its slug works too, bare ("handbook") or with your organisation\'s slug ("acme/handbook").');
@@ -43,6 +46,13 @@ export const fileIdentity = {
   path: filePath.optional().describe('The file path (wins over file_id when both are sent).'),
   file_id: fileId.optional(),
 };
+
+/** The KB and the file (fileIdentity) a tool's arguments name, as the core takes them. */
+export const fileRefOf = (args: { kb_id: string; path?: string | undefined; file_id?: string | undefined }) => ({
+  kbId: args.kb_id,
+  path: args.path,
+  fileId: args.file_id,
+});
 
 export const visibility = z
   .enum(KB_VISIBILITIES)

@@ -9,7 +9,7 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { Services } from '../../kernel/services.ts';
 import { thumbnailUrl } from './asset-rendition.ts';
 import { assetBlock, assetWire } from './asset-wire.ts';
-import { IDEMPOTENT_WRITE, KB_WRITES, WRITE, fileId, filePath, kbId, writtenFields, writtenWire } from './schemas.ts';
+import { EDITOR_WRITES, IDEMPOTENT_WRITE, WRITE, fileId, filePath, kbId, writtenFields, writtenWire } from './schemas.ts';
 
 /*
  * The Atmina upload tools: presigned batches (request_uploads, then PUT, then confirm_uploads)
@@ -59,9 +59,7 @@ export const requestUploadsTool = defineTool({
       .describe('The items refused on their own, in the order declared: no URL, nothing to PUT.'),
   }),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const batch = await requestUploads(
       services,
@@ -151,9 +149,7 @@ export const confirmUploadsTool = defineTool({
     failed: z.number().int(),
   }),
   annotations: IDEMPOTENT_WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const result = await confirmUploads(services, caller, { kbId: args.kb_id, batchToken: args.batch_token }, audit);
     const confirmed = result.items.filter((item) => item.ok).length;
@@ -199,9 +195,7 @@ export const uploadFileTool = defineTool({
   input: z.object({ kb_id: kbId, filename: filePath, mime_type: mimeType.optional(), content_base64: contentBase64, description }).strict(),
   output: z.object(inlineOutput),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const result = await uploadFile(
       services,
@@ -233,9 +227,7 @@ export const updateFileTool = defineTool({
     .strict(),
   output: z.object(inlineOutput),
   annotations: WRITE,
-  scopes: ['context.write'],
-  minimumRole: 'editor',
-  rateLimit: KB_WRITES,
+  ...EDITOR_WRITES,
   async run({ caller, services, audit }, args) {
     const result = await updateFile(
       services,

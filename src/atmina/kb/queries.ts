@@ -60,6 +60,14 @@ export const KB_FROM = 'kbs k JOIN teams t ON t.tenant_id = k.tenant_id AND t.id
 const date = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
 const dateOrUndefined = (value: Date | string | null): Date | undefined => (value === null ? undefined : date(value));
 
+/** Who created and last changed a KB or a file, and when: the columns both rows carry. */
+const stamps = (row: { created_at: Date | string; created_by: string | null; updated_at: Date | string; updated_by: string | null }) => ({
+  createdAt: date(row.created_at),
+  createdBy: row.created_by ?? undefined,
+  updatedAt: date(row.updated_at),
+  updatedBy: row.updated_by ?? undefined,
+});
+
 export function toKb(row: KbRow): Kb {
   return {
     id: row.id,
@@ -69,10 +77,7 @@ export function toKb(row: KbRow): Kb {
     visibility: row.visibility,
     locationPolicy: row.location_policy,
     team: { id: row.team_id, slug: row.team_slug, name: row.team_name },
-    createdAt: date(row.created_at),
-    createdBy: row.created_by ?? undefined,
-    updatedAt: date(row.updated_at),
-    updatedBy: row.updated_by ?? undefined,
+    ...stamps(row),
     archivedAt: dateOrUndefined(row.archived_at),
   };
 }
@@ -128,10 +133,7 @@ export function toFile(row: FileRow): KbFile {
     mediaType: row.media_type,
     kind: row.kind,
     tags: row.tags,
-    createdAt: date(row.created_at),
-    createdBy: row.created_by ?? undefined,
-    updatedAt: date(row.updated_at),
-    updatedBy: row.updated_by ?? undefined,
+    ...stamps(row),
     deletedAt: dateOrUndefined(row.deleted_at),
   };
 }
