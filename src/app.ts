@@ -12,6 +12,7 @@ import { openServices } from './open-services.ts';
 import type { OpenedServices } from './open-services.ts';
 import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, scopeCatalogue, signInHooks } from './products.ts';
 import { isOpName, runOp } from './admin/ops.ts';
+import { registerAccessLog } from './http/access-log.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
@@ -106,6 +107,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       // The request id (logs, audit log, x-request-id answer) is always the gateway's own: one a
       // client chose could repeat another request's id or lay false trails in the audit log.
       genReqId: () => randomUUID(),
+      // Behind the trusted reverse proxies only, the client's address is read from
+      // X-Forwarded-For (request.ip): per-address limits then count each client, not the proxy.
+      trustProxy: config.trustedProxies.length === 0 ? false : [...config.trustedProxies],
       // A client's X-Request-Id is kept for correlation only, as `clientRequestId` on the
       // request's logger: at most 64 characters, visible ASCII only, so it cannot garble a line.
       childLoggerFactory: (logger, bindings, options, request) => {
@@ -114,8 +118,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         return logger.child({ ...bindings, clientRequestId: given.slice(0, 64).replace(/[^\x21-\x7e]/g, '_') }, options);
       },
       requestIdHeader: false,
-      // Per-request access lines only when debugging; tool calls log their own line at debug.
-      logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
+      // The gateway writes its own access line per request (src/http/access-log.ts); tool calls
+      // log their own line at debug.
+      logController: new LogController({ disableRequestLogging: true }),
       // Closing stops listening and closes idle connections only: the requests in flight get to
       // answer, and RequestDrain closes what is left after its grace period. Destroying every
       // socket at once cut clients off while their handlers ran on, into the closed store.
@@ -129,6 +134,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       connectionTimeout: HTTP_LIMITS.idleTimeoutMs,
       keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
     });
+    registerAccessLog(app);
     const drain = new RequestDrain();
     drain.register(app, endpoints);
     app.addHook('onSend', async (request, reply) => {

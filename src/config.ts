@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseImapUrl } from './kernel/mail/mailbox.ts';
 
@@ -10,6 +12,12 @@ export interface Config {
   readonly dataDir: string;
   /** Browser origins allowed to call the MCP endpoints; requests without Origin are always allowed. */
   readonly allowedOrigins: readonly string[];
+  /**
+   * KGW_TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For names the client (addresses,
+   * CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`); empty, the connection's own address
+   * is the client's. Every per-address limit counts the address this yields.
+   */
+  readonly trustedProxies: readonly string[];
   readonly logLevel: LogLevel;
   readonly databaseUrl: string | undefined;
   readonly s3: S3Config | undefined;
@@ -206,6 +214,40 @@ function parseOrigins(env: Env): string[] {
     });
 }
 
+/**
+ * The data folder when KGW_DATA_DIR is unset: the nearest `.kgw` from `cwd` upward, so a command
+ * run in a subfolder of the project finds the project's; else `.kgw` at the project's root (the
+ * nearest folder with a package.json, where `npm start` runs); else `.kgw` in `cwd`.
+ */
+export function defaultDataDir(cwd: string, exists: (file: string) => boolean = existsSync): string {
+  let root: string | undefined;
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    if (exists(path.join(dir, '.kgw'))) return path.join(dir, '.kgw');
+    root ??= exists(path.join(dir, 'package.json')) ? dir : undefined;
+    if (path.dirname(dir) === dir) break;
+  }
+  return path.join(root ?? path.resolve(cwd), '.kgw');
+}
+
+/** At most this many entries in KGW_TRUSTED_PROXIES. */
+export const TRUSTED_PROXIES_MAX = 64;
+const PROXY_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function parseTrustedProxies(env: Env): string[] {
+  const raw = optional(env, 'KGW_TRUSTED_PROXIES');
+  if (raw === undefined) return [];
+  const entries = raw.split(/[\s,]+/).filter((entry) => entry !== '');
+  if (entries.length > TRUSTED_PROXIES_MAX) throw new ConfigError('KGW_TRUSTED_PROXIES', `lists more than ${TRUSTED_PROXIES_MAX} entries`);
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_PRESETS.has(entry) && (family === 0 || !prefixOk || extra !== undefined))
+      throw new ConfigError('KGW_TRUSTED_PROXIES', `"${entry}" is not an address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`);
+  }
+  return entries;
+}
+
 function parseHost(env: Env): string {
   const host = optional(env, 'KGW_HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('KGW_HOST', `"${host}" is not a host name or address`);
@@ -325,8 +367,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     host,
     port,
     publicUrl: parsePublicUrl(env, `http://127.0.0.1:${port}`),
-    dataDir: path.resolve(cwd, optional(env, 'KGW_DATA_DIR') ?? '.kgw'),
+    dataDir: ((dir) => (dir === undefined ? defaultDataDir(cwd) : path.resolve(cwd, dir)))(optional(env, 'KGW_DATA_DIR')),
     allowedOrigins: Object.freeze(parseOrigins(env)),
+    trustedProxies: Object.freeze(parseTrustedProxies(env)),
     logLevel: parseLogLevel(env),
     databaseUrl: parseUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     s3: parseS3(env),

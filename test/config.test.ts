@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { Config } from '../src/config.ts';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, defaultDataDir, loadConfig } from '../src/config.ts';
 
 const CWD = path.resolve('/srv/kgw');
 
@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       publicUrl: 'http://127.0.0.1:8787',
       dataDir: path.join(CWD, '.kgw'),
       allowedOrigins: [],
+      trustedProxies: [],
       logLevel: 'info',
       databaseUrl: undefined,
       s3: undefined,
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
         KGW_DATA_DIR: 'var/data',
         KGW_ALLOWED_ORIGINS: 'https://console.acme.test, https://app.acme.test:8443/ http://localhost:3000',
         KGW_LOG_LEVEL: 'debug',
+        KGW_TRUSTED_PROXIES: 'loopback, 10.0.0.0/8 2001:db8::1 fd00::/8',
         DATABASE_URL: 'postgresql://kgw:secret@db.acme.test:5432/kgw?sslmode=require',
         S3_ENDPOINT: 'http://minio:9000',
         S3_BUCKET: 'kgw-files',
@@ -83,6 +85,7 @@ describe('loadConfig', () => {
       publicUrl: 'https://gw.acme.test/kgw',
       dataDir: path.join(CWD, 'var', 'data'),
       allowedOrigins: ['https://console.acme.test', 'https://app.acme.test:8443', 'http://localhost:3000'],
+      trustedProxies: ['loopback', '10.0.0.0/8', '2001:db8::1', 'fd00::/8'],
       logLevel: 'debug',
       databaseUrl: 'postgresql://kgw:secret@db.acme.test:5432/kgw?sslmode=require',
       s3: { endpoint: 'http://minio:9000', bucket: 'kgw-files', region: 'eu-central-1', accessKeyId: 'AKIA', secretAccessKey: 's3cret' },
@@ -156,6 +159,21 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ KGW_PUBLIC_URL: 'https://gw.acme.test//base//' }, CWD).publicUrl, 'https://gw.acme.test//base');
     assert.equal(loadConfig({ KGW_PUBLIC_URL: 'HTTPS://GW.Acme.test:443/Base' }, CWD).publicUrl, 'https://gw.acme.test/Base');
     assert.equal(loadConfig({ KGW_PUBLIC_URL: 'http://gw.acme.test:8080' }, CWD).publicUrl, 'http://gw.acme.test:8080');
+  });
+
+  it('finds the data folder from a subfolder: the nearest .kgw upward, else the project root, else here', () => {
+    const existing =
+      (...files: string[]) =>
+      (file: string) =>
+        files.includes(file);
+    const at = (...parts: string[]) => path.join(path.resolve('/work/app'), ...parts);
+    // A .kgw above wins over a package.json nearer by.
+    assert.equal(defaultDataDir(at('docs', 'guides'), existing(at('.kgw'), at('docs', 'package.json'))), at('.kgw'));
+    assert.equal(defaultDataDir(at('docs'), existing(at('docs', '.kgw'), at('.kgw'))), at('docs', '.kgw'));
+    // No .kgw anywhere: the nearest project root, where npm start would make it.
+    assert.equal(defaultDataDir(at('src', 'cli'), existing(at('package.json'), path.resolve('/work', 'package.json'))), at('.kgw'));
+    // Neither: the working directory, as before.
+    assert.equal(defaultDataDir(at('src'), existing()), at('src', '.kgw'));
   });
 
   it('resolves the data folder against the working directory unless absolute', () => {
@@ -311,6 +329,14 @@ describe('loadConfig', () => {
       'must be a whole number from 1 to 100000, got "1e5"',
     ],
     [{ KGW_MAIL_IMAP_URL: 'https://mail.acme.test' }, 'KGW_MAIL_IMAP_URL', 'must be an imap:// or imaps:// URL'],
+    ...['proxy.acme.test', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/8', '10.0.0.1/', '*', 'loopback/8', '10.0.0.256'].map(
+      (entry): [Record<string, string>, string, string] => [
+        { KGW_TRUSTED_PROXIES: `loopback, ${entry}` },
+        'KGW_TRUSTED_PROXIES',
+        `"${entry}" is not an address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
+      ],
+    ),
+    [{ KGW_TRUSTED_PROXIES: Array.from({ length: 65 }, (_, i) => `10.0.0.${i}`).join(',') }, 'KGW_TRUSTED_PROXIES', 'lists more than 64 entries'],
     [{ KGW_MAIL_IMAP_URL: 'mail.acme.test' }, 'KGW_MAIL_IMAP_URL', 'is not a URL such as imaps://mail.example.com'],
     [
       { KGW_MAIL_IMAP_URL: 'imaps://ana:secret@mail.acme.test' },

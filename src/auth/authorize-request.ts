@@ -4,7 +4,7 @@ import type { Queryable } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
 import { findClient } from './clients.ts';
 import type { OAuthErrorCode } from './oauth-error.ts';
-import { defaultResource } from './resources.ts';
+import { canonicalResource, defaultResource } from './resources.ts';
 import { isPkceValue } from './secrets.ts';
 
 /** The parameters of an authorization request that the sign-in and consent forms carry along. */
@@ -95,7 +95,7 @@ export async function checkAuthorizeRequest(
   }
   const beyond = scopes.filter((scope) => !client.scopes.includes(scope));
   if (beyond.length > 0) return fail('invalid_scope', `the client is not registered for ${beyond.join(', ')}`);
-  const resource = params.resource ?? defaultResource(config);
+  const resource = params.resource === undefined ? defaultResource(config) : canonicalResource(config, params.resource);
   if (!resources.includes(resource)) return fail('invalid_target', `resource must be one of ${resources.join(', ')}`);
   return { request: { client, redirectUri, state: params.state, codeChallenge: params.code_challenge, scopes, resource, params } };
 }

@@ -14,6 +14,8 @@ export interface OAuthClient {
   readonly createdAt: Date;
 }
 
+/** The token endpoint methods a registration may ask for; each is registered as "none". */
+const PUBLIC_OR_SECRET: ReadonlySet<string> = new Set(['none', 'client_secret_post', 'client_secret_basic']);
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
@@ -100,8 +102,13 @@ export function parseRegistration(body: unknown, catalogue: ScopeCatalogue): Cli
   if (uris.length > MAX_REDIRECT_URIS) throw oauthError('invalid_redirect_uri', `at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
   const redirectUris = [...new Set(uris.map(checkRedirectUri))];
 
+  // Every client is public (PKCE, no secret). One asking for a client secret is registered as
+  // public all the same and told so by the answer (RFC 7591 §3.2.1 lets the server replace a
+  // requested value): the SDKs' own example clients ask for client_secret_post and then
+  // authenticate as the registration answered. A method that is no secret scheme is refused.
   const method = fields.token_endpoint_auth_method;
-  if (method !== undefined && method !== 'none') throw metadataError('only public clients are accepted: token_endpoint_auth_method must be "none"');
+  if (method !== undefined && !(typeof method === 'string' && PUBLIC_OR_SECRET.has(method)))
+    throw metadataError(`token_endpoint_auth_method must be one of ${[...PUBLIC_OR_SECRET].join(', ')}; every client is registered as public ("none")`);
   const responseTypes = stringList(fields, 'response_types') ?? ['code'];
   if (responseTypes.length !== 1 || responseTypes[0] !== 'code') throw metadataError('response_types must be ["code"]');
   // An omitted list means both grants: refresh tokens spare people an hourly consent page.

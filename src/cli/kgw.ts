@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     load: async () => import('./brain.ts').then((m) => ({ run: m.brainCommand, help: m.brainHelp })),
   },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
+  connect: {
+    summary: "print a client's configuration (Claude Code, Cursor, VS Code, …) with a fresh token",
+    load: async () => import('./connect.ts').then((m) => ({ run: m.connectCommand, help: m.connectHelp })),
+  },
   review: {
     summary: "list, show, accept and reject agents' drafts and proposals",
     load: async () => import('./review.ts').then((m) => ({ run: m.reviewCommand, help: m.reviewHelp })),
@@ -62,17 +66,24 @@ ${Object.entries(commands)
   .map(([name, c]) => `  ${name.padEnd(12)}${c.summary}`)
   .join('\n')}
 
-Run "kgw COMMAND --help" for a command's options. Configuration comes from environment
+Run "kgw COMMAND --help" for a command's options, "kgw version" for the version. Configuration comes from environment
 variables (KGW_*, DATABASE_URL, S3_*, MEILI_*, NEO4J_*); see the README.`;
 
 async function main(argv: readonly string[]): Promise<void> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  // No command is a mistake (a script that lost its arguments must not pass): the overview on
+  // standard error, exit 2.
+  if (name === undefined) {
+    printError(mainHelp);
+    process.exitCode = 2;
+    return;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' && rest[0] !== undefined ? commands[rest[0]] : undefined;
     if (topic) return void print((await topic.load()).help);
     return void print(mainHelp);
   }
-  if (name === '--version' || name === '-v') {
+  if (name === '--version' || name === '-v' || name === 'version') {
     const { BUILD } = await import('../build.ts');
     return void print(BUILD.version);
   }
@@ -83,7 +94,10 @@ async function main(argv: readonly string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    printError(`kgw: ${error.message} (see "kgw ${process.argv[2] ?? ''} --help")`);
+    const command = process.argv[2];
+    // A known command's usage is worth pointing at; an unknown command's is not.
+    const hint = command !== undefined && Object.hasOwn(commands, command) ? ` (see "kgw ${command} --help")` : '';
+    printError(`kgw: ${error.message}${hint}`);
     process.exitCode = 2;
   } else if (error instanceof ConfigError || isKgwError(error) || error instanceof Error) {
     printError(`kgw: ${error.message}`);

@@ -16,6 +16,43 @@ runs on embedded defaults in KGW_DATA_DIR (default ./.kgw). Stops cleanly on SIG
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A system error's code, also when Node wraps one per address tried in an AggregateError. */
+function errorCode(error: unknown): string | undefined {
+  const found = error as { code?: unknown; errors?: unknown[] } | undefined;
+  if (typeof found?.code === 'string') return found.code;
+  return Array.isArray(found?.errors) ? errorCode(found.errors[0]) : undefined;
+}
+
+/** Where DATABASE_URL points, without its password. */
+function databaseTarget(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port === '' ? '5432' : parsed.port}${parsed.pathname}`;
+}
+
+/**
+ * Start-up failures worded with the setting that fixes them: a busy port names KGW_PORT, an
+ * unreachable database DATABASE_URL (never its password). Others keep their own message.
+ */
+export function startupProblem(error: unknown, config: { readonly host: string; readonly port: number; readonly databaseUrl: string | undefined }): Error {
+  const code = errorCode(error);
+  const syscall = (error as { syscall?: unknown } | undefined)?.syscall;
+  if (syscall === 'listen' && code === 'EADDRINUSE')
+    return new Error(`port ${config.port} on ${config.host} is already in use (another gateway?): stop what listens there, or set KGW_PORT to a free port`);
+  if (syscall === 'listen' && code === 'EACCES')
+    return new Error(`not allowed to listen on port ${config.port} (ports below 1024 need privileges): set KGW_PORT to 1024 or above`);
+  if (syscall === 'listen' && code === 'EADDRNOTAVAIL')
+    return new Error(`this machine has no address ${config.host}: set KGW_HOST to one of its addresses, or 0.0.0.0`);
+  if (config.databaseUrl !== undefined) {
+    const target = databaseTarget(config.databaseUrl);
+    if (code === 'ECONNREFUSED') return new Error(`PostgreSQL at ${target} (DATABASE_URL) refused the connection: is it running, on that port?`);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new Error(`PostgreSQL host in DATABASE_URL (${target}) was not found: check the host name`);
+    if (code === 'ETIMEDOUT') return new Error(`PostgreSQL at ${target} (DATABASE_URL) did not answer in time: check the host, port and firewall`);
+    if (code === '28P01' || code === '28000') return new Error(`PostgreSQL at ${target} refused the user or password in DATABASE_URL`);
+    if (code === '3D000') return new Error(`PostgreSQL at ${target} has no such database: create it, or fix the database name in DATABASE_URL`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** The embedded store admits one process: take the data folder, waiting briefly for a CLI command. */
 async function lockDataFolder(dataDir: string, startedAt: string): Promise<FolderLock> {
   makePrivateDir(dataDir);
@@ -78,6 +115,6 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
   } catch (error) {
     lock?.release();
-    throw error;
+    throw startupProblem(error, config);
   }
 }

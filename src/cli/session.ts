@@ -11,6 +11,7 @@ import type { FolderOwner } from '../store/folder-lock.ts';
 import { migrate } from '../store/migrate.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
 import { iso } from '../kernel/instants.ts';
+import { printNotice } from './terminal.ts';
 
 /** An operation's arguments may be left out when it has none that are required. */
 type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];
@@ -96,6 +97,11 @@ async function opsOn<T>(config: Config, work: (run: OpRunner, where: string) => 
         `there is no data folder at ${config.dataDir}, but a gateway answers on port ${config.port}: it keeps its data elsewhere, and a new empty folder here would not be what it serves. Run kgw with that gateway's KGW_DATA_DIR (or DATABASE_URL); nothing was created`,
       );
     }
+    // A new data folder the user did not name is said aloud: its place was chosen for them.
+    if (!existsSync(config.dataDir) && process.env.KGW_DATA_DIR === undefined)
+      printNotice(
+        `kgw: making a new data folder at ${config.dataDir} (KGW_DATA_DIR unset and no .kgw found above ${process.cwd()}; set KGW_DATA_DIR to use another)`,
+      );
     makePrivateDir(config.dataDir);
     const deadline = Date.now() + WAIT_MS;
     for (;;) {

@@ -9,20 +9,36 @@ export class UsageError extends Error {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * Node's parseArgs refusals in the CLI's own words: its texts ("Unknown option '--x'. To specify
+ * a positional argument starting with a '-', place it at the end of the command after '--' …")
+ * explain its parser, not the command.
+ */
+function parseProblem(error: Error & { code?: string }, known: readonly string[]): string {
+  const named = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1];
+  const options = [...known, 'help'].map((name) => `--${name}`).join(', ');
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${named ?? error.message}; the options are ${options}`;
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return /does not take an argument/.test(error.message) ? `${named ?? 'the option'} takes no value` : `${named ?? 'the option'} needs a value`;
+  return error.message.split('\n')[0] ?? 'bad arguments';
+}
+
 /** Parses a command's arguments strictly; `--help` is always accepted. */
 export function parseCommand<O extends Options>(argv: readonly string[], options: O, positionals: { min: number; max: number }) {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
+    throw new UsageError(parseProblem(error as Error & { code?: string }, Object.keys(options)));
   }
   const help = (parsed.values as { help?: boolean }).help === true;
   if (!help && (parsed.positionals.length < positionals.min || parsed.positionals.length > positionals.max)) {
     throw new UsageError(
       positionals.max === 0
         ? 'this command takes no arguments'
-        : `expected ${positionals.min === positionals.max ? positionals.min : `${positionals.min} to ${positionals.max}`} argument(s)`,
+        : positionals.min === positionals.max
+          ? `expected ${positionals.min === 1 ? 'one argument' : `${positionals.min} arguments`}, got ${parsed.positionals.length}`
+          : `expected ${positionals.min} to ${positionals.max} arguments, got ${parsed.positionals.length}`,
     );
   }
   return { values: parsed.values, positionals: parsed.positionals, help };

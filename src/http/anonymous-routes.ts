@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { AnonymousCaller } from '../kernel/access/anonymous.ts';
 import type { TenantRef } from '../kernel/access/caller.ts';
 import { anonymousCaller } from '../kernel/access/anonymous.ts';
+import { calledTools, noteAccess } from './access-log.ts';
 import { findTenant } from '../kernel/directory/directory.ts';
 import type { Services } from '../kernel/services.ts';
 import type { AnonymousMcp } from '../mcp/anonymous.ts';
@@ -87,6 +88,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
       const admitted = admitBody(inflight, `address:${request.ip}`, request, reply);
       if (admitted !== undefined) return admitted;
       request.anonymousCaller = anonymousCaller(tenant);
+      noteAccess(request, { tenant: tenant.slug, anonymous: true });
       return undefined;
     },
     handler: async (request, reply) => {
@@ -94,6 +96,7 @@ export function registerAnonymousRoute(scope: FastifyInstance, config: Config, s
       if (!caller) return rpcError(reply, 404, -32000, NOT_HERE);
       const read = readMessages(request.body);
       if ('problem' in read) return sendBodyProblem(reply, read);
+      noteAccess(request, { tools: calledTools(read.messages) });
       const responses = await anonymous.mcp.handle(
         { endpoint: anonymous.endpoint, caller, address: request.ip, requestId: request.id, log: request.log },
         read.messages,

@@ -1,6 +1,5 @@
+import { LOOPBACK_NAMES } from '../auth/resources.ts';
 import type { Config } from '../config.ts';
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** Browser origins allowed to call the gateway: the configured list plus its own public origin. */
 export function allowedOrigins(config: Config): ReadonlySet<string> {
@@ -24,5 +23,5 @@ export function hostAllowed(host: string | undefined, config: Config): boolean {
   } catch {
     return false;
   }
-  return LOOPBACK_HOSTS.has(hostname) || hostname === new URL(config.publicUrl).hostname;
+  return LOOPBACK_NAMES.has(hostname) || hostname === new URL(config.publicUrl).hostname;
 }

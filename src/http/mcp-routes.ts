@@ -8,6 +8,8 @@ import type { Endpoint } from '../mcp/registry.ts';
 import type { McpService } from '../mcp/server.ts';
 import type { AnonymousService } from './anonymous-routes.ts';
 import { registerAnonymousRoute } from './anonymous-routes.ts';
+import { calledTools, noteAccess } from './access-log.ts';
+import { registerMcpCors } from './cors.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
 import type { InflightBytes } from './inflight.ts';
 import { MCP_BODY_LIMIT, admitBody, headerRefusal, modernHeaders, readMessages, rpcError, sendBodyProblem, sendRejection } from './mcp-request.ts';
@@ -45,7 +47,9 @@ export function registerMcpRoutes(
   // shared object), so the declared type holds on every route, not only in the scope below.
   app.decorateRequest('caller', null);
 
-  void app.register((scope, _options, done) => {
+  void app.register(async (scope) => {
+    // Browsers on the allowed origins: preflights answered and answers readable (src/http/cors.ts).
+    await registerMcpCors(scope, origins, [...endpoints.map((endpoint) => endpoint.path), ...(anonymous === undefined ? [] : [anonymous.path])]);
     // Read any body as bytes: checked as UTF-8 and parsed as JSON here, so a bad body gets a JSON-RPC error, not an HTML page.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MCP_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
@@ -77,7 +81,12 @@ export function registerMcpRoutes(
           if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
           const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
-            reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }));
+            // A request without a token is how OAuth discovery begins; a token refused is worth a warning.
+            if (auth.failure === 'invalid') request.log.warn({ route: endpoint.path, address: request.ip }, 'bearer token refused');
+            reply.header(
+              'www-authenticate',
+              bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }, request.headers.host),
+            );
             return rpcError(reply, 401, -32001, endpoint.unauthorizedText ?? UNAUTHORIZED_GENERIC);
           }
           const headers = headerRefusal(request, reply);
@@ -85,6 +94,7 @@ export function registerMcpRoutes(
           const admitted = admitBody(inflight, `token:${auth.caller.tokenId}`, request, reply);
           if (admitted !== undefined) return admitted;
           request.caller = auth.caller;
+          noteAccess(request, { tenant: auth.caller.tenant.slug, principal: auth.caller.principal.id });
           return undefined;
         },
         handler: async (request, reply) => {
@@ -93,11 +103,15 @@ export function registerMcpRoutes(
           const read = readMessages(request.body);
           if ('problem' in read) return sendBodyProblem(reply, read);
           const { messages, batch } = read;
+          noteAccess(request, { tools: calledTools(messages) });
           const era = classify(messages, batch, modernHeaders(request));
           if (era.era === 'rejected') return sendRejection(reply, era.rejection);
           const refused = mcp.insufficientScope(endpoint, caller, messages);
           if (refused) {
-            reply.header('www-authenticate', bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }));
+            reply.header(
+              'www-authenticate',
+              bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }, request.headers.host),
+            );
             return sendRejection(reply, { status: 403, code: -32003, message: refused.text, id: refused.id });
           }
           const exchange = { endpoint, caller, requestId: request.id, log: request.log };
@@ -121,6 +135,5 @@ export function registerMcpRoutes(
     }
     // The anonymous endpoint reads its body the same way, so it lives in this scope.
     if (anonymous !== undefined) registerAnonymousRoute(scope, config, services, anonymous, inflight);
-    done();
   });
 }

@@ -5,7 +5,7 @@ import { exchangeCode, refresh } from '../auth/grants.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
 import { OAuthError, oauthError } from '../auth/oauth-error.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
-import { authorizationServerMetadata, protectedResourceMetadata, resourceUrl } from '../auth/resources.ts';
+import { authorizationServerMetadata, canonicalResource, protectedResourceMetadata, resourceUrl } from '../auth/resources.ts';
 import type { ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { Services } from '../kernel/services.ts';
 import type { SignInHook } from '../auth/sessions.ts';
@@ -67,6 +67,11 @@ export function registerOAuthRoutes(
     scope.setErrorHandler((error: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
       const refusal = error instanceof OAuthError ? error : clientError(error);
       if (!refusal) request.log.error({ err: error }, 'OAuth request failed');
+      else
+        request.log.warn(
+          { route: request.routeOptions.url ?? null, address: request.ip, error: refusal.code, status: refusal.status },
+          'OAuth request refused',
+        );
       const status = refusal?.status ?? 500;
       if (MACHINE_PATHS.test(request.url))
         return reply.code(status).send(refusal?.toJSON() ?? { error: 'server_error', error_description: `internal error; request id ${request.id}` });
@@ -88,7 +93,7 @@ export function registerOAuthRoutes(
       if (endpoint.path === '/mcp') resourcePaths.set('/.well-known/oauth-protected-resource', endpoint);
     }
     for (const [path, endpoint] of resourcePaths) {
-      scope.get(path, (_request, reply) => reply.send(protectedResourceMetadata(config, endpoint)));
+      scope.get(path, (request, reply) => reply.send(protectedResourceMetadata(config, endpoint, request.headers.host)));
       scope.options(path, cors);
     }
     // Authorization server metadata at the root and at the path-inserted places clients probe.
@@ -140,7 +145,9 @@ export function registerOAuthRoutes(
       const client = await findClient(db, form.get('client_id') ?? '');
       if (!client) throw oauthError('invalid_client', 'unknown client_id', 401);
       const grantType = form.get('grant_type');
-      const resource = form.get('resource') ?? undefined;
+      // A loopback alias of a loopback public URL names the same resource (canonicalResource).
+      const sentResource = form.get('resource');
+      const resource = sentResource === null ? undefined : canonicalResource(config, sentResource);
       if (grantType === 'authorization_code') {
         const input = {
           client,

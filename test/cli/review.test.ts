@@ -356,8 +356,8 @@ for (const backend of cliStoreBackends()) {
         kgw(['review', 'accept', '--help'], cliEnv({ KGW_DATA_DIR: '/nonexistent/kgw', KGW_PORT: 'abc' })),
       ]);
       failed(noTenant, 2, 'kgw: --tenant is required (see "kgw review --help")');
-      failed(noId, 2, 'kgw: expected 1 argument(s) (see "kgw review --help")');
-      failed(badOption, 2, /^kgw: Unknown option '--force'/);
+      failed(noId, 2, 'kgw: expected one argument, got 0 (see "kgw review --help")');
+      failed(badOption, 2, /^kgw: unknown option --force; the options are --tenant, /);
       failed(badCommand, 2, 'kgw: unknown review command "approve"; use list, show, accept or reject (see "kgw review --help")');
       for (const run of [help, listHelp, showHelp, acceptHelp, rejectHelp, helpReview, badEnvHelp])
         assert.match(ok(run, 'help'), /^Usage:\n {2}kgw review list --tenant SLUG \[--kind draft\|proposal\|brain\|email\] \[--json\]\n/);

@@ -77,7 +77,9 @@ describe('terminal output', () => {
 
   it('every command writes through terminal.ts: no other file of src/cli writes to the console or the streams', async () => {
     const dir = path.join(ROOT, 'src', 'cli');
-    const files = (await readdir(dir)).filter((name) => name.endsWith('.ts') && name !== 'terminal.ts');
+    // connect-snippets.ts holds the programs `kgw connect` prints for users (a TypeScript one
+    // logs the tools it lists): text, not a write of the CLI's.
+    const files = (await readdir(dir)).filter((name) => name.endsWith('.ts') && name !== 'terminal.ts' && name !== 'connect-snippets.ts');
     assert.ok(files.includes('review.ts') && files.includes('kgw.ts'));
     for (const name of files) {
       const source = await readFile(path.join(dir, name), 'utf8');
@@ -92,7 +94,7 @@ describe('terminal output', () => {
       assert.equal(run.code, 2);
       assert.equal(run.stdout, '');
       assert.doesNotMatch(run.stderr, RAW);
-      assert.match(run.stderr, /^kgw: Unknown option '--\\x1b\]0;pwned\\x07\\x9b2J\\u202e'/);
+      assert.match(run.stderr, /^kgw: unknown option --\\x1b\]0;pwned\\x07\\x9b2J\\u202e; the options are /);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -16,15 +16,28 @@ describe('kgw --help and usage errors', { concurrency: 4 }, () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  for (const args of [['--help'], []]) {
-    it(`kgw ${args.join(' ') || 'without arguments'} prints the overview`, async () => {
+  it('kgw --help prints the overview', async () => {
+    const run = await kgw(['--help'], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    assert.match(run.stdout, /^Usage: kgw COMMAND \[options\]\n/);
+    for (const command of ['serve', 'migrate', 'apply', 'token', 'connect', 'doctor']) assert.match(run.stdout, new RegExp(`^  ${command} +\\S`, 'm'));
+  });
+
+  it('kgw without a command prints the overview on stderr and exits 2, so a script that lost its arguments fails', async () => {
+    const run = await kgw([], env);
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^Usage: kgw COMMAND \[options\]\n/);
+  });
+
+  it('kgw version, --version and -v print the version alone', async () => {
+    for (const args of [['version'], ['--version'], ['-v']]) {
       const run = await kgw(args, env);
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.stderr, '');
-      assert.match(run.stdout, /^Usage: kgw COMMAND \[options\]\n/);
-      for (const command of ['serve', 'migrate', 'apply', 'token', 'doctor']) assert.match(run.stdout, new RegExp(`^  ${command} +\\S`, 'm'));
-    });
-  }
+      assert.match(run.stdout, /^\d+\.\d+\.\d+\S*\n$/, args.join(' '));
+    }
+  });
 
   const usage = (command: string) => (command === 'token' ? /^Usage:\n {2}kgw token create / : new RegExp(`^Usage: kgw ${command}\\b`));
   for (const command of ['serve', 'migrate', 'apply', 'token', 'doctor']) {
@@ -53,18 +66,20 @@ describe('kgw --help and usage errors', { concurrency: 4 }, () => {
     const run = await kgw(['frobnicate'], env);
     assert.equal(run.code, 2);
     assert.equal(run.stdout, '');
-    assert.deepEqual(lines(run.stderr), ['kgw: unknown command "frobnicate"; run "kgw --help" (see "kgw frobnicate --help")']);
+    assert.deepEqual(lines(run.stderr), ['kgw: unknown command "frobnicate"; run "kgw --help"']);
   });
 
   const USAGE_ERRORS: { args: string[]; message: RegExp }[] = [
     { args: ['token', 'frob'], message: /^kgw: unknown token command "frob"; use create, list or revoke/ },
-    { args: ['apply'], message: /^kgw: expected 1 argument\(s\)/ },
+    { args: ['apply'], message: /^kgw: expected one argument, got 0 \(see "kgw apply --help"\)$/ },
     { args: ['migrate', 'now'], message: /^kgw: this command takes no arguments/ },
-    { args: ['doctor', '--verbose'], message: /^kgw: Unknown option '--verbose'/ },
+    { args: ['doctor', '--verbose'], message: /^kgw: unknown option --verbose; the options are --json, --help \(see "kgw doctor --help"\)$/ },
+    { args: ['token', 'create', '--tenant'], message: /^kgw: --tenant needs a value \(see "kgw token --help"\)$/ },
+    { args: ['doctor', '--json=yes'], message: /^kgw: --json takes no value \(see "kgw doctor --help"\)$/ },
     { args: ['token', 'create', '--principal', 'release-bot', '--scopes', 'context.read'], message: /^kgw: --tenant is required \(see "kgw token --help"\)$/ },
     { args: ['token', 'create', '--tenant', 'acme', '--scopes', 'context.read'], message: /^kgw: --principal is required \(see "kgw token --help"\)$/ },
     { args: ['token', 'create', '--tenant', 'acme', '--principal', 'release-bot'], message: /^kgw: --scopes is required \(see "kgw token --help"\)$/ },
-    { args: ['token', 'revoke'], message: /^kgw: expected 1 argument\(s\)/ },
+    { args: ['token', 'revoke'], message: /^kgw: expected one argument, got 0/ },
   ];
   for (const { args, message } of USAGE_ERRORS) {
     it(`kgw ${args.join(' ')} is a usage error: exit 2, one line`, async () => {

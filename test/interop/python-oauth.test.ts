@@ -115,11 +115,17 @@ describe("the official Python MCP SDK's OAuth client provider, signed in through
     }
   }
 
-  for (const [endpoint, { tool, args }] of Object.entries(ENDPOINT_CALLS)) {
-    it(`${endpoint}: registers, signs in through the browser, discovers at 2026-07-28, lists and calls ${tool}`, async () => {
+  // Every endpoint under the public URL's own name (http://127.0.0.1:PORT), and one under
+  // localhost: the protected resource then answers in that name, which the SDK checks.
+  const runs = [...Object.keys(ENDPOINT_CALLS).map((endpoint) => ({ endpoint, name: '' })), { endpoint: '/atmina/mcp', name: 'localhost' }];
+  for (const { endpoint, name } of runs) {
+    const { tool, args } = ENDPOINT_CALLS[endpoint]!;
+    it(`${endpoint}${name === '' ? '' : ` at ${name}`}: registers, signs in through the browser, discovers at 2026-07-28, lists and calls ${tool}`, async () => {
       const scopes = CHALLENGE_SCOPES[endpoint];
       assert.ok(scopes, `the scopes of ${endpoint}'s challenge are known`);
-      const url = `${gw.url}${endpoint}`;
+      const named = new URL(gw.url);
+      if (name !== '') named.hostname = name;
+      const url = `${named.origin}${endpoint}`;
       const { answer, consented } = await signInWithPython(url, tool, args);
       // The same agent with the same scopes through the TypeScript SDK's legacy client.
       const token = await issueToken(store.db, 'acme', 'release-bot', scopes);

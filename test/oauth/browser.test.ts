@@ -49,9 +49,11 @@ class BrowserProvider implements OAuthClientProvider {
   verifier = '';
   readonly redirectUrl: string;
   readonly page: Page;
-  constructor(redirectUrl: string, page: Page) {
+  readonly authMethod: string;
+  constructor(redirectUrl: string, page: Page, authMethod: string) {
     this.redirectUrl = redirectUrl;
     this.page = page;
+    this.authMethod = authMethod;
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
@@ -59,7 +61,7 @@ class BrowserProvider implements OAuthClientProvider {
       redirect_uris: [this.redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      token_endpoint_auth_method: 'none',
+      token_endpoint_auth_method: this.authMethod,
     };
   }
   state = () => 'browser-state';
@@ -93,68 +95,80 @@ for (const backend of storeBackends()) {
       await store?.dispose();
     });
 
-    it('connects the SDK client: discovery, registration, sign-in, consent, code, MCP calls, refresh', async () => {
-      const callback = await callbackServer();
-      const page = await browser.newPage();
-      try {
-        const serverUrl = `${gw.url}/atmina/mcp`;
-        const provider = new BrowserProvider(callback.url, page);
-        const response = callback.next();
-        assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
-        assert.match(String(provider.client?.client_id), /^kgwc_/);
+    // The gateway's public URL is http://127.0.0.1:PORT. A client may name it localhost (the
+    // resource metadata then answers in that name, or the SDK refuses it) and may ask to be a
+    // confidential client, as the SDK's own example client does (it is registered as public).
+    const cases = [
+      { name: '127.0.0.1', authMethod: 'none' },
+      { name: 'localhost', authMethod: 'client_secret_post' },
+    ] as const;
+    for (const { name, authMethod } of cases) {
+      it(`connects the SDK client at ${name} (${authMethod}): discovery, registration, sign-in, consent, code, MCP calls, refresh`, async () => {
+        const callback = await callbackServer();
+        const page = await browser.newPage();
+        try {
+          const named = new URL(gw.url);
+          named.hostname = name;
+          const serverUrl = `${named.origin}/atmina/mcp`;
+          const provider = new BrowserProvider(callback.url, page, authMethod);
+          const response = callback.next();
+          assert.equal(await auth(provider, { serverUrl }), 'REDIRECT');
+          assert.match(String(provider.client?.client_id), /^kgwc_/);
+          assert.equal((provider.client as { token_endpoint_auth_method?: string } | undefined)?.token_endpoint_auth_method, 'none');
 
-        // The sign-in page, as a person sees it.
-        assert.equal(await page.locator('h1').textContent(), 'Sign in to connect Browser Test Client');
-        await page.fill('input[name=tenant]', 'acme');
-        await page.fill('input[name=email]', 'alice@acme.test');
-        await page.fill('input[name=password]', PASSWORD);
-        await page.click('button[type=submit]');
+          // The sign-in page, as a person sees it.
+          assert.equal(await page.locator('h1').textContent(), 'Sign in to connect Browser Test Client');
+          await page.fill('input[name=tenant]', 'acme');
+          await page.fill('input[name=email]', 'alice@acme.test');
+          await page.fill('input[name=password]', PASSWORD);
+          await page.click('button[type=submit]');
 
-        // The consent page: pick the existing agent and allow.
-        await page.waitForSelector('text=Connect Browser Test Client?');
-        assert.match((await page.locator('.facts').textContent()) ?? '', new RegExp(`Returns to${callback.url.replace(/[/.]/g, '\\$&')}`));
-        assert.match((await page.locator('.scopes').textContent()) ?? '', /context\.read.*context\.write/s);
-        await page.check('label.choice:has-text("release-bot") input[type=radio]');
-        await page.click('button[value=approve]');
-        const query = await response;
-        assert.equal(query.get('state'), 'browser-state');
-        assert.equal(query.get('iss'), gw.url);
-        const code = query.get('code');
-        assert.ok(code, `a code, got ${query.toString()}`);
+          // The consent page: pick the existing agent and allow.
+          await page.waitForSelector('text=Connect Browser Test Client?');
+          assert.match((await page.locator('.facts').textContent()) ?? '', new RegExp(`Returns to${callback.url.replace(/[/.]/g, '\\$&')}`));
+          assert.match((await page.locator('.scopes').textContent()) ?? '', /context\.read.*context\.write/s);
+          await page.check('label.choice:has-text("release-bot") input[type=radio]');
+          await page.click('button[value=approve]');
+          const query = await response;
+          assert.equal(query.get('state'), 'browser-state');
+          assert.equal(query.get('iss'), gw.url);
+          const code = query.get('code');
+          assert.ok(code, `a code, got ${query.toString()}`);
 
-        assert.equal(await auth(provider, { serverUrl, authorizationCode: code }), 'AUTHORIZED');
-        const first = provider.saved!;
-        assert.equal(first.token_type, 'Bearer');
-        assert.ok(first.refresh_token);
+          assert.equal(await auth(provider, { serverUrl, authorizationCode: code }), 'AUTHORIZED');
+          const first = provider.saved!;
+          assert.equal(first.token_type, 'Bearer');
+          assert.ok(first.refresh_token);
 
-        const whoamiAs = async () => {
-          const client = new Client({ name: 'browser-test', version: '1' });
-          await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }));
-          try {
-            const { tools } = await client.listTools();
-            assert.deepEqual(tools.map((t) => t.name).sort(), [...ATMINA_TOOLS].sort());
-            return (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
-              principal: { kind: string; name: string };
-              scopes: string[];
-            };
-          } finally {
-            await client.close();
-          }
-        };
-        const me = await whoamiAs();
-        assert.equal(me.principal.kind, 'agent');
-        assert.equal(me.principal.name, 'release-bot');
-        assert.deepEqual(me.scopes, ['context.read', 'context.write']);
+          const whoamiAs = async () => {
+            const client = new Client({ name: 'browser-test', version: '1' });
+            await client.connect(new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }));
+            try {
+              const { tools } = await client.listTools();
+              assert.deepEqual(tools.map((t) => t.name).sort(), [...ATMINA_TOOLS].sort());
+              return (await client.callTool({ name: 'whoami', arguments: {} })).structuredContent as {
+                principal: { kind: string; name: string };
+                scopes: string[];
+              };
+            } finally {
+              await client.close();
+            }
+          };
+          const me = await whoamiAs();
+          assert.equal(me.principal.kind, 'agent');
+          assert.equal(me.principal.name, 'release-bot');
+          assert.deepEqual(me.scopes, ['context.read', 'context.write']);
 
-        // A refresh rotates both tokens; the client keeps working with the new ones.
-        assert.equal(await auth(provider, { serverUrl }), 'AUTHORIZED');
-        assert.notEqual(provider.saved?.access_token, first.access_token);
-        assert.notEqual(provider.saved?.refresh_token, first.refresh_token);
-        assert.equal((await whoamiAs()).principal.name, 'release-bot');
-      } finally {
-        await page.close();
-        await callback.close();
-      }
-    });
+          // A refresh rotates both tokens; the client keeps working with the new ones.
+          assert.equal(await auth(provider, { serverUrl }), 'AUTHORIZED');
+          assert.notEqual(provider.saved?.access_token, first.access_token);
+          assert.notEqual(provider.saved?.refresh_token, first.refresh_token);
+          assert.equal((await whoamiAs()).principal.name, 'release-bot');
+        } finally {
+          await page.close();
+          await callback.close();
+        }
+      });
+    }
   });
 }

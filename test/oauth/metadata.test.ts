@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { canonicalResource } from '../../src/auth/resources.ts';
+import type { Config } from '../../src/config.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -50,6 +53,60 @@ for (const backend of storeBackends()) {
       const root = await get('/.well-known/oauth-protected-resource');
       assert.equal(root.json?.resource, `${gw.url}/mcp`);
       assert.equal((await get('/.well-known/oauth-protected-resource/nope/mcp')).status, 404);
+    });
+
+    it('answers the resource in the loopback name the client used, the authorization server in its own', async () => {
+      const port = new URL(gw.url).port;
+      /** A GET with the Host header a client naming the gateway so would send (fetch cannot set it). */
+      const getAs = (host: string, path: string) =>
+        new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+          const request = http.get(`${gw.url}${path}`, { headers: { host } }, (response) => {
+            let body = '';
+            response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+          });
+          request.on('error', reject);
+        });
+      const cases: [string, string][] = [
+        [`localhost:${port}`, `http://localhost:${port}`],
+        [`[::1]:${port}`, `http://[::1]:${port}`],
+        [`LOCALHOST:${port}`, `http://localhost:${port}`],
+        // Another port is another service; a name that is not loopback gets the public URL.
+        [`localhost:${Number(port) + 1}`, gw.url],
+        ['kgw.example.com', gw.url],
+      ];
+      for (const [host, origin] of cases) {
+        const { status, body } = await getAs(host, '/.well-known/oauth-protected-resource/atmina/mcp');
+        assert.equal(status, 200, host);
+        const json = JSON.parse(body) as Record<string, unknown>;
+        assert.equal(json.resource, `${origin}/atmina/mcp`, host);
+        assert.deepEqual(json.authorization_servers, [gw.url], host);
+        const challenge = await getAs(host, '/.well-known/oauth-authorization-server');
+        assert.equal((JSON.parse(challenge.body) as { issuer: string }).issuer, gw.url, host);
+      }
+    });
+
+    it('takes a loopback alias of a loopback public URL for the same resource, nothing else', () => {
+      const at = (publicUrl: string) => ({ publicUrl }) as Config;
+      const local = at('http://127.0.0.1:8787');
+      assert.equal(canonicalResource(local, 'http://localhost:8787/mcp'), 'http://127.0.0.1:8787/mcp');
+      assert.equal(canonicalResource(local, 'http://[::1]:8787/atmina/mcp'), 'http://127.0.0.1:8787/atmina/mcp');
+      assert.equal(canonicalResource(local, 'http://LOCALHOST:8787/mcp'), 'http://127.0.0.1:8787/mcp');
+      assert.equal(canonicalResource(local, 'http://127.0.0.1:8787/mcp'), 'http://127.0.0.1:8787/mcp');
+      for (const other of [
+        'http://localhost:8788/mcp',
+        'https://localhost:8787/mcp',
+        'http://localhost:8787/mcp?x=1',
+        'http://evil.test:8787/mcp',
+        'not a url',
+      ])
+        assert.equal(canonicalResource(local, other), other);
+      const below = at('http://localhost:8787/kgw');
+      assert.equal(canonicalResource(below, 'http://127.0.0.1:8787/kgw/mcp'), 'http://localhost:8787/kgw/mcp');
+      assert.equal(canonicalResource(below, 'http://127.0.0.1:8787/other/mcp'), 'http://127.0.0.1:8787/other/mcp');
+      // A public URL that is not loopback has no aliases.
+      const named = at('https://kgw.example.com');
+      assert.equal(canonicalResource(named, 'https://localhost/mcp'), 'https://localhost/mcp');
     });
 
     it('publishes authorization server metadata (RFC 8414) at the root and the path-inserted places', async () => {

@@ -65,6 +65,16 @@ for (const backend of storeBackends()) {
       );
     });
 
+    it('registers a client asking for a secret as public, and says so in the answer', async () => {
+      for (const method of ['client_secret_post', 'client_secret_basic']) {
+        const { status, json } = await register({ client_name: 'SDK example', redirect_uris: [REDIRECT], token_endpoint_auth_method: method });
+        assert.equal(status, 201, method);
+        assert.equal(json.token_endpoint_auth_method, 'none', method);
+        assert.equal(json.client_secret, undefined, method);
+        assert.equal(json.client_secret_expires_at, undefined, method);
+      }
+    });
+
     it('normalises scopes: write implies read, legacy aliases, loopback redirect URIs', async () => {
       const cases: [string, string][] = [
         ['context.write', 'context.read context.write'],
@@ -106,8 +116,8 @@ for (const backend of storeBackends()) {
 
     it('refuses confidential clients, other grants and response types, unknown scopes and bad metadata', async () => {
       const ok = { redirect_uris: [REDIRECT] };
-      await refused({ ...ok, token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata', /public clients/);
-      await refused({ ...ok, token_endpoint_auth_method: 'client_secret_post' }, 'invalid_client_metadata', /public clients/);
+      await refused({ ...ok, token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', /registered as public/);
+      await refused({ ...ok, token_endpoint_auth_method: 7 }, 'invalid_client_metadata', /must be one of none, client_secret_post, client_secret_basic/);
       await refused({ ...ok, response_types: ['token'] }, 'invalid_client_metadata', /response_types/);
       await refused({ ...ok, response_types: ['code', 'token'] }, 'invalid_client_metadata', /response_types/);
       await refused({ ...ok, grant_types: ['refresh_token'] }, 'invalid_client_metadata', /authorization_code/);

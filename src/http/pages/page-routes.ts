@@ -170,12 +170,15 @@ function registerSignIn(app: FastifyInstance, pages: Pages): void {
     const account = `${tenant}\n${email}`;
     const wait = attemptsPerAddress.wait(request.ip) ?? failedPerAccount.wait(account);
     if (wait !== undefined) {
+      request.log.warn({ tenant, address: request.ip, retryAfter: wait }, 'sign-in refused: too many attempts');
       reply.header('retry-after', String(wait));
       return pages.signIn(reply, 429, authorization, { tenant, email, error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minutes.` });
     }
     attemptsPerAddress.hit(request.ip);
     const who = await checkPassword(db, tenant, email, (form.get('password') ?? '').slice(0, 1024));
     if (!who) {
+      // The tenant and address, never the email or password typed: a mistyped password is often another secret.
+      request.log.warn({ tenant, address: request.ip }, 'sign-in refused: wrong organisation, email or password');
       failedPerAccount.hit(account);
       return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
     }

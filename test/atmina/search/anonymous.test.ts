@@ -27,9 +27,9 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
     body: JSON.stringify(body),
   });
 
-async function anonymousClient(url: string): Promise<Agent> {
+async function anonymousClient(url: string, headers: Record<string, string> = {}): Promise<Agent> {
   const client = new Client({ name: 'kgw-anonymous-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   // The SDK validates structured content against the output schemas of listed tools.
   await client.listTools();
   return new Agent('anonymous', client);
@@ -292,6 +292,45 @@ for (const backend of storeBackends())
             tools.map((t) => t.name),
             ['search'],
           );
+        });
+      });
+
+      describe('with a rate of 2 searches a minute behind a reverse proxy', () => {
+        const gateways: RunningGateway[] = [];
+        const opened: Agent[] = [];
+        /** A gateway whose KGW_TRUSTED_PROXIES is `trusted`, and a client there the proxy says is `address`. */
+        const behind = async (trusted: string) => {
+          const env = { ...engine.env, KGW_ANONYMOUS_SEARCH_TENANTS: 'acme', KGW_ANONYMOUS_SEARCHES_PER_MINUTE: '2', KGW_TRUSTED_PROXIES: trusted };
+          const gateway = await startGateway(suite.db, env, NO_PROJECTIONS);
+          gateways.push(gateway);
+          return async (address: string) => {
+            const agent = await anonymousClient(`${gateway.url}/atmina/public/acme/mcp`, { 'x-forwarded-for': address });
+            opened.push(agent);
+            return agent;
+          };
+        };
+        after(async () => {
+          for (const agent of opened) await agent.client.close();
+          for (const gateway of gateways) await gateway.close();
+        });
+
+        it('counts each client the trusted proxy names on its own', async () => {
+          const client = await behind('loopback');
+          const [first, second] = [await client('203.0.113.1'), await client('203.0.113.2')];
+          await first.ok('search', { query: 'survey' });
+          await first.ok('search', { query: 'survey' });
+          assertAtminaError((await first.limited('search', { query: 'survey' })).text, 'rate_limited', /from your address/);
+          await second.ok('search', { query: 'survey' });
+          await second.ok('search', { query: 'survey' });
+        });
+
+        it('ignores X-Forwarded-For from a connection that is no trusted proxy', async () => {
+          const client = await behind('10.0.0.1, 192.168.0.0/16');
+          const [first, second] = [await client('203.0.113.1'), await client('203.0.113.2')];
+          await first.ok('search', { query: 'survey' });
+          await second.ok('search', { query: 'survey' });
+          // One budget: both are the loopback connection, whatever the header claims.
+          assertAtminaError((await first.limited('search', { query: 'survey' })).text, 'rate_limited', /from your address/);
         });
       });
 
