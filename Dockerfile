@@ -1,44 +1,58 @@
 # Knowledge Gateway image.
 #   docker build -t knowledge-gateway .
 #   docker run -p 8787:8787 -v kgw-data:/data knowledge-gateway
-# Node 24 runs the TypeScript sources directly (type stripping), so there is no build step:
-# the first stage only installs the production dependencies.
+#
+# The build stage packs the installable package exactly as `npm pack` does everywhere (the
+# TypeScript compiled to dist/, scripts/build.ts), and the runtime stage installs that tarball
+# globally with its production dependencies only: `kgw` is on PATH (`docker compose exec
+# gateway kgw …`), and the image holds no sources, tests, dev dependencies or second Node.
+# test/package/pack.test.ts installs the same tarball the same way and serves from it.
 
-ARG NODE_IMAGE=node:24-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-FROM ${NODE_IMAGE} AS deps
-WORKDIR /app
-ENV NODE_ENV=production
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
 COPY package.json package-lock.json ./
-# The `node` npm package is a runtime dependency; its install script fetches its own
-# platform binary from the npm registry. The image's /usr/local/bin/node is what runs the gateway.
-RUN npm ci --omit=dev --no-audit --no-fund \
- && npm cache clean --force
+# No install scripts: the build needs neither the `node` package's binary (the image has Node
+# 24; its link is removed so that npm scripts find the image's) nor the Inspector's clients.
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && rm -f node_modules/.bin/node
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY scripts ./scripts
+COPY src ./src
+COPY connectors ./connectors
+COPY docs ./docs
+COPY README.md ./
+RUN npm pack --pack-destination /pkg \
+ && mv /pkg/knowledge-gateway-*.tgz /pkg/knowledge-gateway.tgz
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     KGW_HOST=0.0.0.0 \
     KGW_PORT=8787 \
     KGW_DATA_DIR=/data
-WORKDIR /app
 
-# Unprivileged user; /data (the only writable place) belongs to it. The code stays root-owned.
+# Unprivileged user with a home (npx and npm need one); /data, the only place the gateway
+# writes, belongs to it. The installed code stays root-owned.
 RUN groupadd --system --gid 10001 kgw \
- && useradd --system --uid 10001 --gid kgw --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin kgw \
- && mkdir -p /data \
+ && useradd --system --uid 10001 --gid kgw --create-home --home-dir /home/kgw --shell /usr/sbin/nologin kgw \
+ && mkdir -p /data /org \
  && chown kgw:kgw /data
 
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
-COPY src ./src
-COPY connectors ./connectors
+COPY --from=build /pkg/knowledge-gateway.tgz /tmp/knowledge-gateway.tgz
+RUN npm install --global --omit=dev --no-audit --no-fund /tmp/knowledge-gateway.tgz \
+ && rm /tmp/knowledge-gateway.tgz \
+ && npm cache clean --force
 
-USER kgw
+# Numeric, so that a runtime checking for a non-root user can tell without the image's passwd.
+USER 10001:10001
+WORKDIR /home/kgw
 VOLUME ["/data"]
 EXPOSE 8787
 
-# The slim image has no curl: use node's fetch.
+# The slim image has no curl: node's fetch does the request.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=5 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8787/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
-CMD ["node", "src/cli/kgw.ts", "serve"]
+CMD ["kgw", "serve"]

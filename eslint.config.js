@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.kgw/', '.cache/', 'bench/results/'] },
+  { ignores: ['node_modules/', '.kgw/', '.cache/', 'bench/results/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -31,8 +31,10 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    files: ['eslint.config.js'],
+    // The package's launcher is plain JavaScript outside the TypeScript project.
+    files: ['eslint.config.js', 'bin/**'],
     ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { URL: 'readonly' } },
   },
   {
     // dependency-cruiser reads its configuration as CommonJS.

@@ -5,11 +5,12 @@ import type { ResourceRef } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
 import { KB_TEXT_MAX_BYTES } from './files.ts';
 import { headTexts, shownFiles } from './projection.ts';
+import { siblingModule } from '../../kernel/module-url.ts';
 import { offload } from '../../kernel/offload.ts';
 import { hasReferences, referencesOf } from './text/references.ts';
 
 /** The module of referencesOf, for the worker that runs it. */
-const REFERENCES_MODULE = new URL('./text/references.ts', import.meta.url);
+const REFERENCES_MODULE = siblingModule(import.meta.url, './text/references');
 
 /*
  * KB files as the graph keeps them for `related`. The outbox rows of a file name it; this reads

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { validation } from '../../../kernel/errors.ts';
 import { assertAssetSize, sniffFormat } from './detect.ts';
 import type { Failed, FailureReason } from './failure.ts';
+import { siblingModule } from '../../../kernel/module-url.ts';
 
 /*
  * Text and page count of a PDF, for its Companion. PDF.js (through unpdf's build of it) does the
@@ -42,7 +43,7 @@ export interface PdfOptions {
   memoryBudgetBytes?: number;
 }
 
-const WORKER_URL = new URL('./pdf-worker.ts', import.meta.url);
+const WORKER_URL = siblingModule(import.meta.url, './pdf-worker');
 
 /**
  * The page count and text of a PDF. Refuses (`validation`) bytes that are not a PDF and
