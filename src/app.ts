@@ -13,6 +13,9 @@ import type { OpenedServices } from './open-services.ts';
 import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, scopeCatalogue, signInHooks } from './products.ts';
 import { isOpName, runOp } from './admin/ops.ts';
 import { registerAccessLog } from './http/access-log.ts';
+import { registerMetricsRoute } from './http/metrics-route.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { measuredSearchBackend } from './search/measured.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
@@ -93,7 +96,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   try {
     if (ownsDb) await migrate(db);
     opened = await openServices(config, db, options.projections === undefined ? {} : { projections: options.projections });
-    const { services } = opened;
+    // The gateway's metrics (src/metrics.ts): every search timed by engine, the rest told by the layers that see it.
+    const metrics = new GatewayMetrics(db);
+    const services: Services = Object.freeze({ ...opened.services, search: measuredSearchBackend(opened.services.search, metrics), meter: metrics });
     const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors, { resources: allResources, gates: accessGates });
@@ -134,13 +139,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       connectionTimeout: HTTP_LIMITS.idleTimeoutMs,
       keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
     });
-    registerAccessLog(app);
+    registerAccessLog(app, services.meter);
     const drain = new RequestDrain();
     drain.register(app, endpoints);
     app.addHook('onSend', async (request, reply) => {
       reply.header('x-request-id', request.id);
     });
     registerHealthRoutes(app, services);
+    registerMetricsRoute(app, config.metrics, metrics);
     // A product's endpoint for connections without credentials: Atmina's anonymous search (docs/atmina.md, "Anonymous search").
     const offered = anonymousOffer(endpoints);
     const anonymous =

@@ -33,7 +33,19 @@ export interface Config {
   readonly embeddings: EmbeddingsConfig | undefined;
   /** Where approved email drafts go (docs/company-brain.md, "Email drafts"). */
   readonly mail: MailConfig;
+  /** GET /metrics (docs/architecture.md, "Metrics"). */
+  readonly metrics: MetricsConfig;
 }
+
+export interface MetricsConfig {
+  /** KGW_METRICS: `on` (the default) or `off` (no /metrics route at all). */
+  readonly enabled: boolean;
+  /** KGW_METRICS_TOKEN: when set, /metrics asks for it as a bearer token from any address; unset, it answers loopback clients only. Never logged or shown. */
+  readonly token: string | undefined;
+}
+
+/** A metrics token is a secret: at least this many characters. */
+export const METRICS_TOKEN_MIN = 16;
 
 export interface MailConfig {
   /** KGW_MAIL_IMAP_URL: the IMAP server of mailboxes that name none; drafts of people without a mailbox are .eml files. */
@@ -248,6 +260,16 @@ function parseTrustedProxies(env: Env): string[] {
   return entries;
 }
 
+function parseMetrics(env: Env): MetricsConfig {
+  const switched = optional(env, 'KGW_METRICS') ?? 'on';
+  if (switched !== 'on' && switched !== 'off') throw new ConfigError('KGW_METRICS', `must be on or off, got "${switched.slice(0, 20)}"`);
+  const token = optional(env, 'KGW_METRICS_TOKEN');
+  // Printable ASCII without spaces, so it fits an Authorization header as it is; never echoed.
+  if (token !== undefined && !new RegExp(`^[\\x21-\\x7e]{${METRICS_TOKEN_MIN},512}$`).test(token))
+    throw new ConfigError('KGW_METRICS_TOKEN', `must be ${METRICS_TOKEN_MIN} to 512 printable characters without spaces`);
+  return { enabled: switched === 'on', token };
+}
+
 function parseHost(env: Env): string {
   const host = optional(env, 'KGW_HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('KGW_HOST', `"${host}" is not a host name or address`);
@@ -387,6 +409,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }),
     embeddings: parseEmbeddings(env),
     mail: Object.freeze({ imapUrl: parseImapUrlVariable(env) }),
+    metrics: Object.freeze(parseMetrics(env)),
   };
   for (const part of [config.s3, config.meili, config.neo4j, config.embeddings]) if (part) Object.freeze(part);
   return Object.freeze(config);

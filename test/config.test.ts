@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       anonymousSearch: { tenants: [], perAddressPerMinute: 30, perTenantPerMinute: 600 },
       embeddings: undefined,
       mail: { imapUrl: undefined },
+      metrics: { enabled: true, token: undefined },
     } satisfies Config);
   });
 
@@ -76,6 +77,8 @@ describe('loadConfig', () => {
         KGW_EMBEDDINGS_BATCH: '16',
         KGW_EMBEDDINGS_MAX_CHARS: '4000',
         KGW_MAIL_IMAP_URL: 'imaps://mail.acme.test',
+        KGW_METRICS: 'off',
+        KGW_METRICS_TOKEN: 'scrape-token-0123456789',
       },
       CWD,
     );
@@ -104,6 +107,7 @@ describe('loadConfig', () => {
         maxChars: 4000,
       },
       mail: { imapUrl: 'imaps://mail.acme.test' },
+      metrics: { enabled: false, token: 'scrape-token-0123456789' },
     } satisfies Config);
   });
 
@@ -336,6 +340,9 @@ describe('loadConfig', () => {
         `"${entry}" is not an address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
       ],
     ),
+    [{ KGW_METRICS: 'yes' }, 'KGW_METRICS', 'must be on or off, got "yes"'],
+    [{ KGW_METRICS_TOKEN: 'short' }, 'KGW_METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces'],
+    [{ KGW_METRICS_TOKEN: 'a token with spaces in it' }, 'KGW_METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces'],
     [{ KGW_TRUSTED_PROXIES: Array.from({ length: 65 }, (_, i) => `10.0.0.${i}`).join(',') }, 'KGW_TRUSTED_PROXIES', 'lists more than 64 entries'],
     [{ KGW_MAIL_IMAP_URL: 'mail.acme.test' }, 'KGW_MAIL_IMAP_URL', 'is not a URL such as imaps://mail.example.com'],
     [

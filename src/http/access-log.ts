@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Meter } from '../kernel/meter.ts';
 
 /** What the routes learn about a request that its access line names: who, and which tools. */
 export interface AccessNote {
@@ -17,8 +18,8 @@ declare module 'fastify' {
   }
 }
 
-/** Probes a load balancer asks every few seconds: their lines would drown the rest, so they go at debug. */
-const PROBES = new Set(['/healthz', '/readyz']);
+/** Probes a load balancer or scraper asks every few seconds: their lines would drown the rest, so they go at debug. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** The tools the messages of an MCP POST call, for its access line. */
 export function calledTools(messages: readonly JSONRPCMessage[]): string[] {
@@ -35,15 +36,17 @@ export function noteAccess(request: FastifyRequest, note: AccessNote): void {
 }
 
 /**
- * One access line per request at `info` (docs/architecture.md, "Logs"): method, route (the
+ * One access line per request at `info` (docs/architecture.md, "Logs"), and its count and
+ * latency for the metrics (Meter.request): method, route (the
  * pattern, never the path's values), status, duration in ms and the client's address, and for
  * MCP the tenant, the principal's id and the tools called. Never a header, a token, a query or
- * a body. Health probes log at `debug`.
+ * a body. Health probes and metric scrapes log at `debug`.
  */
-export function registerAccessLog(app: FastifyInstance): void {
+export function registerAccessLog(app: FastifyInstance, meter: Meter | undefined): void {
   app.decorateRequest('accessNote', null);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? null;
+    meter?.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     const line = {
       method: request.method,
       route,

@@ -1,8 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { KgwError, isKgwError } from '../kernel/errors.ts';
 import type { Services } from '../kernel/services.ts';
 import { hashSecret } from '../kernel/tokens/tokens.ts';
+import { LOOPBACK_ADDRESSES, bearerSecret, sameSecret } from './secret-check.ts';
 import { kgwErrorHandler } from './status.ts';
 import { bodyText } from './utf8.ts';
 
@@ -10,12 +10,6 @@ import { bodyText } from './utf8.ts';
 export interface AdminOps {
   isOpName(name: string): boolean;
   runOp(services: Services, name: string, args: unknown): Promise<unknown>;
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-function sameSecret(presented: string, expectedHash: string): boolean {
-  return timingSafeEqual(Buffer.from(hashSecret(presented), 'hex'), Buffer.from(expectedHash, 'hex'));
 }
 
 /**
@@ -38,8 +32,8 @@ export function registerAdminRoutes(app: FastifyInstance, services: Services, ad
       kgwErrorHandler((reply, status, error) => reply.code(status).send({ error: { code: error.code, message: error.message, details: error.details } })),
     );
     scope.post<{ Body: { op?: unknown; args?: unknown } }>('/admin/rpc', { bodyLimit: 16 * 1024 * 1024 }, async (request, reply) => {
-      const presented = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
-      if (!LOOPBACK.has(request.socket.remoteAddress ?? '') || presented === undefined || !sameSecret(presented, expected)) {
+      const presented = bearerSecret(request.headers.authorization);
+      if (!LOOPBACK_ADDRESSES.has(request.socket.remoteAddress ?? '') || presented === undefined || !sameSecret(presented, expected)) {
         throw new KgwError('unauthenticated', 'admin secret required');
       }
       const op = typeof request.body?.op === 'string' ? request.body.op : '';

@@ -82,7 +82,10 @@ export function registerMcpRoutes(
           const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
             // A request without a token is how OAuth discovery begins; a token refused is worth a warning.
-            if (auth.failure === 'invalid') request.log.warn({ route: endpoint.path, address: request.ip }, 'bearer token refused');
+            if (auth.failure === 'invalid') {
+              request.log.warn({ route: endpoint.path, address: request.ip }, 'bearer token refused');
+              services.meter?.authFailure('bearer');
+            }
             reply.header(
               'www-authenticate',
               bearerChallenge(config, endpoint, { error: auth.failure === 'invalid' ? 'invalid_token' : 'no_token' }, request.headers.host),

@@ -67,11 +67,10 @@ export function registerOAuthRoutes(
     scope.setErrorHandler((error: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
       const refusal = error instanceof OAuthError ? error : clientError(error);
       if (!refusal) request.log.error({ err: error }, 'OAuth request failed');
-      else
-        request.log.warn(
-          { route: request.routeOptions.url ?? null, address: request.ip, error: refusal.code, status: refusal.status },
-          'OAuth request refused',
-        );
+      else {
+        request.log.warn({ route: request.routeOptions.url ?? null, address: request.ip, error: refusal.code, status: refusal.status }, 'OAuth request refused');
+        services.meter?.authFailure('oauth');
+      }
       const status = refusal?.status ?? 500;
       if (MACHINE_PATHS.test(request.url))
         return reply.code(status).send(refusal?.toJSON() ?? { error: 'server_error', error_description: `internal error; request id ${request.id}` });

@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
 import type { AuditLog } from './audit/audit-log.ts';
 import type { Probe } from './health/readiness.ts';
+import type { Meter } from './meter.ts';
 
 export interface BuildInfo {
   readonly name: string;
@@ -31,4 +32,6 @@ export interface Services {
   readonly audit: AuditLog;
   /** The projections the outbox worker feeds, and how to rebuild them. */
   readonly projections: ProjectionSet;
+  /** Where the gateway's metrics are counted (src/metrics.ts); undefined, nothing is counted. */
+  readonly meter?: Meter;
 }

@@ -135,6 +135,7 @@ export class AnonymousMcp {
       run: (parsed, audit) => this.#tool.run({ caller, services: this.#services, audit }, parsed),
       words: toolWords(errors, tool, requestId),
       logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, anonymous: true, ok: done }, 'tool call'),
+      observe: (outcome, seconds) => this.#services.meter?.toolCall(tool.dialect, tool.name, outcome, seconds),
     });
     return toResult(out, !ok);
   }

@@ -55,6 +55,11 @@ export interface CallSteps<Args, Out> {
   readonly words: CallWords<Out>;
   /** Logs the finished call at debug (tool calls). */
   logCall?(ok: boolean): void;
+  /**
+   * Told how the call ended and how long it took, for the metrics: `ok`, the error code, or
+   * `denied` for a call refused at admission (scopes, access gate, the anonymous rate).
+   */
+  observe?(outcome: string, seconds: number): void;
 }
 
 export interface CallOutcome<Out> {
@@ -65,8 +70,13 @@ export interface CallOutcome<Out> {
 }
 
 export async function runCall<Args, Out>(steps: CallSteps<Args, Out>): Promise<CallOutcome<Out>> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
   const refused = await steps.admit();
-  if (refused !== undefined) return { out: refused, ok: false };
+  if (refused !== undefined) {
+    steps.observe?.('denied', seconds());
+    return { out: refused, ok: false };
+  }
   const { log, subject, words } = steps;
   const audit = steps.startAudit();
   let out: Out;
@@ -116,8 +126,10 @@ export async function runCall<Args, Out>(steps: CallSteps<Args, Out>): Promise<C
   } catch (error) {
     // A call that cannot be audited does not count as done.
     log.error({ err: error, ...subject }, 'audit record failed');
+    steps.observe?.('audit_failed', seconds());
     return { out: words.auditFailed(), ok: false };
   }
+  steps.observe?.(outcome.ok ? 'ok' : outcome.errorCode, seconds());
   return retryAfter === undefined ? { out, ok: outcome.ok } : { out, ok: outcome.ok, retryAfter };
 }
 

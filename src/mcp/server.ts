@@ -314,6 +314,7 @@ export class McpService {
       },
       words: toolWords(errors, tool, requestId),
       logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: done }, 'tool call'),
+      observe: (outcome, seconds) => this.#services.meter?.toolCall(tool.dialect, tool.name, outcome, seconds),
     });
     // Over a rate, the wait is the transport's (HTTP 429 with Retry-After, and the JSON-RPC
     // error's data), as Atmina's spec tells agents to respect it; the text is the dialect's.

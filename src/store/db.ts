@@ -39,7 +39,17 @@ export interface Db extends Queryable {
    * after a pause, and signals in between are missed), so a listener still polls.
    */
   listen(channel: string, listener: () => void): () => void;
+  /** The connection pool's figures (PostgreSQL; an embedded store has no pool). */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections open, idle among them, and queries waiting for one. */
+  readonly total: number;
+  readonly idle: number;
+  readonly waiting: number;
+  readonly max: number;
 }
 
 /** A channel name: a plain lower-case identifier, so it can be written into LISTEN unquoted. */

@@ -35,8 +35,10 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
   const listeners = new CommitListeners();
   const listening = listenConnection(url, options.applicationName ?? 'knowledge-gateway', listeners);
 
+  const max = options.max ?? 10;
   return {
     kind: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
       assertReadOnly(sql);
       return (await pool.query(statement(sql, params, options))).rows as R[];

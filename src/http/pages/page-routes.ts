@@ -179,6 +179,7 @@ function registerSignIn(app: FastifyInstance, pages: Pages): void {
     if (!who) {
       // The tenant and address, never the email or password typed: a mistyped password is often another secret.
       request.log.warn({ tenant, address: request.ip }, 'sign-in refused: wrong organisation, email or password');
+      pages.services.meter?.authFailure('sign_in');
       failedPerAccount.hit(account);
       return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
     }
