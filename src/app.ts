@@ -15,6 +15,7 @@ import { isOpName, runOp } from './admin/ops.ts';
 import { registerAccessLog } from './http/access-log.ts';
 import { registerMetricsRoute } from './http/metrics-route.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { startTracing, tracedServices } from './tracing.ts';
 import { measuredSearchBackend } from './search/measured.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
@@ -93,12 +94,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const ownsDb = options.db === undefined;
   const db = options.db ?? (await openStore(config));
   let opened: OpenedServices | undefined;
+  let tracing: { flush(): Promise<void> } | undefined;
   try {
     if (ownsDb) await migrate(db);
     opened = await openServices(config, db, options.projections === undefined ? {} : { projections: options.projections });
     // The gateway's metrics (src/metrics.ts): every search timed by engine, the rest told by the layers that see it.
     const metrics = new GatewayMetrics(db);
-    const services: Services = Object.freeze({ ...opened.services, search: measuredSearchBackend(opened.services.search, metrics), meter: metrics });
+    // With KGW_TRACES_URL, the store, blob, graph and search calls a request makes are spans below its tool's (src/tracing.ts).
+    tracing = config.traces === undefined ? undefined : startTracing(config.traces);
+    const measured = { ...opened.services, search: measuredSearchBackend(opened.services.search, metrics), meter: metrics };
+    const services: Services = Object.freeze(tracing === undefined ? measured : tracedServices(measured));
     const blob = services.blob;
     const endpoints = mcpEndpoints(BUILD.version);
     const registry = new ToolRegistry(endpoints, allTools, dialectErrors, { resources: allResources, gates: accessGates });
@@ -182,6 +187,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         await Promise.all([outbox.stop(), drain.close(app, options.shutdown ?? SHUTDOWN_LIMITS)]);
         await opened?.close();
         if (ownsDb) await db.close();
+        // Spans still batched go out before the process may end.
+        await tracing?.flush().catch((error: unknown) => app.log.warn({ err: error }, 'traces not sent at shutdown'));
       },
     };
   } catch (error) {

@@ -35,6 +35,15 @@ export interface Config {
   readonly mail: MailConfig;
   /** GET /metrics (docs/architecture.md, "Metrics"). */
   readonly metrics: MetricsConfig;
+  /** OpenTelemetry traces over OTLP/HTTP (docs/architecture.md, "Traces"); undefined, none are made. */
+  readonly traces: TracesConfig | undefined;
+}
+
+export interface TracesConfig {
+  /** KGW_TRACES_URL: the collector's OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces. */
+  readonly url: string;
+  /** KGW_TRACES_SAMPLE: the share of new traces kept, 0 to 1 (a request that continues a trace follows its caller's choice). */
+  readonly sampleRatio: number;
 }
 
 export interface MetricsConfig {
@@ -260,6 +269,19 @@ function parseTrustedProxies(env: Env): string[] {
   return entries;
 }
 
+function parseTraces(env: Env): TracesConfig | undefined {
+  const url = parseUrl(env, 'KGW_TRACES_URL', ['http:', 'https:']);
+  const rawRatio = optional(env, 'KGW_TRACES_SAMPLE');
+  if (url === undefined) {
+    if (rawRatio !== undefined) throw new ConfigError('KGW_TRACES_URL', 'is required when KGW_TRACES_SAMPLE is set');
+    return undefined;
+  }
+  const sampleRatio = rawRatio === undefined ? 1 : Number(rawRatio);
+  if (rawRatio !== undefined && (!/^(0(\.\d{1,6})?|1(\.0{1,6})?)$/.test(rawRatio) || !(sampleRatio >= 0 && sampleRatio <= 1)))
+    throw new ConfigError('KGW_TRACES_SAMPLE', `must be a share from 0 to 1 such as 0.1, got "${rawRatio.slice(0, 20)}"`);
+  return { url, sampleRatio };
+}
+
 function parseMetrics(env: Env): MetricsConfig {
   const switched = optional(env, 'KGW_METRICS') ?? 'on';
   if (switched !== 'on' && switched !== 'off') throw new ConfigError('KGW_METRICS', `must be on or off, got "${switched.slice(0, 20)}"`);
@@ -410,7 +432,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddings: parseEmbeddings(env),
     mail: Object.freeze({ imapUrl: parseImapUrlVariable(env) }),
     metrics: Object.freeze(parseMetrics(env)),
+    traces: parseTraces(env),
   };
-  for (const part of [config.s3, config.meili, config.neo4j, config.embeddings]) if (part) Object.freeze(part);
+  for (const part of [config.s3, config.meili, config.neo4j, config.embeddings, config.traces]) if (part) Object.freeze(part);
   return Object.freeze(config);
 }

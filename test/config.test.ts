@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       embeddings: undefined,
       mail: { imapUrl: undefined },
       metrics: { enabled: true, token: undefined },
+      traces: undefined,
     } satisfies Config);
   });
 
@@ -79,6 +80,8 @@ describe('loadConfig', () => {
         KGW_MAIL_IMAP_URL: 'imaps://mail.acme.test',
         KGW_METRICS: 'off',
         KGW_METRICS_TOKEN: 'scrape-token-0123456789',
+        KGW_TRACES_URL: 'http://otel.acme.test:4318/v1/traces',
+        KGW_TRACES_SAMPLE: '0.25',
       },
       CWD,
     );
@@ -108,6 +111,7 @@ describe('loadConfig', () => {
       },
       mail: { imapUrl: 'imaps://mail.acme.test' },
       metrics: { enabled: false, token: 'scrape-token-0123456789' },
+      traces: { url: 'http://otel.acme.test:4318/v1/traces', sampleRatio: 0.25 },
     } satisfies Config);
   });
 
@@ -341,6 +345,13 @@ describe('loadConfig', () => {
       ],
     ),
     [{ KGW_METRICS: 'yes' }, 'KGW_METRICS', 'must be on or off, got "yes"'],
+    [{ KGW_TRACES_SAMPLE: '0.5' }, 'KGW_TRACES_URL', 'is required when KGW_TRACES_SAMPLE is set'],
+    [{ KGW_TRACES_URL: 'grpc://otel:4317' }, 'KGW_TRACES_URL', 'must use http or https, got "grpc"'],
+    ...['1.5', '-0.1', 'NaN', '1e-1', '.5', '0.1234567'].map((ratio): [Record<string, string>, string, string] => [
+      { KGW_TRACES_URL: 'http://otel:4318/v1/traces', KGW_TRACES_SAMPLE: ratio },
+      'KGW_TRACES_SAMPLE',
+      `must be a share from 0 to 1 such as 0.1, got "${ratio}"`,
+    ]),
     [{ KGW_METRICS_TOKEN: 'short' }, 'KGW_METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces'],
     [{ KGW_METRICS_TOKEN: 'a token with spaces in it' }, 'KGW_METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces'],
     [{ KGW_TRUSTED_PROXIES: Array.from({ length: 65 }, (_, i) => `10.0.0.${i}`).join(',') }, 'KGW_TRUSTED_PROXIES', 'lists more than 64 entries'],

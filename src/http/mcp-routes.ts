@@ -8,6 +8,7 @@ import type { Endpoint } from '../mcp/registry.ts';
 import type { McpService } from '../mcp/server.ts';
 import type { AnonymousService } from './anonymous-routes.ts';
 import { registerAnonymousRoute } from './anonymous-routes.ts';
+import { inRequestSpan } from '../kernel/tracing.ts';
 import { calledTools, noteAccess } from './access-log.ts';
 import { registerMcpCors } from './cors.ts';
 import { allowedOrigins, hostAllowed, originAllowed } from './guards.ts';
@@ -100,40 +101,42 @@ export function registerMcpRoutes(
           noteAccess(request, { tenant: auth.caller.tenant.slug, principal: auth.caller.principal.id });
           return undefined;
         },
-        handler: async (request, reply) => {
-          const caller = request.caller;
-          if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
-          const read = readMessages(request.body);
-          if ('problem' in read) return sendBodyProblem(reply, read);
-          const { messages, batch } = read;
-          noteAccess(request, { tools: calledTools(messages) });
-          const era = classify(messages, batch, modernHeaders(request));
-          if (era.era === 'rejected') return sendRejection(reply, era.rejection);
-          const refused = mcp.insufficientScope(endpoint, caller, messages);
-          if (refused) {
-            reply.header(
-              'www-authenticate',
-              bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }, request.headers.host),
-            );
-            return sendRejection(reply, { status: 403, code: -32003, message: refused.text, id: refused.id });
-          }
-          const exchange = { endpoint, caller, requestId: request.id, log: request.log };
-          if (era.era === 'modern') {
-            const answer = await mcp.handleModern(exchange, era.message, era.method);
-            if (answer === undefined) return reply.code(202).send();
-            if ('status' in answer) return sendRejection(reply, answer);
+        // The request's span (continuing a caller's `traceparent`), its tools' spans below it.
+        handler: (request, reply) =>
+          inRequestSpan(`POST ${endpoint.path}`, request.headers, { 'http.request.method': 'POST', 'http.route': endpoint.path }, async () => {
+            const caller = request.caller;
+            if (!caller) return rpcError(reply, 401, -32001, 'Unauthorized');
+            const read = readMessages(request.body);
+            if ('problem' in read) return sendBodyProblem(reply, read);
+            const { messages, batch } = read;
+            noteAccess(request, { tools: calledTools(messages) });
+            const era = classify(messages, batch, modernHeaders(request));
+            if (era.era === 'rejected') return sendRejection(reply, era.rejection);
+            const refused = mcp.insufficientScope(endpoint, caller, messages);
+            if (refused) {
+              reply.header(
+                'www-authenticate',
+                bearerChallenge(config, endpoint, { error: 'insufficient_scope', held: caller.scopes, missing: refused.missing }, request.headers.host),
+              );
+              return sendRejection(reply, { status: 403, code: -32003, message: refused.text, id: refused.id });
+            }
+            const exchange = { endpoint, caller, requestId: request.id, log: request.log };
+            if (era.era === 'modern') {
+              const answer = await mcp.handleModern(exchange, era.message, era.method);
+              if (answer === undefined) return reply.code(202).send();
+              if ('status' in answer) return sendRejection(reply, answer);
+              return reply
+                .code(answerStatus(reply, [answer]))
+                .type('application/json')
+                .send(answer);
+            }
+            const responses = await mcp.handle(exchange, messages);
+            if (responses.length === 0) return reply.code(202).send();
             return reply
-              .code(answerStatus(reply, [answer]))
+              .code(answerStatus(reply, responses))
               .type('application/json')
-              .send(answer);
-          }
-          const responses = await mcp.handle(exchange, messages);
-          if (responses.length === 0) return reply.code(202).send();
-          return reply
-            .code(answerStatus(reply, responses))
-            .type('application/json')
-            .send(batch ? responses : responses[0]);
-        },
+              .send(batch ? responses : responses[0]);
+          }),
       });
     }
     // The anonymous endpoint reads its body the same way, so it lives in this scope.

@@ -27,6 +27,7 @@ import { HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { RateLimitedCall } from './errors.ts';
 import { parseArgs, runCall, toolWords, unknownTool } from './pipeline.ts';
+import { inSpan } from '../kernel/tracing.ts';
 import type { Dialect, ToolReply } from './tool.ts';
 import type { ExchangeLimits } from './transport.ts';
 import { OneShotTransport } from './transport.ts';
@@ -287,35 +288,38 @@ export class McpService {
     if (!tool) throw unknownTool(name, this.#registry.servedElsewhere(endpoint, name));
     const errors = this.#registry.errors[tool.dialect];
     const sent = args ?? {};
-    const { out, ok, retryAfter } = await runCall<Record<string, unknown>, ToolReply>({
-      log,
-      subject: { tool: tool.name },
-      tenant: caller.tenant.slug,
-      admit: async () => {
-        const missing = missingScopes(caller, tool.scopes);
-        if (missing.length > 0) return errors.forbidden(tool, missing);
-        // The tool list is authoritative: a tool left out for the caller's standing is refused too.
-        if (tool.minimumRole === undefined) return undefined;
-        const standing = (await this.#standings(request, [tool.dialect])).get(tool.dialect);
-        // A dialect without a gate has no standing to reach the role: refused as for a scope.
-        if (standing === undefined) return errors.forbidden(tool, []);
-        return standing.allows(tool.minimumRole) ? undefined : standing.refusal(tool, tool.minimumRole);
-      },
-      startAudit: () => AuditTrail.forTool(this.#services.audit, caller, tool, requestId),
-      parse: () => parseArgs(tool, sent),
-      sent,
-      checkFirst: (parsed) => tool.checkFirst?.(parsed),
-      spend: (parsed) => {
-        if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed);
-      },
-      run: (parsed, audit) => {
-        const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed);
-        return tool.heavy === true ? this.#heavy.run(caller.tokenId, run) : run();
-      },
-      words: toolWords(errors, tool, requestId),
-      logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: done }, 'tool call'),
-      observe: (outcome, seconds) => this.#services.meter?.toolCall(tool.dialect, tool.name, outcome, seconds),
-    });
+    const spanAttributes = { 'kgw.dialect': tool.dialect, 'kgw.tool': tool.name, 'kgw.tenant': caller.tenant.slug, 'kgw.principal': caller.principal.id };
+    const { out, ok, retryAfter } = await inSpan(`tool ${tool.name}`, spanAttributes, () =>
+      runCall<Record<string, unknown>, ToolReply>({
+        log,
+        subject: { tool: tool.name },
+        tenant: caller.tenant.slug,
+        admit: async () => {
+          const missing = missingScopes(caller, tool.scopes);
+          if (missing.length > 0) return errors.forbidden(tool, missing);
+          // The tool list is authoritative: a tool left out for the caller's standing is refused too.
+          if (tool.minimumRole === undefined) return undefined;
+          const standing = (await this.#standings(request, [tool.dialect])).get(tool.dialect);
+          // A dialect without a gate has no standing to reach the role: refused as for a scope.
+          if (standing === undefined) return errors.forbidden(tool, []);
+          return standing.allows(tool.minimumRole) ? undefined : standing.refusal(tool, tool.minimumRole);
+        },
+        startAudit: () => AuditTrail.forTool(this.#services.audit, caller, tool, requestId),
+        parse: () => parseArgs(tool, sent),
+        sent,
+        checkFirst: (parsed) => tool.checkFirst?.(parsed),
+        spend: (parsed) => {
+          if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed);
+        },
+        run: (parsed, audit) => {
+          const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed);
+          return tool.heavy === true ? this.#heavy.run(caller.tokenId, run) : run();
+        },
+        words: toolWords(errors, tool, requestId),
+        logCall: (done) => log.debug({ tool: tool.name, tenant: caller.tenant.slug, principal: caller.principal.id, ok: done }, 'tool call'),
+        observe: (outcome, seconds) => this.#services.meter?.toolCall(tool.dialect, tool.name, outcome, seconds),
+      }),
+    );
     // Over a rate, the wait is the transport's (HTTP 429 with Retry-After, and the JSON-RPC
     // error's data), as Atmina's spec tells agents to respect it; the text is the dialect's.
     if (retryAfter !== undefined) throw new RateLimitedCall(out.text, retryAfter);
