@@ -364,7 +364,9 @@ for (const backend of cliStoreBackends()) {
       const run = await kgw(['serve'], { ...store.env, KGW_PORT: String(port) }, { timeoutMs: 180_000 });
       assert.equal(run.signal, null, `still running after 180 s; stderr: ${run.stderr}`);
       assert.equal(run.code, 1);
-      assert.deepEqual(lines(run.stderr), [`kgw: listen EADDRINUSE: address already in use 127.0.0.1:${port}`]);
+      assert.deepEqual(lines(run.stderr), [
+        `kgw: port ${port} on 127.0.0.1 is already in use (another gateway?): stop what listens there, or set KGW_PORT to a free port`,
+      ]);
       const lingered = run.exitMs - (run.firstStderrMs ?? 0);
       assert.ok(lingered < 8_000, `exited ${Math.round(lingered)} ms after its error line`);
       assert.equal(existsSync(lockOf(store)), false);
