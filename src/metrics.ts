@@ -29,7 +29,12 @@ function processMetrics(): Registry {
 
 export class GatewayMetrics implements Meter {
   readonly registry = new Registry();
-  readonly #requests = new Counter({ name: 'kgw_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
+  readonly #requests = new Counter({
+    name: 'kgw_http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
   readonly #requestSeconds = new Histogram({
     name: 'kgw_http_request_duration_seconds',
     help: 'Time to answer an HTTP request',
@@ -65,14 +70,24 @@ export class GatewayMetrics implements Meter {
   });
 
   constructor(db: Db) {
-    const backlog = new Gauge({ name: 'kgw_outbox_backlog', help: 'Outbox rows not yet applied, per projection', labelNames: ['projection'] as const, registers: [this.registry] });
+    const backlog = new Gauge({
+      name: 'kgw_outbox_backlog',
+      help: 'Outbox rows not yet applied, per projection',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+    });
     const lag = new Gauge({
       name: 'kgw_outbox_oldest_age_seconds',
       help: 'Age of the oldest outbox row not yet applied, per projection (how far search and the graph lag the store)',
       labelNames: ['projection'] as const,
       registers: [this.registry],
     });
-    const failing = new Gauge({ name: 'kgw_outbox_failing', help: 'Outbox rows whose last attempt failed, per projection', labelNames: ['projection'] as const, registers: [this.registry] });
+    const failing = new Gauge({
+      name: 'kgw_outbox_failing',
+      help: 'Outbox rows whose last attempt failed, per projection',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+    });
     // Read at each scrape, in one query of the store; a scrape while the store is down shows the last figures.
     new Gauge({
       name: 'kgw_outbox_projections',

@@ -22,9 +22,16 @@ export function registerMetricsRoute(app: FastifyInstance, config: MetricsConfig
     if (expected !== undefined) {
       const presented = bearerSecret(request.headers.authorization);
       if (presented === undefined || !sameSecret(presented, expected))
-        return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').type('text/plain; charset=utf-8').send('metrics need the KGW_METRICS_TOKEN bearer token\n');
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer realm="metrics"')
+          .type('text/plain; charset=utf-8')
+          .send('metrics need the KGW_METRICS_TOKEN bearer token\n');
     } else if (!LOOPBACK_ADDRESSES.has(request.ip)) {
-      return reply.code(403).type('text/plain; charset=utf-8').send('metrics are served to this machine only; set KGW_METRICS_TOKEN to scrape from elsewhere\n');
+      return reply
+        .code(403)
+        .type('text/plain; charset=utf-8')
+        .send('metrics are served to this machine only; set KGW_METRICS_TOKEN to scrape from elsewhere\n');
     }
     const { contentType, text } = await metrics.exposition();
     return reply.type(contentType).send(text);

@@ -68,7 +68,10 @@ export function registerOAuthRoutes(
       const refusal = error instanceof OAuthError ? error : clientError(error);
       if (!refusal) request.log.error({ err: error }, 'OAuth request failed');
       else {
-        request.log.warn({ route: request.routeOptions.url ?? null, address: request.ip, error: refusal.code, status: refusal.status }, 'OAuth request refused');
+        request.log.warn(
+          { route: request.routeOptions.url ?? null, address: request.ip, error: refusal.code, status: refusal.status },
+          'OAuth request refused',
+        );
         services.meter?.authFailure('oauth');
       }
       const status = refusal?.status ?? 500;
