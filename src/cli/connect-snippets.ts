@@ -1,3 +1,5 @@
+import { LOOPBACK_NAMES } from '../auth/resources.ts';
+
 /*
  * What `kgw connect CLIENT` prints: the configuration each MCP client reads, for one endpoint
  * and one bearer token, in the shape that client documents. Pure text, so the tests can hand
@@ -27,7 +29,7 @@ const shellWord = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? v
 /** `mcp-remote` reaches http:// URLs only on loopback unless told otherwise. */
 const needsAllowHttp = (url: string): boolean => {
   const parsed = new URL(url);
-  return parsed.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(parsed.hostname);
+  return parsed.protocol === 'http:' && !LOOPBACK_NAMES.has(parsed.hostname);
 };
 
 const httpServer = (target: ConnectTarget) => ({ type: 'http', url: target.url, headers: { Authorization: `Bearer ${target.token}` } });

@@ -1,6 +1,8 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Attributes, Context } from '@opentelemetry/api';
 import type { Db, Transaction } from '../store/db.ts';
+import type { Method } from './wrap-methods.ts';
+import { wrapMethods } from './wrap-methods.ts';
 
 /*
  * OpenTelemetry spans (docs/architecture.md, "Traces"), through the API alone: until the
@@ -42,23 +44,17 @@ export function inRequestSpan<T>(
 type Describe = (method: string, args: readonly unknown[]) => Attributes;
 
 /**
- * `target` with each of its methods run in a span `${kind}.${method}` (a method that answers a
- * promise; one that does not is called as it is). `methods` names those traced; the others
- * pass through.
+ * `target` with each of its methods named in `methods` run in a span `${kind}.${method}` (each
+ * answers a promise); the others pass through.
  */
 export function traced<T extends object>(target: T, kind: string, methods: readonly string[], describe: Describe = () => ({})): T {
   const wanted = new Set(methods);
-  return new Proxy(target, {
-    get(object, property) {
-      // Read from the object itself: its getters and methods may use private fields a proxy lacks.
-      const value: unknown = Reflect.get(object, property, object);
-      if (typeof value !== 'function' || typeof property !== 'string' || !wanted.has(property)) {
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(object) : value;
-      }
-      const method = value as (...args: unknown[]) => unknown;
-      return (...args: unknown[]) => inSpan<unknown>(`${kind}.${property}`, describe(property, args), async () => await method.apply(object, args));
-    },
-  });
+  return wrapMethods(target, (name, method) => (wanted.has(name) ? spanned(`${kind}.${name}`, (args) => describe(name, args), method) : undefined));
+}
+
+/** `method` run in a span named `name` at each call. */
+function spanned(name: string, attributes: (args: readonly unknown[]) => Attributes, method: Method): Method {
+  return (...args) => inSpan<unknown>(name, attributes(args), async () => await method(...args));
 }
 
 /** A store statement's attributes: the system and the statement's first characters (its parameters never). */
@@ -72,13 +68,8 @@ function statementOf(system: string): Describe {
 /** A store whose statements and transactions are spans, a transaction's statements below it. */
 export function tracedStore(db: Db): Db {
   const describe = statementOf(db.kind === 'postgres' ? 'postgresql' : 'pglite');
-  const outer = traced(db, 'db', ['query'], describe);
-  return new Proxy(outer, {
-    get(object, property) {
-      if (property !== 'tx') return Reflect.get(object, property, object) as unknown;
-      const tx: Db['tx'] = (work) =>
-        inSpan('db.tx', describe('tx', []), () => db.tx((open) => work(traced<Transaction>(open, 'db', ['query', 'exec'], describe))));
-      return tx;
-    },
-  });
+  const tx: Db['tx'] = (work) => inSpan('db.tx', describe('tx', []), () => db.tx((open) => work(traced<Transaction>(open, 'db', ['query', 'exec'], describe))));
+  return wrapMethods(db, (name, method) =>
+    name === 'query' ? spanned('db.query', (args) => describe(name, args), method) : name === 'tx' ? (tx as Method) : undefined,
+  );
 }
