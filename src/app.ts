@@ -101,7 +101,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // The gateway's metrics (src/metrics.ts): every search timed by engine, the rest told by the layers that see it.
     const metrics = new GatewayMetrics(db);
     // With KGW_TRACES_URL, the store, blob, graph and search calls a request makes are spans below its tool's (src/tracing.ts).
-    tracing = config.traces === undefined ? undefined : startTracing(config.traces);
+    tracing = config.traces === undefined ? undefined : await startTracing(config.traces);
     const measured = { ...opened.services, search: measuredSearchBackend(opened.services.search, metrics), meter: metrics };
     const services: Services = Object.freeze(tracing === undefined ? measured : tracedServices(measured));
     const blob = services.blob;

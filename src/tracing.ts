@@ -1,9 +1,5 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
 import { BUILD } from './build.ts';
 import type { TracesConfig } from './config.ts';
 import type { Services } from './kernel/services.ts';
@@ -16,24 +12,39 @@ import { traced, tracedStore } from './kernel/tracing.ts';
  * per process (the API keeps one provider): a second gateway in the same process shares it.
  * Returns how to send what is buffered (a gateway's close awaits it).
  */
-let registered: { readonly url: string; readonly provider: TracerProvider } | undefined;
+let registered: { readonly url: string; readonly provider: Promise<TracerProvider> } | undefined;
 
-export function startTracing(config: TracesConfig): { flush(): Promise<void> } {
+export async function startTracing(config: TracesConfig): Promise<{ flush(): Promise<void> }> {
   if (registered === undefined) {
-    const provider = new TracerProvider({
-      resource: resourceFromAttributes({ 'service.name': BUILD.name, 'service.version': BUILD.version }),
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
-      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.url }) })],
-    });
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(provider);
-    registered = { url: config.url, provider };
+    registered = { url: config.url, provider: registerProvider(config) };
   } else if (registered.url !== config.url) {
     throw new Error(`traces already go to ${registered.url} in this process; one process sends to one collector`);
   }
-  const { provider } = registered;
+  const provider = await registered.provider;
   return { flush: () => provider.forceFlush() };
+}
+
+/**
+ * The SDK and its exporter are loaded only when traces are on: they are a fifth of the modules
+ * a process would load otherwise, and every \`kgw\` command would wait for them.
+ */
+async function registerProvider(config: TracesConfig): Promise<TracerProvider> {
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, sdk] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
+  const provider = new sdk.TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': BUILD.name, 'service.version': BUILD.version }),
+    sampler: new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(config.sampleRatio) }),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.url }) })],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  return provider;
 }
 
 /** The backends' calls a request makes, as spans: the store's statements and transactions, blob, graph and search calls. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { enableCompileCache } from 'node:module';
 import { ConfigError } from '../config.ts';
 import { isKgwError } from '../kernel/errors.ts';
 import { print, printError } from './terminal.ts';
@@ -91,6 +92,11 @@ async function main(argv: readonly string[]): Promise<void> {
   if (!command) throw new UsageError(`unknown command "${name}"; run "kgw --help"`);
   await (await command.load()).run(rest);
 }
+
+// Node keeps the compiled code of the modules a command loads (in its folder of the OS's
+// temporary folder, or NODE_COMPILE_CACHE), so every later command starts a third sooner;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off. Called before a command's modules are loaded.
+enableCompileCache();
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {

@@ -5,12 +5,12 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CONNECT_CLIENTS } from '../../src/cli/connect-snippets.ts';
 import { pythonInterpreter } from '../interop/support.ts';
 import type { CliStore, Env, Served } from './support.ts';
 import { ORG, ROOT, cliStoreBackends, kgw, lines, serve, writeIn } from './support.ts';
+import { sdkClient } from '../support/mcp-client.ts';
 
 /*
  * `kgw connect CLIENT` (README, "Connect your client"): each snippet is handed to a client that
@@ -32,7 +32,7 @@ interface HttpServer {
 
 /** The tool names the SDK's client lists at `url` with `authorization`. */
 async function toolsAt(url: string, authorization: string): Promise<string[]> {
-  const client = new Client({ name: 'kgw-connect-test', version: '1.0.0' });
+  const client = sdkClient('kgw-connect-test');
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: authorization } } }));
   try {
     return (await client.listTools()).tools.map((tool) => tool.name);

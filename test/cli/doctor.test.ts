@@ -39,7 +39,7 @@ for (const backend of cliStoreBackends()) {
     const via = backend.name === 'embedded' ? 'embedded store' : 'PostgreSQL';
 
     before(async () => {
-      store = await backend.open();
+      store = await backend.open({ migrated: false });
     });
     after(() => store.dispose());
 

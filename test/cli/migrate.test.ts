@@ -26,7 +26,7 @@ const embedded = cliStoreBackends().find((b) => b.name === 'embedded');
 describe('kgw migrate on embedded', () => {
   let store: CliStore;
   before(async () => {
-    store = await embedded!.open();
+    store = await embedded!.open({ migrated: false });
   });
   after(() => store.dispose());
 

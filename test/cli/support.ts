@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, testDatabaseUrl } from '../support/stores.ts';
+import { createTestDatabase, migratedDataFolder, testDatabaseUrl } from '../support/stores.ts';
 
 /** The project root: every kgw process runs here, as `npm run kgw` would. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -203,14 +203,20 @@ export interface CliStore {
 
 export interface CliStoreBackend {
   readonly name: CliStore['name'];
-  open(): Promise<CliStore>;
+  /**
+   * A new store. The embedded one is a data folder already migrated (copied, as a new folder's
+   * initdb takes seconds at its first command) unless `migrated` is false: then the folder does
+   * not exist yet, and the first kgw command makes it.
+   */
+  open(options?: { migrated?: boolean }): Promise<CliStore>;
 }
 
 const embedded: CliStoreBackend = {
   name: 'embedded',
-  async open() {
+  async open(options = {}) {
     const dir = await tempDir();
     const dataDir = path.join(dir, 'data');
+    if (options.migrated !== false) await cp(await migratedDataFolder(), dataDir, { recursive: true });
     return {
       name: 'embedded',
       env: cliEnv({ KGW_DATA_DIR: dataDir }),

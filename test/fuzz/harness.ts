@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -15,6 +15,7 @@ import type { RunningGateway } from '../support/gateway.ts';
 import { issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
 import type { Db } from '../../src/store/db.ts';
+import { sdkClient } from '../support/mcp-client.ts';
 
 /*
  * The world the fuzz suites run in: one store (PGlite, or PostgreSQL with MinIO when configured)
@@ -29,10 +30,15 @@ import type { Db } from '../../src/store/db.ts';
 /** How long one call may take before it counts as hung. */
 export const CALL_TIMEOUT_MS = Number(process.env.KGW_FUZZ_CALL_TIMEOUT_MS ?? 20_000);
 
-/** Runs per property: KGW_FUZZ_RUNS, or a count that keeps a suite file around two minutes on two cores. */
-export function fuzzRuns(fallback: number): number {
+/**
+ * Runs per property: KGW_FUZZ_RUNS, or `ciRuns` in CI (a count that keeps a suite file around two
+ * minutes on two cores), or a third of it on a developer's machine, so that \`npm test\` stays
+ * within minutes there; the inputs are the first ones of CI's (the seed is fixed).
+ */
+export function fuzzRuns(ciRuns: number): number {
   const value = Number(process.env.KGW_FUZZ_RUNS ?? '');
-  return Number.isInteger(value) && value > 0 ? value : fallback;
+  if (Number.isInteger(value) && value > 0) return value;
+  return process.env.CI === 'true' ? ciRuns : Math.max(10, Math.ceil(ciRuns / 3));
 }
 
 /** The seed: KGW_FUZZ_SEED, or a fixed one so every run replays the same inputs. */
@@ -237,7 +243,7 @@ export class RecordingClient {
   }
 
   static async connect(baseUrl: string, path: string, token: string): Promise<RecordingClient> {
-    const self = new RecordingClient(path, new Client({ name: 'kgw-fuzz', version: '1.0.0' }));
+    const self = new RecordingClient(path, sdkClient('kgw-fuzz'));
     const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
       fetch: async (url, init) => {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Gateway, GatewayOptions } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
@@ -14,6 +14,7 @@ import { scopeCatalogue } from '../../src/products.ts';
 import type { Db } from '../../src/store/db.ts';
 import { cliTrail } from './audit.ts';
 import type { StoreBackend, TestStore } from './stores.ts';
+import { sdkClient } from './mcp-client.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;
@@ -93,7 +94,7 @@ export async function startSeededGateway(backend: StoreBackend, org: string): Pr
 
 /** The SDK's own client, connected over Streamable HTTP with a bearer token. */
 export async function connectClient(url: string, token: string, headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: 'kgw-test', version: '1.0.0' });
+  const client = sdkClient('kgw-test');
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } });
   await client.connect(transport);
   return client;

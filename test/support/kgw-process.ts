@@ -1,9 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import type { Env, Served } from '../cli/support.ts';
 import { kgw, serve } from '../cli/support.ts';
+import { sdkClient } from './mcp-client.ts';
 
 /*
  * Helpers for suites that run the real gateway as OS processes and may kill it with SIGKILL:
@@ -33,7 +34,7 @@ export async function createTokenCli(env: Env, tenant: string, principal: string
 
 /** The SDK's own client over Streamable HTTP with a bearer token. */
 export async function mcpClient(endpoint: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'kgw-hardening', version: '1.0.0' });
+  const client = sdkClient('kgw-hardening');
   const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
   await client.connect(transport);
   return client;

@@ -1,11 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Db } from '../../src/store/db.ts';
-import { migrate } from '../../src/store/migrate.ts';
-import { openPglite } from '../../src/store/pglite.ts';
+import { loadMigrations, migrate } from '../../src/store/migrate.ts';
+import { dumpPglite, openPglite } from '../../src/store/pglite.ts';
 import { openPostgres } from '../../src/store/postgres.ts';
 
 export interface TestStore {
@@ -57,20 +58,100 @@ export async function createTestDatabase(serverUrl: string): Promise<{ url: stri
   };
 }
 
+/**
+ * Where the dumps and data folders that stand for a fresh store are kept between test processes:
+ * named by PGlite's version and the migrations' checksums, so a changed migration (or PGlite)
+ * makes new ones.
+ */
+const SNAPSHOTS = fileURLToPath(new URL('../../.cache/test-stores/', import.meta.url));
+
+let snapshotKey: Promise<string> | undefined;
+function keyOfSnapshots(): Promise<string> {
+  snapshotKey ??= (async () => {
+    const pglitePackage = await readFile(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url));
+    const hash = createHash('sha256').update(pglitePackage);
+    for (const migration of await loadMigrations()) hash.update(migration.checksum);
+    const key = hash.digest('hex').slice(0, 16);
+    // Those of earlier migrations (40 MB each) are of no use any more.
+    const kept = await readdir(SNAPSHOTS).catch(() => []);
+    await Promise.all(kept.filter((name) => !name.startsWith(key)).map((name) => rm(path.join(SNAPSHOTS, name), { recursive: true, force: true })));
+    return key;
+  })();
+  return snapshotKey;
+}
+
+/**
+ * Makes `target` (a file or a folder) with `make` unless it exists: made under a temporary name
+ * beside it and renamed, so two test processes racing for it both end up with a whole one.
+ */
+async function cached(target: string, make: (scratch: string) => Promise<void>): Promise<string> {
+  if (existsSync(target)) return target;
+  await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+  const scratch = `${target}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    await make(scratch);
+    try {
+      await rename(scratch, target);
+    } catch (error) {
+      // Another process renamed its own first (a folder cannot replace a non-empty one).
+      if (!existsSync(target)) throw error;
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return target;
+}
+
+const dumps = new Map<boolean, Promise<Blob>>();
+
+/**
+ * A dump of an empty embedded database, migrated or not. PGlite's initdb takes seconds and the
+ * suites open hundreds of stores, so each is unpacked from this dump (a fraction of a second)
+ * into memory: what the tests of the embedded store's SQL need. Suites of the data folder itself
+ * (file modes, locks, restarts) open one on disk with `openPglite`.
+ */
+function pgliteDump(migrated: boolean): Promise<Blob> {
+  let dump = dumps.get(migrated);
+  if (dump === undefined) {
+    dump = (async () => {
+      const file = path.join(SNAPSHOTS, `${await keyOfSnapshots()}-${migrated ? 'migrated' : 'empty'}.tar`);
+      await cached(file, async (scratch) => {
+        const db = await openPglite(undefined);
+        try {
+          if (migrated) await migrate(db);
+          await writeFile(scratch, Buffer.from(await (await dumpPglite(db)).arrayBuffer()), { mode: 0o600 });
+        } finally {
+          await db.close();
+        }
+      });
+      return new Blob([await readFile(file)]);
+    })();
+    dumps.set(migrated, dump);
+  }
+  return dump;
+}
+
+/**
+ * A data folder (its `pgdata`) as \`kgw migrate\` leaves a new one, for suites that run kgw as a
+ * process: copied, because a new folder's initdb would take seconds at each one's first command.
+ */
+export async function migratedDataFolder(): Promise<string> {
+  return cached(path.join(SNAPSHOTS, `${await keyOfSnapshots()}-data`), async (scratch) => {
+    await mkdir(scratch, { mode: 0o700 });
+    const db = await openPglite(path.join(scratch, 'pgdata'));
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+  });
+}
+
 const pglite: StoreBackend = {
   name: 'pglite',
   async open(options = {}) {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-test-'));
-    const db = await openPglite(path.join(dir, 'pgdata'));
-    if (options.migrated) await migrate(db);
-    return {
-      db,
-      databaseUrl: undefined,
-      async dispose() {
-        await db.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    const db = await openPglite(undefined, { from: await pgliteDump(options.migrated === true) });
+    return { db, databaseUrl: undefined, dispose: () => db.close() };
   },
 };
 

@@ -1,5 +1,3 @@
-import MailComposer from 'nodemailer/lib/mail-composer/index.js';
-
 /**
  * An approved email proposal as a message: RFC 5322 with MIME, built by nodemailer's composer
  * (header encoding of any script, line folding, quoted-printable bodies), never by hand. The
@@ -29,6 +27,8 @@ const MESSAGE_ID_DOMAIN = 'knowledge-gateway.invalid';
 export const draftMessageId = (approvalId: string): string => `<${approvalId}@${MESSAGE_ID_DOMAIN}>`;
 
 export async function composeDraft(draft: DraftEmail): Promise<Buffer> {
+  // Loaded on the first approved email, not by every process at start.
+  const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
   const composer = new MailComposer({
     from: { name: draft.from.name, address: draft.from.address },
     to: [...draft.to],

@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { KgwError, validation } from '../errors.ts';
 
 /**
@@ -99,6 +99,8 @@ async function appendImap(d: Delivery, mailbox: MailboxSettings): Promise<DraftL
     throw validation(`the mailbox password of ${d.person.email} is read from ${mailbox.password_env}, which is not set in the environment of this command`);
   }
   const secure = url.protocol === 'imaps:';
+  // Loaded here, not at start: only people with a mailbox need it, and it is 70 modules.
+  const { ImapFlow } = await import('imapflow');
   const client = new ImapFlow({
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port === '' ? (secure ? 993 : 143) : Number(url.port),

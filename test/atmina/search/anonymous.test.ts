@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent, KbSuite, assertAtminaError, backendLabel } from '../support.ts';
 import type { KbWire } from '../support.ts';
@@ -11,6 +10,7 @@ import type { SearchEngine } from '../../search/engines.ts';
 import { searchEngines } from '../../search/engines.ts';
 import type { SearchWire } from './wire.ts';
 import { writeSecrets } from './wire.ts';
+import { sdkClient } from '../../support/mcp-client.ts';
 
 /*
  * Anonymous search (docs/atmina.md, "Anonymous search") through the MCP SDK's client over HTTP
@@ -28,7 +28,7 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
   });
 
 async function anonymousClient(url: string, headers: Record<string, string> = {}): Promise<Agent> {
-  const client = new Client({ name: 'kgw-anonymous-test', version: '1.0.0' });
+  const client = sdkClient('kgw-anonymous-test');
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   // The SDK validates structured content against the output schemas of listed tools.
   await client.listTools();

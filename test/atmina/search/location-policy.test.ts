@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent } from '../../support/harness.ts';
 import { storeBackends } from '../../support/stores.ts';
@@ -10,6 +9,7 @@ import type { SearchEngine } from '../../search/engines.ts';
 import { searchEngines } from '../../search/engines.ts';
 import type { SearchWire } from './wire.ts';
 import { paths } from './wire.ts';
+import { sdkClient } from '../../support/mcp-client.ts';
 
 /*
  * location_policy flag_only: a caller who may search a public KB but not read it is told only
@@ -38,7 +38,7 @@ for (const backend of storeBackends()) {
         await suite.file(flagging.kb_id, 'notes/other.md', '# Other\n\nNothing about airships here.\n');
         await suite.file(visible.kb_id, 'guides/hangar.md', '# Hangar doors\n\nOpen the hangar doors slowly.\n');
         await suite.settled();
-        const client = new Client({ name: 'kgw-anonymous-test', version: '1.0.0' });
+        const client = sdkClient('kgw-anonymous-test');
         await client.connect(new StreamableHTTPClientTransport(new URL(`${suite.running.url}/atmina/public/acme/mcp`)));
         await client.listTools();
         anonymous = new Agent('anonymous', client);

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { validation } from '../../../kernel/errors.ts';
 import type { ImageFormat } from './detect.ts';
 import { assertAssetSize, mimeTypeOf, sniffFormat } from './detect.ts';
@@ -12,6 +12,13 @@ import type { Failed } from './failure.ts';
  * Bytes of the right format that cannot be decoded are an answer, `{ state: 'failed' }`, never
  * an exception; only what the writer must change is refused.
  */
+
+/**
+ * libvips is loaded with the first image, not by every process at start. Awaited outside the
+ * decoding's try: a library that cannot load is the install's fault, not the image's.
+ */
+let loaded: Promise<typeof Sharp> | undefined;
+const loadSharp = (): Promise<typeof Sharp> => (loaded ??= import('sharp').then((module) => module.default));
 
 /** The most pixels (width × height) an image Asset may have: 50 megapixels (an 8K frame has 33). */
 export const IMAGE_MAX_PIXELS = 50_000_000;
@@ -66,6 +73,7 @@ function imageFormat(buffer: Buffer): ImageFormat {
  */
 export async function readImageInfo(buffer: Buffer): Promise<ImageInfo | Failed> {
   const format = imageFormat(buffer);
+  const sharp = await loadSharp();
   let metadata;
   try {
     // The pixel bound is checked below, with a message of its own; metadata decodes no pixel.
@@ -103,6 +111,7 @@ export async function rendition(buffer: Buffer, options: RenditionOptions = {}):
   if (info.state === 'failed') return info;
   const seconds = Math.max(1, Math.ceil((options.deadlineMs ?? IMAGE_DEADLINE_MS) / 1000));
   // The header was checked against IMAGE_MAX_PIXELS; the limit here holds libvips to the same bound.
+  const sharp = await loadSharp();
   const pipeline = sharp(buffer, { limitInputPixels: IMAGE_MAX_PIXELS, autoOrient: true, sequentialRead: true })
     .timeout({ seconds })
     .resize({ width: maxEdge, height: maxEdge, fit: 'inside', withoutEnlargement: true });
