@@ -28,7 +28,8 @@ export type ReferencedFiles = Readonly<Record<string, ReferencedEntry>>;
 /**
  * Where a section's entries name a file or a folder (`file:`, `dir:`), as OrgSection.files
  * declares it. A folder field may bound how many files a folder holds (`why` ends the message):
- * a folder is read once for every section that names it, so the smallest bound applies to all.
+ * a folder is read once for every section that names it, so the smallest bound of those
+ * sections applies to it (and none to a folder only unbounded fields name).
  */
 export interface FileField {
   readonly key: string;
@@ -63,23 +64,27 @@ export function kindMismatch(reference: string, wanted: 'file' | 'folder'): stri
 }
 
 /** The `file:` and `dir:` references of an org file's text (the `sections`' FileFields), by normalised path; nothing when it does not parse. */
-export function referencesOf(sections: FileSections, source: string): Map<string, Set<'file' | 'folder'>> {
-  const found = new Map<string, Set<'file' | 'folder'>>();
+export function referencesOf(sections: FileSections, source: string): Map<string, Named> {
+  const found = new Map<string, Named>();
   let root: unknown;
   try {
     root = parse(source, { uniqueKeys: false });
   } catch {
     return found;
   }
-  const pick = (section: string, key: string, kind: 'file' | 'folder'): void => {
+  const pick = (section: string, field: FileField): void => {
     const entries = isRecord(root) ? root[section] : undefined;
     for (const entry of Array.isArray(entries) ? entries : []) {
-      const value = isRecord(entry) ? entry[key] : undefined;
+      const value = isRecord(entry) ? entry[field.key] : undefined;
       const normalised = typeof value === 'string' ? referencePath(value) : undefined;
-      if (normalised && 'path' in normalised) found.set(normalised.path, (found.get(normalised.path) ?? new Set()).add(kind));
+      if (!normalised || !('path' in normalised)) continue;
+      const named = found.get(normalised.path) ?? { kinds: new Set(), maxFiles: undefined };
+      named.kinds.add(field.kind);
+      if (field.maxFiles !== undefined && (named.maxFiles === undefined || field.maxFiles.files < named.maxFiles.files)) named.maxFiles = field.maxFiles;
+      found.set(normalised.path, named);
     }
   };
-  for (const section of sections) if (section.files) pick(section.key, section.files.key, section.files.kind);
+  for (const section of sections) if (section.files) pick(section.key, section.files);
   return found;
 }
 
@@ -92,28 +97,28 @@ export function referencesOf(sections: FileSections, source: string): Map<string
  * file reports them).
  */
 export async function readReferencedFilesWith(sections: FileSections, source: string, folder: string): Promise<ReferencedFiles> {
-  let maxFiles: FolderLimit = { files: Infinity, why: '' };
-  for (const section of sections) {
-    const limit = section.files?.maxFiles;
-    if (limit && limit.files < maxFiles.files) maxFiles = limit;
-  }
-  const budget: Budget = { bytes: REFERENCED_FILES_MAX_BYTES, maxFiles };
+  const budget: Budget = { bytes: REFERENCED_FILES_MAX_BYTES };
   const result: Record<string, ReferencedEntry> = {};
-  for (const [reference, kinds] of [...referencesOf(sections, source)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    result[reference] = await readReference(folder, reference, kinds, budget);
+  for (const [reference, named] of [...referencesOf(sections, source)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    result[reference] = await readReference(folder, reference, named, budget);
   }
   return result;
 }
 
 type FolderLimit = NonNullable<FileField['maxFiles']>;
 
-/** What is left of REFERENCED_FILES_MAX_BYTES, shared by every reference, and the bound on one folder's files. */
+/** What is left of REFERENCED_FILES_MAX_BYTES, shared by every reference. */
 interface Budget {
   bytes: number;
-  readonly maxFiles: FolderLimit;
 }
 
-async function readReference(root: string, reference: string, kinds: ReadonlySet<'file' | 'folder'>, budget: Budget): Promise<ReferencedEntry> {
+/** How the org file names one path: as a file, a folder or both, and the smallest bound on its files of the fields naming it. */
+export interface Named {
+  readonly kinds: Set<'file' | 'folder'>;
+  maxFiles: FolderLimit | undefined;
+}
+
+async function readReference(root: string, reference: string, { kinds, maxFiles }: Named, budget: Budget): Promise<ReferencedEntry> {
   const segments = reference.split('/');
   // Every folder on the way must be a real folder: a link could lead out of the org file's folder.
   for (let depth = 1; depth <= segments.length; depth++) {
@@ -134,14 +139,14 @@ async function readReference(root: string, reference: string, kinds: ReadonlySet
     }
     if (stats.isDirectory()) {
       if (!kinds.has('folder')) return { errors: [kindMismatch(reference, 'file')] };
-      return readFolder(path.join(root, ...segments), reference, budget);
+      return readFolder(path.join(root, ...segments), reference, budget, maxFiles);
     }
     return { errors: [special(reference)] };
   }
   return { errors: [`${quotePath(reference)} does not exist`] };
 }
 
-async function readFolder(absolute: string, reference: string, budget: Budget): Promise<ReferencedEntry> {
+async function readFolder(absolute: string, reference: string, budget: Budget, maxFiles: FolderLimit | undefined): Promise<ReferencedEntry> {
   const files: { path: string; data_base64: string }[] = [];
   const errors: string[] = [];
   let count = 0;
@@ -161,8 +166,8 @@ async function readFolder(absolute: string, reference: string, budget: Budget): 
       else if (entry.isDirectory()) {
         if (!(await walk(path.join(dir, entry.name), `${relative}/`))) return false;
       } else if (entry.isFile()) {
-        if (++count > budget.maxFiles.files) {
-          errors.push(`${quotePath(reference)} holds more than ${budget.maxFiles.files} files; ${budget.maxFiles.why}`);
+        if (maxFiles !== undefined && ++count > maxFiles.files) {
+          errors.push(`${quotePath(reference)} holds more than ${maxFiles.files} files; ${maxFiles.why}`);
           return false;
         }
         const stats = await lstatOf(path.join(dir, entry.name), shown);

@@ -236,7 +236,7 @@ describe('reading the files an org file references', () => {
     const source =
       'knowledge:\n  - { title: A, file: ./docs//a.md }\n  - { title: B, file: ../b.md }\nskills:\n  - { dir: skills/x/ }\n  - { dir: docs/a.md }\n';
     assert.deepEqual(
-      [...referencesOf(ORG_FILE.sections, source)].map(([key, kinds]) => [key, [...kinds]]),
+      [...referencesOf(ORG_FILE.sections, source)].map(([key, named]) => [key, [...named.kinds]]),
       [
         ['docs/a.md', ['file', 'folder']],
         ['skills/x', ['folder']],
@@ -279,6 +279,23 @@ describe('reading the files an org file references', () => {
       assert.deepEqual(files.many, { errors: ['"many" holds more than 500 files; a Skill is at most 500 files, SKILL.md included'] });
     } finally {
       rmSync(big, { recursive: true, force: true });
+    }
+  });
+
+  it("bounds a folder's files by the sections that name it: a Knowledge Base's files_from is not a Skill", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kgw-org-kb-'));
+    try {
+      mkdirSync(path.join(dir, 'notes'));
+      for (let i = 0; i < 1200; i++) writeFileSync(path.join(dir, 'notes', `n${String(i).padStart(4, '0')}.md`), `# ${i}\n`);
+      const kb = '  - { slug: notes, name: Notes, team: eng, files_from: notes }\n';
+      const onlyKb = await readReferencedFiles(`kbs:\n${kb}`, dir);
+      assert.ok(onlyKb.notes !== undefined && 'folder' in onlyKb.notes, JSON.stringify(onlyKb.notes).slice(0, 300));
+      assert.equal(onlyKb.notes.folder.length, 1200);
+      // Named by a Skill too, the folder is read once, within the Skill's bound.
+      const both = await readReferencedFiles(`kbs:\n${kb}skills:\n  - { dir: notes }\n`, dir);
+      assert.deepEqual(both.notes, { errors: ['"notes" holds more than 500 files; a Skill is at most 500 files, SKILL.md included'] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
