@@ -15,7 +15,16 @@ import {
   showReview,
 } from '../alignbase/index.ts';
 import type { Kb, OperatorKbListing } from '../atmina/index.ts';
-import { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb, publicKbs } from '../atmina/index.ts';
+import {
+  OPERATOR_FILES_PAGE_DEFAULT,
+  OPERATOR_FILES_PAGE_MAX,
+  operatorFileBytes,
+  operatorKb,
+  operatorKbFiles,
+  operatorKbs,
+  operatorRestoreKb,
+  publicKbs,
+} from '../atmina/index.ts';
 import {
   acceptBrainReview,
   approverPasswordEnv,
@@ -302,6 +311,44 @@ const definitions = {
     run: async (services, args) => {
       const { tenant, kb, restored } = await operatorRestoreKb(services.db, args, cliTrail(services));
       return { tenant, ...kbFields(kb), restored };
+    },
+  }),
+  // One page of a KB's live files with their versions, for kgw export.
+  'kb.files': defineOp({
+    args: z
+      .object({
+        tenant: z.string().optional(),
+        kb: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_FILES_PAGE_MAX).default(OPERATOR_FILES_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, kb, files, next } = await operatorKbFiles(services.db, args);
+      return {
+        tenant,
+        ...kbFields(kb),
+        files: files.map((file) => ({
+          file_id: file.id,
+          path: file.path,
+          kind: file.kind,
+          media_type: file.mediaType,
+          sha256: file.sha256,
+          size_bytes: file.sizeBytes,
+          version: file.version,
+          versions: file.versions.map((v) => ({
+            version: v.version,
+            path: v.path,
+            sha256: v.sha256,
+            size_bytes: v.sizeBytes,
+            media_type: v.mediaType,
+            operation: v.operation,
+            author: v.author,
+            created_at: iso(v.createdAt),
+          })),
+        })),
+        next: next ?? null,
+      };
     },
   }),
   'files.get': defineOp({

@@ -130,5 +130,13 @@ export { registerKbFileRoutes } from './http/kb-file-routes.ts';
 export { registerUploadRoutes } from './http/upload-routes.ts';
 export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
-export { operatorFileBytes, operatorKb, operatorKbs, operatorRestoreKb } from './kb/operator.ts';
+export {
+  OPERATOR_FILES_PAGE_DEFAULT,
+  OPERATOR_FILES_PAGE_MAX,
+  operatorFileBytes,
+  operatorKb,
+  operatorKbFiles,
+  operatorKbs,
+  operatorRestoreKb,
+} from './kb/operator.ts';
 export type { Kb } from './kb/queries.ts';

@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     summary: 'import Company Brain knowledge (nodes and relations)',
     load: async () => import('./brain.ts').then((m) => ({ run: m.brainCommand, help: m.brainHelp })),
   },
+  export: {
+    summary: "write a tenant's Knowledge Bases to a folder, with a manifest of every version",
+    load: async () => import('./export.ts').then((m) => ({ run: m.exportCommand, help: m.exportHelp })),
+  },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
   connect: {
     summary: "print a client's configuration (Claude Code, Cursor, VS Code, …) with a fresh token",

@@ -4,9 +4,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RebuildOutcome } from '../../src/admin/ops.ts';
-import { connectClient } from '../support/gateway.ts';
 import type { CliStore, Served } from './support.ts';
-import { ORG, cliStoreBackends, kgw, lines, lookedIn, serve, writeIn } from './support.ts';
+import { cliStoreBackends, kgw, lines, lookedIn, serveWithAtminaClient } from './support.ts';
 
 /**
  * kgw kb (list, show, restore), kgw files get and kgw reindex, while kgw serve holds the store (so the
@@ -48,13 +47,7 @@ for (const backend of cliStoreBackends()) {
 
     before(async () => {
       store = await backend.open();
-      const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
-      assert.equal(applied.code, 0, applied.stderr);
-      const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
-      assert.equal(created.code, 0, created.stderr);
-      gateway = await serve(store.env);
-      client = await connectClient(`${gateway.url}/atmina/mcp`, created.stdout.trim());
-      await client.listTools();
+      ({ gateway, client } = await serveWithAtminaClient(store));
       kbId = String((await tool('create_kb', { name: 'Runbooks', team: 'docs' })).kb_id);
       await tool('write_file', { kb_id: kbId, path: 'ops/runbook.md', mode: 'create', content: CONTENT });
       const gone = String((await tool('create_kb', { name: 'Old notes', team: 'docs' })).kb_id);

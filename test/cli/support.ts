@@ -5,6 +5,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { sdkClient } from '../support/mcp-client.ts';
 import { createTestDatabase, migratedDataFolder, testDatabaseUrl } from '../support/stores.ts';
 
 /** The project root: every kgw process runs here, as `npm run kgw` would. */
@@ -320,4 +323,23 @@ export function lookedIn(store: CliStore): string {
   if (store.databaseUrl === undefined) return ` (looked in the data folder ${store.dataDir})`;
   const url = new URL(store.databaseUrl);
   return ` (looked in the database ${decodeURIComponent(url.pathname.slice(1))} on ${url.host})`;
+}
+
+/**
+ * The suite's org (ORG) applied with \`kgw apply\`, then \`kgw serve\` and Alice's client of the
+ * Atmina endpoint, with a token from \`kgw token create\`: for suites whose Knowledge Bases come
+ * in through the real tools.
+ */
+export async function serveWithAtminaClient(store: CliStore): Promise<{ gateway: Served; client: Client }> {
+  const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
+  if (applied.code !== 0) throw new Error(`kgw apply failed: ${applied.stderr}`);
+  const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
+  if (created.code !== 0) throw new Error(`kgw token create failed: ${created.stderr}`);
+  const gateway = await serve(store.env);
+  const client = sdkClient('kgw-cli-test');
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${gateway.url}/atmina/mcp`), { requestInit: { headers: { authorization: `Bearer ${created.stdout.trim()}` } } }),
+  );
+  await client.listTools();
+  return { gateway, client };
 }

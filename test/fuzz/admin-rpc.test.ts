@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Gateway } from '../../src/app.ts';
 import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { applyOrgFile } from '../../src/org-sections.ts';
+import { cliTrail } from '../support/audit.ts';
 import { ACME_ORG, seedOrg } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -59,6 +61,49 @@ for (const backend of storeBackends()) {
       // The endpoint keeps working.
       const tokens = await rpc('token.list', { tenant: 'acme' });
       assert.equal(tokens.statusCode, 200, tokens.body);
+    });
+
+    it('bounds a page of kb.files, and answers an unknown KB with 404', async () => {
+      for (const [limit, problem] of [
+        [0, 'limit must be at least 1'],
+        [1001, 'limit must be at most 1000'],
+        [1.5, 'limit must be a whole number'],
+      ] as const) {
+        const response = await rpc('kb.files', { tenant: 'acme', kb: 'handbook', limit });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.deepEqual(response.json(), { error: { code: 'validation', message: `bad arguments for kb.files: ${problem}` } });
+      }
+      // A KB of five files, read two at a time: every file once, in byte order, each with its version.
+      const files = ['b.md', 'a/z.md', 'Z.md', 'a.md', 'ä.md'].map((name) => ({ path: name, data_base64: Buffer.from(`# ${name}\n`).toString('base64') }));
+      await applyOrgFile(
+        store.db,
+        {
+          source: `tenant: acme\nname: Acme Inc.\nkbs:\n  - { slug: paged, name: Paged, team: docs, files_from: notes }\n`,
+          files: { notes: { folder: files } },
+          blob: gateway.services.blob,
+        },
+        cliTrail(store.db),
+      );
+      const seen: string[] = [];
+      let after: string | undefined;
+      do {
+        const page = await rpc('kb.files', { tenant: 'acme', kb: 'paged', limit: 2, ...(after === undefined ? {} : { after }) });
+        assert.equal(page.statusCode, 200, page.body);
+        const body = page.json<{ result: { files: { path: string; versions: { version: number }[] }[]; next: string | null } }>().result;
+        assert.ok(body.files.length <= 2);
+        for (const file of body.files) {
+          assert.deepEqual(
+            file.versions.map((v) => v.version),
+            [1],
+          );
+          seen.push(file.path);
+        }
+        after = body.next ?? undefined;
+      } while (after !== undefined);
+      assert.deepEqual(seen, ['Z.md', 'a.md', 'a/z.md', 'b.md', 'ä.md']);
+      const unknown = await rpc('kb.files', { tenant: 'acme', kb: 'nothing' });
+      assert.equal(unknown.statusCode, 404, unknown.body);
+      assert.deepEqual(unknown.json(), { error: { code: 'not_found', message: 'no Knowledge Base "nothing" in tenant "acme"' } });
     });
   });
 }

@@ -109,3 +109,102 @@ export async function operatorFileBytes(
   }
   return { tenant: target.tenant, kb: target.kb, file, bytes: Buffer.concat(chunks) };
 }
+
+/** Files of one page of `operatorKbFiles`, and the bound on it. */
+export const OPERATOR_FILES_PAGE_DEFAULT = 200;
+export const OPERATOR_FILES_PAGE_MAX = 1000;
+
+/** One saved version of a file, for the operator: who wrote it (a person's email, an agent's name), when, and what. */
+export interface OperatorFileVersion {
+  readonly version: number;
+  readonly path: string;
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly mediaType: string;
+  readonly operation: string;
+  readonly author: string | null;
+  readonly createdAt: Date;
+}
+
+/** A live file with every version it has saved, oldest first. */
+export interface OperatorFile {
+  readonly id: string;
+  readonly path: string;
+  readonly kind: 'text' | 'asset';
+  readonly mediaType: string;
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly version: number;
+  readonly versions: readonly OperatorFileVersion[];
+}
+
+/**
+ * The live files of the KB the operator names (an archived KB's too), by path in byte order,
+ * after `after`, at most `limit` of them (1 to OPERATOR_FILES_PAGE_MAX), each with its versions:
+ * what `kgw export` writes in its manifest. `next` is the path to continue after, or undefined
+ * on the last page.
+ */
+export async function operatorKbFiles(
+  q: Queryable,
+  input: { tenant?: string | undefined; kb: string; after?: string | undefined; limit: number },
+): Promise<{ tenant: string; kb: Kb; files: OperatorFile[]; next: string | undefined }> {
+  if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > OPERATOR_FILES_PAGE_MAX)
+    throw validation(`limit must be a whole number from 1 to ${OPERATOR_FILES_PAGE_MAX}`);
+  const target = await operatorKb(q, input);
+  const rows = await q.query<{
+    id: string;
+    path: string;
+    kind: 'text' | 'asset';
+    media_type: string;
+    sha256: string;
+    size_bytes: number;
+    latest_version: number;
+  }>(
+    `SELECT id, path, kind, media_type, sha256, size_bytes, latest_version FROM kb_files
+      WHERE tenant_id = $1 AND kb_id = $2 AND deleted_at IS NULL AND path > $3 ORDER BY path LIMIT $4`,
+    [target.tenantId, target.kb.id, input.after ?? '', input.limit + 1],
+  );
+  const page = rows.slice(0, input.limit);
+  const versions = await q.query<{
+    file_id: string;
+    version: number;
+    path: string;
+    sha256: string;
+    size_bytes: number;
+    media_type: string;
+    operation: string;
+    author: string | null;
+    created_at: Date;
+  }>(
+    `SELECT v.file_id, v.version, v.path, v.sha256, v.size_bytes, v.media_type, v.operation, COALESCE(p.email, p.name) AS author, v.created_at
+       FROM kb_file_versions v LEFT JOIN principals p ON p.tenant_id = v.tenant_id AND p.id = v.author_id
+      WHERE v.tenant_id = $1 AND v.file_id = ANY($2::uuid[]) ORDER BY v.file_id, v.version`,
+    [target.tenantId, page.map((row) => row.id)],
+  );
+  const byFile = new Map<string, OperatorFileVersion[]>();
+  for (const v of versions) {
+    const list = byFile.get(v.file_id) ?? [];
+    list.push({
+      version: v.version,
+      path: v.path,
+      sha256: v.sha256,
+      sizeBytes: v.size_bytes,
+      mediaType: v.media_type,
+      operation: v.operation,
+      author: v.author,
+      createdAt: v.created_at,
+    });
+    byFile.set(v.file_id, list);
+  }
+  const files = page.map((row) => ({
+    id: row.id,
+    path: row.path,
+    kind: row.kind,
+    mediaType: row.media_type,
+    sha256: row.sha256,
+    sizeBytes: row.size_bytes,
+    version: row.latest_version,
+    versions: byFile.get(row.id) ?? [],
+  }));
+  return { tenant: target.tenant, kb: target.kb, files, next: rows.length > input.limit ? page.at(-1)?.path : undefined };
+}

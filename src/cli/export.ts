@@ -1,0 +1,263 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../config.ts';
+import type { OpResult } from '../admin/ops.ts';
+import type { OpRunner } from './session.ts';
+import { withOps } from './session.ts';
+import { jsonText, print, printNotice, visible } from './terminal.ts';
+import { UsageError, parseCommand, requireOptions } from './usage.ts';
+
+export const exportHelp = `Usage:
+  kgw export folder PATH --tenant SLUG [--kb SLUG] [--json]
+
+Writes a tenant's Atmina Knowledge Bases (every live one, or the one --kb names) to the folder
+PATH, for people to read and tools to import:
+
+  PATH/kbs/SLUG/…      each KB's live files, their current bytes exactly, at their KB paths
+  PATH/manifest.json   the tenant, each KB (name, team, visibility, description) and each file
+                       with its kind, media type, SHA-256 and every version (number, path,
+                       SHA-256, size, operation, author, time)
+
+PATH is made (0700) when missing; an existing one must be empty or an earlier export of kgw
+(it has that manifest). Running it again brings the folder up to date: files whose bytes on
+disk already match are not fetched again (so an interrupted export resumes), files that left
+the KB since the last export are removed unless they were changed on disk, and the manifest is
+written last. Files are written 0600. Exits 1 when a file could not be written, naming it.`;
+
+const MANIFEST = 'manifest.json';
+const FORMAT = 'kgw-export';
+const FORMAT_VERSION = 1;
+
+type KbFilesPage = OpResult<'kb.files'>;
+type ManifestFile = KbFilesPage['files'][number];
+
+interface ManifestKb {
+  readonly slug: string;
+  readonly kb_id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly visibility: string;
+  readonly team: string;
+  readonly files: readonly ManifestFile[];
+}
+
+interface Manifest {
+  readonly format: typeof FORMAT;
+  readonly format_version: number;
+  readonly tenant: string;
+  readonly exported_at: string;
+  readonly kbs: readonly ManifestKb[];
+}
+
+interface KbReport {
+  slug: string;
+  files: number;
+  bytes: number;
+  written: number;
+  unchanged: number;
+  removed: number;
+  kept: { path: string; reason: string }[];
+  failed: { path: string; reason: string }[];
+}
+
+const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** The manifest of an earlier export in `root`, undefined when the folder is new or empty; refuses any other folder. */
+async function earlierExport(root: string): Promise<Manifest | undefined> {
+  let entries: string[];
+  try {
+    const stats = await lstat(root);
+    if (!stats.isDirectory()) throw new UsageError(`${root} exists and is not a folder`);
+    entries = await readdir(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (entries.length === 0) return undefined;
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(await readFile(path.join(root, MANIFEST), 'utf8'));
+  } catch {
+    manifest = undefined;
+  }
+  const candidate = manifest as Partial<Manifest> | undefined;
+  if (candidate?.format !== FORMAT || !Array.isArray(candidate.kbs))
+    throw new UsageError(`${root} is not empty and holds no export of kgw (${MANIFEST}); export into a new or empty folder`);
+  if (candidate.format_version !== FORMAT_VERSION)
+    throw new UsageError(`${root} holds an export of another format version (${String(candidate.format_version)})`);
+  return candidate as Manifest;
+}
+
+/** The SHA-256 of the regular file at `file`, undefined when there is none (or something else is there). */
+async function diskSha(file: string): Promise<string | undefined> {
+  try {
+    const stats = await lstat(file);
+    return stats.isFile() ? sha256Of(await readFile(file)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where a KB path goes under the KB's folder. KB paths are relative, NFC, without empty, `.` or
+ * `..` segments (the KB's own rules), checked again here so that nothing is ever written outside
+ * the export folder, whatever the store held.
+ */
+function destination(kbRoot: string, kbPath: string): string {
+  const segments = kbPath.split('/');
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes('\0')))
+    throw new Error(`the path ${JSON.stringify(kbPath)} is not a Knowledge Base path`);
+  const file = path.join(kbRoot, ...segments);
+  if (!file.startsWith(kbRoot + path.sep)) throw new Error(`the path ${JSON.stringify(kbPath)} leads outside the export folder`);
+  return file;
+}
+
+/** Writes `bytes` to `file` whole or not at all: a temporary file beside it, renamed over it. */
+async function writeWhole(file: string, bytes: Buffer): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  // A short name of its own: the file's name may already be as long as a name can be (255 bytes).
+  const part = path.join(path.dirname(file), `.kgw-part-${randomBytes(6).toString('hex')}`);
+  try {
+    await writeFile(part, bytes, { mode: 0o600, flag: 'wx' });
+    await rename(part, file);
+  } catch (error) {
+    await rm(part, { force: true });
+    throw error;
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') return 'a file and a folder of the KB have the same name';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Removes the files an earlier export wrote for a KB (`before`) that are not in `live` any more,
+ * unless someone changed them on disk since (those are kept and reported).
+ */
+async function removeGone(kbRoot: string, before: ManifestKb | undefined, live: ReadonlySet<string>, report: KbReport): Promise<void> {
+  for (const old of before?.files ?? []) {
+    if (live.has(old.path)) continue;
+    let target: string;
+    try {
+      target = destination(kbRoot, old.path);
+    } catch {
+      continue;
+    }
+    const sha = await diskSha(target);
+    if (sha === undefined) continue;
+    if (sha !== old.sha256) {
+      report.kept.push({ path: old.path, reason: 'no longer in the Knowledge Base, but changed on disk since the last export' });
+      continue;
+    }
+    await rm(target);
+    report.removed += 1;
+  }
+}
+
+/** Exports one KB's live files into `kbRoot`; returns its manifest entry and what was done. */
+async function exportKb(run: OpRunner, tenant: string, slug: string, kbRoot: string, before: ManifestKb | undefined, progress: (line: string) => void) {
+  const report: KbReport = { slug, files: 0, bytes: 0, written: 0, unchanged: 0, removed: 0, kept: [], failed: [] };
+  const files: ManifestFile[] = [];
+  let meta: Omit<ManifestKb, 'files'> | undefined;
+  let after: string | undefined;
+  do {
+    const page = await run('kb.files', { tenant, kb: slug, ...(after === undefined ? {} : { after }) });
+    meta ??= { slug: page.slug, kb_id: page.kb_id, name: page.name, description: page.description, visibility: page.visibility, team: page.team };
+    for (const file of page.files) {
+      report.files += 1;
+      try {
+        const target = destination(kbRoot, file.path);
+        if ((await diskSha(target)) === file.sha256) {
+          report.unchanged += 1;
+          report.bytes += file.size_bytes;
+          files.push(file);
+          continue;
+        }
+        const got = await run('files.get', { tenant, kb: slug, path: file.path });
+        const bytes = Buffer.from(got.data_base64, 'base64');
+        if (sha256Of(bytes) !== got.sha256) throw new Error('the bytes read do not match their SHA-256');
+        await writeWhole(target, bytes);
+        report.written += 1;
+        report.bytes += bytes.length;
+        // A write between the listing and the read: the manifest names the version written.
+        files.push(got.version === file.version ? file : { ...file, sha256: got.sha256, size_bytes: got.size_bytes, version: got.version });
+      } catch (error) {
+        report.failed.push({ path: file.path, reason: reasonOf(error) });
+      }
+      if (report.files % 100 === 0) progress(`kbs/${slug}: ${report.files} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} MiB`);
+    }
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+  // What the last export wrote and the KB no longer holds goes, unless someone changed it on disk.
+  const live = new Set([...files.map((file) => file.path), ...report.failed.map((failed) => failed.path)]);
+  await removeGone(kbRoot, before, live, report);
+  if (meta === undefined) throw new Error(`no Knowledge Base "${slug}"`);
+  return { entry: { ...meta, files }, report };
+}
+
+export async function exportCommand(argv: readonly string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h') return void print(exportHelp);
+  if (sub !== 'folder') throw new UsageError(`unknown export target "${sub}"; use folder`);
+  const { values, positionals, help } = parseCommand(
+    rest,
+    { tenant: { type: 'string' }, kb: { type: 'string' }, json: { type: 'boolean' } },
+    { min: 1, max: 1 },
+  );
+  if (help) return void print(exportHelp);
+  const { tenant } = requireOptions(values, 'tenant');
+  const root = path.resolve(positionals[0] ?? '');
+  const before = await earlierExport(root);
+  if (before !== undefined && before.tenant !== tenant) throw new UsageError(`${root} holds an export of tenant "${before.tenant}", not "${tenant}"`);
+  const json = values.json === true;
+  const progress = json || !process.stderr.isTTY ? () => undefined : (line: string) => printNotice(line);
+  const result = await withOps(loadConfig(), async (run) => {
+    const slugs =
+      values.kb === undefined
+        ? (await run('kb.list', { tenant, archived: false })).map((kb) => kb.slug)
+        : [(await run('kb.show', { tenant, kb: values.kb })).slug];
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    const kbs: ManifestKb[] = [];
+    const reports: KbReport[] = [];
+    for (const slug of slugs) {
+      const { entry, report } = await exportKb(
+        run,
+        tenant,
+        slug,
+        path.join(root, 'kbs', slug),
+        before?.kbs.find((kb) => kb.slug === slug),
+        progress,
+      );
+      kbs.push(entry);
+      reports.push(report);
+    }
+    // KBs of an earlier export not exported now: with --kb they stay as they were; without, they
+    // are gone from the tenant (deleted or archived), and so are their files.
+    let untouched = (before?.kbs ?? []).filter((kb) => !slugs.includes(kb.slug));
+    if (values.kb === undefined) {
+      for (const gone of untouched) {
+        const report: KbReport = { slug: gone.slug, files: 0, bytes: 0, written: 0, unchanged: 0, removed: 0, kept: [], failed: [] };
+        await removeGone(path.join(root, 'kbs', gone.slug), gone, new Set(), report);
+        reports.push(report);
+      }
+      untouched = [];
+    }
+    const manifest: Manifest = { format: FORMAT, format_version: FORMAT_VERSION, tenant, exported_at: new Date().toISOString(), kbs: [...kbs, ...untouched] };
+    await writeWhole(path.join(root, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+    return reports;
+  });
+  const failed = result.reduce((sum, kb) => sum + kb.failed.length, 0);
+  if (failed > 0) process.exitCode = 1;
+  if (json) return void print(jsonText({ path: root, tenant, kbs: result }));
+  for (const kb of result) {
+    print(
+      `kbs/${kb.slug}: ${kb.files} files (${kb.bytes} bytes): ${kb.written} written, ${kb.unchanged} unchanged, ${kb.removed} removed${kb.failed.length > 0 ? `, ${kb.failed.length} failed` : ''}`,
+    );
+    for (const item of kb.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
+    for (const item of kb.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
+  }
+  printNotice(`exported ${result.length} Knowledge Base${result.length === 1 ? '' : 's'} of ${tenant} to ${root}`);
+}
