@@ -5,7 +5,7 @@ import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
 import type { OpRunner } from './session.ts';
 import { withOps } from './session.ts';
-import { jsonText, print, printNotice, visible } from './terminal.ts';
+import { jsonText, print, printNotice, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const exportHelp = `Usage:
@@ -213,7 +213,7 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
   const before = await earlierExport(root);
   if (before !== undefined && before.tenant !== tenant) throw new UsageError(`${root} holds an export of tenant "${before.tenant}", not "${tenant}"`);
   const json = values.json === true;
-  const progress = json || !process.stderr.isTTY ? () => undefined : (line: string) => printNotice(line);
+  const progress = progressReporter(json);
   const result = await withOps(loadConfig(), async (run) => {
     const slugs =
       values.kb === undefined

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
 import { withOps } from './session.ts';
-import { jsonText, print, printNotice, visible } from './terminal.ts';
+import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const importHelp = `Usage:
@@ -131,7 +131,7 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
   const found = await walk(root, report);
   const total = found.reduce((sum, file) => sum + file.size, 0);
   const started = performance.now();
-  const progress = json || !process.stderr.isTTY ? () => undefined : (line: string) => printNotice(line);
+  const progress = progressReporter(json);
   const tally = (batch: readonly Found[], results: readonly Imported[]): void => {
     results.forEach((result, i) => {
       const source = batch[i]?.source ?? result.path;

@@ -66,6 +66,11 @@ export function printNotice(text: string): void {
   process.stderr.write(`${visible(text)}\n`);
 }
 
+/** How a long command reports progress: lines on standard error when it is a terminal and the command is not quiet (--json); nothing otherwise. */
+export function progressReporter(quiet: boolean): (line: string) => void {
+  return quiet || process.stderr.isTTY !== true ? () => undefined : printNotice;
+}
+
 /**
  * Writes a file's bytes to standard output as they are, resolving once they are handed on; on a
  * terminal, which would act on escapes in the file, as visible text instead.
