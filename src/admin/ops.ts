@@ -16,6 +16,9 @@ import {
 } from '../alignbase/index.ts';
 import type { Kb, OperatorKbListing } from '../atmina/index.ts';
 import {
+  IMPORT_BATCH_FILES_MAX,
+  importKbFiles,
+  importingPerson,
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,
   operatorFileBytes,
@@ -349,6 +352,25 @@ const definitions = {
         })),
         next: next ?? null,
       };
+    },
+  }),
+  // A batch of files into a KB as a person of the tenant (kgw import folder).
+  'kb.import': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        kb: z.string(),
+        as: z.string(),
+        dry_run: z.boolean().default(false),
+        files: z.array(z.object({ path: z.string(), data_base64: z.base64({ error: 'must be base64' }) }).strict()).max(IMPORT_BATCH_FILES_MAX),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const caller = await importingPerson(services.db, args.tenant, args.as);
+      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const files = args.files.map((file) => ({ path: file.path, bytes: Buffer.from(file.data_base64, 'base64') }));
+      const result = await importKbFiles(services, caller, { kb: args.kb, files, dryRun: args.dry_run }, audit);
+      return { tenant: caller.tenant.slug, kb_id: result.kbId, kb_slug: result.slug, files: result.files };
     },
   }),
   'files.get': defineOp({

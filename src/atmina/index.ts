@@ -130,6 +130,8 @@ export { registerKbFileRoutes } from './http/kb-file-routes.ts';
 export { registerUploadRoutes } from './http/upload-routes.ts';
 export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
+export type { ImportedFile } from './kb/import.ts';
+export { IMPORT_BATCH_FILES_MAX, importKbFiles, importingPerson } from './kb/import.ts';
 export {
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,

@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     summary: 'import Company Brain knowledge (nodes and relations)',
     load: async () => import('./brain.ts').then((m) => ({ run: m.brainCommand, help: m.brainHelp })),
   },
+  import: {
+    summary: 'bring a folder of files (Markdown, an Obsidian vault) into a Knowledge Base',
+    load: async () => import('./import.ts').then((m) => ({ run: m.importCommand, help: m.importHelp })),
+  },
   export: {
     summary: "write a tenant's Knowledge Bases to a folder, with a manifest of every version",
     load: async () => import('./export.ts').then((m) => ({ run: m.exportCommand, help: m.exportHelp })),

@@ -63,7 +63,7 @@ for (const backend of storeBackends()) {
       assert.equal(tokens.statusCode, 200, tokens.body);
     });
 
-    it('bounds a page of kb.files, and answers an unknown KB with 404', async () => {
+    it('bounds kb.files and kb.import, pages a KB, refuses a bad batch or path item by item, and answers an unknown KB with 404', async () => {
       for (const [limit, problem] of [
         [0, 'limit must be at least 1'],
         [1001, 'limit must be at most 1000'],
@@ -101,6 +101,33 @@ for (const backend of storeBackends()) {
         after = body.next ?? undefined;
       } while (after !== undefined);
       assert.deepEqual(seen, ['Z.md', 'a.md', 'a/z.md', 'b.md', 'ä.md']);
+      // kb.import: a batch is bounded, its bytes are base64, and a person imports.
+      const one = { path: 'x.md', data_base64: Buffer.from('x').toString('base64') };
+      for (const [args, problem] of [
+        [{ files: Array.from({ length: 201 }, () => one) }, 'files must hold at most 200 items'],
+        [{ files: [{ path: 'x.md', data_base64: 'not base64!' }] }, 'files.0.data_base64 must be base64'],
+      ] as const) {
+        const response = await rpc('kb.import', { tenant: 'acme', kb: 'paged', as: 'alice@acme.test', ...args });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.deepEqual(response.json(), { error: { code: 'validation', message: `bad arguments for kb.import: ${problem}` } });
+      }
+      const asAgent = await rpc('kb.import', { tenant: 'acme', kb: 'paged', as: 'release-bot', files: [one] });
+      assert.equal(asAgent.statusCode, 400, asAgent.body);
+      const bad = await rpc('kb.import', {
+        tenant: 'acme',
+        kb: 'paged',
+        as: 'alice@acme.test',
+        files: [{ path: '../x.md', data_base64: one.data_base64 }, one],
+      });
+      assert.equal(bad.statusCode, 200, bad.body);
+      const result = bad.json<{ result: { files: ({ path: string; error: string } | { path: string; outcome: string })[] } }>().result;
+      assert.deepEqual(
+        result.files.map((file) => ('error' in file ? ['refused', file.path] : [file.outcome, file.path])),
+        [
+          ['refused', '../x.md'],
+          ['created', 'x.md'],
+        ],
+      );
       const unknown = await rpc('kb.files', { tenant: 'acme', kb: 'nothing' });
       assert.equal(unknown.statusCode, 404, unknown.body);
       assert.deepEqual(unknown.json(), { error: { code: 'not_found', message: 'no Knowledge Base "nothing" in tenant "acme"' } });

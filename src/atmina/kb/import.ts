@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Caller, TenantRef } from '../../kernel/access/caller.ts';
+import type { AuditTrail } from '../../kernel/audit/trail.ts';
+import { requirePrincipal, requireTenant } from '../../kernel/directory/directory.ts';
+import { isKgwError, notFound, validation } from '../../kernel/errors.ts';
+import type { Queryable } from '../../store/db.ts';
+import { kbFor } from './access.ts';
+import type { KbStores } from './files.ts';
+import { parseKbPath } from './paths.ts';
+import { catalog, checkSize, classify, uploadType } from './upload-catalog.ts';
+
+/**
+ * Files brought into a Knowledge Base by the operator (`kgw import folder`), as a person of the
+ * tenant: each through the same classification and catalogue as an upload (text of at most
+ * 1 MiB for the text tools, images and PDFs as Assets with their Companions, anything else an
+ * Asset kept as it is), so an imported file is what the tools would have made of it. A file
+ * the KB holds with the same bytes is left as it is; one with other bytes gets a new version;
+ * a refused file (its path, size or kind) is reported with the reason and changes nothing.
+ */
+
+/** Files in one call: the CLI sends a folder in batches of at most this many (and 8 MiB). */
+export const IMPORT_BATCH_FILES_MAX = 200;
+
+export type ImportOutcome = 'created' | 'updated' | 'unchanged';
+
+export type ImportedFile =
+  | { readonly path: string; readonly outcome: ImportOutcome; readonly kind: 'text' | 'asset'; readonly sha256: string; readonly version: number | null }
+  | { readonly path: string; readonly error: string };
+
+/**
+ * The person an import acts as, by email: the author of the versions it saves, whose KB role
+ * (Editor) every write checks, as a tool call of theirs would. The operator's command holds no
+ * token, so the caller has neither token nor scopes: no code below a tool reads them.
+ */
+export async function importingPerson(q: Queryable, tenantSlug: string, email: string): Promise<Caller> {
+  const tenant: TenantRef = await requireTenant(q, tenantSlug);
+  if (!email.includes('@')) throw validation(`--as must name a person by email, not "${email}"`);
+  const principal = await requirePrincipal(q, tenant, email);
+  if (principal.kind !== 'person') throw notFound(`no person "${email}" in tenant "${tenant.slug}"`);
+  return { tenant, principal, scopes: new Set(), tokenId: '' };
+}
+
+const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Imports `files` into the KB (by id or slug) as `caller`; with `dryRun`, says what each would do and writes nothing. */
+export async function importKbFiles(
+  stores: KbStores,
+  caller: Caller,
+  input: { readonly kb: string; readonly files: readonly { readonly path: string; readonly bytes: Buffer }[]; readonly dryRun: boolean },
+  audit: AuditTrail,
+): Promise<{ kbId: string; slug: string; files: ImportedFile[] }> {
+  if (input.files.length > IMPORT_BATCH_FILES_MAX) throw validation(`at most ${IMPORT_BATCH_FILES_MAX} files in one call, got ${input.files.length}`);
+  const { kb } = await kbFor(stores.db, caller, input.kb, 'editor', 'importing files');
+  const results: ImportedFile[] = [];
+  for (const file of input.files) {
+    try {
+      const path = parseKbPath(file.path);
+      const mediaType = uploadType(path, undefined, 'path');
+      checkSize(file.bytes.length, path, mediaType);
+      const classified = await classify(path, mediaType, file.bytes);
+      const sha256 = sha256Of(file.bytes);
+      if (input.dryRun) {
+        const [head] = await stores.db.query<{ sha256: string; kind: string }>(
+          'SELECT sha256, kind FROM kb_files WHERE tenant_id = $1 AND kb_id = $2 AND path = $3 AND deleted_at IS NULL',
+          [caller.tenant.id, kb.id, path],
+        );
+        const outcome: ImportOutcome = head === undefined ? 'created' : head.sha256 === sha256 && head.kind === classified.kind ? 'unchanged' : 'updated';
+        results.push({ path, outcome, kind: classified.kind, sha256, version: null });
+        continue;
+      }
+      // Bytes before metadata, as every KB write: the version names bytes already stored.
+      await stores.blob.put({ body: file.bytes, size: file.bytes.length, sha256 });
+      const saved = await catalog(stores, caller, kb.id, { path, replace: true }, { sha256, sizeBytes: file.bytes.length }, classified, audit);
+      const outcome: ImportOutcome = !saved.changed ? 'unchanged' : saved.operation === 'upload' ? 'created' : 'updated';
+      results.push({ path, outcome, kind: saved.file.kind, sha256, version: saved.file.version });
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      results.push({ path: file.path, error: error.message });
+    }
+  }
+  return { kbId: kb.id, slug: kb.slug, files: results };
+}

@@ -1,0 +1,178 @@
+import type { Dirent } from 'node:fs';
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../config.ts';
+import type { OpResult } from '../admin/ops.ts';
+import { withOps } from './session.ts';
+import { jsonText, print, progressReporter, visible } from './terminal.ts';
+import { UsageError, parseCommand, requireOptions } from './usage.ts';
+
+export const importHelp = `Usage:
+  kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--dry-run] [--json]
+
+Brings a folder of files (a Markdown tree, an Obsidian vault, an export's kbs/SLUG folder) into
+an Atmina Knowledge Base that exists, as the person --as names (an Editor of the KB; the
+author of every version). Each file becomes the KB file at the same path: text (UTF-8, at most
+1 MiB) for the text tools, images and PDFs as Assets with their descriptions and text, other
+files as Assets kept as they are. Front matter (tags, aliases) and [[wiki links]] stay as
+written: the KB reads them itself (related, tags, search). A file the KB already holds with
+the same bytes is left alone, one with other bytes gets a new version, so running it again
+changes only what changed and an interrupted import resumes.
+
+Left out, and listed: names starting with "." (.obsidian/, .git/, .trash/, .DS_Store),
+symbolic links (never followed) and other special files, and files over 10 MiB. A name the KB
+cannot hold is mapped: control and invisible characters removed, "\\" made "-", spaces at a
+name's ends trimmed; each mapped path is listed, and one that still cannot be a KB path (or
+that two files would share) is skipped with the reason.
+
+--dry-run  says what each file would do; writes nothing.
+--json     prints the report as one JSON object, without progress lines.
+
+Exits 1 when a file was refused by the KB (each is listed with the reason).`;
+
+/** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
+export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** A batch: at most this many files and bytes (before base64) in one operation. */
+const BATCH_FILES = 200;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+// eslint-disable-next-line no-control-regex
+const REMOVED = /[\u0000-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
+
+/**
+ * A folder's name for a file (its segments as the file system gave them) as a KB path, by the
+ * documented rule; undefined when nothing of a segment is left.
+ */
+export function mappedPath(segments: readonly string[]): string | undefined {
+  const mapped = segments.map((segment) => segment.normalize('NFC').replace(REMOVED, '').replaceAll('\\', '-').trim());
+  if (mapped.some((segment) => segment === '' || segment === '.' || segment === '..')) return undefined;
+  return mapped.join('/');
+}
+
+interface Found {
+  readonly source: string;
+  readonly path: string;
+  readonly absolute: string;
+  readonly size: number;
+}
+
+interface Report {
+  tenant: string;
+  kb: string;
+  dry_run: boolean;
+  files: number;
+  bytes: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  renamed: { from: string; to: string }[];
+  skipped: { path: string; reason: string }[];
+  failed: { path: string; reason: string }[];
+}
+
+/** Every file under `root` that may be imported, sorted by path; what is left out goes to `report.skipped`. */
+async function walk(root: string, report: Report): Promise<Found[]> {
+  const found: Found[] = [];
+  const claimed = new Map<string, string>();
+  const visit = async (dir: string, segments: readonly string[]): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      report.skipped.push({ path: segments.join('/') || '.', reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
+      return;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const here = [...segments, entry.name];
+      const source = here.join('/');
+      if (entry.name.startsWith('.')) report.skipped.push({ path: source, reason: 'hidden (a tool’s folder or file)' });
+      else if (entry.isSymbolicLink()) report.skipped.push({ path: source, reason: 'a symbolic link (not followed)' });
+      else if (entry.isDirectory()) await visit(path.join(dir, entry.name), here);
+      else if (!entry.isFile()) report.skipped.push({ path: source, reason: 'not a regular file' });
+      else {
+        const absolute = path.join(dir, entry.name);
+        const { size } = await lstat(absolute);
+        const mapped = mappedPath(here);
+        if (size > IMPORT_FILE_MAX_BYTES) report.skipped.push({ path: source, reason: `larger than ${IMPORT_FILE_MAX_BYTES / (1024 * 1024)} MiB` });
+        else if (mapped === undefined) report.skipped.push({ path: source, reason: 'no Knowledge Base path is left of its name' });
+        else if (claimed.has(mapped)) report.skipped.push({ path: source, reason: `the same Knowledge Base path as ${claimed.get(mapped) ?? ''}` });
+        else {
+          claimed.set(mapped, source);
+          if (mapped !== source) report.renamed.push({ from: source, to: mapped });
+          found.push({ source, path: mapped, absolute, size });
+        }
+      }
+    }
+  };
+  await visit(root, []);
+  return found;
+}
+
+type Imported = OpResult<'kb.import'>['files'][number];
+
+export async function importCommand(argv: readonly string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h') return void print(importHelp);
+  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder`);
+  const { values, positionals, help } = parseCommand(
+    rest,
+    { tenant: { type: 'string' }, kb: { type: 'string' }, as: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+    { min: 1, max: 1 },
+  );
+  if (help) return void print(importHelp);
+  const { tenant, kb, as } = requireOptions(values, 'tenant', 'kb', 'as');
+  const root = path.resolve(positionals[0] ?? '');
+  const stats = await lstat(root).catch(() => undefined);
+  if (stats?.isDirectory() !== true) throw new UsageError(`${root} is not a folder`);
+  const dryRun = values['dry-run'] === true;
+  const json = values.json === true;
+  const report: Report = { tenant, kb, dry_run: dryRun, files: 0, bytes: 0, created: 0, updated: 0, unchanged: 0, renamed: [], skipped: [], failed: [] };
+  const found = await walk(root, report);
+  const total = found.reduce((sum, file) => sum + file.size, 0);
+  const started = performance.now();
+  const progress = progressReporter(json);
+  const tally = (batch: readonly Found[], results: readonly Imported[]): void => {
+    results.forEach((result, i) => {
+      const source = batch[i]?.source ?? result.path;
+      if ('error' in result) report.failed.push({ path: source, reason: result.error });
+      else report[result.outcome] += 1;
+    });
+  };
+  await withOps(loadConfig(), async (run) => {
+    let batch: Found[] = [];
+    let batchBytes = 0;
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const files = await Promise.all(batch.map(async (file) => ({ path: file.path, data_base64: (await readFile(file.absolute)).toString('base64') })));
+      const result = await run('kb.import', { tenant, kb, as, dry_run: dryRun, files });
+      tally(batch, result.files);
+      report.files += batch.length;
+      report.bytes += batchBytes;
+      const seconds = (performance.now() - started) / 1000;
+      const rate = report.bytes / Math.max(seconds, 0.001);
+      progress(
+        `${report.files}/${found.length} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} of ${(total / (1024 * 1024)).toFixed(1)} MiB, ` +
+          `${Math.round(report.files / Math.max(seconds, 0.001))} files/s, about ${Math.ceil((total - report.bytes) / Math.max(rate, 1))} s left`,
+      );
+      batch = [];
+      batchBytes = 0;
+    };
+    for (const file of found) {
+      if (batch.length >= BATCH_FILES || (batch.length > 0 && batchBytes + file.size > BATCH_BYTES)) await send();
+      batch.push(file);
+      batchBytes += file.size;
+    }
+    await send();
+  });
+  if (report.failed.length > 0) process.exitCode = 1;
+  if (json) return void print(jsonText(report));
+  const would = dryRun ? 'would be ' : '';
+  print(
+    `${report.files} files (${report.bytes} bytes) into ${kb}: ${report.created} ${would}created, ${report.updated} ${would}updated, ${report.unchanged} unchanged, ` +
+      `${report.skipped.length} left out, ${report.failed.length} refused`,
+  );
+  for (const item of report.renamed) print(`  renamed ${visible(item.from, { inline: true })} -> ${visible(item.to, { inline: true })}`);
+  for (const item of report.skipped) print(`  left out ${visible(item.path, { inline: true })}: ${item.reason}`);
+  for (const item of report.failed) print(`  refused ${visible(item.path, { inline: true })}: ${item.reason}`);
+}
