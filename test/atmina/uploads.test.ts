@@ -159,6 +159,29 @@ for (const backend of storeBackends()) {
       assert.partialDeepStrictEqual(confirmed.results[0], { ok: true, version: 2, operation: 'update', kind: 'text', sha256: sha256(two) });
     });
 
+    it('catalogs batches to one free path confirmed at once as one file with a version each, refusing none', async () => {
+      const bodies = Array.from({ length: 6 }, (_, n) => Buffer.from(`racer ${n}\n`));
+      const batches = [];
+      for (const body of bodies) {
+        const batch = await request([{ path: 'notes/raced.txt', bytes: body }]);
+        assert.equal((await put(batch.uploads[0] as UploadWire, body)).status, 200);
+        batches.push(batch);
+      }
+      const agents = await Promise.all(bodies.map(() => suite.connect('editor-bot', undefined, { path: '/atmina/mcp' })));
+      const confirmed = await Promise.all(
+        batches.map((batch, n) =>
+          (agents[n] as (typeof agents)[number]).ok<ConfirmWire>('confirm_uploads', { kb_id: kb.kb_id, batch_token: batch.batch_token }),
+        ),
+      );
+      assert.deepEqual(
+        confirmed.map((c) => c.failed),
+        bodies.map(() => 0),
+        JSON.stringify(confirmed.map((c) => c.results)),
+      );
+      assert.deepEqual(new Set(confirmed.map((c) => c.results[0]?.file_id)).size, 1);
+      assert.deepEqual(confirmed.map((c) => c.results[0]?.version).sort(), [1, 2, 3, 4, 5, 6]);
+    });
+
     it('refuses bytes other than the declared ones at the PUT itself', async () => {
       const declared = Buffer.from('the declared bytes');
       const other = Buffer.from('other bytes, same len');

@@ -1,6 +1,7 @@
 import { MAX_PRESIGNED_PUT_BYTES } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
+import { isKgwError } from '../../kernel/errors.ts';
 import type { Transaction } from '../../store/db.ts';
 import { isUniqueViolation } from '../../store/db.ts';
 import type { AssetRecord } from './asset-rows.ts';
@@ -211,8 +212,11 @@ export async function catalog(
   try {
     return await stores.db.tx(save);
   } catch (error) {
-    // A file created at the path between the look and the insert: the next version of it, once.
-    if ('path' in target && target.replace && isUniqueViolation(error, 'kb_files_live_path')) return stores.db.tx(save);
+    // A file created at the path between the look and the insert (the insert's ON CONFLICT
+    // refuses with file_exists; a unique violation where it raced otherwise): the next version
+    // of it, once. Without `replace` the refusal is the answer.
+    const raced = isUniqueViolation(error, 'kb_files_live_path') || (isKgwError(error) && error.reason === 'file_exists');
+    if ('path' in target && target.replace && raced) return stores.db.tx(save);
     throw error;
   }
 }
