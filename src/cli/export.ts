@@ -176,7 +176,7 @@ async function exportKb(run: OpRunner, tenant: string, slug: string, kbRoot: str
           files.push(file);
           continue;
         }
-        const got = await run('files.get', { tenant, kb: slug, path: file.path });
+        const got = await run('files.get', { tenant, kb: page.kb_id, path: file.path });
         const bytes = Buffer.from(got.data_base64, 'base64');
         if (sha256Of(bytes) !== got.sha256) throw new Error('the bytes read do not match their SHA-256');
         await writeWhole(target, bytes);

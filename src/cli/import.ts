@@ -3,19 +3,22 @@ import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
+import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const importHelp = `Usage:
-  kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--dry-run] [--json]
+  kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--keep-links] [--dry-run] [--json]
 
 Brings a folder of files (a Markdown tree, an Obsidian vault, an export's kbs/SLUG folder) into
 an Atmina Knowledge Base that exists, as the person --as names (an Editor of the KB; the
 author of every version). Each file becomes the KB file at the same path: text (UTF-8, at most
 1 MiB) for the text tools, images and PDFs as Assets with their descriptions and text, other
-files as Assets kept as they are. Front matter (tags, aliases) and [[wiki links]] stay as
-written: the KB reads them itself (related, tags, search). A file the KB already holds with
+files as Assets kept as they are. Front matter stays as written (the KB reads title and tags
+itself). A [[wiki link]] or ![[embed]] the KB would resolve to another file than the vault does
+(an alias from a note's front matter, a name in another case, a name several files share, a
+file whose name was mapped) is rewritten as a path relative to the note, its text kept. A file the KB already holds with
 the same bytes is left alone, one with other bytes gets a new version, so running it again
 changes only what changed and an interrupted import resumes.
 
@@ -25,13 +28,16 @@ cannot hold is mapped: control and invisible characters removed, "\\" made "-", 
 name's ends trimmed; each mapped path is listed, and one that still cannot be a KB path (or
 that two files would share) is skipped with the reason.
 
---dry-run  says what each file would do; writes nothing.
---json     prints the report as one JSON object, without progress lines.
+--keep-links  leaves every link as written.
+--dry-run     says what each file would do; writes nothing.
+--json        prints the report as one JSON object, without progress lines.
 
 Exits 1 when a file was refused by the KB (each is listed with the reason).`;
 
 /** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
 export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** Notes up to this size are read for their aliases and links (a KB's text files are at most 1 MiB). */
+const NOTE_MAX_BYTES = 1024 * 1024;
 /** A batch: at most this many files and bytes (before base64) in one operation. */
 const BATCH_FILES = 200;
 const BATCH_BYTES = 8 * 1024 * 1024;
@@ -66,6 +72,7 @@ interface Report {
   updated: number;
   unchanged: number;
   renamed: { from: string; to: string }[];
+  relinked: { path: string; links: number }[];
   skipped: { path: string; reason: string }[];
   failed: { path: string; reason: string }[];
 }
@@ -111,13 +118,54 @@ async function walk(root: string, report: Report): Promise<Found[]> {
 
 type Imported = OpResult<'kb.import'>['files'][number];
 
+const isNote = (file: Found): boolean => /\.md$/i.test(file.path) && file.size <= NOTE_MAX_BYTES;
+/** UTF-8 only (a byte order mark kept): other bytes are sent as they are. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decoded(bytes: Buffer): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The vault's files and its notes' aliases (each note read once here, and again when it is sent). */
+async function vaultIndex(found: readonly Found[]): Promise<VaultIndex> {
+  const index = new VaultIndex(found);
+  for (const file of found.filter(isNote)) {
+    const text = decoded(await readFile(file.absolute));
+    if (text !== undefined) index.addAliases(file.source, aliasesOf(text));
+  }
+  return index;
+}
+
+/** The bytes sent for `file`: a note's with its links made to resolve in the KB (recorded in the report), anything else as it is. */
+async function bytesToSend(file: Found, index: VaultIndex | undefined, report: Report): Promise<Buffer> {
+  const bytes = await readFile(file.absolute);
+  if (index === undefined || !isNote(file)) return bytes;
+  const text = decoded(bytes);
+  if (text === undefined) return bytes;
+  const relinked = relinkNote(text, file.source, file.path, index);
+  if (relinked.links === 0) return bytes;
+  report.relinked.push({ path: file.path, links: relinked.links });
+  return Buffer.from(relinked.text, 'utf8');
+}
+
 export async function importCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(importHelp);
   if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder`);
   const { values, positionals, help } = parseCommand(
     rest,
-    { tenant: { type: 'string' }, kb: { type: 'string' }, as: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+    {
+      tenant: { type: 'string' },
+      kb: { type: 'string' },
+      as: { type: 'string' },
+      'keep-links': { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
     { min: 1, max: 1 },
   );
   if (help) return void print(importHelp);
@@ -127,8 +175,22 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
   if (stats?.isDirectory() !== true) throw new UsageError(`${root} is not a folder`);
   const dryRun = values['dry-run'] === true;
   const json = values.json === true;
-  const report: Report = { tenant, kb, dry_run: dryRun, files: 0, bytes: 0, created: 0, updated: 0, unchanged: 0, renamed: [], skipped: [], failed: [] };
+  const report: Report = {
+    tenant,
+    kb,
+    dry_run: dryRun,
+    files: 0,
+    bytes: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    renamed: [],
+    relinked: [],
+    skipped: [],
+    failed: [],
+  };
   const found = await walk(root, report);
+  const index = values['keep-links'] === true ? undefined : await vaultIndex(found);
   const total = found.reduce((sum, file) => sum + file.size, 0);
   const started = performance.now();
   const progress = progressReporter(json);
@@ -144,7 +206,9 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
     let batchBytes = 0;
     const send = async (): Promise<void> => {
       if (batch.length === 0) return;
-      const files = await Promise.all(batch.map(async (file) => ({ path: file.path, data_base64: (await readFile(file.absolute)).toString('base64') })));
+      const files = await Promise.all(
+        batch.map(async (file) => ({ path: file.path, data_base64: (await bytesToSend(file, index, report)).toString('base64') })),
+      );
       const result = await run('kb.import', { tenant, kb, as, dry_run: dryRun, files });
       tally(batch, result.files);
       report.files += batch.length;
@@ -165,6 +229,7 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
     }
     await send();
   });
+  report.relinked.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (report.failed.length > 0) process.exitCode = 1;
   if (json) return void print(jsonText(report));
   const would = dryRun ? 'would be ' : '';
@@ -173,6 +238,8 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
       `${report.skipped.length} left out, ${report.failed.length} refused`,
   );
   for (const item of report.renamed) print(`  renamed ${visible(item.from, { inline: true })} -> ${visible(item.to, { inline: true })}`);
+  if (report.relinked.length > 0)
+    print(`  links rewritten to resolve in the KB: ${report.relinked.reduce((sum, item) => sum + item.links, 0)} in ${report.relinked.length} notes`);
   for (const item of report.skipped) print(`  left out ${visible(item.path, { inline: true })}: ${item.reason}`);
   for (const item of report.failed) print(`  refused ${visible(item.path, { inline: true })}: ${item.reason}`);
 }

@@ -28,6 +28,7 @@ interface Report {
   updated: number;
   unchanged: number;
   renamed: { from: string; to: string }[];
+  relinked: { path: string; links: number }[];
   skipped: { path: string; reason: string }[];
   failed: { path: string; reason: string }[];
 }
@@ -155,6 +156,47 @@ for (const backend of cliStoreBackends()) {
       assert.deepEqual(counts(changed.report), { files: 8, created: 0, updated: 1, unchanged: 6 });
       const history = (await tool('file_history', { kb_id: 'vault', path: 'Notes/Project Plan.md' })) as { versions: unknown[] };
       assert.equal(history.versions.length, 2);
+    });
+
+    it('rewrites the wiki links the KB would resolve otherwise than the vault, so related finds what the notes meant; --keep-links leaves them', async () => {
+      const linked = path.join(store.workDir, 'linked');
+      await mkdir(path.join(linked, 'Notes'), { recursive: true });
+      await mkdir(path.join(linked, 'Daily'));
+      await mkdir(path.join(linked, 'attachments'));
+      await writeFile(path.join(linked, 'Notes', 'Welcome.md'), WELCOME);
+      await writeFile(path.join(linked, 'Notes', 'Project Plan.md'), PLAN);
+      await writeFile(path.join(linked, 'attachments', 'diagram.png'), IMAGE);
+      const today = '# Today\n\nFrom [[Home]] to [[project plan#Goals]], with ![[Diagram.png|200]].\n\n`[[Home]]` is how to link it.\n';
+      await writeFile(path.join(linked, 'Daily', 'Today.md'), today);
+      await tool('create_kb', { name: 'Linked', team: 'docs' });
+      await tool('create_kb', { name: 'Kept', team: 'docs' });
+      const kept = await imported('kept', linked, '--keep-links');
+      assert.deepEqual([kept.code, kept.report.relinked], [0, []]);
+      assert.equal((await fileBytes('kept', 'Daily/Today.md')).toString('utf8'), today);
+      const { code, report } = await imported('linked', linked);
+      assert.equal(code, 0, JSON.stringify(report.failed));
+      assert.deepEqual(report.relinked, [{ path: 'Daily/Today.md', links: 3 }]);
+      assert.equal(
+        (await fileBytes('linked', 'Daily/Today.md')).toString('utf8'),
+        '# Today\n\nFrom [[../Notes/Welcome|Home]] to [[../Notes/Project Plan#Goals|project plan]], with ![[../attachments/diagram.png|200]].\n\n`[[Home]]` is how to link it.\n',
+      );
+      // Welcome.md's own links resolve in the KB as in the vault: sent byte for byte.
+      assert.equal((await fileBytes('linked', 'Notes/Welcome.md')).toString('utf8'), WELCOME);
+      const again = await imported('linked', linked);
+      assert.deepEqual(counts(again.report), { files: 4, created: 0, updated: 0, unchanged: 4 });
+      // The graph is projected after the write: related is asked until it has caught up.
+      let related: { outgoing: { path: string; type: string }[]; unresolved: unknown[]; pending: boolean } | undefined;
+      for (let attempt = 0; attempt < 100; attempt += 1) {
+        related = (await tool('related', { kb_id: 'linked', path: 'Daily/Today.md' })) as typeof related;
+        if (related?.pending === false && related.outgoing.length === 3) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.deepEqual(related?.outgoing.map((entry) => [entry.path, entry.type]).sort(), [
+        ['Notes/Project Plan.md', 'wiki'],
+        ['Notes/Welcome.md', 'wiki'],
+        ['attachments/diagram.png', 'wiki'],
+      ]);
+      assert.deepEqual(related?.unresolved, []);
     });
 
     it('two imports of one folder at once save each file once', async () => {

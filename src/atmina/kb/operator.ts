@@ -60,20 +60,18 @@ export async function operatorKbs(q: Queryable, input: { tenant?: string | undef
 
 /**
  * The KB the operator names, by id or slug, archived or not: in the tenant given, or in the
- * one tenant that has it. A slug several tenants use needs the tenant.
+ * one tenant that has it. A slug several tenants use needs the tenant. Without totals: what a
+ * command that goes through a KB's files asks for on every call (`kgw export`).
  */
-export async function operatorKb(q: Queryable, input: { tenant?: string | undefined; kb: string }): Promise<OperatorKbListing> {
+export async function findOperatorKb(q: Queryable, input: { tenant?: string | undefined; kb: string }): Promise<OperatorKb> {
   const byId = UUID.test(input.kb);
-  const found: OperatorKbListing[] = [];
+  const found: OperatorKb[] = [];
   for (const tenant of await tenantsNamed(q, input.tenant)) {
     const [row] = await q.query<KbRow>(`SELECT ${KB_COLUMNS} FROM ${KB_FROM} WHERE k.tenant_id = $1 AND ${byId ? 'k.id = $2::uuid' : 'k.slug = $2'}`, [
       tenant.id,
       byId ? input.kb.toLowerCase() : input.kb,
     ]);
-    if (row === undefined) continue;
-    const kb = toKb(row);
-    const totals = await kbTotals(q, tenant.id, [kb.id]);
-    found.push({ tenant: tenant.slug, tenantId: tenant.id, kb, totals: totals.get(kb.id) ?? { files: 0, bytes: 0 } });
+    if (row !== undefined) found.push({ tenant: tenant.slug, tenantId: tenant.id, kb: toKb(row) });
   }
   const [only] = found;
   const where = input.tenant === undefined ? '' : ` in tenant "${input.tenant}"`;
@@ -83,13 +81,20 @@ export async function operatorKb(q: Queryable, input: { tenant?: string | undefi
   return only;
 }
 
+/** `findOperatorKb` with the KB's totals (files and bytes), as `kgw kb show` prints them. */
+export async function operatorKb(q: Queryable, input: { tenant?: string | undefined; kb: string }): Promise<OperatorKbListing> {
+  const found = await findOperatorKb(q, input);
+  const totals = await kbTotals(q, found.tenantId, [found.kb.id]);
+  return { ...found, totals: totals.get(found.kb.id) ?? { files: 0, bytes: 0 } };
+}
+
 /** Restores the archived KB the operator names (its files return to search and the graph), audited on the trail given. */
 export async function operatorRestoreKb(
   db: Db,
   input: { tenant?: string | undefined; kb: string },
   audit: AuditTrail,
 ): Promise<{ tenant: string; kb: Kb; restored: boolean }> {
-  const target = await operatorKb(db, input);
+  const target = await findOperatorKb(db, input);
   const result = await restoreKb(db, { tenantId: target.tenantId, kbId: target.kb.id }, audit.about({ tenantId: target.tenantId }));
   if (result === undefined) throw notFound(`no Knowledge Base "${input.kb}"`);
   return { tenant: target.tenant, kb: result.kb, restored: result.restored };
@@ -100,7 +105,7 @@ export async function operatorFileBytes(
   stores: KbStores,
   input: { tenant?: string | undefined; kb: string; path: string },
 ): Promise<{ tenant: string; kb: Kb; file: KbFile; bytes: Buffer }> {
-  const target = await operatorKb(stores.db, input);
+  const target = await findOperatorKb(stores.db, input);
   const file = await findFile(stores.db, target.tenantId, target.kb.id, { path: parseKbPath(input.path) });
   const chunks: Uint8Array[] = [];
   for await (const chunk of await stores.blob.get(blobKey(file.sha256))) {
@@ -150,7 +155,7 @@ export async function operatorKbFiles(
 ): Promise<{ tenant: string; kb: Kb; files: OperatorFile[]; next: string | undefined }> {
   if (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > OPERATOR_FILES_PAGE_MAX)
     throw validation(`limit must be a whole number from 1 to ${OPERATOR_FILES_PAGE_MAX}`);
-  const target = await operatorKb(q, input);
+  const target = await findOperatorKb(q, input);
   const rows = await q.query<{
     id: string;
     path: string;

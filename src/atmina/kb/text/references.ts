@@ -98,7 +98,7 @@ const WIKI_VALUE = /^\[\[([^[\]\n]+)\]\]$/;
  * for the KB's root), then that path + `.md` when it has no extension, then, for a bare name
  * without `/`, the unique file of the KB with that file name (+ `.md` likewise).
  */
-function wikiReference(inner: string, from: string, type: ReferenceType, key?: string): Reference | undefined {
+export function wikiReference(inner: string, from: string, type: ReferenceType, key?: string): Reference | undefined {
   const resolved = resolveWikiTarget(inner, from);
   if (resolved === undefined) return undefined;
   const keyed = key === undefined ? {} : { key };
