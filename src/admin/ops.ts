@@ -44,7 +44,7 @@ import { AuditTrail } from '../kernel/audit/trail.ts';
 import { checkReadiness } from '../kernel/health/readiness.ts';
 import { applyOrgFile } from '../org-sections.ts';
 import { projectionStatus } from '../kernel/outbox/outbox.ts';
-import { findTenant } from '../kernel/directory/directory.ts';
+import { findTenant, requireTenant } from '../kernel/directory/directory.ts';
 import { iso, isoOrNull } from '../kernel/instants.ts';
 import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
 import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
@@ -152,6 +152,13 @@ const definitions = {
         { source: args.source, fileName: args.fileName, dryRun: args.dryRun, env: args.env, files: args.files, blob: services.blob },
         cliTrail(services),
       ),
+  }),
+  'tenant.show': defineOp({
+    args: z.object({ tenant: z.string() }).strict(),
+    run: async (services, args) => {
+      const { slug, name, language } = await requireTenant(services.db, args.tenant);
+      return { tenant: slug, name, language };
+    },
   }),
   'brain.import': defineOp({
     args: z.object({ tenant: z.string(), source: z.string(), fileName: z.string().optional(), dryRun: z.boolean().default(false) }).strict(),

@@ -4,12 +4,16 @@ import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
 import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
+import { importSkillsCommand } from './import-skills.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const importHelp = `Usage:
   kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--keep-links] [--dry-run] [--json]
+  kgw import skills PATH --tenant SLUG [--publish] [--dry-run] [--json]
+
+kgw import folder:
 
 Brings a folder of files (a Markdown tree, an Obsidian vault, an export's kbs/SLUG folder) into
 an Atmina Knowledge Base that exists, as the person --as names (an Editor of the KB; the
@@ -32,7 +36,10 @@ that two files would share) is skipped with the reason.
 --dry-run     says what each file would do; writes nothing.
 --json        prints the report as one JSON object, without progress lines.
 
-Exits 1 when a file was refused by the KB (each is listed with the reason).`;
+Exits 1 when a file was refused by the KB (each is listed with the reason).
+
+kgw import skills: Skill packages (SKILL.md and files) into Alignbase Skills; see
+kgw import skills --help.`;
 
 /** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
 export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
@@ -155,7 +162,8 @@ async function bytesToSend(file: Found, index: VaultIndex | undefined, report: R
 export async function importCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(importHelp);
-  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder`);
+  if (sub === 'skills') return importSkillsCommand(rest);
+  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder or skills`);
   const { values, positionals, help } = parseCommand(
     rest,
     {

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { pngOf } from '../atmina/assets/fixtures.ts';
 import type { CliStore, Served } from './support.ts';
-import { cliStoreBackends, kgw, serveWithAtminaClient } from './support.ts';
+import { cliStoreBackends, kgw, serveWithClient } from './support.ts';
 
 /**
  * kgw export folder: a tenant's Knowledge Bases written to a folder with a manifest of every
@@ -84,7 +84,7 @@ for (const backend of cliStoreBackends()) {
     before(async () => {
       store = await backend.open();
       out = path.join(store.workDir, 'export');
-      ({ gateway, client } = await serveWithAtminaClient(store));
+      ({ gateway, client } = await serveWithClient(store));
       kbId = String((await tool('create_kb', { name: 'Runbooks', team: 'docs' })).kb_id);
       await tool('write_file', { kb_id: kbId, path: 'ops/runbook.md', mode: 'create', content: RUNBOOK_V1 });
       await tool('write_file', { kb_id: kbId, path: 'ops/runbook.md', mode: 'overwrite', content: RUNBOOK_V2 });

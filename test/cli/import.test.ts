@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
 import type { CliStore, Served } from './support.ts';
-import { cliStoreBackends, kgw, serveWithAtminaClient } from './support.ts';
+import { cliStoreBackends, kgw, serveWithClient } from './support.ts';
 
 /**
  * kgw import folder: a Markdown tree in the shape of an Obsidian vault brought into a Knowledge
@@ -90,7 +90,7 @@ for (const backend of cliStoreBackends()) {
       store = await backend.open();
       vault = path.join(store.workDir, 'vault');
       ({ deep } = await makeVault(vault));
-      ({ gateway, client } = await serveWithAtminaClient(store));
+      ({ gateway, client } = await serveWithClient(store));
       await tool('create_kb', { name: 'Vault', team: 'docs' });
       await tool('create_kb', { name: 'Copy', team: 'docs' });
       await tool('create_kb', { name: 'Race', team: 'docs' });

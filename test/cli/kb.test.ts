@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RebuildOutcome } from '../../src/admin/ops.ts';
 import type { CliStore, Served } from './support.ts';
-import { cliStoreBackends, kgw, lines, lookedIn, serveWithAtminaClient } from './support.ts';
+import { cliStoreBackends, kgw, lines, lookedIn, serveWithClient } from './support.ts';
 
 /**
  * kgw kb (list, show, restore), kgw files get and kgw reindex, while kgw serve holds the store (so the
@@ -47,7 +47,7 @@ for (const backend of cliStoreBackends()) {
 
     before(async () => {
       store = await backend.open();
-      ({ gateway, client } = await serveWithAtminaClient(store));
+      ({ gateway, client } = await serveWithClient(store));
       kbId = String((await tool('create_kb', { name: 'Runbooks', team: 'docs' })).kb_id);
       await tool('write_file', { kb_id: kbId, path: 'ops/runbook.md', mode: 'create', content: CONTENT });
       const gone = String((await tool('create_kb', { name: 'Old notes', team: 'docs' })).kb_id);

@@ -326,11 +326,11 @@ export function lookedIn(store: CliStore): string {
 }
 
 /**
- * The suite's org (ORG) applied with \`kgw apply\`, then \`kgw serve\` and Alice's client of the
- * Atmina endpoint, with a token from \`kgw token create\`: for suites whose Knowledge Bases come
- * in through the real tools.
+ * The suite's org (ORG) applied with \`kgw apply\`, then \`kgw serve\` and Alice's client of an
+ * endpoint (Atmina's unless named), with a token from \`kgw token create\`: for suites whose
+ * content comes in, or is checked, through the real tools.
  */
-export async function serveWithAtminaClient(store: CliStore): Promise<{ gateway: Served; client: Client }> {
+export async function serveWithClient(store: CliStore, endpoint = '/atmina/mcp'): Promise<{ gateway: Served; client: Client }> {
   const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
   if (applied.code !== 0) throw new Error(`kgw apply failed: ${applied.stderr}`);
   const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
@@ -338,7 +338,7 @@ export async function serveWithAtminaClient(store: CliStore): Promise<{ gateway:
   const gateway = await serve(store.env);
   const client = sdkClient('kgw-cli-test');
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${gateway.url}/atmina/mcp`), { requestInit: { headers: { authorization: `Bearer ${created.stdout.trim()}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${gateway.url}${endpoint}`), { requestInit: { headers: { authorization: `Bearer ${created.stdout.trim()}` } } }),
   );
   await client.listTools();
   return { gateway, client };

@@ -50,6 +50,7 @@ for (const backend of storeBackends()) {
         ['inbox.list', { tenant: 'acme', agent: '\uDC00' }, 'agent'],
         ['projections.rebuild', { names: ['search', 'gr\u0000aph'] }, 'names.1'],
         ['apply', { source: 'tenant: acme\nname: "Acme"\n', env: { 'A\u0000': 'x' } }, 'env.A\u0000'],
+        ['tenant.show', { tenant: 'ac\uD800me' }, 'tenant'],
       ];
       for (const [op, args, where] of cases) {
         const response = await rpc(op, args);
@@ -61,6 +62,18 @@ for (const backend of storeBackends()) {
       // The endpoint keeps working.
       const tokens = await rpc('token.list', { tenant: 'acme' });
       assert.equal(tokens.statusCode, 200, tokens.body);
+    });
+
+    it('shows a tenant by slug, and answers an unknown one or bad arguments without a 5xx', async () => {
+      const shown = await rpc('tenant.show', { tenant: 'acme' });
+      assert.equal(shown.statusCode, 200, shown.body);
+      assert.deepEqual(shown.json(), { result: { tenant: 'acme', name: 'Acme Inc.', language: 'en' } });
+      const unknown = await rpc('tenant.show', { tenant: 'nope' });
+      assert.equal(unknown.statusCode, 404, unknown.body);
+      const extra = await rpc('tenant.show', { tenant: 'acme', as: 'x' });
+      assert.equal(extra.statusCode, 400, extra.body);
+      const huge = await rpc('tenant.show', { tenant: 'a'.repeat(100_000) });
+      assert.equal(huge.statusCode, 404, huge.body);
     });
 
     it('bounds kb.files and kb.import, pages a KB, refuses a bad batch or path item by item, and answers an unknown KB with 404', async () => {

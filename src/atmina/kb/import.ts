@@ -6,7 +6,7 @@ import { isKgwError, notFound, validation } from '../../kernel/errors.ts';
 import type { Queryable } from '../../store/db.ts';
 import { kbFor } from './access.ts';
 import type { KbStores } from './files.ts';
-import { parseKbPath } from './paths.ts';
+import { parseKbPath, pathProblem } from './paths.ts';
 import { catalog, checkSize, classify, uploadType } from './upload-catalog.ts';
 
 /**
@@ -52,20 +52,31 @@ export async function importKbFiles(
   if (input.files.length > IMPORT_BATCH_FILES_MAX) throw validation(`at most ${IMPORT_BATCH_FILES_MAX} files in one call, got ${input.files.length}`);
   const { kb } = await kbFor(stores.db, caller, input.kb, 'editor', 'importing files');
   const results: ImportedFile[] = [];
+  // What the KB holds at the batch's paths, read once: a file sent again with the same bytes is
+  // left as it is without being classified or written (the common case of a second run).
+  const paths = input.files.flatMap((file) => (pathProblem(file.path) === undefined ? [file.path.normalize('NFC')] : []));
+  const heads = new Map(
+    (
+      await stores.db.query<{ path: string; sha256: string; kind: 'text' | 'asset'; latest_version: number }>(
+        'SELECT path, sha256, kind, latest_version FROM kb_files WHERE tenant_id = $1 AND kb_id = $2 AND path = ANY($3::text[]) AND deleted_at IS NULL',
+        [caller.tenant.id, kb.id, paths],
+      )
+    ).map((row) => [row.path, row]),
+  );
   for (const file of input.files) {
     try {
       const path = parseKbPath(file.path);
+      const sha256 = sha256Of(file.bytes);
+      const head = heads.get(path);
+      if (head?.sha256 === sha256) {
+        results.push({ path, outcome: 'unchanged', kind: head.kind, sha256, version: input.dryRun ? null : head.latest_version });
+        continue;
+      }
       const mediaType = uploadType(path, undefined, 'path');
       checkSize(file.bytes.length, path, mediaType);
       const classified = await classify(path, mediaType, file.bytes);
-      const sha256 = sha256Of(file.bytes);
       if (input.dryRun) {
-        const [head] = await stores.db.query<{ sha256: string; kind: string }>(
-          'SELECT sha256, kind FROM kb_files WHERE tenant_id = $1 AND kb_id = $2 AND path = $3 AND deleted_at IS NULL',
-          [caller.tenant.id, kb.id, path],
-        );
-        const outcome: ImportOutcome = head === undefined ? 'created' : head.sha256 === sha256 && head.kind === classified.kind ? 'unchanged' : 'updated';
-        results.push({ path, outcome, kind: classified.kind, sha256, version: null });
+        results.push({ path, outcome: head === undefined ? 'created' : 'updated', kind: classified.kind, sha256, version: null });
         continue;
       }
       // Bytes before metadata, as every KB write: the version names bytes already stored.
