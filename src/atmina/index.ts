@@ -133,7 +133,7 @@ export type { OperatorKbListing } from './kb/operator.ts';
 export type { ImportedFile } from './kb/import.ts';
 export { IMPORT_BATCH_FILES_MAX, importKbFiles, importingPerson } from './kb/import.ts';
 export type { VaultFile } from './kb/text/vault-links.ts';
-export { VaultIndex, aliasesOf, relinkNote } from './kb/text/vault-links.ts';
+export { VaultIndex, aliasesOf, relativeWikiTarget, relinkNote } from './kb/text/vault-links.ts';
 export {
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,

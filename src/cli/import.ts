@@ -2,9 +2,11 @@ import type { Dirent } from 'node:fs';
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import type { OpResult } from '../admin/ops.ts';
 import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
+import { importMemoryCommand } from './import-memory.ts';
 import { importSkillsCommand } from './import-skills.ts';
+import type { SentReport } from './kb-import.ts';
+import { IMPORT_FILE_MAX_BYTES, KB_IMPORT_OPTIONS, mappedPath, noneSent, sendToKb } from './kb-import.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
@@ -12,6 +14,7 @@ import { UsageError, parseCommand, requireOptions } from './usage.ts';
 export const importHelp = `Usage:
   kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--keep-links] [--dry-run] [--json]
   kgw import skills PATH --tenant SLUG [--publish] [--dry-run] [--json]
+  kgw import memory FILE --tenant SLUG --kb SLUG --as EMAIL [--folder PATH] [--dry-run] [--json]
 
 kgw import folder:
 
@@ -39,28 +42,13 @@ that two files would share) is skipped with the reason.
 Exits 1 when a file was refused by the KB (each is listed with the reason).
 
 kgw import skills: Skill packages (SKILL.md and files) into Alignbase Skills; see
-kgw import skills --help.`;
+kgw import skills --help.
 
-/** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
-export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
+kgw import memory: the MCP memory server's JSONL knowledge graph into a Knowledge Base, one
+file per entity; see kgw import memory --help.`;
+
 /** Notes up to this size are read for their aliases and links (a KB's text files are at most 1 MiB). */
 const NOTE_MAX_BYTES = 1024 * 1024;
-/** A batch: at most this many files and bytes (before base64) in one operation. */
-const BATCH_FILES = 200;
-const BATCH_BYTES = 8 * 1024 * 1024;
-
-// eslint-disable-next-line no-control-regex
-const REMOVED = /[\u0000-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
-
-/**
- * A folder's name for a file (its segments as the file system gave them) as a KB path, by the
- * documented rule; undefined when nothing of a segment is left.
- */
-export function mappedPath(segments: readonly string[]): string | undefined {
-  const mapped = segments.map((segment) => segment.normalize('NFC').replace(REMOVED, '').replaceAll('\\', '-').trim());
-  if (mapped.some((segment) => segment === '' || segment === '.' || segment === '..')) return undefined;
-  return mapped.join('/');
-}
 
 interface Found {
   readonly source: string;
@@ -69,19 +57,13 @@ interface Found {
   readonly size: number;
 }
 
-interface Report {
+interface Report extends SentReport {
   tenant: string;
   kb: string;
   dry_run: boolean;
-  files: number;
-  bytes: number;
-  created: number;
-  updated: number;
-  unchanged: number;
   renamed: { from: string; to: string }[];
   relinked: { path: string; links: number }[];
   skipped: { path: string; reason: string }[];
-  failed: { path: string; reason: string }[];
 }
 
 /** Every file under `root` that may be imported, sorted by path; what is left out goes to `report.skipped`. */
@@ -123,8 +105,6 @@ async function walk(root: string, report: Report): Promise<Found[]> {
   return found;
 }
 
-type Imported = OpResult<'kb.import'>['files'][number];
-
 const isNote = (file: Found): boolean => /\.md$/i.test(file.path) && file.size <= NOTE_MAX_BYTES;
 /** UTF-8 only (a byte order mark kept): other bytes are sent as they are. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -163,19 +143,9 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(importHelp);
   if (sub === 'skills') return importSkillsCommand(rest);
-  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder or skills`);
-  const { values, positionals, help } = parseCommand(
-    rest,
-    {
-      tenant: { type: 'string' },
-      kb: { type: 'string' },
-      as: { type: 'string' },
-      'keep-links': { type: 'boolean' },
-      'dry-run': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-    { min: 1, max: 1 },
-  );
+  if (sub === 'memory') return importMemoryCommand(rest);
+  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder, skills or memory`);
+  const { values, positionals, help } = parseCommand(rest, { ...KB_IMPORT_OPTIONS, 'keep-links': { type: 'boolean' } }, { min: 1, max: 1 });
   if (help) return void print(importHelp);
   const { tenant, kb, as } = requireOptions(values, 'tenant', 'kb', 'as');
   const root = path.resolve(positionals[0] ?? '');
@@ -187,56 +157,22 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
     tenant,
     kb,
     dry_run: dryRun,
-    files: 0,
-    bytes: 0,
-    created: 0,
-    updated: 0,
-    unchanged: 0,
+    ...noneSent(),
     renamed: [],
     relinked: [],
     skipped: [],
-    failed: [],
   };
   const found = await walk(root, report);
   const index = values['keep-links'] === true ? undefined : await vaultIndex(found);
-  const total = found.reduce((sum, file) => sum + file.size, 0);
-  const started = performance.now();
-  const progress = progressReporter(json);
-  const tally = (batch: readonly Found[], results: readonly Imported[]): void => {
-    results.forEach((result, i) => {
-      const source = batch[i]?.source ?? result.path;
-      if ('error' in result) report.failed.push({ path: source, reason: result.error });
-      else report[result.outcome] += 1;
-    });
-  };
-  await withOps(loadConfig(), async (run) => {
-    let batch: Found[] = [];
-    let batchBytes = 0;
-    const send = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const files = await Promise.all(
-        batch.map(async (file) => ({ path: file.path, data_base64: (await bytesToSend(file, index, report)).toString('base64') })),
-      );
-      const result = await run('kb.import', { tenant, kb, as, dry_run: dryRun, files });
-      tally(batch, result.files);
-      report.files += batch.length;
-      report.bytes += batchBytes;
-      const seconds = (performance.now() - started) / 1000;
-      const rate = report.bytes / Math.max(seconds, 0.001);
-      progress(
-        `${report.files}/${found.length} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} of ${(total / (1024 * 1024)).toFixed(1)} MiB, ` +
-          `${Math.round(report.files / Math.max(seconds, 0.001))} files/s, about ${Math.ceil((total - report.bytes) / Math.max(rate, 1))} s left`,
-      );
-      batch = [];
-      batchBytes = 0;
-    };
-    for (const file of found) {
-      if (batch.length >= BATCH_FILES || (batch.length > 0 && batchBytes + file.size > BATCH_BYTES)) await send();
-      batch.push(file);
-      batchBytes += file.size;
-    }
-    await send();
-  });
+  await withOps(loadConfig(), (run) =>
+    sendToKb(
+      run,
+      { tenant, kb, as, dryRun },
+      found.map((file) => ({ ...file, bytes: () => bytesToSend(file, index, report) })),
+      report,
+      progressReporter(json),
+    ),
+  );
   report.relinked.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (report.failed.length > 0) process.exitCode = 1;
   if (json) return void print(jsonText(report));

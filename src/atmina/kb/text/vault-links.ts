@@ -107,16 +107,24 @@ export class VaultIndex {
     return named.length === 1 ? named[0] : undefined;
   }
 
-  /** The wiki target that names `path` from the KB file at `from`: relative to its folder, a note's `.md` left off when that stays unambiguous. */
+  /** The wiki target that names `path` from the KB file at `from` (relativeWikiTarget). */
   relativeTarget(path: string, from: string): string {
-    const base = folderOf(from).split('/').filter(Boolean);
-    const parts = path.split('/');
-    let shared = 0;
-    while (shared < base.length && shared < parts.length - 1 && base[shared] === parts[shared]) shared += 1;
-    const relative = [...base.slice(shared).map(() => '..'), ...parts.slice(shared)].join('/');
-    const short = withoutMd(relative);
-    return short !== relative && !this.#kbPaths.has(withoutMd(path)) ? short : relative;
+    return relativeWikiTarget(path, from, (other) => this.#kbPaths.has(other));
   }
+}
+
+/**
+ * The wiki target that names the KB file `path` from the KB file at `from`: relative to the
+ * folder of `from`, with a note's `.md` left off unless `exists` says a file has that shorter path.
+ */
+export function relativeWikiTarget(path: string, from: string, exists: (path: string) => boolean): string {
+  const base = folderOf(from).split('/').filter(Boolean);
+  const parts = path.split('/');
+  let shared = 0;
+  while (shared < base.length && shared < parts.length - 1 && base[shared] === parts[shared]) shared += 1;
+  const relative = [...base.slice(shared).map(() => '..'), ...parts.slice(shared)].join('/');
+  const short = withoutMd(relative);
+  return short !== relative && !exists(withoutMd(path)) ? short : relative;
 }
 
 function push(map: Map<string, string[]>, key: string, value: string): void {

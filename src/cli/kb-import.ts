@@ -1,0 +1,100 @@
+import type { OpResult } from '../admin/ops.ts';
+import type { OpRunner } from './session.ts';
+
+/**
+ * What the imports into a Knowledge Base share (kgw import folder, kgw import memory): the rule
+ * that maps names to KB paths and the batches that carry files to the `kb.import` operation.
+ */
+
+/** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
+export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** A batch: at most this many files and bytes (before base64) in one operation. */
+const BATCH_FILES = 200;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+// eslint-disable-next-line no-control-regex
+const REMOVED = /[\u0000-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/gu;
+
+/**
+ * A folder's name for a file (its segments as the file system gave them) as a KB path, by the
+ * documented rule; undefined when nothing of a segment is left.
+ */
+export function mappedPath(segments: readonly string[]): string | undefined {
+  const mapped = segments.map((segment) => segment.normalize('NFC').replace(REMOVED, '').replaceAll('\\', '-').trim());
+  if (mapped.some((segment) => segment === '' || segment === '.' || segment === '..')) return undefined;
+  return mapped.join('/');
+}
+
+type Imported = OpResult<'kb.import'>['files'][number];
+
+/** A file on its way into a KB: where it came from (as the report names it), its KB path, its size, and its bytes when it is sent. */
+export interface Outgoing {
+  readonly source: string;
+  readonly path: string;
+  readonly size: number;
+  bytes(): Promise<Buffer>;
+}
+
+/** The options every import into a KB takes (with its own), for parseCommand. */
+export const KB_IMPORT_OPTIONS = {
+  tenant: { type: 'string' },
+  kb: { type: 'string' },
+  as: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+/** A report with nothing sent yet. */
+export const noneSent = (): SentReport => ({ files: 0, bytes: 0, created: 0, updated: 0, unchanged: 0, failed: [] });
+
+/** What sending files to a KB counts. */
+export interface SentReport {
+  files: number;
+  bytes: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: { path: string; reason: string }[];
+}
+
+/**
+ * Sends `items` to the KB in batches of at most BATCH_FILES files and BATCH_BYTES bytes (the
+ * `kb.import` operation, which checks the person's role and saves each file as an upload would),
+ * counting each outcome in `report` and writing progress lines (files, MiB, rate, time left).
+ */
+export async function sendToKb(
+  run: OpRunner,
+  target: { readonly tenant: string; readonly kb: string; readonly as: string; readonly dryRun: boolean },
+  items: readonly Outgoing[],
+  report: SentReport,
+  progress: (line: string) => void,
+): Promise<void> {
+  const total = items.reduce((sum, item) => sum + item.size, 0);
+  const started = performance.now();
+  let batch: Outgoing[] = [];
+  let batchBytes = 0;
+  const send = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const files = await Promise.all(batch.map(async (item) => ({ path: item.path, data_base64: (await item.bytes()).toString('base64') })));
+    const result = await run('kb.import', { tenant: target.tenant, kb: target.kb, as: target.as, dry_run: target.dryRun, files });
+    result.files.forEach((done: Imported, i) => {
+      if ('error' in done) report.failed.push({ path: batch[i]?.source ?? done.path, reason: done.error });
+      else report[done.outcome] += 1;
+    });
+    report.files += batch.length;
+    report.bytes += batchBytes;
+    const seconds = Math.max((performance.now() - started) / 1000, 0.001);
+    progress(
+      `${report.files}/${items.length} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} of ${(total / (1024 * 1024)).toFixed(1)} MiB, ` +
+        `${Math.round(report.files / seconds)} files/s, about ${Math.ceil((total - report.bytes) / Math.max(report.bytes / seconds, 1))} s left`,
+    );
+    batch = [];
+    batchBytes = 0;
+  };
+  for (const item of items) {
+    if (batch.length >= BATCH_FILES || (batch.length > 0 && batchBytes + item.size > BATCH_BYTES)) await send();
+    batch.push(item);
+    batchBytes += item.size;
+  }
+  await send();
+}
