@@ -132,6 +132,7 @@ export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
 export type { ImportedFile } from './kb/import.ts';
 export { IMPORT_BATCH_FILES_MAX, importKbFiles, importingPerson } from './kb/import.ts';
+export { pathProblem as kbPathProblem } from './kb/paths.ts';
 export type { VaultFile } from './kb/text/vault-links.ts';
 export { VaultIndex, aliasesOf, relativeWikiTarget, relinkNote } from './kb/text/vault-links.ts';
 export {

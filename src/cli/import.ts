@@ -3,6 +3,7 @@ import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
+import { importMcpCommand } from './import-mcp.ts';
 import { importMemoryCommand } from './import-memory.ts';
 import { importSkillsCommand } from './import-skills.ts';
 import type { SentReport } from './kb-import.ts';
@@ -15,6 +16,7 @@ export const importHelp = `Usage:
   kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--keep-links] [--dry-run] [--json]
   kgw import skills PATH --tenant SLUG [--publish] [--dry-run] [--json]
   kgw import memory FILE --tenant SLUG --kb SLUG --as EMAIL [--folder PATH] [--dry-run] [--json]
+  kgw import mcp --from URL --dialect atmina --tenant SLUG --as EMAIL [--token TOKEN] [--kb SOURCE[=LOCAL]]...
 
 kgw import folder:
 
@@ -45,7 +47,10 @@ kgw import skills: Skill packages (SKILL.md and files) into Alignbase Skills; se
 kgw import skills --help.
 
 kgw import memory: the MCP memory server's JSONL knowledge graph into a Knowledge Base, one
-file per entity; see kgw import memory --help.`;
+file per entity; see kgw import memory --help.
+
+kgw import mcp: what a token may read at another MCP endpoint, through its own tools; see
+kgw import mcp --help.`;
 
 /** Notes up to this size are read for their aliases and links (a KB's text files are at most 1 MiB). */
 const NOTE_MAX_BYTES = 1024 * 1024;
@@ -144,7 +149,8 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(importHelp);
   if (sub === 'skills') return importSkillsCommand(rest);
   if (sub === 'memory') return importMemoryCommand(rest);
-  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder, skills or memory`);
+  if (sub === 'mcp') return importMcpCommand(rest);
+  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder, skills, memory or mcp`);
   const { values, positionals, help } = parseCommand(rest, { ...KB_IMPORT_OPTIONS, 'keep-links': { type: 'boolean' } }, { min: 1, max: 1 });
   if (help) return void print(importHelp);
   const { tenant, kb, as } = requireOptions(values, 'tenant', 'kb', 'as');

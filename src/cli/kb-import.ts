@@ -1,4 +1,5 @@
 import type { OpResult } from '../admin/ops.ts';
+import { kbPathProblem } from '../atmina/index.ts';
 import type { OpRunner } from './session.ts';
 
 /**
@@ -27,12 +28,34 @@ export function mappedPath(segments: readonly string[]): string | undefined {
 
 type Imported = OpResult<'kb.import'>['files'][number];
 
-/** A file on its way into a KB: where it came from (as the report names it), its KB path, its size, and its bytes when it is sent. */
+/** A file on its way into a KB: where it came from (as the report names it), its KB path, and its size. */
 export interface Outgoing {
   readonly source: string;
   readonly path: string;
   readonly size: number;
+  /** Its bytes, read when its batch is sent; ItemRefused when they cannot be had (the reason is reported). */
   bytes(): Promise<Buffer>;
+}
+
+/** Items whose bytes are read at once while a batch is filled. */
+const READ_CONCURRENCY = 8;
+
+/** Thrown by an item's `bytes()` when it cannot be imported (the reason is reported; the others go on). */
+export class ItemRefused extends Error {}
+
+/** `work` over `items`, at most `limit` at a time, results in the items' order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const at = next;
+      next += 1;
+      results[at] = await work(items[at] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /** The options every import into a KB takes (with its own), for parseCommand. */
@@ -75,10 +98,30 @@ export async function sendToKb(
   let batchBytes = 0;
   const send = async (): Promise<void> => {
     if (batch.length === 0) return;
-    const files = await Promise.all(batch.map(async (item) => ({ path: item.path, data_base64: (await item.bytes()).toString('base64') })));
-    const result = await run('kb.import', { tenant: target.tenant, kb: target.kb, as: target.as, dry_run: target.dryRun, files });
+    // Bytes are read a few at a time (a source may be a remote endpoint); one that cannot be
+    // read is refused alone, with the reason, and the rest of the batch goes on.
+    const read = await mapLimit(batch, READ_CONCURRENCY, async (item) => {
+      // A path no KB file can have is refused here, alone: the operation refuses a batch whose
+      // arguments hold text the store cannot (NUL, lone surrogates) as a whole.
+      const problem = kbPathProblem(item.path);
+      if (problem !== undefined) {
+        report.failed.push({ path: item.source, reason: `path ${problem}` });
+        return undefined;
+      }
+      try {
+        return { item, data: await item.bytes() };
+      } catch (error) {
+        if (!(error instanceof ItemRefused)) throw error;
+        report.failed.push({ path: item.source, reason: error.message });
+        return undefined;
+      }
+    });
+    const ready = read.filter((entry) => entry !== undefined);
+    const files = ready.map(({ item, data }) => ({ path: item.path, data_base64: data.toString('base64') }));
+    const result =
+      files.length === 0 ? { files: [] } : await run('kb.import', { tenant: target.tenant, kb: target.kb, as: target.as, dry_run: target.dryRun, files });
     result.files.forEach((done: Imported, i) => {
-      if ('error' in done) report.failed.push({ path: batch[i]?.source ?? done.path, reason: done.error });
+      if ('error' in done) report.failed.push({ path: ready[i]?.item.source ?? done.path, reason: done.error });
       else report[done.outcome] += 1;
     });
     report.files += batch.length;

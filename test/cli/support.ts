@@ -330,7 +330,7 @@ export function lookedIn(store: CliStore): string {
  * endpoint (Atmina's unless named), with a token from \`kgw token create\`: for suites whose
  * content comes in, or is checked, through the real tools.
  */
-export async function serveWithClient(store: CliStore, endpoint = '/atmina/mcp'): Promise<{ gateway: Served; client: Client }> {
+export async function serveWithClient(store: CliStore, endpoint = '/atmina/mcp'): Promise<{ gateway: Served; client: Client; token: string }> {
   const applied = await kgw(['apply', await writeIn(store.workDir, 'org.yaml', ORG)], store.env);
   if (applied.code !== 0) throw new Error(`kgw apply failed: ${applied.stderr}`);
   const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'alice@acme.test', '--scopes', 'context.write'], store.env);
@@ -341,5 +341,5 @@ export async function serveWithClient(store: CliStore, endpoint = '/atmina/mcp')
     new StreamableHTTPClientTransport(new URL(`${gateway.url}${endpoint}`), { requestInit: { headers: { authorization: `Bearer ${created.stdout.trim()}` } } }),
   );
   await client.listTools();
-  return { gateway, client };
+  return { gateway, client, token: created.stdout.trim() };
 }

@@ -1,0 +1,114 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BUILD } from '../build.ts';
+import { ItemRefused } from './kb-import.ts';
+
+/**
+ * Another MCP endpoint read as an agent reads it (`kgw import mcp`): the SDK's client over
+ * Streamable HTTP with a bearer token, calling only the tools the source's dialect names. A
+ * source is not trusted: its answers are checked by the importer, its download links are
+ * followed only on its own origin (the token is never sent elsewhere), its bodies are read no
+ * further than their bound, and its rate limits are waited out with backoff.
+ */
+
+/** Attempts of one request or tool call that the source answered with a rate limit. */
+const RATE_LIMIT_ATTEMPTS = 6;
+/** The longest wait a source's Retry-After (or a tool's "retry in N s") may ask for. */
+const RETRY_AFTER_MAX_SECONDS = 60;
+/** One request to the source may take this long. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** A source that failed as a whole (unreachable, refused the token, broke the protocol). */
+export class SourceError extends Error {}
+
+const waitSeconds = (attempt: number, asked: number | undefined): number =>
+  Math.min(RETRY_AFTER_MAX_SECONDS, asked ?? Math.min(30, 0.5 * 2 ** attempt) * (0.5 + Math.random() / 2));
+
+/** fetch that waits out 429 and 503 with Retry-After (bounded), with backoff between attempts. */
+export async function politeFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    if ((response.status !== 429 && response.status !== 503) || attempt + 1 >= RATE_LIMIT_ATTEMPTS) return response;
+    const header = Number(response.headers.get('retry-after'));
+    await response.body?.cancel();
+    await sleep(waitSeconds(attempt, Number.isFinite(header) && header >= 0 ? header : undefined) * 1000);
+  }
+}
+
+const isTextPart = (part: unknown): part is { type: 'text'; text: string } =>
+  typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string';
+
+export interface McpSource {
+  /** The endpoint, as given. */
+  readonly url: URL;
+  /** A tool's structured result; a tool error is thrown as ItemRefused with the source's text (rate limits waited out first). */
+  call(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The bytes at a download link of the source (its own origin only), at most `maxBytes`. */
+  download(link: string, maxBytes: number): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+export async function connectSource(url: URL, token: string): Promise<McpSource> {
+  const headers = { authorization: `Bearer ${token}` };
+  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: politeFetch });
+  const client = new Client({ name: 'kgw-import', version: BUILD.version });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new SourceError(`cannot connect to ${url.href}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return {
+    url,
+    async call(tool, args) {
+      for (let attempt = 0; ; attempt += 1) {
+        let result: Awaited<ReturnType<Client['callTool']>>;
+        try {
+          result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+        } catch (error) {
+          throw new SourceError(`${tool} failed at the source: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        const parts: unknown[] = Array.isArray(result.content) ? result.content : [];
+        const text = parts.map((part) => (isTextPart(part) ? part.text : '')).join(' ');
+        if (result.isError === true) {
+          const asked = /^rate_limited\b.*?retry (?:in|after) (\d+) ?s/s.exec(text);
+          if (/^rate_limited\b/.test(text) && attempt + 1 < RATE_LIMIT_ATTEMPTS) {
+            await sleep(waitSeconds(attempt, asked === null ? undefined : Number(asked[1])) * 1000);
+            continue;
+          }
+          throw new ItemRefused(`${tool} at the source: ${text.slice(0, 500)}`);
+        }
+        const structured = result.structuredContent;
+        if (typeof structured !== 'object' || structured === null) throw new SourceError(`${tool} at the source answered without structured content`);
+        return structured as Record<string, unknown>;
+      }
+    },
+    async download(link, maxBytes) {
+      let target: URL;
+      try {
+        target = new URL(link, url);
+      } catch {
+        throw new ItemRefused('the source gave a download link that is not a URL');
+      }
+      // The token goes to the source's own origin only: a link elsewhere could collect it.
+      if (target.origin !== url.origin) throw new ItemRefused(`the source's download link is on another origin (${target.origin})`);
+      const response = await politeFetch(target, { headers });
+      if (!response.ok || response.body === null) throw new ItemRefused(`the source's download answered ${response.status}`);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const piece of response.body as AsyncIterable<Uint8Array>) {
+        const chunk = Buffer.from(piece);
+        size += chunk.length;
+        if (size > maxBytes) {
+          await response.body.cancel().catch(() => undefined);
+          throw new ItemRefused(`the source sent more than ${maxBytes} bytes for it`);
+        }
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks);
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

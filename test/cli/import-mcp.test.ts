@@ -1,0 +1,337 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
+import type { CliStore, Served } from './support.ts';
+import { cliStoreBackends, kgw, serve, serveWithClient } from './support.ts';
+
+/**
+ * kgw import mcp --dialect atmina: a second gateway (its own store and kgw serve) stands in for
+ * a hosted Atmina; the import reads it through its MCP tools with a real token and writes into
+ * this gateway's store, checked through this gateway's tools. A hostile source, which no real
+ * service would be, is an SDK McpServer in this process that lies about hashes and sizes,
+ * names paths a KB cannot hold, points downloads elsewhere, rate-limits and never ends paging.
+ */
+
+const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
+const IMAGE = pngOf(12, 7);
+const PDF = textPdf([['Imported figures']]);
+
+interface KbReport {
+  source: string;
+  local: string;
+  files: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  only_local: string[];
+  skipped: { path: string; reason: string }[];
+  failed: { path: string; reason: string }[];
+}
+
+interface Report {
+  kbs: KbReport[];
+  failed: { kb: string; reason: string }[];
+}
+
+type Listed = { files: { path: string; sha256: string; kind: string }[]; next_cursor: string | null };
+
+for (const backend of cliStoreBackends()) {
+  describe(`kgw import mcp --dialect atmina on ${backend.name}`, () => {
+    let sourceStore: CliStore;
+    let source: Served;
+    let sourceClient: Client;
+    let sourceToken: string;
+    let store: CliStore;
+    let gateway: Served;
+    let client: Client;
+    const run = (...args: string[]) => kgw(args, store.env, { timeoutMs: 120_000 });
+    const imported = async (from: string, token: string, ...args: string[]): Promise<{ code: number | null; report: Report; stderr: string }> => {
+      const result = await run(
+        'import',
+        'mcp',
+        '--from',
+        from,
+        '--dialect',
+        'atmina',
+        '--token',
+        token,
+        '--tenant',
+        'acme',
+        '--as',
+        'alice@acme.test',
+        ...args,
+        '--json',
+      );
+      return { code: result.code, report: JSON.parse(result.stdout || '{}') as Report, stderr: result.stderr };
+    };
+    const call = async (on: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      const result = await on.callTool({ name, arguments: args });
+      assert.notEqual(result.isError, true, JSON.stringify(result.content));
+      return result.structuredContent as Record<string, unknown>;
+    };
+    const listAll = async (on: Client, kb: string): Promise<[string, string, string][]> => {
+      const found: [string, string, string][] = [];
+      let cursor: string | null = null;
+      do {
+        const page = (await call(on, 'list_files', { kb_id: kb, limit: 500, ...(cursor === null ? {} : { cursor }) })) as Listed;
+        found.push(...page.files.map((f): [string, string, string] => [f.path, f.kind, f.sha256]));
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      return found;
+    };
+    const kbOf = (report: Report, slug: string) => report.kbs.find((kb) => kb.source === slug);
+    const counts = (kb: KbReport | undefined) => kb && { files: kb.files, created: kb.created, updated: kb.updated, unchanged: kb.unchanged };
+    const sourceUrl = () => `${source.url}/atmina/mcp`;
+
+    before(async () => {
+      sourceStore = await backend.open();
+      ({ gateway: source, client: sourceClient, token: sourceToken } = await serveWithClient(sourceStore));
+      await call(sourceClient, 'create_kb', { name: 'Handbook', team: 'docs' });
+      await call(sourceClient, 'create_kb', { name: 'Secret', team: 'docs', visibility: 'private' });
+      await call(sourceClient, 'write_files', {
+        kb_id: 'handbook',
+        items: [
+          { path: 'README.md', mode: 'create', content: '# Handbook\n\nSee [[policies/leave]].\n' },
+          { path: 'policies/leave.md', mode: 'create', content: '---\ntags: [hr]\n---\n# Leave\n\nTwenty days.\n' },
+          { path: 'notes/ünïcödé name.md', mode: 'create', content: 'Ünïcödé\n' },
+        ],
+      });
+      await call(sourceClient, 'upload_file', { kb_id: 'handbook', filename: 'img/chart.png', content_base64: IMAGE.toString('base64') });
+      await call(sourceClient, 'upload_file', { kb_id: 'handbook', filename: 'docs/figures.pdf', content_base64: PDF.toString('base64') });
+      await call(sourceClient, 'write_file', { kb_id: 'secret', path: 'plans.md', mode: 'create', content: '# Plans\n' });
+      for (let start = 0; start < 600; start += 50) {
+        if (start === 0) await call(sourceClient, 'create_kb', { name: 'Bulk', team: 'docs' });
+        const items = Array.from({ length: 50 }, (_, i) => ({
+          path: `n/${String(start + i).padStart(4, '0')}.md`,
+          mode: 'create',
+          content: `# Note ${start + i}\n`,
+        }));
+        await call(sourceClient, 'write_files', { kb_id: 'bulk', items });
+      }
+      store = await backend.open();
+      ({ gateway, client } = await serveWithClient(store));
+      for (const name of ['Handbook', 'Secret', 'Bulk']) await call(client, 'create_kb', { name, team: 'docs' });
+    });
+    after(async () => {
+      await sourceClient?.close();
+      await client?.close();
+      await source?.stop();
+      await gateway?.stop();
+      await sourceStore?.dispose();
+      await store?.dispose();
+    });
+
+    it('says what a dry run would do and writes nothing', async () => {
+      const { code, report } = await imported(sourceUrl(), sourceToken, '--dry-run', '--kb', 'handbook');
+      assert.equal(code, 0, JSON.stringify(report));
+      assert.deepEqual(counts(kbOf(report, 'handbook')), { files: 5, created: 5, updated: 0, unchanged: 0 });
+      assert.deepEqual(await listAll(client, 'handbook'), []);
+    });
+
+    it('copies every file the token sees, text and Assets, byte for byte', async () => {
+      const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--kb', 'secret');
+      assert.equal(code, 0, JSON.stringify(report));
+      assert.deepEqual(counts(kbOf(report, 'handbook')), { files: 5, created: 5, updated: 0, unchanged: 0 });
+      assert.deepEqual(counts(kbOf(report, 'secret')), { files: 1, created: 1, updated: 0, unchanged: 0 });
+      for (const kb of ['handbook', 'secret']) assert.deepEqual(await listAll(client, kb), await listAll(sourceClient, kb), kb);
+      const got = await run('files', 'get', 'handbook', 'img/chart.png', '--tenant', 'acme', '--out', path.join(store.workDir, 'chart.png'));
+      assert.equal(got.code, 0, got.stderr);
+      assert.deepEqual(await readFile(path.join(store.workDir, 'chart.png')), IMAGE);
+      const history = (await call(client, 'file_history', { kb_id: 'handbook', path: 'policies/leave.md' })) as { versions: { author: string }[] };
+      assert.equal(history.versions.length, 1);
+    });
+
+    it('reads and changes nothing when run again; a changed file gets a version, a local-only one is listed', async () => {
+      const again = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
+      assert.deepEqual(counts(kbOf(again.report, 'handbook')), { files: 5, created: 0, updated: 0, unchanged: 5 });
+      await call(sourceClient, 'write_file', { kb_id: 'handbook', path: 'policies/leave.md', mode: 'append', content: 'Plus holidays.\n' });
+      await call(client, 'write_file', { kb_id: 'handbook', path: 'local.md', mode: 'create', content: 'only here\n' });
+      const changed = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
+      assert.deepEqual(counts(kbOf(changed.report, 'handbook')), { files: 5, created: 0, updated: 1, unchanged: 4 });
+      assert.deepEqual(kbOf(changed.report, 'handbook')?.only_local, ['local.md']);
+    });
+
+    it('imports only what a token sees: an Editor’s token does not see a private KB', async () => {
+      const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'release-bot', '--scopes', 'context.read'], sourceStore.env);
+      assert.equal(created.code, 0, created.stderr);
+      const { code, report } = await imported(sourceUrl(), created.stdout.trim(), '--kb', 'secret', '--kb', 'handbook=bulk', '--dry-run');
+      assert.equal(code, 1);
+      assert.deepEqual(report.failed, [{ kb: 'secret', reason: 'the source shows no Knowledge Base of that slug to this token' }]);
+      assert.deepEqual(
+        report.kbs.map((kb) => [kb.source, kb.local]),
+        [['handbook', 'bulk']],
+      );
+    });
+
+    it('resumes after the source stops answering mid-import, reading only what it had not saved', async () => {
+      const running = run(
+        'import',
+        'mcp',
+        '--from',
+        sourceUrl(),
+        '--dialect',
+        'atmina',
+        '--token',
+        sourceToken,
+        '--tenant',
+        'acme',
+        '--as',
+        'alice@acme.test',
+        '--kb',
+        'bulk',
+        '--json',
+      );
+      // The first batch (200 files) saved: the source goes away while the next ones are read.
+      for (let seen = 0; seen === 0;) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        seen = (await listAll(client, 'bulk')).length;
+      }
+      await source.stop();
+      const cut = await running;
+      assert.equal(cut.code, 1);
+      const report = JSON.parse(cut.stdout) as Report;
+      const saved = (await listAll(client, 'bulk')).length;
+      assert.ok(saved >= 200 && saved < 600, `saved ${saved}`);
+      assert.equal(report.failed[0]?.kb, 'bulk', cut.stdout);
+      source = await serve(sourceStore.env, { port: Number(new URL(sourceUrl()).port) });
+      const resumed = await imported(sourceUrl(), sourceToken, '--kb', 'bulk');
+      assert.equal(resumed.code, 0, JSON.stringify(resumed.report));
+      assert.deepEqual(counts(kbOf(resumed.report, 'bulk')), { files: 600, created: 600 - saved, updated: 0, unchanged: saved });
+      assert.deepEqual(await listAll(client, 'bulk'), await listAll(sourceClient, 'bulk'));
+    });
+
+    it('refuses bad usage and an unreachable source, writing nothing', async () => {
+      const dialect = await run('import', 'mcp', '--from', sourceUrl(), '--dialect', 'brainz', '--token', 'x', '--tenant', 'acme', '--as', 'alice@acme.test');
+      assert.equal(dialect.code, 2);
+      assert.match(dialect.stderr, /--dialect must be atmina/);
+      const url = await run('import', 'mcp', '--from', 'ftp://x', '--dialect', 'atmina', '--token', 'x', '--tenant', 'acme', '--as', 'alice@acme.test');
+      assert.equal(url.code, 2);
+      const noToken = await run('import', 'mcp', '--from', sourceUrl(), '--dialect', 'atmina', '--tenant', 'acme', '--as', 'alice@acme.test');
+      assert.equal(noToken.code, 2);
+      assert.match(noToken.stderr, /KGW_IMPORT_TOKEN/);
+      const badToken = await imported(sourceUrl(), 'kgw_not-a-token');
+      assert.equal(badToken.code, 1);
+      assert.match(badToken.stderr, /cannot connect to .*\/atmina\/mcp/);
+      const down = await imported('http://127.0.0.1:1/atmina/mcp', sourceToken);
+      assert.equal(down.code, 1);
+    });
+
+    describe('from a hostile source', () => {
+      let hostile: http.Server;
+      let hostileUrl: string;
+      let rateLimited = 1;
+
+      before(async () => {
+        await call(client, 'create_kb', { name: 'Endless', team: 'docs' });
+        hostile = http.createServer((req, res) => {
+          void (async () => {
+            if (req.url?.startsWith('/download/')) {
+              res.writeHead(200, { 'content-type': 'application/octet-stream' });
+              return void res.end(Buffer.alloc(1000, 1));
+            }
+            if (rateLimited > 0) {
+              rateLimited -= 1;
+              res.writeHead(429, { 'retry-after': '1' });
+              return void res.end();
+            }
+            const server = hostileServer(hostileUrl);
+            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+            await server.connect(transport);
+            await transport.handleRequest(req, res);
+          })();
+        });
+        await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+        hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+      });
+      after(async () => {
+        await new Promise((resolve) => hostile?.close(resolve));
+      });
+
+      it('waits out a rate limit, refuses each lie item by item, saves the honest file, and stops paging that does not end', async () => {
+        const { code, report } = await imported(`${hostileUrl}/mcp`, 'any-token');
+        assert.equal(code, 1);
+        const kb = kbOf(report, 'handbook');
+        const reasons = new Map(kb?.failed.map((item) => [item.path, item.reason]));
+        assert.ok(kb !== undefined, JSON.stringify(report));
+        assert.deepEqual([...reasons.keys()].sort(), ['../../etc/passwd', 'big.png', 'elsewhere.png', 'lies.md', 'no-hash.md', 'nul\u0000.md', 'twice.md']);
+        assert.equal(reasons.get('../../etc/passwd'), 'path must not have . or .. segments');
+        assert.equal(reasons.get('nul\u0000.md'), 'path must not contain control characters');
+        assert.equal(reasons.get('big.png'), 'the source sent more than 5 bytes for it');
+        assert.equal(reasons.get('elsewhere.png'), "the source's download link is on another origin (http://127.0.0.2:9)");
+        assert.equal(reasons.get('lies.md'), 'the bytes the source sent do not match the SHA-256 it gave');
+        assert.equal(reasons.get('no-hash.md'), 'the source gave a SHA-256 that is not 64 hexadecimal digits');
+        assert.equal(reasons.get('twice.md'), 'the source listed this path twice');
+        assert.deepEqual(kb?.skipped, [{ path: 'huge.bin', reason: 'larger than 10 MiB' }]);
+        assert.ok(kb?.created === 2, JSON.stringify(kb));
+        assert.deepEqual(
+          (await listAll(client, 'handbook')).map(([p]) => p).filter((p) => p.startsWith('hostile/')),
+          ['hostile/ok.md'],
+        );
+        assert.deepEqual(report.failed, [{ kb: 'endless', reason: "the source's paging did not end within 100000 files" }]);
+      });
+    });
+  });
+}
+
+/** The lying source: one KB of files each wrong in its own way, and one whose paging never ends. */
+function hostileServer(origin: string): McpServer {
+  const server = new McpServer({ name: 'hostile', version: '1.0.0' });
+  const json = (value: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value) }], structuredContent: value as Record<string, unknown> });
+  const file = (id: string, path: string, body: string, kind = 'text', size = Buffer.byteLength(body)) => ({
+    file_id: id,
+    path,
+    sha256: sha(body),
+    size_bytes: size,
+    kind,
+  });
+  const files = [
+    file('1', '../../etc/passwd', 'root'),
+    file('2', 'lies.md', 'the truth'),
+    file('3', 'nul\u0000.md', 'nul'),
+    file('4', 'big.png', 'small', 'asset', 5),
+    file('5', 'elsewhere.png', 'far', 'asset'),
+    file('6', 'hostile/ok.md', 'fine\n'),
+    file('7', 'twice.md', 'one'),
+    file('8', 'twice.md', 'two'),
+    file('9', 'huge.bin', 'x', 'asset', 11 * 1024 * 1024),
+    { file_id: '10', path: 'no-hash.md', sha256: 'nope', size_bytes: 1, kind: 'text' },
+  ];
+  server.registerTool('list_kbs', { inputSchema: {} }, () =>
+    json({
+      kbs: [
+        { kb_id: 'k1', slug: 'handbook' },
+        { kb_id: 'k2', slug: 'endless' },
+      ],
+    }),
+  );
+  server.registerTool('list_files', { inputSchema: { kb_id: z.string(), limit: z.number().optional(), cursor: z.string().optional() } }, (args) => {
+    if (args.kb_id === 'k2') {
+      const page = Number(args.cursor ?? '0');
+      return json({ files: Array.from({ length: 100 }, (_, i) => file(`e${page}-${i}`, `e/${page}/${i}.md`, 'e')), next_cursor: String(page + 1) });
+    }
+    return json({ files, next_cursor: null });
+  });
+  server.registerTool('read_file', { inputSchema: { kb_id: z.string(), file_id: z.string(), include_image: z.boolean().optional() } }, (args) => {
+    const bodies: Record<string, { content: string; sha256: string; kind?: string; download_url?: string }> = {
+      '1': { content: 'root', sha256: sha('root') },
+      '2': { content: 'lies', sha256: sha('the truth') },
+      '3': { content: 'nul', sha256: sha('nul') },
+      '4': { content: '', sha256: sha('small'), kind: 'asset', download_url: `${origin}/download/4` },
+      '5': { content: '', sha256: sha('far'), kind: 'asset', download_url: 'http://127.0.0.2:9/download/5' },
+      '6': { content: 'fine\n', sha256: sha('fine\n') },
+      '7': { content: 'one', sha256: sha('one') },
+    };
+    const body = bodies[args.file_id] ?? { content: '', sha256: sha('') };
+    return json({ kb_id: args.kb_id, file_id: args.file_id, kind: body.kind ?? 'text', ...body });
+  });
+  return server;
+}
