@@ -7,6 +7,10 @@ import {
   inboxListing,
   listActivity,
   listReviews,
+  OPERATOR_CONTEXT_PAGE_DEFAULT,
+  OPERATOR_CONTEXT_PAGE_MAX,
+  operatorContext,
+  operatorContextFile,
   rejectResultJson,
   rejectReview,
   reviewDetailJson,
@@ -359,6 +363,59 @@ const definitions = {
         })),
         next: next ?? null,
       };
+    },
+  }),
+  // Every Knowledge, Skill, Memory and Artifact of a tenant with its versions (kgw export).
+  'context.resources': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_CONTEXT_PAGE_MAX).default(OPERATOR_CONTEXT_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, resources, next } = await operatorContext(services.db, args);
+      return {
+        tenant,
+        resources: resources.map((r) => ({
+          id: r.id,
+          type: r.type,
+          name: r.name,
+          status: r.status,
+          latest_version: r.latestVersion,
+          published_version: r.publishedVersion ?? null,
+          review_by: r.reviewBy ?? null,
+          expires_at: r.expiresAt ?? null,
+          content: r.content,
+          routes: [...r.routes],
+          grants: r.grants.map((g) => ({ to: g.to, role: g.role })),
+          versions: r.versions.map((v) => ({
+            version: v.version,
+            sha256: v.sha256,
+            size_bytes: v.sizeBytes,
+            authority: v.authority ?? null,
+            description: v.description ?? null,
+            source_task: v.sourceTask ?? null,
+            files: v.attachments.map((a) => ({ path: a.path, media_type: a.mediaType, size_bytes: a.size, sha256: a.sha256 })),
+            author: v.author,
+            created_at: iso(v.createdAt),
+          })),
+        })),
+        next: next ?? null,
+      };
+    },
+  }),
+  'context.file': defineOp({
+    args: z.object({ tenant: z.string(), resource_id: z.string(), version: z.number().int().min(1), path: z.string() }).strict(),
+    run: async (services, args) => {
+      const { sha256, bytes } = await operatorContextFile(services.db, services.blob, {
+        tenant: args.tenant,
+        resourceId: args.resource_id,
+        version: args.version,
+        path: args.path,
+      });
+      return { sha256, size_bytes: bytes.length, data_base64: bytes.toString('base64') };
     },
   }),
   // A batch of files into a KB as a person of the tenant (kgw import folder).

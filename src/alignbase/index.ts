@@ -116,3 +116,5 @@ export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, listActivity, setActivityEnabled } 
 export { adminInbox } from './messages/admin.ts';
 export type { InboxListing, InboxMessageWire } from './dialect/messages.ts';
 export { inboxListing } from './dialect/messages.ts';
+export type { OperatorContextResource, OperatorContextVersion } from './context/operator-export.ts';
+export { OPERATOR_CONTEXT_PAGE_DEFAULT, OPERATOR_CONTEXT_PAGE_MAX, operatorContext, operatorContextFile } from './context/operator-export.ts';

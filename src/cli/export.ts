@@ -1,23 +1,31 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
+import type { ManifestResource } from './export-alignbase.ts';
+import { earlierResources, exportAlignbase } from './export-alignbase.ts';
+import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
 import type { OpRunner } from './session.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, printNotice, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const exportHelp = `Usage:
-  kgw export folder PATH --tenant SLUG [--kb SLUG] [--json]
+  kgw export folder PATH --tenant SLUG [--kinds kbs,alignbase | --kb SLUG] [--json]
 
-Writes a tenant's Atmina Knowledge Bases (every live one, or the one --kb names) to the folder
-PATH, for people to read and tools to import:
+Writes a tenant's content to the folder PATH, for people to read and tools to import: its
+Atmina Knowledge Bases (every live one, or the one --kb names) and its Alignbase Knowledge,
+Skills, Memories and Artifacts (--kinds chooses; both unless --kb is given):
 
-  PATH/kbs/SLUG/…      each KB's live files, their current bytes exactly, at their KB paths
-  PATH/manifest.json   the tenant, each KB (name, team, visibility, description) and each file
-                       with its kind, media type, SHA-256 and every version (number, path,
-                       SHA-256, size, operation, author, time)
+  PATH/kbs/SLUG/…                   each KB's live files, their current bytes exactly
+  PATH/alignbase/knowledge/T.md     each Knowledge's latest text below front matter (id,
+                                    version, published version, authority, dates, routes)
+  PATH/alignbase/memories/N.md      each Memory's, likewise
+  PATH/alignbase/skills/N/…         each Skill's latest package: SKILL.md and its files, exactly
+  PATH/alignbase/artifacts/N/…      each Artifact's: ARTIFACT.md (front matter, Markdown) and files
+  PATH/manifest.json                the tenant, each KB and file, each resource with every
+                                    version (number, SHA-256, size, author, time, files),
+                                    its grants and routes
 
 PATH is made (0700) when missing; an existing one must be empty or an earlier export of kgw
 (it has that manifest). Running it again brings the folder up to date: files whose bytes on
@@ -48,6 +56,7 @@ interface Manifest {
   readonly tenant: string;
   readonly exported_at: string;
   readonly kbs: readonly ManifestKb[];
+  readonly alignbase: readonly ManifestResource[];
 }
 
 interface KbReport {
@@ -60,8 +69,6 @@ interface KbReport {
   kept: { path: string; reason: string }[];
   failed: { path: string; reason: string }[];
 }
-
-const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 /** The manifest of an earlier export in `root`, undefined when the folder is new or empty; refuses any other folder. */
 async function earlierExport(root: string): Promise<Manifest | undefined> {
@@ -87,74 +94,6 @@ async function earlierExport(root: string): Promise<Manifest | undefined> {
   if (candidate.format_version !== FORMAT_VERSION)
     throw new UsageError(`${root} holds an export of another format version (${String(candidate.format_version)})`);
   return candidate as Manifest;
-}
-
-/** The SHA-256 of the regular file at `file`, undefined when there is none (or something else is there). */
-async function diskSha(file: string): Promise<string | undefined> {
-  try {
-    const stats = await lstat(file);
-    return stats.isFile() ? sha256Of(await readFile(file)) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where a KB path goes under the KB's folder. KB paths are relative, NFC, without empty, `.` or
- * `..` segments (the KB's own rules), checked again here so that nothing is ever written outside
- * the export folder, whatever the store held.
- */
-function destination(kbRoot: string, kbPath: string): string {
-  const segments = kbPath.split('/');
-  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.includes('\0')))
-    throw new Error(`the path ${JSON.stringify(kbPath)} is not a Knowledge Base path`);
-  const file = path.join(kbRoot, ...segments);
-  if (!file.startsWith(kbRoot + path.sep)) throw new Error(`the path ${JSON.stringify(kbPath)} leads outside the export folder`);
-  return file;
-}
-
-/** Writes `bytes` to `file` whole or not at all: a temporary file beside it, renamed over it. */
-async function writeWhole(file: string, bytes: Buffer): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  // A short name of its own: the file's name may already be as long as a name can be (255 bytes).
-  const part = path.join(path.dirname(file), `.kgw-part-${randomBytes(6).toString('hex')}`);
-  try {
-    await writeFile(part, bytes, { mode: 0o600, flag: 'wx' });
-    await rename(part, file);
-  } catch (error) {
-    await rm(part, { force: true });
-    throw error;
-  }
-}
-
-function reasonOf(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') return 'a file and a folder of the KB have the same name';
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * Removes the files an earlier export wrote for a KB (`before`) that are not in `live` any more,
- * unless someone changed them on disk since (those are kept and reported).
- */
-async function removeGone(kbRoot: string, before: ManifestKb | undefined, live: ReadonlySet<string>, report: KbReport): Promise<void> {
-  for (const old of before?.files ?? []) {
-    if (live.has(old.path)) continue;
-    let target: string;
-    try {
-      target = destination(kbRoot, old.path);
-    } catch {
-      continue;
-    }
-    const sha = await diskSha(target);
-    if (sha === undefined) continue;
-    if (sha !== old.sha256) {
-      report.kept.push({ path: old.path, reason: 'no longer in the Knowledge Base, but changed on disk since the last export' });
-      continue;
-    }
-    await rm(target);
-    report.removed += 1;
-  }
 }
 
 /** Exports one KB's live files into `kbRoot`; returns its manifest entry and what was done. */
@@ -193,7 +132,7 @@ async function exportKb(run: OpRunner, tenant: string, slug: string, kbRoot: str
   } while (after !== undefined);
   // What the last export wrote and the KB no longer holds goes, unless someone changed it on disk.
   const live = new Set([...files.map((file) => file.path), ...report.failed.map((failed) => failed.path)]);
-  await removeGone(kbRoot, before, live, report);
+  await removeGone(kbRoot, before?.files ?? [], live, report);
   if (meta === undefined) throw new Error(`no Knowledge Base "${slug}"`);
   return { entry: { ...meta, files }, report };
 }
@@ -204,19 +143,23 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
   if (sub !== 'folder') throw new UsageError(`unknown export target "${sub}"; use folder`);
   const { values, positionals, help } = parseCommand(
     rest,
-    { tenant: { type: 'string' }, kb: { type: 'string' }, json: { type: 'boolean' } },
+    { tenant: { type: 'string' }, kb: { type: 'string' }, kinds: { type: 'string' }, json: { type: 'boolean' } },
     { min: 1, max: 1 },
   );
   if (help) return void print(exportHelp);
   const { tenant } = requireOptions(values, 'tenant');
+  const kinds = new Set((values.kinds ?? (values.kb === undefined ? 'kbs,alignbase' : 'kbs')).split(',').map((kind) => kind.trim()));
+  for (const kind of kinds) if (kind !== 'kbs' && kind !== 'alignbase') throw new UsageError(`--kinds takes kbs and alignbase, not "${kind}"`);
+  if (values.kb !== undefined && kinds.has('alignbase')) throw new UsageError('--kb exports one Knowledge Base; leave out --kinds alignbase with it');
   const root = path.resolve(positionals[0] ?? '');
   const before = await earlierExport(root);
   if (before !== undefined && before.tenant !== tenant) throw new UsageError(`${root} holds an export of tenant "${before.tenant}", not "${tenant}"`);
   const json = values.json === true;
   const progress = progressReporter(json);
   const result = await withOps(loadConfig(), async (run) => {
-    const slugs =
-      values.kb === undefined
+    const slugs = !kinds.has('kbs')
+      ? []
+      : values.kb === undefined
         ? (await run('kb.list', { tenant, archived: false })).map((kb) => kb.slug)
         : [(await run('kb.show', { tenant, kb: values.kb })).slug];
     await mkdir(root, { recursive: true, mode: 0o700 });
@@ -237,27 +180,47 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
     // KBs of an earlier export not exported now: with --kb they stay as they were; without, they
     // are gone from the tenant (deleted or archived), and so are their files.
     let untouched = (before?.kbs ?? []).filter((kb) => !slugs.includes(kb.slug));
-    if (values.kb === undefined) {
+    if (values.kb === undefined && kinds.has('kbs')) {
       for (const gone of untouched) {
         const report: KbReport = { slug: gone.slug, files: 0, bytes: 0, written: 0, unchanged: 0, removed: 0, kept: [], failed: [] };
-        await removeGone(path.join(root, 'kbs', gone.slug), gone, new Set(), report);
+        await removeGone(path.join(root, 'kbs', gone.slug), gone.files, new Set(), report);
         reports.push(report);
       }
       untouched = [];
     }
-    const manifest: Manifest = { format: FORMAT, format_version: FORMAT_VERSION, tenant, exported_at: new Date().toISOString(), kbs: [...kbs, ...untouched] };
+    const earlier = earlierResources(before);
+    const alignbase = kinds.has('alignbase') ? await exportAlignbase(run, tenant, root, earlier, progress) : undefined;
+    const manifest: Manifest = {
+      format: FORMAT,
+      format_version: FORMAT_VERSION,
+      tenant,
+      exported_at: new Date().toISOString(),
+      kbs: [...kbs, ...untouched],
+      alignbase: alignbase?.entries ?? earlier,
+    };
     await writeWhole(path.join(root, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
-    return reports;
+    return { kbs: reports, alignbase: alignbase?.report };
   });
-  const failed = result.reduce((sum, kb) => sum + kb.failed.length, 0);
+  const failed = result.kbs.reduce((sum, kb) => sum + kb.failed.length, 0) + (result.alignbase?.failed.length ?? 0);
   if (failed > 0) process.exitCode = 1;
-  if (json) return void print(jsonText({ path: root, tenant, kbs: result }));
-  for (const kb of result) {
+  if (json) return void print(jsonText({ path: root, tenant, ...result }));
+  for (const kb of result.kbs) {
     print(
       `kbs/${kb.slug}: ${kb.files} files (${kb.bytes} bytes): ${kb.written} written, ${kb.unchanged} unchanged, ${kb.removed} removed${kb.failed.length > 0 ? `, ${kb.failed.length} failed` : ''}`,
     );
     for (const item of kb.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
     for (const item of kb.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
   }
-  printNotice(`exported ${result.length} Knowledge Base${result.length === 1 ? '' : 's'} of ${tenant} to ${root}`);
+  const ab = result.alignbase;
+  if (ab !== undefined) {
+    print(
+      `alignbase: ${ab.resources} resources, ${ab.files} files: ${ab.written} written, ${ab.unchanged} unchanged, ${ab.removed} removed${ab.failed.length > 0 ? `, ${ab.failed.length} failed` : ''}`,
+    );
+    for (const item of ab.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
+    for (const item of ab.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
+  }
+  const count = result.kbs.length;
+  printNotice(
+    `exported ${count} Knowledge Base${count === 1 ? '' : 's'}${ab === undefined ? '' : ` and ${ab.resources} Alignbase resource${ab.resources === 1 ? '' : 's'}`} of ${tenant} to ${root}`,
+  );
 }

@@ -51,6 +51,8 @@ for (const backend of storeBackends()) {
         ['projections.rebuild', { names: ['search', 'gr\u0000aph'] }, 'names.1'],
         ['apply', { source: 'tenant: acme\nname: "Acme"\n', env: { 'A\u0000': 'x' } }, 'env.A\u0000'],
         ['tenant.show', { tenant: 'ac\uD800me' }, 'tenant'],
+        ['context.resources', { tenant: 'acme', after: '\u0000' }, 'after'],
+        ['context.file', { tenant: 'acme', resource_id: 'x', version: 1, path: 'a\u0000' }, 'path'],
       ];
       for (const [op, args, where] of cases) {
         const response = await rpc(op, args);
@@ -74,6 +76,32 @@ for (const backend of storeBackends()) {
       assert.equal(extra.statusCode, 400, extra.body);
       const huge = await rpc('tenant.show', { tenant: 'a'.repeat(100_000) });
       assert.equal(huge.statusCode, 404, huge.body);
+    });
+
+    it('bounds context.resources and context.file, and answers what is not there with 404, never a 5xx', async () => {
+      for (const [limit, problem] of [
+        [0, 'limit must be at least 1'],
+        [201, 'limit must be at most 200'],
+        [1.5, 'limit must be a whole number'],
+      ] as const) {
+        const response = await rpc('context.resources', { tenant: 'acme', limit });
+        assert.equal(response.statusCode, 400, response.body);
+        assert.deepEqual(response.json(), { error: { code: 'validation', message: `bad arguments for context.resources: ${problem}` } });
+      }
+      const page = await rpc('context.resources', { tenant: 'acme', limit: 1 });
+      assert.equal(page.statusCode, 200, page.body);
+      const badAfter = await rpc('context.resources', { tenant: 'acme', after: 'not-an-id' });
+      assert.equal(badAfter.statusCode, 400, badAfter.body);
+      assert.equal((await rpc('context.resources', { tenant: 'nope' })).statusCode, 404);
+      for (const args of [
+        { tenant: 'acme', resource_id: 'not-an-id', version: 1, path: 'x' },
+        { tenant: 'acme', resource_id: '00000000-0000-0000-0000-000000000000', version: 1, path: 'x' },
+        { tenant: 'nope', resource_id: '00000000-0000-0000-0000-000000000000', version: 1, path: 'x' },
+      ]) {
+        const response = await rpc('context.file', args);
+        assert.equal(response.statusCode, 404, response.body);
+      }
+      assert.equal((await rpc('context.file', { tenant: 'acme', resource_id: 'x', version: 0, path: 'x' })).statusCode, 400);
     });
 
     it('bounds kb.files and kb.import, pages a KB, refuses a bad batch or path item by item, and answers an unknown KB with 404', async () => {
