@@ -4,8 +4,7 @@ import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import { requireTenant } from '../../kernel/directory/directory.ts';
 import { notFound, validation } from '../../kernel/errors.ts';
 import type { Queryable } from '../../store/db.ts';
-import type { ContextType } from '../access/context-roles.ts';
-import type { AttachmentEntry, HeadRow, VersionRow } from '../versions/queries.ts';
+import type { AttachmentEntry, HeadRow, ResourceHead, VersionRow } from '../versions/queries.ts';
 import { HEAD_COLUMNS, VERSION_COLUMNS, toHead, toVersion } from '../versions/queries.ts';
 
 /**
@@ -31,15 +30,10 @@ export interface OperatorContextVersion {
   readonly createdAt: Date;
 }
 
-export interface OperatorContextResource {
-  readonly id: string;
-  readonly type: ContextType;
-  readonly name: string;
-  readonly status: 'active' | 'archived';
-  readonly latestVersion: number;
-  readonly publishedVersion: number | undefined;
-  readonly reviewBy: string | undefined;
-  readonly expiresAt: string | undefined;
+export interface OperatorContextResource extends Pick<
+  ResourceHead,
+  'id' | 'type' | 'name' | 'status' | 'latestVersion' | 'publishedVersion' | 'reviewBy' | 'expiresAt'
+> {
   /** The latest version's text (a Skill's SKILL.md, an Artifact's Markdown); empty for a resource without a version. */
   readonly content: string;
   readonly versions: readonly OperatorContextVersion[];
@@ -95,15 +89,9 @@ export async function operatorContext(
   const resources = heads.map((head): OperatorContextResource => {
     const own = versions.filter((row) => row.resource_id === head.id);
     const latest = own.find((row) => Number(row.version) === head.latestVersion);
+    const { id, type, name, status, latestVersion, publishedVersion, reviewBy, expiresAt } = head;
     return {
-      id: head.id,
-      type: head.type,
-      name: head.name,
-      status: head.status,
-      latestVersion: head.latestVersion,
-      publishedVersion: head.publishedVersion,
-      reviewBy: head.reviewBy,
-      expiresAt: head.expiresAt,
+      ...{ id, type, name, status, latestVersion, publishedVersion, reviewBy, expiresAt },
       content: latest?.content ?? '',
       versions: own.map((row) => {
         const version = toVersion(row);
