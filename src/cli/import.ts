@@ -3,6 +3,7 @@ import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
+import { importExportCommand } from './import-export.ts';
 import { importMcpCommand } from './import-mcp.ts';
 import { importMemoryCommand } from './import-memory.ts';
 import { importSkillsCommand } from './import-skills.ts';
@@ -17,6 +18,7 @@ export const importHelp = `Usage:
   kgw import skills PATH --tenant SLUG [--publish] [--dry-run] [--json]
   kgw import memory FILE --tenant SLUG --kb SLUG --as EMAIL [--folder PATH] [--dry-run] [--json]
   kgw import mcp --from URL --dialect atmina --tenant SLUG --as EMAIL [--token TOKEN] [--kb SOURCE[=LOCAL]]...
+  kgw import export PATH --tenant SLUG --as EMAIL [--dry-run] [--json]
 
 kgw import folder:
 
@@ -50,7 +52,10 @@ kgw import memory: the MCP memory server's JSONL knowledge graph into a Knowledg
 file per entity; see kgw import memory --help.
 
 kgw import mcp: what a token may read at another MCP endpoint, through its own tools; see
-kgw import mcp --help.`;
+kgw import mcp --help.
+
+kgw import export: an export of kgw (kgw export folder) into a tenant; see
+kgw import export --help.`;
 
 /** Notes up to this size are read for their aliases and links (a KB's text files are at most 1 MiB). */
 const NOTE_MAX_BYTES = 1024 * 1024;
@@ -150,7 +155,8 @@ export async function importCommand(argv: readonly string[]): Promise<void> {
   if (sub === 'skills') return importSkillsCommand(rest);
   if (sub === 'memory') return importMemoryCommand(rest);
   if (sub === 'mcp') return importMcpCommand(rest);
-  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder, skills, memory or mcp`);
+  if (sub === 'export') return importExportCommand(rest);
+  if (sub !== 'folder') throw new UsageError(`unknown import source "${sub}"; use folder, skills, memory, mcp or export`);
   const { values, positionals, help } = parseCommand(rest, { ...KB_IMPORT_OPTIONS, 'keep-links': { type: 'boolean' } }, { min: 1, max: 1 });
   if (help) return void print(importHelp);
   const { tenant, kb, as } = requireOptions(values, 'tenant', 'kb', 'as');
