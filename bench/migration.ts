@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +23,12 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const KGW = path.join(ROOT, 'src', 'cli', 'kgw.ts');
 
 const { values } = parseArgs({
-  options: { notes: { type: 'string', default: '10000' }, 'database-url': { type: 'string' }, out: { type: 'string' } },
+  options: {
+    notes: { type: 'string', default: '10000' },
+    'database-url': { type: 'string' },
+    'target-database-url': { type: 'string' },
+    out: { type: 'string' },
+  },
 });
 const NOTES = Number(values.notes);
 const FOLDERS = 100;
@@ -87,6 +94,31 @@ function kgw(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Timed> {
   });
 }
 
+/** A port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until the gateway at `url` answers /healthz (at most a minute). */
+async function healthy(url: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`kgw serve did not answer at ${url}`);
+}
+
 const work = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-migration-'));
 try {
   const vault = path.join(work, 'vault');
@@ -99,7 +131,7 @@ try {
     KGW_PORT: '1',
     KGW_DATA_DIR: path.join(work, 'data'),
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-    ...(values['database-url'] === undefined ? {} : { KGW_DATABASE_URL: values['database-url'] }),
+    ...(values['database-url'] === undefined ? {} : { DATABASE_URL: values['database-url'] }),
   };
   await writeFile(path.join(work, 'org.yaml'), ORG);
   await kgw(['apply', path.join(work, 'org.yaml')], env);
@@ -111,6 +143,41 @@ try {
   const out = path.join(work, 'export');
   const exported = await kgw(['export', 'folder', out, '--tenant', 'bench', '--json'], env);
   const again = await kgw(['export', 'folder', out, '--tenant', 'bench', '--json'], env);
+  // Gateway to gateway: the store just filled served by kgw serve, read by kgw import mcp into a new store.
+  const port = await freePort();
+  const source = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  let mcp: Timed;
+  let mcpAgain: Timed;
+  try {
+    await healthy(`http://127.0.0.1:${port}`);
+    const token = (await kgw(['token', 'create', '--tenant', 'bench', '--principal', 'writer@bench.test', '--scopes', 'context.read'], env)).stdout.trim();
+    const targetEnv: NodeJS.ProcessEnv = {
+      ...env,
+      KGW_DATA_DIR: path.join(work, 'target'),
+      DATABASE_URL: values['target-database-url'],
+      KGW_IMPORT_TOKEN: token,
+    };
+    if (targetEnv.DATABASE_URL === undefined) delete targetEnv.DATABASE_URL;
+    await kgw(['apply', path.join(work, 'org.yaml')], targetEnv);
+    const mcpArgs = [
+      'import',
+      'mcp',
+      '--from',
+      `http://127.0.0.1:${port}/atmina/mcp`,
+      '--dialect',
+      'atmina',
+      '--tenant',
+      'bench',
+      '--as',
+      'writer@bench.test',
+      '--json',
+    ];
+    mcp = await kgw(mcpArgs, targetEnv);
+    mcpAgain = await kgw(mcpArgs, targetEnv);
+  } finally {
+    source.kill('SIGTERM');
+  }
+  const mcpReport = JSON.parse(mcp.stdout) as { kbs: { created: number; failed: unknown[] }[] };
   const mib = bytes / (1024 * 1024);
   const rate = (run: Timed) => ({
     seconds: Number(run.seconds.toFixed(1)),
@@ -127,6 +194,8 @@ try {
     import_again: { ...rate(second), unchanged: secondReport.unchanged },
     export: rate(exported),
     export_again: rate(again),
+    import_mcp: { ...rate(mcp), created: mcpReport.kbs[0]?.created, failed: mcpReport.kbs[0]?.failed.length },
+    import_mcp_again: rate(mcpAgain),
   };
   const target = values.out ?? path.join(ROOT, 'bench', 'results', `migration-${store}.json`);
   await writeFile(target, `${JSON.stringify(result, null, 2)}\n`);

@@ -9,12 +9,14 @@ import { isZombie, tryLockFolder } from '../../src/store/folder-lock.ts';
 // A gateway killed with -9 whose parent has not collected it yet is a zombie: its folder is free.
 
 /**
- * A zombie: `sleep 0` in the background of a shell that then becomes `sleep 120`, which never
- * collects it. On a loaded machine `sleep 0` may take seconds to start and exit, so this waits up
- * to a minute for the zombie to appear (and the parent outlives that wait, or init would reap it).
+ * A zombie: `sleep 1` in the background of a shell that then becomes `sleep 120`, which never
+ * collects it. The child outlives the shell's own code by a second: a child that ended before
+ * the `exec` could be collected by the shell itself (CI once saw no zombie within a minute with
+ * `sleep 0`). On a loaded machine it may take seconds to start and exit, so this waits up to a
+ * minute for the zombie to appear (and the parent outlives that wait, or init would reap it).
  */
 async function zombie(): Promise<{ pid: number; stop(): void }> {
-  const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 120'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const shell = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 120'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const pid = await new Promise<number>((resolve) => shell.stdout.once('data', (data: Buffer) => resolve(Number(String(data).trim()))));
   for (let i = 0; i < 3000 && !isZombie(pid); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   return { pid, stop: () => shell.kill('SIGKILL') };
