@@ -20,11 +20,11 @@ const commands: Record<string, Command> = {
     load: async () => import('./brain.ts').then((m) => ({ run: m.brainCommand, help: m.brainHelp })),
   },
   import: {
-    summary: 'bring a folder of files (Markdown, an Obsidian vault) into a Knowledge Base',
+    summary: 'bring in a folder or vault, Skill packages, a memory-server graph, an MCP endpoint or an export',
     load: async () => import('./import.ts').then((m) => ({ run: m.importCommand, help: m.importHelp })),
   },
   export: {
-    summary: "write a tenant's Knowledge Bases to a folder, with a manifest of every version",
+    summary: "write a tenant's Knowledge Bases and Alignbase content to a folder, with every version",
     load: async () => import('./export.ts').then((m) => ({ run: m.exportCommand, help: m.exportHelp })),
   },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },
