@@ -175,7 +175,7 @@ for (const backend of cliStoreBackends()) {
       assert.match(eve.content, /^---\ntitle: "Eve\u202E"\n/);
       // The graph is projected after the write: related is asked until it has caught up.
       let related: { incoming: { path: string }[]; outgoing: { path: string }[]; pending: boolean } | undefined;
-      for (let attempt = 0; attempt < 100; attempt += 1) {
+      for (let attempt = 0; attempt < 300; attempt += 1) {
         related = (await tool('related', { kb_id: 'graph', path: 'memory/organization/Org 3.md' })) as typeof related;
         if (related?.pending === false && related.incoming.length === 5) break;
         await new Promise((resolve) => setTimeout(resolve, 100));

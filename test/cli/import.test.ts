@@ -186,7 +186,7 @@ for (const backend of cliStoreBackends()) {
       assert.deepEqual(counts(again.report), { files: 4, created: 0, updated: 0, unchanged: 4 });
       // The graph is projected after the write: related is asked until it has caught up.
       let related: { outgoing: { path: string; type: string }[]; unresolved: unknown[]; pending: boolean } | undefined;
-      for (let attempt = 0; attempt < 100; attempt += 1) {
+      for (let attempt = 0; attempt < 300; attempt += 1) {
         related = (await tool('related', { kb_id: 'linked', path: 'Daily/Today.md' })) as typeof related;
         if (related?.pending === false && related.outgoing.length === 3) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
