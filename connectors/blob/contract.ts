@@ -136,6 +136,13 @@ export function blobKey(sha256: string): string {
   return `sha256/${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}`;
 }
 
+/** The whole of the blob with this SHA-256, in memory: for files whose size is bounded by their kind. */
+export async function readBlobBytes(blob: BlobStore, sha256: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await blob.get(blobKey(sha256))) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 /** The SHA-256 a key names; `validation` for anything that is not exactly a blob key. */
 export function parseBlobKey(key: unknown): string {
   const match = typeof key === 'string' ? KEY.exec(key) : null;

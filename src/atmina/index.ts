@@ -132,7 +132,8 @@ export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
 export type { ImportedFile } from './kb/import.ts';
 export { IMPORT_BATCH_FILES_MAX, importKbFiles, importingPerson } from './kb/import.ts';
-export { pathProblem as kbPathProblem } from './kb/paths.ts';
+export { parseKbPath } from './kb/paths.ts';
+export { KB_TEXT_MAX_BYTES } from './kb/files.ts';
 export type { VaultFile } from './kb/text/vault-links.ts';
 export { VaultIndex, aliasesOf, relativeWikiTarget, relinkNote } from './kb/text/vault-links.ts';
 export {

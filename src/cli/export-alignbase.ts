@@ -79,20 +79,18 @@ export async function exportAlignbase(
   const report: AlignbaseReport = { resources: 0, files: 0, written: 0, unchanged: 0, removed: 0, kept: [], failed: [] };
   const entries: ManifestResource[] = [];
   const taken = new Set<string>();
-  const write = async (relative: string, bytes: Buffer | (() => Promise<Buffer>), sha?: string): Promise<string | undefined> => {
+  // Writes the file whose bytes have `sha256` unless the disk holds them already; `read` gives
+  // bytes that have that SHA-256 (checked by whoever reads them). Undefined when it failed.
+  const write = async (relative: string, sha256: string, read: () => Promise<Buffer>): Promise<string | undefined> => {
     report.files += 1;
     try {
       const target = destination(root, relative);
-      const onDisk = await diskSha(target);
-      const wanted = sha ?? (Buffer.isBuffer(bytes) ? sha256Of(bytes) : undefined);
-      if (onDisk !== undefined && onDisk === wanted) {
-        report.unchanged += 1;
-        return onDisk;
+      if ((await diskSha(target)) === sha256) report.unchanged += 1;
+      else {
+        await writeWhole(target, await read());
+        report.written += 1;
       }
-      const data = Buffer.isBuffer(bytes) ? bytes : await bytes();
-      await writeWhole(target, data);
-      report.written += 1;
-      return sha256Of(data);
+      return sha256;
     } catch (error) {
       report.failed.push({ path: relative, reason: reasonOf(error) });
       return undefined;
@@ -110,7 +108,8 @@ export async function exportAlignbase(
       const place = placeOf(resource, name);
       const text = resource.type === 'skill' ? resource.content : `${exportFrontMatter(resource)}${resource.content}`;
       const files: { path: string; sha256: string }[] = [];
-      const textSha = await write(place.text, Buffer.from(text, 'utf8'));
+      const bytes = Buffer.from(text, 'utf8');
+      const textSha = await write(place.text, sha256Of(bytes), () => Promise.resolve(bytes));
       if (textSha !== undefined) files.push({ path: place.text, sha256: textSha });
       const latest = resource.versions.find((v) => v.version === resource.latest_version);
       for (const file of latest?.files ?? []) {
@@ -121,7 +120,7 @@ export async function exportAlignbase(
           if (sha256Of(bytes) !== file.sha256) throw new Error('the bytes read do not match their SHA-256');
           return bytes;
         };
-        const sha = await write(relative, fetch, file.sha256);
+        const sha = await write(relative, file.sha256, fetch);
         if (sha !== undefined) files.push({ path: relative, sha256: sha });
       }
       const { content: _content, ...meta } = resource;

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import { isKgwError } from '../kernel/errors.ts';
+import type { ReferencedFiles } from '../kernel/org/referenced-files.ts';
 import { readReferencedFiles } from '../org-sections.ts';
 import type { ManifestResource } from './export-alignbase.ts';
 import { earlierResources } from './export-alignbase.ts';
@@ -9,6 +10,7 @@ import { destination } from './export-files.ts';
 import type { Outgoing, SentReport } from './kb-import.ts';
 import { ItemRefused, KB_IMPORT_OPTIONS, noneSent, sendToKb } from './kb-import.ts';
 import type { OpRunner } from './session.ts';
+import { applyResource, skillSection, tenantKeys } from './org-apply.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
@@ -123,9 +125,7 @@ async function importAlignbase(
   target: { tenant: string; dryRun: boolean },
   report: Report,
 ): Promise<void> {
-  const found = await run('tenant.show', { tenant: target.tenant });
-  // The tenant's keys restated as they are: an org file's tenant keys are the whole truth.
-  const head = `tenant: ${JSON.stringify(found.tenant)}\nname: ${JSON.stringify(found.name)}\nlanguage: ${JSON.stringify(found.language)}\n`;
+  const head = await tenantKeys(run, target.tenant);
   const part = report.alignbase;
   for (const resource of resources) {
     const label = `${resource.type}:${resource.name}`;
@@ -142,21 +142,18 @@ async function importAlignbase(
     for (const route of resource.routes) part.not_carried.push({ name: label, reason: `route to ${route}: give it in the org file's routes` });
     try {
       let source: string;
-      let files = {};
+      let files: ReferencedFiles = {};
       if (resource.type === 'skill') {
         const folder = path.dirname(destination(root, resource.path));
-        source = `${head}skills:\n  - dir: ${JSON.stringify(path.basename(folder))}\n${resource.published_version !== null && resource.published_version === resource.latest_version ? '    publish: true\n' : ''}`;
+        source = `${head}${skillSection(path.basename(folder), resource.published_version !== null && resource.published_version === resource.latest_version)}`;
         files = await readReferencedFiles(source, path.dirname(folder));
       } else {
         const text = exportedText(await readFile(destination(root, resource.path), 'utf8'));
         if (text === undefined) throw new UsageError(`${resource.path} has lost the export's front matter`);
         source = `${head}${orgEntry(resource, text)}`;
       }
-      const result = await run('apply', { source, fileName: resource.path, dryRun: target.dryRun, env: {}, files });
-      const changes = result.changes.filter((change) => change.kind === resource.type);
-      if (changes.some((change) => change.action === 'create')) part.created.push(label);
-      else if (changes.some((change) => change.action === 'update')) part.updated.push(label);
-      else part.unchanged.push(label);
+      const applied = await applyResource(run, resource.type, { source, fileName: resource.path, dryRun: target.dryRun, files });
+      part[applied.outcome].push(label);
     } catch (error) {
       if (!isKgwError(error) && !(error instanceof UsageError) && !(error as NodeJS.ErrnoException).code) throw error;
       part.failed.push({ name: label, reason: error instanceof Error ? error.message : String(error) });

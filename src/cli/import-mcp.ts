@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { isSha256Hex } from '../../connectors/blob/contract.ts';
 import { loadConfig } from '../config.ts';
 import type { Outgoing, SentReport } from './kb-import.ts';
-import { IMPORT_FILE_MAX_BYTES, ItemRefused, KB_IMPORT_OPTIONS, noneSent, sendToKb } from './kb-import.ts';
+import { sha256Of } from './export-files.ts';
+import { IMPORT_FILE_MAX_BYTES, ItemRefused, KB_IMPORT_OPTIONS, isRecord, noneSent, sendToKb } from './kb-import.ts';
 import type { McpSource } from './mcp-source.ts';
 import { SourceError, connectSource } from './mcp-source.ts';
 import type { OpRunner } from './session.ts';
@@ -37,7 +38,6 @@ Exits 1 when something was refused.`;
 /** Files read from one source KB at most (and pages of PAGE_SIZE): a source whose paging does not end stops there. */
 export const SOURCE_FILES_MAX = 100_000;
 const PAGE_SIZE = 100;
-const SHA256 = /^[0-9a-f]{64}$/;
 
 interface KbReport extends SentReport {
   source: string;
@@ -64,9 +64,6 @@ interface SourceFile {
   readonly kind: 'text' | 'asset';
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-
 /** A listed file as the source described it, or why it cannot be one. */
 function sourceFile(item: unknown): SourceFile | string {
   if (!isRecord(item)) return 'the source listed something that is not a file';
@@ -74,7 +71,7 @@ function sourceFile(item: unknown): SourceFile | string {
   if (typeof fileId !== 'string' || typeof path !== 'string' || typeof sha256 !== 'string' || typeof size !== 'number')
     return 'the source listed a file without file_id, path, sha256 and size_bytes';
   if (!path.isWellFormed()) return 'the source listed a path that is not well-formed Unicode';
-  if (!SHA256.test(sha256)) return 'the source gave a SHA-256 that is not 64 hexadecimal digits';
+  if (!isSha256Hex(sha256)) return 'the source gave a SHA-256 that is not 64 hexadecimal digits';
   if (!Number.isSafeInteger(size) || size < 0) return 'the source gave a size that is not a whole number of bytes';
   return { fileId, path, sha256, size, kind: kind === 'asset' ? 'asset' : 'text' };
 }
@@ -120,7 +117,7 @@ async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<Ma
 async function readSourceFile(source: McpSource, kbId: string, file: SourceFile): Promise<Buffer> {
   const read = await source.call('read_file', { kb_id: kbId, file_id: file.fileId, include_image: false });
   const claimed = read['sha256'];
-  if (typeof claimed !== 'string' || !SHA256.test(claimed)) throw new ItemRefused('the source read it without a SHA-256');
+  if (!isSha256Hex(claimed)) throw new ItemRefused('the source read it without a SHA-256');
   let bytes: Buffer;
   if (read['kind'] === 'asset') {
     const link = read['download_url'];

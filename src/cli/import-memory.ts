@@ -1,9 +1,9 @@
 import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { relativeWikiTarget } from '../atmina/index.ts';
+import { KB_TEXT_MAX_BYTES, relativeWikiTarget } from '../atmina/index.ts';
 import { loadConfig } from '../config.ts';
 import type { Outgoing, SentReport } from './kb-import.ts';
-import { KB_IMPORT_OPTIONS, mappedPath, noneSent, sendToKb } from './kb-import.ts';
+import { KB_IMPORT_OPTIONS, isRecord, mappedPath, noneSent, sendToKb } from './kb-import.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
@@ -33,8 +33,6 @@ Exits 1 when a line or an entity was refused.`;
 /** The JSONL file is read whole: at most this many bytes, and lines of at most MEMORY_LINE_MAX_BYTES. */
 export const MEMORY_FILE_MAX_BYTES = 256 * 1024 * 1024;
 const MEMORY_LINE_MAX_BYTES = 1024 * 1024;
-/** An entity's file is a KB text file: at most 1 MiB. */
-const ENTITY_FILE_MAX_BYTES = 1024 * 1024;
 
 export interface MemoryEntity {
   readonly name: string;
@@ -55,7 +53,6 @@ export interface MemoryGraph {
   readonly refused: { line: number; reason: string }[];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.isWellFormed() ? value : undefined);
 
 /**
@@ -181,7 +178,11 @@ export async function importMemoryCommand(argv: readonly string[]): Promise<void
     }
   }
   const outgoing = new Map<string, MemoryRelation[]>();
-  for (const relation of graph.relations) outgoing.set(relation.from, [...(outgoing.get(relation.from) ?? []), relation]);
+  for (const relation of graph.relations) {
+    const list = outgoing.get(relation.from);
+    if (list === undefined) outgoing.set(relation.from, [relation]);
+    else list.push(relation);
+  }
   const items: Outgoing[] = [];
   for (const [name, at] of paths) {
     const entity = graph.entities.get(name);
@@ -190,7 +191,7 @@ export async function importMemoryCommand(argv: readonly string[]): Promise<void
     const { text: markdown, dangling } = entityMarkdown(entity, at, relations, paths);
     report.dangling_relations += dangling;
     const bytes = Buffer.from(markdown, 'utf8');
-    if (bytes.length > ENTITY_FILE_MAX_BYTES) report.failed.push({ path: at, reason: `its file would be larger than 1 MiB (${bytes.length} bytes)` });
+    if (bytes.length > KB_TEXT_MAX_BYTES) report.failed.push({ path: at, reason: `its file would be larger than 1 MiB (${bytes.length} bytes)` });
     else items.push({ source: at, path: at, size: bytes.length, bytes: () => Promise.resolve(bytes) });
   }
   await withOps(loadConfig(), (run) => sendToKb(run, { tenant, kb, as, dryRun }, items, report, progressReporter(json)));

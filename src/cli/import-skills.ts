@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../config.ts';
 import { isKgwError } from '../kernel/errors.ts';
 import { readReferencedFiles } from '../org-sections.ts';
+import { applyResource, skillSection, tenantKeys } from './org-apply.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
@@ -76,25 +77,18 @@ export async function importSkillsCommand(argv: readonly string[]): Promise<void
   const folders = await skillFolders(root, report);
   const progress = progressReporter(json);
   await withOps(loadConfig(), async (run) => {
-    // The tenant must exist (an org file naming an unknown one would create it), and its name and
-    // language are restated as they are, since an org file's tenant keys are the whole truth.
-    const found = await run('tenant.show', { tenant });
-    const head = `tenant: ${JSON.stringify(found.tenant)}\nname: ${JSON.stringify(found.name)}\nlanguage: ${JSON.stringify(found.language)}\n`;
+    const head = await tenantKeys(run, tenant);
     for (const folder of folders) {
       const name = path.basename(folder);
       report.skills += 1;
-      // One org file per Skill, so that one refused package leaves the others to be imported.
-      const source = `${head}skills:\n  - dir: ${JSON.stringify(name)}\n${values.publish === true ? '    publish: true\n' : ''}`;
+      const source = `${head}${skillSection(name, values.publish === true)}`;
       try {
         const files = await readReferencedFiles(source, path.dirname(folder));
-        const result = await run('apply', { source, fileName: `${name}/SKILL.md`, dryRun, env: {}, files });
-        const changes = result.changes.filter((change) => change.kind === 'skill');
-        const created = changes.some((change) => change.action === 'create');
-        const updated = changes.find((change) => change.action === 'update');
-        if (created) report.created.push(name);
-        else if (updated !== undefined) report.updated.push({ name, detail: updated.detail ?? '' });
-        if (changes.some((change) => change.action === 'publish')) report.published.push(name);
-        if (changes.length === 0) report.unchanged.push(name);
+        const applied = await applyResource(run, 'skill', { source, fileName: `${name}/SKILL.md`, dryRun, files });
+        if (applied.outcome === 'created') report.created.push(name);
+        else if (applied.outcome === 'updated') report.updated.push({ name, detail: applied.detail });
+        if (applied.published) report.published.push(name);
+        else if (applied.outcome === 'unchanged') report.unchanged.push(name);
       } catch (error) {
         if (!isKgwError(error) && !(error instanceof UsageError)) throw error;
         report.failed.push({ name, reason: error.message });

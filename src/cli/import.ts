@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../config.ts';
-import { VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
+import { KB_TEXT_MAX_BYTES, VaultIndex, aliasesOf, relinkNote } from '../atmina/index.ts';
 import { importExportCommand } from './import-export.ts';
 import { importMcpCommand } from './import-mcp.ts';
 import { importMemoryCommand } from './import-memory.ts';
@@ -56,9 +56,6 @@ kgw import mcp --help.
 
 kgw import export: an export of kgw (kgw export folder) into a tenant; see
 kgw import export --help.`;
-
-/** Notes up to this size are read for their aliases and links (a KB's text files are at most 1 MiB). */
-const NOTE_MAX_BYTES = 1024 * 1024;
 
 interface Found {
   readonly source: string;
@@ -115,7 +112,8 @@ async function walk(root: string, report: Report): Promise<Found[]> {
   return found;
 }
 
-const isNote = (file: Found): boolean => /\.md$/i.test(file.path) && file.size <= NOTE_MAX_BYTES;
+/** A note: Markdown of at most a KB text file's size, read for its aliases and links. */
+const isNote = (file: Found): boolean => /\.md$/i.test(file.path) && file.size <= KB_TEXT_MAX_BYTES;
 /** UTF-8 only (a byte order mark kept): other bytes are sent as they are. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

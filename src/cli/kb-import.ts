@@ -1,5 +1,7 @@
 import type { OpResult } from '../admin/ops.ts';
-import { kbPathProblem } from '../atmina/index.ts';
+import { parseKbPath } from '../atmina/index.ts';
+import { mapInParallel } from '../kernel/concurrency.ts';
+import { isKgwError } from '../kernel/errors.ts';
 import type { OpRunner } from './session.ts';
 
 /**
@@ -43,20 +45,8 @@ const READ_CONCURRENCY = 8;
 /** Thrown by an item's `bytes()` when it cannot be imported (the reason is reported; the others go on). */
 export class ItemRefused extends Error {}
 
-/** `work` over `items`, at most `limit` at a time, results in the items' order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const at = next;
-      next += 1;
-      results[at] = await work(items[at] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
+/** A JSON object (not an array, not null): what a source's or a file's items must be. */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The options every import into a KB takes (with its own), for parseCommand. */
 export const KB_IMPORT_OPTIONS = {
@@ -100,18 +90,14 @@ export async function sendToKb(
     if (batch.length === 0) return;
     // Bytes are read a few at a time (a source may be a remote endpoint); one that cannot be
     // read is refused alone, with the reason, and the rest of the batch goes on.
-    const read = await mapLimit(batch, READ_CONCURRENCY, async (item) => {
-      // A path no KB file can have is refused here, alone: the operation refuses a batch whose
-      // arguments hold text the store cannot (NUL, lone surrogates) as a whole.
-      const problem = kbPathProblem(item.path);
-      if (problem !== undefined) {
-        report.failed.push({ path: item.source, reason: `path ${problem}` });
-        return undefined;
-      }
+    const read = await mapInParallel(batch, READ_CONCURRENCY, async (item) => {
       try {
+        // A path no KB file can have is refused here, alone, in the KB's words: the operation
+        // refuses a batch whose arguments hold text the store cannot (NUL, lone surrogates) whole.
+        parseKbPath(item.path);
         return { item, data: await item.bytes() };
       } catch (error) {
-        if (!(error instanceof ItemRefused)) throw error;
+        if (!(error instanceof ItemRefused) && !isKgwError(error)) throw error;
         report.failed.push({ path: item.source, reason: error.message });
         return undefined;
       }

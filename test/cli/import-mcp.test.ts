@@ -263,8 +263,8 @@ for (const backend of cliStoreBackends()) {
         const reasons = new Map(kb?.failed.map((item) => [item.path, item.reason]));
         assert.ok(kb !== undefined, JSON.stringify(report));
         assert.deepEqual([...reasons.keys()].sort(), ['../../etc/passwd', 'big.png', 'elsewhere.png', 'lies.md', 'no-hash.md', 'nul\u0000.md', 'twice.md']);
-        assert.equal(reasons.get('../../etc/passwd'), 'path must not have . or .. segments');
-        assert.equal(reasons.get('nul\u0000.md'), 'path must not contain control characters');
+        assert.equal(reasons.get('../../etc/passwd'), 'path: must not have . or .. segments');
+        assert.equal(reasons.get('nul\u0000.md'), 'path: must not contain control characters');
         assert.equal(reasons.get('big.png'), 'the source sent more than 5 bytes for it');
         assert.equal(reasons.get('elsewhere.png'), "the source's download link is on another origin (http://127.0.0.2:9)");
         assert.equal(reasons.get('lies.md'), 'the bytes the source sent do not match the SHA-256 it gave');

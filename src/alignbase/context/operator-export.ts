@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
-import { blobKey } from '../../../connectors/blob/contract.ts';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
+import { readBlobBytes } from '../../../connectors/blob/contract.ts';
 import { requireTenant } from '../../kernel/directory/directory.ts';
 import { notFound, validation } from '../../kernel/errors.ts';
+import { isUuid } from '../../kernel/text.ts';
 import type { Queryable } from '../../store/db.ts';
 import type { AttachmentEntry, HeadRow, ResourceHead, VersionRow } from '../versions/queries.ts';
 import { HEAD_COLUMNS, VERSION_COLUMNS, toHead, toVersion } from '../versions/queries.ts';
+import { contentHash } from '../org/applied-content.ts';
 
 /**
  * Alignbase's context for the operator (`kgw export`): every Knowledge, Skill, Memory and
@@ -42,8 +43,6 @@ export interface OperatorContextResource extends Pick<
   readonly grants: readonly { readonly to: string; readonly role: string }[];
 }
 
-const sha256Of = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
-
 /**
  * The resources of the tenant after id `after`, at most `limit` (1 to OPERATOR_CONTEXT_PAGE_MAX),
  * by id; `next` is the id to continue after, or undefined on the last page.
@@ -56,7 +55,7 @@ export async function operatorContext(
     throw validation(`limit must be a whole number from 1 to ${OPERATOR_CONTEXT_PAGE_MAX}`);
   const tenant = await requireTenant(q, input.tenant);
   const after = input.after ?? '00000000-0000-0000-0000-000000000000';
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(after)) throw validation('after must be a resource id');
+  if (!isUuid(after)) throw validation('after must be a resource id');
   const rows = await q.query<HeadRow>(`SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id > $2::uuid ORDER BY r.id LIMIT $3`, [
     tenant.id,
     after,
@@ -86,8 +85,11 @@ export async function operatorContext(
       WHERE c.tenant_id = $1 AND c.resource_id = ANY($2::uuid[]) ORDER BY 2`,
     [tenant.id, ids],
   );
+  const versionsOf = Map.groupBy(versions, (row) => row.resource_id);
+  const routesOf = Map.groupBy(routes, (row) => row.resource_id);
+  const grantsOf = Map.groupBy(grants, (row) => row.resource_id);
   const resources = heads.map((head): OperatorContextResource => {
-    const own = versions.filter((row) => row.resource_id === head.id);
+    const own = versionsOf.get(head.id) ?? [];
     const latest = own.find((row) => Number(row.version) === head.latestVersion);
     const { id, type, name, status, latestVersion, publishedVersion, reviewBy, expiresAt } = head;
     return {
@@ -97,7 +99,7 @@ export async function operatorContext(
         const version = toVersion(row);
         return {
           version: version.version,
-          sha256: sha256Of(version.content),
+          sha256: contentHash(version.content),
           sizeBytes: Buffer.byteLength(version.content, 'utf8'),
           authority: version.authority,
           description: version.description,
@@ -107,8 +109,8 @@ export async function operatorContext(
           createdAt: version.createdAt,
         };
       }),
-      routes: routes.filter((row) => row.resource_id === head.id).map((row) => row.target),
-      grants: grants.filter((row) => row.resource_id === head.id).map((row) => ({ to: row.target, role: row.role })),
+      routes: (routesOf.get(head.id) ?? []).map((row) => row.target),
+      grants: (grantsOf.get(head.id) ?? []).map((row) => ({ to: row.target, role: row.role })),
     };
   });
   return { tenant: tenant.slug, resources, next: rows.length > input.limit ? heads.at(-1)?.id : undefined };
@@ -121,17 +123,12 @@ export async function operatorContextFile(
   input: { tenant: string; resourceId: string; version: number; path: string },
 ): Promise<{ sha256: string; bytes: Buffer }> {
   const tenant = await requireTenant(q, input.tenant);
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(input.resourceId)) throw notFound(`no resource "${input.resourceId}"`);
+  if (!isUuid(input.resourceId)) throw notFound(`no resource "${input.resourceId}"`);
   const [row] = await q.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = $3`,
     [tenant.id, input.resourceId, input.version],
   );
   const entry = row === undefined ? undefined : toVersion(row).attachments.find((file) => file.path === input.path);
   if (entry === undefined) throw notFound(`no file "${input.path}" in version ${input.version} of resource ${input.resourceId}`);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of await blob.get(blobKey(entry.sha256))) {
-    if (!(chunk instanceof Uint8Array)) throw new Error('blob store: a chunk that is not bytes');
-    chunks.push(chunk);
-  }
-  return { sha256: entry.sha256, bytes: Buffer.concat(chunks) };
+  return { sha256: entry.sha256, bytes: await readBlobBytes(blob, entry.sha256) };
 }

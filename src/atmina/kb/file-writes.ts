@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readBlobBytes } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import type { Transaction } from '../../store/db.ts';
@@ -6,7 +7,7 @@ import { kbFor } from './access.ts';
 import type { NextVersion, WriteResult } from './file-versions.ts';
 import { saveVersion } from './file-versions.ts';
 import type { KbStores } from './files.ts';
-import { KB_TEXT_MAX_BYTES, bytesOf, checkIfMatch, findFile, parseSha, requireText, sha256Of, tagsOf, textOf } from './files.ts';
+import { KB_TEXT_MAX_BYTES, checkIfMatch, findFile, parseSha, requireText, sha256Of, tagsOf, textOf } from './files.ts';
 import type { PatchEdit } from './patch.ts';
 import { applyPatch, checkPatch } from './patch.ts';
 import { mediaTypeOf, parseKbPath } from './paths.ts';
@@ -146,7 +147,7 @@ export async function applyWrite(stores: KbStores, caller: Caller, kbId: string,
     checkIfMatch(base, write.ifMatch);
     let bytes: Buffer;
     if (operation === 'append') {
-      bytes = Buffer.concat([await bytesOf(stores.blob, base.sha256), write.content ?? Buffer.alloc(0)]);
+      bytes = Buffer.concat([await readBlobBytes(stores.blob, base.sha256), write.content ?? Buffer.alloc(0)]);
       checkSize(bytes.length);
     } else {
       bytes = Buffer.from(applyPatch(await textOf(stores.blob, base), write.edits, write.ifMatch !== undefined, KB_TEXT_MAX_BYTES), 'utf8');

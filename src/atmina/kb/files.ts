@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
-import { blobKey } from '../../../connectors/blob/contract.ts';
+import { readBlobBytes } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import type { Db, Queryable } from '../../store/db.ts';
@@ -90,17 +90,11 @@ export const sha256Of = (bytes: Buffer): string => createHash('sha256').update(b
 // Files are kept as sent: a byte-order mark at the start is content, not dropped.
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export async function bytesOf(blob: BlobStore, sha256: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await blob.get(blobKey(sha256))) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /** A text file's head as UTF-8 text; `validation` for an Asset. */
 export async function textOf(blob: BlobStore, file: KbFile): Promise<string> {
   requireText(file);
   try {
-    return UTF8.decode(await bytesOf(blob, file.sha256));
+    return UTF8.decode(await readBlobBytes(blob, file.sha256));
   } catch (error) {
     if (error instanceof TypeError) throw refuseKb.fileNotText('asset');
     throw error;
@@ -158,7 +152,7 @@ export async function readFile(stores: KbStores, caller: Caller, input: { kbId: 
 
 /** The bytes of a file's head (for an Asset's rendition: at most the 25 MiB Asset ceiling). */
 export function headBytes(blob: BlobStore, file: { readonly sha256: string }): Promise<Buffer> {
-  return bytesOf(blob, file.sha256);
+  return readBlobBytes(blob, file.sha256);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,7 +178,7 @@ export async function moveFile(stores: KbStores, caller: Caller, input: { kbId: 
       if (taken.length > 0) throw refuseKb.fileExists(to);
       const mediaType = head.kind === 'text' ? mediaTypeOf(to) : head.mediaType;
       // The tags follow the media type: a file renamed to or from Markdown gains or loses them.
-      const tags = mediaType === head.mediaType ? head.tags : tagsOf(mediaType, await bytesOf(stores.blob, head.sha256));
+      const tags = mediaType === head.mediaType ? head.tags : tagsOf(mediaType, await readBlobBytes(stores.blob, head.sha256));
       const moved = await saveVersion(
         tx,
         caller,
@@ -246,7 +240,7 @@ export async function restoreVersion(
         kind: head.kind,
         operation: 'restore',
         restoredFrom: input.version,
-        tags: head.kind === 'text' ? tagsOf(mediaType, await bytesOf(stores.blob, old.sha256)) : [],
+        tags: head.kind === 'text' ? tagsOf(mediaType, await readBlobBytes(stores.blob, old.sha256)) : [],
       },
       audit,
     );

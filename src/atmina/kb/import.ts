@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Caller, TenantRef } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { requirePrincipal, requireTenant } from '../../kernel/directory/directory.ts';
@@ -6,6 +5,7 @@ import { isKgwError, notFound, validation } from '../../kernel/errors.ts';
 import type { Queryable } from '../../store/db.ts';
 import { kbFor } from './access.ts';
 import type { KbStores } from './files.ts';
+import { sha256Of } from './files.ts';
 import { parseKbPath, pathProblem } from './paths.ts';
 import { catalog, checkSize, classify, uploadType } from './upload-catalog.ts';
 
@@ -39,8 +39,6 @@ export async function importingPerson(q: Queryable, tenantSlug: string, email: s
   if (principal.kind !== 'person') throw notFound(`no person "${email}" in tenant "${tenant.slug}"`);
   return { tenant, principal, scopes: new Set(), tokenId: '' };
 }
-
-const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 /** Imports `files` into the KB (by id or slug) as `caller`; with `dryRun`, says what each would do and writes nothing. */
 export async function importKbFiles(

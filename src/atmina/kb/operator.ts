@@ -1,4 +1,4 @@
-import { blobKey } from '../../../connectors/blob/contract.ts';
+import { readBlobBytes } from '../../../connectors/blob/contract.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { notFound, validation } from '../../kernel/errors.ts';
 import type { Db, Queryable } from '../../store/db.ts';
@@ -107,12 +107,7 @@ export async function operatorFileBytes(
 ): Promise<{ tenant: string; kb: Kb; file: KbFile; bytes: Buffer }> {
   const target = await findOperatorKb(stores.db, input);
   const file = await findFile(stores.db, target.tenantId, target.kb.id, { path: parseKbPath(input.path) });
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of await stores.blob.get(blobKey(file.sha256))) {
-    if (!(chunk instanceof Uint8Array)) throw new Error('blob store: a chunk that is not bytes');
-    chunks.push(chunk);
-  }
-  return { tenant: target.tenant, kb: target.kb, file, bytes: Buffer.concat(chunks) };
+  return { tenant: target.tenant, kb: target.kb, file, bytes: await readBlobBytes(stores.blob, file.sha256) };
 }
 
 /** Files of one page of `operatorKbFiles`, and the bound on it. */
