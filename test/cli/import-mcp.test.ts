@@ -212,7 +212,7 @@ for (const backend of cliStoreBackends()) {
     it('refuses bad usage and an unreachable source, writing nothing', async () => {
       const dialect = await run('import', 'mcp', '--from', sourceUrl(), '--dialect', 'brainz', '--token', 'x', '--tenant', 'acme', '--as', 'alice@acme.test');
       assert.equal(dialect.code, 2);
-      assert.match(dialect.stderr, /--dialect must be atmina/);
+      assert.match(dialect.stderr, /--dialect must be one of atmina/);
       const url = await run('import', 'mcp', '--from', 'ftp://x', '--dialect', 'atmina', '--token', 'x', '--tenant', 'acme', '--as', 'alice@acme.test');
       assert.equal(url.code, 2);
       const noToken = await run('import', 'mcp', '--from', sourceUrl(), '--dialect', 'atmina', '--tenant', 'acme', '--as', 'alice@acme.test');

@@ -1,0 +1,172 @@
+import { isSha256Hex } from '../../connectors/blob/contract.ts';
+import type { Outgoing, SentReport } from './kb-import.ts';
+import { sha256Of } from './export-files.ts';
+import { IMPORT_FILE_MAX_BYTES, ItemRefused, isRecord, noneSent, sendToKb } from './kb-import.ts';
+import type { DialectOutcome, DialectReader, McpImportContext } from './import-mcp-dialect.ts';
+import type { McpSource } from './mcp-source.ts';
+import { SourceError } from './mcp-source.ts';
+import type { OpRunner } from './session.ts';
+import { visible } from './terminal.ts';
+import { UsageError } from './usage.ts';
+
+/**
+ * kgw import mcp --dialect atmina: every Knowledge Base the token sees (list_kbs), or those --kb
+ * names, each into the local KB of the same slug; each live file (list_files, every page) read
+ * with read_file, an Asset's original through its download link.
+ */
+
+/** Files read from one source KB at most (and pages of PAGE_SIZE): a source whose paging does not end stops there. */
+export const SOURCE_FILES_MAX = 100_000;
+const PAGE_SIZE = 100;
+
+interface KbReport extends SentReport {
+  source: string;
+  local: string;
+  /** Paths the local KB holds that the source does not (left alone). */
+  only_local: string[];
+  skipped: { path: string; reason: string }[];
+}
+
+interface SourceFile {
+  readonly fileId: string;
+  readonly path: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly kind: 'text' | 'asset';
+}
+
+/** A listed file as the source described it, or why it cannot be one. */
+function sourceFile(item: unknown): SourceFile | string {
+  if (!isRecord(item)) return 'the source listed something that is not a file';
+  const { file_id: fileId, path, sha256, size_bytes: size, kind } = item;
+  if (typeof fileId !== 'string' || typeof path !== 'string' || typeof sha256 !== 'string' || typeof size !== 'number')
+    return 'the source listed a file without file_id, path, sha256 and size_bytes';
+  if (!path.isWellFormed()) return 'the source listed a path that is not well-formed Unicode';
+  if (!isSha256Hex(sha256)) return 'the source gave a SHA-256 that is not 64 hexadecimal digits';
+  if (!Number.isSafeInteger(size) || size < 0) return 'the source gave a size that is not a whole number of bytes';
+  return { fileId, path, sha256, size, kind: kind === 'asset' ? 'asset' : 'text' };
+}
+
+/** Every file the source lists for a KB, bounded; `problems` gets what cannot be a file. */
+async function listSource(source: McpSource, kbId: string, problems: { path: string; reason: string }[]): Promise<SourceFile[]> {
+  const files: SourceFile[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let listed = 0; ;) {
+    const page = await source.call('list_files', { kb_id: kbId, limit: PAGE_SIZE, ...(cursor === undefined ? {} : { cursor }) });
+    const items = Array.isArray(page['files']) ? page['files'] : [];
+    for (const item of items) {
+      const file = sourceFile(item);
+      if (typeof file === 'string') problems.push({ path: isRecord(item) && typeof item['path'] === 'string' ? item['path'] : '?', reason: file });
+      else if (seen.has(file.path)) problems.push({ path: file.path, reason: 'the source listed this path twice' });
+      else {
+        seen.add(file.path);
+        files.push(file);
+      }
+    }
+    listed += Math.max(items.length, 1);
+    const next = page['next_cursor'];
+    if (typeof next !== 'string' || next === '') return files;
+    if (listed >= SOURCE_FILES_MAX || next === cursor) throw new ItemRefused(`the source's paging did not end within ${SOURCE_FILES_MAX} files`);
+    cursor = next;
+  }
+}
+
+/** The local KB's files, path → SHA-256 (kb.files, every page). */
+async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  let after: string | undefined;
+  do {
+    const page = await run('kb.files', { tenant, kb, limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const file of page.files) files.set(file.path, file.sha256);
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+  return files;
+}
+
+/** The bytes of a source file, read as its dialect allows and checked against what the source said. */
+async function readSourceFile(source: McpSource, kbId: string, file: SourceFile): Promise<Buffer> {
+  const read = await source.call('read_file', { kb_id: kbId, file_id: file.fileId, include_image: false });
+  const claimed = read['sha256'];
+  if (!isSha256Hex(claimed)) throw new ItemRefused('the source read it without a SHA-256');
+  let bytes: Buffer;
+  if (read['kind'] === 'asset') {
+    const link = read['download_url'];
+    if (typeof link !== 'string') throw new ItemRefused('the source offers no download of this Asset’s original bytes through MCP');
+    bytes = await source.download(link, Math.min(IMPORT_FILE_MAX_BYTES, Math.max(file.size, 0)));
+  } else {
+    const content = read['content'];
+    if (typeof content !== 'string') throw new ItemRefused('the source read it without content');
+    bytes = Buffer.from(content, 'utf8');
+  }
+  if (sha256Of(bytes) !== claimed) throw new ItemRefused('the bytes the source sent do not match the SHA-256 it gave');
+  return bytes;
+}
+
+async function importKb(context: McpImportContext, kb: { id: string; slug: string; local: string }): Promise<KbReport> {
+  const { run, source, progress, tenant } = context;
+  const report: KbReport = { source: kb.slug, local: kb.local, ...noneSent(), only_local: [], skipped: [] };
+  const local = await localFiles(run, tenant, kb.local);
+  const listed = await listSource(source, kb.id, report.failed);
+  const items: Outgoing[] = [];
+  for (const file of listed) {
+    if (local.get(file.path.normalize('NFC')) === file.sha256) {
+      report.files += 1;
+      report.unchanged += 1;
+    } else if (file.size > IMPORT_FILE_MAX_BYTES) report.skipped.push({ path: file.path, reason: `larger than ${IMPORT_FILE_MAX_BYTES / (1024 * 1024)} MiB` });
+    else items.push({ source: file.path, path: file.path, size: file.size, bytes: () => readSourceFile(source, kb.id, file) });
+  }
+  const atSource = new Set(listed.map((file) => file.path.normalize('NFC')));
+  report.only_local = [...local.keys()].filter((path) => !atSource.has(path));
+  await sendToKb(run, { tenant, kb: kb.local, as: context.as, dryRun: context.dryRun }, items, report, (line) => progress(`${kb.slug}: ${line}`));
+  return report;
+}
+
+/** `--kb SOURCE[=LOCAL]` options as source slug → local slug; empty: every KB. */
+export function kbChoices(values: readonly string[]): Map<string, string> {
+  const chosen = new Map<string, string>();
+  for (const value of values) {
+    const [from = '', to = from] = value.split('=', 2);
+    if (from === '' || to === '') throw new UsageError(`--kb takes SOURCE or SOURCE=LOCAL (Knowledge Base slugs), not "${value}"`);
+    chosen.set(from, to);
+  }
+  return chosen;
+}
+
+/** The Atmina reader, for the KBs `--kb` chose (source slug → local slug; empty: every KB the token sees). */
+export function atminaReader(chosen: ReadonlyMap<string, string>): DialectReader {
+  return {
+    kinds: ['kbs'],
+    async read(context): Promise<DialectOutcome> {
+      const kbs: KbReport[] = [];
+      const failed: { kb: string; reason: string }[] = [];
+      const listed = await context.source.call('list_kbs', {});
+      const visibleKbs = (Array.isArray(listed['kbs']) ? listed['kbs'] : []).flatMap((kb) =>
+        isRecord(kb) && typeof kb['kb_id'] === 'string' && typeof kb['slug'] === 'string' ? [{ id: kb['kb_id'], slug: kb['slug'] }] : [],
+      );
+      for (const wanted of chosen.keys())
+        if (!visibleKbs.some((kb) => kb.slug === wanted)) failed.push({ kb: wanted, reason: 'the source shows no Knowledge Base of that slug to this token' });
+      for (const kb of visibleKbs) {
+        if (chosen.size > 0 && !chosen.has(kb.slug)) continue;
+        try {
+          kbs.push(await importKb(context, { ...kb, local: chosen.get(kb.slug) ?? kb.slug }));
+        } catch (error) {
+          if (!(error instanceof ItemRefused) && !(error instanceof SourceError) && !(error instanceof Error && 'code' in error)) throw error;
+          failed.push({ kb: kb.slug, reason: error.message });
+        }
+      }
+      const would = context.dryRun ? 'would be ' : '';
+      const lines: string[] = [];
+      for (const kb of kbs) {
+        lines.push(
+          `${kb.source} -> ${kb.local}: ${kb.files} files, ${kb.created} ${would}created, ${kb.updated} ${would}updated, ${kb.unchanged} unchanged, ` +
+            `${kb.skipped.length} left out, ${kb.failed.length} refused, ${kb.only_local.length} only here`,
+        );
+        for (const item of kb.skipped) lines.push(`  left out ${visible(item.path, { inline: true })}: ${item.reason}`);
+        for (const item of kb.failed) lines.push(`  refused ${visible(item.path, { inline: true })}: ${item.reason}`);
+      }
+      for (const item of failed) lines.push(`refused ${visible(item.kb, { inline: true })}: ${item.reason}`);
+      return { report: { kbs, failed }, lines, refused: failed.length > 0 || kbs.some((kb) => kb.failed.length > 0) };
+    },
+  };
+}
