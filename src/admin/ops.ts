@@ -17,12 +17,13 @@ import {
   reviewItemJson,
   setActivityEnabled,
   showReview,
+  IMPORT_VERSIONS_MAX,
+  importContextResource,
 } from '../alignbase/index.ts';
 import type { Kb, OperatorKbListing } from '../atmina/index.ts';
 import {
   IMPORT_BATCH_FILES_MAX,
   importKbFiles,
-  importingPerson,
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,
   operatorFileBytes,
@@ -48,7 +49,8 @@ import { AuditTrail } from '../kernel/audit/trail.ts';
 import { checkReadiness } from '../kernel/health/readiness.ts';
 import { applyOrgFile } from '../org-sections.ts';
 import { projectionStatus } from '../kernel/outbox/outbox.ts';
-import { findTenant, requireTenant } from '../kernel/directory/directory.ts';
+import { findTenant, importingPerson, requireTenant } from '../kernel/directory/directory.ts';
+import { CARRIED_IDS_MAX, carriedVersions } from '../kernel/imports/provenance.ts';
 import { iso, isoOrNull } from '../kernel/instants.ts';
 import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
 import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
@@ -418,6 +420,67 @@ const definitions = {
       return { sha256, size_bytes: bytes.length, data_base64: bytes.toString('base64') };
     },
   }),
+  // What earlier imports carried of a source's items (kgw import mcp reads only what is newer).
+  'imports.carried': defineOp({
+    args: z.object({ tenant: z.string(), source: z.string(), kind: z.string(), source_ids: z.array(z.string()).max(CARRIED_IDS_MAX) }).strict(),
+    run: async (services, args) => {
+      const tenant = await requireTenant(services.db, args.tenant);
+      return Object.fromEntries(await carriedVersions(services.db, tenant.id, args.kind, args.source, args.source_ids));
+    },
+  }),
+  // One Alignbase resource with its versions from another endpoint, as a person of the tenant (kgw import mcp).
+  'context.import': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        as: z.string(),
+        dry_run: z.boolean().default(false),
+        source: z.string(),
+        type: z.enum(['knowledge', 'skill', 'memory', 'artifact']),
+        source_id: z.string(),
+        name: z.string(),
+        published_version: z.number().int().min(1).optional(),
+        review_by: z.string().optional(),
+        expires_at: z.string().optional(),
+        versions: z
+          .array(
+            z
+              .object({
+                version: z.number().int().min(1),
+                content: z.string(),
+                authority: z.enum(['informational', 'must_follow']).optional(),
+                source_task: z.string().optional(),
+                attachments: z.array(z.object({ path: z.string(), data_base64: z.string() }).strict()).optional(),
+                author: z.string().optional(),
+                at: z.string().optional(),
+              })
+              .strict(),
+          )
+          .max(IMPORT_VERSIONS_MAX),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const caller = await importingPerson(services.db, args.tenant, args.as, ['context.read', 'context.write']);
+      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const result = await importContextResource(
+        services,
+        caller,
+        {
+          source: args.source,
+          type: args.type,
+          sourceId: args.source_id,
+          name: args.name,
+          versions: args.versions.map((v) => ({ ...v, sourceTask: v.source_task })),
+          publishedVersion: args.published_version,
+          reviewBy: args.review_by,
+          expiresAt: args.expires_at,
+          dryRun: args.dry_run,
+        },
+        audit,
+      );
+      return { resource_id: result.resourceId ?? null, outcome: result.outcome, saved: result.saved, published: result.published };
+    },
+  }),
   // A batch of files into a KB as a person of the tenant (kgw import folder).
   'kb.import': defineOp({
     args: z
@@ -426,13 +489,42 @@ const definitions = {
         kb: z.string(),
         as: z.string(),
         dry_run: z.boolean().default(false),
-        files: z.array(z.object({ path: z.string(), data_base64: z.base64({ error: 'must be base64' }) }).strict()).max(IMPORT_BATCH_FILES_MAX),
+        files: z
+          .array(
+            z
+              .object({
+                path: z.string(),
+                data_base64: z.base64({ error: 'must be base64' }),
+                provenance: z
+                  .object({
+                    source: z.string(),
+                    source_id: z.string(),
+                    source_version: z.number().int(),
+                    author: z.string().optional(),
+                    at: z.string().optional(),
+                  })
+                  .strict()
+                  .optional(),
+              })
+              .strict(),
+          )
+          .max(IMPORT_BATCH_FILES_MAX),
       })
       .strict(),
     run: async (services, args) => {
       const caller = await importingPerson(services.db, args.tenant, args.as);
       const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
-      const files = args.files.map((file) => ({ path: file.path, bytes: Buffer.from(file.data_base64, 'base64') }));
+      const files = args.files.map((file) => ({
+        path: file.path,
+        bytes: Buffer.from(file.data_base64, 'base64'),
+        provenance: file.provenance && {
+          source: file.provenance.source,
+          sourceId: file.provenance.source_id,
+          sourceVersion: file.provenance.source_version,
+          author: file.provenance.author,
+          at: file.provenance.at,
+        },
+      }));
       const result = await importKbFiles(services, caller, { kb: args.kb, files, dryRun: args.dry_run }, audit);
       return { tenant: caller.tenant.slug, kb_id: result.kbId, kb_slug: result.slug, files: result.files };
     },

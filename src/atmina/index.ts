@@ -131,7 +131,7 @@ export { registerUploadRoutes } from './http/upload-routes.ts';
 export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
 export type { ImportedFile } from './kb/import.ts';
-export { IMPORT_BATCH_FILES_MAX, importKbFiles, importingPerson } from './kb/import.ts';
+export { IMPORT_BATCH_FILES_MAX, importKbFiles } from './kb/import.ts';
 export { parseKbPath } from './kb/paths.ts';
 export { KB_TEXT_MAX_BYTES } from './kb/files.ts';
 export type { VaultFile } from './kb/text/vault-links.ts';

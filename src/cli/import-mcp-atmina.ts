@@ -1,5 +1,5 @@
 import { isSha256Hex } from '../../connectors/blob/contract.ts';
-import type { Outgoing, SentReport } from './kb-import.ts';
+import type { Outgoing, SentProvenance, SentReport } from './kb-import.ts';
 import { sha256Of } from './export-files.ts';
 import { IMPORT_FILE_MAX_BYTES, ItemRefused, isRecord, noneSent, sendToKb } from './kb-import.ts';
 import type { DialectOutcome, DialectReader, McpImportContext } from './import-mcp-dialect.ts';
@@ -7,7 +7,6 @@ import type { McpSource } from './mcp-source.ts';
 import { SourceError } from './mcp-source.ts';
 import type { OpRunner } from './session.ts';
 import { visible } from './terminal.ts';
-import { UsageError } from './usage.ts';
 
 /**
  * kgw import mcp --dialect atmina: every Knowledge Base the token sees (list_kbs), or those --kb
@@ -33,6 +32,8 @@ interface SourceFile {
   readonly sha256: string;
   readonly size: number;
   readonly kind: 'text' | 'asset';
+  /** Its head version there (1 when the source does not say). */
+  readonly version: number;
 }
 
 /** A listed file as the source described it, or why it cannot be one. */
@@ -44,7 +45,8 @@ function sourceFile(item: unknown): SourceFile | string {
   if (!path.isWellFormed()) return 'the source listed a path that is not well-formed Unicode';
   if (!isSha256Hex(sha256)) return 'the source gave a SHA-256 that is not 64 hexadecimal digits';
   if (!Number.isSafeInteger(size) || size < 0) return 'the source gave a size that is not a whole number of bytes';
-  return { fileId, path, sha256, size, kind: kind === 'asset' ? 'asset' : 'text' };
+  const version = Number.isSafeInteger(item['version']) && (item['version'] as number) >= 1 ? (item['version'] as number) : 1;
+  return { fileId, path, sha256, size, kind: kind === 'asset' ? 'asset' : 'text', version };
 }
 
 /** Every file the source lists for a KB, bounded; `problems` gets what cannot be a file. */
@@ -103,6 +105,29 @@ async function readSourceFile(source: McpSource, kbId: string, file: SourceFile)
   return bytes;
 }
 
+/**
+ * Where a file comes from: the source, its file_id and head version there, and that version's
+ * author and time from file_history. Only the head's bytes can be read (read_file reads no
+ * other version), so the versions before it are not carried: the history here starts at it.
+ */
+async function headProvenance(source: McpSource, kbId: string, file: SourceFile): Promise<SentProvenance> {
+  const base = { source: source.url.href, source_id: file.fileId, source_version: file.version };
+  let history: Record<string, unknown>;
+  try {
+    history = await source.call('file_history', { kb_id: kbId, file_id: file.fileId, limit: 1 });
+  } catch (error) {
+    // A source that refuses the history still gives the file: its provenance is then what list_files said.
+    if (error instanceof ItemRefused) return base;
+    throw error;
+  }
+  const versions: unknown = history['versions'];
+  const head: unknown = Array.isArray(versions) ? (versions as unknown[])[0] : undefined;
+  if (!isRecord(head) || head['version'] !== file.version) return base;
+  const author = isRecord(head['author']) && typeof head['author']['name'] === 'string' ? head['author']['name'] : undefined;
+  const at = typeof head['created_at'] === 'string' ? head['created_at'] : undefined;
+  return { ...base, ...(author === undefined ? {} : { author }), ...(at === undefined ? {} : { at }) };
+}
+
 async function importKb(context: McpImportContext, kb: { id: string; slug: string; local: string }): Promise<KbReport> {
   const { run, source, progress, tenant } = context;
   const report: KbReport = { source: kb.slug, local: kb.local, ...noneSent(), only_local: [], skipped: [] };
@@ -114,23 +139,19 @@ async function importKb(context: McpImportContext, kb: { id: string; slug: strin
       report.files += 1;
       report.unchanged += 1;
     } else if (file.size > IMPORT_FILE_MAX_BYTES) report.skipped.push({ path: file.path, reason: `larger than ${IMPORT_FILE_MAX_BYTES / (1024 * 1024)} MiB` });
-    else items.push({ source: file.path, path: file.path, size: file.size, bytes: () => readSourceFile(source, kb.id, file) });
+    else
+      items.push({
+        source: file.path,
+        path: file.path,
+        size: file.size,
+        bytes: () => readSourceFile(source, kb.id, file),
+        provenance: () => headProvenance(source, kb.id, file),
+      });
   }
   const atSource = new Set(listed.map((file) => file.path.normalize('NFC')));
   report.only_local = [...local.keys()].filter((path) => !atSource.has(path));
   await sendToKb(run, { tenant, kb: kb.local, as: context.as, dryRun: context.dryRun }, items, report, (line) => progress(`${kb.slug}: ${line}`));
   return report;
-}
-
-/** `--kb SOURCE[=LOCAL]` options as source slug → local slug; empty: every KB. */
-export function kbChoices(values: readonly string[]): Map<string, string> {
-  const chosen = new Map<string, string>();
-  for (const value of values) {
-    const [from = '', to = from] = value.split('=', 2);
-    if (from === '' || to === '') throw new UsageError(`--kb takes SOURCE or SOURCE=LOCAL (Knowledge Base slugs), not "${value}"`);
-    chosen.set(from, to);
-  }
-  return chosen;
 }
 
 /** The Atmina reader, for the KBs `--kb` chose (source slug → local slug; empty: every KB the token sees). */

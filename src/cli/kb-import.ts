@@ -1,3 +1,4 @@
+import { UsageError } from './usage.ts';
 import type { OpResult } from '../admin/ops.ts';
 import { parseKbPath } from '../atmina/index.ts';
 import { mapInParallel } from '../kernel/concurrency.ts';
@@ -37,6 +38,17 @@ export interface Outgoing {
   readonly size: number;
   /** Its bytes, read when its batch is sent; ItemRefused when they cannot be had (the reason is reported). */
   bytes(): Promise<Buffer>;
+  /** Where it came from, for an import from another endpoint (kept on the version it saves). */
+  provenance?(): Promise<SentProvenance>;
+}
+
+/** Provenance as the `kb.import` operation takes it. */
+export interface SentProvenance {
+  readonly source: string;
+  readonly source_id: string;
+  readonly source_version: number;
+  readonly author?: string;
+  readonly at?: string;
 }
 
 /** Items whose bytes are read at once while a batch is filled. */
@@ -95,7 +107,8 @@ export async function sendToKb(
         // A path no KB file can have is refused here, alone, in the KB's words: the operation
         // refuses a batch whose arguments hold text the store cannot (NUL, lone surrogates) whole.
         parseKbPath(item.path);
-        return { item, data: await item.bytes() };
+        const [data, provenance] = await Promise.all([item.bytes(), item.provenance?.()]);
+        return { item, data, provenance };
       } catch (error) {
         if (!(error instanceof ItemRefused) && !isKgwError(error)) throw error;
         report.failed.push({ path: item.source, reason: error.message });
@@ -103,7 +116,7 @@ export async function sendToKb(
       }
     });
     const ready = read.filter((entry) => entry !== undefined);
-    const files = ready.map(({ item, data }) => ({ path: item.path, data_base64: data.toString('base64') }));
+    const files = ready.map(({ item, data, provenance }) => ({ path: item.path, data_base64: data.toString('base64'), ...(provenance && { provenance }) }));
     const result =
       files.length === 0 ? { files: [] } : await run('kb.import', { tenant: target.tenant, kb: target.kb, as: target.as, dry_run: target.dryRun, files });
     result.files.forEach((done: Imported, i) => {
@@ -126,4 +139,18 @@ export async function sendToKb(
     batchBytes += item.size;
   }
   await send();
+}
+
+/**
+ * `--kb FROM[=TO]` options as slug here → slug there (source → local for an import, local →
+ * target for an export, as `form` names them); empty: every KB.
+ */
+export function kbChoices(values: readonly string[], form = 'SOURCE or SOURCE=LOCAL'): Map<string, string> {
+  const chosen = new Map<string, string>();
+  for (const value of values) {
+    const [from = '', to = from] = value.split('=', 2);
+    if (from === '' || to === '') throw new UsageError(`--kb takes ${form} (Knowledge Base slugs), not "${value}"`);
+    chosen.set(from, to);
+  }
+  return chosen;
 }

@@ -1,3 +1,4 @@
+import type { ImportedFromWire, Provenance as ImportProvenance } from '../../kernel/imports/provenance.ts';
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
@@ -109,6 +110,7 @@ export interface ArtifactVersion {
   readonly updatedAt: Date;
   readonly versionCreatedAt: Date;
   readonly canEdit: boolean;
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 /** `version`: latest or a number, as the caller gave it (Artifacts have no published selector). */
@@ -132,6 +134,7 @@ export async function readArtifact(db: Db, caller: Caller, input: { artifactId: 
     updatedAt: head.updatedAt,
     versionCreatedAt: version.createdAt,
     canEdit: canWriteArtifact(role, caller.scopes),
+    importedFrom: version.importedFrom,
   };
 }
 
@@ -146,6 +149,8 @@ export interface WriteArtifactInput {
   readonly attachments?: readonly AttachmentInput[] | undefined;
   /** Omitted: kept; '': cleared. */
   readonly sourceTask?: string | undefined;
+  /** Set by an import only (kgw import mcp): where this version came from. */
+  readonly provenance?: ImportProvenance | undefined;
 }
 
 export interface WriteArtifactResult {
@@ -200,6 +205,7 @@ export async function writeArtifact(
           sourceTask: input.sourceTask === '' ? undefined : input.sourceTask,
           digest: packageDigest(input.markdown, attachments),
           createdBy: caller.principal.id,
+          provenance: input.provenance,
         },
       );
       await audit.recordIn(
@@ -235,6 +241,7 @@ export async function writeArtifact(
       sourceTask,
       digest: packageDigest(input.markdown, attachments),
       createdBy: caller.principal.id,
+      provenance: input.provenance,
     });
     await audit.recordIn(
       tx,

@@ -1,3 +1,4 @@
+import type { Provenance } from '../../kernel/imports/provenance.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import { canCreate, canEdit, canPublish } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
@@ -85,6 +86,8 @@ export interface WriteKnowledgeInput {
   /** YYYY-MM-DD, only used when creating. */
   readonly reviewBy?: string | undefined;
   readonly expiresAt?: string | undefined;
+  /** Set by an import only (kgw import mcp): where this version came from. */
+  readonly provenance?: Provenance | undefined;
 }
 
 export interface WriteKnowledgeResult {
@@ -131,6 +134,7 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
         createdBy: caller.principal.id,
         ...dates,
         publish: input.publish === true,
+        provenance: input.provenance,
       });
       await audit.recordIn(
         tx,
@@ -162,7 +166,13 @@ export async function writeKnowledge(db: Db, caller: Caller, input: WriteKnowled
     const changed = latest.content !== input.content || (latest.authority ?? 'informational') !== authority;
     // write_knowledge replaces the content; the Knowledge's files (from an accepted proposal) stay with it.
     const saved = changed
-      ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, authority, attachments: latest.attachments, createdBy: caller.principal.id })
+      ? await saveVersion(tx, caller.tenant.id, head, {
+          content: input.content,
+          authority,
+          attachments: latest.attachments,
+          createdBy: caller.principal.id,
+          provenance: input.provenance,
+        })
       : latest;
     const published = input.publish === true ? await publishVersion(tx, caller.tenant.id, head, saved.version) : false;
     if (changed || published) {
@@ -190,12 +200,13 @@ export async function createKnowledge(
     expiresAt?: string | undefined;
     publish: boolean;
     attachments?: NewVersion['attachments'];
+    provenance?: Provenance | undefined;
   },
 ): Promise<WriteKnowledgeResult> {
   const { head, saved } = await createWithFirstVersion(
     tx,
     { tenantId, type: 'knowledge', name: input.title, createdBy: input.createdBy, reviewBy: input.reviewBy, expiresAt: input.expiresAt },
-    { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments },
+    { content: input.content, authority: input.authority, createdBy: input.createdBy, attachments: input.attachments, provenance: input.provenance },
   );
   const published = input.publish ? await publishVersion(tx, tenantId, head, saved.version) : false;
   return { id: head.id, title: head.name, versionId: saved.id, version: saved.version, updated: true, published, created: true };

@@ -1,3 +1,5 @@
+import type { Provenance } from '../../kernel/imports/provenance.ts';
+import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AssignmentState } from '../access/context-decisions.ts';
 import { assignmentState, canWriteMemory } from '../access/context-decisions.ts';
@@ -39,6 +41,7 @@ export interface MemoryItem {
 /** A Memory's latest version with its content. */
 export interface MemoryVersion extends MemoryItem {
   readonly content: string;
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 /** What create_memory and write_memory saved (or kept, when the content was the same). */
@@ -75,6 +78,7 @@ export async function readMemory(db: Db, caller: Caller, input: { memoryId: stri
     content: version.content,
     versionId: version.id,
     version: version.version,
+    importedFrom: version.importedFrom,
     canWrite: canWriteMemory(role),
     assignmentState: assignmentState(await isRoutedTo(db, caller.tenant.id, caller.principal.id, id)),
   };
@@ -88,7 +92,7 @@ export async function readMemory(db: Db, caller: Caller, input: { memoryId: stri
 export async function createMemory(
   db: Db,
   caller: Caller,
-  input: { name: string; content: string },
+  input: { name: string; content: string; provenance?: Provenance | undefined },
   audit: AuditTrail,
 ): Promise<MemoryWrite & { created: true }> {
   const name = input.name.trim();
@@ -100,7 +104,7 @@ export async function createMemory(
     const { head, saved } = await createWithFirstVersion(
       tx,
       { tenantId: caller.tenant.id, type: 'memory', name, createdBy: caller.principal.id },
-      { content: input.content, createdBy: caller.principal.id },
+      { content: input.content, createdBy: caller.principal.id, provenance: input.provenance },
     );
     await audit.recordIn(tx, 'memory.create', [{ type: 'memory', id: head.id, before_version: null, after_version: 1, version_id: saved.id, changed: true }]);
     return { id: head.id, name, versionId: saved.id, version: saved.version, created: true };
@@ -114,7 +118,7 @@ export async function createMemory(
 export async function writeMemory(
   db: Db,
   caller: Caller,
-  input: { memoryId: string; expectedVersion: number; content: string },
+  input: { memoryId: string; expectedVersion: number; content: string; provenance?: Provenance | undefined },
   audit: AuditTrail,
 ): Promise<MemoryWrite & { updated: boolean }> {
   const id = parseId('memory', input.memoryId);
@@ -126,7 +130,9 @@ export async function writeMemory(
     if (input.expectedVersion !== head.latestVersion) throw refuse.versionConflict('memory', head.latestVersion);
     const latest = await latestVersionOf(tx, caller.tenant.id, head);
     const changed = latest.content !== input.content;
-    const saved = changed ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id }) : latest;
+    const saved = changed
+      ? await saveVersion(tx, caller.tenant.id, head, { content: input.content, createdBy: caller.principal.id, provenance: input.provenance })
+      : latest;
     await audit.recordIn(tx, 'memory.write', [
       { type: 'memory', id, before_version: head.latestVersion, after_version: saved.version, version_id: saved.id, changed },
     ]);

@@ -1,3 +1,4 @@
+import type { Provenance } from '../../kernel/imports/provenance.ts';
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import { canEdit } from '../access/context-decisions.ts';
@@ -106,6 +107,8 @@ export interface CreateSkillInput {
   /** YYYY-MM-DD. */
   readonly reviewBy?: string | undefined;
   readonly expiresAt?: string | undefined;
+  /** Set by an import only (kgw import mcp): where this version came from. */
+  readonly provenance?: Provenance | undefined;
 }
 
 export interface CreatedSkill {
@@ -126,7 +129,14 @@ export async function createSkill(services: Services, caller: Caller, input: Cre
   return services.db.tx(async (tx) => {
     // Checked again in the transaction: a grant may have gone while the bytes were stored.
     await ensureCanCreate(tx, caller, 'skill');
-    const created = await insertSkill(tx, caller.tenant.id, { pkg, manifest, createdBy: caller.principal.id, ...dates, publish: false });
+    const created = await insertSkill(tx, caller.tenant.id, {
+      pkg,
+      manifest,
+      createdBy: caller.principal.id,
+      ...dates,
+      publish: false,
+      provenance: input.provenance,
+    });
     await audit.recordIn(
       tx,
       'skill.create',
@@ -153,6 +163,7 @@ export async function insertSkill(
     reviewBy?: string | undefined;
     expiresAt?: string | undefined;
     publish: boolean;
+    provenance?: Provenance | undefined;
   },
 ): Promise<CreatedSkill> {
   let created: Awaited<ReturnType<typeof createWithFirstVersion>>;
@@ -160,7 +171,14 @@ export async function insertSkill(
     created = await createWithFirstVersion(
       tx,
       { tenantId, type: 'skill', name: input.pkg.name, createdBy: input.createdBy, reviewBy: input.reviewBy, expiresAt: input.expiresAt },
-      { content: input.pkg.skillMd, name: input.pkg.name, description: input.pkg.description, attachments: input.manifest, createdBy: input.createdBy },
+      {
+        content: input.pkg.skillMd,
+        name: input.pkg.name,
+        description: input.pkg.description,
+        attachments: input.manifest,
+        createdBy: input.createdBy,
+        provenance: input.provenance,
+      },
     );
   } catch (error) {
     if (isKgwError(error, 'conflict')) throw nameTaken(input.pkg.name);
@@ -188,6 +206,8 @@ export interface WriteSkillInput {
   readonly attachments?: readonly AttachmentInput[] | undefined;
   readonly reviewBy?: string | undefined;
   readonly expiresAt?: string | undefined;
+  /** Set by an import only (kgw import mcp): where this version came from. */
+  readonly provenance?: Provenance | undefined;
 }
 
 export interface WriteSkillResult {
@@ -235,6 +255,7 @@ export async function writeSkill(services: Services, caller: Caller, input: Writ
         description: pkg.description,
         attachments: files,
         createdBy: caller.principal.id,
+        provenance: input.provenance,
       });
     }
     if (changed || datesChanged) {

@@ -1,3 +1,4 @@
+import { importedFromField, importedFromWire } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 import { listArtifacts, readArtifact, writeArtifact } from '../context/artifacts.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
@@ -28,6 +29,7 @@ function artifactWire(a: ArtifactVersion) {
     updated_at: iso(a.updatedAt),
     version_created_at: iso(a.versionCreatedAt),
     can_edit: a.canEdit,
+    ...importedFromWire(a.importedFrom),
   };
 }
 
@@ -95,6 +97,7 @@ export const readArtifactTool = defineTool({
     updated_at: z.string(),
     version_created_at: z.string(),
     can_edit: z.boolean(),
+    ...importedFromField,
   }),
   annotations: READ,
   scopes: ['context.read'],

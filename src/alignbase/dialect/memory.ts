@@ -1,3 +1,4 @@
+import { importedFromField, importedFromWire } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 import { createMemory, listMemories, readMemory, writeMemory } from '../context/memory.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
@@ -58,6 +59,7 @@ export const readMemoryTool = defineTool({
     can_write: z.boolean(),
     assignment_state: assignmentState,
     memory_id: z.string(),
+    ...importedFromField,
   }),
   annotations: READ,
   scopes: ['context.read'],
@@ -71,6 +73,7 @@ export const readMemoryTool = defineTool({
       can_write: m.canWrite,
       assignment_state: m.assignmentState,
       memory_id: m.id,
+      ...importedFromWire(m.importedFrom),
     });
   },
 });

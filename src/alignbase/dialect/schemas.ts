@@ -1,3 +1,4 @@
+import { importedFromField } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 
 /**
@@ -58,6 +59,7 @@ export const readFields = {
   version_created_at: z.string(),
   ...freshnessFields,
   ...capabilityFields,
+  ...importedFromField,
 };
 
 export const draftFields = {

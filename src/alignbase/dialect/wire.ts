@@ -1,3 +1,4 @@
+import { importedFromWire } from '../../mcp/imported-from.ts';
 import type { Capabilities } from '../access/context-decisions.ts';
 import type { ListedVersions, VersionRead } from '../versions/views.ts';
 import type { AttachmentEntry } from '../versions/queries.ts';
@@ -55,6 +56,7 @@ export function readWire(read: VersionRead) {
     status: read.freshness,
     publication_status: read.publication,
     ...capabilityWire(read.capabilities),
+    ...importedFromWire(read.importedFrom),
   };
 }
 

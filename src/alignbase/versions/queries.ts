@@ -1,3 +1,5 @@
+import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
+import { importedFrom } from '../../kernel/imports/provenance.ts';
 import type { ContextType } from '../access/context-roles.ts';
 
 /**
@@ -47,6 +49,8 @@ export interface SavedVersion {
   readonly digest: string | undefined;
   readonly createdBy: string | undefined;
   readonly createdAt: Date;
+  /** Where an import brought it from (kgw import mcp), or undefined. */
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 /** A manifest entry as the attachments columns (jsonb) store it. */
@@ -85,12 +89,13 @@ export interface VersionRow {
   digest: string | null;
   created_by: string | null;
   created_at: Date;
+  provenance: unknown;
 }
 
 export const HEAD_COLUMNS =
   'r.id, r.type, r.name, r.status, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at, r.created_by, r.created_at, r.updated_at';
 export const VERSION_COLUMNS =
-  'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at';
+  'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at, v.provenance';
 
 export function toHead(row: HeadRow): ResourceHead {
   return {
@@ -122,6 +127,7 @@ export function toVersion(row: VersionRow): SavedVersion {
     digest: row.digest ?? undefined,
     createdBy: row.created_by ?? undefined,
     createdAt: new Date(row.created_at),
+    importedFrom: importedFrom(row.provenance),
   };
 }
 

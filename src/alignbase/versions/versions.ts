@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import type { Provenance } from '../../kernel/imports/provenance.ts';
+import { provenanceJson, recordImported } from '../../kernel/imports/provenance.ts';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Transaction } from '../../store/db.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { createContextResource } from '../access/resources.ts';
@@ -84,6 +86,10 @@ export async function getVersions(
   return found;
 }
 
+/** What imported_items keeps as a version's content hash: its text and its files' manifest. */
+export const importedContentHash = (content: string, attachments: readonly AttachmentEntry[]): string =>
+  createHash('sha256').update(content, 'utf8').update('\0').update(manifestJson(attachments)).digest('hex');
+
 export const versionKey = (resourceId: string, version: number): string => `${resourceId}:${version}`;
 
 export interface NewVersion {
@@ -95,6 +101,8 @@ export interface NewVersion {
   readonly sourceTask?: string | undefined;
   readonly digest?: string | undefined;
   readonly createdBy: string | undefined;
+  /** Where an import brought it from (kgw import mcp): saved on the version and recorded in imported_items. */
+  readonly provenance?: Provenance | undefined;
 }
 
 /**
@@ -109,9 +117,9 @@ export async function saveVersion(
 ): Promise<SavedVersion> {
   const version = head.latestVersion + 1;
   const [row] = await tx.query<VersionRow>(
-    `INSERT INTO context_versions (tenant_id, resource_id, version, id, content, authority, name, description, attachments, created_by, source_task, digest)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
-     RETURNING resource_id, id, version, content, authority, name, description, attachments, source_task, digest, created_by, created_at`,
+    `INSERT INTO context_versions (tenant_id, resource_id, version, id, content, authority, name, description, attachments, created_by, source_task, digest, provenance)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13::jsonb)
+     RETURNING resource_id, id, version, content, authority, name, description, attachments, source_task, digest, created_by, created_at, provenance`,
     [
       tenantId,
       head.id,
@@ -125,6 +133,7 @@ export async function saveVersion(
       input.createdBy ?? null,
       input.sourceTask ?? null,
       input.digest ?? null,
+      input.provenance === undefined ? null : provenanceJson(input.provenance),
     ],
   );
   const [updated] = await tx.query<{ type: ContextType }>(
@@ -132,6 +141,8 @@ export async function saveVersion(
     [tenantId, head.id, version],
   );
   if (!row) throw new Error('INSERT … RETURNING returned no row');
+  if (input.provenance !== undefined && updated !== undefined)
+    await recordImported(tx, tenantId, updated.type, head.id, input.provenance, importedContentHash(input.content, input.attachments ?? []));
   // Search shows the new latest version once the outbox applies this row (same transaction).
   if (updated !== undefined) await enqueue(tx, contextSearchEntries(tenantId, updated.type, head.id));
   return toVersion(row);

@@ -1,3 +1,4 @@
+import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { Capabilities } from '../access/context-decisions.ts';
 import { capabilities } from '../access/context-decisions.ts';
@@ -74,6 +75,7 @@ export interface VersionRead {
   readonly freshness: Freshness;
   readonly publication: PublicationStatus;
   readonly capabilities: Capabilities;
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 export function versionRead(access: Access, version: SavedVersion, caller: Caller): VersionRead {
@@ -93,5 +95,6 @@ export function versionRead(access: Access, version: SavedVersion, caller: Calle
     freshness: freshness(head),
     publication: publicationStatus(head),
     capabilities: capabilities(access.role, caller.scopes),
+    importedFrom: version.importedFrom,
   };
 }

@@ -1,3 +1,4 @@
+import { importedFromField, importedFromWire } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 import { iso, isoOrNull } from '../../kernel/instants.ts';
 import { BATCH_CONCURRENCY_MAX, BATCH_ITEMS_MAX, writeFiles } from '../kb/batch.ts';
@@ -300,6 +301,7 @@ export const fileHistoryTool = defineTool({
         restored_from: z.number().int().nullable(),
         author,
         created_at: z.string(),
+        ...importedFromField,
       }),
     ),
     next_cursor: z.string().nullable(),
@@ -325,6 +327,7 @@ export const fileHistoryTool = defineTool({
         restored_from: v.restoredFrom ?? null,
         author: v.author === undefined ? null : { id: v.author.id, kind: v.author.kind, name: v.author.name },
         created_at: iso(v.createdAt),
+        ...importedFromWire(v.importedFrom),
       })),
       next_cursor: page.nextCursor ?? null,
     });

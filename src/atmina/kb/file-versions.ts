@@ -1,3 +1,5 @@
+import type { Provenance } from '../../kernel/imports/provenance.ts';
+import { provenanceJson, recordImported } from '../../kernel/imports/provenance.ts';
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
@@ -41,6 +43,8 @@ export interface NextVersion {
   readonly tags?: readonly string[] | undefined;
   /** What is known of an image or PDF Asset at this version: saved beside it (kb_file_assets). */
   readonly asset?: AssetRecord | undefined;
+  /** Where an import brought it from (kgw import mcp): saved on the version and recorded in imported_items. */
+  readonly provenance?: Provenance | undefined;
 }
 
 /**
@@ -106,8 +110,8 @@ export async function storeVersion(
   if (row === undefined) throw new Error(`kb file ${head?.id ?? next.path} vanished under its lock`);
   const saved = toFile(row);
   await tx.query(
-    `INSERT INTO kb_file_versions (tenant_id, file_id, version, id, path, sha256, size_bytes, media_type, operation, restored_from, author_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO kb_file_versions (tenant_id, file_id, version, id, path, sha256, size_bytes, media_type, operation, restored_from, author_id, provenance)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)`,
     [
       tenantId,
       saved.id,
@@ -120,8 +124,10 @@ export async function storeVersion(
       next.operation,
       next.restoredFrom ?? null,
       author,
+      next.provenance === undefined ? null : provenanceJson(next.provenance),
     ],
   );
+  if (next.provenance !== undefined) await recordImported(tx, tenantId, 'kb_file', saved.id, next.provenance, saved.sha256);
   // An Asset's metadata follows its bytes: a version that keeps them (move, restore, delete)
   // keeps what was known of them, copied from the version it was made from.
   if (next.asset !== undefined) await insertAsset(tx, tenantId, saved.id, saved.version, next.asset);

@@ -1,8 +1,8 @@
-import type { Caller, TenantRef } from '../../kernel/access/caller.ts';
+import type { Provenance } from '../../kernel/imports/provenance.ts';
+import { checkProvenance } from '../../kernel/imports/provenance.ts';
+import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
-import { requirePrincipal, requireTenant } from '../../kernel/directory/directory.ts';
-import { isKgwError, notFound, validation } from '../../kernel/errors.ts';
-import type { Queryable } from '../../store/db.ts';
+import { isKgwError, validation } from '../../kernel/errors.ts';
 import { kbFor } from './access.ts';
 import type { KbStores } from './files.ts';
 import { sha256Of } from './files.ts';
@@ -27,24 +27,15 @@ export type ImportedFile =
   | { readonly path: string; readonly outcome: ImportOutcome; readonly kind: 'text' | 'asset'; readonly sha256: string; readonly version: number | null }
   | { readonly path: string; readonly error: string };
 
-/**
- * The person an import acts as, by email: the author of the versions it saves, whose KB role
- * (Editor) every write checks, as a tool call of theirs would. The operator's command holds no
- * token, so the caller has neither token nor scopes: no code below a tool reads them.
- */
-export async function importingPerson(q: Queryable, tenantSlug: string, email: string): Promise<Caller> {
-  const tenant: TenantRef = await requireTenant(q, tenantSlug);
-  if (!email.includes('@')) throw validation(`--as must name a person by email, not "${email}"`);
-  const principal = await requirePrincipal(q, tenant, email);
-  if (principal.kind !== 'person') throw notFound(`no person "${email}" in tenant "${tenant.slug}"`);
-  return { tenant, principal, scopes: new Set(), tokenId: '' };
-}
-
 /** Imports `files` into the KB (by id or slug) as `caller`; with `dryRun`, says what each would do and writes nothing. */
 export async function importKbFiles(
   stores: KbStores,
   caller: Caller,
-  input: { readonly kb: string; readonly files: readonly { readonly path: string; readonly bytes: Buffer }[]; readonly dryRun: boolean },
+  input: {
+    readonly kb: string;
+    readonly files: readonly { readonly path: string; readonly bytes: Buffer; readonly provenance?: Provenance | undefined }[];
+    readonly dryRun: boolean;
+  },
   audit: AuditTrail,
 ): Promise<{ kbId: string; slug: string; files: ImportedFile[] }> {
   if (input.files.length > IMPORT_BATCH_FILES_MAX) throw validation(`at most ${IMPORT_BATCH_FILES_MAX} files in one call, got ${input.files.length}`);
@@ -64,6 +55,7 @@ export async function importKbFiles(
   for (const file of input.files) {
     try {
       const path = parseKbPath(file.path);
+      const provenance = file.provenance === undefined ? undefined : checkProvenance(file.provenance);
       const sha256 = sha256Of(file.bytes);
       const head = heads.get(path);
       if (head?.sha256 === sha256) {
@@ -79,7 +71,7 @@ export async function importKbFiles(
       }
       // Bytes before metadata, as every KB write: the version names bytes already stored.
       await stores.blob.put({ body: file.bytes, size: file.bytes.length, sha256 });
-      const saved = await catalog(stores, caller, kb.id, { path, replace: true }, { sha256, sizeBytes: file.bytes.length }, classified, audit);
+      const saved = await catalog(stores, caller, kb.id, { path, replace: true }, { sha256, sizeBytes: file.bytes.length, provenance }, classified, audit);
       const outcome: ImportOutcome = !saved.changed ? 'unchanged' : saved.operation === 'upload' ? 'created' : 'updated';
       results.push({ path, outcome, kind: saved.file.kind, sha256, version: saved.file.version });
     } catch (error) {

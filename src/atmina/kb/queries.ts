@@ -1,3 +1,5 @@
+import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
+import { importedFrom } from '../../kernel/imports/provenance.ts';
 import type { PrincipalKind } from '../../kernel/access/caller.ts';
 import type { AuditResource } from '../../kernel/audit/audit-log.ts';
 
@@ -158,6 +160,8 @@ export interface KbFileVersion {
   readonly restoredFrom: number | undefined;
   readonly author: VersionAuthor | undefined;
   readonly createdAt: Date;
+  /** Where an import brought it from (kgw import mcp), or undefined. */
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 export interface FileVersionRow {
@@ -174,11 +178,12 @@ export interface FileVersionRow {
   author_kind: PrincipalKind | null;
   author_name: string | null;
   created_at: Date | string;
+  provenance: unknown;
 }
 
 /** Selects a FileVersionRow from `kb_file_versions v` LEFT JOINed with its author (VERSION_FROM). */
 export const VERSION_COLUMNS =
-  'v.file_id, v.version, v.id, v.path, v.sha256, v.size_bytes, v.media_type, v.operation, v.restored_from, v.author_id, a.kind AS author_kind, a.name AS author_name, v.created_at';
+  'v.file_id, v.version, v.id, v.path, v.sha256, v.size_bytes, v.media_type, v.operation, v.restored_from, v.author_id, a.kind AS author_kind, a.name AS author_name, v.created_at, v.provenance';
 export const VERSION_FROM = 'kb_file_versions v LEFT JOIN principals a ON a.tenant_id = v.tenant_id AND a.id = v.author_id';
 
 export function toFileVersion(row: FileVersionRow): KbFileVersion {
@@ -197,6 +202,7 @@ export function toFileVersion(row: FileVersionRow): KbFileVersion {
         ? undefined
         : { id: row.author_id, kind: row.author_kind, name: row.author_name },
     createdAt: date(row.created_at),
+    importedFrom: importedFrom(row.provenance),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Provenance } from '../../kernel/imports/provenance.ts';
 import { MAX_PRESIGNED_PUT_BYTES } from '../../../connectors/blob/contract.ts';
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
@@ -166,7 +167,7 @@ export async function catalog(
   caller: Caller,
   kbId: string,
   target: Target,
-  stored: { sha256: string; sizeBytes: number },
+  stored: { sha256: string; sizeBytes: number; provenance?: Provenance | undefined },
   classified: Classified,
   audit: AuditTrail,
 ): Promise<CatalogResult> {
@@ -180,6 +181,7 @@ export async function catalog(
     operation,
     asset,
     tags: classified.tags,
+    provenance: stored.provenance,
   });
   const save = async (tx: Transaction): Promise<CatalogResult> => {
     await kbFor(tx, caller, kbId, 'editor', 'uploading files', { lock: 'share' });

@@ -1,4 +1,5 @@
-import type { Principal, TenantRef } from '../access/caller.ts';
+import type { Caller, Principal, TenantRef } from '../access/caller.ts';
+import type { Scope } from '../access/scopes.ts';
 import { notFound, validation } from '../errors.ts';
 import type { Queryable } from '../../store/db.ts';
 import { agentByName, personByEmail } from './principals.ts';
@@ -65,4 +66,18 @@ export async function groupsOf(q: Queryable, tenantId: string, principalId: stri
       ORDER BY g.name`,
     [tenantId, principalId],
   );
+}
+
+/**
+ * The person an operator's import acts as, by email (kgw import): the author of the versions it
+ * saves, whose roles every write checks, as a tool call of theirs would. The operator's command
+ * holds no token; `scopes` are what the import's writes need of a connection (none for a KB,
+ * whose tools check roles only), so that the product's own checks decide, not a bypass.
+ */
+export async function importingPerson(q: Queryable, tenantSlug: string, email: string, scopes: readonly Scope[] = []): Promise<Caller> {
+  const tenant = await requireTenant(q, tenantSlug);
+  if (!email.includes('@')) throw validation(`--as must name a person by email, not "${email}"`);
+  const principal = await requirePrincipal(q, tenant, email);
+  if (principal.kind !== 'person') throw notFound(`no person "${email}" in tenant "${tenant.slug}"`);
+  return { tenant, principal, scopes: new Set(scopes), tokenId: '' };
 }
