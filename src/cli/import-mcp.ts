@@ -1,6 +1,8 @@
 import { loadConfig } from '../config.ts';
-import { KB_IMPORT_OPTIONS } from './kb-import.ts';
-import { atminaReader, kbChoices } from './import-mcp-atmina.ts';
+import { KB_IMPORT_OPTIONS, kbChoices } from './kb-import.ts';
+import { alignbaseReader } from './import-mcp-alignbase.ts';
+import { atminaReader } from './import-mcp-atmina.ts';
+import { brainReader } from './import-mcp-brain.ts';
 import type { DialectReader } from './import-mcp-dialect.ts';
 import { connectSource } from './mcp-source.ts';
 import { withOps } from './session.ts';
@@ -32,7 +34,7 @@ origin than the source's. A source whose paging does not end stops at 100,000 fi
 
 Exits 1 when something was refused.`;
 
-const DIALECTS = ['atmina'] as const;
+const DIALECTS = ['alignbase', 'atmina', 'brain'] as const;
 
 export async function importMcpCommand(argv: readonly string[]): Promise<void> {
   const { values, help } = parseCommand(
@@ -51,6 +53,8 @@ export async function importMcpCommand(argv: readonly string[]): Promise<void> {
   const { tenant, as, from, dialect } = requireOptions(values, 'tenant', 'as', 'from', 'dialect');
   let reader: DialectReader;
   if (dialect === 'atmina') reader = atminaReader(kbChoices(values.kb ?? []));
+  else if (dialect === 'alignbase') reader = alignbaseReader;
+  else if (dialect === 'brain') reader = brainReader;
   else throw new UsageError(`--dialect must be one of ${DIALECTS.join(', ')}, not "${dialect}"`);
   if (dialect !== 'atmina' && values.kb !== undefined) throw new UsageError('--kb chooses Atmina Knowledge Bases; leave it out for this dialect');
   let only: Set<string> | undefined;

@@ -44,44 +44,57 @@ export interface McpSource {
   readonly url: URL;
   /** A tool's structured result; a tool error is thrown as ItemRefused with the source's text (rate limits waited out first). */
   call(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The first text part of a tool's answer, for a dialect that answers in text (Company Brain); errors and rate limits as for `call`. */
+  text(tool: string, args: Record<string, unknown>): Promise<string>;
   /** The bytes at a download link of the source (its own origin only), at most `maxBytes`. */
   download(link: string, maxBytes: number): Promise<Buffer>;
   close(): Promise<void>;
 }
 
-export async function connectSource(url: URL, token: string): Promise<McpSource> {
+/**
+ * Connects to another endpoint: `side` names it in what its failures say (the source of an
+ * import, the target of an export).
+ */
+export async function connectSource(url: URL, token: string, side: 'source' | 'target' = 'source'): Promise<McpSource> {
   const headers = { authorization: `Bearer ${token}` };
   const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: politeFetch });
-  const client = new Client({ name: 'kgw-import', version: BUILD.version });
+  const client = new Client({ name: side === 'source' ? 'kgw-import' : 'kgw-export', version: BUILD.version });
   try {
     await client.connect(transport);
   } catch (error) {
     throw new SourceError(`cannot connect to ${url.href}: ${error instanceof Error ? error.message : String(error)}`);
   }
+  /** A tool's answer that is not an error (rate limits waited out first). */
+  const answer = async (tool: string, args: Record<string, unknown>) => {
+    for (let attempt = 0; ; attempt += 1) {
+      let result: Awaited<ReturnType<Client['callTool']>>;
+      try {
+        result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+      } catch (error) {
+        throw new SourceError(`${tool} failed at the ${side}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const parts: unknown[] = Array.isArray(result.content) ? result.content : [];
+      if (result.isError !== true) return { result, parts };
+      const text = parts.map((part) => (isTextPart(part) ? part.text : '')).join(' ');
+      const asked = /^rate_limited\b.*?retry (?:in|after) (\d+) ?s/s.exec(text);
+      if (/^rate_limited\b/.test(text) && attempt + 1 < RATE_LIMIT_ATTEMPTS) {
+        await sleep(waitSeconds(attempt, asked === null ? undefined : Number(asked[1])) * 1000);
+        continue;
+      }
+      throw new ItemRefused(`${tool} at the ${side}: ${text.slice(0, 500)}`);
+    }
+  };
   return {
     url,
     async call(tool, args) {
-      for (let attempt = 0; ; attempt += 1) {
-        let result: Awaited<ReturnType<Client['callTool']>>;
-        try {
-          result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
-        } catch (error) {
-          throw new SourceError(`${tool} failed at the source: ${error instanceof Error ? error.message : String(error)}`);
-        }
-        const parts: unknown[] = Array.isArray(result.content) ? result.content : [];
-        const text = parts.map((part) => (isTextPart(part) ? part.text : '')).join(' ');
-        if (result.isError === true) {
-          const asked = /^rate_limited\b.*?retry (?:in|after) (\d+) ?s/s.exec(text);
-          if (/^rate_limited\b/.test(text) && attempt + 1 < RATE_LIMIT_ATTEMPTS) {
-            await sleep(waitSeconds(attempt, asked === null ? undefined : Number(asked[1])) * 1000);
-            continue;
-          }
-          throw new ItemRefused(`${tool} at the source: ${text.slice(0, 500)}`);
-        }
-        const structured = result.structuredContent;
-        if (typeof structured !== 'object' || structured === null) throw new SourceError(`${tool} at the source answered without structured content`);
-        return structured as Record<string, unknown>;
-      }
+      const structured = (await answer(tool, args)).result.structuredContent;
+      if (typeof structured !== 'object' || structured === null) throw new SourceError(`${tool} at the ${side} answered without structured content`);
+      return structured as Record<string, unknown>;
+    },
+    async text(tool, args) {
+      const first = (await answer(tool, args)).parts.find(isTextPart);
+      if (first === undefined) throw new SourceError(`${tool} at the ${side} answered without text`);
+      return first.text;
     },
     async download(link, maxBytes) {
       let target: URL;
