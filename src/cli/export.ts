@@ -5,6 +5,7 @@ import type { OpResult } from '../admin/ops.ts';
 import type { ManifestResource } from './export-alignbase.ts';
 import { earlierResources, exportAlignbase } from './export-alignbase.ts';
 import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
+import { exportMcpCommand } from './export-mcp.ts';
 import type { OpRunner } from './session.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, printNotice, progressReporter, visible } from './terminal.ts';
@@ -12,6 +13,7 @@ import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const exportHelp = `Usage:
   kgw export folder PATH --tenant SLUG [--kinds kbs,alignbase | --kb SLUG] [--json]
+  kgw export mcp --to URL --dialect atmina|alignbase --tenant SLUG [...]   (see kgw export mcp --help)
 
 Writes a tenant's content to the folder PATH, for people to read and tools to import: its
 Atmina Knowledge Bases (every live one, or the one --kb names) and its Alignbase Knowledge,
@@ -140,7 +142,8 @@ async function exportKb(run: OpRunner, tenant: string, slug: string, kbRoot: str
 export async function exportCommand(argv: readonly string[]): Promise<void> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '--help' || sub === '-h') return void print(exportHelp);
-  if (sub !== 'folder') throw new UsageError(`unknown export target "${sub}"; use folder`);
+  if (sub === 'mcp') return exportMcpCommand(rest);
+  if (sub !== 'folder') throw new UsageError(`unknown export target "${sub}"; use folder or mcp`);
   const { values, positionals, help } = parseCommand(
     rest,
     { tenant: { type: 'string' }, kb: { type: 'string' }, kinds: { type: 'string' }, json: { type: 'boolean' } },

@@ -24,7 +24,7 @@ const commands: Record<string, Command> = {
     load: async () => import('./import.ts').then((m) => ({ run: m.importCommand, help: m.importHelp })),
   },
   export: {
-    summary: "write a tenant's Knowledge Bases and Alignbase content to a folder, with every version",
+    summary: "write a tenant's Knowledge Bases and Alignbase content to a folder, with every version, or to another MCP endpoint",
     load: async () => import('./export.ts').then((m) => ({ run: m.exportCommand, help: m.exportHelp })),
   },
   token: { summary: 'create, list and revoke bearer tokens', load: async () => import('./token.ts').then((m) => ({ run: m.tokenCommand, help: m.tokenHelp })) },

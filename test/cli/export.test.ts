@@ -224,7 +224,7 @@ for (const backend of cliStoreBackends()) {
       const target = await run('export', 'elsewhere', out, '--tenant', 'acme');
       assert.deepEqual(
         { code: target.code, stderr: target.stderr },
-        { code: 2, stderr: 'kgw: unknown export target "elsewhere"; use folder (see "kgw export --help")\n' },
+        { code: 2, stderr: 'kgw: unknown export target "elsewhere"; use folder or mcp (see "kgw export --help")\n' },
       );
     });
   });
