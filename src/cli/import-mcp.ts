@@ -10,26 +10,39 @@ import { jsonText, print, progressReporter } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const importMcpHelp = `Usage:
-  kgw import mcp --from URL --dialect atmina --tenant SLUG --as EMAIL [--token TOKEN]
-                 [--kb SOURCE[=LOCAL]]... [--dry-run] [--json]
+  kgw import mcp --from URL --dialect atmina|alignbase|brain --tenant SLUG --as EMAIL
+                 [--token TOKEN] [--kb SOURCE[=LOCAL]]... [--only KINDS] [--dry-run] [--json]
 
 Copies what a token may read at another MCP endpoint that speaks a dialect this gateway speaks
 into this gateway, through the source's own tools, as an agent would read it. The token comes
-from --token or, kept out of the shell's history, from KGW_IMPORT_TOKEN.
+from --token or, kept out of the shell's history, from KGW_IMPORT_TOKEN. Each version saved
+keeps where it came from (the source, the id, version, author and time there: imported_from in
+the reads), and a mapping of source ids to local ones makes a second run read only what is newer
+and an interrupted run resume.
 
---dialect atmina: every Knowledge Base the token sees (list_kbs), or those --kb names (by slug;
-SOURCE=LOCAL writes into another local KB), each into the local KB of the same slug, which must
-exist (create_kb, or the org file's kbs:). Each live file (list_files, every page) is read with
-read_file (an Asset's original through its download link) and saved as the person --as names,
-an Editor of the local KB, as kgw import folder saves files. A file the local KB holds with the
-source's SHA-256 is not read again, so a second run reads and changes nothing and an
-interrupted run resumes. Files only the local KB has are left alone, and listed.
+--dialect atmina (--only kbs): every Knowledge Base the token sees (list_kbs), or those --kb
+names (by slug; SOURCE=LOCAL writes into another local KB), each into the local KB of the same
+slug, which must exist (create_kb, or the org file's kbs:). Each live file (list_files, every
+page) is read with read_file (an Asset's original through its download link) and saved as the
+person --as names, an Editor of the local KB, as kgw import folder saves files. A file the local
+KB holds with the source's SHA-256 is not read again. Files only the local KB has are left
+alone, and listed. Only a file's current bytes can be read, so its history starts there.
 
-Refused one by one, with the reason, the rest imported: a path the KB cannot hold, bytes that do
-not match the SHA-256 or size the source gave, a file over 10 MiB, a download link on another
-origin than the source's. A source whose paging does not end stops at 100,000 files per KB.
+--dialect alignbase (--only knowledge,skills,memories,artifacts): every Knowledge, Skill and
+Artifact the token may read with every version, oldest first, and every Memory's latest version,
+saved through the tools' own code as --as, whose roles decide; the source's published version is
+published here. Routes, grants and drafts are not shown by the tools and are listed as not carried.
 
---dry-run  says what each file would do; writes nothing (it still reads what changed).
+--dialect brain (--only nodes): the Company Brain the token sees (get_skill_pack, a query_index
+sweep, read_concept), applied with kgw brain import's planner. Nodes above the token's tier are
+counted, not copied; the directory (people, agents, departments, projects) is the org file's.
+
+Refused one by one, with the reason, the rest imported: a path or id this gateway cannot hold,
+bytes that do not match the SHA-256 or size the source gave, a file over 10 MiB, a download link
+on another origin than the source's, a read that gives another version than asked, whatever the
+tools refuse. A source whose listing does not end stops at 100,000 items.
+
+--dry-run  says what each item would do; writes nothing (it still reads what changed).
 --json     prints the report as one JSON object, without progress lines.
 
 Exits 1 when something was refused.`;

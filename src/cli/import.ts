@@ -17,7 +17,7 @@ export const importHelp = `Usage:
   kgw import folder PATH --tenant SLUG --kb SLUG --as EMAIL [--keep-links] [--dry-run] [--json]
   kgw import skills PATH --tenant SLUG [--publish] [--dry-run] [--json]
   kgw import memory FILE --tenant SLUG --kb SLUG --as EMAIL [--folder PATH] [--dry-run] [--json]
-  kgw import mcp --from URL --dialect atmina --tenant SLUG --as EMAIL [--token TOKEN] [--kb SOURCE[=LOCAL]]...
+  kgw import mcp --from URL --dialect atmina|alignbase|brain --tenant SLUG --as EMAIL [--token TOKEN] ...
   kgw import export PATH --tenant SLUG --as EMAIL [--dry-run] [--json]
 
 kgw import folder:
