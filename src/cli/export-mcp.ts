@@ -7,7 +7,7 @@ import { sha256Of } from './export-files.ts';
 import type { SentReport } from './kb-import.ts';
 import { ItemRefused, isRecord, kbChoices } from './kb-import.ts';
 import type { McpSource } from './mcp-source.ts';
-import { SourceError, connectSource, politeFetch } from './mcp-source.ts';
+import { PEER_OPTIONS, SourceError, connectSource, onlyKinds, peerOf, politeFetch } from './mcp-source.ts';
 import type { OpRunner } from './session.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter, visible } from './terminal.ts';
@@ -24,13 +24,15 @@ import { UsageError, parseCommand, requireOptions } from './usage.ts';
  */
 
 export const exportMcpHelp = `Usage:
-  kgw export mcp --to URL --dialect atmina|alignbase --tenant SLUG [--token TOKEN]
-                 [--kb LOCAL[=REMOTE]]... [--only KINDS] [--dry-run] [--json]
+  kgw export mcp --to URL --dialect atmina|alignbase --tenant SLUG
+                 [--token TOKEN | --sign-in [--scope SCOPES]] [--kb LOCAL[=REMOTE]]...
+                 [--only KINDS] [--dry-run] [--json]
 
 Pushes a tenant's content from this gateway to another MCP endpoint that speaks a dialect this
 gateway speaks, through that endpoint's own write tools, as an agent would write it. The token
-comes from --token or, kept out of the shell's history, from KGW_EXPORT_TOKEN; what it may do at
-the target is what arrives.
+comes from --token or, kept out of the shell's history, from KGW_EXPORT_TOKEN, or --sign-in
+signs in at the target in the browser as kgw import mcp --sign-in does; what it may do at the
+target is what arrives.
 
 --dialect atmina: every live local Knowledge Base, or those --kb names (LOCAL=REMOTE writes into
 a KB of another slug), each into the target's KB of the same slug (list_kbs), made with
@@ -808,7 +810,7 @@ export async function exportMcpCommand(argv: readonly string[]): Promise<void> {
       to: { type: 'string' },
       dialect: { type: 'string' },
       tenant: { type: 'string' },
-      token: { type: 'string' },
+      ...PEER_OPTIONS,
       kb: { type: 'string', multiple: true },
       only: { type: 'string' },
       'dry-run': { type: 'boolean' },
@@ -822,28 +824,15 @@ export async function exportMcpCommand(argv: readonly string[]): Promise<void> {
   if (dialect !== 'atmina' && values.kb !== undefined) throw new UsageError('--kb chooses Atmina Knowledge Bases; leave it out for this dialect');
   if (dialect !== 'alignbase' && values.only !== undefined) throw new UsageError('--only chooses Alignbase kinds; leave it out for this dialect');
   const chosen = kbChoices(values.kb ?? [], 'LOCAL or LOCAL=REMOTE');
-  let kinds: readonly Kind[] = KINDS;
-  if (values.only !== undefined) {
-    const named = new Set(values.only.split(',').map((kind) => kind.trim()));
-    const unknown = [...named].filter((kind) => !(KINDS as readonly string[]).includes(kind));
-    if (unknown.length > 0 || named.size === 0) throw new UsageError(`--only takes a comma-separated list of ${KINDS.join(', ')}, not "${values.only}"`);
-    kinds = KINDS.filter((kind) => named.has(kind));
-  }
-  let url: URL;
-  try {
-    url = new URL(to);
-  } catch {
-    throw new UsageError(`--to must be the URL of an MCP endpoint, not "${to}"`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError('--to must be an http or https URL');
-  const token = values.token ?? process.env['KGW_EXPORT_TOKEN'];
-  if (token === undefined || token === '') throw new UsageError('give the target’s token with --token or KGW_EXPORT_TOKEN');
+  const only = onlyKinds(values.only, KINDS);
+  const kinds = only === undefined ? KINDS : KINDS.filter((kind) => only.has(kind));
+  const { url, credentials } = peerOf(values, { option: '--to', url: to, env: 'KGW_EXPORT_TOKEN', side: 'target' });
   const dryRun = values['dry-run'] === true;
   const json = values.json === true;
   const progress = progressReporter(json);
   let target: McpSource;
   try {
-    target = await connectSource(url, token, 'target');
+    target = await connectSource(url, credentials, 'target');
   } catch (error) {
     throw error instanceof SourceError ? new SourceError(error.message) : error;
   }

@@ -4,18 +4,22 @@ import { alignbaseReader } from './import-mcp-alignbase.ts';
 import { atminaReader } from './import-mcp-atmina.ts';
 import { brainReader } from './import-mcp-brain.ts';
 import type { DialectReader } from './import-mcp-dialect.ts';
-import { connectSource } from './mcp-source.ts';
+import { PEER_OPTIONS, connectSource, onlyKinds, peerOf } from './mcp-source.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, progressReporter } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
 
 export const importMcpHelp = `Usage:
   kgw import mcp --from URL --dialect atmina|alignbase|brain --tenant SLUG --as EMAIL
-                 [--token TOKEN] [--kb SOURCE[=LOCAL]]... [--only KINDS] [--dry-run] [--json]
+                 [--token TOKEN | --sign-in [--scope SCOPES]] [--kb SOURCE[=LOCAL]]...
+                 [--only KINDS] [--dry-run] [--json]
 
 Copies what a token may read at another MCP endpoint that speaks a dialect this gateway speaks
 into this gateway, through the source's own tools, as an agent would read it. The token comes
-from --token or, kept out of the shell's history, from KGW_IMPORT_TOKEN. Each version saved
+from --token or, kept out of the shell's history, from KGW_IMPORT_TOKEN; or --sign-in signs in
+at the source as a desktop client does (OAuth with PKCE and dynamic registration; the sign-in
+page opens in the browser, KGW_BROWSER or the system's, and its address is printed; the code
+comes back to a listener on 127.0.0.1), asking for --scope or the source's default. Each version saved
 keeps where it came from (the source, the id, version, author and time there: imported_from in
 the reads), and a mapping of source ids to local ones makes a second run read only what is newer
 and an interrupted run resume.
@@ -56,7 +60,7 @@ export async function importMcpCommand(argv: readonly string[]): Promise<void> {
       ...KB_IMPORT_OPTIONS,
       from: { type: 'string' },
       dialect: { type: 'string' },
-      token: { type: 'string' },
+      ...PEER_OPTIONS,
       kb: { type: 'string', multiple: true },
       only: { type: 'string' },
     },
@@ -70,25 +74,12 @@ export async function importMcpCommand(argv: readonly string[]): Promise<void> {
   else if (dialect === 'brain') reader = brainReader;
   else throw new UsageError(`--dialect must be one of ${DIALECTS.join(', ')}, not "${dialect}"`);
   if (dialect !== 'atmina' && values.kb !== undefined) throw new UsageError('--kb chooses Atmina Knowledge Bases; leave it out for this dialect');
-  let only: Set<string> | undefined;
-  if (values.only !== undefined) {
-    only = new Set(values.only.split(',').map((kind) => kind.trim()));
-    const unknown = [...only].filter((kind) => !reader.kinds.includes(kind));
-    if (unknown.length > 0 || only.size === 0) throw new UsageError(`--only takes a comma-separated list of ${reader.kinds.join(', ')}, not "${values.only}"`);
-  }
-  let url: URL;
-  try {
-    url = new URL(from);
-  } catch {
-    throw new UsageError(`--from must be the URL of an MCP endpoint, not "${from}"`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError('--from must be an http or https URL');
-  const token = values.token ?? process.env['KGW_IMPORT_TOKEN'];
-  if (token === undefined || token === '') throw new UsageError('give the source’s token with --token or KGW_IMPORT_TOKEN');
+  const only = onlyKinds(values.only, reader.kinds);
+  const { url, credentials } = peerOf(values, { option: '--from', url: from, env: 'KGW_IMPORT_TOKEN', side: 'source' });
   const dryRun = values['dry-run'] === true;
   const json = values.json === true;
   const progress = progressReporter(json);
-  const source = await connectSource(url, token);
+  const source = await connectSource(url, credentials);
   let outcome;
   try {
     outcome = await withOps(loadConfig(), (run) => reader.read({ run, source, tenant, as, dryRun, only, progress }));

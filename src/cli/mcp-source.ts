@@ -2,7 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { BUILD } from '../build.ts';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ItemRefused } from './kb-import.ts';
+import { LoopbackSignIn, listenForCode, openInBrowser } from './mcp-sign-in.ts';
+import { UsageError } from './usage.ts';
 
 /**
  * Another MCP endpoint read as an agent reads it (`kgw import mcp`): the SDK's client over
@@ -51,16 +54,53 @@ export interface McpSource {
   close(): Promise<void>;
 }
 
+/** How the command proves who it is to the other endpoint: a bearer token, or an OAuth sign-in in the person's browser. */
+export type Credentials = { readonly token: string } | { readonly signIn: { readonly scope?: string | undefined } };
+
+/** The SDK client connected with a bearer token, or after an OAuth sign-in (mcp-sign-in.ts); the header its downloads send. */
+async function connected(url: URL, credentials: Credentials, name: string): Promise<{ client: Client; authorization: () => string | undefined }> {
+  if ('token' in credentials) {
+    const client = new Client({ name, version: BUILD.version });
+    const headers = { authorization: `Bearer ${credentials.token}` };
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: politeFetch }));
+    return { client, authorization: () => headers.authorization };
+  }
+  const callback = await listenForCode();
+  const provider = new LoopbackSignIn(callback.url, credentials.signIn.scope);
+  const authorization = () => {
+    const token = provider.tokens()?.access_token;
+    return token === undefined ? undefined : `Bearer ${token}`;
+  };
+  try {
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: politeFetch });
+    try {
+      const client = new Client({ name, version: BUILD.version });
+      await client.connect(first);
+      return { client, authorization };
+    } catch (error) {
+      // The endpoint asked for a sign-in: the SDK registered this client and built the
+      // authorization address (with the PKCE challenge); the person approves in the browser.
+      if (!(error instanceof UnauthorizedError) || provider.authorizationUrl === undefined) throw error;
+    }
+    openInBrowser(provider.authorizationUrl);
+    await first.finishAuth(await callback.code(provider));
+    const client = new Client({ name, version: BUILD.version });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: politeFetch }));
+    return { client, authorization };
+  } finally {
+    await callback.close();
+  }
+}
+
 /**
  * Connects to another endpoint: `side` names it in what its failures say (the source of an
  * import, the target of an export).
  */
-export async function connectSource(url: URL, token: string, side: 'source' | 'target' = 'source'): Promise<McpSource> {
-  const headers = { authorization: `Bearer ${token}` };
-  const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: politeFetch });
-  const client = new Client({ name: side === 'source' ? 'kgw-import' : 'kgw-export', version: BUILD.version });
+export async function connectSource(url: URL, credentials: Credentials, side: 'source' | 'target' = 'source'): Promise<McpSource> {
+  let client: Client;
+  let authorization: () => string | undefined;
   try {
-    await client.connect(transport);
+    ({ client, authorization } = await connected(url, credentials, side === 'source' ? 'kgw-import' : 'kgw-export'));
   } catch (error) {
     throw new SourceError(`cannot connect to ${url.href}: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -105,7 +145,8 @@ export async function connectSource(url: URL, token: string, side: 'source' | 't
       }
       // The token goes to the source's own origin only: a link elsewhere could collect it.
       if (target.origin !== url.origin) throw new ItemRefused(`the source's download link is on another origin (${target.origin})`);
-      const response = await politeFetch(target, { headers });
+      const header = authorization();
+      const response = await politeFetch(target, { headers: header === undefined ? {} : { authorization: header } });
       if (!response.ok || response.body === null) throw new ItemRefused(`the source's download answered ${response.status}`);
       const chunks: Buffer[] = [];
       let size = 0;
@@ -124,4 +165,41 @@ export async function connectSource(url: URL, token: string, side: 'source' | 't
       await client.close();
     },
   };
+}
+
+/** The options that name how to reach the other endpoint (kgw import mcp, kgw export mcp). */
+export const PEER_OPTIONS = { token: { type: 'string' }, 'sign-in': { type: 'boolean' }, scope: { type: 'string' } } as const;
+
+/**
+ * The other endpoint's address (`--from` or `--to`) and how to prove who the command is: the
+ * token from --token or the environment variable `env`, or --sign-in (with --scope).
+ */
+export function peerOf(
+  values: { readonly token?: string | undefined; readonly 'sign-in'?: boolean | undefined; readonly scope?: string | undefined },
+  given: { readonly option: '--from' | '--to'; readonly url: string; readonly env: string; readonly side: 'source' | 'target' },
+): { url: URL; credentials: Credentials } {
+  let url: URL;
+  try {
+    url = new URL(given.url);
+  } catch {
+    throw new UsageError(`${given.option} must be the URL of an MCP endpoint, not "${given.url}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`${given.option} must be an http or https URL`);
+  const token = values.token ?? process.env[given.env];
+  if (values['sign-in'] === true) {
+    if (values.token !== undefined) throw new UsageError('give either --token or --sign-in, not both');
+    return { url, credentials: { signIn: { scope: values.scope } } };
+  }
+  if (values.scope !== undefined) throw new UsageError('--scope goes with --sign-in (a token has its scopes already)');
+  if (token === undefined || token === '') throw new UsageError(`give the ${given.side}’s token with --token or ${given.env}, or sign in there with --sign-in`);
+  return { url, credentials: { token } };
+}
+
+/** `--only` as the set of kinds it names, each one of `kinds`; undefined when it is not given. */
+export function onlyKinds(value: string | undefined, kinds: readonly string[]): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const named = new Set(value.split(',').map((kind) => kind.trim()));
+  if (named.size === 0 || [...named].some((kind) => !kinds.includes(kind)))
+    throw new UsageError(`--only takes a comma-separated list of ${kinds.join(', ')}, not "${value}"`);
+  return named;
 }

@@ -123,7 +123,7 @@ for (const backend of cliStoreBackends()) {
 
     /** The reader run as `kgw import mcp --dialect brain --tenant acme --as rita@acme.test` runs it. */
     const imported = async (token: string, options: { dryRun?: boolean; from?: string } = {}) => {
-      const from = await connectSource(new URL(options.from ?? sourceUrl()), token);
+      const from = await connectSource(new URL(options.from ?? sourceUrl()), { token });
       try {
         const outcome = await withOps(loadConfig(store.env), (run) =>
           brainReader.read({
