@@ -19,6 +19,7 @@ import {
   showReview,
   IMPORT_VERSIONS_MAX,
   importContextResource,
+  operatorTypeGrants,
 } from '../alignbase/index.ts';
 import type { Kb, OperatorKbListing } from '../atmina/index.ts';
 import {
@@ -31,6 +32,9 @@ import {
   operatorKbFiles,
   operatorKbs,
   operatorRestoreKb,
+  OPERATOR_TEAMS_PAGE_DEFAULT,
+  OPERATOR_TEAMS_PAGE_MAX,
+  operatorTeams,
   publicKbs,
 } from '../atmina/index.ts';
 import {
@@ -42,6 +46,12 @@ import {
   importBrain,
   isBrainReview,
   listBrainReviews,
+  OPERATOR_BRAIN_NODES_PAGE_DEFAULT,
+  OPERATOR_BRAIN_NODES_PAGE_MAX,
+  OPERATOR_BRAIN_RELATIONS_PAGE_DEFAULT,
+  OPERATOR_BRAIN_RELATIONS_PAGE_MAX,
+  operatorBrainNodes,
+  operatorBrainRelations,
   rejectBrainReview,
   showBrainReview,
 } from '../brain/index.ts';
@@ -50,6 +60,14 @@ import { checkReadiness } from '../kernel/health/readiness.ts';
 import { applyOrgFile } from '../org-sections.ts';
 import { projectionStatus } from '../kernel/outbox/outbox.ts';
 import { findTenant, importingPerson, requireTenant } from '../kernel/directory/directory.ts';
+import {
+  OPERATOR_GROUPS_PAGE_DEFAULT,
+  OPERATOR_GROUPS_PAGE_MAX,
+  OPERATOR_PRINCIPALS_PAGE_DEFAULT,
+  OPERATOR_PRINCIPALS_PAGE_MAX,
+  operatorGroups,
+  operatorPrincipals,
+} from '../kernel/directory/operator-directory.ts';
 import { CARRIED_IDS_MAX, carriedVersions } from '../kernel/imports/provenance.ts';
 import { iso, isoOrNull } from '../kernel/instants.ts';
 import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
@@ -57,7 +75,8 @@ import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
 import type { Services } from '../kernel/services.ts';
 import { parseDuration } from '../kernel/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../kernel/tokens/tokens.ts';
-import { validation } from '../kernel/errors.ts';
+import { isKgwError, validation } from '../kernel/errors.ts';
+import { appendToStage, beginStage, takeStage } from './stage.ts';
 import { issuesText } from '../kernel/zod-issues.ts';
 import { migrate } from '../store/migrate.ts';
 import { scopeCatalogue } from '../products.ts';
@@ -420,6 +439,131 @@ const definitions = {
       return { sha256, size_bytes: bytes.length, data_base64: bytes.toString('base64') };
     },
   }),
+  // The tenant's people and agents with what the org file sets on them, never a password (kgw export folder's org.yaml).
+  'directory.principals': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_PRINCIPALS_PAGE_MAX).default(OPERATOR_PRINCIPALS_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, principals, next } = await operatorPrincipals(services.db, args);
+      return {
+        tenant,
+        principals: principals.map((p) => ({
+          id: p.id,
+          kind: p.kind,
+          name: p.name,
+          email: p.email,
+          owner: p.owner,
+          tier: p.tier,
+          departments: [...p.departments],
+          projects: [...p.projects],
+          brain_role: p.brainRole,
+          policy_max_team_role: p.policyMaxTeamRole,
+          mailbox: p.mailbox === null ? null : { ...p.mailbox },
+        })),
+        next: next ?? null,
+      };
+    },
+  }),
+  // The tenant's groups, each with its members (kgw export folder's org.yaml).
+  'directory.groups': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_GROUPS_PAGE_MAX).default(OPERATOR_GROUPS_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, groups, next } = await operatorGroups(services.db, args);
+      return { tenant, groups: groups.map((g) => ({ id: g.id, name: g.name, members: [...g.members] })), next: next ?? null };
+    },
+  }),
+  // The tenant's Atmina teams, each with its members, roles and shares (kgw export folder's org.yaml).
+  'team.list': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_TEAMS_PAGE_MAX).default(OPERATOR_TEAMS_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, teams, next } = await operatorTeams(services.db, args);
+      return {
+        tenant,
+        teams: teams.map((t) => ({
+          id: t.id,
+          slug: t.slug,
+          name: t.name,
+          members: t.members.map((m) => ({ member: m.member, role: m.role })),
+          shares: t.shares.map((s) => ({ with: s.with, role: s.role })),
+        })),
+        next: next ?? null,
+      };
+    },
+  }),
+  // The tenant's grants on a whole type (all_knowledge …); a resource's own come with context.resources (kgw export folder's org.yaml).
+  'context.type-grants': defineOp({
+    args: z.object({ tenant: z.string() }).strict(),
+    run: async (services, args) => {
+      const { tenant, grants } = await operatorTypeGrants(services.db, args);
+      return { tenant, grants: grants.map((g) => ({ to: g.to, on: g.on, role: g.role })) };
+    },
+  }),
+  // One page of the tenant's Company Brain nodes, every tier (kgw export folder's brain file).
+  'brain.nodes': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_BRAIN_NODES_PAGE_MAX).default(OPERATOR_BRAIN_NODES_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, nodes, next } = await operatorBrainNodes(services.db, args);
+      return {
+        tenant,
+        nodes: nodes.map((n) => ({
+          id: n.id,
+          type: n.type,
+          title: n.title,
+          summary: n.summary,
+          access: n.access,
+          department: n.department,
+          project: n.project,
+          metadata: { ...n.metadata },
+          tags: [...n.tags],
+          verified_at: n.verifiedAt,
+          review_by: n.reviewBy,
+          mark: n.mark,
+        })),
+        next: next ?? null,
+      };
+    },
+  }),
+  // One page of the tenant's Company Brain relations, ends named as a brain file names them (kgw export folder's brain file).
+  'brain.relations': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        after: z.string().optional(),
+        limit: z.number().int({ error: 'must be a whole number' }).min(1).max(OPERATOR_BRAIN_RELATIONS_PAGE_MAX).default(OPERATOR_BRAIN_RELATIONS_PAGE_DEFAULT),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { tenant, relations, next } = await operatorBrainRelations(services.db, args);
+      return {
+        tenant,
+        relations: relations.map((r) => ({ from: r.from, verb: r.verb, to: r.to, mark: r.mark, unresolved: r.unresolved })),
+        next: next ?? null,
+      };
+    },
+  }),
   // What earlier imports carried of a source's items (kgw import mcp reads only what is newer).
   'imports.carried': defineOp({
     args: z.object({ tenant: z.string(), source: z.string(), kind: z.string(), source_ids: z.array(z.string()).max(CARRIED_IDS_MAX) }).strict(),
@@ -482,6 +626,19 @@ const definitions = {
     },
   }),
   // A batch of files into a KB as a person of the tenant (kgw import folder).
+  // Bytes of a file too large for one request, staged in pieces for kb.import (src/admin/stage.ts).
+  'stage.begin': defineOp({
+    args: z.object({ size: z.number().int(), sha256: z.string() }).strict(),
+    run: async (services, args) => ({ stage_id: await beginStage(services.config.dataDir, args) }),
+  }),
+  'stage.append': defineOp({
+    args: z.object({ stage_id: z.string(), offset: z.number().int(), data_base64: z.base64({ error: 'must be base64' }) }).strict(),
+    run: async (services, args) => ({
+      received: await appendToStage(services.config.dataDir, args.stage_id, args.offset, Buffer.from(args.data_base64, 'base64')),
+    }),
+  }),
+  // A batch of files into a KB as a person of the tenant (kgw import folder, kgw import mcp):
+  // each with its bytes, or the stage that holds them.
   'kb.import': defineOp({
     args: z
       .object({
@@ -494,7 +651,8 @@ const definitions = {
             z
               .object({
                 path: z.string(),
-                data_base64: z.base64({ error: 'must be base64' }),
+                data_base64: z.base64({ error: 'must be base64' }).optional(),
+                stage_id: z.string().optional(),
                 provenance: z
                   .object({
                     source: z.string(),
@@ -506,7 +664,8 @@ const definitions = {
                   .strict()
                   .optional(),
               })
-              .strict(),
+              .strict()
+              .refine((file) => (file.data_base64 === undefined) !== (file.stage_id === undefined), 'give data_base64 or stage_id, not both'),
           )
           .max(IMPORT_BATCH_FILES_MAX),
       })
@@ -514,19 +673,37 @@ const definitions = {
     run: async (services, args) => {
       const caller = await importingPerson(services.db, args.tenant, args.as);
       const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
-      const files = args.files.map((file) => ({
-        path: file.path,
-        bytes: Buffer.from(file.data_base64, 'base64'),
-        provenance: file.provenance && {
+      // A stage that cannot be taken refuses its file alone, in its place in the answer.
+      const taken = await Promise.all(
+        args.files.map(async (file): Promise<{ bytes: Buffer } | { refused: string }> => {
+          if (file.stage_id === undefined) return { bytes: Buffer.from(file.data_base64 ?? '', 'base64') };
+          try {
+            return { bytes: await takeStage(services.config.dataDir, file.stage_id) };
+          } catch (error) {
+            if (!isKgwError(error)) throw error;
+            return { refused: error.message };
+          }
+        }),
+      );
+      const files = args.files.flatMap((file, i) => {
+        const got = taken[i];
+        if (got === undefined || 'refused' in got) return [];
+        const provenance = file.provenance && {
           source: file.provenance.source,
           sourceId: file.provenance.source_id,
           sourceVersion: file.provenance.source_version,
           author: file.provenance.author,
           at: file.provenance.at,
-        },
-      }));
+        };
+        return [{ path: file.path, bytes: got.bytes, provenance }];
+      });
       const result = await importKbFiles(services, caller, { kb: args.kb, files, dryRun: args.dry_run }, audit);
-      return { tenant: caller.tenant.slug, kb_id: result.kbId, kb_slug: result.slug, files: result.files };
+      const imported = result.files[Symbol.iterator]();
+      const answered = args.files.map((file, i) => {
+        const got = taken[i];
+        return got !== undefined && 'refused' in got ? { path: file.path, error: got.refused } : imported.next().value!;
+      });
+      return { tenant: caller.tenant.slug, kb_id: result.kbId, kb_slug: result.slug, files: answered };
     },
   }),
   'files.get': defineOp({

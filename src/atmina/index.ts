@@ -146,3 +146,4 @@ export {
   operatorRestoreKb,
 } from './kb/operator.ts';
 export type { Kb } from './kb/queries.ts';
+export { OPERATOR_TEAMS_PAGE_DEFAULT, OPERATOR_TEAMS_PAGE_MAX, operatorTeams } from './org/operator-teams.ts';

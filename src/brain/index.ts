@@ -53,3 +53,16 @@ export { acceptBrainReview, approverPasswordEnv, isBrainReview, listBrainReviews
 export type { BrainDecisionJson, BrainDetailJson, BrainItemJson, NodeTierJson } from './review-json.ts';
 export { brainDecisionJson, brainDetailJson, brainItemJson } from './review-json.ts';
 export { importBrain } from './import.ts';
+export {
+  BRAIN_FILE_MAX_BYTES,
+  OPERATOR_BRAIN_NODES_PAGE_DEFAULT,
+  OPERATOR_BRAIN_NODES_PAGE_MAX,
+  OPERATOR_BRAIN_RELATIONS_PAGE_DEFAULT,
+  OPERATOR_BRAIN_RELATIONS_PAGE_MAX,
+  operatorBrainNodes,
+  operatorBrainRelations,
+} from './operator-export.ts';
+// The dialect's stable vocabulary and verbatim answers, for the reader of another Company Brain (kgw import mcp).
+export { MARK_PHRASES, METADATA_KEYS, NODE_TYPES, RELATION_VERBS, WARNING_SIGN } from './model.ts';
+export type { Mark, NodeType, RelationVerb } from './model.ts';
+export { ABOVE_TIER, EMPTY_BRAIN, UNKNOWN_NODE } from './dialect/texts.ts';

@@ -4,20 +4,27 @@ import { loadConfig } from '../config.ts';
 import type { OpResult } from '../admin/ops.ts';
 import type { ManifestResource } from './export-alignbase.ts';
 import { earlierResources, exportAlignbase } from './export-alignbase.ts';
+import type { ManifestBrain } from './export-brain.ts';
+import { earlierBrain, exportBrain } from './export-brain.ts';
 import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
+import type { ManifestOrg } from './export-org.ts';
+import { earlierOrg, exportOrg, tooMuchReferenced } from './export-org.ts';
 import { exportMcpCommand } from './export-mcp.ts';
 import type { OpRunner } from './session.ts';
 import { withOps } from './session.ts';
 import { jsonText, print, printNotice, progressReporter, visible } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions } from './usage.ts';
+import { REFERENCED_FILES_MAX_BYTES } from '../kernel/org/referenced-files.ts';
+import { BRAIN_FILE_MAX_BYTES } from '../brain/index.ts';
 
 export const exportHelp = `Usage:
-  kgw export folder PATH --tenant SLUG [--kinds kbs,alignbase | --kb SLUG] [--json]
+  kgw export folder PATH --tenant SLUG [--kinds kbs,alignbase,brain,org | --kb SLUG] [--json]
   kgw export mcp --to URL --dialect atmina|alignbase --tenant SLUG [...]   (see kgw export mcp --help)
 
 Writes a tenant's content to the folder PATH, for people to read and tools to import: its
-Atmina Knowledge Bases (every live one, or the one --kb names) and its Alignbase Knowledge,
-Skills, Memories and Artifacts (--kinds chooses; both unless --kb is given):
+Atmina Knowledge Bases (every live one, or the one --kb names), its Alignbase Knowledge,
+Skills, Memories and Artifacts, its Company Brain and the org file of its structure (--kinds
+chooses; all four unless --kb is given, which exports that KB alone; org needs alignbase):
 
   PATH/kbs/SLUG/…                   each KB's live files, their current bytes exactly
   PATH/alignbase/knowledge/T.md     each Knowledge's latest text below front matter (id,
@@ -25,9 +32,21 @@ Skills, Memories and Artifacts (--kinds chooses; both unless --kb is given):
   PATH/alignbase/memories/N.md      each Memory's, likewise
   PATH/alignbase/skills/N/…         each Skill's latest package: SKILL.md and its files, exactly
   PATH/alignbase/artifacts/N/…      each Artifact's: ARTIFACT.md (front matter, Markdown) and files
+  PATH/brain/brain.yaml             every Company Brain node of every tier and every relation,
+                                    for kgw brain import (none when the tenant has no brain)
+  PATH/org.yaml                     the org file of the tenant: its people and agents (never a
+                                    password), groups, teams, KBs, Knowledge, Skills, Memories,
+                                    grants and routes, for kgw apply on a new gateway
+  PATH/org/knowledge/T.md           the exact text of each Knowledge org.yaml names (file:)
+  PATH/org/memories/N.md            the exact text of each Memory, likewise
   PATH/manifest.json                the tenant, each KB and file, each resource with every
                                     version (number, SHA-256, size, author, time, files),
-                                    its grants and routes
+                                    its grants and routes, and the brain and org files
+
+To recreate the tenant on a new gateway, follow the steps at the top of org.yaml: kgw apply
+org.yaml, kgw import export (the KB files), kgw brain import brain/brain.yaml. Applying org.yaml
+is what carries grants and routes; kgw import export does not. What org.yaml and the brain file
+cannot carry to a new gateway is listed in their opening comments and in the report.
 
 PATH is made (0700) when missing; an existing one must be empty or an earlier export of kgw
 (it has that manifest). Running it again brings the folder up to date: files whose bytes on
@@ -38,6 +57,7 @@ written last. Files are written 0600. Exits 1 when a file could not be written, 
 const MANIFEST = 'manifest.json';
 const FORMAT = 'kgw-export';
 const FORMAT_VERSION = 1;
+const KINDS = ['kbs', 'alignbase', 'brain', 'org'] as const;
 
 type KbFilesPage = OpResult<'kb.files'>;
 type ManifestFile = KbFilesPage['files'][number];
@@ -59,6 +79,9 @@ interface Manifest {
   readonly exported_at: string;
   readonly kbs: readonly ManifestKb[];
   readonly alignbase: readonly ManifestResource[];
+  /** Added in format 1 with the brain and org kinds: null when none was written, missing in an earlier export's manifest. */
+  readonly brain?: ManifestBrain | null | undefined;
+  readonly org?: ManifestOrg | null | undefined;
 }
 
 interface KbReport {
@@ -151,9 +174,13 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
   );
   if (help) return void print(exportHelp);
   const { tenant } = requireOptions(values, 'tenant');
-  const kinds = new Set((values.kinds ?? (values.kb === undefined ? 'kbs,alignbase' : 'kbs')).split(',').map((kind) => kind.trim()));
-  for (const kind of kinds) if (kind !== 'kbs' && kind !== 'alignbase') throw new UsageError(`--kinds takes kbs and alignbase, not "${kind}"`);
-  if (values.kb !== undefined && kinds.has('alignbase')) throw new UsageError('--kb exports one Knowledge Base; leave out --kinds alignbase with it');
+  const kinds = new Set((values.kinds ?? (values.kb === undefined ? KINDS.join(',') : 'kbs')).split(',').map((kind) => kind.trim()));
+  for (const kind of kinds)
+    if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kinds takes kbs, alignbase, brain and org, not "${kind}"`);
+  const other = KINDS.find((kind) => kind !== 'kbs' && kinds.has(kind));
+  if (values.kb !== undefined && other !== undefined) throw new UsageError(`--kb exports one Knowledge Base; leave out --kinds ${other} with it`);
+  // org.yaml names the Knowledge, Skills and Memories by the files this export writes under alignbase/.
+  if (kinds.has('org') && !kinds.has('alignbase')) throw new UsageError('--kinds org needs alignbase too: org.yaml names the files under alignbase/');
   const root = path.resolve(positionals[0] ?? '');
   const before = await earlierExport(root);
   if (before !== undefined && before.tenant !== tenant) throw new UsageError(`${root} holds an export of tenant "${before.tenant}", not "${tenant}"`);
@@ -193,6 +220,8 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
     }
     const earlier = earlierResources(before);
     const alignbase = kinds.has('alignbase') ? await exportAlignbase(run, tenant, root, earlier, progress) : undefined;
+    const org = kinds.has('org') && alignbase !== undefined ? await exportOrg(run, tenant, root, alignbase.entries, earlierOrg(before), progress) : undefined;
+    const brain = kinds.has('brain') ? await exportBrain(run, tenant, root, earlierBrain(before), progress) : undefined;
     const manifest: Manifest = {
       format: FORMAT,
       format_version: FORMAT_VERSION,
@@ -200,11 +229,18 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
       exported_at: new Date().toISOString(),
       kbs: [...kbs, ...untouched],
       alignbase: alignbase?.entries ?? earlier,
+      // A kind not exported now keeps what the earlier export wrote of it.
+      brain: brain === undefined ? (earlierBrain(before) ?? null) : brain.entry,
+      org: org === undefined ? (earlierOrg(before) ?? null) : org.entry,
     };
     await writeWhole(path.join(root, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
-    return { kbs: reports, alignbase: alignbase?.report };
+    return { kbs: reports, alignbase: alignbase?.report, org: org?.report, brain: brain?.report };
   });
-  const failed = result.kbs.reduce((sum, kb) => sum + kb.failed.length, 0) + (result.alignbase?.failed.length ?? 0);
+  const failed =
+    result.kbs.reduce((sum, kb) => sum + kb.failed.length, 0) +
+    (result.alignbase?.failed.length ?? 0) +
+    (result.org?.failed.length ?? 0) +
+    (result.brain?.failed.length ?? 0);
   if (failed > 0) process.exitCode = 1;
   if (json) return void print(jsonText({ path: root, tenant, ...result }));
   for (const kb of result.kbs) {
@@ -222,8 +258,37 @@ export async function exportCommand(argv: readonly string[]): Promise<void> {
     for (const item of ab.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
     for (const item of ab.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
   }
+  const org = result.org;
+  if (org !== undefined) {
+    print(
+      `org.yaml: ${org.people} people, ${org.agents} agents, ${org.groups} groups, ${org.teams} teams, ${org.kbs} KBs, ${org.knowledge} Knowledge, ${org.skills} Skills, ${org.memories} Memories, ${org.grants} grants, ${org.routes} routes; ${org.files} files: ${org.written} written, ${org.unchanged} unchanged, ${org.removed} removed${org.failed.length > 0 ? `, ${org.failed.length} failed` : ''}`,
+    );
+    for (const item of org.left_out) print(`  left out ${visible(item.name, { inline: true })}: ${visible(item.reason, { inline: true })}`);
+    if (tooMuchReferenced(org))
+      print(
+        `  the files org.yaml names are ${org.referenced_bytes} bytes together; kgw apply sends at most ${REFERENCED_FILES_MAX_BYTES} and refuses the rest`,
+      );
+    for (const item of org.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
+    for (const item of org.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
+  }
+  const brain = result.brain;
+  if (brain !== undefined) {
+    print(
+      brain.path === null
+        ? `brain: no nodes or relations, no brain file${brain.removed > 0 ? ' (the earlier one removed)' : ''}`
+        : `${brain.path}: ${brain.nodes} nodes, ${brain.relations} relations: ${brain.written > 0 ? 'written' : brain.unchanged > 0 ? 'unchanged' : 'not written'}`,
+    );
+    for (const item of brain.left_out) print(`  left out ${visible(item.relation, { inline: true })}: ${visible(item.reason, { inline: true })}`);
+    if (brain.too_large) print(`  larger than the ${BRAIN_FILE_MAX_BYTES} bytes kgw brain import reads: split its nodes and relations to import it`);
+    for (const item of brain.kept) print(`  kept ${visible(item.path, { inline: true })}: ${item.reason}`);
+    for (const item of brain.failed) print(`  failed ${visible(item.path, { inline: true })}: ${item.reason}`);
+  }
   const count = result.kbs.length;
-  printNotice(
-    `exported ${count} Knowledge Base${count === 1 ? '' : 's'}${ab === undefined ? '' : ` and ${ab.resources} Alignbase resource${ab.resources === 1 ? '' : 's'}`} of ${tenant} to ${root}`,
-  );
+  const parts = [
+    `${count} Knowledge Base${count === 1 ? '' : 's'}`,
+    ...(ab === undefined ? [] : [`${ab.resources} Alignbase resource${ab.resources === 1 ? '' : 's'}`]),
+    ...(brain?.path ? ['the brain'] : []),
+    ...(org?.path ? ['the org file'] : []),
+  ];
+  printNotice(`exported ${parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`} of ${tenant} to ${root}`);
 }

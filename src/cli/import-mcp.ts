@@ -42,7 +42,7 @@ sweep, read_concept), applied with kgw brain import's planner. Nodes above the t
 counted, not copied; the directory (people, agents, departments, projects) is the org file's.
 
 Refused one by one, with the reason, the rest imported: a path or id this gateway cannot hold,
-bytes that do not match the SHA-256 or size the source gave, a file over 10 MiB, a download link
+bytes that do not match the SHA-256 or size the source gave, a file over 100 MiB, a download link
 on another origin than the source's, a read that gives another version than asked, whatever the
 tools refuse. A source whose listing does not end stops at 100,000 items.
 

@@ -34,7 +34,7 @@ the same bytes is left alone, one with other bytes gets a new version, so runnin
 changes only what changed and an interrupted import resumes.
 
 Left out, and listed: names starting with "." (.obsidian/, .git/, .trash/, .DS_Store),
-symbolic links (never followed) and other special files, and files over 10 MiB. A name the KB
+symbolic links (never followed) and other special files, and files over 100 MiB (one over 8 MiB is staged in pieces). A name the KB
 cannot hold is mapped: control and invisible characters removed, "\\" made "-", spaces at a
 name's ends trimmed; each mapped path is listed, and one that still cannot be a KB path (or
 that two files would share) is skipped with the reason.

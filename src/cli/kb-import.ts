@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { STAGE_MAX_BYTES, STAGE_PIECE_MAX_BYTES } from '../admin/stage.ts';
 import { UsageError } from './usage.ts';
 import type { OpResult } from '../admin/ops.ts';
 import { parseKbPath } from '../atmina/index.ts';
@@ -10,8 +12,13 @@ import type { OpRunner } from './session.ts';
  * that maps names to KB paths and the batches that carry files to the `kb.import` operation.
  */
 
-/** A file larger than this is left out: a batch must fit a request to a running gateway (16 MiB of JSON). */
-export const IMPORT_FILE_MAX_BYTES = 10 * 1024 * 1024;
+/** A file larger than this is left out: the most a KB keeps of one file (an image or PDF: 25 MiB, which the KB says). */
+export const IMPORT_FILE_MAX_BYTES = STAGE_MAX_BYTES;
+/**
+ * A file larger than this is staged in pieces (`stage.begin`, `stage.append`) and named in its
+ * batch by its stage, since a batch must fit one request to a running gateway (16 MiB of JSON).
+ */
+const INLINE_MAX_BYTES = STAGE_PIECE_MAX_BYTES;
 /** A batch: at most this many files and bytes (before base64) in one operation. */
 const BATCH_FILES = 200;
 const BATCH_BYTES = 8 * 1024 * 1024;
@@ -98,7 +105,7 @@ export async function sendToKb(
   const started = performance.now();
   let batch: Outgoing[] = [];
   let batchBytes = 0;
-  const send = async (): Promise<void> => {
+  const send = async (staged = false): Promise<void> => {
     if (batch.length === 0) return;
     // Bytes are read a few at a time (a source may be a remote endpoint); one that cannot be
     // read is refused alone, with the reason, and the rest of the batch goes on.
@@ -116,7 +123,13 @@ export async function sendToKb(
       }
     });
     const ready = read.filter((entry) => entry !== undefined);
-    const files = ready.map(({ item, data, provenance }) => ({ path: item.path, data_base64: data.toString('base64'), ...(provenance && { provenance }) }));
+    const files = await Promise.all(
+      ready.map(async ({ item, data, provenance }) => ({
+        path: item.path,
+        ...(staged ? { stage_id: await stage(run, data) } : { data_base64: data.toString('base64') }),
+        ...(provenance && { provenance }),
+      })),
+    );
     const result =
       files.length === 0 ? { files: [] } : await run('kb.import', { tenant: target.tenant, kb: target.kb, as: target.as, dry_run: target.dryRun, files });
     result.files.forEach((done: Imported, i) => {
@@ -134,11 +147,27 @@ export async function sendToKb(
     batchBytes = 0;
   };
   for (const item of items) {
+    if (item.size > INLINE_MAX_BYTES) {
+      // A large file goes alone, after the batch before it, staged: read and sent one at a time.
+      await send();
+      batch.push(item);
+      batchBytes += item.size;
+      await send(true);
+      continue;
+    }
     if (batch.length >= BATCH_FILES || (batch.length > 0 && batchBytes + item.size > BATCH_BYTES)) await send();
     batch.push(item);
     batchBytes += item.size;
   }
   await send();
+}
+
+/** Stages `bytes` in pieces; the stage's id, which `kb.import` takes instead of the bytes. */
+async function stage(run: OpRunner, bytes: Buffer): Promise<string> {
+  const { stage_id: id } = await run('stage.begin', { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+  for (let offset = 0; offset < bytes.length; offset += INLINE_MAX_BYTES)
+    await run('stage.append', { stage_id: id, offset, data_base64: bytes.subarray(offset, offset + INLINE_MAX_BYTES).toString('base64') });
+  return id;
 }
 
 /**

@@ -141,7 +141,7 @@ for (const backend of cliStoreBackends()) {
 
     it('refuses kinds it does not know and --kb with Alignbase content', async () => {
       const bad = await run('export', 'folder', out, '--tenant', 'acme', '--kinds', 'kbs,brains');
-      assert.deepEqual([bad.code, bad.stderr], [2, 'kgw: --kinds takes kbs and alignbase, not "brains" (see "kgw export --help")\n']);
+      assert.deepEqual([bad.code, bad.stderr], [2, 'kgw: --kinds takes kbs, alignbase, brain and org, not "brains" (see "kgw export --help")\n']);
       const both = await run('export', 'folder', out, '--tenant', 'acme', '--kb', 'x', '--kinds', 'alignbase');
       assert.equal(both.code, 2);
       assert.match(both.stderr, /--kb exports one Knowledge Base/);

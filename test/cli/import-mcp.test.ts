@@ -24,6 +24,8 @@ import { cliStoreBackends, kgw, serve, serveWithClient } from './support.ts';
 const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 const IMAGE = pngOf(12, 7);
 const PDF = textPdf([['Imported figures']]);
+/** More than one request to a running gateway carries (16 MiB of JSON, base64): staged. */
+const LARGE = Buffer.from(Array.from({ length: 12 * 1024 * 1024 }, (_, i) => (i * 7919) % 251));
 
 interface KbReport {
   source: string;
@@ -117,9 +119,23 @@ for (const backend of cliStoreBackends()) {
         }));
         await call(sourceClient, 'write_files', { kb_id: 'bulk', items });
       }
+      // A file larger than one request to a gateway carries, uploaded in stages at the source.
+      await call(sourceClient, 'create_kb', { name: 'Large', team: 'docs' });
+      const batch = (await call(sourceClient, 'request_uploads', {
+        kb_id: 'large',
+        items: [{ path: 'archive.bin', mime_type: 'application/octet-stream', size_bytes: LARGE.length, sha256: sha(LARGE) }],
+      })) as { batch_token: string; uploads: { url: string; headers: Record<string, string> }[] };
+      const upload = batch.uploads[0]!;
+      const put = await fetch(new URL(new URL(upload.url).pathname + new URL(upload.url).search, source.url), {
+        method: 'PUT',
+        headers: upload.headers,
+        body: LARGE,
+      });
+      assert.equal(put.status < 300, true, await put.text());
+      await call(sourceClient, 'confirm_uploads', { kb_id: 'large', batch_token: batch.batch_token });
       store = await backend.open();
       ({ gateway, client } = await serveWithClient(store));
-      for (const name of ['Handbook', 'Secret', 'Bulk']) await call(client, 'create_kb', { name, team: 'docs' });
+      for (const name of ['Handbook', 'Secret', 'Bulk', 'Large']) await call(client, 'create_kb', { name, team: 'docs' });
     });
     after(async () => {
       await sourceClient?.close();
@@ -159,6 +175,15 @@ for (const backend of cliStoreBackends()) {
         at: there.versions[0]?.created_at,
       });
       assert.equal(there.versions[0]?.imported_from, undefined);
+    });
+
+    it('copies a file larger than one request carries, staged in pieces, byte for byte', async () => {
+      const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'large');
+      assert.equal(code, 0, JSON.stringify(report));
+      assert.deepEqual(counts(kbOf(report, 'large')), { files: 1, created: 1, updated: 0, unchanged: 0 });
+      const got = await run('files', 'get', 'large', 'archive.bin', '--tenant', 'acme', '--out', path.join(store.workDir, 'archive.bin'));
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(sha(await readFile(path.join(store.workDir, 'archive.bin'))), sha(LARGE));
     });
 
     it('reads and changes nothing when run again; a changed file gets a version, a local-only one is listed', async () => {
@@ -281,7 +306,7 @@ for (const backend of cliStoreBackends()) {
         assert.equal(reasons.get('lies.md'), 'the bytes the source sent do not match the SHA-256 it gave');
         assert.equal(reasons.get('no-hash.md'), 'the source gave a SHA-256 that is not 64 hexadecimal digits');
         assert.equal(reasons.get('twice.md'), 'the source listed this path twice');
-        assert.deepEqual(kb?.skipped, [{ path: 'huge.bin', reason: 'larger than 10 MiB' }]);
+        assert.deepEqual(kb?.skipped, [{ path: 'huge.bin', reason: 'larger than 100 MiB' }]);
         assert.ok(kb?.created === 2, JSON.stringify(kb));
         assert.deepEqual(
           (await listAll(client, 'handbook')).map(([p]) => p).filter((p) => p.startsWith('hostile/')),
@@ -313,7 +338,7 @@ function hostileServer(origin: string): McpServer {
     file('6', 'hostile/ok.md', 'fine\n'),
     file('7', 'twice.md', 'one'),
     file('8', 'twice.md', 'two'),
-    file('9', 'huge.bin', 'x', 'asset', 11 * 1024 * 1024),
+    file('9', 'huge.bin', 'x', 'asset', 100 * 1024 * 1024 + 1),
     { file_id: '10', path: 'no-hash.md', sha256: 'nope', size_bytes: 1, kind: 'text' },
   ];
   server.registerTool('list_kbs', { inputSchema: {} }, () =>

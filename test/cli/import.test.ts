@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -54,7 +54,11 @@ async function makeVault(root: string): Promise<{ deep: string }> {
   await writeFile(path.join(root, 'dup.md'), 'first\n');
   await writeFile(path.join(root, 'dup\u202E.md'), 'second, the same KB path\n');
   await symlink(path.join(root, 'Notes', 'Welcome.md'), path.join(root, 'link.md'));
+  // Larger than one request carries: staged in pieces, then imported.
   await writeFile(path.join(root, 'huge.txt'), Buffer.alloc(10 * 1024 * 1024 + 1, 0x61));
+  // Larger than a KB keeps of a file (sparse, so it costs no disk): left out unread.
+  await writeFile(path.join(root, 'enormous.bin'), '');
+  await truncate(path.join(root, 'enormous.bin'), 100 * 1024 * 1024 + 1);
   // Five folders of 220 bytes: a path longer than a KB path may be (1,024 bytes).
   const segments = Array.from({ length: 5 }, (_, i) => `${String(i)}${'d'.repeat(219)}`);
   await mkdir(path.join(root, ...segments), { recursive: true });
@@ -104,7 +108,7 @@ for (const backend of cliStoreBackends()) {
     it('says what a dry run would do and writes nothing', async () => {
       const { code, report } = await imported('vault', vault, '--dry-run');
       assert.equal(code, 1);
-      assert.deepEqual(counts(report), { files: 8, created: 7, updated: 0, unchanged: 0 });
+      assert.deepEqual(counts(report), { files: 9, created: 8, updated: 0, unchanged: 0 });
       const listed = (await tool('list_files', { kb_id: 'vault' })) as { files: unknown[] };
       assert.deepEqual(listed.files, []);
     });
@@ -112,7 +116,7 @@ for (const backend of cliStoreBackends()) {
     it('imports text, images, PDFs and other files exactly, leaves out what it lists, maps odd names, and refuses a path too long', async () => {
       const { code, report } = await imported('vault', vault);
       assert.equal(code, 1, 'a refused file makes the command fail');
-      assert.deepEqual(counts(report), { files: 8, created: 7, updated: 0, unchanged: 0 });
+      assert.deepEqual(counts(report), { files: 9, created: 8, updated: 0, unchanged: 0 });
       // dup.md comes first in byte order, so the other name that maps to it is the one left out.
       assert.deepEqual(report.renamed, [{ from: 'odd\u200Bname.md', to: 'oddname.md' }]);
       assert.deepEqual(
@@ -121,7 +125,7 @@ for (const backend of cliStoreBackends()) {
           ['.DS_Store', 'hidden (a tool’s folder or file)'],
           ['.obsidian', 'hidden (a tool’s folder or file)'],
           ['dup\u202E.md', 'the same Knowledge Base path as dup.md'],
-          ['huge.txt', 'larger than 10 MiB'],
+          ['enormous.bin', 'larger than 100 MiB'],
           ['link.md', 'a symbolic link (not followed)'],
         ],
       );
@@ -133,6 +137,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal((await fileBytes('vault', 'Notes/Welcome.md')).toString('utf8'), WELCOME);
       assert.deepEqual(await fileBytes('vault', 'attachments/diagram.png'), IMAGE);
       assert.deepEqual(await fileBytes('vault', 'attachments/data.bin'), BINARY);
+      assert.deepEqual(await fileBytes('vault', 'huge.txt'), Buffer.alloc(10 * 1024 * 1024 + 1, 0x61));
       const listed = (await tool('list_files', { kb_id: 'vault' })) as { files: { path: string; kind: string; tags?: string[] }[] };
       assert.deepEqual(
         listed.files.map((file) => [file.path, file.kind]),
@@ -143,6 +148,7 @@ for (const backend of cliStoreBackends()) {
           ['attachments/diagram.png', 'asset'],
           ['attachments/figures.pdf', 'asset'],
           ['dup.md', 'text'],
+          ['huge.txt', 'asset'],
           ['oddname.md', 'text'],
         ],
       );
@@ -150,10 +156,10 @@ for (const backend of cliStoreBackends()) {
 
     it('changes only what changed when run again, as the person named', async () => {
       const again = await imported('vault', vault);
-      assert.deepEqual(counts(again.report), { files: 8, created: 0, updated: 0, unchanged: 7 });
+      assert.deepEqual(counts(again.report), { files: 9, created: 0, updated: 0, unchanged: 8 });
       await writeFile(path.join(vault, 'Notes', 'Project Plan.md'), `${PLAN}\nDone.\n`);
       const changed = await imported('vault', vault);
-      assert.deepEqual(counts(changed.report), { files: 8, created: 0, updated: 1, unchanged: 6 });
+      assert.deepEqual(counts(changed.report), { files: 9, created: 0, updated: 1, unchanged: 7 });
       const history = (await tool('file_history', { kb_id: 'vault', path: 'Notes/Project Plan.md' })) as { versions: unknown[] };
       assert.equal(history.versions.length, 2);
     });
@@ -218,7 +224,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal(exported.code, 0, exported.stderr);
       const { code, report } = await imported('copy', path.join(out, 'kbs', 'vault'));
       assert.equal(code, 0, JSON.stringify(report.failed));
-      assert.deepEqual(counts(report), { files: 7, created: 7, updated: 0, unchanged: 0 });
+      assert.deepEqual(counts(report), { files: 8, created: 8, updated: 0, unchanged: 0 });
       const again = await run('export', 'folder', out, '--tenant', 'acme');
       assert.equal(again.code, 0, again.stderr);
       const manifest = JSON.parse(await readFile(path.join(out, 'manifest.json'), 'utf8')) as Manifest;
@@ -227,7 +233,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal(files('copy')?.find(([file]) => file === 'attachments/figures.pdf')?.[2], sha(PDF));
       assert.deepEqual(
         manifest.kbs.find((kb) => kb.slug === 'copy')?.files.flatMap((file) => file.versions.map((v) => v.author)),
-        Array.from({ length: 7 }, () => 'alice@acme.test'),
+        Array.from({ length: 8 }, () => 'alice@acme.test'),
       );
     });
 
