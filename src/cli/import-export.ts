@@ -145,7 +145,8 @@ async function importAlignbase(
       let files: ReferencedFiles = {};
       if (resource.type === 'skill') {
         const folder = path.dirname(destination(root, resource.path));
-        source = `${head}${skillSection(path.basename(folder), resource.published_version !== null && resource.published_version === resource.latest_version)}`;
+        const publish = resource.published_version !== null && resource.published_version === resource.latest_version;
+        source = `${head}${skillSection(path.basename(folder), publish, resource)}`;
         files = await readReferencedFiles(source, path.dirname(folder));
       } else {
         const text = exportedText(await readFile(destination(root, resource.path), 'utf8'));

@@ -1,3 +1,5 @@
+import type { Mark, NodeType, RelationVerb } from '../brain/index.ts';
+import { ABOVE_TIER, EMPTY_BRAIN, MARK_PHRASES, METADATA_KEYS, NODE_TYPES, RELATION_VERBS, UNKNOWN_NODE, WARNING_SIGN } from '../brain/index.ts';
 import { createHash } from 'node:crypto';
 import type { Tier } from '../kernel/directory/tiers.ts';
 import { TIERS } from '../kernel/directory/tiers.ts';
@@ -38,36 +40,11 @@ export const SOURCE_NODES_MAX = 100_000;
 /** query_index calls of one sweep at most: a large brain is reached long before, an endless one stops. */
 export const SWEEP_QUERIES_MAX = 10_000;
 
-// The contract's stable vocabulary (company-brain-mcp.md, "The machine contract").
-const NODE_TYPES = ['organization', 'person', 'department', 'project', 'agent', 'SOP / process', 'tool', 'strategy', 'data source', 'policy'] as const;
-type NodeType = (typeof NODE_TYPES)[number];
-const RELATION_VERBS = [
-  'is part of',
-  'belongs to',
-  'manages',
-  'works on',
-  'owns',
-  'uses',
-  'depends on',
-  'governs',
-  'can access',
-  'supports',
-  'champions',
-  'targets',
-  'needs clarification with',
-] as const;
-type RelationVerb = (typeof RELATION_VERBS)[number];
-const METADATA_KEYS = ['Title', 'Coverage', 'Owner', 'Relation', 'Model', 'Approval threshold', 'Score', 'Quadrant', 'Estimated savings/year'] as const;
-type Mark = 'inferred' | 'unresolved';
-const MARK_PHRASES: readonly (readonly [Mark, string])[] = [
-  ['inferred', 'inferred hypothesis; needs confirmation'],
-  ['unresolved', 'unresolved mapping; not a fact'],
-];
-const WARNING_SIGN = '⚠';
-/** The verbatim answers the reader tells apart (refusals arrive as the error's text). */
-const ABOVE_TIER = 'Access denied: this node is above your access tier.';
-const UNKNOWN_NODE = 'Unknown node: no node has this id.';
-const EMPTY_BRAIN = 'The brain does not have enough content yet to build the knowledge graph.';
+// The contract's stable vocabulary and verbatim answers (company-brain-mcp.md, "The machine
+// contract"), as this gateway's Company Brain speaks them.
+const MARK_PHRASE_LIST = Object.entries(MARK_PHRASES) as [Mark, string][];
+/** An empty brain's answer: its first sentence (what follows may be worded otherwise). */
+const EMPTY_BRAIN_START = EMPTY_BRAIN.slice(0, EMPTY_BRAIN.indexOf('.') + 1);
 /** query_index's limit range tops out at 20 (the contract's input bounds); read_concept's id at 300 characters. */
 const QUERY_LIMIT = 20;
 const SOURCE_ID_MAX_CHARS = 300;
@@ -151,7 +128,7 @@ const TYPE_ALTERNATIVES = NODE_TYPES.map(escapeRegExp).join('|');
 const VERB_ALTERNATIVES = RELATION_VERBS.map(escapeRegExp).join('|');
 const isNodeType = (value: string): value is NodeType => (NODE_TYPES as readonly string[]).includes(value);
 const isTier = (value: string): value is Tier => (TIERS as readonly string[]).includes(value);
-const markOf = (text: string): Mark | null => MARK_PHRASES.find(([, phrase]) => text.includes(phrase))?.[0] ?? null;
+const markOf = (text: string): Mark | null => MARK_PHRASE_LIST.find(([, phrase]) => text.includes(phrase))?.[0] ?? null;
 
 // ---------------------------------------------------------------------------------------------
 // The answers, read
@@ -412,7 +389,7 @@ interface SourceRead {
 
 async function readSource(text: TextCall, progress: (line: string) => void): Promise<SourceRead | 'empty'> {
   const packText = await text('get_skill_pack', {});
-  if (packText.startsWith(EMPTY_BRAIN)) return 'empty';
+  if (packText.startsWith(EMPTY_BRAIN_START)) return 'empty';
   const pack = parsePack(packText);
   const found = new Map<string, Found>();
   const refused = new Map<string, string>();

@@ -16,8 +16,11 @@ export async function tenantKeys(run: OpRunner, tenant: string): Promise<string>
   return `tenant: ${JSON.stringify(found.tenant)}\nname: ${JSON.stringify(found.name)}\nlanguage: ${JSON.stringify(found.language)}\n`;
 }
 
-/** The `skills:` section of one Skill folder (by its name, beside the file). */
-export const skillSection = (dir: string, publish: boolean): string => `skills:\n  - dir: ${JSON.stringify(dir)}\n${publish ? '    publish: true\n' : ''}`;
+/** The `skills:` section of one Skill folder (by its name, beside the file), with its staleness dates when it has them. */
+export const skillSection = (dir: string, publish: boolean, dates: { readonly review_by?: string | null; readonly expires_at?: string | null } = {}): string =>
+  `skills:\n  - dir: ${JSON.stringify(dir)}\n${publish ? '    publish: true\n' : ''}` +
+  (dates.review_by ? `    review_by: ${JSON.stringify(dates.review_by)}\n` : '') +
+  (dates.expires_at ? `    expires_at: ${JSON.stringify(dates.expires_at)}\n` : '');
 
 export interface AppliedResource {
   /** Created, given a new version, or neither. */
