@@ -25,6 +25,7 @@ import type { Kb, OperatorKbListing } from '../atmina/index.ts';
 import {
   IMPORT_BATCH_FILES_MAX,
   importKbFiles,
+  moveFile,
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,
   operatorFileBytes,
@@ -569,7 +570,18 @@ const definitions = {
     args: z.object({ tenant: z.string(), source: z.string(), kind: z.string(), source_ids: z.array(z.string()).max(CARRIED_IDS_MAX) }).strict(),
     run: async (services, args) => {
       const tenant = await requireTenant(services.db, args.tenant);
-      return Object.fromEntries(await carriedVersions(services.db, tenant.id, args.kind, args.source, args.source_ids));
+      const carried = await carriedVersions(services.db, tenant.id, args.kind, args.source, args.source_ids);
+      return Object.fromEntries([...carried].map(([id, item]) => [id, { local_id: item.localId, source_version: item.sourceVersion }]));
+    },
+  }),
+  // A KB file moved as a person of the tenant (kgw import mcp, after the source moved it).
+  'kb.move': defineOp({
+    args: z.object({ tenant: z.string(), kb: z.string(), as: z.string(), file_id: z.string(), to_path: z.string() }).strict(),
+    run: async (services, args) => {
+      const caller = await importingPerson(services.db, args.tenant, args.as);
+      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const moved = await moveFile(services, caller, { kbId: args.kb, fileId: args.file_id, toPath: args.to_path }, audit);
+      return { file_id: moved.file.id, from_path: moved.fromPath, path: moved.file.path, changed: moved.changed };
     },
   }),
   // One Alignbase resource with its versions from another endpoint, as a person of the tenant (kgw import mcp).

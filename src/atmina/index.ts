@@ -132,7 +132,7 @@ export { publicKbs } from './kb/public-kbs.ts';
 export type { OperatorKbListing } from './kb/operator.ts';
 export type { ImportedFile } from './kb/import.ts';
 export { IMPORT_BATCH_FILES_MAX, importKbFiles } from './kb/import.ts';
-export { parseKbPath } from './kb/paths.ts';
+export { parseKbPath, pathProblem } from './kb/paths.ts';
 export { KB_TEXT_MAX_BYTES } from './kb/files.ts';
 export type { VaultFile } from './kb/text/vault-links.ts';
 export { VaultIndex, aliasesOf, relativeWikiTarget, relinkNote } from './kb/text/vault-links.ts';
@@ -147,3 +147,4 @@ export {
 } from './kb/operator.ts';
 export type { Kb } from './kb/queries.ts';
 export { OPERATOR_TEAMS_PAGE_DEFAULT, OPERATOR_TEAMS_PAGE_MAX, operatorTeams } from './org/operator-teams.ts';
+export { moveFile } from './kb/files.ts';

@@ -240,7 +240,7 @@ async function importKind(context: McpImportContext, kind: Kind): Promise<KindRe
   for (let i = 0; i < resources.length; i += 1000) {
     const ids = resources.slice(i, i + 1000).map((resource) => resource.id);
     const found = await context.run('imports.carried', { tenant: context.tenant, source: context.source.url.href, kind: TYPE[kind], source_ids: ids });
-    for (const [id, version] of Object.entries(found)) carried.set(id, version);
+    for (const [id, item] of Object.entries(found)) carried.set(id, item.source_version);
   }
   for (const resource of resources) {
     report.read += 1;

@@ -1,4 +1,5 @@
 import { isSha256Hex } from '../../connectors/blob/contract.ts';
+import { pathProblem } from '../atmina/index.ts';
 import type { Outgoing, SentProvenance, SentReport } from './kb-import.ts';
 import { sha256Of } from './export-files.ts';
 import { IMPORT_FILE_MAX_BYTES, ItemRefused, isRecord, noneSent, sendToKb } from './kb-import.ts';
@@ -24,6 +25,8 @@ interface KbReport extends SentReport {
   /** Paths the local KB holds that the source does not (left alone). */
   only_local: string[];
   skipped: { path: string; reason: string }[];
+  /** Files an earlier import brought here that the source has moved since: moved here too. */
+  moved: { from: string; to: string }[];
 }
 
 interface SourceFile {
@@ -75,16 +78,55 @@ async function listSource(source: McpSource, kbId: string, problems: { path: str
 }
 
 /** The local KB's files, path → SHA-256 (kb.files, every page). */
-async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
+async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<Map<string, { sha256: string; fileId: string }>> {
+  const files = new Map<string, { sha256: string; fileId: string }>();
   let after: string | undefined;
   do {
     const page = await run('kb.files', { tenant, kb, limit: 1000, ...(after === undefined ? {} : { after }) });
-    for (const file of page.files) files.set(file.path, file.sha256);
+    for (const file of page.files) files.set(file.path, { sha256: file.sha256, fileId: file.file_id });
     after = page.next ?? undefined;
   } while (after !== undefined);
   return files;
 }
+
+/**
+ * Moves here the files the source moved since an earlier import brought them (the mapping of
+ * source file ids to local ones), when their new path is free here: so a rename at the source is
+ * a rename here, with the file's history, not a second file. `local` follows the moves.
+ */
+async function followMoves(
+  context: McpImportContext,
+  kb: string,
+  listed: readonly SourceFile[],
+  local: Map<string, { sha256: string; fileId: string }>,
+  report: KbReport,
+): Promise<void> {
+  const pathOf = new Map([...local].map(([path, file]) => [file.fileId, path]));
+  for (let i = 0; i < listed.length; i += CARRIED_IDS_PAGE) {
+    const page = listed.slice(i, i + CARRIED_IDS_PAGE);
+    const carried = await context.run('imports.carried', {
+      tenant: context.tenant,
+      source: context.source.url.href,
+      kind: 'kb_file',
+      source_ids: page.map((file) => file.fileId),
+    });
+    for (const file of page) {
+      const to = file.path.normalize('NFC');
+      const localId = carried[file.fileId]?.local_id;
+      const from = localId === undefined ? undefined : pathOf.get(localId);
+      if (from === undefined || from === to || local.has(to) || pathProblem(to) !== undefined) continue;
+      if (!context.dryRun) await context.run('kb.move', { tenant: context.tenant, kb, as: context.as, file_id: localId!, to_path: to });
+      const moved = local.get(from)!;
+      local.delete(from);
+      local.set(to, moved);
+      pathOf.set(moved.fileId, to);
+      report.moved.push({ from, to });
+    }
+  }
+}
+
+/** Source ids asked about at once (imports.carried takes 1,000). */
+const CARRIED_IDS_PAGE = 1000;
 
 /** The bytes of a source file, read as its dialect allows and checked against what the source said. */
 async function readSourceFile(source: McpSource, kbId: string, file: SourceFile): Promise<Buffer> {
@@ -130,12 +172,13 @@ async function headProvenance(source: McpSource, kbId: string, file: SourceFile)
 
 async function importKb(context: McpImportContext, kb: { id: string; slug: string; local: string }): Promise<KbReport> {
   const { run, source, progress, tenant } = context;
-  const report: KbReport = { source: kb.slug, local: kb.local, ...noneSent(), only_local: [], skipped: [] };
+  const report: KbReport = { source: kb.slug, local: kb.local, ...noneSent(), only_local: [], skipped: [], moved: [] };
   const local = await localFiles(run, tenant, kb.local);
   const listed = await listSource(source, kb.id, report.failed);
+  await followMoves(context, kb.local, listed, local, report);
   const items: Outgoing[] = [];
   for (const file of listed) {
-    if (local.get(file.path.normalize('NFC')) === file.sha256) {
+    if (local.get(file.path.normalize('NFC'))?.sha256 === file.sha256) {
       report.files += 1;
       report.unchanged += 1;
     } else if (file.size > IMPORT_FILE_MAX_BYTES) report.skipped.push({ path: file.path, reason: `larger than ${IMPORT_FILE_MAX_BYTES / (1024 * 1024)} MiB` });
@@ -181,8 +224,9 @@ export function atminaReader(chosen: ReadonlyMap<string, string>): DialectReader
       for (const kb of kbs) {
         lines.push(
           `${kb.source} -> ${kb.local}: ${kb.files} files, ${kb.created} ${would}created, ${kb.updated} ${would}updated, ${kb.unchanged} unchanged, ` +
-            `${kb.skipped.length} left out, ${kb.failed.length} refused, ${kb.only_local.length} only here`,
+            `${kb.moved.length} ${would}moved, ${kb.skipped.length} left out, ${kb.failed.length} refused, ${kb.only_local.length} only here`,
         );
+        for (const item of kb.moved) lines.push(`  ${would}moved ${visible(item.from, { inline: true })} -> ${visible(item.to, { inline: true })}`);
         for (const item of kb.skipped) lines.push(`  left out ${visible(item.path, { inline: true })}: ${item.reason}`);
         for (const item of kb.failed) lines.push(`  refused ${visible(item.path, { inline: true })}: ${item.reason}`);
       }

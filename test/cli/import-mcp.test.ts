@@ -37,6 +37,7 @@ interface KbReport {
   only_local: string[];
   skipped: { path: string; reason: string }[];
   failed: { path: string; reason: string }[];
+  moved: { from: string; to: string }[];
 }
 
 interface Report {
@@ -194,6 +195,30 @@ for (const backend of cliStoreBackends()) {
       const changed = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
       assert.deepEqual(counts(kbOf(changed.report, 'handbook')), { files: 5, created: 0, updated: 1, unchanged: 4 });
       assert.deepEqual(kbOf(changed.report, 'handbook')?.only_local, ['local.md']);
+    });
+
+    it('moves a file here that the source moved since the last import, keeping its history', async () => {
+      await call(sourceClient, 'move_file', { kb_id: 'handbook', path: 'notes/ünïcödé name.md', to_path: 'notes/renamed.md' });
+      const dry = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--dry-run');
+      assert.deepEqual(kbOf(dry.report, 'handbook')?.moved, [{ from: 'notes/ünïcödé name.md', to: 'notes/renamed.md' }]);
+      assert.equal(
+        (await listAll(client, 'handbook')).some(([p]) => p === 'notes/renamed.md'),
+        false,
+        'a dry run moves nothing',
+      );
+      const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
+      assert.equal(code, 0, JSON.stringify(report));
+      assert.deepEqual(kbOf(report, 'handbook')?.moved, [{ from: 'notes/ünïcödé name.md', to: 'notes/renamed.md' }]);
+      assert.deepEqual(counts(kbOf(report, 'handbook')), { files: 5, created: 0, updated: 0, unchanged: 5 });
+      const paths = (await listAll(client, 'handbook')).map(([p]) => p);
+      assert.equal(paths.includes('notes/ünïcödé name.md'), false);
+      const history = (await call(client, 'file_history', { kb_id: 'handbook', path: 'notes/renamed.md' })) as { versions: { operation: string }[] };
+      assert.deepEqual(
+        history.versions.map((v) => v.operation),
+        ['move', 'upload'],
+      );
+      const again = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
+      assert.deepEqual(kbOf(again.report, 'handbook')?.moved, []);
     });
 
     it('imports only what a token sees: an Editor’s token does not see a private KB', async () => {

@@ -124,18 +124,18 @@ export async function recordImported(
 /** Source ids asked about at once (kgw import mcp asks per listing page). */
 export const CARRIED_IDS_MAX = 1000;
 
-/** For each of `sourceIds` an import brought here before, the last source version it carried. */
+/** For each of `sourceIds` an import brought here before: the local item and the last source version carried. */
 export async function carriedVersions(
   q: Queryable,
   tenantId: string,
   kind: string,
   source: string,
   sourceIds: readonly string[],
-): Promise<Map<string, number>> {
+): Promise<Map<string, { readonly localId: string; readonly sourceVersion: number }>> {
   if (sourceIds.length > CARRIED_IDS_MAX) throw validation(`at most ${CARRIED_IDS_MAX} ids at once, got ${sourceIds.length}`);
-  const rows = await q.query<{ source_id: string; source_version: number }>(
-    'SELECT source_id, source_version FROM imported_items WHERE tenant_id = $1 AND source = $2 AND kind = $3 AND source_id = ANY($4::text[])',
+  const rows = await q.query<{ source_id: string; local_id: string; source_version: number }>(
+    'SELECT source_id, local_id, source_version FROM imported_items WHERE tenant_id = $1 AND source = $2 AND kind = $3 AND source_id = ANY($4::text[])',
     [tenantId, source, kind, sourceIds.filter((id) => unstorableText(id) === undefined)],
   );
-  return new Map(rows.map((row) => [row.source_id, Number(row.source_version)]));
+  return new Map(rows.map((row) => [row.source_id, { localId: row.local_id, sourceVersion: Number(row.source_version) }]));
 }
