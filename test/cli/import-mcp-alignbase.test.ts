@@ -233,6 +233,53 @@ for (const backend of cliStoreBackends()) {
       for (const kind of ['knowledge', 'skills', 'memories', 'artifacts'] as const) assert.equal(report[kind]?.read, readable[kind], kind);
     });
 
+    it('imports each resource once when two imports run at once', async () => {
+      const other = await backend.open();
+      const served = await serveWithClient(other, '/alignbase/mcp');
+      try {
+        await grantAlice(other);
+        const both = await Promise.all(
+          [0, 1].map(() =>
+            kgw(
+              [
+                'import',
+                'mcp',
+                '--from',
+                sourceUrl(),
+                '--dialect',
+                'alignbase',
+                '--token',
+                sourceToken,
+                '--tenant',
+                'acme',
+                '--as',
+                'alice@acme.test',
+                '--json',
+              ],
+              other.env,
+              { timeoutMs: 120_000 },
+            ),
+          ),
+        );
+        for (const run of both) assert.equal(run.code, 0, run.stderr + run.stdout);
+        const here = served.client;
+        for (const [tool, field] of [
+          ['list_knowledge', 'knowledge'],
+          ['list_skills', 'skills'],
+          ['list_memories', 'memories'],
+          ['list_artifacts', 'artifacts'],
+        ] as const)
+          assert.equal((await listed(here, tool, field)).length, 1, tool);
+        const knowledge = (await listed(here, 'list_knowledge', 'knowledge'))[0]!;
+        const there = await call(sourceClient, 'read_knowledge', { knowledge_id: ids['knowledge'], version: 'latest' });
+        assert.equal(knowledge['latest_version'], there['version'], 'every version once, none twice');
+      } finally {
+        await served.client.close();
+        await served.gateway.stop();
+        await other.dispose();
+      }
+    });
+
     it('refuses bad usage, writing nothing', async () => {
       const only = await kgw(
         ['import', 'mcp', '--from', sourceUrl(), '--dialect', 'alignbase', '--token', 'x', '--tenant', 'acme', '--as', 'alice@acme.test', '--only', 'kbs'],

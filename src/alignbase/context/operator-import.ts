@@ -2,7 +2,7 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { isKgwError, validation } from '../../kernel/errors.ts';
 import type { Provenance } from '../../kernel/imports/provenance.ts';
-import { checkProvenance, findImported } from '../../kernel/imports/provenance.ts';
+import { checkProvenance, findImported, forgetImported } from '../../kernel/imports/provenance.ts';
 import type { Services } from '../../kernel/services.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { getHead } from '../versions/versions.ts';
@@ -78,6 +78,8 @@ async function localResource(services: Services, caller: Caller, input: ImportCo
       mapped.localId,
     ]);
     if (archived !== undefined) throw validation(`it was imported before as ${mapped.localId}, which is archived here: restore it to import into it`);
+    // Gone here: imported again as a new one.
+    await forgetImported(services.db, tenantId, input.type, input.source, input.sourceId);
   }
   if (input.type !== 'skill') return undefined;
   // A Skill's name is unique in the tenant: one of that name is the one to update.
@@ -202,8 +204,12 @@ export async function importContextResource(services: Services, caller: Caller, 
     try {
       written = await saveOne(services, caller, input, id, version, provenance, audit);
     } catch (error) {
+      if (!isKgwError(error)) throw error;
+      // Another import of this item created it first (this one rolled back: the mapping was
+      // theirs, or the Skill's name): continue on theirs.
+      if (id === undefined && (await localResource(services, caller, input)) !== undefined) return importContextResource(services, caller, input, audit);
       // Another writer saved a version between the read of the head and the write: once more on the new head.
-      if (!isKgwError(error) || id === undefined || error.reason !== 'version_conflict') throw error;
+      if (id === undefined || error.reason !== 'version_conflict') throw error;
       written = await saveOne(services, caller, input, id, version, provenance, audit);
     }
     id = written.id;

@@ -142,7 +142,9 @@ export async function saveVersion(
   );
   if (!row) throw new Error('INSERT … RETURNING returned no row');
   if (input.provenance !== undefined && updated !== undefined)
-    await recordImported(tx, tenantId, updated.type, head.id, input.provenance, importedContentHash(input.content, input.attachments ?? []));
+    await recordImported(tx, tenantId, updated.type, head.id, input.provenance, importedContentHash(input.content, input.attachments ?? []), {
+      claim: version === 1,
+    });
   // Search shows the new latest version once the outbox applies this row (same transaction).
   if (updated !== undefined) await enqueue(tx, contextSearchEntries(tenantId, updated.type, head.id));
   return toVersion(row);

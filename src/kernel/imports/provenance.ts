@@ -1,4 +1,4 @@
-import { validation } from '../errors.ts';
+import { conflict, validation } from '../errors.ts';
 import { unsafeName, unstorableText } from '../text.ts';
 import type { Queryable } from '../../store/db.ts';
 
@@ -104,7 +104,16 @@ export async function findImported(q: Queryable, tenantId: string, kind: string,
   return row === undefined ? undefined : { localId: row.local_id, sourceVersion: Number(row.source_version), contentSha256: row.content_sha256 };
 }
 
-/** Records, in the transaction that saved the version, which local item a source item is and what of it was carried last. */
+/** Said when another run imported the same source item as another local one first (a race of two imports). */
+export const IMPORTED_ELSEWHERE = 'another import brought this item in at the same time';
+
+/**
+ * Records, in the transaction that saved the version, which local item a source item is and
+ * what of it was carried last. With `claim` (the version that creates the local item), a source
+ * item another transaction mapped to another local item first (two imports of it at once, each
+ * creating) is a conflict: this transaction rolls back, and the importer tries again, finding
+ * the other's item, so no item is imported twice.
+ */
 export async function recordImported(
   q: Queryable,
   tenantId: string,
@@ -112,13 +121,22 @@ export async function recordImported(
   localId: string,
   provenance: Provenance,
   contentSha256: string,
+  options: { readonly claim?: boolean } = {},
 ): Promise<void> {
-  await q.query(
-    `INSERT INTO imported_items (tenant_id, source, kind, source_id, local_id, source_version, content_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)
+  const rows = await q.query<{ local_id: string }>(
+    `INSERT INTO imported_items AS i (tenant_id, source, kind, source_id, local_id, source_version, content_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (tenant_id, source, kind, source_id) DO UPDATE
-       SET local_id = EXCLUDED.local_id, source_version = EXCLUDED.source_version, content_sha256 = EXCLUDED.content_sha256, imported_at = clock_timestamp()`,
-    [tenantId, provenance.source, kind, provenance.sourceId, localId, provenance.sourceVersion, contentSha256],
+       SET local_id = EXCLUDED.local_id, source_version = EXCLUDED.source_version, content_sha256 = EXCLUDED.content_sha256, imported_at = clock_timestamp()
+       WHERE NOT $8 OR i.local_id = EXCLUDED.local_id
+     RETURNING local_id`,
+    [tenantId, provenance.source, kind, provenance.sourceId, localId, provenance.sourceVersion, contentSha256, options.claim === true],
   );
+  if (rows.length === 0) throw conflict(IMPORTED_ELSEWHERE);
+}
+
+/** Forgets a source item whose local item is gone, so that importing it again creates one. */
+export async function forgetImported(q: Queryable, tenantId: string, kind: string, source: string, sourceId: string): Promise<void> {
+  await q.query('DELETE FROM imported_items WHERE tenant_id = $1 AND source = $2 AND kind = $3 AND source_id = $4', [tenantId, source, kind, sourceId]);
 }
 
 /** Source ids asked about at once (kgw import mcp asks per listing page). */
