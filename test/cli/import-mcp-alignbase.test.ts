@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import type { CliStore, Served } from './support.ts';
-import { ORG, cliStoreBackends, kgw, serveWithClient, writeIn } from './support.ts';
+import { ORG, cliStoreBackends, hostileEndpoint, kgw, openPeers, serveWithClient, writeIn } from './support.ts';
 
 /**
  * kgw import mcp --dialect alignbase: a second gateway stands in for a hosted Alignbase, seeded
@@ -52,8 +49,8 @@ for (const backend of cliStoreBackends()) {
     let sourceClient: Client;
     let sourceToken: string;
     let store: CliStore;
-    let gateway: Served;
     let client: Client;
+    let peers: Awaited<ReturnType<typeof openPeers>>;
     const ids: Record<string, string> = {};
     const sourceUrl = () => `${source.url}/alignbase/mcp`;
     const imported = async (from: string, token: string, ...args: string[]): Promise<{ code: number | null; report: Report; stderr: string }> => {
@@ -81,9 +78,11 @@ for (const backend of cliStoreBackends()) {
     };
 
     before(async () => {
-      sourceStore = await backend.open();
-      ({ gateway: source, client: sourceClient, token: sourceToken } = await serveWithClient(sourceStore, '/alignbase/mcp'));
+      peers = await openPeers(backend, '/alignbase/mcp');
+      ({ store: sourceStore, gateway: source, client: sourceClient, token: sourceToken } = peers.other);
+      ({ store, client } = peers.local);
       await grantAlice(sourceStore);
+      await grantAlice(store);
       const k1 = await call(sourceClient, 'write_knowledge', { expected_version: 0, title: 'Leave policy', content: '# Leave\n\nTwenty days.\n' });
       ids['knowledge'] = k1['knowledge_id'] as string;
       await call(sourceClient, 'write_knowledge', {
@@ -124,17 +123,9 @@ for (const backend of cliStoreBackends()) {
       });
       ids['artifact'] = artifact['artifact_id'] as string;
       await call(sourceClient, 'write_artifact', { artifact_id: ids['artifact'], expected_version: 1, markdown: '# Q3\n\nFinal.\n' });
-      store = await backend.open();
-      ({ gateway, client } = await serveWithClient(store, '/alignbase/mcp'));
-      await grantAlice(store);
     });
     after(async () => {
-      await sourceClient?.close();
-      await client?.close();
-      await source?.stop();
-      await gateway?.stop();
-      await sourceStore?.dispose();
-      await store?.dispose();
+      await peers?.close();
     });
 
     it('says what a dry run would do and writes nothing', async () => {
@@ -296,21 +287,14 @@ for (const backend of cliStoreBackends()) {
     });
 
     describe('from a hostile source', () => {
-      let hostile: http.Server;
+      let hostile: Awaited<ReturnType<typeof hostileEndpoint>>;
       let hostileUrl: string;
       before(async () => {
-        hostile = http.createServer((req, res) => {
-          void (async () => {
-            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-            await hostileServer().connect(transport);
-            await transport.handleRequest(req, res);
-          })();
-        });
-        await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-        hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/mcp`;
+        hostile = await hostileEndpoint(hostileServer);
+        hostileUrl = `${hostile.origin}/mcp`;
       });
       after(async () => {
-        await new Promise((resolve) => hostile?.close(resolve));
+        await hostile?.close();
       });
 
       it('refuses each bad resource with the reason and imports the honest one', async () => {

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config.ts';
@@ -13,7 +10,7 @@ import { connectSource } from '../../src/cli/mcp-source.ts';
 import { withOps } from '../../src/cli/session.ts';
 import { connectClient } from '../support/gateway.ts';
 import type { CliStore, RunResult, Served } from './support.ts';
-import { cliStoreBackends, kgw, serve, writeIn } from './support.ts';
+import { cliStoreBackends, hostileEndpoint, kgw, serve, writeIn } from './support.ts';
 
 /**
  * kgw import mcp --dialect brain: a second gateway (its own store and kgw serve) stands in for a
@@ -284,23 +281,15 @@ for (const backend of cliStoreBackends()) {
     });
 
     describe('from a hostile source', () => {
-      let hostile: http.Server;
+      let hostile: Awaited<ReturnType<typeof hostileEndpoint>>;
       let hostileUrl: string;
 
       before(async () => {
-        hostile = http.createServer((req, res) => {
-          void (async () => {
-            const server = hostileServer(req.url?.startsWith('/endless/') === true);
-            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-            await server.connect(transport);
-            await transport.handleRequest(req, res);
-          })();
-        });
-        await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-        hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+        hostile = await hostileEndpoint((req) => hostileServer(req.url?.startsWith('/endless/') === true));
+        hostileUrl = hostile.origin;
       });
       after(async () => {
-        await new Promise((resolve) => hostile?.close(resolve));
+        await hostile?.close();
       });
 
       it('refuses each bad item with its reason and imports the rest', async () => {

@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
 import type { CliStore, Served } from './support.ts';
-import { cliStoreBackends, kgw, serve, serveWithClient } from './support.ts';
+import { cliStoreBackends, hostileEndpoint, kgw, openPeers, serve } from './support.ts';
 
 /**
  * kgw import mcp --dialect atmina: a second gateway (its own store and kgw serve) stands in for
@@ -54,7 +51,6 @@ for (const backend of cliStoreBackends()) {
     let sourceClient: Client;
     let sourceToken: string;
     let store: CliStore;
-    let gateway: Served;
     let client: Client;
     const run = (...args: string[]) => kgw(args, store.env, { timeoutMs: 120_000 });
     const imported = async (from: string, token: string, ...args: string[]): Promise<{ code: number | null; report: Report; stderr: string }> => {
@@ -95,9 +91,11 @@ for (const backend of cliStoreBackends()) {
     const counts = (kb: KbReport | undefined) => kb && { files: kb.files, created: kb.created, updated: kb.updated, unchanged: kb.unchanged };
     const sourceUrl = () => `${source.url}/atmina/mcp`;
 
+    let peers: Awaited<ReturnType<typeof openPeers>>;
     before(async () => {
-      sourceStore = await backend.open();
-      ({ gateway: source, client: sourceClient, token: sourceToken } = await serveWithClient(sourceStore));
+      peers = await openPeers(backend);
+      ({ store: sourceStore, gateway: source, client: sourceClient, token: sourceToken } = peers.other);
+      ({ store, client } = peers.local);
       await call(sourceClient, 'create_kb', { name: 'Handbook', team: 'docs' });
       await call(sourceClient, 'create_kb', { name: 'Secret', team: 'docs', visibility: 'private' });
       await call(sourceClient, 'write_files', {
@@ -134,17 +132,10 @@ for (const backend of cliStoreBackends()) {
       });
       assert.equal(put.status < 300, true, await put.text());
       await call(sourceClient, 'confirm_uploads', { kb_id: 'large', batch_token: batch.batch_token });
-      store = await backend.open();
-      ({ gateway, client } = await serveWithClient(store));
       for (const name of ['Handbook', 'Secret', 'Bulk', 'Large']) await call(client, 'create_kb', { name, team: 'docs' });
     });
     after(async () => {
-      await sourceClient?.close();
-      await client?.close();
-      await source?.stop();
-      await gateway?.stop();
-      await sourceStore?.dispose();
-      await store?.dispose();
+      await peers?.close();
     });
 
     it('says what a dry run would do and writes nothing', async () => {
@@ -263,7 +254,7 @@ for (const backend of cliStoreBackends()) {
       const saved = (await listAll(client, 'bulk')).length;
       assert.ok(saved >= 200 && saved < 600, `saved ${saved}`);
       assert.equal(report.failed[0]?.kb, 'bulk', cut.stdout);
-      source = await serve(sourceStore.env, { port: Number(new URL(sourceUrl()).port) });
+      source = peers.other.gateway = await serve(sourceStore.env, { port: Number(new URL(sourceUrl()).port) });
       const resumed = await imported(sourceUrl(), sourceToken, '--kb', 'bulk');
       assert.equal(resumed.code, 0, JSON.stringify(resumed.report));
       assert.deepEqual(counts(kbOf(resumed.report, 'bulk')), { files: 600, created: 600 - saved, updated: 0, unchanged: saved });
@@ -287,34 +278,29 @@ for (const backend of cliStoreBackends()) {
     });
 
     describe('from a hostile source', () => {
-      let hostile: http.Server;
+      let hostile: Awaited<ReturnType<typeof hostileEndpoint>>;
       let hostileUrl: string;
       let rateLimited = 1;
 
       before(async () => {
         await call(client, 'create_kb', { name: 'Endless', team: 'docs' });
-        hostile = http.createServer((req, res) => {
-          void (async () => {
+        hostile = await hostileEndpoint(
+          () => hostileServer(hostileUrl),
+          (req, res) => {
             if (req.url?.startsWith('/download/')) {
-              res.writeHead(200, { 'content-type': 'application/octet-stream' });
-              return void res.end(Buffer.alloc(1000, 1));
+              res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(1000, 1));
+              return true;
             }
-            if (rateLimited > 0) {
-              rateLimited -= 1;
-              res.writeHead(429, { 'retry-after': '1' });
-              return void res.end();
-            }
-            const server = hostileServer(hostileUrl);
-            const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-            await server.connect(transport);
-            await transport.handleRequest(req, res);
-          })();
-        });
-        await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
-        hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+            if (rateLimited <= 0) return false;
+            rateLimited -= 1;
+            res.writeHead(429, { 'retry-after': '1' }).end();
+            return true;
+          },
+        );
+        hostileUrl = hostile.origin;
       });
       after(async () => {
-        await new Promise((resolve) => hostile?.close(resolve));
+        await hostile?.close();
       });
 
       it('waits out a rate limit, refuses each lie item by item, saves the honest file, and stops paging that does not end', async () => {

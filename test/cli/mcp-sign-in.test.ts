@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CliStore, Served } from './support.ts';
-import { ORG, ROOT, cliStoreBackends, kgw, serveWithClient, writeIn } from './support.ts';
+import { ORG, ROOT, cliStoreBackends, kgw, openPeers, writeIn } from './support.ts';
 
 /**
  * kgw import mcp --sign-in and kgw export mcp --sign-in: instead of a token, the command signs
@@ -22,7 +22,6 @@ for (const backend of cliStoreBackends()) {
     let source: Served;
     let sourceClient: Client;
     let store: CliStore;
-    let gateway: Served;
     let client: Client;
     let browser: string;
     const sourceUrl = () => `${source.url}/atmina/mcp`;
@@ -36,16 +35,16 @@ for (const backend of cliStoreBackends()) {
         timeoutMs: 120_000,
       });
 
+    let peers: Awaited<ReturnType<typeof openPeers>>;
     before(async () => {
-      sourceStore = await backend.open();
-      ({ gateway: source, client: sourceClient } = await serveWithClient(sourceStore));
+      peers = await openPeers(backend);
+      ({ store: sourceStore, gateway: source, client: sourceClient } = peers.other);
+      ({ store, client } = peers.local);
       const withPassword = ORG.replace('    name: Alice\n', '    name: Alice\n    password_env: ALICE_PASSWORD\n');
       const applied = await kgw(['apply', await writeIn(sourceStore.workDir, 'org.yaml', withPassword)], { ...sourceStore.env, ALICE_PASSWORD: PASSWORD });
       assert.equal(applied.code, 0, applied.stderr);
       await sourceClient.callTool({ name: 'create_kb', arguments: { name: 'Handbook', team: 'docs' } });
       await sourceClient.callTool({ name: 'write_file', arguments: { kb_id: 'handbook', path: 'README.md', mode: 'create', content: '# Handbook\n' } });
-      store = await backend.open();
-      ({ gateway, client } = await serveWithClient(store));
       await client.callTool({ name: 'create_kb', arguments: { name: 'Handbook', team: 'docs' } });
       browser = await writeIn(
         store.workDir,
@@ -55,12 +54,7 @@ for (const backend of cliStoreBackends()) {
       await chmod(browser, 0o755);
     });
     after(async () => {
-      await sourceClient?.close();
-      await client?.close();
-      await source?.stop();
-      await gateway?.stop();
-      await sourceStore?.dispose();
-      await store?.dispose();
+      await peers?.close();
     });
 
     it('imports after a sign-in in the browser: registration, PKCE, the code caught on loopback', async () => {

@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { sdkClient } from '../support/mcp-client.ts';
 import { createTestDatabase, migratedDataFolder, testDatabaseUrl } from '../support/stores.ts';
 
@@ -342,4 +345,64 @@ export async function serveWithClient(store: CliStore, endpoint = '/atmina/mcp')
   );
   await client.listTools();
   return { gateway, client, token: created.stdout.trim() };
+}
+
+/** One of two gateways a migration suite talks to: its store, `kgw serve`, and Alice's client and token. */
+export interface Peer {
+  readonly store: CliStore;
+  /** Replaced when a suite stops the gateway and serves the store again. */
+  gateway: Served;
+  readonly client: Client;
+  readonly token: string;
+}
+
+/**
+ * Two gateways with their own stores, each served with ORG applied and Alice's client of
+ * `endpoint`: `other` stands in for the hosted service an import reads or an export writes,
+ * `local` is this gateway. `close` stops and removes both.
+ */
+export async function openPeers(
+  backend: CliStoreBackend,
+  endpoint = '/atmina/mcp',
+): Promise<{ readonly other: Peer; readonly local: Peer; close(): Promise<void> }> {
+  const open = async (): Promise<Peer> => {
+    const store = await backend.open();
+    return { store, ...(await serveWithClient(store, endpoint)) };
+  };
+  const other = await open();
+  const local = await open();
+  return {
+    other,
+    local,
+    async close() {
+      for (const peer of [other, local]) {
+        await peer.client.close();
+        await peer.gateway.stop();
+        await peer.store.dispose();
+      }
+    },
+  };
+}
+
+/**
+ * A hostile MCP endpoint on loopback: each request gets a fresh `server(req)` over the SDK's
+ * Streamable HTTP server transport (JSON answers), unless `intercept` answered it first.
+ */
+export async function hostileEndpoint(
+  server: (req: http.IncomingMessage) => McpServer,
+  intercept: (req: http.IncomingMessage, res: http.ServerResponse) => boolean = () => false,
+): Promise<{ readonly origin: string; close(): Promise<void> }> {
+  const listener = http.createServer((req, res) => {
+    if (intercept(req, res)) return;
+    void (async () => {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server(req).connect(transport);
+      await transport.handleRequest(req, res);
+    })();
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(listener.address() as net.AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => listener.close(() => resolve())),
+  };
 }

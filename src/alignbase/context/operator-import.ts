@@ -178,6 +178,40 @@ async function saveOne(
   }
 }
 
+/** Attempts of one version against other writers of the same resource (another import of it, an agent). */
+const SAVE_ATTEMPTS = 5;
+
+/**
+ * Saves one version unless another import carried it meanwhile. Another writer that saved a
+ * version between this one's read of the head and its write makes the write a version conflict
+ * (the tools' expected-version rule); the mapping is then read again, so a version another
+ * import of the same item saved is not saved twice. 'theirs': another import created the item
+ * while this one tried to; 'carried': another import saved this version.
+ */
+async function saveCarefully(
+  services: Services,
+  caller: Caller,
+  input: ImportContextInput,
+  id: string | undefined,
+  version: ImportedVersion,
+  provenance: Provenance,
+  audit: AuditTrail,
+): Promise<{ id: string; version: number; updated: boolean } | 'theirs' | 'carried'> {
+  for (let attempt = 1; ; attempt += 1) {
+    if (id !== undefined) {
+      const mapped = await findImported(services.db, caller.tenant.id, input.type, input.source, input.sourceId);
+      if (mapped?.localId === id && mapped.sourceVersion >= version.version) return 'carried';
+    }
+    try {
+      return await saveOne(services, caller, input, id, version, provenance, audit);
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      if (id === undefined && (await localResource(services, caller, input)) !== undefined) return 'theirs';
+      if (id === undefined || error.reason !== 'version_conflict' || attempt >= SAVE_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /**
  * Imports one resource's versions (oldest first, each newer than the one before); with `dryRun`
  * says what it would do and writes nothing. A refusal (the person's role, a bound of the tools,
@@ -200,18 +234,11 @@ export async function importContextResource(services: Services, caller: Caller, 
   let saved = 0;
   const localOf = new Map<number, number>();
   for (const { version, provenance } of pending) {
-    let written: { id: string; version: number; updated: boolean };
-    try {
-      written = await saveOne(services, caller, input, id, version, provenance, audit);
-    } catch (error) {
-      if (!isKgwError(error)) throw error;
-      // Another import of this item created it first (this one rolled back: the mapping was
-      // theirs, or the Skill's name): continue on theirs.
-      if (id === undefined && (await localResource(services, caller, input)) !== undefined) return importContextResource(services, caller, input, audit);
-      // Another writer saved a version between the read of the head and the write: once more on the new head.
-      if (id === undefined || error.reason !== 'version_conflict') throw error;
-      written = await saveOne(services, caller, input, id, version, provenance, audit);
-    }
+    const written = await saveCarefully(services, caller, input, id, version, provenance, audit);
+    // Another import of this item created it first (this one rolled back: the mapping was
+    // theirs, or the Skill's name): the rest goes on theirs.
+    if (written === 'theirs') return importContextResource(services, caller, input, audit);
+    if (written === 'carried') continue;
     id = written.id;
     if (written.updated) saved += 1;
     localOf.set(version.version, written.version);
