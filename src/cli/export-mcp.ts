@@ -850,6 +850,6 @@ export async function exportMcpCommand(argv: readonly string[]): Promise<void> {
     await target.close();
   }
   if (outcome.refused) process.exitCode = 1;
-  if (json) return void print(jsonText({ to: url.href, dialect, tenant, dry_run: dryRun, ...outcome.report }));
+  if (json) return void print(jsonText({ to: url.href, dialect, protocol: target.protocol ?? null, tenant, dry_run: dryRun, ...outcome.report }));
   for (const line of outcome.lines) print(line);
 }

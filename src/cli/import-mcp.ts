@@ -87,6 +87,6 @@ export async function importMcpCommand(argv: readonly string[]): Promise<void> {
     await source.close();
   }
   if (outcome.refused) process.exitCode = 1;
-  if (json) return void print(jsonText({ from: url.href, dialect, tenant, dry_run: dryRun, ...outcome.report }));
+  if (json) return void print(jsonText({ from: url.href, dialect, protocol: source.protocol ?? null, tenant, dry_run: dryRun, ...outcome.report }));
   for (const line of outcome.lines) print(line);
 }

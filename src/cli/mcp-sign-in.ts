@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata, OAuthClientProvider, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { BUILD } from '../build.ts';
 import { printNotice } from './terminal.ts';
 
@@ -22,8 +21,8 @@ export const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 /** The provider the SDK's transport authenticates with, and what it learnt. */
 export class LoopbackSignIn implements OAuthClientProvider {
-  private client: OAuthClientInformationMixed | undefined;
-  private saved: OAuthTokens | undefined;
+  private client: StoredOAuthClientInformation | undefined;
+  private saved: StoredOAuthTokens | undefined;
   private verifier = '';
   private readonly expectedState = randomBytes(16).toString('base64url');
   /** The authorization page the SDK asked to open, once it did. */
@@ -56,19 +55,19 @@ export class LoopbackSignIn implements OAuthClientProvider {
     return this.expectedState;
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
+  clientInformation(): StoredOAuthClientInformation | undefined {
     return this.client;
   }
 
-  saveClientInformation(information: OAuthClientInformationMixed): void {
+  saveClientInformation(information: StoredOAuthClientInformation): void {
     this.client = information;
   }
 
-  tokens(): OAuthTokens | undefined {
+  tokens(): StoredOAuthTokens | undefined {
     return this.saved;
   }
 
-  saveTokens(tokens: OAuthTokens): void {
+  saveTokens(tokens: StoredOAuthTokens): void {
     this.saved = tokens;
   }
 
@@ -93,8 +92,8 @@ export class LoopbackSignIn implements OAuthClientProvider {
 /** The one-shot listener on the loopback address that the authorization server sends the person back to. */
 export interface Callback {
   readonly url: URL;
-  /** The code, once the person approved; refused when they declined, or the time ran out. */
-  code(provider: LoopbackSignIn): Promise<string>;
+  /** The callback's parameters (the code, the state), once the person approved; refused when they declined, or the time ran out. */
+  code(provider: LoopbackSignIn): Promise<URLSearchParams>;
   close(): Promise<void>;
 }
 
@@ -102,7 +101,7 @@ const PAGE = (title: string, text: string) =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:system-ui;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
 
 export async function listenForCode(timeoutMs = SIGN_IN_TIMEOUT_MS): Promise<Callback> {
-  let settle: { resolve: (code: string) => void; reject: (error: Error) => void } | undefined;
+  let settle: { resolve: (params: URLSearchParams) => void; reject: (error: Error) => void } | undefined;
   let provider: LoopbackSignIn | undefined;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -115,7 +114,7 @@ export async function listenForCode(timeoutMs = SIGN_IN_TIMEOUT_MS): Promise<Cal
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     if (code !== null && code !== '') {
       res.end(PAGE('Signed in', 'kgw has what it needs. You can close this tab and return to the terminal.'));
-      settle?.resolve(code);
+      settle?.resolve(url.searchParams);
     } else {
       res.end(PAGE('Not signed in', 'The sign-in was declined. You can close this tab.'));
       settle?.reject(new Error(`the sign-in was not approved (${error ?? 'no code'})`));
@@ -127,10 +126,10 @@ export async function listenForCode(timeoutMs = SIGN_IN_TIMEOUT_MS): Promise<Cal
     url: new URL(`http://127.0.0.1:${port}/callback`),
     code(signIn) {
       provider = signIn;
-      return new Promise<string>((resolve, reject) => {
+      return new Promise<URLSearchParams>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no sign-in within ${timeoutMs / 60_000} minutes`)), timeoutMs);
         settle = {
-          resolve: (code) => (clearTimeout(timer), resolve(code)),
+          resolve: (params) => (clearTimeout(timer), resolve(params)),
           reject: (error) => (clearTimeout(timer), reject(error)),
         };
       });

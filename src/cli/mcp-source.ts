@@ -1,8 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { BUILD } from '../build.ts';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ItemRefused } from './kb-import.ts';
 import { LoopbackSignIn, listenForCode, openInBrowser } from './mcp-sign-in.ts';
 import { UsageError } from './usage.ts';
@@ -45,6 +43,8 @@ const isTextPart = (part: unknown): part is { type: 'text'; text: string } =>
 export interface McpSource {
   /** The endpoint, as given. */
   readonly url: URL;
+  /** The protocol revision the two ends agreed on (2026-07-28 where the endpoint offers it, else a legacy one). */
+  readonly protocol: string | undefined;
   /** A tool's structured result; a tool error is thrown as ItemRefused with the source's text (rate limits waited out first). */
   call(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** The first text part of a tool's answer, for a dialect that answers in text (Company Brain); errors and rate limits as for `call`. */
@@ -54,13 +54,19 @@ export interface McpSource {
   close(): Promise<void>;
 }
 
+/**
+ * The SDK's client, speaking the 2026-07-28 revision where the other endpoint offers it
+ * (`server/discover` at connect) and the legacy handshake (`initialize`) otherwise.
+ */
+const peerClient = (name: string): Client => new Client({ name, version: BUILD.version }, { versionNegotiation: { mode: 'auto' } });
+
 /** How the command proves who it is to the other endpoint: a bearer token, or an OAuth sign-in in the person's browser. */
 export type Credentials = { readonly token: string } | { readonly signIn: { readonly scope?: string | undefined } };
 
 /** The SDK client connected with a bearer token, or after an OAuth sign-in (mcp-sign-in.ts); the header its downloads send. */
 async function connected(url: URL, credentials: Credentials, name: string): Promise<{ client: Client; authorization: () => string | undefined }> {
   if ('token' in credentials) {
-    const client = new Client({ name, version: BUILD.version });
+    const client = peerClient(name);
     const headers = { authorization: `Bearer ${credentials.token}` };
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: politeFetch }));
     return { client, authorization: () => headers.authorization };
@@ -74,7 +80,7 @@ async function connected(url: URL, credentials: Credentials, name: string): Prom
   try {
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: politeFetch });
     try {
-      const client = new Client({ name, version: BUILD.version });
+      const client = peerClient(name);
       await client.connect(first);
       return { client, authorization };
     } catch (error) {
@@ -84,7 +90,7 @@ async function connected(url: URL, credentials: Credentials, name: string): Prom
     }
     openInBrowser(provider.authorizationUrl);
     await first.finishAuth(await callback.code(provider));
-    const client = new Client({ name, version: BUILD.version });
+    const client = peerClient(name);
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: politeFetch }));
     return { client, authorization };
   } finally {
@@ -109,7 +115,7 @@ export async function connectSource(url: URL, credentials: Credentials, side: 's
     for (let attempt = 0; ; attempt += 1) {
       let result: Awaited<ReturnType<Client['callTool']>>;
       try {
-        result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+        result = await client.callTool({ name: tool, arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
       } catch (error) {
         throw new SourceError(`${tool} failed at the ${side}: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -126,6 +132,7 @@ export async function connectSource(url: URL, credentials: Credentials, side: 's
   };
   return {
     url,
+    protocol: client.getNegotiatedProtocolVersion(),
     async call(tool, args) {
       const structured = (await answer(tool, args)).result.structuredContent;
       if (typeof structured !== 'object' || structured === null) throw new SourceError(`${tool} at the ${side} answered without structured content`);

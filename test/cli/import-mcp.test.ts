@@ -38,6 +38,7 @@ interface KbReport {
 }
 
 interface Report {
+  protocol: string | null;
   kbs: KbReport[];
   failed: { kb: string; reason: string }[];
 }
@@ -148,6 +149,8 @@ for (const backend of cliStoreBackends()) {
     it('copies every file the token sees, text and Assets, byte for byte', async () => {
       const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--kb', 'secret');
       assert.equal(code, 0, JSON.stringify(report));
+      // This gateway offers the 2026-07-28 revision, so the import speaks it (a legacy source below gets the legacy handshake).
+      assert.equal(report.protocol, '2026-07-28');
       assert.deepEqual(counts(kbOf(report, 'handbook')), { files: 5, created: 5, updated: 0, unchanged: 0 });
       assert.deepEqual(counts(kbOf(report, 'secret')), { files: 1, created: 1, updated: 0, unchanged: 0 });
       for (const kb of ['handbook', 'secret']) assert.deepEqual(await listAll(client, kb), await listAll(sourceClient, kb), kb);
@@ -306,6 +309,7 @@ for (const backend of cliStoreBackends()) {
       it('waits out a rate limit, refuses each lie item by item, saves the honest file, and stops paging that does not end', async () => {
         const { code, report } = await imported(`${hostileUrl}/mcp`, 'any-token');
         assert.equal(code, 1);
+        assert.match(report.protocol ?? '', /^2025-/, 'an SDK 1.x server: the legacy handshake');
         const kb = kbOf(report, 'handbook');
         const reasons = new Map(kb?.failed.map((item) => [item.path, item.reason]));
         assert.ok(kb !== undefined, JSON.stringify(report));
