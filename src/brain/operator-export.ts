@@ -1,11 +1,10 @@
-import type { Tier } from '../kernel/directory/tiers.ts';
 import { requireTenant } from '../kernel/directory/directory.ts';
 import { validation } from '../kernel/errors.ts';
-import { isoOrNull } from '../kernel/instants.ts';
 import { isUuid } from '../kernel/text.ts';
 import type { Queryable } from '../store/db.ts';
-import type { BrainNode, Mark, MetadataKey, NodeType, RelationVerb } from './model.ts';
-import { BRAIN_BOUNDS, isBrainNodeId, METADATA_KEYS } from './model.ts';
+import type { BrainNode, Mark, RelationVerb } from './model.ts';
+import { BRAIN_BOUNDS, isBrainNodeId } from './model.ts';
+import { loadBrainNodePage } from './store.ts';
 
 /**
  * The Company Brain for the operator (`kgw export folder`, which writes it as a file that
@@ -41,21 +40,6 @@ function checkLimit(limit: number, max: number): void {
   if (!Number.isInteger(limit) || limit < 1 || limit > max) throw validation(`limit must be a whole number from 1 to ${max}`);
 }
 
-interface NodeRow {
-  id: string;
-  type: NodeType;
-  title: string;
-  summary: string;
-  access: Tier;
-  department: string | null;
-  project: string | null;
-  metadata: Record<string, string | number>;
-  tags: string[];
-  verified_at: Date | null;
-  review_by: Date | null;
-  mark: Mark | null;
-}
-
 /**
  * The nodes of the tenant's brain after id `after` (in byte order), at most `limit` (1 to
  * OPERATOR_BRAIN_NODES_PAGE_MAX); `next` is the id to continue after, or undefined on the last page.
@@ -66,31 +50,10 @@ export async function operatorBrainNodes(
 ): Promise<{ tenant: string; nodes: BrainNode[]; next: string | undefined }> {
   checkLimit(input.limit, OPERATOR_BRAIN_NODES_PAGE_MAX);
   const tenant = await requireTenant(q, input.tenant);
-  const rows = await q.query<NodeRow>(
-    `SELECT id, type, title, summary, access, department, project, metadata, tags, verified_at, review_by, mark
-       FROM brain_nodes WHERE tenant_id = $1 AND ($2::text IS NULL OR id COLLATE "C" > $2) ORDER BY id COLLATE "C" LIMIT $3`,
-    [tenant.id, input.after ?? null, input.limit + 1],
-  );
-  const nodes = rows.slice(0, input.limit).map((row): BrainNode => {
-    // The contract's key order, whatever order the store kept them in.
-    const metadata: Partial<Record<MetadataKey, string | number>> = {};
-    for (const key of METADATA_KEYS) if (row.metadata[key] !== undefined) metadata[key] = row.metadata[key];
-    return {
-      id: row.id,
-      type: row.type,
-      title: row.title,
-      summary: row.summary,
-      access: row.access,
-      department: row.department,
-      project: row.project,
-      metadata,
-      tags: row.tags,
-      verifiedAt: isoOrNull(row.verified_at),
-      reviewBy: isoOrNull(row.review_by),
-      mark: row.mark,
-    };
-  });
-  return { tenant: tenant.slug, nodes, next: rows.length > input.limit ? nodes.at(-1)?.id : undefined };
+  // One more than the page: whether another follows.
+  const found = await loadBrainNodePage(q, tenant.id, input.after, input.limit + 1);
+  const nodes = found.slice(0, input.limit);
+  return { tenant: tenant.slug, nodes, next: found.length > input.limit ? nodes.at(-1)?.id : undefined };
 }
 
 /** A relation's key as a page's cursor: the JSON of its stored ends and verb. */

@@ -54,6 +54,16 @@ export async function loadBrainNodes(q: Queryable, tenantId: string): Promise<Ma
   return new Map(rows.map((row) => [row.id, { node: toNode(row), origin: row.origin }]));
 }
 
+/** The tenant's nodes after id `after` in byte order (all from the first when undefined), at most `limit`. */
+export async function loadBrainNodePage(q: Queryable, tenantId: string, after: string | undefined, limit: number): Promise<BrainNode[]> {
+  const rows = await q.query<NodeRow>(
+    `SELECT id, type, title, summary, access, department, project, metadata, tags, verified_at, review_by, mark, origin
+       FROM brain_nodes WHERE tenant_id = $1 AND ($2::text IS NULL OR id COLLATE "C" > $2) ORDER BY id COLLATE "C" LIMIT $3`,
+    [tenantId, after ?? null, limit],
+  );
+  return rows.map(toNode);
+}
+
 /** The brain nodes of `ids` that exist, by id, each with who keeps it: the few an onboarding action names. */
 export async function loadNamedBrainNodes(
   q: Queryable,

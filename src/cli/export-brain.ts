@@ -1,6 +1,6 @@
 import type { OpResult } from '../admin/ops.ts';
 import { BRAIN_FILE_MAX_BYTES } from '../brain/index.ts';
-import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
+import { allPages, destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
 import { byText, yamlText } from './export-org.ts';
 import type { OpRunner } from './session.ts';
 
@@ -92,18 +92,6 @@ function brainText(tenant: string, nodes: readonly Node[], relations: readonly R
   lines.push(nodes.length === 0 ? 'nodes: []' : 'nodes:', ...nodes.flatMap(nodeLines));
   lines.push(relations.length === 0 ? 'relations: []' : 'relations:', ...relations.map(relationLine));
   return `${lines.join('\n')}\n`;
-}
-
-/** Every item of a paged operation, page by page. */
-async function allPages<T>(page: (after: string | undefined) => Promise<{ items: readonly T[]; next: string | null }>): Promise<T[]> {
-  const items: T[] = [];
-  let after: string | undefined;
-  do {
-    const got = await page(after);
-    items.push(...got.items);
-    after = got.next ?? undefined;
-  } while (after !== undefined);
-  return items;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { OpResult } from '../admin/ops.ts';
 import { REFERENCED_FILES_MAX_BYTES } from '../kernel/org/referenced-files.ts';
 import type { ManifestResource } from './export-alignbase.ts';
 import { fileNameOf } from './export-alignbase.ts';
-import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
+import { allPages, destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
 import { exportedText } from './import-export.ts';
 import type { OpRunner } from './session.ts';
 
@@ -82,18 +82,6 @@ export function yamlText(value: string): string {
 }
 
 const flowList = (items: readonly string[]): string => `[${items.map(yamlText).join(', ')}]`;
-
-/** Every item of a paged operation, page by page. */
-async function allPages<T>(page: (after: string | undefined) => Promise<{ items: readonly T[]; next: string | null }>): Promise<T[]> {
-  const items: T[] = [];
-  let after: string | undefined;
-  do {
-    const got = await page(after);
-    items.push(...got.items);
-    after = got.next ?? undefined;
-  } while (after !== undefined);
-  return items;
-}
 
 type Principal = OpResult<'directory.principals'>['principals'][number];
 type Group = OpResult<'directory.groups'>['groups'][number];
