@@ -3,7 +3,8 @@ import type { OpResult } from '../admin/ops.ts';
 import { loadConfig } from '../config.ts';
 import { mapInParallel } from '../kernel/concurrency.ts';
 import { isKgwError } from '../kernel/errors.ts';
-import { sha256Of } from './export-files.ts';
+import { allPages, sha256Of } from './export-files.ts';
+import { everyPage, readAttachment } from './mcp-peer-reads.ts';
 import type { SentReport } from './kb-import.ts';
 import { ItemRefused, isRecord, kbChoices } from './kb-import.ts';
 import type { McpSource } from './mcp-source.ts';
@@ -137,36 +138,24 @@ interface KbReport extends SentReport {
 /** The target's live files of a KB by NFC path (list_files, every page, bounded). */
 async function targetFiles(target: McpSource, kbId: string): Promise<Map<string, TargetFile>> {
   const files = new Map<string, TargetFile>();
-  let cursor: string | undefined;
-  for (let listed = 0; ;) {
-    const page = await target.call('list_files', { kb_id: kbId, limit: LIST_PAGE, ...(cursor === undefined ? {} : { cursor }) });
-    const items = records(page['files']);
-    for (const item of items) {
-      const fileId = str(item['file_id']);
-      const path = str(item['path']);
-      const sha256 = item['sha256'];
-      // An entry the target cannot describe is not one of ours to compare: its path gets the file anew.
-      if (fileId === undefined || path === undefined || !isSha256Hex(sha256)) continue;
-      files.set(path.normalize('NFC'), { fileId, path, sha256: sha256.toLowerCase(), kind: item['kind'] === 'asset' ? 'asset' : 'text' });
-    }
-    listed += Math.max(items.length, 1);
-    const next = page['next_cursor'];
-    if (typeof next !== 'string' || next === '') return files;
-    if (listed >= TARGET_FILES_MAX || next === cursor) throw new ItemRefused(`the target's paging did not end within ${TARGET_FILES_MAX} files`);
-    cursor = next;
+  const listed = await everyPage(target, 'list_files', { kb_id: kbId, limit: LIST_PAGE }, 'files', { max: TARGET_FILES_MAX, noun: 'files' });
+  for (const item of listed.filter(isRecord)) {
+    const fileId = str(item['file_id']);
+    const path = str(item['path']);
+    const sha256 = item['sha256'];
+    // An entry the target cannot describe is not one of ours to compare: its path gets the file anew.
+    if (fileId === undefined || path === undefined || !isSha256Hex(sha256)) continue;
+    files.set(path.normalize('NFC'), { fileId, path, sha256: sha256.toLowerCase(), kind: item['kind'] === 'asset' ? 'asset' : 'text' });
   }
+  return files;
 }
 
 /** The local KB's live files (kb.files, every page). */
 async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<LocalFile[]> {
-  const files: LocalFile[] = [];
-  let after: string | undefined;
-  do {
+  return allPages(async (after) => {
     const page = await run('kb.files', { tenant, kb, limit: 1000, ...(after === undefined ? {} : { after }) });
-    files.push(...page.files);
-    after = page.next ?? undefined;
-  } while (after !== undefined);
-  return files;
+    return { items: page.files, next: page.next };
+  });
 }
 
 /** A local file's bytes, as listed: a write since the listing refuses it (the next run sends it). */
@@ -498,9 +487,6 @@ const LISTING: Readonly<Record<Kind, { type: Resource['type']; tool: string; fie
   artifacts: { type: 'artifact', tool: 'list_artifacts', field: 'artifacts', id: 'artifact_id', name: 'name', what: 'Artifacts' },
 };
 
-/** read_context_attachment answers at most 256 KiB a call (the spec); a file of `size` bytes takes this many calls and one more. */
-const ATTACHMENT_CHUNK = 256 * 1024;
-
 interface KindReport {
   kind: Kind;
   resources: number;
@@ -541,27 +527,6 @@ async function localAttachments(context: ExportContext, resource: Resource): Pro
   return out;
 }
 
-/** One attachment's bytes at the target (read_context_attachment, chunk by chunk, within the size its manifest gave). */
-async function targetAttachment(target: McpSource, type: string, id: string, version: number, path: string, size: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let offset = 0;
-  let versionId: string | undefined;
-  for (let calls = 0; calls <= Math.ceil(size / ATTACHMENT_CHUNK) + 1; calls += 1) {
-    const read = await target.call('read_context_attachment', { context_type: type, context_id: id, version, path, offset });
-    const chunk = Buffer.from(str(read['data_base64']) ?? '', 'base64');
-    versionId ??= str(read['version_id']);
-    if (str(read['version_id']) !== versionId) throw new ItemRefused('its attachment changed at the target while it was read');
-    chunks.push(chunk);
-    offset += chunk.length;
-    if (offset > size) throw new ItemRefused(`read_context_attachment at the target sent more than the ${size} bytes of ${path}`);
-    if (read['eof'] === true) return Buffer.concat(chunks);
-    const next = num(read['next_offset']);
-    if (next !== undefined && next !== offset)
-      throw new ItemRefused(`read_context_attachment at the target gave an offset that does not follow the bytes it sent`);
-  }
-  throw new ItemRefused(`read_context_attachment at the target did not end ${path}`);
-}
-
 /** Whether the target's package (its manifest, read with its version) holds exactly the local latest version's files, by SHA-256. */
 async function samePackage(context: ExportContext, type: string, id: string, read: Record<string, unknown>, resource: Resource): Promise<boolean> {
   const local = filesOf(resource);
@@ -573,7 +538,7 @@ async function samePackage(context: ExportContext, type: string, id: string, rea
     if (entry === undefined || num(entry['size']) !== file.size_bytes) return false;
   }
   for (const file of local) {
-    const bytes = await targetAttachment(context.target, type, id, version, file.path, file.size_bytes);
+    const bytes = await readAttachment(context.target, { type, id, version, path: file.path, size: file.size_bytes });
     if (sha256Of(bytes) !== file.sha256) return false;
   }
   return true;

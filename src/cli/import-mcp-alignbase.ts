@@ -1,6 +1,7 @@
 import { isKgwError } from '../kernel/errors.ts';
 import type { DialectOutcome, DialectReader, McpImportContext, Refusal } from './import-mcp-dialect.ts';
 import { ItemRefused, isRecord } from './kb-import.ts';
+import { readAttachment } from './mcp-peer-reads.ts';
 import { SourceError } from './mcp-source.ts';
 import { visible } from './terminal.ts';
 
@@ -95,26 +96,9 @@ async function readFiles(
       throw new ItemRefused(`version ${version} lists a file without path and size`);
     total += size as number;
     if (total > PACKAGE_MAX_BYTES) throw new ItemRefused(`version ${version}'s files are larger than ${PACKAGE_MAX_BYTES / (1024 * 1024)} MiB`);
-    const chunks: Buffer[] = [];
-    let offset = 0;
-    let versionId: string | undefined;
-    for (;;) {
-      const part = await context.source.call('read_context_attachment', { context_type: type, context_id: id, version, path, offset });
-      const data = text(part['data_base64']);
-      if (data === undefined) throw new ItemRefused(`read_context_attachment gave no data for ${path}`);
-      // The spec: the version_id stays the same across chunks, else the version changed under the reader.
-      const chunkVersion = text(part['version_id']);
-      if (versionId !== undefined && chunkVersion !== versionId) throw new ItemRefused(`${path} changed while it was read`);
-      versionId = chunkVersion;
-      const bytes = Buffer.from(data, 'base64');
-      chunks.push(bytes);
-      offset += bytes.length;
-      if (offset > (size as number)) throw new ItemRefused(`the source sent more bytes for ${path} than its manifest says`);
-      if (part['eof'] === true) break;
-      if (bytes.length === 0) throw new ItemRefused(`the source sent an empty chunk of ${path} before its end`);
-    }
-    if (offset !== size) throw new ItemRefused(`the source sent ${offset} bytes for ${path}, its manifest says ${String(size)}`);
-    files.push({ path, data_base64: Buffer.concat(chunks).toString('base64') });
+    const bytes = await readAttachment(context.source, { type, id, version, path, size: size as number });
+    if (bytes.length !== size) throw new ItemRefused(`the source sent ${bytes.length} bytes for ${path}, its manifest says ${String(size)}`);
+    files.push({ path, data_base64: bytes.toString('base64') });
   }
   return files;
 }

@@ -1,7 +1,8 @@
 import { isSha256Hex } from '../../connectors/blob/contract.ts';
 import { pathProblem } from '../atmina/index.ts';
 import type { Outgoing, SentProvenance, SentReport } from './kb-import.ts';
-import { sha256Of } from './export-files.ts';
+import { allPages, sha256Of } from './export-files.ts';
+import { everyPage } from './mcp-peer-reads.ts';
 import { IMPORT_FILE_MAX_BYTES, ItemRefused, isRecord, noneSent, sendToKb } from './kb-import.ts';
 import type { DialectOutcome, DialectReader, McpImportContext } from './import-mcp-dialect.ts';
 import type { McpSource } from './mcp-source.ts';
@@ -56,37 +57,25 @@ function sourceFile(item: unknown): SourceFile | string {
 async function listSource(source: McpSource, kbId: string, problems: { path: string; reason: string }[]): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
   const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let listed = 0; ;) {
-    const page = await source.call('list_files', { kb_id: kbId, limit: PAGE_SIZE, ...(cursor === undefined ? {} : { cursor }) });
-    const items = Array.isArray(page['files']) ? page['files'] : [];
-    for (const item of items) {
-      const file = sourceFile(item);
-      if (typeof file === 'string') problems.push({ path: isRecord(item) && typeof item['path'] === 'string' ? item['path'] : '?', reason: file });
-      else if (seen.has(file.path)) problems.push({ path: file.path, reason: 'the source listed this path twice' });
-      else {
-        seen.add(file.path);
-        files.push(file);
-      }
+  for (const item of await everyPage(source, 'list_files', { kb_id: kbId, limit: PAGE_SIZE }, 'files', { max: SOURCE_FILES_MAX, noun: 'files' })) {
+    const file = sourceFile(item);
+    if (typeof file === 'string') problems.push({ path: isRecord(item) && typeof item['path'] === 'string' ? item['path'] : '?', reason: file });
+    else if (seen.has(file.path)) problems.push({ path: file.path, reason: 'the source listed this path twice' });
+    else {
+      seen.add(file.path);
+      files.push(file);
     }
-    listed += Math.max(items.length, 1);
-    const next = page['next_cursor'];
-    if (typeof next !== 'string' || next === '') return files;
-    if (listed >= SOURCE_FILES_MAX || next === cursor) throw new ItemRefused(`the source's paging did not end within ${SOURCE_FILES_MAX} files`);
-    cursor = next;
   }
+  return files;
 }
 
 /** The local KB's files, path → SHA-256 (kb.files, every page). */
 async function localFiles(run: OpRunner, tenant: string, kb: string): Promise<Map<string, { sha256: string; fileId: string }>> {
-  const files = new Map<string, { sha256: string; fileId: string }>();
-  let after: string | undefined;
-  do {
+  const files = await allPages(async (after) => {
     const page = await run('kb.files', { tenant, kb, limit: 1000, ...(after === undefined ? {} : { after }) });
-    for (const file of page.files) files.set(file.path, { sha256: file.sha256, fileId: file.file_id });
-    after = page.next ?? undefined;
-  } while (after !== undefined);
-  return files;
+    return { items: page.files, next: page.next };
+  });
+  return new Map(files.map((file) => [file.path, { sha256: file.sha256, fileId: file.file_id }]));
 }
 
 /**

@@ -43,6 +43,8 @@ const isTextPart = (part: unknown): part is { type: 'text'; text: string } =>
 export interface McpSource {
   /** The endpoint, as given. */
   readonly url: URL;
+  /** Which end it is, as what it refuses says: the source of an import, the target of an export. */
+  readonly side: 'source' | 'target';
   /** The protocol revision the two ends agreed on (2026-07-28 where the endpoint offers it, else a legacy one). */
   readonly protocol: string | undefined;
   /** A tool's structured result; a tool error is thrown as ItemRefused with the source's text (rate limits waited out first). */
@@ -132,6 +134,7 @@ export async function connectSource(url: URL, credentials: Credentials, side: 's
   };
   return {
     url,
+    side,
     protocol: client.getNegotiatedProtocolVersion(),
     async call(tool, args) {
       const structured = (await answer(tool, args)).result.structuredContent;

@@ -8,6 +8,7 @@ import { createGateway } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { hashPassword } from '../../src/kernel/access/passwords.ts';
 import type { Db } from '../../src/store/db.ts';
+import { formFields } from '../support/html-form.ts';
 import { freePort } from '../cli/support.ts';
 
 export const PASSWORD = 'correct horse battery staple';
@@ -94,25 +95,6 @@ export async function registerClient(base: string, extra: Record<string, unknown
   assert.equal(status, 201, JSON.stringify(json));
   return json as unknown as Client;
 }
-
-/** The hidden and radio inputs of a page's first form posting to `action`. */
-export function formFields(html: string, action: string): { fields: Record<string, string>; agents: string[] } {
-  const start = html.indexOf(`action="${action}"`);
-  assert.ok(start >= 0, `a form posting to ${action}`);
-  const form = html.slice(start, html.indexOf('</form>', start));
-  const fields: Record<string, string> = {};
-  for (const [, name, value] of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[name!] = unescape(value!);
-  const agents = [...form.matchAll(/<input type="radio" name="agent" value="([^"]+)"/g)].map((m) => m[1]!);
-  return { fields, agents };
-}
-
-const unescape = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
 
 /** A minimal browser: one cookie, redirects left to the test. */
 export class Browser {
@@ -249,3 +231,5 @@ export async function whoami(
   const body = (await response.json()) as { result: { structuredContent: NonNullable<Awaited<ReturnType<typeof whoami>>['me']> } };
   return { status: 200, me: body.result.structuredContent };
 }
+
+export { formFields };
