@@ -3,8 +3,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pngOf } from '../atmina/assets/fixtures.ts';
-import type { CliStore } from './support.ts';
-import { ORG, cliStoreBackends, kgw } from './support.ts';
+import type { CliStore, ExportManifest } from './support.ts';
+import { ORG, cliStoreBackends, comparableExport, kgw } from './support.ts';
 
 /**
  * Export → import → export: a tenant with Knowledge Base files (text and an image) and Alignbase
@@ -35,44 +35,14 @@ memories:
     content: "No release in progress.\\u0007\\n"
 `;
 
-interface Manifest {
-  kbs: { slug: string; files: { path: string; kind: string; sha256: string }[] }[];
-  alignbase: {
-    type: string;
-    name: string;
-    latest_version: number;
-    published_version: number | null;
-    versions: { version: number; sha256: string; authority: string | null; files: { path: string; sha256: string }[] }[];
-  }[];
-}
-
-/** What must be equal after a round trip: each KB file's path, kind and SHA-256, each resource's latest content, authority, files and whether it is published. */
-function comparable(manifest: Manifest) {
-  return {
-    kbs: manifest.kbs.map((kb) => ({ slug: kb.slug, files: kb.files.map((f) => [f.path, f.kind, f.sha256]) })),
-    alignbase: manifest.alignbase
-      .map((r) => {
-        const latest = r.versions.find((v) => v.version === r.latest_version);
-        return {
-          key: `${r.type}:${r.name}`,
-          sha256: latest?.sha256,
-          authority: latest?.authority,
-          files: latest?.files.map((f) => [f.path, f.sha256]),
-          published: r.published_version === r.latest_version,
-        };
-      })
-      .sort((a, b) => (a.key < b.key ? -1 : 1)),
-  };
-}
-
 for (const backend of cliStoreBackends()) {
   describe(`export, import, export again on ${backend.name}`, () => {
     let from: CliStore;
     let to: CliStore;
-    const exportOf = async (store: CliStore, folder: string): Promise<Manifest> => {
+    const exportOf = async (store: CliStore, folder: string): Promise<ExportManifest> => {
       const result = await kgw(['export', 'folder', folder, '--tenant', 'acme', '--json'], store.env);
       assert.equal(result.code, 0, result.stderr);
-      return JSON.parse(await readFile(path.join(folder, 'manifest.json'), 'utf8')) as Manifest;
+      return JSON.parse(await readFile(path.join(folder, 'manifest.json'), 'utf8')) as ExportManifest;
     };
     const importInto = (...args: string[]) =>
       kgw(['import', 'export', path.join(from.workDir, 'out'), '--tenant', 'acme', '--as', 'alice@acme.test', '--json', ...args], to.env);
@@ -118,7 +88,7 @@ for (const backend of cliStoreBackends()) {
         'skill:release-check',
       ]);
       const second = await exportOf(to, path.join(to.workDir, 'out'));
-      assert.deepEqual(comparable(second), comparable(first));
+      assert.deepEqual(comparableExport(second), comparableExport(first));
       const again = await importInto();
       const twice = JSON.parse(again.stdout) as { kbs: { created: number; updated: number; unchanged: number }[]; alignbase: { unchanged: string[] } };
       assert.deepEqual(

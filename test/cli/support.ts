@@ -328,6 +328,47 @@ export function lookedIn(store: CliStore): string {
   return ` (looked in the database ${decodeURIComponent(url.pathname.slice(1))} on ${url.host})`;
 }
 
+/** The parts of an export's manifest.json (kgw export folder) that the round-trip suites read. */
+export interface ExportManifest {
+  kbs: { slug: string; files: { path: string; kind: string; sha256: string }[] }[];
+  alignbase: {
+    type: string;
+    name: string;
+    latest_version: number;
+    published_version: number | null;
+    review_by?: string | null;
+    versions: { version: number; sha256: string; authority: string | null; files: { path: string; sha256: string }[] }[];
+  }[];
+  brain?: { path: string; sha256: string; nodes: number; relations: number } | null;
+  org?: { path: string; sha256: string; files: { path: string; sha256: string }[] } | null;
+}
+
+/**
+ * What must be equal after a round trip: each KB file's path, kind and SHA-256, each resource's
+ * latest content, authority, files and whether it is published; with `reviewBy` each resource's
+ * review_by too, and with `brainAndOrg` the manifest's brain and org entries (for an export of
+ * every kind whose org.yaml was applied on the other side).
+ */
+export function comparableExport(manifest: ExportManifest, options: { reviewBy?: boolean; brainAndOrg?: boolean } = {}) {
+  return {
+    kbs: manifest.kbs.map((kb) => ({ slug: kb.slug, files: kb.files.map((f) => [f.path, f.kind, f.sha256]) })),
+    alignbase: manifest.alignbase
+      .map((r) => {
+        const latest = r.versions.find((v) => v.version === r.latest_version);
+        return {
+          key: `${r.type}:${r.name}`,
+          sha256: latest?.sha256,
+          authority: latest?.authority,
+          files: latest?.files.map((f) => [f.path, f.sha256]),
+          published: r.published_version === r.latest_version,
+          ...(options.reviewBy === true ? { review_by: r.review_by } : {}),
+        };
+      })
+      .sort((a, b) => (a.key < b.key ? -1 : 1)),
+    ...(options.brainAndOrg === true ? { brain: manifest.brain, org: manifest.org } : {}),
+  };
+}
+
 /**
  * The suite's org (ORG) applied with \`kgw apply\`, then \`kgw serve\` and Alice's client of an
  * endpoint (Atmina's unless named), with a token from \`kgw token create\`: for suites whose
