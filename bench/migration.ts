@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pngOf } from '../test/atmina/assets/fixtures.ts';
+import type { Timed } from './kgw-process.ts';
+import { ROOT, kgw, serve, stop } from './kgw-process.ts';
 import { machineInfo } from './machine.ts';
 
 /**
@@ -18,9 +16,6 @@ import { machineInfo } from './machine.ts';
  * (every file unchanged), the export, and the export again (every file already on disk).
  * Figures to bench/results/migration-<store>.json.
  */
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const KGW = path.join(ROOT, 'src', 'cli', 'kgw.ts');
 
 const { values } = parseArgs({
   options: {
@@ -74,51 +69,6 @@ async function makeVault(root: string): Promise<{ files: number; bytes: number }
   return { files: NOTES + IMAGES, bytes };
 }
 
-interface Timed {
-  readonly seconds: number;
-  readonly stdout: string;
-}
-
-function kgw(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Timed> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [KGW, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const seconds = (performance.now() - started) / 1000;
-      if (code === 0) resolve({ seconds, stdout });
-      else reject(new Error(`kgw ${args.join(' ')} exited ${code}: ${stdout.slice(0, 2000)}`));
-    });
-  });
-}
-
-/** A port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits until the gateway at `url` answers /healthz (at most a minute). */
-async function healthy(url: string): Promise<void> {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`kgw serve did not answer at ${url}`);
-}
-
 const work = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-migration-'));
 try {
   const vault = path.join(work, 'vault');
@@ -144,12 +94,10 @@ try {
   const exported = await kgw(['export', 'folder', out, '--tenant', 'bench', '--json'], env);
   const again = await kgw(['export', 'folder', out, '--tenant', 'bench', '--json'], env);
   // Gateway to gateway: the store just filled served by kgw serve, read by kgw import mcp into a new store.
-  const port = await freePort();
-  const source = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const source = await serve(env);
   let mcp: Timed;
   let mcpAgain: Timed;
   try {
-    await healthy(`http://127.0.0.1:${port}`);
     const token = (await kgw(['token', 'create', '--tenant', 'bench', '--principal', 'writer@bench.test', '--scopes', 'context.read'], env)).stdout.trim();
     const targetEnv: NodeJS.ProcessEnv = {
       ...env,
@@ -159,23 +107,11 @@ try {
     };
     if (targetEnv.DATABASE_URL === undefined) delete targetEnv.DATABASE_URL;
     await kgw(['apply', path.join(work, 'org.yaml')], targetEnv);
-    const mcpArgs = [
-      'import',
-      'mcp',
-      '--from',
-      `http://127.0.0.1:${port}/atmina/mcp`,
-      '--dialect',
-      'atmina',
-      '--tenant',
-      'bench',
-      '--as',
-      'writer@bench.test',
-      '--json',
-    ];
+    const mcpArgs = ['import', 'mcp', '--from', `${source.url}/atmina/mcp`, '--dialect', 'atmina', '--tenant', 'bench', '--as', 'writer@bench.test', '--json'];
     mcp = await kgw(mcpArgs, targetEnv);
     mcpAgain = await kgw(mcpArgs, targetEnv);
   } finally {
-    source.kill('SIGTERM');
+    await stop(source.child);
   }
   const mcpReport = JSON.parse(mcp.stdout) as { kbs: { created: number; failed: unknown[] }[] };
   const mib = bytes / (1024 * 1024);

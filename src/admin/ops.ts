@@ -18,13 +18,18 @@ import {
   setActivityEnabled,
   showReview,
   IMPORT_VERSIONS_MAX,
+  importContextDraft,
   importContextResource,
   operatorTypeGrants,
 } from '../alignbase/index.ts';
-import type { Kb, OperatorKbListing } from '../atmina/index.ts';
+import type { Kb, OperatorKbListing, TeamSettings } from '../atmina/index.ts';
 import {
+  AUDIT_QUERY_TEXT,
+  CONTRIBUTION_NOTE_DAYS,
+  getTeamSettings,
   IMPORT_BATCH_FILES_MAX,
   importKbFiles,
+  KB_VISIBILITIES,
   moveFile,
   OPERATOR_FILES_PAGE_DEFAULT,
   OPERATOR_FILES_PAGE_MAX,
@@ -37,6 +42,7 @@ import {
   OPERATOR_TEAMS_PAGE_MAX,
   operatorTeams,
   publicKbs,
+  updateTeamSettings,
 } from '../atmina/index.ts';
 import {
   acceptBrainReview,
@@ -74,6 +80,8 @@ import { iso, isoOrNull } from '../kernel/instants.ts';
 import { rebuildProjection } from '../kernel/outbox/rebuild.ts';
 import type { RebuildReport } from '../kernel/outbox/rebuild.ts';
 import type { Services } from '../kernel/services.ts';
+import type { Caller } from '../kernel/access/caller.ts';
+import type { Scope } from '../kernel/access/scopes.ts';
 import { parseDuration } from '../kernel/tokens/duration.ts';
 import { DEFAULT_TOKEN_TTL_MS, createToken, listTokens, revokeToken } from '../kernel/tokens/tokens.ts';
 import { isKgwError, validation } from '../kernel/errors.ts';
@@ -132,6 +140,12 @@ function defineOp<Args extends z.ZodType, Result>(def: OpDef<Args, Result>): OpD
  * directly or through /admin/rpc), so it is audited on the CLI surface.
  */
 const cliTrail = (services: Services): AuditTrail => AuditTrail.forSurface(services.audit, 'cli');
+
+/** The person of the tenant an import or a file operation acts as (`--as`), whose roles decide, and the trail that names them. */
+async function actingPerson(services: Services, tenant: string, as: string, scopes?: readonly Scope[]): Promise<{ caller: Caller; audit: AuditTrail }> {
+  const caller = await importingPerson(services.db, tenant, as, scopes);
+  return { caller, audit: cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id }) };
+}
 
 /** One tenant of KGW_ANONYMOUS_SEARCH_TENANTS: publicKbs is null when the tenant does not exist. */
 export interface AnonymousTenantStatus {
@@ -574,12 +588,62 @@ const definitions = {
       return Object.fromEntries([...carried].map(([id, item]) => [id, { local_id: item.localId, source_version: item.sourceVersion }]));
     },
   }),
+  // A team's settings changed as a person of the tenant, whose Admin role in the team decides as
+  // update_team_settings's caller's does (kgw import mcp, from the source's get_team_settings).
+  // The values are those the tool admits, checked here too so that a dry run, which only reads
+  // the settings (with the same role check) and says what would change, refuses what the write would.
+  'team.settings': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        as: z.string(),
+        team: z.string(),
+        dry_run: z.boolean().default(false),
+        audit_query_text: z.enum(AUDIT_QUERY_TEXT).optional(),
+        contribution_note_days: z.number().int({ error: 'must be a whole number' }).min(CONTRIBUTION_NOTE_DAYS.min).max(CONTRIBUTION_NOTE_DAYS.max).optional(),
+        default_kb_visibility: z.enum(KB_VISIBILITIES).optional(),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const asked = {
+        audit_query_text: args.audit_query_text,
+        contribution_note_days: args.contribution_note_days,
+        default_kb_visibility: args.default_kb_visibility,
+      };
+      if (Object.values(asked).every((value) => value === undefined))
+        throw validation('bad arguments for team.settings: give at least one of audit_query_text, contribution_note_days, default_kb_visibility');
+      const { caller, audit } = await actingPerson(services, args.tenant, args.as);
+      if (args.dry_run) {
+        const view = await getTeamSettings(services.db, caller, { team: args.team });
+        const now = teamSettingsJson(view.settings);
+        // In the order and the words update_team_settings's `changed` has.
+        const changed: string[] = (Object.keys(now) as (keyof typeof now)[]).filter((key) => asked[key] !== undefined && asked[key] !== now[key]);
+        const next = {
+          audit_query_text: asked.audit_query_text ?? now.audit_query_text,
+          contribution_note_days: asked.contribution_note_days ?? now.contribution_note_days,
+          default_kb_visibility: asked.default_kb_visibility ?? now.default_kb_visibility,
+        };
+        return { team: view.team.slug, changed, settings: next };
+      }
+      const updated = await updateTeamSettings(
+        services.db,
+        caller,
+        {
+          team: args.team,
+          auditQueryText: asked.audit_query_text,
+          contributionNoteDays: asked.contribution_note_days,
+          defaultKbVisibility: asked.default_kb_visibility,
+        },
+        audit,
+      );
+      return { team: updated.team.slug, changed: [...updated.changed], settings: teamSettingsJson(updated.settings) };
+    },
+  }),
   // A KB file moved as a person of the tenant (kgw import mcp, after the source moved it).
   'kb.move': defineOp({
     args: z.object({ tenant: z.string(), kb: z.string(), as: z.string(), file_id: z.string(), to_path: z.string() }).strict(),
     run: async (services, args) => {
-      const caller = await importingPerson(services.db, args.tenant, args.as);
-      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const { caller, audit } = await actingPerson(services, args.tenant, args.as);
       const moved = await moveFile(services, caller, { kbId: args.kb, fileId: args.file_id, toPath: args.to_path }, audit);
       return { file_id: moved.file.id, from_path: moved.fromPath, path: moved.file.path, changed: moved.changed };
     },
@@ -616,8 +680,7 @@ const definitions = {
       })
       .strict(),
     run: async (services, args) => {
-      const caller = await importingPerson(services.db, args.tenant, args.as, ['context.read', 'context.write']);
-      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const { caller, audit } = await actingPerson(services, args.tenant, args.as, ['context.read', 'context.write']);
       const result = await importContextResource(
         services,
         caller,
@@ -635,6 +698,46 @@ const definitions = {
         audit,
       );
       return { resource_id: result.resourceId ?? null, outcome: result.outcome, saved: result.saved, published: result.published };
+    },
+  }),
+  // An open draft of an imported Knowledge or Skill, proposed again here as a person of the tenant (kgw import mcp).
+  'context.import-draft': defineOp({
+    args: z
+      .object({
+        tenant: z.string(),
+        as: z.string(),
+        dry_run: z.boolean().default(false),
+        source: z.string(),
+        type: z.enum(['knowledge', 'skill']),
+        source_id: z.string(),
+        draft_id: z.string(),
+        base_version: z.number().int().min(1),
+        content: z.string(),
+        rationale: z.string().optional(),
+        author: z.string().optional(),
+        at: z.string().optional(),
+      })
+      .strict(),
+    run: async (services, args) => {
+      const { caller, audit } = await actingPerson(services, args.tenant, args.as, ['context.read', 'context.write']);
+      const result = await importContextDraft(
+        services,
+        caller,
+        {
+          source: args.source,
+          type: args.type,
+          sourceId: args.source_id,
+          draftId: args.draft_id,
+          baseVersion: args.base_version,
+          content: args.content,
+          rationale: args.rationale,
+          author: args.author,
+          at: args.at,
+          dryRun: args.dry_run,
+        },
+        audit,
+      );
+      return { draft_id: result.draftId ?? null, outcome: result.outcome };
     },
   }),
   // A batch of files into a KB as a person of the tenant (kgw import folder).
@@ -683,8 +786,7 @@ const definitions = {
       })
       .strict(),
     run: async (services, args) => {
-      const caller = await importingPerson(services.db, args.tenant, args.as);
-      const audit = cliTrail(services).about({ tenantId: caller.tenant.id, principalId: caller.principal.id });
+      const { caller, audit } = await actingPerson(services, args.tenant, args.as);
       // A stage that cannot be taken refuses its file alone, in its place in the answer.
       const taken = await Promise.all(
         args.files.map(async (file): Promise<{ bytes: Buffer } | { refused: string }> => {
@@ -737,6 +839,15 @@ const definitions = {
     },
   }),
 };
+
+/** A team's settings in the words of the Atmina tools (get_team_settings). */
+function teamSettingsJson(settings: TeamSettings) {
+  return {
+    audit_query_text: settings.auditQueryText,
+    contribution_note_days: settings.contributionNoteDays,
+    default_kb_visibility: settings.defaultKbVisibility,
+  };
+}
 
 /** A KB as kgw kb prints it: JSON of the core's Kb. */
 function kbFields(kb: Kb) {

@@ -118,5 +118,5 @@ export type { InboxListing, InboxMessageWire } from './dialect/messages.ts';
 export { inboxListing } from './dialect/messages.ts';
 export type { OperatorContextResource, OperatorContextVersion } from './context/operator-export.ts';
 export { OPERATOR_CONTEXT_PAGE_DEFAULT, OPERATOR_CONTEXT_PAGE_MAX, operatorContext, operatorContextFile } from './context/operator-export.ts';
-export { IMPORT_VERSIONS_MAX, importContextResource } from './context/operator-import.ts';
+export { IMPORT_VERSIONS_MAX, importContextDraft, importContextResource } from './context/operator-import.ts';
 export { operatorTypeGrants } from './org/operator-grants.ts';

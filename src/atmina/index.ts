@@ -148,3 +148,7 @@ export {
 export type { Kb } from './kb/queries.ts';
 export { OPERATOR_TEAMS_PAGE_DEFAULT, OPERATOR_TEAMS_PAGE_MAX, operatorTeams } from './org/operator-teams.ts';
 export { moveFile } from './kb/files.ts';
+// Team settings for kgw import mcp (team.settings): the core, and the values it admits, which the import checks a source's against.
+export type { TeamSettings } from './kb/queries.ts';
+export { AUDIT_QUERY_TEXT, KB_VISIBILITIES } from './kb/queries.ts';
+export { CONTRIBUTION_NOTE_DAYS, getTeamSettings, updateTeamSettings } from './kb/settings.ts';

@@ -12,7 +12,9 @@ import { visible } from './terminal.ts';
  * with every version the exact-version selector reaches, oldest first; a Memory with its latest
  * (read_memory reads no other). Each resource is written by the `context.import` operation, which
  * saves the versions through the tools' own code with their provenance and remembers what it
- * carried, so a second run reads only newer versions and an interrupted one resumes.
+ * carried, so a second run reads only newer versions and an interrupted one resumes. The open
+ * drafts of Knowledge and Skills the token may read (list_*_drafts, read_*_draft) are proposed
+ * here again on the local version that holds their base (`context.import-draft`).
  */
 
 type Kind = 'knowledge' | 'skills' | 'memories' | 'artifacts';
@@ -33,7 +35,27 @@ interface KindReport {
   unchanged: number;
   versions_saved: number;
   failed: Refusal[];
+  /** Knowledge and Skills: their open drafts at the source. */
+  drafts?: DraftsReport;
 }
+
+interface DraftsReport {
+  read: number;
+  created: number;
+  unchanged: number;
+  /** Listed, but the source let this token read only its own drafts (or, as a Publisher, all). */
+  not_readable: number;
+  /** Resources whose drafts the source would not list (a source without the draft tools), and why, once. */
+  not_listed: number;
+  not_listed_reason?: string;
+}
+
+/** Open drafts read of one resource at most. */
+const DRAFTS_MAX = 1000;
+const DRAFT_TOOLS = {
+  knowledge: { list: 'list_knowledge_drafts', read: 'read_knowledge_draft', id: 'knowledge_id', content: 'content' },
+  skills: { list: 'list_skill_drafts', read: 'read_skill_draft', id: 'skill_id', content: 'skill_md' },
+} as const;
 
 interface Listed {
   readonly id: string;
@@ -44,7 +66,8 @@ interface Listed {
   readonly expiresAt: string | undefined;
 }
 
-interface VersionSent {
+/** One version as `context.import` takes it. */
+export interface VersionSent {
   version: number;
   content: string;
   authority?: 'informational' | 'must_follow';
@@ -137,7 +160,7 @@ async function readVersion(context: McpImportContext, kind: Kind, resource: List
       const content = text(read['markdown']);
       if (content === undefined || read['version'] !== version) throw new ItemRefused(`read_artifact did not give version ${version}`);
       const provenance = isRecord(read['provenance']) ? read['provenance'] : {};
-      const author = text(provenance['author_email']) ?? text(provenance['author_name']) ?? text(provenance['agent_name']);
+      const author = authorOf(provenance);
       const task = text(read['source_task']);
       return {
         version,
@@ -150,6 +173,12 @@ async function readVersion(context: McpImportContext, kind: Kind, resource: List
     }
   }
 }
+
+/** Who the source says wrote it: their email, else their name, else the agent's. */
+const authorOf = (said: Record<string, unknown>): string | undefined => text(said['author_email']) ?? text(said['author_name']) ?? text(said['agent_name']);
+
+/** What every call of the import operations names: where to, as whom, from where. */
+const importing = (context: McpImportContext) => ({ tenant: context.tenant, as: context.as, dry_run: context.dryRun, source: context.source.url.href });
 
 const timeOf = (value: unknown): { at?: string } => (typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? { at: value } : {});
 
@@ -171,10 +200,7 @@ async function importResource(context: McpImportContext, kind: Kind, resource: L
   const send = async (): Promise<void> => {
     if (batch.length === 0) return;
     const result = await context.run('context.import', {
-      tenant: context.tenant,
-      as: context.as,
-      dry_run: context.dryRun,
-      source: context.source.url.href,
+      ...importing(context),
       type,
       source_id: resource.id,
       name: resource.name,
@@ -199,6 +225,71 @@ async function importResource(context: McpImportContext, kind: Kind, resource: L
   await send();
   const outcome = outcomes.includes('created') ? 'created' : outcomes.includes('updated') ? 'updated' : 'unchanged';
   report[outcome] += 1;
+}
+
+/**
+ * The open drafts of one imported Knowledge or Skill that this token may read (its own, or all as
+ * a Publisher there), each proposed here again by `context.import-draft` on the local version of
+ * its base; one carried before is not read again.
+ */
+async function importDrafts(context: McpImportContext, kind: 'knowledge' | 'skills', resource: Listed, report: KindReport): Promise<void> {
+  const tools = DRAFT_TOOLS[kind];
+  const type = kind === 'knowledge' ? 'knowledge' : 'skill';
+  const drafts = (report.drafts ??= { read: 0, created: 0, unchanged: 0, not_readable: 0, not_listed: 0 });
+  let listed: Record<string, unknown>;
+  try {
+    listed = await context.source.call(tools.list, { [tools.id]: resource.id });
+  } catch (error) {
+    // Drafts are not the resource: one the source will not list leaves the resource imported.
+    if (!(error instanceof SourceError) && !(error instanceof ItemRefused)) throw error;
+    drafts.not_listed += 1;
+    drafts.not_listed_reason ??= error.message;
+    return;
+  }
+  const items = (Array.isArray(listed['drafts']) ? (listed['drafts'] as unknown[]) : []).slice(0, DRAFTS_MAX);
+  const ids = [...new Set(items.flatMap((item) => (isRecord(item) && typeof item['draft_id'] === 'string' ? [item['draft_id']] : [])))];
+  if (ids.length === 0) return;
+  const carried = await context.run('imports.carried', { tenant: context.tenant, source: context.source.url.href, kind: `${type}_draft`, source_ids: ids });
+  for (const id of ids) {
+    drafts.read += 1;
+    if (carried[id] !== undefined) {
+      drafts.unchanged += 1;
+      continue;
+    }
+    const name = `${resource.name} (draft ${id})`;
+    let read: Record<string, unknown>;
+    try {
+      read = await context.source.call(tools.read, { draft_id: id });
+    } catch (error) {
+      // A tool error: the source's rule that only the author or a Publisher reads a draft.
+      if (!(error instanceof ItemRefused)) throw error;
+      drafts.not_readable += 1;
+      continue;
+    }
+    try {
+      const content = text(read[tools.content]);
+      const base = positive(read['base_version']);
+      if (content === undefined || base === undefined || read['draft_id'] !== id)
+        throw new ItemRefused(`${tools.read} did not give the draft's content and base_version`);
+      const rationale = text(read['rationale']);
+      const author = authorOf(read);
+      const result = await context.run('context.import-draft', {
+        ...importing(context),
+        type,
+        source_id: resource.id,
+        draft_id: id,
+        base_version: base,
+        content,
+        ...(rationale === undefined ? {} : { rationale }),
+        ...(author === undefined ? {} : { author }),
+        ...timeOf(read['created_at']),
+      });
+      drafts[result.outcome] += 1;
+    } catch (error) {
+      if (!(error instanceof ItemRefused) && !isKgwError(error)) throw error;
+      report.failed.push({ name, reason: error.message });
+    }
+  }
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
@@ -230,6 +321,7 @@ async function importKind(context: McpImportContext, kind: Kind): Promise<KindRe
     report.read += 1;
     try {
       await importResource(context, kind, resource, carried.get(resource.id) ?? 0, report);
+      if (kind === 'knowledge' || kind === 'skills') await importDrafts(context, kind, resource, report);
     } catch (error) {
       if (!(error instanceof ItemRefused) && !(error instanceof SourceError) && !isKgwError(error)) throw error;
       report.failed.push({ name: resource.name, reason: error.message });
@@ -246,7 +338,8 @@ export const alignbaseReader: DialectReader = {
     for (const kind of KINDS) if (context.only === undefined || context.only.has(kind)) parts[kind] = await importKind(context, kind);
     const notCarried = [
       { name: 'routes and grants', reason: 'the Alignbase tools do not show them: give them in the org file’s routes and grants' },
-      { name: 'drafts', reason: 'a draft is a proposal to its reviewers there; accept it there first, or propose it again here' },
+      { name: 'others’ drafts', reason: 'the source lets a token read only its own drafts, or all of them as a Publisher there' },
+      { name: 'proposals of new Knowledge', reason: 'the Alignbase tools do not list them: accept them there first' },
     ];
     const would = context.dryRun ? 'would be ' : '';
     const lines: string[] = [];
@@ -255,6 +348,11 @@ export const alignbaseReader: DialectReader = {
         `${kind}: ${part.read} read, ${part.created} ${would}created, ${part.updated} ${would}updated, ${part.unchanged} unchanged, ` +
           `${part.versions_saved} versions saved, ${part.failed.length} refused`,
       );
+      if (part.drafts !== undefined)
+        lines.push(
+          `  drafts: ${part.drafts.read} read, ${part.drafts.created} ${would}proposed here, ${part.drafts.unchanged} unchanged, ${part.drafts.not_readable} not readable by this token` +
+            (part.drafts.not_listed_reason === undefined ? '' : `, not listed for ${part.drafts.not_listed}: ${part.drafts.not_listed_reason}`),
+        );
       for (const item of part.failed) lines.push(`  refused ${visible(item.name, { inline: true })}: ${item.reason}`);
     }
     for (const item of notCarried) lines.push(`not carried: ${item.name}: ${item.reason}`);

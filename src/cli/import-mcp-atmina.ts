@@ -1,5 +1,6 @@
 import { isSha256Hex } from '../../connectors/blob/contract.ts';
-import { pathProblem } from '../atmina/index.ts';
+import { AUDIT_QUERY_TEXT, CONTRIBUTION_NOTE_DAYS, KB_VISIBILITIES, pathProblem } from '../atmina/index.ts';
+import { isKgwError } from '../kernel/errors.ts';
 import type { Outgoing, SentProvenance, SentReport } from './kb-import.ts';
 import { allPages, sha256Of } from './export-files.ts';
 import { everyPage } from './mcp-peer-reads.ts';
@@ -13,7 +14,9 @@ import { visible } from './terminal.ts';
 /**
  * kgw import mcp --dialect atmina: every Knowledge Base the token sees (list_kbs), or those --kb
  * names, each into the local KB of the same slug; each live file (list_files, every page) read
- * with read_file, an Asset's original through its download link.
+ * with read_file, an Asset's original through its download link. Then the settings of the teams
+ * those KBs belong to, where the token may read them (get_team_settings), onto the local teams of
+ * the same slugs.
  */
 
 /** Files read from one source KB at most (and pages of PAGE_SIZE): a source whose paging does not end stops there. */
@@ -186,28 +189,162 @@ async function importKb(context: McpImportContext, kb: { id: string; slug: strin
   return report;
 }
 
-/** The Atmina reader, for the KBs `--kb` chose (source slug → local slug; empty: every KB the token sees). */
+/** The team settings an import carries, in the words of get_team_settings and update_team_settings. */
+type SettingValues = {
+  audit_query_text?: (typeof AUDIT_QUERY_TEXT)[number];
+  contribution_note_days?: number;
+  default_kb_visibility?: (typeof KB_VISIBILITIES)[number];
+};
+type SettingName = keyof SettingValues;
+
+interface TeamSettingsReport {
+  /** Teams whose settings changed here (with --dry-run: would change), with the settings that did. */
+  updated: { team: string; changed: string[] }[];
+  unchanged: string[];
+  /** A team refused here (the tool's words), or one setting of it the source gave a value this gateway does not admit (not sent). */
+  refused: { team: string | null; setting?: SettingName; reason: string }[];
+  /** Teams whose settings the token may not read at the source (Admin there only); null: the source's current team, which it did not name. */
+  not_visible: { team: string | null; reason: string }[];
+}
+
+/** What the source gave, shown in a reason: as JSON (so a hostile string is escaped), cut short. */
+const given = (value: unknown): string => (JSON.stringify(value) ?? String(value)).slice(0, 80);
+
+/**
+ * What the source says of one setting: its value, when this gateway admits it (the tool's
+ * enumerations and bounds), or why it is refused. A value the store would refuse is not sent,
+ * so one bad setting does not take the team's others with it.
+ */
+function sourceSetting(name: SettingName, value: unknown): SettingValues | string {
+  if (value === undefined) return 'the source gave no value for it';
+  const notOneOf = (allowed: readonly string[]) => `the source gave ${given(value)}, not one of ${allowed.join(', ')}`;
+  switch (name) {
+    case 'audit_query_text': {
+      const found = AUDIT_QUERY_TEXT.find((choice) => choice === value);
+      return found === undefined ? notOneOf(AUDIT_QUERY_TEXT) : { audit_query_text: found };
+    }
+    case 'default_kb_visibility': {
+      const found = KB_VISIBILITIES.find((choice) => choice === value);
+      return found === undefined ? notOneOf(KB_VISIBILITIES) : { default_kb_visibility: found };
+    }
+    case 'contribution_note_days': {
+      const { min, max } = CONTRIBUTION_NOTE_DAYS;
+      return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+        ? { contribution_note_days: value }
+        : `the source gave ${given(value)}, not a whole number of days from ${min} to ${max}`;
+    }
+  }
+}
+
+const SETTING_NAMES: readonly SettingName[] = ['audit_query_text', 'contribution_note_days', 'default_kb_visibility'];
+
+/** The slug of the token's current team at the source (whoami), undefined when it says none or cannot say. */
+async function sourceCurrentTeam(source: McpSource): Promise<string | undefined> {
+  try {
+    const me = await source.call('whoami', {});
+    const current = me['current_team'];
+    return isRecord(current) && typeof current['slug'] === 'string' ? current['slug'] : undefined;
+  } catch (error) {
+    if (error instanceof ItemRefused || error instanceof SourceError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The settings of the source teams `teams` (by slug; undefined: a KB whose team list_kbs did not
+ * say, taken as the token's current team there) onto the local teams of the same slugs, as
+ * `--as` (team.settings), whose Admin role in each decides. get_team_settings needs the Admin
+ * role at the source: a team whose settings the source does not show this token is listed as
+ * not visible, and the import goes on.
+ */
+async function carryTeamSettings(context: McpImportContext, teams: ReadonlySet<string | undefined>): Promise<TeamSettingsReport> {
+  const report: TeamSettingsReport = { updated: [], unchanged: [], refused: [], not_visible: [] };
+  if (teams.size === 0) return report;
+  const current = await sourceCurrentTeam(context.source);
+  const done = new Set<string>();
+  for (const team of new Set([...teams].map((slug) => slug ?? current))) {
+    let answer: Record<string, unknown>;
+    try {
+      // The current team is asked for as the specification has it, with no input; another one
+      // by its slug, which this gateway's tool takes (a source whose tool does not is reported).
+      answer = await context.source.call('get_team_settings', team === undefined || team === current ? {} : { team });
+    } catch (error) {
+      if (!(error instanceof ItemRefused) && !(error instanceof SourceError)) throw error;
+      report.not_visible.push({ team: team ?? null, reason: error.message });
+      continue;
+    }
+    const said = isRecord(answer['team']) && typeof answer['team']['slug'] === 'string' ? answer['team']['slug'] : undefined;
+    if (said === undefined || (team !== undefined && said !== team)) {
+      const reason =
+        said === undefined ? 'the source answered without the team the settings are of' : `the source answered with another team's settings (${given(said)})`;
+      report.refused.push({ team: team ?? null, reason });
+      continue;
+    }
+    if (done.has(said)) continue;
+    done.add(said);
+    let values: SettingValues = {};
+    for (const name of SETTING_NAMES) {
+      const value = sourceSetting(name, answer[name]);
+      if (typeof value === 'string') report.refused.push({ team: said, setting: name, reason: value });
+      else values = { ...values, ...value };
+    }
+    if (Object.keys(values).length === 0) continue;
+    try {
+      const applied = await context.run('team.settings', { tenant: context.tenant, as: context.as, team: said, dry_run: context.dryRun, ...values });
+      if (applied.changed.length > 0) report.updated.push({ team: said, changed: [...applied.changed] });
+      else report.unchanged.push(said);
+    } catch (error) {
+      // Refused here (--as not an Admin of the team, no team of that slug, text the store cannot hold): in the operation's words.
+      if (!isKgwError(error)) throw error;
+      report.refused.push({ team: said, reason: error.message });
+    }
+  }
+  return report;
+}
+
+/** The report's lines of the team settings. */
+function teamSettingsLines(report: TeamSettingsReport, would: string): string[] {
+  const name = (team: string | null) => (team === null ? 'the current team' : visible(team, { inline: true }));
+  const lines = [
+    `team settings: ${report.updated.length} ${would}updated, ${report.unchanged.length} unchanged, ${report.refused.length} refused, ` +
+      `${report.not_visible.length} not visible at the source`,
+  ];
+  for (const item of report.updated) lines.push(`  ${would}updated ${name(item.team)}: ${item.changed.join(', ')}`);
+  for (const item of report.refused)
+    lines.push(`  refused ${name(item.team)}${item.setting === undefined ? '' : ` ${item.setting}`}: ${visible(item.reason, { inline: true })}`);
+  for (const item of report.not_visible) lines.push(`  not visible ${name(item.team)}: ${visible(item.reason, { inline: true })}`);
+  return lines;
+}
+
+/**
+ * The Atmina reader, for the KBs `--kb` chose (source slug → local slug; empty: every KB the
+ * token sees). Its kinds: `kbs`, the files; `settings`, the settings of the KBs' teams.
+ */
 export function atminaReader(chosen: ReadonlyMap<string, string>): DialectReader {
   return {
-    kinds: ['kbs'],
+    kinds: ['kbs', 'settings'],
     async read(context): Promise<DialectOutcome> {
+      const wants = (kind: string) => context.only === undefined || context.only.has(kind);
       const kbs: KbReport[] = [];
       const failed: { kb: string; reason: string }[] = [];
       const listed = await context.source.call('list_kbs', {});
-      const visibleKbs = (Array.isArray(listed['kbs']) ? listed['kbs'] : []).flatMap((kb) =>
-        isRecord(kb) && typeof kb['kb_id'] === 'string' && typeof kb['slug'] === 'string' ? [{ id: kb['kb_id'], slug: kb['slug'] }] : [],
-      );
+      const visibleKbs = (Array.isArray(listed['kbs']) ? listed['kbs'] : []).flatMap((kb) => {
+        if (!isRecord(kb) || typeof kb['kb_id'] !== 'string' || typeof kb['slug'] !== 'string') return [];
+        const team = isRecord(kb['team']) && typeof kb['team']['slug'] === 'string' ? kb['team']['slug'] : undefined;
+        return [{ id: kb['kb_id'], slug: kb['slug'], team }];
+      });
       for (const wanted of chosen.keys())
         if (!visibleKbs.some((kb) => kb.slug === wanted)) failed.push({ kb: wanted, reason: 'the source shows no Knowledge Base of that slug to this token' });
-      for (const kb of visibleKbs) {
-        if (chosen.size > 0 && !chosen.has(kb.slug)) continue;
+      const imported = visibleKbs.filter((kb) => chosen.size === 0 || chosen.has(kb.slug));
+      for (const kb of wants('kbs') ? imported : []) {
         try {
-          kbs.push(await importKb(context, { ...kb, local: chosen.get(kb.slug) ?? kb.slug }));
+          kbs.push(await importKb(context, { id: kb.id, slug: kb.slug, local: chosen.get(kb.slug) ?? kb.slug }));
         } catch (error) {
           if (!(error instanceof ItemRefused) && !(error instanceof SourceError) && !(error instanceof Error && 'code' in error)) throw error;
           failed.push({ kb: kb.slug, reason: error.message });
         }
       }
+      const settings = wants('settings') ? await carryTeamSettings(context, new Set(imported.map((kb) => kb.team))) : undefined;
       const would = context.dryRun ? 'would be ' : '';
       const lines: string[] = [];
       for (const kb of kbs) {
@@ -220,7 +357,10 @@ export function atminaReader(chosen: ReadonlyMap<string, string>): DialectReader
         for (const item of kb.failed) lines.push(`  refused ${visible(item.path, { inline: true })}: ${item.reason}`);
       }
       for (const item of failed) lines.push(`refused ${visible(item.kb, { inline: true })}: ${item.reason}`);
-      return { report: { kbs, failed }, lines, refused: failed.length > 0 || kbs.some((kb) => kb.failed.length > 0) };
+      if (settings !== undefined) lines.push(...teamSettingsLines(settings, would));
+      // Settings the source does not show this token are no refusal: they are not the token's to read.
+      const refused = failed.length > 0 || kbs.some((kb) => kb.failed.length > 0) || (settings?.refused.length ?? 0) > 0;
+      return { report: { kbs, failed, ...(settings === undefined ? {} : { team_settings: settings }) }, lines, refused };
     },
   };
 }

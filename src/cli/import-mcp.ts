@@ -24,18 +24,22 @@ keeps where it came from (the source, the id, version, author and time there: im
 the reads), and a mapping of source ids to local ones makes a second run read only what is newer
 and an interrupted run resume.
 
---dialect atmina (--only kbs): every Knowledge Base the token sees (list_kbs), or those --kb
+--dialect atmina (--only kbs,settings): every Knowledge Base the token sees (list_kbs), or those --kb
 names (by slug; SOURCE=LOCAL writes into another local KB), each into the local KB of the same
 slug, which must exist (create_kb, or the org file's kbs:). Each live file (list_files, every
 page) is read with read_file (an Asset's original through its download link) and saved as the
 person --as names, an Editor of the local KB, as kgw import folder saves files. A file the local
 KB holds with the source's SHA-256 is not read again. Files only the local KB has are left
-alone, and listed. Only a file's current bytes can be read, so its history starts there.
+alone, and listed. Only a file's current bytes can be read, so its history starts there. The
+settings of each imported KB's team (get_team_settings, where the token is an Admin there) are
+given to the local team of the same slug, as --as, an Admin of it.
 
 --dialect alignbase (--only knowledge,skills,memories,artifacts): every Knowledge, Skill and
 Artifact the token may read with every version, oldest first, and every Memory's latest version,
 saved through the tools' own code as --as, whose roles decide; the source's published version is
-published here. Routes, grants and drafts are not shown by the tools and are listed as not carried.
+published here. The open drafts the token may read (its own, or all as a Publisher) are proposed
+here again on the same base version. Routes, grants and proposals of new Knowledge are not shown
+by the tools and are listed as not carried.
 
 --dialect brain (--only nodes): the Company Brain the token sees (get_skill_pack, a query_index
 sweep, read_concept), applied with kgw brain import's planner. Nodes above the token's tier are

@@ -93,6 +93,57 @@ for (const backend of storeBackends()) {
       assert.deepEqual([again.outcome, again.saved], ['unchanged', 0]);
     });
 
+    it('proposes an imported draft once, on the local version of its base, and refuses what it cannot place, writing nothing', async () => {
+      const drafts = async (): Promise<number> => Number((await services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM context_drafts'))[0]?.n);
+      const draft = (extra: Record<string, unknown>) =>
+        runOp(services, 'context.import-draft', {
+          tenant: 'acme',
+          as: 'alice@acme.test',
+          source: SOURCE,
+          type: 'knowledge',
+          source_id: 'race',
+          draft_id: 'd1',
+          base_version: 1,
+          content: '# Same, proposed\n',
+          ...extra,
+        });
+      const before = await drafts();
+      await refused(draft({ source_id: 'never-imported' }), 'validation', /its Knowledge was not imported from this source/);
+      await refused(draft({ base_version: 9 }), 'validation', /its base version 9 was not carried here/);
+      await refused(draft({ base_version: 0 }), 'validation', /bad arguments for context.import-draft/);
+      await refused(draft({ draft_id: 'd\u202e1' }), 'validation', /provenance source_id must not contain bidirectional formatting characters/);
+      await refused(draft({ draft_id: 'd\u00001' }), 'validation', /NUL/);
+      await refused(draft({ author: 'x'.repeat(801) }), 'validation', /provenance author must be 1 to 800 bytes/);
+      await refused(draft({ rationale: 'r'.repeat(2001) }), 'validation', /rationale/);
+      await refused(draft({ content: 'x'.repeat(1_048_577) }), 'validation', /1 MB or smaller/);
+      // Bob may not even read the Knowledge: the tools' own answer, which says nothing of it.
+      await refused(draft({ as: 'bob@acme.test' }), 'not_found', /Knowledge not found/);
+      await refused(draft({ as: 'release-bot' }), 'validation', /--as must name a person by email/);
+      await refused(draft({ tenant: 'nope' }), 'not_found', /nope/);
+      assert.equal(await drafts(), before, 'nothing written');
+      // A dry run of a draft whose resource the same dry run would create says created.
+      assert.deepEqual(await draft({ source_id: 'never-imported', dry_run: true }), { draft_id: null, outcome: 'created' });
+
+      // Five imports of one draft at once: one draft, on the local version that holds source version 1.
+      const results = await Promise.all(Array.from({ length: 5 }, () => draft({ author: 'Ann', at: '2026-06-24T09:00:00Z', rationale: 'Why' })));
+      assert.equal(await drafts(), before + 1);
+      assert.equal(results.filter((r) => r.outcome === 'created').length, 1);
+      assert.equal(new Set(results.map((r) => r.draft_id)).size, 1);
+      const [row] = await services.db.query<{ base_version: number; provenance: unknown }>(
+        'SELECT base_version, provenance FROM context_drafts WHERE id = $1',
+        [results[0]?.draft_id],
+      );
+      assert.equal(Number(row?.base_version), 1);
+      assert.deepEqual(typeof row?.provenance === 'string' ? JSON.parse(row.provenance) : row?.provenance, {
+        source: SOURCE,
+        source_id: 'd1',
+        source_version: 1,
+        author: 'Ann',
+        at: '2026-06-24T09:00:00.000Z',
+      });
+      assert.deepEqual(await draft({}), { draft_id: results[0]?.draft_id, outcome: 'unchanged' });
+    });
+
     it('moves a KB file only to a free, valid path, and only a file of the KB', async () => {
       await runOp(services, 'kb.import', {
         tenant: 'acme',

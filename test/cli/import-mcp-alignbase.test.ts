@@ -21,6 +21,7 @@ interface KindReport {
   unchanged: number;
   versions_saved: number;
   failed: { name: string; reason: string }[];
+  drafts?: { read: number; created: number; unchanged: number; not_readable: number; not_listed: number; not_listed_reason?: string };
 }
 
 type Report = Partial<Record<'knowledge' | 'skills' | 'memories' | 'artifacts', KindReport>> & { not_carried: { name: string; reason: string }[] };
@@ -29,9 +30,13 @@ type Structured = Record<string, unknown>;
 
 const SKILL_MD = (body: string) => `---\nname: release-notes\ndescription: Writes release notes from merged changes.\n---\n\n${body}\n`;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 0, 255]);
-/** Alice owns every type of context at the source and here, so she may write and publish all of it. */
+/**
+ * Alice owns every type of context at the source and here, so she may write and publish all of
+ * it, and read every draft; Bob may propose drafts of Knowledge, and read only his own.
+ */
 const GRANTS = `${ORG}grants:
 ${['all_knowledge', 'all_skills', 'all_memories', 'all_artifacts'].map((on) => `  - { to: alice@acme.test, on: ${on}, role: owner }`).join('\n')}
+  - { to: bob@acme.test, on: all_knowledge, role: proposer }
 `;
 
 async function grantAlice(store: CliStore): Promise<void> {
@@ -48,6 +53,7 @@ for (const backend of cliStoreBackends()) {
     let source: Served;
     let sourceClient: Client;
     let sourceToken: string;
+    let bobToken: string;
     let store: CliStore;
     let client: Client;
     let peers: Awaited<ReturnType<typeof openPeers>>;
@@ -123,6 +129,24 @@ for (const backend of cliStoreBackends()) {
       });
       ids['artifact'] = artifact['artifact_id'] as string;
       await call(sourceClient, 'write_artifact', { artifact_id: ids['artifact'], expected_version: 1, markdown: '# Q3\n\nFinal.\n' });
+      // Open drafts: Bob's on Knowledge version 2 (Alice, an Owner there, may read it), Alice's on the Skill.
+      const bob = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'bob@acme.test', '--scopes', 'context.write'], sourceStore.env);
+      assert.equal(bob.code, 0, bob.stderr);
+      bobToken = bob.stdout.trim();
+      const bobClient = await connectAs(sourceUrl(), bobToken);
+      try {
+        const draft = await call(bobClient, 'create_knowledge_draft', {
+          knowledge_id: ids['knowledge'],
+          base_version: 2,
+          content: '# Leave\n\nThirty days.\n',
+          rationale: 'Matches the new contract.',
+        });
+        ids['bobDraft'] = draft['draft_id'] as string;
+      } finally {
+        await bobClient.close();
+      }
+      const skillDraft = await call(sourceClient, 'create_skill_draft', { skill_id: ids['skill'], base_version: 1, skill_md: SKILL_MD('Group by team.') });
+      ids['skillDraft'] = skillDraft['draft_id'] as string;
     });
     after(async () => {
       await peers?.close();
@@ -133,6 +157,7 @@ for (const backend of cliStoreBackends()) {
       assert.equal(code, 0, JSON.stringify(report));
       for (const kind of ['knowledge', 'skills', 'memories', 'artifacts'] as const)
         assert.deepEqual(counts(report[kind]), { read: 1, created: 1, updated: 0, unchanged: 0, versions_saved: 0 }, kind);
+      assert.deepEqual(report.knowledge?.drafts, { read: 1, created: 1, unchanged: 0, not_readable: 0, not_listed: 0 });
       assert.deepEqual(await listed(client, 'list_knowledge', 'knowledge'), []);
       assert.deepEqual(await listed(client, 'list_skills', 'skills'), []);
     });
@@ -146,8 +171,10 @@ for (const backend of cliStoreBackends()) {
       assert.deepEqual(counts(report.artifacts), { read: 1, created: 1, updated: 0, unchanged: 0, versions_saved: 2 });
       assert.deepEqual(
         report.not_carried.map((item) => item.name),
-        ['routes and grants', 'drafts'],
+        ['routes and grants', 'others’ drafts', 'proposals of new Knowledge'],
       );
+      assert.deepEqual(report.knowledge?.drafts, { read: 1, created: 1, unchanged: 0, not_readable: 0, not_listed: 0 });
+      assert.deepEqual(report.skills?.drafts, { read: 1, created: 1, unchanged: 0, not_readable: 0, not_listed: 0 });
 
       const knowledge = await localId('list_knowledge', 'knowledge', 'title', 'Leave policy', 'knowledge_id');
       for (const version of [1, 2, 3]) {
@@ -166,7 +193,31 @@ for (const backend of cliStoreBackends()) {
         assert.equal(there['imported_from'], undefined, 'a version written there has no imported_from');
       }
 
+      // Bob's draft is proposed here again by Alice, on the local version holding its base, naming Bob as its author there.
+      const [draft, ...more] = (await call(client, 'list_knowledge_drafts', { knowledge_id: knowledge }))['drafts'] as Structured[];
+      assert.equal(more.length, 0);
+      const sourceDraft = await call(sourceClient, 'read_knowledge_draft', { draft_id: ids['bobDraft'] });
+      const localDraft = await call(client, 'read_knowledge_draft', { draft_id: draft?.['draft_id'] });
+      assert.equal(localDraft['content'], sourceDraft['content']);
+      assert.equal(localDraft['rationale'], 'Matches the new contract.');
+      assert.equal(localDraft['base_version'], 2);
+      assert.equal(localDraft['is_stale'], true);
+      assert.equal(localDraft['author_email'], 'alice@acme.test');
+      assert.deepEqual(localDraft['imported_from'], {
+        source: sourceUrl(),
+        source_id: ids['bobDraft'],
+        source_version: 2,
+        author: 'bob@acme.test',
+        at: new Date(sourceDraft['created_at'] as string).toISOString(),
+      });
+      assert.equal(sourceDraft['imported_from'], undefined, 'a draft proposed there has no imported_from');
+
       const skill = await localId('list_skills', 'skills', 'name', 'release-notes', 'id');
+      const skillDrafts = (await call(client, 'list_skill_drafts', { skill_id: skill }))['drafts'] as Structured[];
+      assert.deepEqual(
+        skillDrafts.map((d) => [d['base_version'], (d['imported_from'] as { source_id: string }).source_id]),
+        [[1, ids['skillDraft']]],
+      );
       for (const version of [1, 2]) {
         const here = await call(client, 'read_skill', { skill_id: skill, version });
         const there = await call(sourceClient, 'read_skill', { skill_id: ids['skill'], version });
@@ -201,6 +252,8 @@ for (const backend of cliStoreBackends()) {
       assert.equal(again.code, 0, JSON.stringify(again.report));
       for (const kind of ['knowledge', 'skills', 'memories', 'artifacts'] as const)
         assert.deepEqual(counts(again.report[kind]), { read: 1, created: 0, updated: 0, unchanged: 1, versions_saved: 0 }, kind);
+      assert.deepEqual(again.report.knowledge?.drafts, { read: 1, created: 0, unchanged: 1, not_readable: 0, not_listed: 0 });
+      assert.deepEqual(again.report.skills?.drafts, { read: 1, created: 0, unchanged: 1, not_readable: 0, not_listed: 0 });
       await call(sourceClient, 'write_knowledge', { knowledge_id: ids['knowledge'], expected_version: 3, content: '# Leave\n\nThirty days.\n', publish: true });
       const changed = await imported(sourceUrl(), sourceToken, '--only', 'knowledge');
       assert.deepEqual(counts(changed.report.knowledge), { read: 1, created: 0, updated: 1, unchanged: 0, versions_saved: 1 });
@@ -222,6 +275,14 @@ for (const backend of cliStoreBackends()) {
       // The agent reads nothing it was not granted: what its own listing shows is what is read.
       const readable = await fetchCounts(sourceUrl(), agent);
       for (const kind of ['knowledge', 'skills', 'memories', 'artifacts'] as const) assert.equal(report[kind]?.read, readable[kind], kind);
+    });
+
+    it('counts the drafts a token may not read, and reads its own', async () => {
+      await call(sourceClient, 'create_knowledge_draft', { knowledge_id: ids['knowledge'], base_version: 1, content: '# Leave\n\nTen days.\n' });
+      const { code, report } = await imported(sourceUrl(), bobToken, '--dry-run', '--only', 'knowledge');
+      assert.equal(code, 0, JSON.stringify(report));
+      // Bob's own draft was carried by Alice's import already; Alice's new one he may not read.
+      assert.deepEqual(report.knowledge?.drafts, { read: 2, created: 0, unchanged: 1, not_readable: 1, not_listed: 0 });
     });
 
     it('imports each resource once when two imports run at once', async () => {
@@ -264,6 +325,9 @@ for (const backend of cliStoreBackends()) {
         const knowledge = (await listed(here, 'list_knowledge', 'knowledge'))[0]!;
         const there = await call(sourceClient, 'read_knowledge', { knowledge_id: ids['knowledge'], version: 'latest' });
         assert.equal(knowledge['latest_version'], there['version'], 'every version once, none twice');
+        const drafts = (await call(here, 'list_knowledge_drafts', { knowledge_id: knowledge['knowledge_id'] }))['drafts'] as Structured[];
+        const sourceDrafts = (await call(sourceClient, 'list_knowledge_drafts', { knowledge_id: ids['knowledge'] }))['drafts'] as Structured[];
+        assert.equal(drafts.length, sourceDrafts.length, 'every draft once, none twice');
       } finally {
         await served.client.close();
         await served.gateway.stop();
@@ -312,17 +376,26 @@ for (const backend of cliStoreBackends()) {
         assert.deepEqual(skillReasons, ['the source sent more bytes for a.md than its manifest says']);
         const titles = (await listed(client, 'list_knowledge', 'knowledge')).map((item) => item['title']).sort();
         assert.deepEqual(titles, ['Honest', 'Leave policy', 'Twice']);
+        // It has no draft tools: the resources are imported all the same, and the report says why no drafts came.
+        assert.equal(report.knowledge?.drafts?.not_listed, report.knowledge?.created);
+        assert.match(report.knowledge?.drafts?.not_listed_reason ?? '', /list_knowledge_drafts/);
       });
     });
   });
 }
 
-/** How many of each kind a token's own listing shows at the source. */
-async function fetchCounts(url: string, token: string): Promise<Record<'knowledge' | 'skills' | 'memories' | 'artifacts', number>> {
+/** An SDK client of `url` with a bearer token. */
+async function connectAs(url: string, token: string): Promise<Client> {
   const { Client: SdkClient } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  const client = new SdkClient({ name: 'count', version: '1.0.0' });
+  const client = new SdkClient({ name: 'import-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** How many of each kind a token's own listing shows at the source. */
+async function fetchCounts(url: string, token: string): Promise<Record<'knowledge' | 'skills' | 'memories' | 'artifacts', number>> {
+  const client = await connectAs(url, token);
   const count = async (tool: string, field: string) =>
     (((await client.callTool({ name: tool, arguments: {} })).structuredContent as Record<string, unknown[]> | undefined)?.[field] ?? []).length;
   try {

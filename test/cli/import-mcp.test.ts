@@ -6,6 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import type { OpArgs } from '../../src/admin/ops.ts';
+import type { OpRunner } from '../../src/cli/session.ts';
+import { withOps } from '../../src/cli/session.ts';
+import { loadConfig } from '../../src/config.ts';
+import { isKgwError } from '../../src/kernel/errors.ts';
 import { pngOf, textPdf } from '../atmina/assets/fixtures.ts';
 import type { CliStore, Served } from './support.ts';
 import { cliStoreBackends, hostileEndpoint, kgw, openPeers, serve } from './support.ts';
@@ -37,10 +42,18 @@ interface KbReport {
   moved: { from: string; to: string }[];
 }
 
+interface TeamSettingsReport {
+  updated: { team: string; changed: string[] }[];
+  unchanged: string[];
+  refused: { team: string | null; setting?: string; reason: string }[];
+  not_visible: { team: string | null; reason: string }[];
+}
+
 interface Report {
   protocol: string | null;
   kbs: KbReport[];
   failed: { kb: string; reason: string }[];
+  team_settings?: TeamSettingsReport;
 }
 
 type Listed = { files: { path: string; sha256: string; kind: string }[]; next_cursor: string | null };
@@ -280,6 +293,144 @@ for (const backend of cliStoreBackends()) {
       assert.equal(down.code, 1);
     });
 
+    describe('team settings', () => {
+      type Settings = { audit_query_text: string; contribution_note_days: number; default_kb_visibility: string };
+      const settingsOf = async (on: Client): Promise<Settings> => {
+        const { audit_query_text, contribution_note_days, default_kb_visibility } = (await call(on, 'get_team_settings', { team: 'docs' })) as Settings;
+        return { audit_query_text, contribution_note_days, default_kb_visibility };
+      };
+      const CARRIED: Settings = { audit_query_text: 'omit', contribution_note_days: 30, default_kb_visibility: 'private' };
+      const ALL = ['audit_query_text', 'contribution_note_days', 'default_kb_visibility'];
+      const ops = <T>(work: (run: OpRunner) => Promise<T>): Promise<T> => withOps(loadConfig(store.env), work);
+      let defaults: Settings;
+
+      before(async () => {
+        defaults = await settingsOf(client);
+        assert.notDeepEqual(defaults, CARRIED);
+        await call(sourceClient, 'update_team_settings', { team: 'docs', ...CARRIED });
+      });
+
+      it('says what a dry run would change and changes nothing', async () => {
+        const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--only', 'settings', '--dry-run');
+        assert.equal(code, 0, JSON.stringify(report));
+        assert.deepEqual(report.kbs, [], '--only settings reads no files');
+        assert.deepEqual(report.team_settings, { updated: [{ team: 'docs', changed: ALL }], unchanged: [], refused: [], not_visible: [] });
+        assert.deepEqual(await settingsOf(client), defaults);
+      });
+
+      it('carries the settings of the imported KBs’ team where the token is its Admin at the source; a second run finds them unchanged', async () => {
+        const { code, report } = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--only', 'settings');
+        assert.equal(code, 0, JSON.stringify(report));
+        assert.deepEqual(report.team_settings, { updated: [{ team: 'docs', changed: ALL }], unchanged: [], refused: [], not_visible: [] });
+        assert.deepEqual(await settingsOf(client), CARRIED);
+        const again = await imported(sourceUrl(), sourceToken, '--kb', 'handbook');
+        assert.equal(again.code, 0, JSON.stringify(again.report));
+        assert.deepEqual(again.report.team_settings, { updated: [], unchanged: ['docs'], refused: [], not_visible: [] });
+        assert.deepEqual(counts(kbOf(again.report, 'handbook')), { files: 5, created: 0, updated: 0, unchanged: 5 });
+        const text = await run(
+          'import',
+          'mcp',
+          '--from',
+          sourceUrl(),
+          '--dialect',
+          'atmina',
+          '--token',
+          sourceToken,
+          '--tenant',
+          'acme',
+          '--as',
+          'alice@acme.test',
+          '--only',
+          'settings',
+        );
+        assert.equal(text.code, 0, text.stderr);
+        assert.match(text.stdout, /^team settings: 0 updated, 1 unchanged, 0 refused, 0 not visible at the source$/m);
+        const kbsOnly = await imported(sourceUrl(), sourceToken, '--kb', 'handbook', '--only', 'kbs');
+        assert.equal(kbsOnly.report.team_settings, undefined, '--only kbs leaves the settings alone');
+      });
+
+      it('counts a team whose settings the source does not show the token as not visible, and imports the rest', async () => {
+        await call(sourceClient, 'update_team_settings', { team: 'docs', contribution_note_days: 45 });
+        const created = await kgw(['token', 'create', '--tenant', 'acme', '--principal', 'release-bot', '--scopes', 'context.read'], sourceStore.env);
+        assert.equal(created.code, 0, created.stderr);
+        const { code, report } = await imported(sourceUrl(), created.stdout.trim(), '--kb', 'handbook');
+        assert.equal(code, 0, JSON.stringify(report));
+        assert.deepEqual(counts(kbOf(report, 'handbook')), { files: 5, created: 0, updated: 0, unchanged: 5 });
+        assert.deepEqual(
+          report.team_settings?.not_visible.map((item) => item.team),
+          ['docs'],
+          JSON.stringify(report.team_settings),
+        );
+        assert.match(report.team_settings?.not_visible[0]?.reason ?? '', /^get_team_settings at the source: permission_denied: .*Admin role/);
+        assert.deepEqual({ ...report.team_settings, not_visible: [] }, { updated: [], unchanged: [], refused: [], not_visible: [] });
+        assert.deepEqual(await settingsOf(client), CARRIED);
+      });
+
+      it('refuses the settings for a local --as who is not the team’s Admin, changing nothing', async () => {
+        const result = await run(
+          'import',
+          'mcp',
+          '--from',
+          sourceUrl(),
+          '--dialect',
+          'atmina',
+          '--token',
+          sourceToken,
+          '--tenant',
+          'acme',
+          '--as',
+          'bob@acme.test',
+          '--kb',
+          'handbook',
+          '--only',
+          'settings',
+          '--json',
+        );
+        assert.equal(result.code, 1, result.stderr);
+        const report = JSON.parse(result.stdout) as Report;
+        assert.deepEqual(report.team_settings, {
+          updated: [],
+          unchanged: [],
+          refused: [{ team: 'docs', reason: 'the settings of team "docs" need the Admin role there' }],
+          not_visible: [],
+        });
+        assert.deepEqual(await settingsOf(client), CARRIED);
+      });
+
+      it('the operation refuses a person who is not the team’s Admin and values the tools do not admit, changing nothing', async () => {
+        const base = { tenant: 'acme', as: 'alice@acme.test', team: 'docs' };
+        // Hostile values are what the operation's types forbid: sent as a source could make them.
+        const refused = async (args: Record<string, unknown>, code: string, pattern: RegExp): Promise<void> => {
+          for (const dryRun of [false, true])
+            await assert.rejects(
+              ops((run) => run('team.settings', { ...args, dry_run: dryRun } as OpArgs<'team.settings'>)),
+              (error: unknown) => isKgwError(error) && error.code === code && pattern.test(error.message),
+            );
+        };
+        await refused(
+          { ...base, as: 'bob@acme.test', contribution_note_days: 7 },
+          'permission_denied',
+          /the settings of team "docs" need the Admin role there/,
+        );
+        await refused({ ...base, team: 'do\u0000cs', contribution_note_days: 7 }, 'validation', /team must not contain NUL/);
+        await refused({ ...base, contribution_note_days: 0 }, 'validation', /contribution_note_days must be at least 1/);
+        await refused({ ...base, contribution_note_days: 366 }, 'validation', /contribution_note_days must be at most 365/);
+        await refused({ ...base, contribution_note_days: 7.5 }, 'validation', /contribution_note_days must be a whole number/);
+        await refused({ ...base, audit_query_text: 'sometimes' }, 'validation', /audit_query_text/);
+        await refused({ ...base, default_kb_visibility: 'everyone' }, 'validation', /default_kb_visibility/);
+        await refused({ ...base, team: 'nowhere', contribution_note_days: 7 }, 'validation', /no team "nowhere"/);
+        await refused(base, 'validation', /give at least one of/);
+        assert.deepEqual(await settingsOf(client), CARRIED);
+        // What it admits, it changes, in update_team_settings's words; a dry run only says so.
+        assert.deepEqual(await ops((run) => run('team.settings', { ...base, contribution_note_days: 7, dry_run: true })), {
+          team: 'docs',
+          changed: ['contribution_note_days'],
+          settings: { ...CARRIED, contribution_note_days: 7 },
+        });
+        assert.deepEqual(await settingsOf(client), CARRIED);
+      });
+    });
+
     describe('from a hostile source', () => {
       let hostile: Awaited<ReturnType<typeof hostileEndpoint>>;
       let hostileUrl: string;
@@ -329,6 +480,24 @@ for (const backend of cliStoreBackends()) {
         );
         assert.deepEqual(report.failed, [{ kb: 'endless', reason: "the source's paging did not end within 100000 files" }]);
       });
+
+      it('refuses each team setting the tools do not admit, not sending it, and carries the others', async () => {
+        await call(client, 'update_team_settings', { team: 'docs', audit_query_text: 'omit' });
+        const before = await call(client, 'get_team_settings', { team: 'docs' });
+        const { code, report } = await imported(`${hostileUrl}/mcp`, 'any-token', '--only', 'settings');
+        assert.equal(code, 1);
+        assert.deepEqual(report.team_settings, {
+          updated: [{ team: 'docs', changed: ['audit_query_text'] }],
+          unchanged: [],
+          refused: [
+            { team: 'docs', setting: 'contribution_note_days', reason: 'the source gave 0, not a whole number of days from 1 to 365' },
+            { team: 'docs', setting: 'default_kb_visibility', reason: 'the source gave "everyone\\u0000", not one of private, team, public' },
+          ],
+          not_visible: [],
+        });
+        const after = await call(client, 'get_team_settings', { team: 'docs' });
+        assert.deepEqual({ ...after, updated_at: null }, { ...before, audit_query_text: 'record', updated_at: null });
+      });
     });
   });
 }
@@ -362,6 +531,15 @@ function hostileServer(origin: string): McpServer {
         { kb_id: 'k1', slug: 'handbook' },
         { kb_id: 'k2', slug: 'endless' },
       ],
+    }),
+  );
+  // Its team's settings (list_kbs names no team: the current one), two of them values no team can have.
+  server.registerTool('get_team_settings', { inputSchema: {} }, () =>
+    json({
+      team: { team_id: 't1', slug: 'docs', name: 'Docs' },
+      audit_query_text: 'record',
+      contribution_note_days: 0,
+      default_kb_visibility: 'everyone\u0000',
     }),
   );
   server.registerTool('list_files', { inputSchema: { kb_id: z.string(), limit: z.number().optional(), cursor: z.string().optional() } }, (args) => {

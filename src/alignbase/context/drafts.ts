@@ -4,6 +4,9 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import { canDraft, canRead, canReadDraft } from '../access/context-decisions.ts';
 import { effectiveContextRole } from '../access/grants.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
+import type { ImportedFromWire, Provenance } from '../../kernel/imports/provenance.ts';
+import { provenanceJson, recordImported } from '../../kernel/imports/provenance.ts';
+import { importedContentHash } from '../versions/versions.ts';
 import { refuse } from '../versions/refusals.ts';
 import type { Db } from '../../store/db.ts';
 import { storeFiles } from './manifests.ts';
@@ -40,6 +43,8 @@ export interface CreateDraftInput {
   /** The full proposed Knowledge markdown or SKILL.md. */
   readonly content: string;
   readonly rationale?: string | undefined;
+  /** Where an import brought it from (kgw import mcp): kept on the draft and mapped in imported_items. */
+  readonly provenance?: Provenance | undefined;
 }
 
 export interface CreatedDraft {
@@ -64,10 +69,23 @@ export async function createDraft(db: Db, caller: Caller, type: VersionedType, i
     if (baseVersion > access.head.latestVersion) throw refuse.versionNotFound(type);
     const draftId = randomUUID();
     await tx.query(
-      `INSERT INTO context_drafts (tenant_id, id, resource_id, resource_type, base_version, content, rationale, author_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [caller.tenant.id, draftId, id, type, baseVersion, input.content, rationale ?? null, caller.principal.id],
+      `INSERT INTO context_drafts (tenant_id, id, resource_id, resource_type, base_version, content, rationale, author_id, provenance)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        caller.tenant.id,
+        draftId,
+        id,
+        type,
+        baseVersion,
+        input.content,
+        rationale ?? null,
+        caller.principal.id,
+        input.provenance === undefined ? null : provenanceJson(input.provenance),
+      ],
     );
+    // Claimed: two imports of one source draft at once propose it once (the other rolls back).
+    if (input.provenance !== undefined)
+      await recordImported(tx, caller.tenant.id, `${type}_draft`, draftId, input.provenance, importedContentHash(input.content, []), { claim: true });
     await audit.recordIn(tx, `${type}.draft`, [{ type, id, version: baseVersion }], { draft_id: draftId });
     return { draftId, resourceId: id, baseVersion, created: true };
   });
@@ -85,6 +103,7 @@ export interface DraftItem extends Authorship {
   readonly rationale: string | undefined;
   readonly createdAt: Date;
   readonly createdByThisAgent: boolean;
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 function toDraftItem(draft: OpenDraft, caller: Caller): DraftItem {
@@ -98,6 +117,7 @@ function toDraftItem(draft: OpenDraft, caller: Caller): DraftItem {
     rationale: draft.rationale,
     createdAt: draft.createdAt,
     createdByThisAgent: draft.authorId === caller.principal.id,
+    importedFrom: draft.importedFrom,
   };
 }
 

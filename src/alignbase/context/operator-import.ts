@@ -6,6 +6,7 @@ import { checkProvenance, findImported, forgetImported } from '../../kernel/impo
 import type { Services } from '../../kernel/services.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { getHead } from '../versions/versions.ts';
+import { createDraft } from './drafts.ts';
 import type { VersionedType } from '../versions/selectors.ts';
 import { publishResource } from '../versions/publish.ts';
 import { writeArtifact } from './artifacts.ts';
@@ -253,4 +254,63 @@ export async function importContextResource(services: Services, caller: Caller, 
   }
   const outcome = local === undefined ? 'created' : saved > 0 || published ? 'updated' : 'unchanged';
   return { resourceId: id, outcome, saved, published };
+}
+
+export interface ImportDraftInput {
+  readonly source: string;
+  readonly type: VersionedType;
+  /** The Knowledge's or Skill's id at the source (imported before, by importContextResource). */
+  readonly sourceId: string;
+  /** The draft's id at the source. */
+  readonly draftId: string;
+  /** The source version it was drafted on. */
+  readonly baseVersion: number;
+  readonly content: string;
+  readonly rationale?: string | undefined;
+  readonly author?: string | undefined;
+  readonly at?: string | undefined;
+  readonly dryRun: boolean;
+}
+
+export interface ImportDraftResult {
+  readonly draftId: string | undefined;
+  readonly outcome: 'created' | 'unchanged';
+}
+
+/**
+ * An open draft of an imported Knowledge or Skill, proposed here again (create_knowledge_draft's
+ * and create_skill_draft's own code) by the importing person, on the local version that holds
+ * the source's base version, keeping the source's draft id, author and time as provenance. It
+ * stays a proposal: a reviewer here accepts or rejects it. A draft carried before is left alone,
+ * as is a decision made here since; two imports of it at once propose it once.
+ */
+export async function importContextDraft(services: Services, caller: Caller, input: ImportDraftInput, audit: AuditTrail): Promise<ImportDraftResult> {
+  const tenantId = caller.tenant.id;
+  const provenance = checkProvenance({ source: input.source, sourceId: input.draftId, sourceVersion: input.baseVersion, author: input.author, at: input.at });
+  const kind = `${input.type}_draft`;
+  const carried = await findImported(services.db, tenantId, kind, input.source, input.draftId);
+  if (carried !== undefined) return { draftId: carried.localId, outcome: 'unchanged' };
+  const resource = await findImported(services.db, tenantId, input.type, input.source, input.sourceId);
+  if (resource === undefined) {
+    // A dry run has not imported the resource either; the real run would, before its drafts.
+    if (input.dryRun) return { draftId: undefined, outcome: 'created' };
+    throw validation(`its ${input.type === 'skill' ? 'Skill' : 'Knowledge'} was not imported from this source`);
+  }
+  const base = await localVersionOf(services, tenantId, resource.localId, { source: input.source, sourceId: input.sourceId, sourceVersion: input.baseVersion });
+  if (base === undefined) throw validation(`its base version ${input.baseVersion} was not carried here`);
+  if (input.dryRun) return { draftId: undefined, outcome: 'created' };
+  try {
+    const draft = await createDraft(
+      services.db,
+      caller,
+      input.type,
+      { resourceId: resource.localId, baseVersion: base, content: input.content, rationale: input.rationale, provenance },
+      audit,
+    );
+    return { draftId: draft.draftId, outcome: 'created' };
+  } catch (error) {
+    const other = isKgwError(error) ? await findImported(services.db, tenantId, kind, input.source, input.draftId) : undefined;
+    if (other === undefined) throw error;
+    return { draftId: other.localId, outcome: 'unchanged' };
+  }
 }

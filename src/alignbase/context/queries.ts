@@ -1,4 +1,6 @@
 import type { Queryable, Transaction } from '../../store/db.ts';
+import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
+import { importedFrom } from '../../kernel/imports/provenance.ts';
 import type { ManifestColumn, AttachmentEntry } from '../versions/queries.ts';
 import { parseManifest } from '../versions/queries.ts';
 import type { VersionedType } from '../versions/selectors.ts';
@@ -62,6 +64,8 @@ export interface OpenDraft {
   readonly authorId: string;
   readonly author: Authorship;
   readonly createdAt: Date;
+  /** Where an import brought it from (migration 0029); undefined for a draft proposed here. */
+  readonly importedFrom: ImportedFromWire | undefined;
 }
 
 interface DraftRow extends AuthorColumns {
@@ -74,6 +78,7 @@ interface DraftRow extends AuthorColumns {
   rationale: string | null;
   author_id: string;
   created_at: Date | string;
+  provenance: unknown;
 }
 
 const toOpenDraft = (row: DraftRow): OpenDraft => ({
@@ -87,10 +92,11 @@ const toOpenDraft = (row: DraftRow): OpenDraft => ({
   authorId: row.author_id,
   author: toAuthorship(row),
   createdAt: new Date(row.created_at),
+  importedFrom: importedFrom(row.provenance),
 });
 
 const DRAFT_SELECT = `
-  SELECT d.id, d.resource_id, d.resource_type, d.base_version, r.latest_version, d.content, d.rationale, d.author_id, d.created_at,
+  SELECT d.id, d.resource_id, d.resource_type, d.base_version, r.latest_version, d.content, d.rationale, d.author_id, d.created_at, d.provenance,
          ${AUTHOR_COLUMNS}
     FROM context_drafts d
     JOIN context_resources r ON r.tenant_id = d.tenant_id AND r.id = d.resource_id AND r.status = 'active'${authorJoins('d')}

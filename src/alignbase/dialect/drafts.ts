@@ -1,3 +1,4 @@
+import { importedFromWire } from '../../mcp/imported-from.ts';
 import type { DraftItem } from '../context/drafts.ts';
 import { iso } from '../../kernel/instants.ts';
 
@@ -14,5 +15,6 @@ export function draftWire(d: DraftItem) {
     rationale: d.rationale ?? null,
     created_at: iso(d.createdAt),
     created_by_this_agent: d.createdByThisAgent,
+    ...importedFromWire(d.importedFrom),
   };
 }

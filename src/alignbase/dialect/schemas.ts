@@ -73,6 +73,7 @@ export const draftFields = {
   rationale: nullableString,
   created_at: z.string(),
   created_by_this_agent: z.boolean(),
+  ...importedFromField,
 };
 
 export const manifestEntry = z.object({
