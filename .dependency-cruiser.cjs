@@ -8,7 +8,7 @@
  *   text        src/search-text: the analyzer, query parsing, snippets both engines share
  *   connectors  connectors/: adapters for blob, graph, search and embeddings
  *   search      src/search: the search service over the engines, handed the products' sources
- *   transport   src/auth, src/mcp, src/http: OAuth, the MCP call pipeline, HTTP
+ *   transport   src/auth, src/mcp, src/http, src/console: OAuth, the MCP call pipeline, HTTP, the web console's shell
  *   products    src/alignbase, src/atmina, src/brain: one folder each, never importing another
  *   composition the files directly in src/ (app.ts, products.ts, open-services.ts …), src/cli,
  *               src/admin: picks the products and wires what crosses them
@@ -17,7 +17,7 @@ const KERNEL = '^src/(kernel|store)/|^src/(config|build)[.]ts$';
 const TEXT = '^src/search-text/';
 const CONNECTORS = '^connectors/';
 const SEARCH = '^src/search/';
-const TRANSPORT = '^src/(auth|mcp|http)/';
+const TRANSPORT = '^src/(auth|mcp|http|console)/';
 const PRODUCTS = '^src/(alignbase|atmina|brain)/';
 // Every file directly in src/ but the kernel's two is the composition root.
 const COMPOSITION = '^src/(?!(config|build)[.]ts$)[^/]+[.]ts$|^src/(cli|admin)/';
@@ -84,7 +84,7 @@ module.exports = {
     ),
     onlyImports(
       'transport-imports-product',
-      'OAuth, the MCP call pipeline and HTTP know no product: tools, access gates, limiters and endpoints come from the product catalogue.',
+      'OAuth, the MCP call pipeline, HTTP and the console know no product: tools, access gates, limiters, endpoints and console pages come from the product catalogue.',
       TRANSPORT,
       any(KERNEL, TEXT, CONNECTORS, TRANSPORT),
     ),

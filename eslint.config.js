@@ -37,6 +37,12 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { URL: 'readonly' } },
   },
   {
+    // The console's one script runs in the browser, as plain JavaScript (src/console/static).
+    files: ['src/console/static/**'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'script', globals: { document: 'readonly' } },
+  },
+  {
     // dependency-cruiser reads its configuration as CommonJS.
     files: ['.dependency-cruiser.cjs'],
     ...tseslint.configs.disableTypeChecked,

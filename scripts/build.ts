@@ -2,7 +2,7 @@
  * Builds the installable package (`npm run build`, run by `npm pack`): the TypeScript of src/ and
  * connectors/ compiled to JavaScript in dist/ (tsconfig.build.json; relative imports rewritten to
  * .js), then the files the code reads at run time beside its modules: the SQL migrations and the
- * sign-in pages' stylesheet. A clone of the repository never needs it: it runs the sources.
+ * sign-in pages' stylesheet, the console's stylesheet and script. A clone of the repository never needs it: it runs the sources.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -15,6 +15,8 @@ const DIST = path.join(ROOT, 'dist');
 const ASSETS: readonly { readonly folder: string; readonly suffix: string }[] = [
   { folder: 'src/store/migrations', suffix: '.sql' },
   { folder: 'src/http/pages', suffix: '.css' },
+  { folder: 'src/console/static', suffix: '.css' },
+  { folder: 'src/console/static', suffix: '.js' },
 ];
 
 rmSync(DIST, { recursive: true, force: true });

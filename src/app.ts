@@ -10,7 +10,20 @@ import type { WorkerOptions } from './kernel/outbox/worker.ts';
 import type { Services } from './kernel/services.ts';
 import { openServices } from './open-services.ts';
 import type { OpenedServices } from './open-services.ts';
-import { accessGates, allResources, allTools, anonymousOffer, dialectErrors, mcpEndpoints, rateLimiters, scopeCatalogue, signInHooks } from './products.ts';
+import {
+  accessGates,
+  allResources,
+  allTools,
+  anonymousOffer,
+  consoleInbox,
+  dialectErrors,
+  mcpEndpoints,
+  rateLimiters,
+  scopeCatalogue,
+  signInHooks,
+} from './products.ts';
+import { PasswordSignIns } from './auth/password-sign-in.ts';
+import { registerConsoleRoutes } from './console/routes.ts';
 import { isOpName, runOp } from './admin/ops.ts';
 import { registerAccessLog } from './http/access-log.ts';
 import { registerMetricsRoute } from './http/metrics-route.ts';
@@ -164,7 +177,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           };
     const inflight = new InflightBytes(options.inflightLimits ?? MCP_INFLIGHT_LIMITS);
     registerMcpRoutes(app, config, services, endpoints, new McpService(registry, services, rateLimiters, options.mcpLimits), anonymous, inflight);
-    registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks);
+    // One set of sign-in counters for every page that takes a password (the OAuth flow, the console).
+    const signIns = new PasswordSignIns(services, signInHooks);
+    registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks, signIns);
+    registerConsoleRoutes(app, services, { inbox: consoleInbox, scopes: scopeCatalogue.all, signIns });
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);

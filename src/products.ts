@@ -3,6 +3,7 @@ import { atmina } from './atmina/index.ts';
 import { brain } from './brain/index.ts';
 import { alignbaseContent } from './search-sources.ts';
 import type { SignInHook } from './auth/sessions.ts';
+import type { InboxSource } from './console/contract.ts';
 import { ScopeCatalogue } from './kernel/access/scopes.ts';
 import type { Scope, ScopeDef } from './kernel/access/scopes.ts';
 import type { AccessGate } from './mcp/access-gate.ts';
@@ -46,6 +47,9 @@ export const accessGates: Readonly<Partial<Record<Dialect, AccessGate>>> = Objec
 
 /** The rate limiters the tools name (ToolDef.rateLimit). */
 export const rateLimiters: readonly RateLimiterDef[] = products.flatMap((product) => product.limiters ?? []);
+
+/** The products' inbox sources for the web console, in the products' order. */
+export const consoleInbox: readonly InboxSource[] = products.flatMap((product) => (product.console?.inbox === undefined ? [] : [product.console.inbox]));
 
 /** What the products do when a person signs in. */
 export const signInHooks: readonly SignInHook[] = products.flatMap((product) => product.onSignIn ?? []);

@@ -25,6 +25,7 @@ import {
   readSkillTool,
   writeSkillTool,
 } from './dialect/skills.ts';
+import { alignbaseInbox } from './console/inbox.ts';
 import type { Product } from '../mcp/product.ts';
 
 declare module '../mcp/tool.ts' {
@@ -99,6 +100,7 @@ export const alignbase: Product = {
     ],
     defaults: ['context.read', 'context.write'],
   },
+  console: { inbox: alignbaseInbox },
 };
 
 /** Whether the caller may read some Knowledge, Memory or Artifact that search shows: an SQL condition on $1 tenant and $2 principal. */

@@ -4,6 +4,7 @@ import { brainProposalTools } from './dialect/inbox-tools.ts';
 import { brainOnboardingTools } from './dialect/onboarding-tools.ts';
 import { brainOutreachTools } from './dialect/outreach-tools.ts';
 import { brainReadTools } from './dialect/read-tools.ts';
+import { brainInbox } from './console/inbox.ts';
 import type { Product } from '../mcp/product.ts';
 
 declare module '../mcp/tool.ts' {
@@ -41,6 +42,7 @@ export const brain: Product = {
     ],
     defaults: ['brain:read'],
   },
+  console: { inbox: brainInbox },
 };
 
 // What the composition root wires beside the tools: the org file's `brain` section and the graph

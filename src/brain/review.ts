@@ -17,7 +17,7 @@ import type { MailboxSettings } from '../kernel/mail/mailbox.ts';
 import { deliverDraft } from '../kernel/mail/mailbox.ts';
 import type { OnboardingAction } from './onboarding.ts';
 import { ONBOARDING_ACTIONS } from './onboarding.ts';
-import { accessText, actionReach, sees } from './action-reach.ts';
+import { accessText, actionReach, relationText, sees } from './action-reach.ts';
 import type { BrainNode } from './model.ts';
 import { removeBrainNode, removeBrainRelation, writeBrainNode, writeBrainRelation } from './store.ts';
 
@@ -157,14 +157,85 @@ const tierOf = (node: BrainNode): NodeTier => ({
 /** The access of each brain node an action names, as the brain is now and as the action would leave it. */
 async function accessChanges(q: Queryable, tenant: TenantRef, row: Row): Promise<AccessChange[]> {
   if (row.action === null || row.details === null) return [];
-  const parsed = ONBOARDING_ACTIONS[row.action].details.safeParse(row.details);
-  if (!parsed.success) return [];
-  const reach = await actionReach(q, tenant, row.action, parsed.data);
+  const nodes = (await actionNodeChanges(q, tenant, row.action, row.details)) ?? [];
+  return nodes.map(({ node, current, proposed }) => ({
+    node,
+    current: current === null ? null : tierOf(current),
+    new: proposed === null ? null : tierOf(proposed),
+  }));
+}
+
+/** A brain node an onboarding action names, whole: as the brain holds it now and as accepting would leave it. */
+export interface NodeChange {
+  /** The node as the details write it. */
+  readonly node: string;
+  /** null: there is no such node now. */
+  readonly current: BrainNode | null;
+  /** null: the action removes it (or, for a node that is not there, leaves none). */
+  readonly proposed: BrainNode | null;
+}
+
+/**
+ * Each brain node an onboarding action names with every field now and after the action, for a
+ * decider to compare: the console shows them side by side, and `kgw review show` their access
+ * (accessChanges). A relation's ends are named as they are: the action changes neither.
+ * Undefined when the details no longer match the action's schema, so that nothing is shown
+ * as the action's that accepting would refuse.
+ */
+export async function actionNodeChanges(
+  q: Queryable,
+  tenant: { readonly id: string; readonly slug: string },
+  action: OnboardingAction,
+  details: Readonly<Record<string, unknown>>,
+): Promise<NodeChange[] | undefined> {
+  const parsed = ONBOARDING_ACTIONS[action].details.safeParse(details);
+  if (!parsed.success) return undefined;
+  const reach = await actionReach(q, tenant, action, parsed.data);
   return reach.nodes.map(({ written, node }) => {
-    const current = node === undefined ? null : tierOf(node);
-    const after = reach.after !== undefined ? tierOf(reach.after) : row.action === 'remove_node' ? null : current;
-    return { node: written, current, new: after };
+    const current = node ?? null;
+    let proposed = current;
+    if (reach.after !== undefined) proposed = reach.after;
+    else if (action === 'remove_node') proposed = null;
+    else if (action === 'confirm_node' && current !== null) proposed = confirmedNode(current, parsed.data as ConfirmDetails);
+    return { node: written, current, proposed };
   });
+}
+
+interface ConfirmDetails {
+  readonly id: string;
+  readonly verified: string;
+  readonly review_by: string;
+}
+
+/** The instants confirm_node sets, as UTC instants whatever offset the details write. */
+const confirmInstants = (d: ConfirmDetails): { verifiedAt: string; reviewBy: string } => ({
+  verifiedAt: new Date(d.verified).toISOString(),
+  reviewBy: new Date(d.review_by).toISOString(),
+});
+
+/** The node confirm_node leaves: verified and to be reviewed when the details say, its mark gone. */
+const confirmedNode = (node: BrainNode, d: ConfirmDetails): BrainNode => ({ ...node, ...confirmInstants(d), mark: null });
+
+/**
+ * What accepting an action whose details match its schema changes, as the decision's line says
+ * it (BrainDecision.applied): the decision stores no lines, so the console says an accepted
+ * action's from its details, in the same words.
+ */
+export function actionLine(action: OnboardingAction, details: Readonly<Record<string, unknown>>): string {
+  switch (action) {
+    case 'add_node':
+    case 'update_node':
+      return `${action === 'add_node' ? 'create' : 'update'} brain node ${String(details['id'])}`;
+    case 'remove_node':
+      return `remove brain node ${String(details['id'])}`;
+    case 'confirm_node': {
+      const { verifiedAt, reviewBy } = confirmInstants(details as unknown as ConfirmDetails);
+      return `confirm brain node ${String(details['id'])} (verified ${verifiedAt}, review by ${reviewBy})`;
+    }
+    case 'add_relation':
+    case 'remove_relation':
+      return `${action === 'add_relation' ? 'add' : 'remove'} brain relation ${relationText(details as unknown as { from: string; verb: string; to: string })}`;
+  }
 }
 
 interface Approver {
@@ -400,18 +471,15 @@ async function applyAction(
     case 'update_node': {
       // The keeper stays: an org file's node is still the org file's, and its next apply wins.
       await writeBrainNode(tx, tenant.id, reach.after!, named!.origin ?? 'inbox');
-      return [`${action === 'add_node' ? 'create' : 'update'} brain node ${named!.written}`];
+      return [actionLine(action, parsed.data)];
     }
     case 'remove_node': {
       await removeBrainNode(tx, tenant.id, named!.written);
-      return [`remove brain node ${named!.written}`];
+      return [actionLine(action, parsed.data)];
     }
     case 'confirm_node': {
-      const d = parsed.data as { id: string; verified: string; review_by: string };
-      const verifiedAt = new Date(d.verified).toISOString();
-      const reviewBy = new Date(d.review_by).toISOString();
-      await writeBrainNode(tx, tenant.id, { ...named!.node!, verifiedAt, reviewBy, mark: null }, named!.origin!);
-      return [`confirm brain node ${d.id} (verified ${verifiedAt}, review by ${reviewBy})`];
+      await writeBrainNode(tx, tenant.id, confirmedNode(named!.node!, parsed.data as ConfirmDetails), named!.origin!);
+      return [actionLine(action, parsed.data)];
     }
     case 'add_relation':
     case 'remove_relation': {
@@ -419,11 +487,11 @@ async function applyAction(
       if (action === 'add_relation') {
         if (relation.exists) throw conflict(`add_relation: ${relation.written} exists already`);
         await writeBrainRelation(tx, tenant.id, relation.value, 'inbox');
-        return [`add brain relation ${relation.written}`];
+        return [actionLine(action, parsed.data)];
       }
       if (!relation.exists) throw notFound(`remove_relation: no relation ${relation.written}`);
       await removeBrainRelation(tx, tenant.id, relation.value);
-      return [`remove brain relation ${relation.written}`];
+      return [actionLine(action, parsed.data)];
     }
   }
 }

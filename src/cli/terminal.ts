@@ -1,3 +1,4 @@
+import { UNSEEN, visibleText } from '../kernel/text.ts';
 /**
  * Everything the CLI writes goes through this module, because much of it is text that agents
  * wrote (titles, names, messages, drafts, rationales, error texts naming them) and a terminal
@@ -18,17 +19,6 @@
  * doubling every backslash would garble paths and regular expressions in ordinary text.
  */
 
-/** What `visible` replaces; with `inline` the line feed and tab too. */
-const UNSAFE = /(?![\n\t\u200c\u200d])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
-const UNSAFE_INLINE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
-
-function escaped(char: string): string {
-  const code = char.codePointAt(0) ?? 0;
-  const hex = code.toString(16);
-  if (code < 0x100) return `\\x${hex.padStart(2, '0')}`;
-  return code <= 0xffff ? `\\u${hex.padStart(4, '0')}` : `\\u{${hex}}`;
-}
-
 /**
  * `text` with every control and format character the terminal would act on replaced by its
  * visible form. Line feeds and tabs stay unless `inline` (a table cell or a name inside a
@@ -36,7 +26,7 @@ function escaped(char: string): string {
  * body (a diff, a proposal's content, a rationale) keeps its lines.
  */
 export function visible(text: string, options: { inline?: boolean } = {}): string {
-  return text.replace(options.inline === true ? UNSAFE_INLINE : UNSAFE, escaped);
+  return visibleText(text, options);
 }
 
 /**
@@ -46,7 +36,7 @@ export function visible(text: string, options: { inline?: boolean } = {}): strin
  * the output stays valid JSON that parses to exactly the same value.
  */
 export function jsonText(value: unknown): string {
-  return (JSON.stringify(value, null, 2) ?? 'null').replace(UNSAFE, (char) =>
+  return (JSON.stringify(value, null, 2) ?? 'null').replace(UNSEEN, (char) =>
     Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
   );
 }

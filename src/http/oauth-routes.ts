@@ -12,6 +12,7 @@ import type { SignInHook } from '../auth/sessions.ts';
 import type { Endpoint } from '../mcp/registry.ts';
 import { messagePage } from './pages/messages.ts';
 import { registerPageRoutes } from './pages/page-routes.ts';
+import type { PasswordSignIns } from '../auth/password-sign-in.ts';
 import { parseForm, securityHeaders, sendPage } from './pages/respond.ts';
 import { bodyText } from './utf8.ts';
 
@@ -50,6 +51,7 @@ export function registerOAuthRoutes(
   endpoints: readonly Endpoint[],
   scopes: ScopeCatalogue,
   onSignIn: readonly SignInHook[],
+  signIns: PasswordSignIns,
 ): void {
   const { config, db } = services;
   const resources = endpoints.map((endpoint) => resourceUrl(config, endpoint));
@@ -172,7 +174,7 @@ export function registerOAuthRoutes(
       throw oauthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use authorization_code or refresh_token`);
     });
 
-    registerPageRoutes(scope, services, resources, scopes, onSignIn);
+    registerPageRoutes(scope, services, resources, scopes, onSignIn, signIns);
     done();
   });
 }

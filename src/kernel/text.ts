@@ -101,3 +101,32 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether a value is a UUID (any case), the form of every id the gateway hands out. */
 export const isUuid = (value: string): boolean => UUID.test(value);
+
+/**
+ * `text` with every control and format character a reader's screen would act on replaced by
+ * its visible form, for text that agents wrote shown to people (the CLI, the console): the C0
+ * controls except tab and line feed, DEL, the C1 controls, the format characters (Unicode Cf:
+ * bidi marks, embeddings, overrides and isolates, zero-width space, word joiner, byte order
+ * mark, soft hyphen, tag characters) and U+2028/U+2029. Kept: zero-width non-joiner and joiner
+ * (U+200C/U+200D), which emoji sequences and several scripts need and which cannot move or hide
+ * other text. With `inline` (a name in a sentence or a table cell) line feeds and tabs too, so
+ * an agent's line break cannot forge a line of its own.
+ *
+ * The visible form is that of a JavaScript string escape in lower-case hex: `\x1b` below
+ * U+0100, `\u202e` up to U+FFFF, `\u{e0041}` above. A backslash stays as it is: the text is
+ * for reading, not parsing back, and doubling it would garble paths in ordinary text.
+ */
+export function visibleText(text: string, options: { readonly inline?: boolean } = {}): string {
+  return text.replace(options.inline === true ? UNSEEN_INLINE : UNSEEN, escapedChar);
+}
+
+/** What visibleText replaces (without `inline`); JSON output escapes the same characters. */
+export const UNSEEN = /(?![\n\t\u200c\u200d])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const UNSEEN_INLINE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+
+function escapedChar(char: string): string {
+  const code = char.codePointAt(0) ?? 0;
+  const hex = code.toString(16);
+  if (code < 0x100) return `\\x${hex.padStart(2, '0')}`;
+  return code <= 0xffff ? `\\u${hex.padStart(4, '0')}` : `\\u{${hex}}`;
+}

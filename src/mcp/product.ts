@@ -1,3 +1,4 @@
+import type { ConsoleOffer } from '../console/contract.ts';
 import type { SignInHook } from '../auth/sessions.ts';
 import type { Scope, ScopeDef } from '../kernel/access/scopes.ts';
 import type { AccessGate } from './access-gate.ts';
@@ -45,6 +46,8 @@ export interface Product {
   readonly onSignIn?: readonly SignInHook[];
   /** Its endpoint for connections without credentials, if it has one. */
   readonly anonymous?: AnonymousOffer;
+  /** What it adds to the web console (src/console/contract.ts): the decisions it asks of people. */
+  readonly console?: ConsoleOffer;
 }
 
 /** A product's endpoint for connections without credentials: one tool, at a path per tenant. */

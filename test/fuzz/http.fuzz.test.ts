@@ -629,6 +629,65 @@ for (const backend of storeBackends()) {
       );
     });
 
+    it('the console answers hostile queries, ids and forms with a page or a redirect, never an error', async () => {
+      const id = fc.oneof({ weight: 2, arbitrary: fc.constant('00000000-0000-4000-8000-000000000000') }, { weight: 3, arbitrary: urlValue.map(urlEncode) });
+      const source = fc.oneof({ weight: 3, arbitrary: pick(['alignbase', 'brain']) }, { weight: 1, arbitrary: urlValue.map(urlEncode) });
+      const target = fc.oneof(
+        {
+          weight: 2,
+          arbitrary: fc
+            .record({ kind: hostileString, age: hostileString, page: hostileString }, { requiredKeys: [] })
+            .map((query) => ({ method: 'GET' as const, url: `/console/inbox?${form(query)}`, payload: '' })),
+        },
+        { weight: 2, arbitrary: fc.tuple(source, id).map(([s, i]) => ({ method: 'GET' as const, url: `/console/inbox/${s}/${i}`, payload: '' })) },
+        {
+          weight: 4,
+          arbitrary: fc
+            .tuple(
+              source,
+              id,
+              fc.record(
+                {
+                  csrf: fc.oneof({ weight: 3, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: hostileString }),
+                  decision: fc.oneof({ weight: 3, arbitrary: pick(['accept', 'reject']) }, { weight: 1, arbitrary: hostileString }),
+                  note: fc.oneof(
+                    hostileString,
+                    huge.map((text) => text.slice(0, 3000)),
+                  ),
+                  publish: hostileString,
+                  force: hostileString,
+                  password: hostileString,
+                },
+                { requiredKeys: [] },
+              ),
+            )
+            .map(([s, i, fields]) => ({ method: 'POST' as const, url: `/console/inbox/${s}/${i}`, payload: form(fields) })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .record({ tenant: hostileString, email: hostileString, password: hostileString }, { requiredKeys: [] })
+            .map((fields) => ({ method: 'POST' as const, url: '/console/signin', payload: form(fields) })),
+        },
+        { weight: 1, arbitrary: urlValue.map((text) => ({ method: 'GET' as const, url: `/console/static/${urlEncode(text)}`, payload: '' })) },
+      );
+      await fuzz(
+        fc.asyncProperty(target, formOrigin, formType, fc.boolean(), async (request, origin, type, signedIn) => {
+          const response = await send({
+            method: request.method,
+            url: request.url,
+            headers: formHeaders(type, origin, signedIn ? cookie : undefined),
+            payload: request.method === 'GET' ? undefined : request.payload,
+            remoteAddress: nextAddress(),
+          });
+          // Redirects stay on the console.
+          if (response.statusCode === 303)
+            assert.ok((response.headers.location ?? '').startsWith('http://127.0.0.1:7400/console/'), String(response.headers.location));
+          await healthy();
+        }),
+      );
+    });
+
     it('POST /oauth/token refuses hostile token requests with OAuth errors', async () => {
       const fields = fc.record(
         {

@@ -5,20 +5,18 @@ import { approve } from '../../auth/grants.ts';
 import { AuditTrail } from '../../kernel/audit/trail.ts';
 import { peekLoginLink, redeemLoginLink } from '../../auth/login-links.ts';
 import { OAuthError } from '../../auth/oauth-error.ts';
-import { checkPassword, chooseAgent } from '../../auth/people.ts';
+import { chooseAgent } from '../../auth/people.ts';
+import type { PasswordSignIns } from '../../auth/password-sign-in.ts';
 import { agentsOwnedBy } from '../../kernel/directory/principals.ts';
-import { RateLimiter } from '../../auth/rate-limit.ts';
 import { sameText } from '../../auth/secrets.ts';
 import type { BrowserSession, SignInHook } from '../../auth/sessions.ts';
-import { endSession, findSession, readCookie, sessionCookie, sessionCookieName, startSession } from '../../auth/sessions.ts';
+import { endSession, findSession, readCookie, sessionCookie, sessionCookieName } from '../../auth/sessions.ts';
 import type { Services } from '../../kernel/services.ts';
 import { consentPage } from './consent.ts';
 import type { ScopeCatalogue } from '../../kernel/access/scopes.ts';
 import { loginLinkPage, messagePage } from './messages.ts';
 import { fromOwnPage, parseForm, sendPage } from './respond.ts';
 import { signInPage } from './signin.ts';
-
-const FIFTEEN_MINUTES = 15 * 60_000;
 
 /** What every page route shares: the store, the session cookie and the answers several pages give. */
 interface Pages {
@@ -27,6 +25,8 @@ interface Pages {
   readonly scopes: ScopeCatalogue;
   /** What the products do when a person signs in (startSession). */
   readonly onSignIn: readonly SignInHook[];
+  /** Password sign-in, with the counters every sign-in page shares. */
+  readonly signIns: PasswordSignIns;
   /** Checks the authorization request again from its parameters; answers the refusal itself when it fails. */
   checked(reply: FastifyReply, params: URLSearchParams): Promise<AuthorizationRequest | undefined>;
   sessionSecret(request: FastifyRequest): string | undefined;
@@ -38,7 +38,13 @@ interface Pages {
   queryOf(request: AuthorizationRequest): string;
 }
 
-function sharedPages(services: Services, resources: readonly string[], scopes: ScopeCatalogue, onSignIn: readonly SignInHook[]): Pages {
+function sharedPages(
+  services: Services,
+  resources: readonly string[],
+  scopes: ScopeCatalogue,
+  onSignIn: readonly SignInHook[],
+  signIns: PasswordSignIns,
+): Pages {
   const { config, db } = services;
   const cookieName = sessionCookieName(config);
   const clientName = (request: AuthorizationRequest) => request.client.clientName ?? request.client.clientId;
@@ -49,6 +55,7 @@ function sharedPages(services: Services, resources: readonly string[], scopes: S
     services,
     scopes,
     onSignIn,
+    signIns,
     async checked(reply, params) {
       const check = await checkAuthorizeRequest(db, config, { resources, scopes }, params);
       if ('page' in check) return void message(reply, 400, check.page.title, check.page.message);
@@ -154,10 +161,7 @@ function registerConsent(app: FastifyInstance, pages: Pages): void {
 
 /** POST /oauth/login: sign-in with organisation, email and password, then on to the consent page. */
 function registerSignIn(app: FastifyInstance, pages: Pages): void {
-  const { config, db } = pages.services;
-  // Failed passwords per account slow down guessing; attempts per address bound the scrypt work.
-  const failedPerAccount = new RateLimiter(10, FIFTEEN_MINUTES);
-  const attemptsPerAddress = new RateLimiter(100, FIFTEEN_MINUTES);
+  const { config } = pages.services;
   const continueUrl = (request: AuthorizationRequest) => `${config.publicUrl}/oauth/authorize?${pages.queryOf(request)}`;
 
   app.post('/oauth/login', async (request, reply) => {
@@ -165,27 +169,14 @@ function registerSignIn(app: FastifyInstance, pages: Pages): void {
     const form = parseForm(request);
     const authorization = await pages.checked(reply, new URLSearchParams(form.get('authorize') ?? ''));
     if (!authorization) return reply;
-    const tenant = (form.get('tenant') ?? '').trim().toLowerCase();
-    const email = (form.get('email') ?? '').trim().toLowerCase();
-    const account = `${tenant}\n${email}`;
-    const wait = attemptsPerAddress.wait(request.ip) ?? failedPerAccount.wait(account);
-    if (wait !== undefined) {
-      request.log.warn({ tenant, address: request.ip, retryAfter: wait }, 'sign-in refused: too many attempts');
-      reply.header('retry-after', String(wait));
-      return pages.signIn(reply, 429, authorization, { tenant, email, error: `Too many sign-in attempts. Try again in ${Math.ceil(wait / 60)} minutes.` });
+    const typed = { tenant: form.get('tenant') ?? '', email: form.get('email') ?? '', password: form.get('password') ?? '' };
+    const outcome = await pages.signIns.attempt(typed, { address: request.ip, previousSecret: pages.sessionSecret(request), log: request.log });
+    if (!outcome.ok) {
+      if (outcome.retryAfter !== undefined) reply.header('retry-after', String(outcome.retryAfter));
+      const again = { tenant: typed.tenant.trim().toLowerCase(), email: typed.email.trim().toLowerCase(), error: outcome.error };
+      return pages.signIn(reply, outcome.status, authorization, again);
     }
-    attemptsPerAddress.hit(request.ip);
-    const who = await checkPassword(db, tenant, email, (form.get('password') ?? '').slice(0, 1024));
-    if (!who) {
-      // The tenant and address, never the email or password typed: a mistyped password is often another secret.
-      request.log.warn({ tenant, address: request.ip }, 'sign-in refused: wrong organisation, email or password');
-      pages.services.meter?.authFailure('sign_in');
-      failedPerAccount.hit(account);
-      return pages.signIn(reply, 401, authorization, { tenant, email, error: 'The organisation, email or password is not right.' });
-    }
-    await endSession(db, pages.sessionSecret(request));
-    const secret = await db.tx((tx) => startSession(tx, who.tenantId, who.personId, AuditTrail.forSurface(pages.services.audit, 'oauth'), pages.onSignIn));
-    return reply.header('set-cookie', sessionCookie(config, secret)).redirect(continueUrl(authorization), 303);
+    return reply.header('set-cookie', sessionCookie(config, outcome.secret)).redirect(continueUrl(authorization), 303);
   });
 }
 
@@ -211,7 +202,7 @@ function registerLoginLink(app: FastifyInstance, pages: Pages): void {
       reply,
       200,
       'You are signed in',
-      `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Go back to the page where you were connecting an app and continue, or start the connection again from the app.`,
+      `Signed in as ${session?.person.email ?? ''} (${session?.tenant.name ?? ''}). Open the console at ${config.publicUrl}/console, or go back to the page where you were connecting an app and continue, or start the connection again from the app.`,
     );
   });
 }
@@ -247,8 +238,9 @@ export function registerPageRoutes(
   resources: readonly string[],
   scopes: ScopeCatalogue,
   onSignIn: readonly SignInHook[],
+  signIns: PasswordSignIns,
 ): void {
-  const shared = sharedPages(services, resources, scopes, onSignIn);
+  const shared = sharedPages(services, resources, scopes, onSignIn, signIns);
   registerConsent(app, shared);
   registerSignIn(app, shared);
   registerLoginLink(app, shared);

@@ -1,0 +1,53 @@
+import type { SafeHtml } from '../http/pages/html.ts';
+import { html } from '../http/pages/html.ts';
+import { visibleText } from '../kernel/text.ts';
+
+/**
+ * Pieces the products' console pages share. Every value goes through `html`, which escapes it:
+ * what an agent wrote is shown as text, never as markup; and its control characters and bidi
+ * overrides are shown in their escaped form (kernel/text.ts), so it cannot hide or reorder.
+ */
+
+/** Lines of a diff or a text shown at most; the rest is cut and said (README, Hardening). */
+export const SHOWN_LINES_MAX = 5000;
+
+function cut(lines: readonly string[]): { lines: readonly string[]; more: number } {
+  return lines.length > SHOWN_LINES_MAX ? { lines: lines.slice(0, SHOWN_LINES_MAX), more: lines.length - SHOWN_LINES_MAX } : { lines, more: 0 };
+}
+
+const moreLines = (more: number): SafeHtml | string => (more === 0 ? '' : html`<p class="note">… ${String(more)} more lines not shown.</p>`);
+
+/** A unified diff, each added and removed line marked (and announced as such, not by colour alone). */
+export function diffView(unified: string, label: string): SafeHtml {
+  const { lines, more } = cut(visibleText(unified).replace(/\n$/, '').split('\n'));
+  const line = (text: string): SafeHtml => {
+    if (text.startsWith('+++') || text.startsWith('---')) return html`<span class="hunk">${text}</span>`;
+    if (text.startsWith('@@')) return html`<span class="hunk">${text}</span>`;
+    if (text.startsWith('+')) return html`<ins class="add">${text}</ins>`;
+    if (text.startsWith('-')) return html`<del class="del">${text}</del>`;
+    return html`<span>${text}</span>\n`;
+  };
+  return html`<pre class="diff" aria-label="${label}">${lines.map(line)}</pre>${moreLines(more)}`;
+}
+
+/** A text as it is, in a block. */
+export function textView(text: string, label: string): SafeHtml {
+  const { lines, more } = cut(visibleText(text).split('\n'));
+  return html`<pre aria-label="${label}">${lines.join('\n')}</pre>${moreLines(more)}`;
+}
+
+/** Fields now and after, the changed ones marked. */
+export function compareView(
+  caption: string,
+  heads: { readonly field: string; readonly now: string; readonly after: string },
+  rows: readonly { readonly field: string; readonly now: string | null; readonly after: string | null }[],
+): SafeHtml {
+  return html`<div class="scroll"><table class="compare">
+<caption class="note">${caption}</caption>
+<thead><tr><th scope="col">${heads.field}</th><th scope="col">${heads.now}</th><th scope="col">${heads.after}</th></tr></thead>
+<tbody>${rows.map(
+    (row) =>
+      html`<tr${row.now !== row.after ? html` class="changed"` : ''}><th scope="row">${row.field}</th><td>${row.now ?? '—'}</td><td>${row.after ?? '—'}</td></tr>`,
+  )}</tbody>
+</table></div>`;
+}
