@@ -16,6 +16,7 @@ import {
   allTools,
   anonymousOffer,
   consoleInbox,
+  consoleSections,
   dialectErrors,
   mcpEndpoints,
   rateLimiters,
@@ -180,7 +181,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One set of sign-in counters for every page that takes a password (the OAuth flow, the console).
     const signIns = new PasswordSignIns(services, signInHooks);
     registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks, signIns);
-    registerConsoleRoutes(app, services, { inbox: consoleInbox, scopes: scopeCatalogue.all, signIns });
+    registerConsoleRoutes(app, services, { inbox: consoleInbox, sections: consoleSections, scopes: scopeCatalogue.all, signIns });
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);

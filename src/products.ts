@@ -3,7 +3,7 @@ import { atmina } from './atmina/index.ts';
 import { brain } from './brain/index.ts';
 import { alignbaseContent } from './search-sources.ts';
 import type { SignInHook } from './auth/sessions.ts';
-import type { InboxSource } from './console/contract.ts';
+import type { ConsoleSection, InboxSource } from './console/contract.ts';
 import { ScopeCatalogue } from './kernel/access/scopes.ts';
 import type { Scope, ScopeDef } from './kernel/access/scopes.ts';
 import type { AccessGate } from './mcp/access-gate.ts';
@@ -50,6 +50,9 @@ export const rateLimiters: readonly RateLimiterDef[] = products.flatMap((product
 
 /** The products' inbox sources for the web console, in the products' order. */
 export const consoleInbox: readonly InboxSource[] = products.flatMap((product) => (product.console?.inbox === undefined ? [] : [product.console.inbox]));
+
+/** The products' console sections (Knowledge Bases, the graph …), in the products' order. */
+export const consoleSections: readonly ConsoleSection[] = products.flatMap((product) => product.console?.sections ?? []);
 
 /** What the products do when a person signs in. */
 export const signInHooks: readonly SignInHook[] = products.flatMap((product) => product.onSignIn ?? []);

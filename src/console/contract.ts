@@ -82,7 +82,46 @@ export interface InboxSource {
   reject(who: ConsolePerson, id: string, note: string | undefined): Promise<void>;
 }
 
+/** A request to a section's page, as the shell read it. */
+export interface SectionRequest {
+  /** The path's parameters (`:name` in the route's path). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The query string's fields, each once (the first of repeated ones). */
+  readonly query: URLSearchParams;
+  /** A POST's form, already checked: the session's CSRF value, this gateway's origin, UTF-8, no NUL. */
+  readonly form: URLSearchParams | undefined;
+}
+
+/** What a section's page answers: a page in the frame, a redirect (after a POST), or a file to save. */
+export type SectionAnswer =
+  | { readonly page: { readonly title: string; readonly body: SafeHtml; readonly status?: number } }
+  | { readonly redirect: string }
+  | { readonly download: { readonly name: string; readonly type: string; readonly body: string | Buffer } };
+
+/**
+ * One page of a section: GET shows, POST acts (the shell checks the form first). A refusal is
+ * thrown as a KgwError and shown as a page with the status its code means; a thing the person
+ * may not see is `not_found`, worded like an unknown one.
+ */
+export interface SectionRoute {
+  readonly method: 'GET' | 'POST';
+  /** Under /console/<section id>, e.g. '' or '/:kb/files'. */
+  readonly path: string;
+  handle(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer>;
+}
+
+/** A part of the console beside the inbox: its navigation entry and pages. */
+export interface ConsoleSection {
+  /** Its address: /console/<id>. */
+  readonly id: string;
+  readonly label: Text;
+  /** Whether the person sees the section at all (its entry in the navigation, its pages). */
+  visibleTo(who: ConsolePerson): Promise<boolean>;
+  readonly routes: readonly SectionRoute[];
+}
+
 /** What a product adds to the console. */
 export interface ConsoleOffer {
   readonly inbox?: InboxSource;
+  readonly sections?: readonly ConsoleSection[];
 }

@@ -13,8 +13,10 @@ export interface Frame {
   readonly person: { readonly name: string; readonly email: string };
   readonly tenantName: string;
   readonly csrf: string;
-  /** The section the page belongs to (its nav entry is marked current). */
-  readonly section: 'inbox';
+  /** The section the page belongs to (its nav entry is marked current): 'inbox' or a section's id. */
+  readonly section: string;
+  /** The sections the person sees, after the inbox, in order. */
+  readonly sections: readonly { readonly id: string; readonly label: string }[];
 }
 
 /**
@@ -30,6 +32,10 @@ export function consolePage(base: string, lang: Lang, title: string, body: SafeH
 <a class="brand" href="${base}${CONSOLE_PATH}">${SHELL.brand[lang]} · ${SHELL.console[lang]}</a>
 <nav aria-label="${SHELL.console[lang]}"><ul>
 <li><a href="${base}${CONSOLE_PATH}/inbox"${frame.section === 'inbox' ? html` aria-current="page"` : ''}>${SHELL.inbox[lang]}</a></li>
+${frame.sections.map(
+  (section) =>
+    html`<li><a href="${base}${CONSOLE_PATH}/${section.id}"${frame.section === section.id ? html` aria-current="page"` : ''}>${section.label}</a></li>`,
+)}
 </ul></nav>
 <form class="who" method="post" action="${base}${CONSOLE_PATH}/signout">
 <span>${SHELL.signedInAs[lang]} <strong>${frame.person.name}</strong> (${frame.person.email}) · ${frame.tenantName}</span>

@@ -9,13 +9,14 @@ import { endSession, findSession, readCookie, sessionCookie, sessionCookieName }
 import type { Scope } from '../kernel/access/scopes.ts';
 import { AuditTrail } from '../kernel/audit/trail.ts';
 import { importingPerson } from '../kernel/directory/directory.ts';
+import type { KgwError } from '../kernel/errors.ts';
 import { isKgwError } from '../kernel/errors.ts';
 import type { Services } from '../kernel/services.ts';
 import { unstorableText, visibleText } from '../kernel/text.ts';
 import { html } from '../http/pages/html.ts';
 import { fromOwnPage } from '../http/pages/respond.ts';
 import { bodyText } from '../http/utf8.ts';
-import type { ConsolePerson, InboxSource } from './contract.ts';
+import type { ConsolePerson, ConsoleSection, InboxSource, SectionAnswer, SectionRoute } from './contract.ts';
 import { INBOX_NOTE_MAX_CHARS, inboxDetailPage, inboxListPage, readInboxQuery } from './inbox-pages.ts';
 import type { Frame } from './page.ts';
 import { CONSOLE_PATH, consolePage } from './page.ts';
@@ -50,10 +51,24 @@ function consoleHeaders(reply: FastifyReply): void {
 export interface ConsoleOptions {
   /** The products' inbox sources (src/products.ts). */
   readonly inbox: readonly InboxSource[];
+  /** The sections after the inbox, in the navigation's order: the products' and the shell's own. */
+  readonly sections: readonly ConsoleSection[];
   /** The scopes a person's console caller holds: every one, so that only their roles decide. */
   readonly scopes: readonly Scope[];
   readonly signIns: PasswordSignIns;
 }
+
+/** The HTTP status a refusal's code means on a page. */
+const STATUS_OF: Readonly<Partial<Record<KgwError['code'], number>>> = {
+  validation: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+};
 
 /** A form a console page posted, or why it cannot be read. */
 type Posted = { readonly form: URLSearchParams } | { readonly problem: string };
@@ -126,14 +141,11 @@ export function registerConsoleRoutes(app: FastifyInstance, services: Services, 
       audit: AuditTrail.forSurface(services.audit, 'console').about({ tenantId: session.tenant.id, principalId: session.person.id }),
     };
   }
-  const frameOf = (who: ConsolePerson, session: BrowserSession, section: Frame['section']): Frame => ({
-    base,
-    lang: who.lang,
-    person: who.person,
-    tenantName: who.tenant.name,
-    csrf: session.csrf,
-    section,
-  });
+  async function frameOf(who: ConsolePerson, session: BrowserSession, section: Frame['section']): Promise<Frame> {
+    const sections: { id: string; label: string }[] = [];
+    for (const candidate of options.sections) if (await candidate.visibleTo(who)) sections.push({ id: candidate.id, label: candidate.label[who.lang] });
+    return { base, lang: who.lang, person: who.person, tenantName: who.tenant.name, csrf: session.csrf, section, sections };
+  }
   const send = (reply: FastifyReply, status: number, page: string) => reply.code(status).type('text/html; charset=utf-8').send(page);
   const message = (reply: FastifyReply, status: number, lang: Lang, title: string, text: string, frame?: Frame) =>
     send(reply, status, consolePage(base, lang, title, html`<h1>${title}</h1><p>${text}</p>`, frame));
@@ -171,6 +183,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
   async function postedBy(
     request: FastifyRequest,
     reply: FastifyReply,
+    section = 'inbox',
   ): Promise<{ who: ConsolePerson; session: BrowserSession; form: URLSearchParams } | undefined> {
     const session = await sessionOf(request);
     const who = session === undefined ? undefined : await personOf(session);
@@ -181,15 +194,61 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
     }
     const posted = readForm(request);
     if ('problem' in posted) {
-      void message(reply, 400, lang, SHELL.refusedTitle[lang], posted.problem, frameOf(who, session, 'inbox'));
+      void message(reply, 400, lang, SHELL.refusedTitle[lang], posted.problem, await frameOf(who, session, section));
       return undefined;
     }
     const csrf = posted.form.get('csrf');
     if (csrf === null || !sameText(csrf, session.csrf)) {
-      void message(reply, 403, lang, SHELL.expiredTitle[lang], SHELL.expired[lang], frameOf(who, session, 'inbox'));
+      void message(reply, 403, lang, SHELL.expiredTitle[lang], SHELL.expired[lang], await frameOf(who, session, section));
       return undefined;
     }
     return { who, session, form: posted.form };
+  }
+
+  /** The page of a section's answer, or the refusal its KgwError means, in the frame. */
+  async function answer(reply: FastifyReply, who: ConsolePerson, session: BrowserSession, section: ConsoleSection, run: () => Promise<SectionAnswer>) {
+    const frame = await frameOf(who, session, section.id);
+    let result: SectionAnswer;
+    try {
+      result = await run();
+    } catch (error) {
+      if (!isKgwError(error)) throw error;
+      const status = STATUS_OF[error.code] ?? 400;
+      const title = status === 404 ? SHELL.notFoundTitle[who.lang] : SHELL.refusedTitle[who.lang];
+      return message(reply, status, who.lang, title, status === 404 ? SHELL.notFound[who.lang] : visibleText(error.message), frame);
+    }
+    if ('redirect' in result) return reply.redirect(result.redirect, 303);
+    if ('download' in result)
+      return reply
+        .header('content-disposition', `attachment; filename="${result.download.name.replace(/[^\w.-]/g, '_')}"`)
+        .type(result.download.type)
+        .send(result.download.body);
+    return send(reply, result.page.status ?? 200, consolePage(base, who.lang, result.page.title, result.page.body, frame));
+  }
+
+  function registerSectionRoute(scope: FastifyInstance, section: ConsoleSection, route: SectionRoute): void {
+    const url = `${CONSOLE_PATH}/${section.id}${route.path}`;
+    const queryOf = (request: FastifyRequest) => new URLSearchParams(request.url.split('?')[1] ?? '');
+    const notVisible = async (reply: FastifyReply, who: ConsolePerson, session: BrowserSession) =>
+      message(reply, 404, who.lang, SHELL.notFoundTitle[who.lang], SHELL.notFound[who.lang], await frameOf(who, session, 'inbox'));
+    if (route.method === 'GET')
+      scope.get(url, async (request: FastifyRequest<{ Params: Record<string, string> }>, reply) => {
+        const signed = await signedIn(request, reply);
+        if (signed === undefined) return reply;
+        if (!(await section.visibleTo(signed.who))) return notVisible(reply, signed.who, signed.session);
+        return answer(reply, signed.who, signed.session, section, () =>
+          route.handle(signed.who, { params: request.params, query: queryOf(request), form: undefined }),
+        );
+      });
+    else
+      scope.post(url, async (request: FastifyRequest<{ Params: Record<string, string> }>, reply) => {
+        const posted = await postedBy(request, reply, section.id);
+        if (posted === undefined) return reply;
+        if (!(await section.visibleTo(posted.who))) return notVisible(reply, posted.who, posted.session);
+        return answer(reply, posted.who, posted.session, section, () =>
+          route.handle(posted.who, { params: request.params, query: queryOf(request), form: posted.form }),
+        );
+      });
   }
 
   void app.register((scope, _options, done) => {
@@ -245,7 +304,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       if (signed === undefined) return reply;
       const query = readInboxQuery(request.query, options.inbox);
       const lists = await Promise.all(options.inbox.map(async (source) => ({ source, entries: await source.list(signed.who) })));
-      return send(reply, 200, inboxListPage(signed.who, frameOf(signed.who, signed.session, 'inbox'), options.inbox, lists, query));
+      return send(reply, 200, inboxListPage(signed.who, await frameOf(signed.who, signed.session, 'inbox'), options.inbox, lists, query));
     });
 
     const showItem = async (
@@ -257,7 +316,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       alert?: string,
     ) => {
       const { who, session } = signed;
-      const frame = frameOf(who, session, 'inbox');
+      const frame = await frameOf(who, session, 'inbox');
       const detail = source === undefined ? undefined : await source.show(who, id);
       if (source === undefined || detail === undefined) return message(reply, 404, who.lang, SHELL.notFoundTitle[who.lang], SHELL.notFound[who.lang], frame);
       return send(reply, status, inboxDetailPage(who, frame, source, detail, alert));
@@ -287,11 +346,12 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       } catch (error) {
         if (!isKgwError(error)) throw error;
         // Someone else decided meanwhile, or the product refused: the item as it is now, with why.
-        const status = error.code === 'conflict' ? 409 : error.code === 'permission_denied' ? 403 : error.code === 'not_found' ? 404 : 400;
+        const status = STATUS_OF[error.code] ?? 400;
         return showItem(reply, posted, source, id, status, error.message);
       }
       return reply.redirect(consoleUrl(`/inbox/${encodeURIComponent(source.id)}/${encodeURIComponent(id)}`), 303);
     });
+    for (const section of options.sections) for (const route of section.routes) registerSectionRoute(scope, section, route);
     done();
   });
 }

@@ -271,7 +271,7 @@ for (const backend of storeBackends()) {
       assert.match(empty.text, /Enter the password of your mailbox meg@acme\.test/);
       // The typed password reaches the mailbox: nothing listens there, so the decision fails and the item stays pending.
       const typed = await decide(meg, ids.mailMeg!, 'accept', { mailbox_password: 'hunter2-typed' });
-      assert.equal(typed.status, 400);
+      assert.equal(typed.status, 503, 'the mailbox is a service that did not answer');
       assert.match(typed.text, /could not sign in to the mailbox of meg@acme\.test at 127\.0\.0\.1:9/);
       assert.ok(!typed.text.includes('hunter2-typed'), 'the password is not shown again');
       const audit = await gw.store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE details::text LIKE '%hunter2%'");
@@ -282,7 +282,7 @@ for (const backend of storeBackends()) {
         const again = await meg.request(itemPath(ids.mailMeg!));
         assert.ok(!again.text.includes('type="password"'), 'no field when the gateway has the variable');
         const fromGateway = await decide(meg, ids.mailMeg!, 'accept');
-        assert.equal(fromGateway.status, 400);
+        assert.equal(fromGateway.status, 503);
         assert.match(fromGateway.text, /could not sign in to the mailbox of meg@acme\.test/);
       } finally {
         delete process.env[MEG_PASSWORD_ENV];
