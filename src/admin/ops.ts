@@ -479,6 +479,7 @@ const definitions = {
           brain_role: p.brainRole,
           policy_max_team_role: p.policyMaxTeamRole,
           mailbox: p.mailbox === null ? null : { ...p.mailbox },
+          admin: p.tenantAdmin,
         })),
         next: next ?? null,
       };

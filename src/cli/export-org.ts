@@ -110,6 +110,7 @@ function accessLines(p: Principal): string[] {
 
 function personLines(p: Principal): string[] {
   const lines = [`  - email: ${yamlText(p.email ?? '')}`, `    name: ${yamlText(p.name)}`, ...accessLines(p)];
+  if (p.admin) lines.push('    admin: true');
   if (p.mailbox !== null) {
     // The name of the variable that holds the IMAP password, read when a draft is approved; never a password.
     lines.push('    mailbox:', `      password_env: ${yamlText(p.mailbox.password_env)}`);

@@ -28,6 +28,7 @@ people:
     tier: executive
     departments: [Finance, "Ops: #2"]
     brain_role: admin
+    admin: true
     password_env: ALICE_PASSWORD
     mailbox: { password_env: ALICE_IMAP_PASSWORD, user: alice, url: "imaps://mail.acme.test", folder: Drafts }
   - email: bob@acme.test
@@ -182,6 +183,9 @@ for (const backend of cliStoreBackends()) {
       // Never a password, nor the variable that set it; a mailbox names only the variable read when a draft is approved.
       assert.doesNotMatch(org, /ALICE_PASSWORD"|a secret/);
       assert.match(org, /\n {4}mailbox:\n {6}password_env: "ALICE_IMAP_PASSWORD"\n/);
+      // A tenant administrator stays one; bob, who is none, says nothing about it.
+      assert.match(org, /\n {4}brain_role: "admin"\n {4}admin: true\n/);
+      assert.equal(org.match(/admin: true/g)?.length, 1);
       assert.match(org, /\nname: "- Acme: #1 \\"Inc\.\\""\nlanguage: "de"\n/);
       assert.match(
         org,

@@ -142,6 +142,27 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('makes a person a tenant administrator with admin: true, says so in the plan, and takes it away when left out', async () => {
+      const store = await backend.open({ migrated: true });
+      try {
+        const adminFile = FILE.replace('    name: Bob\n', '    name: Bob\n    admin: true\n');
+        const admins = async () =>
+          (await store.db.query<{ email: string }>('SELECT email FROM principals WHERE tenant_admin ORDER BY email')).map((row) => row.email);
+        const first = await applyOrgFile(store.db, { source: adminFile, env: { ALICE_PASSWORD: 'x' } }, cliTrail(store.db));
+        assert.deepEqual(
+          first.changes.find((c) => c.name === 'bob@acme.test'),
+          { action: 'create', kind: 'person', name: 'bob@acme.test', detail: 'admin true' },
+        );
+        assert.deepEqual(await admins(), ['bob@acme.test']);
+        assert.deepEqual((await applyOrgFile(store.db, { source: adminFile, env: { ALICE_PASSWORD: 'x' } }, cliTrail(store.db))).changes, []);
+        const dropped = await applyOrgFile(store.db, { source: FILE, env: { ALICE_PASSWORD: 'x' } }, cliTrail(store.db));
+        assert.deepEqual(dropped.changes, [{ action: 'update', kind: 'person', name: 'bob@acme.test', detail: 'admin true → false' }]);
+        assert.deepEqual(await admins(), []);
+      } finally {
+        await store.dispose();
+      }
+    });
+
     it('plans the same in a dry run and writes nothing', async () => {
       const store = await backend.open({ migrated: true });
       try {

@@ -18,7 +18,7 @@ function acmeWith(...edits: [string, string][]): string {
 }
 
 const TOP_KEYS = 'tenant, name, language, people, agents, groups, teams, kbs, knowledge, skills, memories, grants, routes, brain';
-const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env, mailbox';
+const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env, mailbox, admin';
 
 const CASES: RefusalCase[] = [
   {
@@ -103,6 +103,11 @@ const CASES: RefusalCase[] = [
     title: 'a bad role',
     source: acmeWith(['release-bot: editor', 'release-bot: owner']),
     errors: [[16, 'teams[0].members["release-bot"]: "owner" is not a role: viewer, editor, admin']],
+  },
+  {
+    title: 'an admin that is not a YAML boolean',
+    source: acmeWith(['    name: Alice\n', '    name: Alice\n    admin: "yes"\n']),
+    errors: [[7, 'people[0].admin must be true or false, not text']],
   },
   {
     title: 'duplicate entries',

@@ -40,6 +40,8 @@ export interface OperatorPrincipal {
   readonly policyMaxTeamRole: TeamRole | null;
   /** A person's mailbox settings (the name of the variable holding its password, never a password). */
   readonly mailbox: MailboxSettings | null;
+  /** A person the org file makes a tenant administrator (`admin: true`); false for an agent. */
+  readonly tenantAdmin: boolean;
 }
 
 export interface OperatorGroup {
@@ -74,6 +76,7 @@ interface PrincipalRow {
   brain_role: BrainRole;
   policy_max_team_role: TeamRole | null;
   mailbox: MailboxSettings | null;
+  tenant_admin: boolean;
 }
 
 /**
@@ -88,7 +91,8 @@ export async function operatorPrincipals(
   const { after, limit } = page(input, OPERATOR_PRINCIPALS_PAGE_MAX);
   const tenant = await requireTenant(q, input.tenant);
   const rows = await q.query<PrincipalRow>(
-    `SELECT p.id, p.kind, p.name, p.email, o.email AS owner, p.tier, p.departments, p.projects, p.brain_role, p.policy_max_team_role, p.mailbox
+    `SELECT p.id, p.kind, p.name, p.email, o.email AS owner, p.tier, p.departments, p.projects, p.brain_role, p.policy_max_team_role, p.mailbox,
+            p.tenant_admin
        FROM principals p LEFT JOIN principals o ON o.tenant_id = p.tenant_id AND o.id = p.owner_id
       WHERE p.tenant_id = $1 AND p.id > $2::uuid ORDER BY p.id LIMIT $3`,
     [tenant.id, after, limit + 1],
@@ -105,6 +109,7 @@ export async function operatorPrincipals(
     brainRole: row.brain_role,
     policyMaxTeamRole: row.policy_max_team_role,
     mailbox: row.kind === 'person' ? row.mailbox : null,
+    tenantAdmin: row.kind === 'person' && row.tenant_admin,
   }));
   return { tenant: tenant.slug, principals, next: rows.length > limit ? principals.at(-1)?.id : undefined };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PrincipalAccess } from '../../access/principal-access.ts';
-import type { Transaction } from '../../../store/db.ts';
+import type { Queryable, Transaction } from '../../../store/db.ts';
 import { quote } from '../problems.ts';
 import { displayNameRule, emailRule } from '../rules.ts';
 import type { PlannedStep } from '../section.ts';
@@ -18,12 +18,15 @@ interface PersonSpec {
   readonly access: PrincipalAccess;
   readonly password: PasswordSpec;
   readonly mailbox: MailboxSettings | null;
+  /** A tenant administrator (the console's Admin pages); false when left out, as the file is the whole truth. */
+  readonly admin: boolean;
 }
 
 /**
  * `people:` — each person by email (their identity, stored lower-case) with a display name,
  * their access attributes (access-keys.ts), optionally a password (password.ts) and a mailbox
- * for the email drafts they approve (mailbox.ts).
+ * for the email drafts they approve (mailbox.ts), and whether they administer the tenant
+ * (`admin: true`: tokens and the audit log in the console).
  */
 export const peopleSection = defineSection<PersonSpec[]>({
   key: 'people',
@@ -32,7 +35,7 @@ export const peopleSection = defineSection<PersonSpec[]>({
     const { reader, declared } = context;
     const duplicates = new DuplicateCheck('person');
     return readEntries(slot, context, (item) => {
-      const fields = reader.fields(item, ['email', 'name', ...ACCESS_KEYS, 'password_env', 'mailbox'], ['email', 'name']);
+      const fields = reader.fields(item, ['email', 'name', ...ACCESS_KEYS, 'password_env', 'mailbox', 'admin'], ['email', 'name']);
       if (!fields) return undefined;
       const emailSlot = fields.get('email');
       const nameSlot = fields.get('name');
@@ -41,15 +44,18 @@ export const peopleSection = defineSection<PersonSpec[]>({
       const access = readAccess(fields, reader, { policy: false });
       const password = readPassword(fields.get('password_env'), context);
       const mailbox = readMailbox(fields.get('mailbox'), context);
+      const adminSlot = fields.get('admin');
+      const admin = adminSlot === undefined ? { value: false } : reader.boolean(adminSlot);
       if (email) declared.add(email.value);
-      if (!email || !duplicates.first(email, reader) || !name || !access || password === false || mailbox === false) return undefined;
-      return { email, name: name.value, access, password, mailbox };
+      if (!email || !duplicates.first(email, reader) || !name || !access || password === false || mailbox === false || !admin) return undefined;
+      return { email, name: name.value, access, password, mailbox, admin: admin.value };
     });
   },
 
   async plan(people, { tx, tenant, principals }) {
     const hashes = await loadPasswordHashes(tx, tenant.id);
     const mailboxes = await loadMailboxes(tx, tenant.id);
+    const admins = await loadTenantAdmins(tx, tenant.id);
     const storedHash = (email: string): string | null => {
       const id = principals.find(email)?.id;
       return (id !== undefined && hashes.get(id)) || null;
@@ -67,18 +73,24 @@ export const peopleSection = defineSection<PersonSpec[]>({
         principals.add(email, { id, kind: 'person', name: person.name, ownerId: null, access });
         const write = async (q: Transaction): Promise<void> => {
           await q.query(
-            `INSERT INTO principals (tenant_id, id, kind, name, email, password_hash, mailbox, ${ACCESS_COLUMNS})
-             VALUES ($1, $2, 'person', $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-            [tenant.id, id, person.name, email, password?.hash ?? null, mailboxJson(person.mailbox), ...accessValues(access)],
+            `INSERT INTO principals (tenant_id, id, kind, name, email, password_hash, mailbox, tenant_admin, ${ACCESS_COLUMNS})
+             VALUES ($1, $2, 'person', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+            [tenant.id, id, person.name, email, password?.hash ?? null, mailboxJson(person.mailbox), person.admin, ...accessValues(access)],
           );
         };
-        const detail = [...accessSettings(access), ...(password ? [password.detail] : []), ...(person.mailbox ? ['mailbox set'] : [])].join('; ');
+        const detail = [
+          ...accessSettings(access),
+          ...(person.admin ? ['admin true'] : []),
+          ...(password ? [password.detail] : []),
+          ...(person.mailbox ? ['mailbox set'] : []),
+        ].join('; ');
         steps.push({ change: { action: 'create', kind: 'person', name: email, ...(detail ? { detail } : {}) }, write });
         continue;
       }
       const differences = [
         ...(existing.name === person.name ? [] : [`name ${quote(existing.name)} → ${quote(person.name)}`]),
         ...accessChanges(existing.access, access),
+        ...(admins.has(existing.id) === person.admin ? [] : [`admin ${String(admins.has(existing.id))} → ${String(person.admin)}`]),
         ...(password ? [password.detail] : []),
         ...mailboxChange(mailboxes.get(existing.id) ?? null, person.mailbox),
       ];
@@ -87,13 +99,24 @@ export const peopleSection = defineSection<PersonSpec[]>({
         await q.query('UPDATE principals SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, person.name]);
         await writeAccess(q, tenant.id, existing.id, access);
         if (password) await q.query('UPDATE principals SET password_hash = $3 WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, password.hash]);
-        await q.query('UPDATE principals SET mailbox = $3 WHERE tenant_id = $1 AND id = $2', [tenant.id, existing.id, mailboxJson(person.mailbox)]);
+        await q.query('UPDATE principals SET mailbox = $3, tenant_admin = $4 WHERE tenant_id = $1 AND id = $2', [
+          tenant.id,
+          existing.id,
+          mailboxJson(person.mailbox),
+          person.admin,
+        ]);
       };
       steps.push({ change: { action: 'update', kind: 'person', name: email, detail: differences.join('; ') }, write });
     }
     return steps;
   },
 });
+
+/** The ids of the tenant's administrators now, to tell what the file changes. */
+async function loadTenantAdmins(q: Queryable, tenantId: string): Promise<Set<string>> {
+  const rows = await q.query<{ id: string }>("SELECT id FROM principals WHERE tenant_id = $1 AND kind = 'person' AND tenant_admin", [tenantId]);
+  return new Set(rows.map((row) => row.id));
+}
 
 const mailboxJson = (mailbox: MailboxSettings | null): string | null => (mailbox === null ? null : JSON.stringify(mailbox));
 
