@@ -24,6 +24,7 @@ import {
   signInHooks,
 } from './products.ts';
 import { PasswordSignIns } from './auth/password-sign-in.ts';
+import { adminSection } from './console/admin/section.ts';
 import { registerConsoleRoutes } from './console/routes.ts';
 import { isOpName, runOp } from './admin/ops.ts';
 import { registerAccessLog } from './http/access-log.ts';
@@ -181,7 +182,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One set of sign-in counters for every page that takes a password (the OAuth flow, the console).
     const signIns = new PasswordSignIns(services, signInHooks);
     registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks, signIns);
-    registerConsoleRoutes(app, services, { inbox: consoleInbox, sections: consoleSections, scopes: scopeCatalogue.all, signIns });
+    registerConsoleRoutes(app, services, {
+      inbox: consoleInbox,
+      sections: [...consoleSections, adminSection({ scopes: scopeCatalogue })],
+      scopes: scopeCatalogue.all,
+      signIns,
+    });
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
     if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);

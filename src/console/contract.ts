@@ -90,6 +90,8 @@ export interface SectionRequest {
   readonly query: URLSearchParams;
   /** A POST's form, already checked: the session's CSRF value, this gateway's origin, UTF-8, no NUL. */
   readonly form: URLSearchParams | undefined;
+  /** The session's CSRF value, for the hidden `csrf` field of every form the page holds. */
+  readonly csrf: string;
 }
 
 /** What a section's page answers: a page in the frame, a redirect (after a POST), or a file to save. */

@@ -237,7 +237,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
         if (signed === undefined) return reply;
         if (!(await section.visibleTo(signed.who))) return notVisible(reply, signed.who, signed.session);
         return answer(reply, signed.who, signed.session, section, () =>
-          route.handle(signed.who, { params: request.params, query: queryOf(request), form: undefined }),
+          route.handle(signed.who, { params: request.params, query: queryOf(request), form: undefined, csrf: signed.session.csrf }),
         );
       });
     else
@@ -246,7 +246,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
         if (posted === undefined) return reply;
         if (!(await section.visibleTo(posted.who))) return notVisible(reply, posted.who, posted.session);
         return answer(reply, posted.who, posted.session, section, () =>
-          route.handle(posted.who, { params: request.params, query: queryOf(request), form: posted.form }),
+          route.handle(posted.who, { params: request.params, query: queryOf(request), form: posted.form, csrf: posted.session.csrf }),
         );
       });
   }

@@ -183,3 +183,43 @@ export async function authenticateToken(q: Queryable, secret: string): Promise<{
   };
   return { caller, audience: row.audience };
 }
+
+/** A token as its tenant's administrators see it: with when it was last used. */
+export interface TenantTokenInfo extends TokenInfo {
+  /** The newest audited event that names the token (an MCP call made with it); null if none. */
+  readonly lastUsedAt: string | null;
+}
+
+/**
+ * One page of a tenant's tokens, revoked and expired ones included, newest first (the console's
+ * Admin pages); `more` says whether another page follows. Never a secret or its hash.
+ */
+export async function listTenantTokens(
+  q: Queryable,
+  tenantId: string,
+  page: { readonly offset: number; readonly limit: number },
+): Promise<{ tokens: TenantTokenInfo[]; more: boolean }> {
+  const rows = await q.query<InfoRow & { lastUsedAt: Date | null }>(
+    `SELECT ${INFO_COLUMNS},
+            (SELECT max(e.at) FROM audit_events e WHERE e.tenant_id = t.tenant_id AND e.token_id = t.id) AS "lastUsedAt"
+       FROM ${INFO_FROM} WHERE t.tenant_id = $1 ORDER BY t.created_at DESC, t.id LIMIT $2 OFFSET $3`,
+    [tenantId, page.limit + 1, page.offset],
+  );
+  const tokens = rows.slice(0, page.limit).map(({ lastUsedAt, ...row }) => ({ ...toInfo(row), lastUsedAt: isoOrNull(lastUsedAt) }));
+  return { tokens, more: rows.length > page.limit };
+}
+
+/**
+ * Revokes a token of one tenant (the console's Admin pages), audited through `audit`; a token of
+ * another tenant, like an unknown id, is not found. Revoking twice reports the first revocation.
+ */
+export async function revokeTenantToken(db: Db, tenantId: string, id: string, audit: AuditTrail): Promise<TokenInfo> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound(`no token with id "${id}"`);
+  return db.tx(async (tx) => {
+    const updated = await tx.query('UPDATE tokens SET revoked_at = now() WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id', [tenantId, id]);
+    const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenantId, id]);
+    if (!row) throw notFound(`no token with id "${id}"`);
+    if (updated.length > 0) await audit.about({ tenantId }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    return toInfo(row);
+  });
+}
