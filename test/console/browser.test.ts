@@ -15,7 +15,8 @@ import { keepScreenshot, seriousViolations, signedInPage, startConsole } from '.
  * (test-artifacts/console/).
  */
 
-const ORG = `${ACME_ORG}grants:
+// Alice also administers Acme, for the Admin pages.
+const ORG = `${ACME_ORG.replace('    name: Alice\n', '    name: Alice\n    admin: true\n')}grants:
   - { to: alice@acme.test, on: all_knowledge, role: owner }
   - { to: release-bot, on: all_knowledge, role: proposer }
 `;
@@ -97,6 +98,33 @@ for (const backend of storeBackends()) {
       if (backend.name === 'pglite') await keepScreenshot(inbox, 'inbox-phone');
       assert.deepEqual(cspViolations, []);
       await signed.close();
+    });
+
+    it('shows the Admin pages without serious accessibility violations', { skip: backend.name !== 'pglite' }, async () => {
+      const { context, page } = await signedInPage(chromium, gateway.url, 'acme', 'alice@acme.test');
+      try {
+        await page.getByRole('link', { name: 'Admin' }).click();
+        await page.getByRole('heading', { name: 'Admin' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'admin');
+        await page.getByRole('link', { name: 'Tokens' }).click();
+        await page.getByRole('heading', { name: 'Tokens' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'tokens');
+        await keepScreenshot(page, 'admin-tokens');
+        await page.getByLabel('Person or agent').fill('release-bot');
+        await page.getByRole('checkbox', { name: /context\.read/ }).check();
+        await page.getByRole('button', { name: 'Create token' }).click();
+        await page.getByRole('heading', { name: 'New token' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'new token');
+        await page.goto(`${gateway.url}/console/admin/audit`);
+        await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'audit');
+        await keepScreenshot(page, 'admin-audit');
+        await page.locator('table.list a').first().click();
+        await page.getByRole('heading', { name: 'Audit event' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'audit event');
+      } finally {
+        await context.close();
+      }
     });
   });
 }

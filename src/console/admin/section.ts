@@ -226,8 +226,15 @@ function resourcesLine(resources: unknown): string {
     .join(', ');
 }
 
+/** Who acted; an event without a person is the operator's (kgw on the store), an anonymous MCP call's, or unknown. */
 const actorOf = (lang: Lang, event: AuditRecord): string =>
-  event.actor === undefined ? A.anonymous[lang] : readable(event.actor.name ?? event.actor.id) + (event.actor.kind === 'agent' ? ` (${A.agent[lang]})` : '');
+  event.actor === undefined
+    ? event.surface === 'cli'
+      ? A.operator[lang]
+      : event.surface === 'mcp'
+        ? A.anonymous[lang]
+        : '—'
+    : readable(event.actor.name ?? event.actor.id) + (event.actor.kind === 'agent' ? ` (${A.agent[lang]})` : '');
 
 async function auditPage(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
   const { lang } = who;

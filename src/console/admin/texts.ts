@@ -60,6 +60,7 @@ export const A = {
   resources: { en: 'Resources', de: 'Ressourcen' },
   details: { en: 'Details', de: 'Details' },
   agent: { en: 'agent', de: 'Agent' },
+  operator: { en: 'operator (kgw)', de: 'Betrieb (kgw)' },
   anonymous: { en: 'anonymous', de: 'anonym' },
   pages: { en: 'Pages', de: 'Seiten' },
   newer: { en: 'Newer', de: 'Neuere' },
