@@ -352,6 +352,14 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       return reply.redirect(consoleUrl(`/inbox/${encodeURIComponent(source.id)}/${encodeURIComponent(id)}`), 303);
     });
     for (const section of options.sections) for (const route of section.routes) registerSectionRoute(scope, section, route);
+    // Any other console address is the same Not found page as a section the person may not see
+    // (the router tries it last), so an address tells nothing about what exists or who may see it.
+    scope.get(`${CONSOLE_PATH}/*`, async (request, reply) => {
+      const signed = await signedIn(request, reply);
+      if (signed === undefined) return reply;
+      const { who, session } = signed;
+      return message(reply, 404, who.lang, SHELL.notFoundTitle[who.lang], SHELL.notFound[who.lang], await frameOf(who, session, 'inbox'));
+    });
     done();
   });
 }

@@ -77,12 +77,19 @@ for (const backend of storeBackends()) {
       assert.match((await alice.request('/console/admin/tokens')).text, /name="scope:context\.read"/);
     });
 
-    it('gives a non-administrator no Admin entry and the same Not found page as for an unknown item', async () => {
+    it('gives a non-administrator no Admin entry and the same Not found page as for an unknown address', async () => {
       const inbox = await bob.request('/console/inbox');
       assert.doesNotMatch(inbox.text, /\/console\/admin/);
-      const unknown = await bob.request('/console/inbox/nothing/here');
+      const unknown = await bob.request('/console/nothing/here');
       assert.equal(unknown.status, 404);
-      for (const path of ['/console/admin', '/console/admin/tokens', '/console/admin/audit', '/console/admin/audit/00000000-0000-0000-0000-000000000000']) {
+      assert.equal((await bob.request('/console/inbox/nothing/here')).text, unknown.text);
+      for (const path of [
+        '/console/admin',
+        '/console/admin/tokens',
+        '/console/admin/audit',
+        '/console/admin/audit/00000000-0000-0000-0000-000000000000',
+        '/console/admin/nothing',
+      ]) {
         const page = await bob.request(path);
         assert.equal(page.status, 404, path);
         assert.equal(page.text, unknown.text, path);
@@ -213,6 +220,8 @@ for (const backend of storeBackends()) {
       assert.doesNotMatch(byResource.text, /<td>token\.create<\/td>/);
       assert.equal((await alice.request('/console/admin/audit?from=yesterday')).status, 400);
       assert.equal((await alice.request('/console/admin/audit?page=0')).status, 400);
+      for (const hostile of ['actor=%00', 'resource=a%00b', 'action=%00', `resource=${'x'.repeat(201)}`])
+        assert.equal((await alice.request(`/console/admin/audit?${hostile}`)).status, 400, hostile);
 
       const [event] = await gateway.store.db.query<{ id: string }>("SELECT id FROM audit_events WHERE tool = '<i>search</i>'");
       assert.ok(event);

@@ -324,7 +324,8 @@ for (const backend of storeBackends()) {
 
     before(async () => {
       store = await backend.open({ migrated: true });
-      await seedOrg(store.db, ACME_ORG);
+      // Alice administers Acme, so that the console's Admin pages are fuzzed as well.
+      await seedOrg(store.db, ACME_ORG.replace('    name: Alice\n', '    name: Alice\n    admin: true\n'));
       await setPassword(store.db, 'acme', 'alice@acme.test', PASSWORD);
       dataDir = await mkdtemp(path.join(os.tmpdir(), 'kgw-fuzz-'));
       // KGW_FUZZ_LOG=error shows the gateway's own account of a failure.
@@ -670,6 +671,39 @@ for (const backend of storeBackends()) {
             .map((fields) => ({ method: 'POST' as const, url: '/console/signin', payload: form(fields) })),
         },
         { weight: 1, arbitrary: urlValue.map((text) => ({ method: 'GET' as const, url: `/console/static/${urlEncode(text)}`, payload: '' })) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .record(
+              { actor: hostileString, action: hostileString, resource: hostileString, from: hostileString, to: hostileString, page: hostileString },
+              { requiredKeys: [] },
+            )
+            .map((query) => ({ method: 'GET' as const, url: `/console/admin/audit?${form(query)}`, payload: '' })),
+        },
+        { weight: 1, arbitrary: id.map((i) => ({ method: 'GET' as const, url: `/console/admin/audit/${i}`, payload: '' })) },
+        { weight: 1, arbitrary: hostileString.map((page) => ({ method: 'GET' as const, url: `/console/admin/tokens?${form({ page })}`, payload: '' })) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .record(
+              {
+                csrf: fc.oneof({ weight: 3, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: hostileString }),
+                principal: fc.oneof({ weight: 2, arbitrary: pick(['release-bot', 'bob@acme.test']) }, { weight: 1, arbitrary: hostileString }),
+                'scope:context.read': hostileString,
+                'scope:nope': hostileString,
+                lifetime: hostileString,
+                label: hostileString,
+              },
+              { requiredKeys: [] },
+            )
+            .map((fields) => ({ method: 'POST' as const, url: '/console/admin/tokens', payload: form(fields) })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(id, fc.oneof({ weight: 3, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: hostileString }))
+            .map(([i, value]) => ({ method: 'POST' as const, url: `/console/admin/tokens/${i}/revoke`, payload: form({ csrf: value }) })),
+        },
       );
       await fuzz(
         fc.asyncProperty(target, formOrigin, formType, fc.boolean(), async (request, origin, type, signedIn) => {

@@ -4,7 +4,7 @@ import { findAuditEvent, listAuditEvents } from '../../kernel/audit/audit-reader
 import { findPrincipal } from '../../kernel/directory/directory.ts';
 import { isTenantAdmin } from '../../kernel/directory/tenant-admins.ts';
 import { notFound, validation } from '../../kernel/errors.ts';
-import { isUuid, unsafeName, visibleText } from '../../kernel/text.ts';
+import { isUuid, unsafeName, unstorableText, visibleText } from '../../kernel/text.ts';
 import { parseDuration } from '../../kernel/tokens/duration.ts';
 import type { TenantTokenInfo } from '../../kernel/tokens/tokens.ts';
 import { createToken, DEFAULT_TOKEN_TTL_MS, listTenantTokens, revokeTenantToken } from '../../kernel/tokens/tokens.ts';
@@ -197,6 +197,9 @@ function readAuditQuery(query: URLSearchParams): AuditQuery {
   const text = (name: string): string => {
     const value = query.get(name)?.trim() ?? '';
     if ([...value].length > ADMIN_TEXT_MAX_CHARS) throw validation(`${name} is longer than ${ADMIN_TEXT_MAX_CHARS} characters`);
+    // A query string is not a form the shell checked: what the store cannot take (NUL) is refused here.
+    const problem = unstorableText(value);
+    if (problem !== undefined) throw validation(`${name} ${problem}`);
     return value;
   };
   const typed = { actor: text('actor'), action: text('action'), resource: text('resource'), from: text('from'), to: text('to') };
