@@ -9,7 +9,7 @@ import { itRefuses } from '../../org/support.ts';
 const RESOURCE = 'a resource: all_knowledge, all_skills, all_memories, all_artifacts, or knowledge:TITLE, skill:NAME, memory:NAME, artifact:NAME';
 const ROUTABLE = 'a resource to route: knowledge:TITLE, skill:NAME or memory:NAME';
 const AGENT_KEYS = 'name, owner, tier, departments, projects, brain_role, policy';
-const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env, mailbox';
+const PERSON_KEYS = 'email, name, tier, departments, projects, brain_role, password_env, mailbox, admin';
 
 // A file of people and agents only: the person's extra keys start on line 6, the agent's on line 9.
 const person = (...keys: string[]): string =>
