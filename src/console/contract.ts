@@ -96,7 +96,15 @@ export interface SectionRequest {
 
 /** What a section's page answers: a page in the frame, a redirect (after a POST), or a file to save. */
 export type SectionAnswer =
-  | { readonly page: { readonly title: string; readonly body: SafeHtml; readonly status?: number } }
+  | {
+      readonly page: {
+        readonly title: string;
+        readonly body: SafeHtml;
+        readonly status?: number;
+        /** Names of the section's own assets the page loads as scripts, after the console's (every page works without them). */
+        readonly scripts?: readonly string[];
+      };
+    }
   | { readonly redirect: string }
   | { readonly download: { readonly name: string; readonly type: string; readonly body: string | Buffer } };
 
@@ -112,6 +120,19 @@ export interface SectionRoute {
   handle(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer>;
 }
 
+/**
+ * A file a section serves itself under /console/static/<section id>/<name>: its pages' script,
+ * a drawing library from npm. Only the gateway's own origin may serve script (the CSP), so a
+ * library is served from here, never from a CDN.
+ */
+export interface ConsoleAsset {
+  readonly name: string;
+  /** Its Content-Type. */
+  readonly type: string;
+  /** Its bytes, read once at the first request and kept. */
+  read(): string | Buffer;
+}
+
 /** A part of the console beside the inbox: its navigation entry and pages. */
 export interface ConsoleSection {
   /** Its address: /console/<id>. */
@@ -120,6 +141,7 @@ export interface ConsoleSection {
   /** Whether the person sees the section at all (its entry in the navigation, its pages). */
   visibleTo(who: ConsolePerson): Promise<boolean>;
   readonly routes: readonly SectionRoute[];
+  readonly assets?: readonly ConsoleAsset[];
 }
 
 /** What a product adds to the console. */

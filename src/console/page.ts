@@ -22,9 +22,10 @@ export interface Frame {
 /**
  * A console page: one stylesheet and one script from this gateway (the CSP allows nothing
  * else), a skip link, the navigation and the page's own body. Without the script every page
- * works; it only makes filters apply as they change.
+ * works; it only makes filters apply as they change. `scripts`: a section's own assets the page
+ * loads too, as '<section id>/<name>'.
  */
-export function consolePage(base: string, lang: Lang, title: string, body: SafeHtml, frame?: Frame): string {
+export function consolePage(base: string, lang: Lang, title: string, body: SafeHtml, frame?: Frame, scripts: readonly string[] = []): string {
   const header =
     frame === undefined
       ? html`<header class="top"><a class="brand" href="${base}${CONSOLE_PATH}">${SHELL.brand[lang]} · ${SHELL.console[lang]}</a></header>`
@@ -52,7 +53,10 @@ ${frame.sections.map(
 <title>${title} · ${SHELL.brand[lang]}</title>
 <link rel="stylesheet" href="${base}${CONSOLE_PATH}/static/console.css">
 <script src="${base}${CONSOLE_PATH}/static/console.js" defer></script>
-</head>
+${scripts.map(
+  (script) => html`<script src="${base}${CONSOLE_PATH}/static/${script}" defer></script>
+`,
+)}</head>
 <body>
 <a class="skip" href="#main">${SHELL.skip[lang]}</a>
 ${header}

@@ -33,13 +33,15 @@ const STATIC: Readonly<Record<string, { type: string; body: string }>> = {
 
 /**
  * Every console answer: nothing from another origin, no inline script or style, no framing,
- * nothing cached (the pages hold what only this person may read).
+ * nothing cached (the pages hold what only this person may read). `connectSources`: origins a
+ * page's script may send to besides this gateway (the blob store's presigned uploads).
  */
-function consoleHeaders(reply: FastifyReply): void {
+function consoleHeaders(reply: FastifyReply, connectSources: readonly string[]): void {
+  const connect = ["'self'", ...connectSources].join(' ');
   reply
     .header(
       'content-security-policy',
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src ${connect}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     )
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
@@ -56,6 +58,8 @@ export interface ConsoleOptions {
   /** The scopes a person's console caller holds: every one, so that only their roles decide. */
   readonly scopes: readonly Scope[];
   readonly signIns: PasswordSignIns;
+  /** Origins a page's script may send to besides the gateway's own (CSP connect-src): the S3 endpoint presigned uploads go to. */
+  readonly connectSources?: readonly string[];
 }
 
 /** The HTTP status a refusal's code means on a page. */
@@ -123,6 +127,14 @@ export function registerConsoleRoutes(app: FastifyInstance, services: Services, 
   const cookieName = sessionCookieName(config);
   const consoleUrl = (path = '') => `${base}${CONSOLE_PATH}${path}`;
   const sources = new Map(options.inbox.map((source) => [source.id, source]));
+  const assets = new Map(
+    options.sections.flatMap((section) =>
+      (section.assets ?? []).map((asset) => {
+        let body: string | Buffer | undefined;
+        return [`${section.id}/${asset.name}`, { type: asset.type, body: () => (body ??= asset.read()) }] as const;
+      }),
+    ),
+  );
 
   const sessionOf = (request: FastifyRequest) => findSession(db, readCookie(request.headers.cookie, cookieName));
   async function personOf(session: BrowserSession): Promise<ConsolePerson | undefined> {
@@ -223,7 +235,8 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
         .header('content-disposition', `attachment; filename="${result.download.name.replace(/[^\w.-]/g, '_')}"`)
         .type(result.download.type)
         .send(result.download.body);
-    return send(reply, result.page.status ?? 200, consolePage(base, who.lang, result.page.title, result.page.body, frame));
+    const scripts = (result.page.scripts ?? []).map((name) => `${encodeURIComponent(section.id)}/${encodeURIComponent(name)}`);
+    return send(reply, result.page.status ?? 200, consolePage(base, who.lang, result.page.title, result.page.body, frame, scripts));
   }
 
   function registerSectionRoute(scope: FastifyInstance, section: ConsoleSection, route: SectionRoute): void {
@@ -254,7 +267,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
   void app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CONSOLE_BODY_LIMIT }, (_request, body, finish) => finish(null, body));
-    scope.addHook('onRequest', async (_request, reply) => consoleHeaders(reply));
+    scope.addHook('onRequest', async (_request, reply) => consoleHeaders(reply, options.connectSources ?? []));
     scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
       const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'console request failed');
@@ -271,6 +284,12 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       const file = STATIC[request.params.file];
       if (file === undefined) return message(reply, 404, 'en', SHELL.notFoundTitle.en, SHELL.notFound.en);
       return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
+    });
+    // A section's assets are public as the console's own are: code, never data.
+    scope.get(`${CONSOLE_PATH}/static/:section/:file`, (request: FastifyRequest<{ Params: { section: string; file: string } }>, reply) => {
+      const file = assets.get(`${request.params.section}/${request.params.file}`);
+      if (file === undefined) return message(reply, 404, 'en', SHELL.notFoundTitle.en, SHELL.notFound.en);
+      return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body());
     });
     scope.get(CONSOLE_PATH, (_request, reply) => reply.redirect(consoleUrl('/inbox'), 303));
 
