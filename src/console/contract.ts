@@ -77,7 +77,7 @@ export interface InboxSource {
   readonly kinds: readonly InboxKind[];
   list(who: ConsolePerson): Promise<InboxEntry[]>;
   show(who: ConsolePerson, id: string): Promise<InboxDetail | undefined>;
-  /** `form`: the accept form's fields (acceptFields), as posted. */
+  /** `form`: the accept form's fields (acceptFields), as posted. Both decide only what `show` shows, and refuse anything else as not_found. */
   accept(who: ConsolePerson, id: string, form: URLSearchParams): Promise<void>;
   reject(who: ConsolePerson, id: string, note: string | undefined): Promise<void>;
 }

@@ -6,9 +6,7 @@ import { CONSOLE_PATH, consolePage } from './page.ts';
 import type { Lang, Text } from './text.ts';
 import { SHELL, count, fill, when } from './text.ts';
 import { visibleText } from '../kernel/text.ts';
-
-/** What an agent wrote, in one line, with controls and bidi overrides visible: `html` escapes markup, not those. */
-const readable = (text: string): string => visibleText(text, { inline: true });
+import { pager, readable, timeView } from './views.ts';
 
 /** Items on one page of the inbox, and the longest note a decision takes (README, Hardening). */
 export const INBOX_PAGE_SIZE = 50;
@@ -39,9 +37,6 @@ const T = {
     en: 'Stale: what it was written on has changed since.',
     de: 'Veraltet: Die Grundlage hat sich seitdem geändert.',
   },
-  previous: { en: 'Previous page', de: 'Vorherige Seite' },
-  next: { en: 'Next page', de: 'Nächste Seite' },
-  pages: { en: 'Pages', de: 'Seiten' },
   back: { en: 'Back to the inbox', de: 'Zurück zum Eingang' },
   changes: { en: 'What it changes', de: 'Was sich ändert' },
   decide: { en: 'Decide', de: 'Entscheiden' },
@@ -121,7 +116,7 @@ export function inboxListPage(
 <td><a href="${itemUrl(base, source, entry.id)}">${readable(entry.title)}</a>${entry.stale ? html` <span class="badge warn" title="${T.staleLong[lang]}">${T.stale[lang]}</span>` : ''}</td>
 <td>${kindLabel(sources, entry.kind, lang)}</td>
 <td>${entry.from === null ? '—' : readable(entry.from)}</td>
-<td><time datetime="${entry.createdAt.toISOString()}">${when(lang, entry.createdAt)}</time></td>
+<td>${timeView(lang, entry.createdAt)}</td>
 </tr>`,
   );
   const body = html`<h1>${SHELL.inbox[lang]}</h1>
@@ -145,15 +140,7 @@ ${
 <thead><tr><th scope="col">${T.title[lang]}</th><th scope="col">${T.kind[lang]}</th><th scope="col">${T.from[lang]}</th><th scope="col">${T.submitted[lang]}</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>
-${
-  pages > 1
-    ? html`<nav class="pager" aria-label="${T.pages[lang]}">
-${page > 1 ? html`<a rel="prev" href="${link(page - 1)}">${T.previous[lang]}</a>` : ''}
-<span>${count(lang, page)} / ${count(lang, pages)}</span>
-${page < pages ? html`<a rel="next" href="${link(page + 1)}">${T.next[lang]}</a>` : ''}
-</nav>`
-    : ''
-}`
+${pager(lang, { page, more: page < pages, pages }, link)}`
 }`;
   return consolePage(base, lang, SHELL.inbox[lang], body, frame);
 }
@@ -197,7 +184,7 @@ ${detail.acceptFields ?? ''}
 <dl class="facts">
 <dt>${T.kind[lang]}</dt><dd>${kindLabel([source], entry.kind, lang)}</dd>
 <dt>${T.from[lang]}</dt><dd>${entry.from === null ? '—' : readable(entry.from)}</dd>
-<dt>${T.submitted[lang]}</dt><dd><time datetime="${entry.createdAt.toISOString()}">${when(lang, entry.createdAt)}</time></dd>
+<dt>${T.submitted[lang]}</dt><dd>${timeView(lang, entry.createdAt)}</dd>
 </dl>
 ${entry.stale && decided === undefined ? html`<p class="warning">${T.staleLong[lang]}</p>` : ''}
 ${alert === undefined ? '' : html`<p class="error" role="alert">${visibleText(alert)}</p>`}

@@ -153,9 +153,19 @@ export function registerConsoleRoutes(app: FastifyInstance, services: Services, 
       audit: AuditTrail.forSurface(services.audit, 'console').about({ tenantId: session.tenant.id, principalId: session.person.id }),
     };
   }
+  // Which sections a person sees, asked once per request (a ConsolePerson lives for one): the
+  // navigation and the section's own page both need it.
+  const seen = new WeakMap<ConsolePerson, Map<string, Promise<boolean>>>();
+  function sees(who: ConsolePerson, section: ConsoleSection): Promise<boolean> {
+    let known = seen.get(who);
+    if (known === undefined) seen.set(who, (known = new Map<string, Promise<boolean>>()));
+    let answer = known.get(section.id);
+    if (answer === undefined) known.set(section.id, (answer = section.visibleTo(who)));
+    return answer;
+  }
   async function frameOf(who: ConsolePerson, session: BrowserSession, section: Frame['section']): Promise<Frame> {
-    const sections: { id: string; label: string }[] = [];
-    for (const candidate of options.sections) if (await candidate.visibleTo(who)) sections.push({ id: candidate.id, label: candidate.label[who.lang] });
+    const visible = await Promise.all(options.sections.map((candidate) => sees(who, candidate)));
+    const sections = options.sections.filter((_, index) => visible[index]).map((candidate) => ({ id: candidate.id, label: candidate.label[who.lang] }));
     return { base, lang: who.lang, person: who.person, tenantName: who.tenant.name, csrf: session.csrf, section, sections };
   }
   const send = (reply: FastifyReply, status: number, page: string) => reply.code(status).type('text/html; charset=utf-8').send(page);
@@ -248,7 +258,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       scope.get(url, async (request: FastifyRequest<{ Params: Record<string, string> }>, reply) => {
         const signed = await signedIn(request, reply);
         if (signed === undefined) return reply;
-        if (!(await section.visibleTo(signed.who))) return notVisible(reply, signed.who, signed.session);
+        if (!(await sees(signed.who, section))) return notVisible(reply, signed.who, signed.session);
         return answer(reply, signed.who, signed.session, section, () =>
           route.handle(signed.who, { params: request.params, query: queryOf(request), form: undefined, csrf: signed.session.csrf }),
         );
@@ -257,7 +267,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       scope.post(url, async (request: FastifyRequest<{ Params: Record<string, string> }>, reply) => {
         const posted = await postedBy(request, reply, section.id);
         if (posted === undefined) return reply;
-        if (!(await section.visibleTo(posted.who))) return notVisible(reply, posted.who, posted.session);
+        if (!(await sees(posted.who, section))) return notVisible(reply, posted.who, posted.session);
         return answer(reply, posted.who, posted.session, section, () =>
           route.handle(posted.who, { params: request.params, query: queryOf(request), form: posted.form, csrf: posted.session.csrf }),
         );
@@ -352,8 +362,7 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
       const { who, form } = posted;
       const source = sources.get(request.params.source);
       const id = request.params.id;
-      // Decided only if the person may see it: an item they may not decide is unknown to them.
-      if (source === undefined || (await source.show(who, id)) === undefined) return showItem(reply, posted, undefined, id, 404);
+      if (source === undefined) return showItem(reply, posted, undefined, id, 404);
       const decision = form.get('decision');
       const note = form.get('note')?.trim() ?? '';
       if (decision !== 'accept' && decision !== 'reject') return showItem(reply, posted, source, id, 400, 'Choose accept or reject.');
@@ -364,6 +373,9 @@ ${extra.error === undefined ? '' : html`<p class="error" role="alert">${extra.er
         else await source.reject(who, id, note === '' ? undefined : note);
       } catch (error) {
         if (!isKgwError(error)) throw error;
+        // The source decides only what the person may see (InboxSource): one they may not is
+        // unknown to them, and its page says no more than an unknown one's.
+        if (error.code === 'not_found') return showItem(reply, posted, undefined, id, 404);
         // Someone else decided meanwhile, or the product refused: the item as it is now, with why.
         const status = STATUS_OF[error.code] ?? 400;
         return showItem(reply, posted, source, id, status, error.message);

@@ -63,4 +63,8 @@ export const SHELL = {
     de: 'Das Formular stammt nicht aus Ihrer aktuellen Anmeldung. Laden Sie die Seite neu und versuchen Sie es erneut.',
   },
   refusedTitle: { en: 'Refused', de: 'Abgelehnt' },
+  pages: { en: 'Pages', de: 'Seiten' },
+  previous: { en: 'Previous page', de: 'Vorherige Seite' },
+  next: { en: 'Next page', de: 'Nächste Seite' },
+  pageOf: { en: 'Page {page}', de: 'Seite {page}' },
 } as const satisfies Record<string, Text>;

@@ -1,12 +1,38 @@
 import type { SafeHtml } from '../http/pages/html.ts';
 import { html } from '../http/pages/html.ts';
 import { visibleText } from '../kernel/text.ts';
+import type { Lang } from './text.ts';
+import { SHELL, count, fill, when } from './text.ts';
 
 /**
  * Pieces the products' console pages share. Every value goes through `html`, which escapes it:
  * what an agent wrote is shown as text, never as markup; and its control characters and bidi
  * overrides are shown in their escaped form (kernel/text.ts), so it cannot hide or reorder.
  */
+
+/** What an agent or person wrote, in one line, with controls and bidi overrides visible: `html` escapes markup, not those. */
+export const readable = (text: string): string => visibleText(text, { inline: true });
+
+/** An instant for a page: written as the language writes it, with the exact time for machines and screen readers' tools. */
+export const timeView = (lang: Lang, at: Date): SafeHtml => html`<time datetime="${at.toISOString()}">${when(lang, at)}</time>`;
+
+/**
+ * The links between a list's pages, or nothing when it has one. `pages`: how many there are,
+ * where the list knows (it is counted); otherwise `more` says whether a next page exists.
+ */
+export function pager(
+  lang: Lang,
+  at: { readonly page: number; readonly more: boolean; readonly pages?: number },
+  link: (page: number) => string,
+): SafeHtml | string {
+  if (at.page === 1 && !at.more) return '';
+  const where = at.pages === undefined ? fill(SHELL.pageOf[lang], { page: count(lang, at.page) }) : `${count(lang, at.page)} / ${count(lang, at.pages)}`;
+  return html`<nav class="pager" aria-label="${SHELL.pages[lang]}">
+${at.page > 1 ? html`<a rel="prev" href="${link(at.page - 1)}">${SHELL.previous[lang]}</a>` : ''}
+<span>${where}</span>
+${at.more ? html`<a rel="next" href="${link(at.page + 1)}">${SHELL.next[lang]}</a>` : ''}
+</nav>`;
+}
 
 /** Lines of a diff or a text shown at most; the rest is cut and said (README, Hardening). */
 export const SHOWN_LINES_MAX = 5000;

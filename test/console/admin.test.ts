@@ -125,11 +125,11 @@ for (const backend of storeBackends()) {
       } finally {
         await agent.close();
       }
-      const [row] = await gateway.store.db.query<{ id: string; scopes: string[]; hours: number }>(
-        "SELECT id, scopes, round(extract(epoch FROM expires_at - created_at) / 3600)::int AS hours FROM tokens WHERE label = 'ci <b>'",
+      const [row] = await gateway.store.db.query<{ id: string; scopes: string[]; hours: number; source: string }>(
+        "SELECT id, scopes, source, round(extract(epoch FROM expires_at - created_at) / 3600)::int AS hours FROM tokens WHERE label = 'ci <b>'",
       );
       assert.ok(row);
-      assert.deepEqual([row.scopes, row.hours], [['context.read'], 2]);
+      assert.deepEqual([row.scopes, row.hours, row.source], [['context.read'], 2, 'console']);
 
       const revoked = await revoke(row.id);
       assert.equal(revoked.status, 303, revoked.text);

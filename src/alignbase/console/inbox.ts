@@ -6,7 +6,9 @@ import { html } from '../../http/pages/html.ts';
 import { isKgwError, notFound } from '../../kernel/errors.ts';
 import { visibleText } from '../../kernel/text.ts';
 import { canCreate, canPublish } from '../access/context-decisions.ts';
-import { effectiveContextRole } from '../access/grants.ts';
+import type { ContextRole, ContextType } from '../access/context-roles.ts';
+import type { ContextRoleTable } from '../access/grants.ts';
+import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import type { ReviewDetail, ReviewItem } from '../context/review.ts';
 import { acceptReview, listReviews, rejectReview, showReview } from '../context/review.ts';
 
@@ -57,16 +59,38 @@ const entryOf = (item: ReviewItem): InboxEntry => ({
   stale: item.isStale,
 });
 
+/** The person's role on a type's resource, or on the whole type (resourceId undefined). */
+type RoleOf = (type: ContextType, resourceId: string | undefined) => Promise<ContextRole | undefined>;
+
+/** Each role asked once from the database. */
+const roleFromDb =
+  (who: ConsolePerson): RoleOf =>
+  (type, resourceId) =>
+    effectiveContextRole(who.services.db, who.tenant.id, who.person.id, type, resourceId);
+
+/** Every role from one read of the person's grants per type: the listing asks for many items' roles. */
+function roleFromTables(who: ConsolePerson): RoleOf {
+  const tables = new Map<ContextType, Promise<ContextRoleTable>>();
+  return async (type, resourceId) => {
+    let table = tables.get(type);
+    if (table === undefined) tables.set(type, (table = contextRoleTable(who.services.db, who.tenant.id, who.person.id, type)));
+    const read = await table;
+    return resourceId === undefined ? read.typeRole : read.roleOn(resourceId);
+  };
+}
+
 /** What the person may do with an item: decide it at all, and publish what accepting saves. */
-async function rights(who: ConsolePerson, item: Pick<ReviewItem, 'kind' | 'type' | 'resourceId'>): Promise<{ decide: boolean; publish: boolean }> {
-  const { db } = who.services;
+async function rights(
+  who: ConsolePerson,
+  roleOf: RoleOf,
+  item: Pick<ReviewItem, 'kind' | 'type' | 'resourceId'>,
+): Promise<{ decide: boolean; publish: boolean }> {
   const scopes = who.caller.scopes;
   if (item.kind === 'draft' && item.resourceId !== null) {
-    const role = await effectiveContextRole(db, who.tenant.id, who.person.id, item.type, item.resourceId);
-    const publisher = canPublish(role, scopes);
+    const publisher = canPublish(await roleOf(item.type, item.resourceId), scopes);
     return { decide: publisher, publish: publisher };
   }
-  const onAll = await effectiveContextRole(db, who.tenant.id, who.person.id, 'knowledge', undefined);
+  const onAll = await roleOf('knowledge', undefined);
   return { decide: canCreate('knowledge', onAll, scopes), publish: canPublish(onAll, scopes) };
 }
 
@@ -79,7 +103,7 @@ async function decidable(who: ConsolePerson, id: string): Promise<{ detail: Revi
     if (isKgwError(error) && (error.code === 'not_found' || error.code === 'validation')) return undefined;
     throw error;
   }
-  const may = await rights(who, detail);
+  const may = await rights(who, roleFromDb(who), detail);
   return may.decide ? { detail, publish: may.publish } : undefined;
 }
 
@@ -108,7 +132,8 @@ export const alignbaseInbox: InboxSource = {
   async list(who) {
     const items = await listReviews(who.services.db, { tenant: who.tenant.slug });
     const entries: InboxEntry[] = [];
-    for (const item of items) if ((await rights(who, item)).decide) entries.push(entryOf(item));
+    const roleOf = roleFromTables(who);
+    for (const item of items) if ((await rights(who, roleOf, item)).decide) entries.push(entryOf(item));
     return entries;
   },
   async show(who, id): Promise<InboxDetail | undefined> {

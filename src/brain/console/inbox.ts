@@ -1,7 +1,7 @@
 import type { ConsolePerson, InboxDecided, InboxDetail, InboxEntry, InboxSource } from '../../console/contract.ts';
 import type { Lang, Text } from '../../console/text.ts';
 import { fill } from '../../console/text.ts';
-import { compareView, textView } from '../../console/views.ts';
+import { compareView, readable, textView } from '../../console/views.ts';
 import type { SafeHtml } from '../../http/pages/html.ts';
 import { html } from '../../http/pages/html.ts';
 import { principalAccess } from '../../kernel/directory/principals.ts';
@@ -96,8 +96,6 @@ const T = {
   inFile: { en: 'The draft was saved as a file (not sent):', de: 'Der Entwurf wurde als Datei gespeichert (nicht gesendet):' },
 } as const satisfies Record<string, Text>;
 
-/** A text of one line (a title, a name, a field) as shown: controls and bidi overrides visible (kernel/text.ts). */
-const line = (text: string): string => visibleText(text, { inline: true });
 /** A text of several lines (a body) as shown. */
 const block = (text: string): string => visibleText(text);
 
@@ -105,7 +103,7 @@ const kindOf = (kind: InboxItemKind): (typeof KINDS)[number]['id'] => (kind === 
 
 const fromOf = (item: BrainReviewItem): string | null => {
   const who = item.authorName ?? item.authorEmail;
-  return who === null ? null : line(who);
+  return who === null ? null : readable(who);
 };
 
 /**
@@ -115,7 +113,7 @@ const fromOf = (item: BrainReviewItem): string | null => {
 const entryOf = (item: BrainReviewItem): InboxEntry => ({
   id: item.id,
   kind: kindOf(item.kind),
-  title: line(item.title),
+  title: readable(item.title),
   from: fromOf(item),
   createdAt: item.createdAt,
   stale: false,
@@ -167,12 +165,12 @@ async function decidable(who: ConsolePerson, id: string, viewer?: TierViewer): P
 /** A node's fields as the compare table shows them, one line each; null where the field is empty. */
 function fieldsOf(node: BrainNode | null): Readonly<Record<NodeField, string | null>> | null {
   if (node === null) return null;
-  const text = (value: string): string | null => (value === '' ? null : line(value));
+  const text = (value: string): string | null => (value === '' ? null : readable(value));
   return {
     type: node.type,
     title: text(node.title),
     summary: text(node.summary),
-    access: line(accessText(node)),
+    access: readable(accessText(node)),
     tags: text(node.tags.join(', ')),
     metadata: text(
       Object.entries(node.metadata)
@@ -197,14 +195,14 @@ function actionChanges(lang: Lang, detail: BrainReviewDetail, nodes: readonly No
   const details = detail.details ?? {};
   const relation =
     action === 'add_relation' || action === 'remove_relation'
-      ? html`<p>${action === 'add_relation' ? T.addsRelation[lang] : T.removesRelation[lang]}: <code>${line(relationText(details as { from: string; verb: string; to: string }))}</code></p>`
+      ? html`<p>${action === 'add_relation' ? T.addsRelation[lang] : T.removesRelation[lang]}: <code>${readable(relationText(details as { from: string; verb: string; to: string }))}</code></p>`
       : '';
   const decided = detail.status !== 'pending';
   const tables = nodes.map(({ node, current, proposed }) => {
     const now = fieldsOf(current);
     const after = fieldsOf(proposed);
     return compareView(
-      fill((decided ? T.nodeCaptionDecided : T.nodeCaption)[lang], { id: line(node) }),
+      fill((decided ? T.nodeCaptionDecided : T.nodeCaption)[lang], { id: readable(node) }),
       { field: T.field[lang], now: T.now[lang], after: (decided ? T.asSet : T.after)[lang] },
       NODE_FIELDS.map((field) => ({ field: T[field][lang], now: now?.[field] ?? null, after: after?.[field] ?? null })),
     );
@@ -217,7 +215,7 @@ function mailboxName(who: ConsolePerson, mailbox: MailboxSettings): string {
   const raw = mailbox.url ?? who.services.config.mail.imapUrl;
   const url = raw === undefined ? undefined : parseImapUrl(raw);
   const user = mailbox.user ?? who.person.email;
-  return line(url === undefined || typeof url === 'string' ? user : `${user} (${url.host})`);
+  return readable(url === undefined || typeof url === 'string' ? user : `${user} (${url.host})`);
 }
 
 /**
@@ -242,9 +240,9 @@ function emailChanges(who: ConsolePerson, detail: BrainReviewDetail, mailbox: Ma
       : html`<p class="note">${mailbox === null ? T.toFile[lang] : fill(T.toMailbox[lang], { mailbox: mailboxName(who, mailbox) })}</p>`;
   return html`<h3>${T.emailAs[lang]}</h3>
 <dl class="facts">
-<dt>${T.mailFrom[lang]}</dt><dd>${line(from)}</dd>
-<dt>${T.mailTo[lang]}</dt><dd>${draft.to.map(line).join(', ')}</dd>
-<dt>${T.mailSubject[lang]}</dt><dd>${line(draft.subject)}</dd>
+<dt>${T.mailFrom[lang]}</dt><dd>${readable(from)}</dd>
+<dt>${T.mailTo[lang]}</dt><dd>${draft.to.map(readable).join(', ')}</dd>
+<dt>${T.mailSubject[lang]}</dt><dd>${readable(draft.subject)}</dd>
 </dl>
 ${textView(block(draft.bodyText), T.mailBody[lang])}
 ${where}`;
@@ -263,7 +261,7 @@ async function itemChanges(who: ConsolePerson, detail: BrainReviewDetail, viewer
   return html`<h3>${T.body[lang]}</h3>
 ${textView(block(detail.body), T.body[lang])}
 <h3>${T.related[lang]}</h3>
-${related.length === 0 ? html`<p>${T.noRelated[lang]}</p>` : html`<ul>${related.map((id) => html`<li><code>${line(id)}</code></li>`)}</ul>`}
+${related.length === 0 ? html`<p>${T.noRelated[lang]}</p>` : html`<ul>${related.map((id) => html`<li><code>${readable(id)}</code></li>`)}</ul>`}
 ${detail.status === 'pending' ? html`<p class="note">${T.acknowledge[lang]}</p>` : ''}`;
 }
 
@@ -275,9 +273,9 @@ ${detail.status === 'pending' ? html`<p class="note">${T.acknowledge[lang]}</p>`
 function resultOf(lang: Lang, detail: BrainReviewDetail): SafeHtml | undefined {
   if (detail.status !== 'accepted') return undefined;
   if (detail.action !== null && detail.details !== null)
-    return html`<p>${T.applied[lang]}</p><ul><li><code>${line(actionLine(detail.action, detail.details))}</code></li></ul>`;
+    return html`<p>${T.applied[lang]}</p><ul><li><code>${readable(actionLine(detail.action, detail.details))}</code></li></ul>`;
   if (detail.kind === 'email_draft' && detail.deliveredTo !== null)
-    return html`<p>${detail.deliveredTo.startsWith('imap') ? T.inMailbox[lang] : T.inFile[lang]} <code>${line(detail.deliveredTo)}</code></p>`;
+    return html`<p>${detail.deliveredTo.startsWith('imap') ? T.inMailbox[lang] : T.inFile[lang]} <code>${readable(detail.deliveredTo)}</code></p>`;
   return html`<p>${T.acknowledged[lang]}</p>`;
 }
 

@@ -4,7 +4,7 @@ import { findAuditEvent, listAuditEvents } from '../../kernel/audit/audit-reader
 import { findPrincipal } from '../../kernel/directory/directory.ts';
 import { isTenantAdmin } from '../../kernel/directory/tenant-admins.ts';
 import { notFound, validation } from '../../kernel/errors.ts';
-import { isUuid, unsafeName, unstorableText, visibleText } from '../../kernel/text.ts';
+import { isUuid, unsafeName, unstorableText } from '../../kernel/text.ts';
 import { parseDuration } from '../../kernel/tokens/duration.ts';
 import type { TenantTokenInfo } from '../../kernel/tokens/tokens.ts';
 import { createToken, DEFAULT_TOKEN_TTL_MS, listTenantTokens, revokeTenantToken } from '../../kernel/tokens/tokens.ts';
@@ -14,7 +14,7 @@ import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest } fro
 import { CONSOLE_PATH } from '../page.ts';
 import type { Lang } from '../text.ts';
 import { fill, when } from '../text.ts';
-import { textView } from '../views.ts';
+import { pager, readable, textView, timeView } from '../views.ts';
 import { A } from './texts.ts';
 
 /**
@@ -40,7 +40,6 @@ export interface AdminOptions {
 }
 
 const ID = 'admin';
-const readable = (text: string): string => visibleText(text, { inline: true });
 const url = (base: string, path: string): string => `${base}${CONSOLE_PATH}/${ID}${path}`;
 
 /** A list's page from `?page=` (1 when left out); anything but a whole number within bounds is refused. */
@@ -55,17 +54,7 @@ function pageOf(query: URLSearchParams): number {
 
 const rowsOf = (page: number) => ({ offset: (page - 1) * ADMIN_PAGE_SIZE, limit: ADMIN_PAGE_SIZE });
 
-function pager(lang: Lang, page: number, more: boolean, link: (page: number) => string): SafeHtml | string {
-  if (page === 1 && !more) return '';
-  return html`<nav class="pager" aria-label="${A.pages[lang]}">
-${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">${A.newer[lang]}</a>` : ''}
-<span>${fill(A.pageOf[lang], { page: String(page) })}</span>
-${more ? html`<a href="${link(page + 1)}" rel="next">${A.older[lang]}</a>` : ''}
-</nav>`;
-}
-
-const at = (lang: Lang, iso: string | null, none: string): SafeHtml | string =>
-  iso === null ? none : html`<time datetime="${iso}">${when(lang, new Date(iso))}</time>`;
+const at = (lang: Lang, iso: string | null, none: string): SafeHtml | string => (iso === null ? none : timeView(lang, new Date(iso)));
 
 function overview(who: ConsolePerson): SectionAnswer {
   const { lang } = who;
@@ -115,7 +104,7 @@ ${
 <tbody>${tokens.map(row)}</tbody>
 </table></div>`
 }
-${pager(lang, page, more, (p) => url(base, `/tokens?page=${String(p)}`))}
+${pager(lang, { page, more }, (p) => url(base, `/tokens?page=${String(p)}`))}
 <h2 id="new-token">${A.newToken[lang]}</h2>
 <form method="post" action="${url(base, '/tokens')}" aria-labelledby="new-token">
 <input type="hidden" name="csrf" value="${csrf}">
@@ -162,7 +151,7 @@ async function createTokenAnswer(who: ConsolePerson, options: AdminOptions, form
     throw validation(`there is no person or agent "${readable(reference)}" in this organisation`);
   const { token, info } = await createToken(
     who.services.db,
-    { tenant: who.tenant.slug, principal: reference, scopes, ttlMs, label: label === '' ? undefined : label },
+    { tenant: who.tenant.slug, principal: reference, scopes, ttlMs, label: label === '' ? undefined : label, source: 'console' },
     who.audit,
   );
   // The secret is in this answer's body only: never in a URL or a redirect, never again.
@@ -255,7 +244,7 @@ async function auditPage(who: ConsolePerson, request: SectionRequest): Promise<S
       hint === undefined ? '' : html` placeholder="${hint}"`
     }></label>`;
   const row = (event: AuditRecord): SafeHtml => html`<tr>
-<td><a href="${url(base, `/audit/${event.id}`)}"><time datetime="${event.at.toISOString()}">${when(lang, event.at)}</time></a></td>
+<td><a href="${url(base, `/audit/${event.id}`)}">${timeView(lang, event.at)}</a></td>
 <td>${actorOf(lang, event)}</td>
 <td>${event.surface}</td>
 <td>${readable(event.tool === null || event.tool === event.action ? event.action : `${event.tool} · ${event.action}`)}</td>
@@ -283,7 +272,7 @@ ${
 <tbody>${events.map(row)}</tbody>
 </table></div>`
 }
-${pager(lang, page, more, link)}`,
+${pager(lang, { page, more }, link)}`,
     },
   };
 }

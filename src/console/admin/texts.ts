@@ -62,8 +62,4 @@ export const A = {
   agent: { en: 'agent', de: 'Agent' },
   operator: { en: 'operator (kgw)', de: 'Betrieb (kgw)' },
   anonymous: { en: 'anonymous', de: 'anonym' },
-  pages: { en: 'Pages', de: 'Seiten' },
-  newer: { en: 'Newer', de: 'Neuere' },
-  older: { en: 'Older', de: 'Ältere' },
-  pageOf: { en: 'Page {page}', de: 'Seite {page}' },
 } as const satisfies Record<string, Text>;

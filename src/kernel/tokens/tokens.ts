@@ -23,11 +23,14 @@ export interface TokenInfo {
   readonly principalKind: 'person' | 'agent';
   readonly scopes: readonly Scope[];
   readonly label: string | null;
-  readonly source: 'cli' | 'oauth';
+  readonly source: TokenSource;
   readonly createdAt: string;
   readonly expiresAt: string | null;
   readonly revokedAt: string | null;
 }
+
+/** Where a token was issued: `kgw token`, an OAuth grant, or the console's Admin pages. */
+export type TokenSource = 'cli' | 'oauth' | 'console';
 
 export interface CreateTokenInput {
   readonly tenant: string;
@@ -37,7 +40,7 @@ export interface CreateTokenInput {
   /** Lifetime in milliseconds; undefined means the token never expires. */
   readonly ttlMs: number | undefined;
   readonly label?: string | undefined;
-  readonly source?: 'cli' | 'oauth';
+  readonly source?: TokenSource;
 }
 
 const INFO_COLUMNS = `t.id, n.slug AS tenant, coalesce(p.email, p.name) AS principal, p.kind AS "principalKind",
@@ -90,7 +93,7 @@ export interface TokenRow {
   readonly scopes: readonly Scope[];
   readonly ttlMs: number | undefined;
   readonly label?: string | undefined;
-  readonly source?: 'cli' | 'oauth' | undefined;
+  readonly source?: TokenSource | undefined;
   /** OAuth only: the MCP resource URL the token is valid for, its client and its grant. */
   readonly audience?: string | undefined;
   readonly clientId?: string | undefined;
