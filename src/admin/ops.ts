@@ -20,6 +20,7 @@ import {
   IMPORT_VERSIONS_MAX,
   importContextDraft,
   importContextResource,
+  operatorAccess,
   operatorTypeGrants,
 } from '../alignbase/index.ts';
 import type { Kb, OperatorKbListing, TeamSettings } from '../atmina/index.ts';
@@ -531,6 +532,19 @@ const definitions = {
       return { tenant, grants: grants.map((g) => ({ to: g.to, on: g.on, role: g.role })) };
     },
   }),
+  // Every grant and route as an org file names them, and those it cannot name (the console's org file).
+  'context.access': defineOp({
+    args: z.object({ tenant: z.string() }).strict(),
+    run: async (services, args) => {
+      const { tenant, grants, routes, leftOut } = await operatorAccess(services.db, args);
+      return {
+        tenant,
+        grants: grants.map((g) => ({ to: g.to, on: g.on, role: g.role })),
+        routes: routes.map((r) => ({ deliver: r.deliver, to: r.to })),
+        left_out: leftOut.map((l) => ({ name: l.name, reason: l.reason })),
+      };
+    },
+  }),
   // One page of the tenant's Company Brain nodes, every tier (kgw export folder's brain file).
   'brain.nodes': defineOp({
     args: z
@@ -892,6 +906,25 @@ export type OpName = keyof Definitions;
 /** What a caller passes: z.input, so a field with .default() may be left out. */
 export type OpArgs<N extends OpName> = ReadonlyDeep<z.input<Definitions[N]['args']>>;
 export type OpResult<N extends OpName> = Definitions[N] extends OpDef<z.ZodType, infer Result> ? Result : never;
+/** An operation's arguments may be left out when it has none that are required. */
+export type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];
+/**
+ * Runs administrative operations, wherever the store is reachable from this process: typed by
+ * the operation's name, with the arguments its schema takes and the result its `run` returns.
+ */
+export type OpRunner = <N extends OpName>(op: N, ...args: OpCallArgs<N>) => Promise<OpResult<N>>;
+
+/** Every item of a paged operation (its `next` names where the next page starts), page by page. */
+export async function allPages<T>(page: (after: string | undefined) => Promise<{ items: readonly T[]; next: string | null }>): Promise<T[]> {
+  const items: T[] = [];
+  let after: string | undefined;
+  do {
+    const got = await page(after);
+    items.push(...got.items);
+    after = got.next ?? undefined;
+  } while (after !== undefined);
+  return items;
+}
 
 // Every result must be JSON (JsonSafe): an operation whose result is not is named by tsc here,
 // as a type that does not satisfy `never`. Checked here rather than in defineOp, where the

@@ -121,4 +121,4 @@ export { inboxListing } from './dialect/messages.ts';
 export type { OperatorContextResource, OperatorContextVersion } from './context/operator-export.ts';
 export { OPERATOR_CONTEXT_PAGE_DEFAULT, OPERATOR_CONTEXT_PAGE_MAX, operatorContext, operatorContextFile } from './context/operator-export.ts';
 export { IMPORT_VERSIONS_MAX, importContextDraft, importContextResource } from './context/operator-import.ts';
-export { operatorTypeGrants } from './org/operator-grants.ts';
+export { operatorAccess, operatorTypeGrants } from './org/operator-grants.ts';

@@ -1,7 +1,7 @@
 import type { OpResult } from '../admin/ops.ts';
 import { BRAIN_FILE_MAX_BYTES } from '../brain/index.ts';
 import { allPages, destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
-import { byText, yamlText } from './export-org.ts';
+import { byText, yamlText } from '../admin/org-file.ts';
 import type { OpRunner } from './session.ts';
 
 /**

@@ -80,14 +80,4 @@ export async function removeGone(
   }
 }
 
-/** Every item of a paged operation (its `next` names where the next page starts), page by page. */
-export async function allPages<T>(page: (after: string | undefined) => Promise<{ items: readonly T[]; next: string | null }>): Promise<T[]> {
-  const items: T[] = [];
-  let after: string | undefined;
-  do {
-    const got = await page(after);
-    items.push(...got.items);
-    after = got.next ?? undefined;
-  } while (after !== undefined);
-  return items;
-}
+export { allPages } from '../admin/ops.ts';

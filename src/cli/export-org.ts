@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { OpResult } from '../admin/ops.ts';
+import { byText, orgFileText, readOrgDirectory, yamlText } from '../admin/org-file.ts';
 import { REFERENCED_FILES_MAX_BYTES } from '../kernel/org/referenced-files.ts';
-import type { ManifestResource } from './export-alignbase.ts';
+import type { ManifestResource as Resource } from './export-alignbase.ts';
 import { fileNameOf } from './export-alignbase.ts';
-import { allPages, destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
+import { destination, diskSha, reasonOf, removeGone, sha256Of, writeWhole } from './export-files.ts';
 import { exportedText } from './import-export.ts';
 import type { OpRunner } from './session.ts';
 
@@ -61,34 +61,6 @@ export interface OrgReport {
   failed: { path: string; reason: string }[];
 }
 
-/** Sorted by UTF-16 code units, the same on every machine (localeCompare is not). */
-export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-// What a YAML double-quoted scalar should not hold as it is: JSON.stringify escapes the C0
-// controls but writes DEL, the C1 controls (U+0085 is a line break to YAML 1.1 readers), format
-// characters, U+2028/U+2029 and the non-characters U+FFFE/U+FFFF raw.
-const YAML_UNSAFE = /[\p{Cc}\p{Cf}\u2028\u2029\ufffe\uffff]/gu;
-
-/**
- * Text as a YAML double-quoted scalar that reads back exactly: JSON's string (valid YAML) with
- * what YAML should not hold raw escaped, `\uXXXX` or, above U+FFFF, `\UXXXXXXXX`. A value written
- * so is always text, whatever it looks like (`"2024"`, `"true"`, `"- a: #b"`), and on one line.
- */
-export function yamlText(value: string): string {
-  return JSON.stringify(value).replace(YAML_UNSAFE, (char) => {
-    const code = char.codePointAt(0) ?? 0;
-    return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\U${code.toString(16).padStart(8, '0')}`;
-  });
-}
-
-const flowList = (items: readonly string[]): string => `[${items.map(yamlText).join(', ')}]`;
-
-type Principal = OpResult<'directory.principals'>['principals'][number];
-type Group = OpResult<'directory.groups'>['groups'][number];
-type Team = OpResult<'team.list'>['teams'][number];
-type Kb = OpResult<'kb.list'>[number];
-type Resource = ManifestResource;
-
 /** A resource the file declares, and what its entry says. */
 interface Declared {
   readonly resource: Resource;
@@ -96,63 +68,6 @@ interface Declared {
   readonly reference: string;
   readonly publish: boolean;
   readonly authority: string;
-}
-
-/** The access keys a person or agent has beyond the defaults, as the file writes them. */
-function accessLines(p: Principal): string[] {
-  const lines: string[] = [];
-  if (p.tier !== 'public') lines.push(`    tier: ${yamlText(p.tier)}`);
-  if (p.departments.length > 0) lines.push(`    departments: ${flowList(p.departments)}`);
-  if (p.projects.length > 0) lines.push(`    projects: ${flowList(p.projects)}`);
-  if (p.brain_role !== 'viewer') lines.push(`    brain_role: ${yamlText(p.brain_role)}`);
-  return lines;
-}
-
-function personLines(p: Principal): string[] {
-  const lines = [`  - email: ${yamlText(p.email ?? '')}`, `    name: ${yamlText(p.name)}`, ...accessLines(p)];
-  if (p.admin) lines.push('    admin: true');
-  if (p.mailbox !== null) {
-    // The name of the variable that holds the IMAP password, read when a draft is approved; never a password.
-    lines.push('    mailbox:', `      password_env: ${yamlText(p.mailbox.password_env)}`);
-    for (const key of ['user', 'url', 'folder'] as const) {
-      const value = p.mailbox[key];
-      if (value !== undefined) lines.push(`      ${key}: ${yamlText(value)}`);
-    }
-  }
-  return lines;
-}
-
-function agentLines(p: Principal): string[] {
-  const lines = [`  - name: ${yamlText(p.name)}`, `    owner: ${yamlText(p.owner ?? '')}`, ...accessLines(p)];
-  if (p.policy_max_team_role !== null) lines.push(`    policy: { max_team_role: ${yamlText(p.policy_max_team_role)} }`);
-  return lines;
-}
-
-function groupLines(g: Group): string[] {
-  const lines = [`  - name: ${yamlText(g.name)}`];
-  if (g.members.length === 0) lines.push('    members: []');
-  else lines.push('    members:', ...g.members.map((m) => `      - ${yamlText(m)}`));
-  return lines;
-}
-
-function teamLines(t: Team): string[] {
-  const lines = [`  - slug: ${yamlText(t.slug)}`, `    name: ${yamlText(t.name)}`];
-  if (t.members.length === 0) lines.push('    members: {}');
-  else lines.push('    members:', ...t.members.map((m) => `      ${yamlText(m.member)}: ${yamlText(m.role)}`));
-  // Written only when there are some: a team without `shares` keeps what it has, and a new one has none.
-  if (t.shares.length > 0) lines.push('    shares:', ...t.shares.map((s) => `      - { with: ${yamlText(s.with)}, role: ${yamlText(s.role)} }`));
-  return lines;
-}
-
-function kbLines(kb: Kb): string[] {
-  const lines = [
-    `  - slug: ${yamlText(kb.slug)}`,
-    `    name: ${yamlText(kb.name)}`,
-    `    team: ${yamlText(kb.team)}`,
-    `    visibility: ${yamlText(kb.visibility)}`,
-  ];
-  if (kb.description !== '') lines.push(`    description: ${yamlText(kb.description)}`);
-  return lines;
 }
 
 /** The staleness dates of a Knowledge or Skill; a Memory has none in the org file. */
@@ -174,12 +89,6 @@ function resourceLines(d: Declared): string[] {
     ...(d.publish ? ['    publish: true'] : []),
     ...dateLines(r),
   ];
-}
-
-/** A list section, `key: []` when empty (grants and routes: the tenant's complete lists), or nothing at all. */
-function section(key: string, entries: readonly string[][], whenEmpty: 'omit' | 'empty'): string[] {
-  if (entries.length === 0) return whenEmpty === 'omit' ? [] : ['', `${key}: []`];
-  return ['', `${key}:`, ...entries.flat()];
 }
 
 const TYPE_WORDS = { knowledge: 'Knowledge', skill: 'Skills', memory: 'Memories', artifact: 'Artifacts' } as const;
@@ -209,30 +118,12 @@ export async function exportOrg(
     failed: [],
   };
   const leaveOut = (name: string, reason: string): void => void report.left_out.push({ name, reason });
-  const keys = await run('tenant.show', { tenant });
-  const principals = await allPages(async (after) => {
-    const page = await run('directory.principals', { tenant, ...(after === undefined ? {} : { after }) });
-    return { items: page.principals, next: page.next };
-  });
-  const groups = await allPages(async (after) => {
-    const page = await run('directory.groups', { tenant, ...(after === undefined ? {} : { after }) });
-    return { items: page.groups, next: page.next };
-  });
-  const teams = await allPages(async (after) => {
-    const page = await run('team.list', { tenant, ...(after === undefined ? {} : { after }) });
-    return { items: page.teams, next: page.next };
-  });
-  const kbs = await run('kb.list', { tenant, archived: true });
+  const directory = await readOrgDirectory(run, tenant);
   const typeGrants = (await run('context.type-grants', { tenant })).grants;
-  progress(`org.yaml: ${principals.length} people and agents, ${groups.length} groups, ${teams.length} teams`);
-
-  const people = principals.filter((p) => p.kind === 'person').sort((a, b) => byText(a.email ?? '', b.email ?? ''));
-  const agents = principals.filter((p) => p.kind === 'agent').sort((a, b) => byText(a.name, b.name));
-  groups.sort((a, b) => byText(a.name, b.name));
-  teams.sort((a, b) => byText(a.slug, b.slug));
-  const liveKbs = kbs.filter((kb) => kb.archived_at === null).sort((a, b) => byText(a.slug, b.slug));
+  const { people, agents, groups, teams, kbs: liveKbs } = directory;
+  progress(`org.yaml: ${people.length + agents.length} people and agents, ${groups.length} groups, ${teams.length} teams`);
   // The file refuses an archived KB, and the export holds no files of one.
-  for (const kb of kbs) if (kb.archived_at !== null) leaveOut(`kb:${kb.slug}`, 'archived (restore it with kgw kb restore to carry it)');
+  for (const kb of directory.archivedKbs) leaveOut(`kb:${kb.slug}`, 'archived (restore it with kgw kb restore to carry it)');
 
   // The active Knowledge, Skills and Memories, as the file names them (`knowledge:TITLE`): one
   // entry each, unless several share the name, which the file cannot tell apart.
@@ -358,7 +249,7 @@ export async function exportOrg(
     routes: routes.length,
   });
 
-  const lines = [
+  const header = [
     `# The org file of tenant ${yamlText(tenant)}, written by kgw export folder. On a new gateway, from the`,
     '# export folder (EMAIL: a person of this file, an Editor of its KBs):',
     '#   kgw apply org.yaml',
@@ -372,32 +263,15 @@ export async function exportOrg(
     '# grants and routes are the complete lists: applied to a tenant that has others, this file',
     '# removes them.',
   ];
-  if (report.left_out.length > 0) {
-    lines.push('# Left out, as this file could not recreate them on a new gateway:');
-    for (const item of report.left_out) lines.push(`#   ${yamlText(item.name)}: ${yamlText(item.reason)}`);
-  }
-  lines.push(`tenant: ${yamlText(keys.tenant)}`, `name: ${yamlText(keys.name)}`, `language: ${yamlText(keys.language)}`);
-  lines.push(
-    ...section('people', people.map(personLines), 'omit'),
-    ...section('agents', agents.map(agentLines), 'omit'),
-    ...section('groups', groups.map(groupLines), 'omit'),
-    ...section('teams', teams.map(teamLines), 'omit'),
-    ...section('kbs', liveKbs.map(kbLines), 'omit'),
-    ...section('knowledge', knowledge.map(resourceLines), 'omit'),
-    ...section('skills', skills.map(resourceLines), 'omit'),
-    ...section('memories', memories.map(resourceLines), 'omit'),
-    ...section(
-      'grants',
-      grants.map((g) => [`  - { to: ${yamlText(g.to)}, on: ${yamlText(g.on)}, role: ${yamlText(g.role)} }`]),
-      'empty',
-    ),
-    ...section(
-      'routes',
-      routes.map((r) => [`  - { deliver: ${yamlText(r.deliver)}, to: ${yamlText(r.to)} }`]),
-      'empty',
-    ),
-  );
-  const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+  const text = orgFileText({
+    header,
+    leftOut: report.left_out,
+    directory,
+    resources: { knowledge: knowledge.map(resourceLines), skills: skills.map(resourceLines), memories: memories.map(resourceLines) },
+    grants,
+    routes,
+  });
+  const bytes = Buffer.from(text, 'utf8');
   const sha256 = sha256Of(bytes);
   report.files += 1;
   try {

@@ -1,5 +1,5 @@
 import { openStore } from '../app.ts';
-import type { OpArgs, OpName, OpResult } from '../admin/ops.ts';
+import type { OpCallArgs, OpName, OpResult, OpRunner } from '../admin/ops.ts';
 import { runOp } from '../admin/ops.ts';
 import type { Config } from '../config.ts';
 import { existsSync } from 'node:fs';
@@ -13,14 +13,7 @@ import { makePrivateDir } from '../store/private-dir.ts';
 import { iso } from '../kernel/instants.ts';
 import { printNotice } from './terminal.ts';
 
-/** An operation's arguments may be left out when it has none that are required. */
-type OpCallArgs<N extends OpName> = Record<never, never> extends OpArgs<N> ? [args?: OpArgs<N>] : [args: OpArgs<N>];
-
-/**
- * Runs administrative operations, wherever the store is reachable from this process: typed by
- * the operation's name, with the arguments its schema takes and the result its `run` returns.
- */
-export type OpRunner = <N extends OpName>(op: N, ...args: OpCallArgs<N>) => Promise<OpResult<N>>;
+export type { OpRunner } from '../admin/ops.ts';
 
 const WAIT_MS = 30_000;
 
