@@ -24,9 +24,12 @@ import {
   signInHooks,
 } from './products.ts';
 import { PasswordSignIns } from './auth/password-sign-in.ts';
+import type { OrgReading } from './console/admin/org-pages.ts';
 import { adminSection } from './console/admin/section.ts';
 import { registerConsoleRoutes } from './console/routes.ts';
+import type { OpRunner } from './admin/ops.ts';
 import { isOpName, runOp } from './admin/ops.ts';
+import { tenantOrgFile } from './admin/org-file.ts';
 import { registerAccessLog } from './http/access-log.ts';
 import { registerMetricsRoute } from './http/metrics-route.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -55,6 +58,13 @@ import { checkDataFolder } from './store/private-dir.ts';
 import { BUILD } from './build.ts';
 
 /** How long the HTTP server waits for a client; see README "Hardening". */
+/** The organisation of a tenant as its org file has it, for the console's Admin pages. */
+async function consoleOrg(services: Services, tenant: string): Promise<OrgReading> {
+  const run: OpRunner = (name, ...[args]) => runOp(services, name, args);
+  const file = await tenantOrgFile(run, tenant);
+  return { ...file.directory, grants: file.grants, routes: file.routes, leftOut: file.leftOut, text: file.text };
+}
+
 export const HTTP_LIMITS = { requestTimeoutMs: 300_000, idleTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000 } as const;
 
 /** The embedded store lives here inside the data folder. */
@@ -184,7 +194,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     registerOAuthRoutes(app, services, endpoints, scopeCatalogue, signInHooks, signIns);
     registerConsoleRoutes(app, services, {
       inbox: consoleInbox,
-      sections: [...consoleSections, adminSection({ scopes: scopeCatalogue })],
+      sections: [...consoleSections, adminSection({ scopes: scopeCatalogue, org: (tenant) => consoleOrg(services, tenant) })],
       scopes: scopeCatalogue.all,
       signIns,
     });

@@ -15,6 +15,10 @@ import { CONSOLE_PATH } from '../page.ts';
 import type { Lang } from '../text.ts';
 import { fill, when } from '../text.ts';
 import { pager, readable, textView, timeView } from '../views.ts';
+import { backendsPage } from './backends-page.ts';
+import type { OrgReader } from './org-pages.ts';
+import { orgFileDownload, orgOverview, orgPart } from './org-pages.ts';
+import { B, O } from './org-texts.ts';
 import { A } from './texts.ts';
 
 /**
@@ -37,6 +41,8 @@ export const CONSOLE_TOKEN_MAX_MS = 365 * 86_400_000;
 export interface AdminOptions {
   /** Every scope the products declare, with its description: what a token may be given. */
   readonly scopes: ScopeCatalogue;
+  /** The organisation as its org file has it (src/admin/org-file.ts, through the composition root). */
+  readonly org: OrgReader;
 }
 
 const ID = 'admin';
@@ -65,8 +71,10 @@ function overview(who: ConsolePerson): SectionAnswer {
       body: html`<h1>${A.section[lang]}</h1>
 <p class="lead">${fill(A.lead[lang], { tenant: who.tenant.name })}</p>
 <ul>
+<li><a href="${url(base, '/org')}">${O.org[lang]}</a></li>
 <li><a href="${url(base, '/tokens')}">${A.tokens[lang]}</a></li>
 <li><a href="${url(base, '/audit')}">${A.audit[lang]}</a></li>
+<li><a href="${url(base, '/backends')}">${B.backends[lang]}</a></li>
 </ul>`,
     },
   };
@@ -330,6 +338,10 @@ export function adminSection(options: AdminOptions): ConsoleSection {
           return { redirect: url(who.services.config.publicUrl, '/tokens') };
         },
       },
+      { method: 'GET', path: '/org', handle: (who) => orgOverview(who, options.org) },
+      { method: 'GET', path: '/org.yaml', handle: (who) => orgFileDownload(who, options.org) },
+      { method: 'GET', path: '/org/:part', handle: (who, request) => orgPart(who, options.org, request, pageOf(request.query)) },
+      { method: 'GET', path: '/backends', handle: (who) => backendsPage(who) },
       { method: 'GET', path: '/audit', handle: (who, request) => auditPage(who, request) },
       { method: 'GET', path: '/audit/:id', handle: (who, request) => auditEventPage(who, request.params['id'] ?? '') },
     ],

@@ -4,8 +4,8 @@ import type { Text } from '../text.ts';
 export const A = {
   section: { en: 'Admin', de: 'Verwaltung' },
   lead: {
-    en: 'For the administrators of {tenant}: the tokens agents and people connect with, and the audit log of what was done.',
-    de: 'Für die Administratoren von {tenant}: die Tokens, mit denen sich Agenten und Personen verbinden, und das Audit-Protokoll.',
+    en: 'For the administrators of {tenant}: the organisation as its org file has it, the tokens agents and people connect with, the audit log of what was done, and the backends.',
+    de: 'Für die Administratoren von {tenant}: die Organisation, wie ihre Org-Datei sie beschreibt, die Tokens, mit denen sich Agenten und Personen verbinden, das Audit-Protokoll und die Backends.',
   },
   tokens: { en: 'Tokens', de: 'Tokens' },
   tokensLead: {
