@@ -25,6 +25,7 @@ import {
   readSkillTool,
   writeSkillTool,
 } from './dialect/skills.ts';
+import { alignbaseActivity } from './console/activity.ts';
 import { alignbaseInbox } from './console/inbox.ts';
 import type { Product } from '../mcp/product.ts';
 
@@ -100,7 +101,7 @@ export const alignbase: Product = {
     ],
     defaults: ['context.read', 'context.write'],
   },
-  console: { inbox: alignbaseInbox },
+  console: { inbox: alignbaseInbox, sections: [alignbaseActivity] },
 };
 
 /** Whether the caller may read some Knowledge, Memory or Artifact that search shows: an SQL condition on $1 tenant and $2 principal. */

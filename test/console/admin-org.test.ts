@@ -4,10 +4,10 @@ import { parse } from 'yaml';
 import { applyOrgFile } from '../../src/org-sections.ts';
 import type { Browser } from '../oauth/support.ts';
 import { cliTrail } from '../support/audit.ts';
-import { ACME_ORG, GLOBEX_ORG, seedOrg } from '../support/gateway.ts';
+import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ConsoleGateway } from './support.ts';
-import { signedInFetch, startConsole } from './support.ts';
+import { csrfOf, signedInFetch, startConsole } from './support.ts';
 
 /**
  * The Admin section's organisation and backends pages through HTTP: Alice administers Acme and
@@ -105,9 +105,60 @@ for (const backend of storeBackends()) {
       assert.match(page.text, /Search provisioning/);
     });
 
+    it('shows what agents reported through Activity, and switches Activity as kgw activity does', async () => {
+      const agent = await connectClient(
+        `${gateway.url}/alignbase/mcp`,
+        await issueToken(gateway.store.db, 'acme', 'release-bot', 'context.read activity.write'),
+      );
+      try {
+        const reported = await agent.callTool({
+          name: 'report_installation_capabilities',
+          arguments: { integration: 'claude-code', transport: 'stdio', capabilities: ['context_load'], client_version: '2.1.0' },
+        });
+        assert.equal(reported.isError, undefined, JSON.stringify(reported.content));
+        const installation = (reported.structuredContent as { local_installation_id: string }).local_installation_id;
+        const record = () =>
+          agent.callTool({ name: 'record_activity_event', arguments: { local_installation_id: installation, event: { type: 'context_loaded' } } });
+        assert.equal((await record()).isError, undefined);
+
+        const page = await alice.request('/console/activity');
+        assert.equal(page.status, 200, page.text);
+        assert.match(page.text, /<td>release-bot<\/td><td>claude-code<\/td>/);
+        assert.match(page.text, /<td>context_loaded<\/td>/);
+        assert.match(page.text, /Activity is on/);
+        assert.equal((await alice.request('/console/activity?agent=release-bot')).status, 200);
+        const unknownAgent = await alice.request('/console/activity?agent=nobody');
+        assert.equal(unknownAgent.status, 400);
+        assert.match(unknownAgent.text, /no agent &quot;nobody&quot;|no agent "nobody"/);
+        assert.equal((await alice.request(`/console/activity?agent=${'a'.repeat(201)}`)).status, 400);
+        assert.equal((await alice.request('/console/activity?agent=a%00b')).status, 400);
+
+        const origin = { origin: new URL(gateway.url).origin };
+        assert.equal((await alice.request('/console/activity', { form: { csrf: csrfOf(page.text), enabled: 'maybe' }, headers: origin })).status, 400);
+        const off = await alice.request('/console/activity', { form: { csrf: csrfOf(page.text), enabled: 'off' }, headers: origin });
+        assert.equal(off.status, 303, off.text);
+        const refused = await record();
+        assert.equal(refused.isError, true);
+        assert.match(JSON.stringify(refused.content), /Activity is disabled for this tenant/);
+        assert.match((await alice.request('/console/activity')).text, /Activity is off/);
+        const on = await alice.request('/console/activity', { form: { csrf: csrfOf(page.text), enabled: 'on' }, headers: origin });
+        assert.equal(on.status, 303);
+        assert.equal((await record()).isError, undefined);
+      } finally {
+        await agent.close();
+      }
+    });
+
     it('gives a non-administrator none of these pages, as unknown ones', async () => {
       const unknown = await bob.request('/console/nothing/here');
-      for (const path of ['/console/admin/org', '/console/admin/org/people', '/console/admin/org.yaml', '/console/admin/backends']) {
+      const inbox = await bob.request('/console/inbox');
+      assert.doesNotMatch(inbox.text, /\/console\/activity/);
+      const posted = await bob.request('/console/activity', {
+        form: { csrf: csrfOf(inbox.text), enabled: 'off' },
+        headers: { origin: new URL(gateway.url).origin },
+      });
+      assert.equal(posted.status, 404);
+      for (const path of ['/console/admin/org', '/console/admin/org/people', '/console/admin/org.yaml', '/console/admin/backends', '/console/activity']) {
         const page = await bob.request(path);
         assert.equal(page.status, 404, path);
         assert.equal(page.text, unknown.text, path);

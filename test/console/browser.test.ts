@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser as Chromium } from 'playwright-core';
-import { ACME_ORG, connectClient, issueToken } from '../support/gateway.ts';
+import { PASSWORD, setPassword } from '../oauth/support.ts';
+import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg } from '../support/gateway.ts';
 import { browserSkip, launchChromium } from '../support/browser.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ConsoleGateway } from './support.ts';
@@ -44,6 +45,9 @@ for (const backend of storeBackends()) {
       } finally {
         await agent.close();
       }
+      // Hank administers Globex, whose language is German.
+      await seedOrg(gateway.store.db, GLOBEX_ORG.replace('    name: Hank\n', '    name: Hank\n    admin: true\n'));
+      await setPassword(gateway.store.db, 'globex', 'hank@globex.test', PASSWORD);
       chromium = await launchChromium();
     });
     after(async () => {
@@ -122,6 +126,62 @@ for (const backend of storeBackends()) {
         await page.locator('table.list a').first().click();
         await page.getByRole('heading', { name: 'Audit event' }).waitFor();
         assert.deepEqual(await seriousViolations(page), [], 'audit event');
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('shows the organisation, backends and Activity pages without serious accessibility violations', { skip: backend.name !== 'pglite' }, async () => {
+      const { context, page } = await signedInPage(chromium, gateway.url, 'acme', 'alice@acme.test');
+      try {
+        await page.goto(`${gateway.url}/console/admin`);
+        await page.getByRole('link', { name: 'Organisation' }).click();
+        await page.getByRole('heading', { name: 'Organisation' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'organisation');
+        await keepScreenshot(page, 'admin-org');
+        await page.getByRole('link', { name: 'People' }).click();
+        await page.getByRole('heading', { name: 'People' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'people');
+        await page.goto(`${gateway.url}/console/admin/org/grants`);
+        assert.deepEqual(await seriousViolations(page), [], 'grants');
+        await page.goto(`${gateway.url}/console/admin/backends`);
+        await page.getByRole('heading', { name: 'Backends' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'backends');
+        await keepScreenshot(page, 'admin-backends');
+        await page.getByRole('link', { name: 'Activity' }).click();
+        await page.getByRole('heading', { name: 'Activity' }).waitFor();
+        assert.deepEqual(await seriousViolations(page), [], 'activity');
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('shows the Admin pages in German where the organisation speaks German', { skip: backend.name !== 'pglite' }, async () => {
+      const { context, page } = await signedInPage(chromium, gateway.url, 'globex', 'hank@globex.test');
+      try {
+        await page.getByRole('link', { name: 'Verwaltung' }).click();
+        await page.getByRole('heading', { name: 'Verwaltung' }).waitFor();
+        assert.equal(await page.locator('html').getAttribute('lang'), 'de');
+        assert.deepEqual(await seriousViolations(page), [], 'Verwaltung');
+        for (const [link, heading] of [
+          ['Organisation', 'Organisation'],
+          ['Tokens', 'Tokens'],
+          ['Audit-Protokoll', 'Audit-Protokoll'],
+          ['Backends', 'Backends'],
+        ] as const) {
+          await page.goto(`${gateway.url}/console/admin`);
+          await page.getByRole('main').getByRole('link', { name: link }).click();
+          await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+          assert.deepEqual(await seriousViolations(page), [], heading);
+        }
+        await page.goto(`${gateway.url}/console/admin/org/people`);
+        await page.getByRole('heading', { name: 'Personen' }).waitFor();
+        assert.match(await page.content(), /hank@globex\.test/);
+        assert.doesNotMatch(await page.content(), /acme/);
+        await page.getByRole('link', { name: 'Aktivität' }).click();
+        await page.getByRole('heading', { name: 'Aktivität' }).waitFor();
+        assert.match(await page.content(), /Aktivität ist eingeschaltet/);
+        if (backend.name === 'pglite') await keepScreenshot(page, 'activity-de');
       } finally {
         await context.close();
       }
