@@ -704,6 +704,22 @@ for (const backend of storeBackends()) {
             .tuple(id, fc.oneof({ weight: 3, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: hostileString }))
             .map(([i, value]) => ({ method: 'POST' as const, url: `/console/admin/tokens/${i}/revoke`, payload: form({ csrf: value }) })),
         },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(fc.oneof(pick(['people', 'agents', 'groups', 'teams', 'kbs', 'grants', 'routes']), id), hostileString)
+            .map(([part, page]) => ({ method: 'GET' as const, url: `/console/admin/org/${part}?${form({ page })}`, payload: '' })),
+        },
+        { weight: 1, arbitrary: hostileString.map((agent) => ({ method: 'GET' as const, url: `/console/activity?${form({ agent })}`, payload: '' })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .record(
+              { csrf: fc.oneof({ weight: 3, arbitrary: fc.constant(csrf) }, { weight: 1, arbitrary: hostileString }), enabled: hostileString },
+              { requiredKeys: [] },
+            )
+            .map((fields) => ({ method: 'POST' as const, url: '/console/activity', payload: form(fields) })),
+        },
       );
       await fuzz(
         fc.asyncProperty(target, formOrigin, formType, fc.boolean(), async (request, origin, type, signedIn) => {
