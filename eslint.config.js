@@ -43,6 +43,23 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'script', globals: { document: 'readonly' } },
   },
   {
+    // The Organisation graph's script runs in the browser too, beside the drawing library it loads (src/brain/console/static).
+    files: ['src/brain/console/static/**'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        fetch: 'readonly',
+        performance: 'readonly',
+        requestAnimationFrame: 'readonly',
+        cytoscape: 'readonly',
+      },
+    },
+  },
+  {
     // dependency-cruiser reads its configuration as CommonJS.
     files: ['.dependency-cruiser.cjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -4,6 +4,7 @@ import { brainProposalTools } from './dialect/inbox-tools.ts';
 import { brainOnboardingTools } from './dialect/onboarding-tools.ts';
 import { brainOutreachTools } from './dialect/outreach-tools.ts';
 import { brainReadTools } from './dialect/read-tools.ts';
+import { brainGraph } from './console/graph.ts';
 import { brainInbox } from './console/inbox.ts';
 import type { Product } from '../mcp/product.ts';
 
@@ -42,7 +43,7 @@ export const brain: Product = {
     ],
     defaults: ['brain:read'],
   },
-  console: { inbox: brainInbox },
+  console: { inbox: brainInbox, sections: [brainGraph] },
 };
 
 // What the composition root wires beside the tools: the org file's `brain` section and the graph
