@@ -32,6 +32,7 @@
   };
 
   function draw(data) {
+    holder.dataset.fetchMs = String(Math.round(performance.now() - started));
     holder.textContent = '';
     const elements = [];
     for (const n of data.nodes) {
@@ -47,13 +48,23 @@
       elements.push({ group: 'edges', data: { id: `r${i}`, source: r.from, target: r.to, label: r.verb }, classes });
     });
     const big = data.nodes.length > BIG;
+    const fitted = () => {
+      // A small graph fitted to the frame would be drawn huge: at most a little above life size.
+      if (cy.zoom() > 1.5) {
+        cy.zoom(1.5);
+        cy.center();
+      }
+    };
     const cy = cytoscape({
       container: holder,
       elements,
-      // concentric places every node once by its degree (hubs in the middle): linear work, where
-      // a force-directed layout (cose) takes many seconds at thousands of nodes.
-      layout: { name: 'concentric', concentric: (node) => node.degree(), levelWidth: () => 2, animate: false, avoidOverlap: !big, minNodeSpacing: 8 },
+      // Layouts that place every node once: concentric by degree (hubs in the middle) for a small
+      // graph, a grid past BIG; a force-directed layout (cose) takes many seconds at thousands of nodes.
+      layout: big
+        ? { name: 'grid', animate: false, avoidOverlap: false }
+        : { name: 'concentric', concentric: (node) => node.degree(), levelWidth: () => 2, animate: false, minNodeSpacing: 60 },
       textureOnViewport: big,
+      pixelRatio: big ? 1 : 'auto',
       hideEdgesOnViewport: big,
       minZoom: 0.02,
       maxZoom: 4,
@@ -83,6 +94,7 @@
         { selector: 'node:selected', style: { 'border-color': '#000', 'border-width': 4 } },
       ],
     });
+    fitted();
     cy.on('tap', 'node', (event) => window.location.assign(event.target.data('url')));
     holder.dataset.nodes = String(cy.nodes().length);
     holder.dataset.relations = String(cy.edges().length);
