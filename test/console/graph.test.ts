@@ -163,6 +163,14 @@ for (const backend of storeBackends()) {
       const crm = await pia.request('/console/graph/node/crm');
       assert.match(crm.text, /⚠ inferred/);
       assert.match(crm.text, /gap:clarification/);
+      // A node of the directory, whose id holds a colon, and a person as the org file names them.
+      const person = (await json(pia)).data.nodes.find((n) => n.type === 'person' && n.title === 'Pia');
+      assert.ok(person);
+      assert.match((await pia.request(new URL(person.url).pathname)).text, /<h1>Pia<\/h1>/);
+      assert.match((await pia.request('/console/graph/node/person%3Apia%40acme.test')).text, /<h1>Pia<\/h1>/);
+      const german = await gus.request('/console/graph/node/globex-plan');
+      assert.match(german.text, /Felder/);
+      assert.match(german.text, /Zurück zum Graphen/);
       const adas = await ada.request('/console/graph/node/erp');
       assert.match(adas.text, /Project Falcon/);
       assert.ok(!adas.text.includes('data-hidden-relations'));
