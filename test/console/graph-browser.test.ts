@@ -27,10 +27,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIG_NODES = 5000;
 const BIG_RELATIONS = 20_000;
 
+// Pia administers Acme too, so the navigation holds every entry a phone must fit.
 const ORG = `tenant: acme
 name: Acme Inc.
 people:
-  - { email: pia@acme.test, name: Pia, tier: public }
+  - { email: pia@acme.test, name: Pia, tier: public, admin: true }
 brain:
   nodes:
     - { id: erp, type: tool, title: ERP, summary: Our invoicing system, access: public }
