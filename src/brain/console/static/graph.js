@@ -95,6 +95,7 @@
       ],
     });
     fitted();
+    holder.dataset.layoutMs = String(Math.round(performance.now() - started));
     cy.on('tap', 'node', (event) => window.location.assign(event.target.data('url')));
     holder.dataset.nodes = String(cy.nodes().length);
     holder.dataset.relations = String(cy.edges().length);
