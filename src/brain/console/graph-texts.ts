@@ -54,7 +54,7 @@ export const G = {
   gaps: { en: 'Knowledge gaps', de: 'Wissenslücken' },
   noGaps: { en: 'No gaps among the nodes you may see.', de: 'Keine Lücken unter den Knoten, die Sie sehen dürfen.' },
   gapClarificationNode: { en: 'needs clarification', de: 'muss geklärt werden' },
-  gapClarificationRelation: { en: 'needs clarification:', de: 'muss geklärt werden:' },
+  gapClarificationRelation: { en: 'has a relation to clarify:', de: 'hat eine zu klärende Beziehung:' },
   gapThinLink: { en: 'the only relation holding two parts of the graph together', de: 'die einzige Beziehung, die zwei Teile des Graphen verbindet' },
   gapSparse: { en: 'has {count} relations only', de: 'hat nur {count} Beziehungen' },
   gapStale: { en: 'evidence due for review since {date}', de: 'Nachweis seit {date} zur Prüfung fällig' },
