@@ -37,10 +37,14 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { URL: 'readonly' } },
   },
   {
-    // The console's one script runs in the browser, as plain JavaScript (src/console/static).
-    files: ['src/console/static/**'],
+    // The console's scripts run in the browser, as plain JavaScript (src/console/static, a section's static/).
+    files: ['src/console/static/**', 'src/atmina/console/static/**'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'script', globals: { document: 'readonly' } },
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: { document: 'readonly', window: 'readonly', fetch: 'readonly', crypto: 'readonly', DOMParser: 'readonly', URLSearchParams: 'readonly' },
+    },
   },
   {
     // The Organisation graph's script runs in the browser too, beside the drawing library it loads (src/brain/console/static).

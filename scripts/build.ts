@@ -2,7 +2,7 @@
  * Builds the installable package (`npm run build`, run by `npm pack`): the TypeScript of src/ and
  * connectors/ compiled to JavaScript in dist/ (tsconfig.build.json; relative imports rewritten to
  * .js), then the files the code reads at run time beside its modules: the SQL migrations and the
- * sign-in pages' stylesheet, the console's stylesheet and script, and the Organisation graph's. A clone of the repository never needs it: it runs the sources.
+ * sign-in pages' stylesheet, the console's stylesheet and script, and the console sections' own. A clone of the repository never needs it: it runs the sources.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -19,6 +19,8 @@ const ASSETS: readonly { readonly folder: string; readonly suffix: string }[] = 
   { folder: 'src/console/static', suffix: '.js' },
   { folder: 'src/brain/console/static', suffix: '.css' },
   { folder: 'src/brain/console/static', suffix: '.js' },
+  { folder: 'src/atmina/console/static', suffix: '.css' },
+  { folder: 'src/atmina/console/static', suffix: '.js' },
 ];
 
 rmSync(DIST, { recursive: true, force: true });

@@ -26,6 +26,7 @@ import { anonymousSearchTool } from './dialect/anonymous-search.ts';
 import { ANONYMOUS_INSTRUCTIONS, ATMINA_GUIDANCE } from './dialect/guidance.ts';
 import { kbWritesLimiter } from './dialect/rate-limiters.ts';
 import { acceptKbInvitations } from './kb/sharing.ts';
+import { kbsSection } from './console/section.ts';
 import type { Product } from '../mcp/product.ts';
 import type { SearchedContent } from './searched-content.ts';
 
@@ -116,6 +117,8 @@ export function atmina(wiring: AtminaWiring): Product {
       },
     ],
     anonymous: { tool: anonymousSearchTool(search), path: '/atmina/public/:tenant/mcp', instructions: ANONYMOUS_INSTRUCTIONS },
+    // The web console's Knowledge Bases: browse, read, history and restore, search, upload (docs/console.md).
+    console: { sections: [kbsSection(wiring.searchedContent)] },
   };
 }
 

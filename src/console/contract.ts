@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Caller, TenantRef } from '../kernel/access/caller.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
 import type { Services } from '../kernel/services.ts';
@@ -106,7 +107,10 @@ export type SectionAnswer =
       };
     }
   | { readonly redirect: string }
-  | { readonly download: { readonly name: string; readonly type: string; readonly body: string | Buffer } };
+  | {
+      /** A file to save, or bytes a page's script fetches; a stream for a large one (a KB file's original bytes). */
+      readonly download: { readonly name: string; readonly type: string; readonly body: string | Buffer | Readable };
+    };
 
 /**
  * One page of a section: GET shows, POST acts (the shell checks the form first). A refusal is

@@ -12,7 +12,7 @@ import type { Authority } from './knowledge.ts';
 import { createKnowledge } from './knowledge.ts';
 import { parseSkillMd } from './skill-md.ts';
 import { checkKeptFiles, saveSkillVersion } from './skills.ts';
-import { unifiedDiff } from './unified-diff.ts';
+import { unifiedDiff } from '../../kernel/unified-diff.ts';
 import type { AttachmentEntry, ResourceHead } from '../versions/queries.ts';
 import { latestVersionOf, getVersions, lockHead, publishVersion, saveVersion, versionKey } from '../versions/versions.ts';
 import type { DraftRecord, ProposalRecord, ReviewEntry, ReviewKind, ReviewRecord, ReviewStatus } from './queries.ts';
