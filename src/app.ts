@@ -3,6 +3,7 @@ import path from 'node:path';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { DiskBlobStore } from '../connectors/blob/disk.ts';
+import { uploadOrigin } from '../connectors/blob/index.ts';
 import type { Config } from './config.ts';
 import type { ProjectionSet } from '../connectors/projection.ts';
 import { OutboxWorker } from './kernel/outbox/worker.ts';
@@ -197,6 +198,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       sections: [...consoleSections, adminSection({ scopes: scopeCatalogue, org: (tenant) => consoleOrg(services, tenant) })],
       scopes: scopeCatalogue.all,
       signIns,
+      // The Knowledge Bases pages upload straight to S3's presigned URLs: their script may connect there.
+      connectSources: [uploadOrigin(config)].filter((origin): origin is string => origin !== undefined),
     });
     registerKbFileRoutes(app, config, services, endpoints);
     // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.

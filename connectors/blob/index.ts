@@ -18,3 +18,16 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   const { S3BlobStore } = await import('./s3.ts');
   return new S3BlobStore(config.s3);
 }
+
+/**
+ * The origin a browser sends presigned uploads to, when it is not the gateway's own: the S3
+ * endpoint (path-style, as the client signs for it), or the bucket's virtual-hosted AWS address.
+ * The console's CSP allows a page's script to connect there (connect-src); the bucket's CORS
+ * rules must allow the gateway's origin to PUT (docs/console.md). Local disk: none, the gateway
+ * serves the uploads itself.
+ */
+export function uploadOrigin(config: Config): string | undefined {
+  if (config.s3 === undefined) return undefined;
+  if (config.s3.endpoint !== undefined) return new URL(config.s3.endpoint).origin;
+  return `https://${config.s3.bucket}.s3.${config.s3.region}.amazonaws.com`;
+}

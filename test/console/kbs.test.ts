@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import sharp from 'sharp';
+import { uploadOrigin } from '../../connectors/blob/index.ts';
 import { renderMarkdown, kbTarget } from '../../src/atmina/console/markdown.ts';
+import { loadConfig } from '../../src/config.ts';
 import type { Browser } from '../oauth/support.ts';
 import { PASSWORD, setPassword } from '../oauth/support.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ConsoleGateway } from './support.ts';
 import { csrfOf, signedInFetch, startConsole } from './support.ts';
+import { GLOBEX_KBS_ORG, HOSTILE_MD, KBS_ORG, call, kbIdOf, seedHandbook } from './kbs-support.ts';
 
 /**
  * The console's Knowledge Bases section through HTTP: Alice (Admin of the Docs team) and Bob (its
@@ -19,96 +21,6 @@ import { csrfOf, signedInFetch, startConsole } from './support.ts';
  * found as an unknown one; search shows snippets and why they matched; an upload through the
  * console's presigned batch arrives as a file the tools see.
  */
-
-export const KBS_ORG = `tenant: acme
-name: Acme Inc.
-people:
-  - { email: alice@acme.test, name: Alice }
-  - { email: bob@acme.test, name: Bob }
-  - { email: carol@acme.test, name: Carol }
-teams:
-  - slug: docs
-    name: Docs team
-    members: { alice@acme.test: admin, bob@acme.test: viewer }
-kbs:
-  - { slug: handbook, name: Engineering handbook, team: docs, description: How we work }
-`;
-
-export const GLOBEX_KBS_ORG = `tenant: globex
-name: Globex
-language: de
-people:
-  - { email: hank@globex.test, name: Hank }
-teams:
-  - slug: ops
-    name: Ops
-    members: { hank@globex.test: admin }
-kbs:
-  - { slug: runbook, name: Runbook, team: ops }
-`;
-
-export const HOSTILE_MD = `---
-title: Handbook start
-tags: [start, guide]
----
-# Welcome
-
-<script>alert('script')</script>
-
-<img src=x onerror="alert('img')">
-
-[evil](javascript:alert('link')) and [data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) and [vb](vbscript:msgbox)
-
-See the [leave policy](policies/leave.md), the [policies](policies/) and [Example](https://example.com/x).
-
-![A red square](img/red.png) and ![elsewhere](https://example.com/pic.png)
-
-| left | right |
-|:-----|------:|
-| a    | b     |
-
-Bidi: \u202eevil
-`;
-
-/** The first and only KB id of `slug` a client lists. */
-async function kbIdOf(client: Client, slug: string): Promise<string> {
-  const { kbs } = (await client.callTool({ name: 'list_kbs', arguments: {} })).structuredContent as { kbs: { kb_id: string; slug: string }[] };
-  return kbs.find((kb) => kb.slug === slug)?.kb_id ?? assert.fail(`no KB ${slug}`);
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const result = await client.callTool({ name, arguments: args });
-  assert.notEqual(result.isError, true, JSON.stringify(result.content));
-  return result.structuredContent as Record<string, unknown>;
-}
-
-/** Seeds the handbook with the files the console suites read, as Alice's agent would write them. */
-export async function seedHandbook(client: Client, kbId: string): Promise<void> {
-  await call(client, 'write_file', { kb_id: kbId, path: 'index.md', mode: 'create', content: HOSTILE_MD });
-  await call(client, 'write_file', {
-    kb_id: kbId,
-    path: 'policies/leave.md',
-    mode: 'create',
-    content: '# Leave policy\n\nEveryone takes 30 days of vacation.\n',
-  });
-  await call(client, 'write_file', {
-    kb_id: kbId,
-    path: 'policies/leave.md',
-    mode: 'overwrite',
-    content: '# Leave policy\n\nEveryone takes 25 days of vacation.\n',
-  });
-  await call(client, 'write_file', { kb_id: kbId, path: 'notes.txt', mode: 'create', content: 'plain <b>text</b>\n' });
-  const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
-    .png()
-    .toBuffer();
-  await call(client, 'upload_file', {
-    kb_id: kbId,
-    filename: 'img/red.png',
-    mime_type: 'image/png',
-    content_base64: png.toString('base64'),
-    description: 'A red square',
-  });
-}
 
 /** What rendered Markdown never holds: a script element, an element from raw HTML, an event handler or style attribute, a dangerous address. */
 const INERT = /<script|<img src="x"|<[^>]*\son\w+=|<[^>]*\sstyle=|(?:href|src)="\s*(?:javascript|vbscript|data):/i;
@@ -140,6 +52,14 @@ describe('KB Markdown rendering', () => {
     assert.match(out, /<img src="\/i\?path=img%2Fred\.png" alt="A red square">/);
     assert.match(out, /<a href="https:\/\/example\.com\/pic\.png" rel="noopener noreferrer nofollow">elsewhere<\/a>/);
     assert.match(out, /\\u202eevil/);
+  });
+});
+
+describe('the upload origin the console’s CSP allows', () => {
+  it('is none on disk (the gateway serves uploads), the endpoint’s origin or the bucket’s AWS address on S3', () => {
+    assert.equal(uploadOrigin(loadConfig({})), undefined);
+    assert.equal(uploadOrigin(loadConfig({ S3_BUCKET: 'kgw-files', S3_ENDPOINT: 'http://minio.internal:9000/base' })), 'http://minio.internal:9000');
+    assert.equal(uploadOrigin(loadConfig({ S3_BUCKET: 'kgw-files', S3_REGION: 'eu-central-1' })), 'https://kgw-files.s3.eu-central-1.amazonaws.com');
   });
 });
 
@@ -194,6 +114,7 @@ for (const backend of storeBackends()) {
         assert.match(list.text, /How we work/);
         assert.match(list.text, /script src="[^"]+\/console\/static\/kbs\/kb-upload\.js"/);
       }
+      assert.match(inbox.headers.get('content-security-policy') ?? '', /connect-src 'self';/);
       const none = await carol.request('/console/kbs');
       assert.equal(none.status, 200);
       assert.doesNotMatch(none.text, /Engineering handbook/);

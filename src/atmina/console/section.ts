@@ -133,7 +133,7 @@ function breadcrumbs(who: ConsolePerson, kb: KbWithAccess, path: string): SafeHt
 function searchForm(who: ConsolePerson, kbId: string | undefined, query = ''): SafeHtml {
   const { lang } = who;
   const label = kbId === undefined ? K.searchAll[lang] : K.searchKb[lang];
-  return html`<form class="filters" method="get" action="${address(who, undefined, '/search')}" role="search" aria-label="${label}">
+  return html`<form class="filters" method="get" action="${address(who, undefined, '/search')}" role="search">
 ${kbId === undefined ? '' : html`<input type="hidden" name="kb" value="${kbId}">`}
 <label>${label} <input name="q" type="search" value="${query}" maxlength="${QUERY_TEXT_MAX_CHARS}" required placeholder="${K.query[lang]}"></label>
 <button type="submit" class="secondary">${K.search[lang]}</button>
