@@ -89,6 +89,14 @@ for (const backend of storeBackends()) {
         await page.getByRole('heading', { name: 'Search results' }).waitFor();
         assert.ok((await page.locator('mark').count()) > 0);
         assert.deepEqual(await seriousViolations(page), [], 'search');
+
+        // A phone: nothing wider than the window.
+        await page.setViewportSize({ width: 390, height: 844 });
+        for (const address of [`/console/kbs/${kbId}`, `/console/kbs/${kbId}/file?path=index.md`, `/console/kbs/${kbId}/history?path=policies%2Fleave.md`]) {
+          await page.goto(`${gateway.url}${address}`);
+          const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+          assert.ok(overflow <= 0, `${address} is ${overflow} px wider than a phone`);
+        }
         assert.deepEqual(csp, []);
       } finally {
         await context.close();
