@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { uploadOrigin } from '../../connectors/blob/index.ts';
 import { renderMarkdown, kbTarget } from '../../src/atmina/console/markdown.ts';
 import { loadConfig } from '../../src/config.ts';
+import { hostileString } from '../fuzz/hostile.ts';
 import type { Browser } from '../oauth/support.ts';
 import { PASSWORD, setPassword } from '../oauth/support.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg } from '../support/gateway.ts';
@@ -21,6 +23,12 @@ import { GLOBEX_KBS_ORG, HOSTILE_MD, KBS_ORG, call, kbIdOf, seedHandbook } from 
  * found as an unknown one; search shows snippets and why they matched; an upload through the
  * console's presigned batch arrives as a file the tools see.
  */
+
+/** Hostile requests the property below sends (KGW_FUZZ_RUNS for more). */
+const HOSTILE_RUNS = Number(process.env.KGW_FUZZ_RUNS ?? 60);
+
+/** Every byte of a text's UTF-8 percent-encoded: a path segment of anything, a lone surrogate included. */
+const segment = (text: string): string => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
 
 /** What rendered Markdown never holds: a script element, an element from raw HTML, an event handler or style attribute, a dangerous address. */
 const INERT = /<script|<img src="x"|<[^>]*\son\w+=|<[^>]*\sstyle=|(?:href|src)="\s*(?:javascript|vbscript|data):/i;
@@ -268,6 +276,38 @@ for (const backend of storeBackends()) {
       assert.doesNotMatch((await carol.request('/console/kbs/search?q=vacation')).text, /<mark>/);
       assert.equal((await carol.request(`/console/kbs/search?q=vacation&kb=${kbId}`)).status, 404);
       assert.equal((await bob.request(`/console/kbs/search?q=${'x'.repeat(4001)}`)).status, 400);
+    });
+
+    it('answers hostile addresses and forms with a page, a redirect or a file, never an error', async () => {
+      const csrf = csrfOf((await alice.request(kbPath(''))).text);
+      const value = hostileString({ pathish: true, idish: true });
+      const kb = fc.oneof({ weight: 3, arbitrary: fc.constant(kbId) }, { weight: 1, arbitrary: fc.constant(globexKbId) }, { weight: 2, arbitrary: value });
+      const query = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+      const request = fc.oneof(
+        fc
+          .record({ page: fc.constantFrom('', '/file', '/raw', '/image', '/history', '/diff'), kb, path: value, cursor: value, version: value })
+          .map(({ page, kb: k, ...fields }) => ({ url: `/console/kbs/${segment(k)}${page}?${query(fields)}`, form: undefined })),
+        fc.record({ q: value, kb: value, cursor: value, page: value }).map((fields) => ({ url: `/console/kbs/search?${query(fields)}`, form: undefined })),
+        fc.record({ page: value }).map((fields) => ({ url: `/console/kbs?${query(fields)}`, form: undefined })),
+        fc
+          .record({
+            page: fc.constantFrom('/restore', '/uploads', '/uploads/confirm'),
+            kb,
+            form: fc.record(
+              { path: value, version: value, if_match: value, count: value, path0: value, size0: value, sha2560: value, type0: value, batch: value },
+              { requiredKeys: [] },
+            ),
+          })
+          .map(({ page, kb: k, form }) => ({ url: `/console/kbs/${segment(k)}${page}`, form: { csrf, ...form } })),
+      );
+      await fc.assert(
+        fc.asyncProperty(request, async ({ url, form }) => {
+          const answer = await alice.request(url, form === undefined ? {} : { form, headers: origin() });
+          assert.ok(answer.status < 500, `${url}: ${answer.status} ${answer.text.slice(0, 300)}`);
+          if (answer.status === 303) assert.ok((answer.location ?? '').startsWith(`${gateway.url}/console/`), String(answer.location));
+        }),
+        { numRuns: HOSTILE_RUNS },
+      );
     });
 
     it('uploads through the presigned batch agents use: declare, PUT, confirm; the tools see the file', async () => {
