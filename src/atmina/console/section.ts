@@ -154,7 +154,7 @@ async function kbsPage(who: ConsolePerson, request: SectionRequest): Promise<Sec
   }</td>
 <td><code>${kb.slug}</code></td>
 <td>${readable(kb.team.name)}</td>
-<td>${access === 'search' ? html`<span class="badge">${K.searchOnly[lang]}</span>` : access}</td>
+<td>${access === 'search' ? html`<span class="badge">${K.searchOnly[lang]}</span>` : K[access][lang]}</td>
 </tr>`;
   return {
     page: {
@@ -202,13 +202,13 @@ async function folderPage(who: ConsolePerson, request: SectionRequest): Promise<
   );
   const { kb } = listed.kb;
   // The page's files directly in the folder, and the folders below it that its other files are in.
-  const folders = new Map<string, number>();
+  const folders = new Set<string>();
   const files: KbFile[] = [];
   for (const file of listed.files) {
     const rest = file.path.slice(folder.length);
     const slash = rest.indexOf('/');
     if (slash === -1) files.push(file);
-    else folders.set(rest.slice(0, slash), (folders.get(rest.slice(0, slash)) ?? 0) + 1);
+    else folders.add(rest.slice(0, slash));
   }
   const fileRow = (file: KbFile): SafeHtml => html`<tr>
 <td><a href="${address(who, kb.id, '/file', { path: file.path })}">${readable(nameOf(file.path))}</a></td>
@@ -230,7 +230,7 @@ ${
   folders.size === 0
     ? ''
     : html`<h2>${K.folders[lang]}</h2>
-<ul class="folders">${[...folders.keys()].map(
+<ul class="folders">${[...folders].map(
         (name) => html`<li><a href="${address(who, kb.id, '', { path: `${folder}${name}/` })}">${readable(name)}/</a></li>`,
       )}</ul>`
 }
@@ -299,6 +299,7 @@ async function filePage(who: ConsolePerson, request: SectionRequest): Promise<Se
   let content: SafeHtml;
   if (file.kind === 'text' && file.sizeBytes > KBS_SHOWN_MAX_BYTES) {
     content = html`<p class="note">${fill(K.tooLarge[lang], { size: size(lang, KBS_SHOWN_MAX_BYTES) })}</p>`;
+    who.audit.touch({ type: 'kb_file', id: file.id, version: file.version });
   } else {
     const read = await readFile(who.services, who.caller, { kbId, path: file.path }, who.audit);
     if (read.file.kind === 'asset') {
