@@ -8,7 +8,7 @@ import { renderMarkdown, kbTarget } from '../../src/atmina/console/markdown.ts';
 import { loadConfig } from '../../src/config.ts';
 import { hostileString } from '../fuzz/hostile.ts';
 import type { Browser } from '../oauth/support.ts';
-import { PASSWORD, setPassword } from '../oauth/support.ts';
+import { PASSWORD, setPassword, startOAuthGateway } from '../oauth/support.ts';
 import { connectClient, drainedOutbox, issueToken, seedOrg } from '../support/gateway.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ConsoleGateway } from './support.ts';
@@ -340,3 +340,28 @@ for (const backend of storeBackends()) {
     });
   });
 }
+
+describe('console writes at the KB write rate', () => {
+  it('refuses a person’s third write within a minute at a rate of 2, with 429', async () => {
+    const [backend] = storeBackends();
+    const store = await backend!.open({ migrated: true });
+    await seedOrg(store.db, KBS_ORG);
+    await setPassword(store.db, 'acme', 'alice@acme.test', PASSWORD);
+    const running = await startOAuthGateway(store.db, { KGW_KB_WRITES_PER_MINUTE: '2' });
+    try {
+      const alice = await signedInFetch(running.url, 'acme', 'alice@acme.test');
+      const list = await alice.request('/console/kbs');
+      const kb = /\/console\/kbs\/([0-9a-f-]{36})"/.exec(list.text)?.[1] ?? assert.fail('no KB link');
+      const csrf = csrfOf(list.text);
+      const write = () => alice.request(`/console/kbs/${kb}/uploads`, { form: { csrf, count: '0' }, headers: { origin: new URL(running.url).origin } });
+      assert.equal((await write()).status, 400);
+      assert.equal((await write()).status, 400);
+      const refused = await write();
+      assert.equal(refused.status, 429, refused.text);
+      assert.match(refused.text, /rate_limited|too many/);
+    } finally {
+      await running.close();
+      await store.dispose();
+    }
+  });
+});

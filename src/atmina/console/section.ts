@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { RateLimiter } from '../../auth/rate-limit.ts';
+import type { Config } from '../../config.ts';
 import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest, SectionRoute } from '../../console/contract.ts';
 import { CONSOLE_PATH } from '../../console/page.ts';
 import type { Lang } from '../../console/text.ts';
@@ -13,6 +15,7 @@ import { QUERY_TEXT_MAX_CHARS } from '../../search-text/query.ts';
 import { SNIPPET_MARK } from '../../search-text/snippets.ts';
 import { kbAllows } from '../access/team-roles.ts';
 import { assetRendition } from '../dialect/asset-rendition.ts';
+import { kbWritesLimiter } from '../dialect/rate-limiters.ts';
 import type { KbWithAccess } from '../kb/access.ts';
 import { kbFor } from '../kb/access.ts';
 import { fileHistory, listFiles } from '../kb/catalog.ts';
@@ -110,6 +113,23 @@ function size(lang: Lang, bytes: number): string {
 
 const at = (lang: Lang, date: Date): SafeHtml => html`<time datetime="${date.toISOString()}">${when(lang, date)}</time>`;
 const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
+/**
+ * The console's writes (restores, upload requests and confirmations) per person a minute, at
+ * the tools' KB write rate (KGW_KB_WRITES_PER_MINUTE) and with its refusal (429): a person's
+ * console counts apart from their agents' calls, in this process, as the tools' limiter does.
+ */
+const consoleWrites = new WeakMap<Config, RateLimiter>();
+
+function spendWrite(who: ConsolePerson): void {
+  const { config } = who.services;
+  let limiter = consoleWrites.get(config);
+  if (limiter === undefined) consoleWrites.set(config, (limiter = new RateLimiter(kbWritesLimiter.perMinute(config), 60_000)));
+  const key = `${who.caller.tenant.id}:${who.caller.principal.id}`;
+  const wait = limiter.wait(key);
+  if (wait !== undefined) throw kbWritesLimiter.refusal(wait);
+  limiter.hit(key);
+}
 
 /** Reads are audited as the tools' are: one event per page, naming what it showed. */
 async function audited(who: ConsolePerson, action: string): Promise<void> {
@@ -499,6 +519,7 @@ ${shown}`,
 
 /** restore_version as the person: an Editor's restore is saved as a new version; anyone else's is refused by the core, as the tool's is. */
 async function restoreAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
+  spendWrite(who);
   const path = field(request, 'path');
   const restored = await restoreVersion(
     who.services,
@@ -516,6 +537,7 @@ const json = (value: unknown): SectionAnswer => ({ download: { name: 'answer.jso
 
 /** request_uploads as the person, from the script's form: `count`, then `path<n>`, `size<n>`, `sha256<n>`, `type<n>` for each file. */
 async function requestAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
+  spendWrite(who);
   const n = Number(field(request, 'count', 3));
   if (!Number.isSafeInteger(n) || n < 1 || n > KBS_UPLOAD_FILES_MAX) throw validation(`count must be a whole number from 1 to ${KBS_UPLOAD_FILES_MAX}`);
   const items: UploadDeclaration[] = [];
@@ -545,6 +567,7 @@ async function requestAnswer(who: ConsolePerson, request: SectionRequest): Promi
 
 /** confirm_uploads as the person: each file's result. */
 async function confirmAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
+  spendWrite(who);
   const result = await confirmUploads(who.services, who.caller, { kbId: request.params['kb'] ?? '', batchToken: field(request, 'batch', 100) }, who.audit);
   return json({ items: result.items.map((item) => (item.ok ? { path: item.path, ok: true } : { path: item.path, ok: false, error: item.message })) });
 }
