@@ -73,6 +73,7 @@ for (const backend of storeBackends()) {
         await page.getByRole('link', { name: 'History', exact: true }).click();
         await page.getByRole('heading', { name: 'History of policies/leave.md' }).waitFor();
         assert.deepEqual(await seriousViolations(page), [], 'history');
+        if (backend.name === 'pglite') await keepScreenshot(page, 'console-kbs-history');
         await page.getByRole('link', { name: 'Changes of version 2', exact: true }).click();
         await page.getByRole('heading', { name: 'Changes of version 2' }).waitFor();
         assert.deepEqual(await seriousViolations(page), [], 'diff');

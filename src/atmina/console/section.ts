@@ -31,7 +31,7 @@ import type { SearchPageHit } from '../search.ts';
 import { searchKbs } from '../search.ts';
 import type { SearchedContent } from '../searched-content.ts';
 import { renderMarkdown } from './markdown.ts';
-import { K, UPLOAD_MESSAGES } from './texts.ts';
+import { K, OPERATIONS, UPLOAD_MESSAGES } from './texts.ts';
 
 /**
  * The console's Knowledge Bases section (docs/console.md, "Knowledge Bases"): the KBs a person
@@ -420,7 +420,7 @@ async function historyPage(who: ConsolePerson, request: SectionRequest): Promise
     const restorable = editor && !head && version.sha256 !== file.sha256 && version.operation !== 'delete';
     return html`<tr>
 <td>${String(version.version)}${head ? html` <span class="badge">${K.current[lang]}</span>` : ''}</td>
-<td>${version.operation}${version.restoredFrom === undefined ? '' : html`<br><span class="note">${fill(K.restoredFrom[lang], { version: String(version.restoredFrom) })}</span>`}</td>
+<td>${OPERATIONS[version.operation][lang]}${version.restoredFrom === undefined ? '' : html`<br><span class="note">${fill(K.restoredFrom[lang], { version: String(version.restoredFrom) })}</span>`}</td>
 <td>${version.author === undefined ? K.removed[lang] : readable(version.author.name)}</td>
 <td>${at(lang, version.createdAt)}</td>
 <td>${size(lang, version.sizeBytes)}</td>

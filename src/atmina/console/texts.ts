@@ -1,4 +1,5 @@
 import type { Text } from '../../console/text.ts';
+import type { FileOperation } from '../kb/queries.ts';
 
 /** The Knowledge Bases section's texts, in English and German. */
 export const K = {
@@ -102,6 +103,19 @@ export const K = {
   },
   uploadStatus: { en: 'Upload progress', de: 'Fortschritt des Hochladens' },
 } as const satisfies Record<string, Text>;
+
+/** A version's operation (file_history's), as the history names it. */
+export const OPERATIONS = {
+  create: { en: 'created', de: 'erstellt' },
+  overwrite: { en: 'overwritten', de: 'überschrieben' },
+  append: { en: 'appended to', de: 'ergänzt' },
+  patch: { en: 'edited', de: 'bearbeitet' },
+  move: { en: 'moved', de: 'verschoben' },
+  restore: { en: 'restored', de: 'wiederhergestellt' },
+  upload: { en: 'uploaded', de: 'hochgeladen' },
+  update: { en: 'uploaded anew', de: 'neu hochgeladen' },
+  delete: { en: 'deleted', de: 'gelöscht' },
+} as const satisfies Record<FileOperation, Text>;
 
 /** The texts the upload script shows, handed to it in the page (data attributes), in the page's language. */
 export const UPLOAD_MESSAGES = {
