@@ -51,8 +51,10 @@ export const rateLimiters: readonly RateLimiterDef[] = products.flatMap((product
 /** The products' inbox sources for the web console, in the products' order. */
 export const consoleInbox: readonly InboxSource[] = products.flatMap((product) => (product.console?.inbox === undefined ? [] : [product.console.inbox]));
 
-/** The products' console sections (Knowledge Bases, the graph …), in the products' order. */
-export const consoleSections: readonly ConsoleSection[] = products.flatMap((product) => product.console?.sections ?? []);
+/** The products' console sections (Knowledge Bases, the graph …), in the products' order, administrative ones last. */
+export const consoleSections: readonly ConsoleSection[] = products
+  .flatMap((product) => product.console?.sections ?? [])
+  .sort((a, b) => Number(a.administrative === true) - Number(b.administrative === true));
 
 /** What the products do when a person signs in. */
 export const signInHooks: readonly SignInHook[] = products.flatMap((product) => product.onSignIn ?? []);

@@ -1,3 +1,4 @@
+import { AnalyzeSchedule } from '../analyze-schedule.ts';
 import type { Db, Queryable } from '../../src/store/db.ts';
 import type { Tier } from '../../src/kernel/directory/tiers.ts';
 import { bridgesOf, byId, componentsOf } from './analysis.ts';
@@ -228,15 +229,19 @@ async function applyChange(q: Queryable, change: GraphChange): Promise<boolean> 
 export class PostgresGraphStore implements GraphStore {
   readonly backend = 'postgres' as const;
   readonly #db: Db;
+  /** PGlite runs no autovacuum: the graph's tables are analysed as changes are written (AnalyzeSchedule). */
+  readonly #analyze: AnalyzeSchedule;
 
   constructor(db: Db) {
     this.#db = db;
+    this.#analyze = new AnalyzeSchedule(db, ['graph_nodes', 'graph_relations', 'graph_kb_files', 'graph_kb_links'], 'graph_relations');
   }
 
   async write(changes: readonly GraphChange[], context: GraphWriteContext = {}): Promise<void> {
     if (changes.length === 0) return;
     const run = async (q: Queryable) => {
       for (const change of changes) await applyChange(q, change);
+      await this.#analyze.wrote(q, changes.length);
     };
     if (context.tx !== undefined) await run(context.tx);
     else await this.#db.tx(run);

@@ -1,4 +1,5 @@
 import { analyzer } from '../../src/search-text/analyzer.ts';
+import { AnalyzeSchedule } from '../analyze-schedule.ts';
 import type { Analyzer } from '../../src/search-text/analyzer.ts';
 import { editDistance, parseQuery, typoBudget } from '../../src/search-text/query.ts';
 import type { ParsedQuery } from '../../src/search-text/query.ts';
@@ -38,8 +39,6 @@ import { readsNothing } from './contract.ts';
 const PREFIX_EXPANSIONS_MAX = 16;
 /** Dictionary terms looked at to correct one word (those sharing its first two letters). */
 const TYPO_CANDIDATES_MAX = 20_000;
-/** Documents written (PGlite) before the search tables are first analysed; see #analyzeWhenDue. */
-const ANALYZE_AFTER_MIN = 1_000;
 /** The first two characters of a word: typo candidates share them. */
 const prefixOf = (word: string): string => [...word].slice(0, 2).join('');
 
@@ -127,40 +126,22 @@ export class BuiltinSearchBackend implements SearchBackend, CandidateRanker {
   readonly #db: Db;
   readonly #ranking: RankingOptions;
   readonly #scoring: ScoringLimits;
-  /** Documents written since this process last analysed the tables, and how many call for the next (PGlite only). */
-  #writtenSinceAnalyze = 0;
-  #analyzeAfter = ANALYZE_AFTER_MIN;
+  /** PGlite runs no autovacuum: the search tables are analysed as documents are written (AnalyzeSchedule). */
+  readonly #analyze: AnalyzeSchedule;
 
   constructor(db: Db, options: { ranking?: RankingOptions; scoring?: Partial<ScoringLimits> } = {}) {
     this.#db = db;
     this.#ranking = options.ranking ?? DEFAULT_RANKING;
     this.#scoring = { ...DEFAULT_SCORING, ...options.scoring };
+    this.#analyze = new AnalyzeSchedule(db, ['search_docs', 'search_postings', 'search_term_df', 'search_scopes'], 'search_docs');
   }
 
   async upsert(docs: readonly SearchDocument[], context: ApplyContext): Promise<void> {
-    await this.#analyzeWhenDue(context.tx, await writeDocs(context.tx, docs, this.#ranking));
+    await this.#analyze.wrote(context.tx, await writeDocs(context.tx, docs, this.#ranking));
   }
 
   async delete(refs: readonly { tenantId: string; id: string }[], context: ApplyContext): Promise<void> {
-    await this.#analyzeWhenDue(context.tx, await removeDocs(context.tx, refs));
-  }
-
-  /**
-   * PGlite runs no autovacuum, so nothing else ever gives its planner the tables' statistics:
-   * without them a question at 10 k files planned its postings and frequencies as if the
-   * tables were tiny (p50 438 ms against 125 ms once analysed). So, as autovacuum's analyse
-   * threshold does on PostgreSQL, the tables are analysed after ANALYZE_AFTER_MIN documents
-   * were written, and then after a tenth of the documents held. ANALYZE samples a bounded
-   * number of rows (about 30,000 per table), so its cost does not grow with the index.
-   */
-  async #analyzeWhenDue(tx: Queryable, written: number): Promise<void> {
-    if (this.#db.kind !== 'pglite') return;
-    this.#writtenSinceAnalyze += written;
-    if (this.#writtenSinceAnalyze < this.#analyzeAfter) return;
-    await tx.query('ANALYZE search_docs, search_postings, search_term_df, search_scopes');
-    const [row] = await tx.query<{ docs: number }>("SELECT greatest(reltuples, 0)::float8 AS docs FROM pg_class WHERE relname = 'search_docs'");
-    this.#writtenSinceAnalyze = 0;
-    this.#analyzeAfter = Math.max(ANALYZE_AFTER_MIN, Math.round(Number(row?.docs ?? 0) * 0.1));
+    await this.#analyze.wrote(context.tx, await removeDocs(context.tx, refs));
   }
 
   search(query: SearchQuery): Promise<SearchResult> {

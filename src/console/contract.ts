@@ -146,6 +146,8 @@ export interface ConsoleSection {
   visibleTo(who: ConsolePerson): Promise<boolean>;
   readonly routes: readonly SectionRoute[];
   readonly assets?: readonly ConsoleAsset[];
+  /** Only for the organisation's administrators: listed after everyone's sections, beside Admin. */
+  readonly administrative?: boolean;
 }
 
 /** What a product adds to the console. */

@@ -435,3 +435,27 @@ for (const backend of storeBackends()) {
     });
   });
 }
+
+// PGlite runs no autovacuum: the graph store analyses its tables as it writes, so the planner
+// knows their size (a stale estimate turned the visible-graph read at 5,000 nodes into a cross join).
+for (const backend of storeBackends().filter((candidate) => candidate.name === 'pglite')) {
+  describe(`graph store on ${backend.name}, which runs no autovacuum`, () => {
+    it('analyses its tables once a thousand changes were written', async () => {
+      const test = await backend.open({ migrated: true });
+      try {
+        const store = new PostgresGraphStore(test.db);
+        const tenantId = randomUUID();
+        await test.db.tx((tx) => tx.query('INSERT INTO tenants (id, slug, name) VALUES ($1, $2, $3)', [tenantId, `t-${tenantId.slice(0, 8)}`, 'Graph test']));
+        const estimate = async () =>
+          Number((await test.db.query<{ n: number }>("SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'graph_nodes'"))[0]?.n);
+        const nodes = Array.from({ length: 1200 }, (_, i) => ({ op: 'upsertNode' as const, node: node(tenantId, `n${i}`) }));
+        await store.write(nodes.slice(0, 600));
+        assert.ok((await estimate()) < 600, 'not analysed before the threshold');
+        await store.write(nodes.slice(600));
+        assert.equal(await estimate(), 1200);
+      } finally {
+        await test.dispose();
+      }
+    });
+  });
+}

@@ -135,8 +135,8 @@ for (const backend of storeBackends()) {
       const { context, page } = await signedInPage(chromium, gateway.url, 'acme', 'alice@acme.test');
       try {
         await page.goto(`${gateway.url}/console/admin`);
-        await page.getByRole('link', { name: 'Organisation' }).click();
-        await page.getByRole('heading', { name: 'Organisation' }).waitFor();
+        await page.getByRole('main').getByRole('link', { name: 'Organisation', exact: true }).click();
+        await page.getByRole('heading', { name: 'Organisation', exact: true }).waitFor();
         assert.deepEqual(await seriousViolations(page), [], 'organisation');
         await keepScreenshot(page, 'admin-org');
         await page.getByRole('link', { name: 'People' }).click();
@@ -170,7 +170,7 @@ for (const backend of storeBackends()) {
           ['Backends', 'Backends'],
         ] as const) {
           await page.goto(`${gateway.url}/console/admin`);
-          await page.getByRole('main').getByRole('link', { name: link }).click();
+          await page.getByRole('main').getByRole('link', { name: link, exact: true }).click();
           await page.getByRole('heading', { name: heading, exact: true }).waitFor();
           assert.deepEqual(await seriousViolations(page), [], heading);
         }

@@ -143,6 +143,7 @@ export const alignbaseActivity: ConsoleSection = {
   id: ID,
   label: T.section,
   visibleTo: (who) => isTenantAdmin(who.services.db, who.tenant.id, who.person.id),
+  administrative: true,
   routes: [
     { method: 'GET', path: '', handle: activityPage },
     { method: 'POST', path: '', handle: switchActivity },

@@ -326,6 +326,7 @@ export function adminSection(options: AdminOptions): ConsoleSection {
     id: ID,
     label: A.section,
     visibleTo: (who) => isTenantAdmin(who.services.db, who.tenant.id, who.person.id),
+    administrative: true,
     routes: [
       { method: 'GET', path: '', handle: (who) => Promise.resolve(overview(who)) },
       { method: 'GET', path: '/tokens', handle: (who, request) => tokensPage(who, options, request) },
