@@ -59,6 +59,12 @@ describe('the packed package', () => {
       'dist/src/app.js',
       'dist/connectors/search/builtin.js',
       'dist/src/http/pages/oauth.css',
+      'dist/src/console/static/console.css',
+      'dist/src/console/static/console.js',
+      'dist/src/atmina/console/static/kb-upload.js',
+      'dist/src/atmina/console/static/kbs.css',
+      'dist/src/brain/console/static/graph.js',
+      'dist/src/brain/console/static/graph.css',
       'README.md',
       'package.json',
     ])
@@ -110,6 +116,12 @@ describe('the packed package', () => {
         }
       }
       assert.equal(ready?.status, 200, stderr);
+      // The console's files and its sections' own, the drawing library among them, are served from the package.
+      for (const asset of ['console.js', 'console.css', 'kbs/kb-upload.js', 'kbs/kbs.css', 'graph/graph.js', 'graph/graph.css', 'graph/cytoscape.min.js']) {
+        const response = await fetch(`http://127.0.0.1:${port}/console/static/${asset}`);
+        assert.equal(response.status, 200, asset);
+        assert.ok((await response.arrayBuffer()).byteLength > 0, asset);
+      }
       // The embedded data folder is the project's own.
       assert.ok((await readdir(project)).includes('.kgw'), 'the data folder is made in the project');
     } finally {

@@ -4,13 +4,13 @@ import type { Config } from '../../config.ts';
 import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest, SectionRoute } from '../../console/contract.ts';
 import { CONSOLE_PATH } from '../../console/page.ts';
 import type { Lang } from '../../console/text.ts';
-import { count, fill, when } from '../../console/text.ts';
-import { diffView, textView } from '../../console/views.ts';
+import { count, fill } from '../../console/text.ts';
+import { diffView, readable, textView, timeView } from '../../console/views.ts';
 import type { SafeHtml } from '../../http/pages/html.ts';
 import { html } from '../../http/pages/html.ts';
 import { validation } from '../../kernel/errors.ts';
 import { unifiedDiff } from '../../kernel/unified-diff.ts';
-import { unstorableText, visibleText } from '../../kernel/text.ts';
+import { unstorableText } from '../../kernel/text.ts';
 import { QUERY_TEXT_MAX_CHARS } from '../../search-text/query.ts';
 import { SNIPPET_MARK } from '../../search-text/snippets.ts';
 import { kbAllows } from '../access/team-roles.ts';
@@ -60,7 +60,6 @@ export const KBS_UPLOAD_FILES_MAX = 10;
 const ID = 'kbs';
 const SCRIPT = 'kb-upload.js';
 
-const readable = (text: string): string => visibleText(text, { inline: true });
 const baseOf = (who: ConsolePerson): string => `${who.services.config.publicUrl}${CONSOLE_PATH}/${ID}`;
 
 /** The section's address of a KB page, with its query (empty values left out). */
@@ -111,7 +110,6 @@ function size(lang: Lang, bytes: number): string {
   return `${count(lang, Math.round(bytes / (1024 * 102.4)) / 10)} MiB`;
 }
 
-const at = (lang: Lang, date: Date): SafeHtml => html`<time datetime="${date.toISOString()}">${when(lang, date)}</time>`;
 const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /**
@@ -234,7 +232,7 @@ async function folderPage(who: ConsolePerson, request: SectionRequest): Promise<
 <td><a href="${address(who, kb.id, '/file', { path: file.path })}">${readable(nameOf(file.path))}</a></td>
 <td>${file.mediaType}</td>
 <td>${size(lang, file.sizeBytes)}</td>
-<td>${at(lang, file.updatedAt)}</td>
+<td>${timeView(lang, file.updatedAt)}</td>
 <td><a href="${address(who, kb.id, '/history', { path: file.path })}" aria-label="${K.history[lang]}: ${readable(nameOf(file.path))}">${K.history[lang]}</a></td>
 </tr>`;
   const editor = kbAllows(listed.kb.access, 'editor');
@@ -315,7 +313,7 @@ async function filePage(who: ConsolePerson, request: SectionRequest): Promise<Se
 <a href="${address(who, kbId, '/history', { path: file.path })}">${K.history[lang]}</a>
 <a href="${address(who, kbId, '/raw', { path: file.path })}">${K.download[lang]}</a>
 </p>`;
-  const facts = html`<p class="note">${file.mediaType} · ${size(lang, file.sizeBytes)} · ${K.version[lang]} ${String(file.version)} · ${at(lang, file.updatedAt)}</p>`;
+  const facts = html`<p class="note">${file.mediaType} · ${size(lang, file.sizeBytes)} · ${K.version[lang]} ${String(file.version)} · ${timeView(lang, file.updatedAt)}</p>`;
   let content: SafeHtml;
   if (file.kind === 'text' && file.sizeBytes > KBS_SHOWN_MAX_BYTES) {
     content = html`<p class="note">${fill(K.tooLarge[lang], { size: size(lang, KBS_SHOWN_MAX_BYTES) })}</p>`;
@@ -422,7 +420,7 @@ async function historyPage(who: ConsolePerson, request: SectionRequest): Promise
 <td>${String(version.version)}${head ? html` <span class="badge">${K.current[lang]}</span>` : ''}</td>
 <td>${OPERATIONS[version.operation][lang]}${version.restoredFrom === undefined ? '' : html`<br><span class="note">${fill(K.restoredFrom[lang], { version: String(version.restoredFrom) })}</span>`}</td>
 <td>${version.author === undefined ? K.removed[lang] : readable(version.author.name)}</td>
-<td>${at(lang, version.createdAt)}</td>
+<td>${timeView(lang, version.createdAt)}</td>
 <td>${size(lang, version.sizeBytes)}</td>
 <td><a href="${address(who, kbId, '/diff', { path: file.path, version: String(version.version) })}" aria-label="${fill(K.changesOf[lang], { version: String(version.version) })}">${K.changes[lang]}</a></td>
 ${

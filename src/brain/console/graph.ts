@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readable } from '../../console/views.ts';
 import { createRequire } from 'node:module';
 import type { GraphNode, GraphRelation, VisibleGraph } from '../../../connectors/graph/contract.ts';
 import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest } from '../../console/contract.ts';
@@ -39,7 +40,6 @@ export const GRAPH_GAPS_SHOWN_MAX = 50;
 export const GRAPH_NODE_RELATIONS_MAX = 500;
 
 const ID = 'graph';
-const readable = (text: string): string => visibleText(text, { inline: true });
 const sectionUrl = (who: ConsolePerson, path = ''): string => `${who.services.config.publicUrl}${CONSOLE_PATH}/${ID}${path}`;
 const nodeUrl = (who: ConsolePerson, id: string): string => sectionUrl(who, `/node/${encodeURIComponent(id)}`);
 const titleOf = (node: GraphNode): string => {
