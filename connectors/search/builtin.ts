@@ -13,7 +13,7 @@ import type { FieldName } from './index-doc.ts';
 import { snippetsOf } from '../../src/search-text/snippets.ts';
 import { matchedInFrontMatterOnly, snippetText, surfaceWords } from '../../src/search-text/shown-text.ts';
 import { rankingDepth, rerank } from '../../src/search-text/ranking.ts';
-import type { Db, Queryable } from '../../src/store/db.ts';
+import type { Db } from '../../src/store/db.ts';
 import type { ApplyContext } from '../projection.ts';
 import type { CandidateRanker, SearchBackend, SearchDocument, SearchHit, SearchQuery, SearchResult, SearchStats, TermFrequencies } from './contract.ts';
 import { readsNothing } from './contract.ts';
