@@ -4,6 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { connectClient, drainedOutbox, issueToken } from '../support/gateway.ts';
 import { browserSkip, launchChromium } from '../support/browser.ts';
+import { s3GatewayEnv } from '../support/harness.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { ConsoleGateway } from './support.ts';
 import { keepScreenshot, seriousViolations, signedInPage, startConsole } from './support.ts';
@@ -108,6 +109,11 @@ for (const backend of storeBackends()) {
       const csp: string[] = [];
       const { context, page } = await signedInPage(chromium, gateway.url, 'acme', 'alice@acme.test');
       watchCsp(page, csp);
+      // Where the bytes went: the gateway's own upload URLs on disk, S3's presigned ones (another origin) where the suite has S3.
+      const puts: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'PUT') puts.push(new URL(request.url()).origin);
+      });
       try {
         await page.goto(`${gateway.url}/console/kbs/${kbId}?path=policies%2F`);
         await page.getByRole('heading', { name: 'Engineering handbook: policies/' }).waitFor();
@@ -136,6 +142,9 @@ for (const backend of storeBackends()) {
         const csv = (await call(agent, 'read_file', { kb_id: kbId, path: 'policies/table.csv' })) as { content: string };
         assert.equal(csv.content, 'a,b\n1,2\n');
         assert.deepEqual(csp, []);
+        const s3 = s3GatewayEnv(backend)['S3_ENDPOINT'];
+        assert.deepEqual([...new Set(puts)], [s3 === undefined ? new URL(gateway.url).origin : new URL(s3).origin]);
+        assert.equal(puts.length, 3);
       } finally {
         await context.close();
       }

@@ -6,6 +6,7 @@ import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core'
 import type { OAuthGateway } from '../oauth/support.ts';
 import { Browser, PASSWORD, setPassword, startOAuthGateway } from '../oauth/support.ts';
 import { seedOrg } from '../support/gateway.ts';
+import { s3GatewayEnv } from '../support/harness.ts';
 import type { StoreBackend, TestStore } from '../support/stores.ts';
 import { drainedOutbox } from '../support/gateway.ts';
 
@@ -13,7 +14,9 @@ import { drainedOutbox } from '../support/gateway.ts';
  * The console under test: a gateway listening on a real port whose public URL is its address
  * (so Origin checks and cookies are real), over a seeded store, and people with passwords.
  * Browser suites drive it in headless Chromium; the rest with the fetch `Browser` of the OAuth
- * suites (one cookie, redirects left to the test).
+ * suites (one cookie, redirects left to the test). On PostgreSQL it keeps file bytes in S3 where
+ * the suites have one (KGW_TEST_S3_ENDPOINT, as CI does), so a browser's uploads go to S3's
+ * presigned URLs, across origins, as they do in production.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,7 +29,7 @@ export async function startConsole(backend: StoreBackend, org: string, people: r
   const store = await backend.open({ migrated: true });
   await seedOrg(store.db, org);
   for (const person of people) await setPassword(store.db, person.tenant, person.email, PASSWORD);
-  const gateway = await startOAuthGateway(store.db);
+  const gateway = await startOAuthGateway(store.db, s3GatewayEnv(backend));
   await drainedOutbox(store.db);
   return {
     ...gateway,
