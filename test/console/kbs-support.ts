@@ -49,6 +49,8 @@ tags: [start, guide]
 
 See the [leave policy](policies/leave.md), the [policies](policies/) and [Example](https://example.com/x).
 
+Wiki: [[leave]], [[policies/leave|the leave rules]], [[Nowhere]] and [[<b>x]].
+
 ![A red square](img/red.png) and ![elsewhere](https://example.com/pic.png)
 
 | left | right |

@@ -42,6 +42,7 @@ describe('KB Markdown rendering', () => {
     file: (p: string) => `/f?path=${encodeURIComponent(p)}`,
     folder: (p: string) => `/d?path=${encodeURIComponent(p)}`,
     image: (p: string) => `/i?path=${encodeURIComponent(p)}`,
+    wiki: (inner: string) => (inner === 'leave' ? '/f?path=policies%2Fleave.md' : undefined),
   };
   it('resolves links between files from the linking file’s folder, never above the root', () => {
     assert.deepEqual(kbTarget('a/b/c.md', '../d.md'), { path: 'a/d.md', folder: false });
@@ -61,6 +62,11 @@ describe('KB Markdown rendering', () => {
     assert.match(out, /<img src="\/i\?path=img%2Fred\.png" alt="A red square">/);
     assert.match(out, /<a href="https:\/\/example\.com\/pic\.png" rel="noopener noreferrer nofollow">elsewhere<\/a>/);
     assert.match(out, /\\u202eevil/);
+    // Wiki links: to the file that answers, or the label marked unresolved; their text escaped.
+    assert.match(out, /<a href="\/f\?path=policies%2Fleave\.md">leave<\/a>/);
+    assert.match(out, /<span class="unresolved">the leave rules<\/span>/);
+    assert.match(out, /<span class="unresolved">Nowhere<\/span>/);
+    assert.match(out, /<span class="unresolved">&lt;b&gt;x<\/span>/);
   });
 });
 
@@ -168,6 +174,10 @@ for (const backend of storeBackends()) {
       assert.match(md, /\[evil\]\(javascript:alert\('link'\)\)/);
       assert.match(md, /&lt;script&gt;alert/);
       assert.match(md, new RegExp(`<a href="${gateway.url}/console/kbs/${kbId}/file\\?path=policies%2Fleave\\.md">leave policy</a>`));
+      // Wiki links go where the related tool says they go: a bare name to the one file of that name, a path to its file.
+      assert.match(md, new RegExp(`<a href="${gateway.url}/console/kbs/${kbId}/file\\?path=policies%2Fleave\\.md">leave</a>`));
+      assert.match(md, new RegExp(`<a href="${gateway.url}/console/kbs/${kbId}/file\\?path=policies%2Fleave\\.md">the leave rules</a>`));
+      assert.match(md, /<span class="unresolved">Nowhere<\/span>/);
       const image = new RegExp(`<img src="(${gateway.url}/console/kbs/${kbId}/image\\?path=img%2Fred\\.png)" alt="A red square">`).exec(md);
       assert.ok(image, md);
       assert.match(page.text, /<dt>Tags<\/dt><dd>start, guide<\/dd>/);

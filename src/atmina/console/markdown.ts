@@ -27,7 +27,19 @@ export interface MarkdownTargets {
   folder(prefix: string): string;
   /** The rendition of an image of the KB, by its path. */
   image(path: string): string;
+  /** The page of the file a wiki link (`[[Setup]]`, the inside as written) names, or undefined when no file answers it. */
+  wiki(inner: string): string | undefined;
 }
+
+/** A wiki link's inside: one line, no brackets, as long as a reference's target may be. */
+export const WIKI_LINK = /\[\[([^[\]\n]{1,1024})\]\]/g;
+
+/** What a wiki link shows: its label after `|`, else what it names without its `#part`. */
+const wikiLabel = (inner: string): string => {
+  const bar = inner.indexOf('|');
+  if (bar >= 0) return inner.slice(bar + 1).trim() || inner.slice(0, bar).trim();
+  return inner.replace(/#.*$/s, '').trim() || inner.trim();
+};
 
 const KEPT_ATTRIBUTES = new Set(['href', 'src', 'alt', 'title', 'rel', 'start', 'class']);
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
@@ -85,11 +97,32 @@ export function renderMarkdown(source: string, path: string, targets: MarkdownTa
     const scheme = SCHEME.exec(url.trim());
     return scheme === null || OUTSIDE_SCHEMES.has((scheme[1] ?? '').toLowerCase());
   };
+  // Wiki links (`[[Setup]]`, `[[guides/setup|the setup]]`), as Atmina reads them for `related`:
+  // a link to the file that answers, or the label marked unresolved.
+  md.inline.ruler.before('link', 'kb_wiki', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x5b || state.src.charCodeAt(state.pos + 1) !== 0x5b) return false;
+    WIKI_LINK.lastIndex = 0;
+    const match = WIKI_LINK.exec(state.src.slice(state.pos));
+    if (match === null || match.index !== 0) return false;
+    const inner = match[1] ?? '';
+    if (!silent) {
+      const href = targets.wiki(inner);
+      const open = state.push('link_open', href === undefined ? 'span' : 'a', 1);
+      open.attrs = href === undefined ? [['class', 'unresolved']] : [['href', href]];
+      open.meta = { wiki: true };
+      state.push('text', '', 0).content = wikiLabel(inner);
+      state.push('link_close', href === undefined ? 'span' : 'a', -1);
+    }
+    state.pos += match[0].length;
+    return true;
+  });
   md.core.ruler.push('kb_addresses', (state) => {
     const walk = (tokens: readonly Token[]) => {
       for (const token of tokens) {
         keepOnly(token);
-        if (token.type === 'link_open') {
+        if (token.type === 'link_open' && (token.meta as { wiki?: boolean } | null)?.wiki === true) {
+          // Already the console's address (or no link): nothing to rewrite.
+        } else if (token.type === 'link_open') {
           const rewritten = rewrite(String(token.attrGet('href') ?? ''), path, targets);
           if (rewritten === undefined) {
             // Not a link any more: its text stays, as a span.

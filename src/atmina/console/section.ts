@@ -30,7 +30,10 @@ import { confirmUploads, requestUploads } from '../kb/upload-batches.ts';
 import type { SearchPageHit } from '../search.ts';
 import { searchKbs } from '../search.ts';
 import type { SearchedContent } from '../searched-content.ts';
-import { renderMarkdown } from './markdown.ts';
+import { WIKI_LINK, renderMarkdown } from './markdown.ts';
+import { resolveReferences } from '../kb/graph-links.ts';
+import { LINKS_MAX } from '../kb/text/links.ts';
+import { wikiReference } from '../kb/text/references.ts';
 import { K, OPERATIONS, UPLOAD_MESSAGES } from './texts.ts';
 
 /**
@@ -332,7 +335,7 @@ async function filePage(who: ConsolePerson, request: SectionRequest): Promise<Se
           : html`<h2>${K.companion[lang]}</h2>${read.content === '' ? html`<p class="empty">${K.noCompanion[lang]}</p>` : textView(read.content, K.companion[lang])}`
       }`;
     } else if (isMarkdown(read.file)) {
-      content = markdownView(who, kbId, read.file.path, read.content);
+      content = await markdownView(who, kbId, read.file.path, read.content);
     } else content = textView(read.content.replace(/\r\n?/g, '\n'), K.content[lang]);
   }
   await audited(who, 'kb.file.read');
@@ -348,8 +351,31 @@ ${content}`,
   };
 }
 
+/**
+ * The KB path each wiki link of a text names, resolved as `related` resolves it (the graph's
+ * live files of this KB): at most LINKS_MAX distinct ones, as a file's links are read.
+ */
+async function wikiTargets(who: ConsolePerson, kbId: string, path: string, text: string): Promise<Map<string, string>> {
+  const inners = [...new Set(Array.from(text.matchAll(WIKI_LINK), (match) => match[1] ?? ''))].slice(0, LINKS_MAX);
+  const named = inners.flatMap((inner) => {
+    const reference = wikiReference(inner, path, 'wiki');
+    return reference === undefined ? [] : [{ inner, reference }];
+  });
+  const files = await resolveReferences(
+    who.services.graph.kbLinks(),
+    { tenantId: who.tenant.id, kbId },
+    named.map((entry) => entry.reference),
+  );
+  const found = new Map<string, string>();
+  for (const [index, entry] of named.entries()) {
+    const file = files[index];
+    if (file !== undefined) found.set(entry.inner, file.path);
+  }
+  return found;
+}
+
 /** A Markdown file: its front matter's title and tags as facts, its body rendered (markdown.ts). */
-function markdownView(who: ConsolePerson, kbId: string, path: string, text: string): SafeHtml {
+async function markdownView(who: ConsolePerson, kbId: string, path: string, text: string): Promise<SafeHtml> {
   const { lang } = who;
   const front = parseFrontMatter(text);
   const body =
@@ -366,10 +392,15 @@ ${front.title === undefined ? '' : html`<dt>${K.title[lang]}</dt><dd>${readable(
 ${front.tags.length === 0 ? '' : html`<dt>${K.tags[lang]}</dt><dd>${front.tags.map(readable).join(', ')}</dd>`}
 </dl>`
       : '';
+  const wiki = await wikiTargets(who, kbId, path, body);
   return html`${facts}${renderMarkdown(body, path, {
     file: (target) => address(who, kbId, '/file', { path: target }),
     folder: (target) => address(who, kbId, '', { path: target }),
     image: (target) => address(who, kbId, '/image', { path: target }),
+    wiki: (inner) => {
+      const target = wiki.get(inner);
+      return target === undefined ? undefined : address(who, kbId, '/file', { path: target });
+    },
   })}`;
 }
 

@@ -1,5 +1,5 @@
 import { fileNameOf, KB_LINK_TYPES } from '../../../connectors/graph/contract.ts';
-import type { KbFileRecord, KbLinkReads, KbLinkType, KbLinkRecord } from '../../../connectors/graph/contract.ts';
+import type { KbFileRecord, KbLinkInput, KbLinkReads, KbLinkType, KbLinkRecord } from '../../../connectors/graph/contract.ts';
 
 /**
  * `related` over either graph store. A stored reference names candidate paths (and, for a bare
@@ -224,4 +224,20 @@ export async function relatedFiles(reads: KbLinkReads, input: RelatedInput): Pro
     unresolved: misses.slice(0, RELATED_LIST_MAX),
     truncated: walk.truncated || cut,
   };
+}
+
+/**
+ * The live file each reference names, resolved as `related` resolves them (its first candidate
+ * path held by a file, else its bare name held by exactly one), within one KB: the console's
+ * wiki links go where `related` says they go.
+ */
+export async function resolveReferences(
+  reads: KbLinkReads,
+  input: { readonly tenantId: string; readonly kbId: string },
+  references: readonly KbLinkInput[],
+): Promise<(KbFileRecord | undefined)[]> {
+  if (references.length === 0) return [];
+  const walk = new Walk(reads, { ...input, fileId: '', depth: 1 });
+  const resolved = await walk.resolve(references.map((reference) => ({ ...reference, fromFileId: '' })));
+  return resolved.map((entry) => entry.target);
 }
