@@ -58,7 +58,6 @@ import { checkDataFolder } from './store/private-dir.ts';
 
 import { BUILD } from './build.ts';
 
-/** How long the HTTP server waits for a client; see README "Hardening". */
 /** The organisation of a tenant as its org file has it, for the console's Admin pages. */
 async function consoleOrg(services: Services, tenant: string): Promise<OrgReading> {
   const run: OpRunner = (name, ...[args]) => runOp(services, name, args);
@@ -66,6 +65,7 @@ async function consoleOrg(services: Services, tenant: string): Promise<OrgReadin
   return { ...file.directory, grants: file.grants, routes: file.routes, leftOut: file.leftOut, text: file.text };
 }
 
+/** How long the HTTP server waits for a client; see README "Hardening". */
 export const HTTP_LIMITS = { requestTimeoutMs: 300_000, idleTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000 } as const;
 
 /** The embedded store lives here inside the data folder. */

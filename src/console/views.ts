@@ -1,5 +1,6 @@
 import type { SafeHtml } from '../http/pages/html.ts';
 import { html } from '../http/pages/html.ts';
+import { validation } from '../kernel/errors.ts';
 import { visibleText } from '../kernel/text.ts';
 import type { Lang } from './text.ts';
 import { SHELL, count, fill, when } from './text.ts';
@@ -15,6 +16,15 @@ export const readable = (text: string): string => visibleText(text, { inline: tr
 
 /** An instant for a page: written as the language writes it, with the exact time for machines and screen readers' tools. */
 export const timeView = (lang: Lang, at: Date): SafeHtml => html`<time datetime="${at.toISOString()}">${when(lang, at)}</time>`;
+
+/** A list's page from `?page=` (1 when left out); anything but a whole number from 1 to `max` is refused. */
+export function pageOf(query: URLSearchParams, max: number): number {
+  const text = query.get('page');
+  if (text === null || text === '') return 1;
+  const page = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(page) || page < 1 || page > max) throw validation(`page must be a whole number from 1 to ${max}`);
+  return page;
+}
 
 /**
  * The links between a list's pages, or nothing when it has one. `pages`: how many there are,

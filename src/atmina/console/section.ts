@@ -4,8 +4,8 @@ import type { Config } from '../../config.ts';
 import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest, SectionRoute } from '../../console/contract.ts';
 import { CONSOLE_PATH } from '../../console/page.ts';
 import type { Lang } from '../../console/text.ts';
-import { count, fill } from '../../console/text.ts';
-import { diffView, readable, textView, timeView } from '../../console/views.ts';
+import { SHELL, count, fill } from '../../console/text.ts';
+import { diffView, pageOf, readable, textView, timeView } from '../../console/views.ts';
 import type { SafeHtml } from '../../http/pages/html.ts';
 import { html } from '../../http/pages/html.ts';
 import { validation } from '../../kernel/errors.ts';
@@ -79,16 +79,6 @@ function queryText(query: URLSearchParams, name: string, max = KBS_ADDRESS_TEXT_
   const problem = unstorableText(value);
   if (problem !== undefined) throw validation(`${name} ${problem}`);
   return value;
-}
-
-/** A list's page from `?page=` (1 when left out). */
-function pageOf(query: URLSearchParams): number {
-  const text = query.get('page');
-  if (text === null || text === '') return 1;
-  const page = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(page) || page < 1 || page > KBS_PAGES_MAX)
-    throw validation(`page must be a whole number from 1 to ${KBS_PAGES_MAX}`);
-  return page;
 }
 
 /** A version number of a form or address. */
@@ -166,7 +156,7 @@ ${kbId === undefined ? '' : html`<input type="hidden" name="kb" value="${kbId}">
 
 async function kbsPage(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
   const { lang } = who;
-  const page = pageOf(request.query);
+  const page = pageOf(request.query, KBS_PAGES_MAX);
   const kbs = await listKbs(who.services.db, who.caller);
   const shown = kbs.slice((page - 1) * KBS_PAGE_SIZE, page * KBS_PAGE_SIZE);
   const row = ({ kb, access }: KbWithAccess): SafeHtml => html`<tr>
@@ -198,10 +188,10 @@ ${pager(lang, page > 1 ? address(who, undefined, '', { page: String(page - 1) })
 
 function pager(lang: Lang, previous: string | undefined, next: string | undefined, first?: string): SafeHtml | string {
   if (previous === undefined && next === undefined && first === undefined) return '';
-  return html`<nav class="pager" aria-label="${K.pages[lang]}">
+  return html`<nav class="pager" aria-label="${SHELL.pages[lang]}">
 ${first === undefined ? '' : html`<a href="${first}">${K.first[lang]}</a>`}
-${previous === undefined ? '' : html`<a href="${previous}" rel="prev">${K.previous[lang]}</a>`}
-${next === undefined ? '' : html`<a href="${next}" rel="next">${K.next[lang]}</a>`}
+${previous === undefined ? '' : html`<a href="${previous}" rel="prev">${SHELL.previous[lang]}</a>`}
+${next === undefined ? '' : html`<a href="${next}" rel="next">${SHELL.next[lang]}</a>`}
 </nav>`;
 }
 

@@ -14,7 +14,7 @@ import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest } fro
 import { CONSOLE_PATH } from '../page.ts';
 import type { Lang } from '../text.ts';
 import { fill, when } from '../text.ts';
-import { pager, readable, textView, timeView } from '../views.ts';
+import { pageOf, pager, readable, textView, timeView } from '../views.ts';
 import { backendsPage } from './backends-page.ts';
 import type { OrgReader } from './org-pages.ts';
 import { orgFileDownload, orgOverview, orgPart } from './org-pages.ts';
@@ -48,16 +48,6 @@ export interface AdminOptions {
 const ID = 'admin';
 const url = (base: string, path: string): string => `${base}${CONSOLE_PATH}/${ID}${path}`;
 
-/** A list's page from `?page=` (1 when left out); anything but a whole number within bounds is refused. */
-function pageOf(query: URLSearchParams): number {
-  const text = query.get('page');
-  if (text === null || text === '') return 1;
-  const page = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(page) || page < 1 || page > ADMIN_PAGES_MAX)
-    throw validation(`page must be a whole number from 1 to ${ADMIN_PAGES_MAX}`);
-  return page;
-}
-
 const rowsOf = (page: number) => ({ offset: (page - 1) * ADMIN_PAGE_SIZE, limit: ADMIN_PAGE_SIZE });
 
 const at = (lang: Lang, iso: string | null, none: string): SafeHtml | string => (iso === null ? none : timeView(lang, new Date(iso)));
@@ -83,7 +73,7 @@ function overview(who: ConsolePerson): SectionAnswer {
 async function tokensPage(who: ConsolePerson, options: AdminOptions, request: SectionRequest): Promise<SectionAnswer> {
   const { lang } = who;
   const base = who.services.config.publicUrl;
-  const page = pageOf(request.query);
+  const page = pageOf(request.query, ADMIN_PAGES_MAX);
   const { tokens, more } = await listTenantTokens(who.services.db, who.tenant.id, rowsOf(page));
   const { csrf } = request;
   const row = (token: TenantTokenInfo): SafeHtml => html`<tr>
@@ -239,7 +229,7 @@ const actorOf = (lang: Lang, event: AuditRecord): string =>
 async function auditPage(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
   const { lang } = who;
   const base = who.services.config.publicUrl;
-  const page = pageOf(request.query);
+  const page = pageOf(request.query, ADMIN_PAGES_MAX);
   const { filter, typed } = readAuditQuery(request.query);
   const { events, more } = await listAuditEvents(who.services.db, who.tenant.id, filter, rowsOf(page));
   const link = (p: number): string => {
@@ -341,7 +331,7 @@ export function adminSection(options: AdminOptions): ConsoleSection {
       },
       { method: 'GET', path: '/org', handle: (who) => orgOverview(who, options.org) },
       { method: 'GET', path: '/org.yaml', handle: (who) => orgFileDownload(who, options.org) },
-      { method: 'GET', path: '/org/:part', handle: (who, request) => orgPart(who, options.org, request, pageOf(request.query)) },
+      { method: 'GET', path: '/org/:part', handle: (who, request) => orgPart(who, options.org, request, pageOf(request.query, ADMIN_PAGES_MAX)) },
       { method: 'GET', path: '/backends', handle: (who) => backendsPage(who) },
       { method: 'GET', path: '/audit', handle: (who, request) => auditPage(who, request) },
       { method: 'GET', path: '/audit/:id', handle: (who, request) => auditEventPage(who, request.params['id'] ?? '') },
