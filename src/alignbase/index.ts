@@ -115,7 +115,7 @@ export { acceptReview, listReviews, rejectReview, showReview } from './context/r
 export type { AcceptResultJson, RejectResultJson, ReviewDetailJson, ReviewItemJson } from './context/review-json.ts';
 export { acceptResultJson, rejectResultJson, reviewDetailJson, reviewItemJson } from './context/review-json.ts';
 export type { ActivityListing, EventListing } from './activity/activity.ts';
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, listActivity, setActivityEnabled } from './activity/activity.ts';
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, eventDetail, listActivity, setActivityEnabled } from './activity/activity.ts';
 export { adminInbox } from './messages/admin.ts';
 export type { InboxListing, InboxMessageWire } from './dialect/messages.ts';
 export { inboxListing } from './dialect/messages.ts';

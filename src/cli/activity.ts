@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
-import type { ActivityListing, EventListing } from '../alignbase/index.ts';
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../alignbase/index.ts';
+import type { ActivityListing } from '../alignbase/index.ts';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, eventDetail } from '../alignbase/index.ts';
 import { withOps } from './session.ts';
 import { jsonText, print } from './terminal.ts';
 import { UsageError, parseCommand, requireOptions, table, when } from './usage.ts';
@@ -19,14 +19,6 @@ events, newest first. Events are the clients' own claims, not proof of what a mo
 --enable      switch Activity on for the tenant (the default)
 --disable     switch Activity off: record_activity_event and record_hook_activity_event are
               refused, start_hook_session still returns the context but records nothing`;
-
-function detail(event: EventListing): string {
-  const parts: string[] = [];
-  if (event.session_id !== null) parts.push(`session ${event.session_id}`);
-  if (event.tool_name !== null) parts.push(`tool ${event.tool_name}`);
-  if (event.subject !== null) parts.push(`${event.subject.type} ${event.subject.id}${event.subject.version === null ? '' : ` v${event.subject.version}`}`);
-  return parts.length === 0 ? '-' : parts.join(', ');
-}
 
 function listingText(listing: ActivityListing): string {
   const scope = listing.agent === null ? listing.tenant : `${listing.tenant}, agent ${listing.agent}`;
@@ -67,7 +59,7 @@ function listingText(listing: ActivityListing): string {
           e.source,
           e.type,
           e.error_code === null ? e.status : `${e.status} (${e.error_code})`,
-          detail(e),
+          eventDetail(e) ?? '-',
         ]),
       ),
     );

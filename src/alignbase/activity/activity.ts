@@ -19,4 +19,4 @@ export { reportInstallation } from './installations.ts';
 export { recordActivityEvent, recordHookEvent } from './events.ts';
 export { startHookSession } from './hook-session.ts';
 export type { ActivityListing, EventListing, InstallationListing } from './admin.ts';
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, listActivity, setActivityEnabled } from './admin.ts';
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, eventDetail, listActivity, setActivityEnabled } from './admin.ts';

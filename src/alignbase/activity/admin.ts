@@ -55,6 +55,15 @@ export interface ActivityListing {
   limit: number;
 }
 
+/** What an event is about, in one line (its session, tool and subject), or undefined when it names none: `kgw activity` and the console show it. */
+export function eventDetail(event: EventListing): string | undefined {
+  const parts: string[] = [];
+  if (event.session_id !== null) parts.push(`session ${event.session_id}`);
+  if (event.tool_name !== null) parts.push(`tool ${event.tool_name}`);
+  if (event.subject !== null) parts.push(`${event.subject.type} ${event.subject.id}${event.subject.version === null ? '' : ` v${event.subject.version}`}`);
+  return parts.length === 0 ? undefined : parts.join(', ');
+}
+
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 1000;
 

@@ -7,8 +7,8 @@ import { html } from '../../http/pages/html.ts';
 import { isTenantAdmin } from '../../kernel/directory/tenant-admins.ts';
 import { isKgwError, validation } from '../../kernel/errors.ts';
 import { unstorableText } from '../../kernel/text.ts';
-import type { ActivityListing, EventListing } from '../activity/admin.ts';
-import { listActivity, setActivityEnabled } from '../activity/admin.ts';
+import type { ActivityListing } from '../activity/admin.ts';
+import { eventDetail, listActivity, setActivityEnabled } from '../activity/admin.ts';
 
 /**
  * Alignbase's Activity for the organisation's administrators (the org file's `admin: true`), as
@@ -59,14 +59,6 @@ const T = {
 
 const url = (who: ConsolePerson, query = ''): string => `${who.services.config.publicUrl}${CONSOLE_PATH}/${ID}${query}`;
 
-function detail(event: EventListing): string {
-  const parts: string[] = [];
-  if (event.session_id !== null) parts.push(`session ${event.session_id}`);
-  if (event.tool_name !== null) parts.push(`tool ${event.tool_name}`);
-  if (event.subject !== null) parts.push(`${event.subject.type} ${event.subject.id}${event.subject.version === null ? '' : ` v${event.subject.version}`}`);
-  return parts.length === 0 ? '—' : readable(parts.join(', '));
-}
-
 /** The agent filter as typed: a name within bounds, or none. */
 function agentOf(query: URLSearchParams): string | undefined {
   const agent = query.get('agent')?.trim() ?? '';
@@ -104,7 +96,7 @@ async function activityPage(who: ConsolePerson, request: SectionRequest): Promis
 <thead><tr><th scope="col">${T.recorded[lang]}</th><th scope="col">${T.agent[lang]}</th><th scope="col">${T.source[lang]}</th><th scope="col">${T.type[lang]}</th><th scope="col">${T.status[lang]}</th><th scope="col">${T.detail[lang]}</th></tr></thead>
 <tbody>${listing.events.map(
           (e) =>
-            html`<tr><td>${timeView(lang, new Date(e.recorded_at))}</td><td>${readable(e.agent)}</td><td>${e.source}</td><td>${readable(e.type)}</td><td>${e.error_code === null ? e.status : html`<span class="badge warn">${e.status} (${readable(e.error_code)})</span>`}</td><td>${detail(e)}</td></tr>`,
+            html`<tr><td>${timeView(lang, new Date(e.recorded_at))}</td><td>${readable(e.agent)}</td><td>${e.source}</td><td>${readable(e.type)}</td><td>${e.error_code === null ? e.status : html`<span class="badge warn">${e.status} (${readable(e.error_code)})</span>`}</td><td>${readable(eventDetail(e) ?? '—')}</td></tr>`,
         )}</tbody>
 </table></div>`;
   return {
