@@ -28,6 +28,11 @@ import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML, PATHS, SCENARIOS, SUITES,
 import { adminQuery, machineInfo } from './machine.ts';
 
 const GOAL_PCT = 25;
+/**
+ * The MCP call against the bare `GET /healthz` of the same gateway, per store: what a whole tool
+ * call (token, JSON-RPC, validation, the read and its audit) costs above the HTTP floor.
+ */
+const HEALTHZ_GOAL_PCT = { postgres: 5, pglite: 2.5 } as const;
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 
 function positive(name: string, fallback: number): number {
@@ -197,8 +202,9 @@ type LoadOptions = Pick<autocannon.Options, 'body' | 'expectBody' | 'requests' |
 
 /** What a scenario sends and how its answers are checked. */
 interface Load {
-  /** The body of the one request verified before the load. */
-  first(): string;
+  readonly method: 'GET' | 'POST';
+  /** The body of the one request verified before the load (none for a GET). */
+  first(): string | undefined;
   /** Why that request's answer is wrong, or undefined when it is right. */
   check(body: string): string | undefined;
   /** autocannon's request options, given the verified answer. */
@@ -207,12 +213,21 @@ interface Load {
 
 /** A load of one body whose every answer must equal the verified one byte for byte. */
 function sameBody(body: string, check: (answer: string) => string | undefined): Load {
-  return { first: () => body, check, options: (verified) => ({ body, expectBody: verified }) };
+  return { method: 'POST', first: () => body, check, options: (verified) => ({ body, expectBody: verified }) };
 }
+
+/** `GET /healthz`: its answer must be the gateway's `{"status":"ok"}` every time. */
+const HEALTHZ_LOAD: Load = {
+  method: 'GET',
+  first: () => undefined,
+  check: (body) => (body === '{"status":"ok"}' ? undefined : `not the health answer: ${body.slice(0, 200)}`),
+  options: (verified) => ({ expectBody: verified }),
+};
 
 /** A new path for every write; each answer is checked against the write that named its path. */
 function writeLoad(writes: WriteLoad): Load {
   return {
+    method: 'POST',
     first: () => writes.body(),
     check: (body) => writes.check(body),
     options: () => ({
@@ -226,6 +241,7 @@ function writeLoad(writes: WriteLoad): Load {
 function loadOf(scenario: Scenario, writes: WriteLoad): Load {
   if (scenario === 'write_file') return writeLoad(writes);
   if (scenario === 'read_file') return sameBody(READ_BODY, checkRead);
+  if (scenario === 'healthz') return HEALTHZ_LOAD;
   return sameBody(requestBody(scenario), (body) => checkBody(scenario, body));
 }
 
@@ -243,13 +259,13 @@ async function runScenario(name: string, scenario: Scenario, store: Store, load:
     const ready = await receive(child, 'ready');
     const url = `http://127.0.0.1:${ready.port}${PATHS[scenario]}`;
     const headers = requestHeaders(store.token, scenario);
-    const response = await fetch(url, { method: 'POST', headers, body: load.first() });
+    const response = await fetch(url, { method: load.method, headers, body: load.first() });
     const body = await response.text();
     const problem = response.status !== 200 ? `status ${response.status}: ${body.slice(0, 200)}` : load.check(body);
     if (problem !== undefined) return { ...base, problem };
     const run = {
       url,
-      method: 'POST' as const,
+      method: load.method,
       headers,
       ...load.options(body),
       connections: settings.connections,
@@ -298,10 +314,10 @@ async function withWrittenCheck(result: ScenarioResult, store: Store, writes: Wr
   }
 }
 
-function ratio(results: readonly ScenarioResult[], scenario: Scenario): number | null {
-  const plain = results.find((r) => r.scenario === 'plain')?.requestsPerSec;
+function ratio(results: readonly ScenarioResult[], scenario: Scenario, base: Scenario = 'plain'): number | null {
+  const against = results.find((r) => r.scenario === base)?.requestsPerSec;
   const other = results.find((r) => r.scenario === scenario)?.requestsPerSec;
-  return plain && other !== undefined ? round((other / plain) * 100, 1) : null;
+  return against && other !== undefined ? round((other / against) * 100, 2) : null;
 }
 
 function printTable(results: readonly ScenarioResult[]): void {
@@ -361,10 +377,17 @@ async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: R
   }
   const suiteSettings = { ...settings, suite, scenarios, ...(suite === 'files' ? { kbWritesPerMinute: BENCH_KB_WRITES_PER_MINUTE } : {}) };
   const report: Record<string, unknown> = { name, date: new Date().toISOString(), machine, settings: suiteSettings, results };
-  const ratios = { mcpVsPlainPct: ratio(results, 'mcp'), mcp2026VsPlainPct: ratio(results, 'mcp-2026'), naiveSdkVsPlainPct: ratio(results, 'naive-sdk') };
+  const ratios = {
+    mcpVsPlainPct: ratio(results, 'mcp'),
+    mcp2026VsPlainPct: ratio(results, 'mcp-2026'),
+    naiveSdkVsPlainPct: ratio(results, 'naive-sdk'),
+    mcpVsHealthzPct: ratio(results, 'mcp', 'healthz'),
+  };
+  const healthzGoal = HEALTHZ_GOAL_PCT[settings.store];
   if (suite === 'whoami') {
     report.ratios = ratios;
     report.goal = { mcpVsPlainMinPct: GOAL_PCT, met: ratios.mcpVsPlainPct === null ? null : ratios.mcpVsPlainPct >= GOAL_PCT };
+    report.healthzGoal = { mcpVsHealthzMinPct: healthzGoal, met: ratios.mcpVsHealthzPct === null ? null : ratios.mcpVsHealthzPct >= healthzGoal };
   }
   const file = path.join(HERE, 'results', `${name}.json`);
   await mkdir(path.dirname(file), { recursive: true });
@@ -373,7 +396,8 @@ async function runSuite(suite: Suite, scenarios: readonly Scenario[], machine: R
   printTable(results);
   if (suite === 'whoami')
     console.log(
-      `\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), mcp-2026/plain ${ratios.mcp2026VsPlainPct ?? '-'} %, naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %`,
+      `\nmcp/plain ${ratios.mcpVsPlainPct ?? '-'} % (goal ≥ ${GOAL_PCT} %), mcp-2026/plain ${ratios.mcp2026VsPlainPct ?? '-'} %, naive-sdk/plain ${ratios.naiveSdkVsPlainPct ?? '-'} %` +
+        `, mcp/healthz ${ratios.mcpVsHealthzPct ?? '-'} % (goal ≥ ${healthzGoal} %)`,
     );
   for (const result of results) {
     if (result.firstMismatch !== undefined) console.log(`${result.scenario}: first refused answer: ${result.firstMismatch}`);

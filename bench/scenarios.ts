@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
  * writes while read_file is measured.
  */
 export const SUITES = {
-  whoami: ['mcp', 'mcp-2026', 'plain', 'naive-sdk'],
+  whoami: ['mcp', 'mcp-2026', 'plain', 'naive-sdk', 'healthz'],
   files: ['read_file', 'write_file'],
 } as const;
 export type Suite = keyof typeof SUITES;
@@ -18,7 +18,7 @@ export type Scenario = (typeof SCENARIOS)[number];
 export type WhoamiScenario = (typeof SUITES.whoami)[number];
 
 /** Scenarios served by the real gateway (createGateway). */
-export const GATEWAY_SCENARIOS: ReadonlySet<Scenario> = new Set(['mcp', 'mcp-2026', 'write_file', 'read_file']);
+export const GATEWAY_SCENARIOS: ReadonlySet<Scenario> = new Set(['mcp', 'mcp-2026', 'healthz', 'write_file', 'read_file']);
 
 /**
  * KGW_KB_WRITES_PER_MINUTE of the gateway child: far above any rate the bench reaches, so the
@@ -65,6 +65,7 @@ export const PATHS: Readonly<Record<Scenario, string>> = {
   'mcp-2026': '/atmina/mcp',
   plain: '/whoami',
   'naive-sdk': '/mcp',
+  healthz: '/healthz',
   write_file: '/atmina/mcp',
   read_file: '/atmina/mcp',
 };

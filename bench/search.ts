@@ -21,7 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Meilisearch } from 'meilisearch';
-import { authenticateBearer } from '../src/auth/bearer.ts';
+import { authenticateToken } from '../src/kernel/tokens/tokens.ts';
 import { AuditLog } from '../src/kernel/audit/audit-log.ts';
 import { AuditTrail } from '../src/kernel/audit/trail.ts';
 import { writeFiles } from '../src/atmina/kb/batch.ts';
@@ -208,8 +208,9 @@ async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } 
     });
     return { links };
   }
-  const auth = await authenticateBearer(via.db, `Bearer ${via.token}`);
-  if ('failure' in auth) throw new Error(`the bench's token was refused: ${auth.failure}`);
+  const found = await authenticateToken(via.db, via.token);
+  if (found === undefined) throw new Error("the bench's token was refused");
+  const auth = found;
   const log = new AuditLog(via.db);
   await pool(batches, LOAD_IN_FLIGHT, async (batch) => {
     const items = itemsOf(batch);

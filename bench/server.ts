@@ -5,6 +5,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { authenticateBearer } from '../src/auth/bearer.ts';
+import { TokenCache } from '../src/kernel/tokens/token-cache.ts';
 import type { Caller } from '../src/kernel/access/caller.ts';
 import { AuditLog } from '../src/kernel/audit/audit-log.ts';
 import { AuditTrail } from '../src/kernel/audit/trail.ts';
@@ -35,8 +36,9 @@ function auditWhoami(audit: AuditLog, caller: Caller, requestId: string): Promis
 function plainApp(db: Db): FastifyInstance {
   const app = plainFastify();
   const audit = new AuditLog(db);
+  const tokens = new TokenCache(db);
   app.post(PATHS.plain, async (request, reply) => {
-    const result = await authenticateBearer(db, request.headers.authorization);
+    const result = await authenticateBearer(tokens, request.headers.authorization);
     if ('failure' in result) return reply.code(401).send({ error: result.failure });
     const profile = await describeCaller(db, result.caller);
     await auditWhoami(audit, result.caller, request.id);
@@ -53,8 +55,9 @@ async function naiveSdkApp(db: Db): Promise<FastifyInstance> {
   const { z } = await import('zod');
   const app = plainFastify();
   const audit = new AuditLog(db);
+  const tokens = new TokenCache(db);
   app.post(PATHS['naive-sdk'], async (request, reply) => {
-    const result = await authenticateBearer(db, request.headers.authorization);
+    const result = await authenticateBearer(tokens, request.headers.authorization);
     if ('failure' in result) return reply.code(401).send({ error: result.failure });
     const { caller } = result;
     const server = new McpServer({ name: 'naive', version: '1.0.0' });
@@ -95,9 +98,11 @@ function draining(db: Db): { readonly db: Db; idle(): Promise<void> } {
   };
   const tracked: Db = {
     kind: db.kind,
-    query: (sql, params) => track(db.query(sql, params)),
+    query: (sql, params, options) => track(db.query(sql, params, options)),
     tx: (work) => track(db.tx(work)),
+    write: (sql, params) => track(db.write(sql, params)),
     listen: (channel, listener) => db.listen(channel, listener),
+    hears: (channel) => db.hears(channel),
     close: () => db.close(),
   };
   return {
@@ -111,7 +116,7 @@ function draining(db: Db): { readonly db: Db; idle(): Promise<void> } {
 
 async function openStore(spec: ChildSpec['store']): Promise<Db> {
   if (spec.kind === 'pglite') return (await import('../src/store/pglite.ts')).openPglite(spec.dataDir);
-  return (await import('../src/store/postgres.ts')).openPostgres(spec.url);
+  return (await import('../src/store/postgres.ts')).openPostgres(spec.url, { max: Number(process.env.BENCH_POOL ?? 10) });
 }
 
 async function start(spec: ChildSpec, db: Db): Promise<{ app: FastifyInstance; close(): Promise<void> }> {

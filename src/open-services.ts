@@ -1,3 +1,4 @@
+import { TokenCache } from './kernel/tokens/token-cache.ts';
 import { openBlobStore } from '../connectors/blob/index.ts';
 import type { Embedder } from '../connectors/embeddings/client.ts';
 import { EmbeddingsClient } from '../connectors/embeddings/client.ts';
@@ -115,6 +116,7 @@ export async function openServices(config: Config, db: Db, options: { projection
     probes: configuredProbes(config, db),
     build: BUILD,
     audit: new AuditLog(db),
+    tokens: new TokenCache(db),
     projections:
       options.projections ??
       configuredProjections(graph, {
@@ -127,6 +129,7 @@ export async function openServices(config: Config, db: Db, options: { projection
   return {
     services,
     async close() {
+      services.tokens.close();
       await search.close?.();
       await graph.close();
       await blob.close();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Scope, ScopeCatalogue } from '../kernel/access/scopes.ts';
 import type { AuditTrail } from '../kernel/audit/trail.ts';
-import { insertToken } from '../kernel/tokens/tokens.ts';
+import { AUTH_CHANNEL, insertToken } from '../kernel/tokens/tokens.ts';
 import type { Db, Transaction } from '../store/db.ts';
 import type { OAuthClient } from './clients.ts';
 import { OAuthError, oauthError } from './oauth-error.ts';
@@ -55,6 +55,8 @@ export async function approve(tx: Transaction, approval: Approval, audit: AuditT
 async function revokeGrant(tx: Transaction, tenantId: string, grantId: string, reason: string, audit: AuditTrail): Promise<void> {
   await tx.query('UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND id = $2', [tenantId, grantId]);
   await tx.query('UPDATE tokens SET revoked_at = coalesce(revoked_at, now()) WHERE tenant_id = $1 AND family_id = $2', [tenantId, grantId]);
+  // This process's token cache forgets at commit; other processes hear the store's trigger.
+  await tx.signal(AUTH_CHANNEL);
   await audit.about({ tenantId }).recordIn(tx, 'oauth.revoke', [], { grant_id: grantId, reason });
 }
 

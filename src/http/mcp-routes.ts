@@ -80,7 +80,7 @@ export function registerMcpRoutes(
         onRequest: async (request, reply) => {
           if (!originAllowed(request.headers.origin, origins)) return rpcError(reply, 403, -32000, 'Forbidden: origin not allowed');
           if (!hostAllowed(request.headers.host, config)) return rpcError(reply, 403, -32000, 'Forbidden: host not allowed');
-          const auth = await authenticateBearer(services.db, request.headers.authorization, resourceUrl(config, endpoint));
+          const auth = await authenticateBearer(services.tokens, request.headers.authorization, resourceUrl(config, endpoint));
           if ('failure' in auth) {
             // A request without a token is how OAuth discovery begins; a token refused is worth a warning.
             if (auth.failure === 'invalid') {

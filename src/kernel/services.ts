@@ -1,3 +1,4 @@
+import type { TokenCache } from './tokens/token-cache.ts';
 import type { BlobStore } from '../../connectors/blob/contract.ts';
 import type { Embedder } from '../../connectors/embeddings/client.ts';
 import type { GraphStore } from '../../connectors/graph/contract.ts';
@@ -30,6 +31,8 @@ export interface Services {
   readonly probes: readonly Probe[];
   readonly build: BuildInfo;
   readonly audit: AuditLog;
+  /** Bearer tokens checked once and reused until the store signals a change (src/kernel/tokens/token-cache.ts). */
+  readonly tokens: TokenCache;
   /** The projections the outbox worker feeds, and how to rebuild them. */
   readonly projections: ProjectionSet;
   /** Where the gateway's metrics are counted (src/metrics.ts); undefined, nothing is counted. */

@@ -29,16 +29,33 @@ export interface Transaction extends Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  // `query` on the Db itself runs read-only statements only; every write goes through `tx`.
+  // `query` on the Db itself runs read-only statements only; every write goes through `tx` (or,
+  // for a lone append, `write`).
   /** Runs `work` in one transaction, committed when it resolves and rolled back when it throws. */
   tx<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
-   * Calls `listener` after every commit of a transaction that signalled `channel`, in this
-   * process or (on PostgreSQL, through LISTEN) another one on the same database; returns the
+   * Runs one statement that writes as a transaction of its own: PostgreSQL commits a lone
+   * statement by itself, all of it or nothing, without the two round trips BEGIN and COMMIT
+   * cost. Only for a write that reads nothing first and signals nobody (the audit log's batched
+   * appends); whatever reads and then writes, or writes twice, goes through `tx`.
+   */
+  write<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /**
+   * Calls `listener` after every commit of a transaction that signalled `channel` (or raised a
+   * NOTIFY on it in SQL, as a trigger does), in this process or (on PostgreSQL, through LISTEN)
+   * another one on the same database; returns the
    * unsubscribe. Delivery across processes is best effort (a lost connection is re-opened
    * after a pause, and signals in between are missed), so a listener still polls.
    */
   listen(channel: string, listener: () => void): () => void;
+  /**
+   * Whether every commit that signals `channel` (through `signal`, or PostgreSQL's own NOTIFY, as
+   * a trigger raises it) reaches this process's listeners now: false before a listener's
+   * subscription is in place and while a lost LISTEN connection is being replaced. Whoever keeps
+   * something in memory on the strength of the signals (the token cache) keeps it only while
+   * this holds; losing it also calls every listener once, as signals may have been missed.
+   */
+  hears(channel: string): boolean;
   /** The connection pool's figures (PostgreSQL; an embedded store has no pool). */
   poolStats?(): PoolStats;
   close(): Promise<void>;

@@ -11,12 +11,17 @@ const types: pg.CustomTypesConfig = {
 
 const MAX_ATTEMPTS = 5;
 
+/** The text of each statement name in use: `pg` would run a name's first text for a second one, silently. */
+const named = new Map<string, string>();
+
 /** What `pg` runs: a named statement (parsed once per connection, see QueryOptions.prepare) or an unnamed one. */
-const statement = (sql: string, params: readonly unknown[], options: QueryOptions | undefined): pg.QueryConfig => ({
-  text: sql,
-  values: params as unknown[],
-  ...(options?.prepare === undefined ? {} : { name: options.prepare }),
-});
+function statement(sql: string, params: readonly unknown[], options: QueryOptions | undefined): pg.QueryConfig {
+  if (options?.prepare === undefined) return { text: sql, values: params as unknown[] };
+  const known = named.get(options.prepare);
+  if (known === undefined) named.set(options.prepare, sql);
+  else if (known !== sql) throw new Error(`statement name "${options.prepare}" is used for two statements`);
+  return { text: sql, values: params as unknown[], name: options.prepare };
+}
 /** A lost LISTEN connection is opened again after this pause, doubling up to the maximum. */
 const LISTEN_RETRY_MS = { base: 1000, max: 30_000 } as const;
 
@@ -42,6 +47,9 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
     async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
       assertReadOnly(sql);
       return (await pool.query(statement(sql, params, options))).rows as R[];
+    },
+    async write<R>(sql: string, params: readonly unknown[] = []) {
+      return (await pool.query(statement(sql, params, undefined))).rows as R[];
     },
     async tx<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
@@ -90,6 +98,7 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
         if (remove()) listening.changed();
       };
     },
+    hears: (channel: string) => listening.hears(channel),
     async close() {
       await listening.close();
       await pool.end();
@@ -124,14 +133,17 @@ function listenConnection(url: string, applicationName: string, listeners: Commi
     retry.unref();
   };
 
-  // A connection that failed or ended under us: forget it, and open another one later.
+  // A connection that failed or ended under us: forget it, and open another one later. Signals
+  // may be missed from now on, so every listener hears once (whoever trusts them stops).
   const drop = (broken: pg.Client) => {
     if (client !== broken) return;
     client = undefined;
+    const lost = [...heard];
     heard = new Set();
     broken.removeAllListeners('notification');
     void broken.end().catch(() => undefined);
     later();
+    for (const channel of lost) listeners.emit(channel);
   };
 
   const sync = async (): Promise<void> => {
@@ -180,6 +192,8 @@ function listenConnection(url: string, applicationName: string, listeners: Commi
 
   return {
     changed,
+    /** Whether the connection is up and LISTENs to `channel`: every NOTIFY on it is heard. */
+    hears: (channel: string) => client !== undefined && heard.has(channel),
     async close() {
       closed = true;
       if (retry !== undefined) clearTimeout(retry);

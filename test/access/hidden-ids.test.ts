@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Db, Transaction } from '../../src/store/db.ts';
 import { ACME_KB_ORG, ATMINA_PATH } from '../atmina/support.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { connectClient, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
+import { recordingDb } from '../support/recording-db.ts';
 
 /*
  * A resource the caller may not see is refused exactly like one that does not exist, and must
@@ -18,38 +18,6 @@ import { storeBackends } from '../support/stores.ts';
  * paths run the same statements, counted here through a Db that records every statement the
  * gateway runs, for calls made with the MCP SDK's client over HTTP.
  */
-
-/** `db`, recording the text of every statement it runs (in transactions too) while `recording` is on. */
-function recordingDb(db: Db): { db: Db; record<T>(work: () => Promise<T>): Promise<string[]> } {
-  let log: string[] | undefined;
-  const note = (sql: string): void => {
-    log?.push(sql.replace(/\s+/g, ' ').trim());
-  };
-  const wrapTx = (tx: Transaction): Transaction => ({
-    query: (sql, params, options) => (note(sql), tx.query(sql, params, options)),
-    exec: (script) => (note(script), tx.exec(script)),
-    signal: (channel) => tx.signal(channel),
-  });
-  return {
-    db: {
-      kind: db.kind,
-      query: (sql, params, options) => (note(sql), db.query(sql, params, options)),
-      tx: (work) => db.tx((tx) => work(wrapTx(tx))),
-      listen: (channel, listener) => db.listen(channel, listener),
-      close: () => db.close(),
-    },
-    async record(work) {
-      const mine: string[] = [];
-      log = mine;
-      try {
-        await work();
-      } finally {
-        log = undefined;
-      }
-      return mine;
-    },
-  };
-}
 
 const ORG = `${ACME_KB_ORG}knowledge:
   - title: Hidden rules

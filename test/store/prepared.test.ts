@@ -32,6 +32,50 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('answers a named statement with hostile values exactly as the plain statement does', async () => {
+      // PGlite runs a named statement through SQL's PREPARE and EXECUTE, its values written as literals.
+      const store = await backend.open();
+      try {
+        const values = [
+          "'",
+          "''; DROP TABLE x; --",
+          '\\',
+          "\\'",
+          "e'\\x41",
+          '$1',
+          'ümlaut ✓ 𝄞',
+          '\u202eevil\u202c',
+          '\u0007\u001b[31m',
+          '\ud800',
+          '-1',
+          '1e309',
+          ' ',
+          '',
+        ];
+        const sql = 'SELECT $1::text AS v, $2::int AS n, $3::boolean AS b, $4::text AS missing';
+        for (const value of values) {
+          const plain = await store.db.query(sql, [value, 7, true, null]);
+          const named = await store.db.query(sql, [value, 7, true, null], { prepare: 'test_hostile' });
+          assert.deepEqual(named, plain, JSON.stringify(value));
+        }
+        const nul = (options?: { prepare: string }) => store.db.query(sql, ['a\0b', 1, false, null], options);
+        const refused = await nul().then(
+          () => 'accepted',
+          (error: { code?: string }) => error.code,
+        );
+        assert.equal(
+          await nul({ prepare: 'test_hostile' }).then(
+            () => 'accepted',
+            (error: { code?: string }) => error.code,
+          ),
+          refused,
+        );
+        await assert.rejects(store.db.query('SELECT $1::int AS other', [1], { prepare: 'test_hostile' }), /used for two statements/);
+      } finally {
+        await store.dispose();
+      }
+    });
+
     it('keeps a named statement correct when a transaction using it rolls back', async () => {
       const store = await backend.open();
       try {

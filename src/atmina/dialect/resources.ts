@@ -1,6 +1,6 @@
 import type { KbAccess } from '../access/team-roles.ts';
-import { describeCaller } from '../../kernel/directory/whoami.ts';
-import { currentTeam } from '../kb/team-choice.ts';
+import { readStanding } from '../../kernel/directory/whoami.ts';
+import { currentTeamOf } from '../kb/team-choice.ts';
 import type { KgwError } from '../../kernel/errors.ts';
 import { kbFor } from '../kb/access.ts';
 import type { KbWithAccess } from '../kb/access.ts';
@@ -65,7 +65,9 @@ const myTeam: ResourceDef = {
     'Who you are, the teams you belong to with your role in each, and your current team, which create_kb and the team settings act for when you name no team.',
   mimeType: 'application/json',
   async read({ caller, services }) {
-    const [profile, team] = await Promise.all([describeCaller(services.db, caller), currentTeam(services.db, caller)]);
+    const standing = await readStanding(services.db, caller);
+    const { profile } = standing;
+    const team = currentTeamOf(standing);
     return jsonText({
       principal: profile.principal,
       teams: profile.teams,

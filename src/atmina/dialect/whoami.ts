@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeCaller } from '../../kernel/directory/whoami.ts';
-import { currentTeam } from '../kb/team-choice.ts';
+import { readStanding } from '../../kernel/directory/whoami.ts';
+import { currentTeamOf } from '../kb/team-choice.ts';
 import { defineTool, jsonReply } from '../../mcp/tool.ts';
 
 const input = z.object({}).strict();
@@ -48,7 +48,9 @@ export const whoami = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   scopes: ['context.read'],
   async run({ caller, services }) {
-    const [profile, team] = await Promise.all([describeCaller(services.db, caller), currentTeam(services.db, caller)]);
+    const standing = await readStanding(services.db, caller);
+    const { profile } = standing;
+    const team = currentTeamOf(standing);
     return jsonReply({
       ...profile,
       current_team: team === undefined ? null : { team_id: team.id, slug: team.slug, name: team.name },

@@ -30,7 +30,7 @@ export function registerKbFileRoutes(app: FastifyInstance, config: Config, servi
   const resources = endpoints.filter((endpoint) => endpoint.dialects.includes('atmina')).map((endpoint) => resourceUrl(config, endpoint));
   async function callerOf(header: string | undefined): Promise<Caller | undefined> {
     for (const resource of resources) {
-      const auth = await authenticateBearer(services.db, header, resource);
+      const auth = await authenticateBearer(services.tokens, header, resource);
       if ('caller' in auth) return auth.caller;
       if (auth.failure === 'missing') return undefined;
     }

@@ -1,4 +1,5 @@
 import type { Caller } from '../../kernel/access/caller.ts';
+import type { CallerStanding } from '../../kernel/directory/whoami.ts';
 import type { TeamRole } from '../access/team-roles.ts';
 import type { KgwError } from '../../kernel/errors.ts';
 import type { Queryable } from '../../store/db.ts';
@@ -48,9 +49,22 @@ const ref = (row: MembershipRow): TeamRef => ({ id: row.id, slug: row.slug, name
  * caller is its Admin (so create_kb would make a KB there).
  */
 export async function currentTeam(q: Queryable, caller: Caller): Promise<(TeamRef & { readonly admin: boolean }) | undefined> {
-  const rows = await memberships(q, caller);
+  return chooseCurrent(await memberships(q, caller));
+}
+
+function chooseCurrent(rows: readonly MembershipRow[]): (TeamRef & { readonly admin: boolean }) | undefined {
   const chosen = rows.find(isAdmin) ?? rows.find((row) => row.role !== null);
   return chosen === undefined ? undefined : { ...ref(chosen), admin: isAdmin(chosen) };
+}
+
+/**
+ * `currentTeam` from a standing already read (whoami and the my-team resource read it anyway):
+ * the same rule over the caller's memberships, in the same order, without another round trip.
+ */
+export function currentTeamOf(standing: CallerStanding): (TeamRef & { readonly admin: boolean }) | undefined {
+  return chooseCurrent(
+    standing.profile.teams.map((team) => ({ id: team.team_id, slug: team.slug, name: team.name, role: team.role, policy: standing.teamRoleCap })),
+  );
 }
 
 /**

@@ -64,13 +64,14 @@ const MAX_BATCH = 200;
 /**
  * The append-only audit log. A write records its event with `appendIn` inside its own
  * transaction, so the event exists exactly when the change does. Other events (reads, refusals,
- * failures) go through `append`, which group-commits: events arriving together are inserted in
- * one transaction, and each caller is answered only once its event is stored.
+ * failures) go through `append`, which group-commits: events arriving together are inserted by
+ * one statement (one round trip), and each caller is answered only once its event is stored.
  */
 export class AuditLog {
   readonly #db: Db;
   #queue: Pending[] = [];
-  #scheduled = false;
+  /** Whether a batch is being stored: events arriving meanwhile wait for it and go in the next one. */
+  #flushing = false;
 
   constructor(db: Db) {
     this.#db = db;
@@ -83,27 +84,33 @@ export class AuditLog {
   append(event: AuditEvent): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ event, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
+      if (!this.#flushing) {
+        this.#flushing = true;
         setImmediate(() => void this.#flush());
       }
     });
   }
 
+  /**
+   * Stores what is queued, one batch at a time: while one is stored (a commit, the store's
+   * flush to disk) the events of the calls answered meanwhile gather for the next, so under load
+   * a commit carries many events instead of each call paying for its own, and an idle log
+   * stores an event on the next turn of the event loop.
+   */
   async #flush(): Promise<void> {
-    const batch = this.#queue.splice(0, MAX_BATCH);
-    this.#scheduled = this.#queue.length > 0;
-    if (this.#scheduled) setImmediate(() => void this.#flush());
-    try {
-      await this.#db.tx((tx) =>
-        tx.query(
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, MAX_BATCH);
+      try {
+        // One statement, its own transaction: the batch is stored whole or not at all.
+        await this.#db.write(
           insertSql(batch.length),
           batch.flatMap((p) => values(p.event)),
-        ),
-      );
-      for (const pending of batch) pending.resolve();
-    } catch (error) {
-      for (const pending of batch) pending.reject(error);
+        );
+        for (const pending of batch) pending.resolve();
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
     }
+    this.#flushing = false;
   }
 }

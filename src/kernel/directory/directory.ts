@@ -41,33 +41,6 @@ export async function requireAgent(q: Queryable, tenant: TenantRef, name: string
   return principal;
 }
 
-export interface TeamMembership {
-  readonly teamId: string;
-  readonly slug: string;
-  readonly name: string;
-  readonly role: 'viewer' | 'editor' | 'admin';
-}
-
-export async function teamsOf(q: Queryable, tenantId: string, principalId: string): Promise<TeamMembership[]> {
-  return q.query<TeamMembership>(
-    `SELECT t.id AS "teamId", t.slug, t.name, m.role
-       FROM team_members m JOIN teams t ON t.tenant_id = m.tenant_id AND t.id = m.team_id
-      WHERE m.tenant_id = $1 AND m.principal_id = $2
-      ORDER BY t.slug`,
-    [tenantId, principalId],
-  );
-}
-
-export async function groupsOf(q: Queryable, tenantId: string, principalId: string): Promise<{ groupId: string; name: string }[]> {
-  return q.query(
-    `SELECT g.id AS "groupId", g.name
-       FROM group_members m JOIN groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
-      WHERE m.tenant_id = $1 AND m.principal_id = $2
-      ORDER BY g.name`,
-    [tenantId, principalId],
-  );
-}
-
 /**
  * The person an operator's import acts as, by email (kgw import): the author of the versions it
  * saves, whose roles every write checks, as a tool call of theirs would. The operator's command

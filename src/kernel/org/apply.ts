@@ -1,6 +1,7 @@
 import type { BlobStore } from '../../../connectors/blob/contract.ts';
 import type { Db, Transaction } from '../../store/db.ts';
 import type { AuditTrail } from '../audit/trail.ts';
+import { AUTH_CHANNEL } from '../tokens/tokens.ts';
 import { changeCounts, DryRunRollback, unlessDryRun } from './dry-run.ts';
 import type { OrgEnvironment } from './org-file.ts';
 import { planOrgFile, readOrgFile } from './org-file.ts';
@@ -76,6 +77,9 @@ export async function applyOrgFileWith(parts: OrgFileParts, db: Db, input: OrgAp
       if (!dryRun) for (const step of steps) await step.prepare?.();
       // Writing in a dry run too lets the database's own checks judge the plan before rollback.
       for (const step of steps) await step.write(tx);
+      // A tenant or principal renamed changes what a token's check answered: this process's
+      // token cache forgets at commit (other processes hear the store's own trigger).
+      if (!dryRun && steps.length > 0) await tx.signal(AUTH_CHANNEL);
       const result: OrgApplyResult = { tenant: file.tenant.slug.value, dryRun, changes: steps.map((step) => step.change) };
       if (dryRun) throw new DryRunRollback(result);
       if (steps.length === 0) return result;

@@ -140,7 +140,10 @@ export async function revokeToken(db: Db, id: string, audit: AuditTrail): Promis
     ]);
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.id = $1`, [id]);
     if (!row) throw notFound(`no token with id "${id}"`);
-    if (updated) await audit.about({ tenantId: updated.tenant_id }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    if (updated) {
+      await tx.signal(AUTH_CHANNEL);
+      await audit.about({ tenantId: updated.tenant_id }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    }
     return toInfo(row);
   });
 }
@@ -158,23 +161,46 @@ interface AuthRow {
   name: string;
   email: string | null;
   owner_id: string | null;
+  expires_at: Date | null;
 }
 
 /**
- * Resolves a bearer secret to its caller and audience (undefined when unknown, revoked or
- * expired): the MCP resource URL an OAuth access
- * token is bound to, or null for a CLI token, which is valid on every endpoint.
+ * The channel a change to what a token's check reads is signalled on: by the store's own
+ * triggers (migration 0032) whoever makes the change, and by the revocations here too, so that
+ * this process's token cache (token-cache.ts) forgets the moment they commit.
  */
-export async function authenticateToken(q: Queryable, secret: string): Promise<{ caller: Caller; audience: string | null } | undefined> {
-  if (!secret.startsWith(TOKEN_PREFIX) || secret.length > 200) return undefined;
+export const AUTH_CHANNEL = 'kgw_auth';
+
+/** A token's check: who calls with it, where, and until when. */
+export interface AuthenticatedToken {
+  readonly caller: Caller;
+  /** The MCP resource URL an OAuth access token is bound to; null for a CLI token, valid on every endpoint. */
+  readonly audience: string | null;
+  /** When the token stops being valid; null when it never expires. */
+  readonly expiresAt: Date | null;
+}
+
+/** Whether a bearer secret could be one of ours at all: anything else is refused without a query. */
+export function plausibleSecret(secret: string): boolean {
+  return secret.startsWith(TOKEN_PREFIX) && secret.length <= 200;
+}
+
+/** Resolves a bearer secret to its caller, audience and expiry; undefined when unknown, revoked or expired. */
+export async function authenticateToken(q: Queryable, secret: string): Promise<AuthenticatedToken | undefined> {
+  if (!plausibleSecret(secret)) return undefined;
+  return authenticateHash(q, hashSecret(secret));
+}
+
+/** `authenticateToken` for a secret already hashed (the token cache's key). */
+export async function authenticateHash(q: Queryable, secretHash: string): Promise<AuthenticatedToken | undefined> {
   const [row] = await q.query<AuthRow>(
-    `SELECT t.id AS token_id, t.scopes, t.audience, n.id AS tenant_id, n.slug, n.name AS tenant_name, n.language,
+    `SELECT t.id AS token_id, t.scopes, t.audience, t.expires_at, n.id AS tenant_id, n.slug, n.name AS tenant_name, n.language,
             p.id, p.kind, p.name, p.email, p.owner_id
        FROM tokens t
        JOIN tenants n ON n.id = t.tenant_id
        JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
       WHERE t.secret_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
-    [hashSecret(secret)],
+    [secretHash],
     { prepare: 'kgw_authenticate_token' },
   );
   if (!row) return undefined;
@@ -184,7 +210,7 @@ export async function authenticateToken(q: Queryable, secret: string): Promise<{
     scopes: new Set(row.scopes),
     tokenId: row.token_id,
   };
-  return { caller, audience: row.audience };
+  return { caller, audience: row.audience, expiresAt: row.expires_at };
 }
 
 /** A token as its tenant's administrators see it: with when it was last used. */
@@ -222,7 +248,10 @@ export async function revokeTenantToken(db: Db, tenantId: string, id: string, au
     const updated = await tx.query('UPDATE tokens SET revoked_at = now() WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id', [tenantId, id]);
     const [row] = await tx.query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${INFO_FROM} WHERE t.tenant_id = $1 AND t.id = $2`, [tenantId, id]);
     if (!row) throw notFound(`no token with id "${id}"`);
-    if (updated.length > 0) await audit.about({ tenantId }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    if (updated.length > 0) {
+      await tx.signal(AUTH_CHANNEL);
+      await audit.about({ tenantId }).recordIn(tx, 'token.revoke', [{ type: 'token', id }]);
+    }
     return toInfo(row);
   });
 }
