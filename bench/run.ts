@@ -251,7 +251,10 @@ async function runScenario(name: string, scenario: Scenario, store: Store, load:
   if (settings.cpuProfile) await mkdir(profileDir, { recursive: true });
   const child = fork(path.join(HERE, 'server.ts'), [JSON.stringify(spec)], {
     execPath: process.execPath,
-    execArgv: settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${scenario}.cpuprofile`] : [],
+    execArgv: [
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+      ...(settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${scenario}.cpuprofile`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const base: ScenarioResult = { scenario, path: PATHS[scenario], verified: false, flagged: true };
