@@ -15,6 +15,7 @@ const SERVICES: readonly { readonly name: string; readonly present: () => boolea
   { name: 'Meilisearch', present: () => has('KGW_TEST_MEILI_URL'), enable: 'KGW_TEST_MEILI_* (eval "$(bash test/services/meilisearch.sh)")' },
   { name: 'Neo4j', present: () => has('KGW_TEST_NEO4J_URL'), enable: 'KGW_TEST_NEO4J_* (eval "$(bash test/services/neo4j.sh)")' },
   { name: 'Dovecot (IMAP)', present: () => has('KGW_TEST_IMAP_URL'), enable: 'KGW_TEST_IMAP_* (eval "$(bash test/services/dovecot.sh)")' },
+  { name: 'an embedding model', present: () => has('KGW_TEST_EMBEDDINGS_URL'), enable: 'KGW_TEST_EMBEDDINGS_* (eval "$(bash test/services/embeddings.sh)")' },
   { name: 'the Python MCP SDK', present: () => has('KGW_TEST_PYTHON'), enable: 'KGW_TEST_PYTHON (eval "$(bash test/services/python-mcp.sh)")' },
   { name: 'Chromium', present: () => existsSync('/usr/bin/chromium'), enable: '/usr/bin/chromium (bash test/services/chromium.sh)' },
 ];
