@@ -7,6 +7,7 @@ import { openPostgres } from '../../src/store/postgres.ts';
 import { cliTrail } from '../support/audit.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { postToolCall } from '../support/mcp-client.ts';
 import { recordingDb } from '../support/recording-db.ts';
 import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
@@ -25,16 +26,7 @@ const TOKEN_READ = 'FROM tokens t JOIN tenants n';
 const DELIVERY_DEADLINE_MS = 10_000;
 
 async function whoami(url: string, token: string): Promise<{ status: number; name?: string; tenantName?: string }> {
-  const response = await fetch(`${url}/atmina/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-06-18',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
-  });
+  const response = await postToolCall(`${url}/atmina/mcp`, token, 'whoami');
   if (response.status !== 200) return { status: response.status };
   const body = (await response.json()) as { result: { structuredContent: { principal: { name: string }; tenant: { name: string } } } };
   return { status: 200, name: body.result.structuredContent.principal.name, tenantName: body.result.structuredContent.tenant.name };

@@ -29,3 +29,20 @@ const validators = new SharedValidators();
 export function sdkClient(name: string, version = '1.0.0'): Client {
   return new Client({ name, version }, { jsonSchemaValidator: validators });
 }
+
+/**
+ * One `tools/call` as a plain HTTP POST with a bearer token (legacy revision 2025-06-18), the
+ * answer read whole: for suites and benches that look at the wire or time the call itself.
+ */
+export function postToolCall(endpoint: string, token: string, name: string, args: Readonly<Record<string, unknown>> = {}): Promise<Response> {
+  return fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+}

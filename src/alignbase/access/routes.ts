@@ -22,7 +22,8 @@ export interface RoutedResource {
 
 // Routes to the agent itself or to a group it belongs to now. Only agents: a person who is a
 // member of a routed group receives nothing, because delivery is an agent's session context.
-const ROUTED = `
+// $1 the tenant, $2 the agent; get_current_context reads it as a CTE joined to the versions.
+export const ROUTED = `
   SELECT DISTINCT r.id, r.type, r.name
     FROM context_routes t
     JOIN context_resources r ON r.tenant_id = t.tenant_id AND r.id = t.resource_id

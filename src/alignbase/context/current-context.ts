@@ -1,16 +1,16 @@
 import type { Caller } from '../../kernel/access/caller.ts';
 import { canWriteMemory } from '../access/context-decisions.ts';
 import { contextRoleTable } from '../access/grants.ts';
-import { routedTo } from '../access/routes.ts';
+import { ROUTED } from '../access/routes.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import type { AuditResource } from '../../kernel/audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
-import type { ResourceHead, HeadRow } from '../versions/queries.ts';
-import { freshness, getVersions, versionKey } from '../versions/versions.ts';
-import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
+import type { ResourceHead, HeadRow, PrefixedVersionRow } from '../versions/queries.ts';
+import { freshness, versionKey } from '../versions/versions.ts';
+import { HEAD_COLUMNS, PREFIXED_VERSION_COLUMNS, toHead, toPrefixedVersion } from '../versions/queries.ts';
 
 /**
  * get_current_context: what Always routes deliver to the calling agent. Knowledge and Skills:
@@ -24,29 +24,33 @@ import { HEAD_COLUMNS, toHead } from '../versions/queries.ts';
  * version and message.
  */
 export async function currentContext(db: Db, caller: Caller, layout: BundleLayout, audit: AuditTrail): Promise<string> {
-  const routed = await routedTo(db, caller.tenant.id, caller.principal.id);
-  const ids = routed.map((r) => r.id);
-  const heads =
-    ids.length === 0
-      ? []
-      : (
-          await db.query<HeadRow>(
-            `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) AND r.status = 'active' AND r.latest_version > 0`,
-            [caller.tenant.id, ids],
-          )
-        ).map(toHead);
+  const tenantId = caller.tenant.id;
+  // One statement for what is delivered (the routed resources with the version each delivers:
+  // the published one of Knowledge and Skills, the latest of a Memory), beside the Memory roles
+  // and the inbox: at 1,000 routed items three statements in a row cost as much as the rest.
+  const [rows, memoryRoles, inbox] = await Promise.all([
+    db.query<HeadRow & PrefixedVersionRow>(
+      `WITH routed AS (${ROUTED})
+       SELECT ${HEAD_COLUMNS}, ${PREFIXED_VERSION_COLUMNS}
+         FROM routed x
+         JOIN context_resources r ON r.tenant_id = $1 AND r.id = x.id
+         JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
+                                AND v.version = CASE WHEN r.type = 'memory' THEN r.latest_version ELSE r.published_version END
+        WHERE r.status = 'active' AND r.latest_version > 0`,
+      [tenantId, caller.principal.id],
+      { prepare: 'kgw_current_context' },
+    ),
+    contextRoleTable(db, tenantId, caller.principal.id, 'memory'),
+    newMessages(db, caller, CONTEXT_MESSAGES),
+  ]);
+  const heads = rows.map(toHead);
+  const versions = new Map(rows.map((row) => [versionKey(row.id, Number(row.v_version)), toPrefixedVersion(row)]));
   const now = new Date();
   const delivered = (type: 'knowledge' | 'skill') =>
     heads.filter((h): h is ResourceHead & { publishedVersion: number } => h.type === type && h.publishedVersion !== undefined && freshness(h, now) === 'live');
   const knowledgeHeads = delivered('knowledge');
   const skillHeads = delivered('skill');
   const memoryHeads = heads.filter((h) => h.type === 'memory');
-  const versions = await getVersions(db, caller.tenant.id, [
-    ...knowledgeHeads.map((h) => ({ resourceId: h.id, version: h.publishedVersion })),
-    ...skillHeads.map((h) => ({ resourceId: h.id, version: h.publishedVersion })),
-    ...memoryHeads.map((h) => ({ resourceId: h.id, version: h.latestVersion })),
-  ]);
-  const memoryRoles = memoryHeads.length === 0 ? undefined : await contextRoleTable(db, caller.tenant.id, caller.principal.id, 'memory');
   const byName = <T extends { name: string; id: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1);
   const touched: AuditResource[] = [];
 
@@ -67,7 +71,7 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
       version: v.version,
       versionId: v.id,
       assignmentState: 'enabled',
-      canWrite: canWriteMemory(memoryRoles?.roleOn(head.id)),
+      canWrite: canWriteMemory(memoryRoles.roleOn(head.id)),
       content: v.content,
     });
     touched.push({ type: 'memory', id: head.id, version: v.version, version_id: v.id });
@@ -86,7 +90,6 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     });
     touched.push({ type: 'knowledge', id: head.id, version: v.version, version_id: v.id });
   }
-  const inbox = await newMessages(db, caller, CONTEXT_MESSAGES);
   const { messages } = inbox;
   for (const m of messages) touched.push({ type: 'message', id: m.id });
   const { text, skipped } = fitContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length }, layout);

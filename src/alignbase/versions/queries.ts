@@ -97,6 +97,32 @@ export const HEAD_COLUMNS =
 export const VERSION_COLUMNS =
   'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at, v.provenance';
 
+/** A version's columns named `v_<column>`, for a row that holds a head and a version side by side. */
+export const PREFIXED_VERSION_COLUMNS = VERSION_COLUMNS.split(', ')
+  .map((column) => `${column} AS v_${column.slice(2)}`)
+  .join(', ');
+
+export type PrefixedVersionRow = { [K in keyof VersionRow as `v_${K}`]: VersionRow[K] };
+
+/** The version of a row selected with PREFIXED_VERSION_COLUMNS. */
+export function toPrefixedVersion(row: PrefixedVersionRow): SavedVersion {
+  return toVersion({
+    resource_id: row.v_resource_id,
+    id: row.v_id,
+    version: row.v_version,
+    content: row.v_content,
+    authority: row.v_authority,
+    name: row.v_name,
+    description: row.v_description,
+    attachments: row.v_attachments,
+    source_task: row.v_source_task,
+    digest: row.v_digest,
+    created_by: row.v_created_by,
+    created_at: row.v_created_at,
+    provenance: row.v_provenance,
+  });
+}
+
 export function toHead(row: HeadRow): ResourceHead {
   return {
     id: row.id,
