@@ -191,6 +191,8 @@ interface ScenarioResult {
   rssAtReadyMiB?: number;
   peakRssMiB?: number;
   heapTotalMiB?: number;
+  /** The child's RSS right after the run (peakRssMiB also counts transient peaks). */
+  rssAfterMiB?: number;
   serverCpuMicrosPerRequest?: number;
   /** write_file: the first answer that failed its check, when one did. */
   firstMismatch?: string;
@@ -295,6 +297,7 @@ async function runScenario(name: string, scenario: Scenario, store: Store, load:
       rssAtReadyMiB: MiB(ready.usage.maxRssKiB),
       peakRssMiB: MiB(after.maxRssKiB),
       heapTotalMiB: MiB(after.heapTotalKiB),
+      rssAfterMiB: MiB(after.rssKiB),
       serverCpuMicrosPerRequest: requests > 0 ? Math.round((after.cpuMicros - before.cpuMicros) / requests) : 0,
     };
   } catch (error) {

@@ -49,11 +49,19 @@ export interface Usage {
   readonly cpuMicros: number;
   /** V8 heap reserved now (process.memoryUsage().heapTotal), KiB. */
   readonly heapTotalKiB: number;
+  /** RSS now (process.memoryUsage().rss), KiB: what the process holds, where maxRSS also counts a moment's peak. */
+  readonly rssKiB: number;
 }
 
 export function usageNow(): Usage {
   const usage = process.resourceUsage();
-  return { maxRssKiB: usage.maxRSS, cpuMicros: usage.userCPUTime + usage.systemCPUTime, heapTotalKiB: Math.round(process.memoryUsage().heapTotal / 1024) };
+  const memory = process.memoryUsage();
+  return {
+    maxRssKiB: usage.maxRSS,
+    cpuMicros: usage.userCPUTime + usage.systemCPUTime,
+    heapTotalKiB: Math.round(memory.heapTotal / 1024),
+    rssKiB: Math.round(memory.rss / 1024),
+  };
 }
 
 /** The seeded organisation: the tenant the test suites start from; the bench calls whoami as alice. */

@@ -8,9 +8,11 @@ import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
-import type { ResourceHead, HeadRow, PrefixedVersionRow } from '../versions/queries.ts';
+import type { ResourceHead, HeadRow } from '../versions/queries.ts';
 import { freshness, versionKey } from '../versions/versions.ts';
-import { HEAD_COLUMNS, PREFIXED_VERSION_COLUMNS, toHead, toPrefixedVersion } from '../versions/queries.ts';
+import { HEAD_COLUMNS, toHead, toVersionAs, versionColumnsAs } from '../versions/queries.ts';
+
+const DELIVERED_VERSION = versionColumnsAs('v', 'v_');
 
 /**
  * get_current_context: what Always routes deliver to the calling agent. Knowledge and Skills:
@@ -29,9 +31,9 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   // the published one of Knowledge and Skills, the latest of a Memory), beside the Memory roles
   // and the inbox: at 1,000 routed items three statements in a row cost as much as the rest.
   const [rows, memoryRoles, inbox] = await Promise.all([
-    db.query<HeadRow & PrefixedVersionRow>(
+    db.query<HeadRow & Record<string, unknown>>(
       `WITH routed AS (${ROUTED})
-       SELECT ${HEAD_COLUMNS}, ${PREFIXED_VERSION_COLUMNS}
+       SELECT ${HEAD_COLUMNS}, ${DELIVERED_VERSION}
          FROM routed x
          JOIN context_resources r ON r.tenant_id = $1 AND r.id = x.id
          JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
@@ -44,7 +46,12 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     newMessages(db, caller, CONTEXT_MESSAGES),
   ]);
   const heads = rows.map(toHead);
-  const versions = new Map(rows.map((row) => [versionKey(row.id, Number(row.v_version)), toPrefixedVersion(row)]));
+  const versions = new Map(
+    rows.flatMap((row) => {
+      const version = toVersionAs(row, 'v_');
+      return version === undefined ? [] : [[versionKey(version.resourceId, version.version), version] as const];
+    }),
+  );
   const now = new Date();
   const delivered = (type: 'knowledge' | 'skill') =>
     heads.filter((h): h is ResourceHead & { publishedVersion: number } => h.type === type && h.publishedVersion !== undefined && freshness(h, now) === 'live');

@@ -97,30 +97,33 @@ export const HEAD_COLUMNS =
 export const VERSION_COLUMNS =
   'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at, v.provenance';
 
-/** A version's columns named `v_<column>`, for a row that holds a head and a version side by side. */
-export const PREFIXED_VERSION_COLUMNS = VERSION_COLUMNS.split(', ')
-  .map((column) => `${column} AS v_${column.slice(2)}`)
-  .join(', ');
+/** The columns of VERSION_COLUMNS, by name. */
+const VERSION_COLUMN_NAMES = VERSION_COLUMNS.split(', ').map((column) => column.slice(2) as keyof VersionRow);
 
-export type PrefixedVersionRow = { [K in keyof VersionRow as `v_${K}`]: VersionRow[K] };
+/**
+ * A version's columns from the table aliased `alias`, named `<prefix><column>`, for a row that
+ * holds a head and its versions side by side; `content: false` leaves the content out ('').
+ */
+export function versionColumnsAs(alias: string, prefix: string, options: { readonly content?: boolean } = {}): string {
+  return VERSION_COLUMN_NAMES.map((name) =>
+    name === 'content' && options.content === false ? `'' AS ${prefix}content` : `${alias}.${name} AS ${prefix}${name}`,
+  ).join(', ');
+}
 
-/** The version of a row selected with PREFIXED_VERSION_COLUMNS. */
-export function toPrefixedVersion(row: PrefixedVersionRow): SavedVersion {
-  return toVersion({
-    resource_id: row.v_resource_id,
-    id: row.v_id,
-    version: row.v_version,
-    content: row.v_content,
-    authority: row.v_authority,
-    name: row.v_name,
-    description: row.v_description,
-    attachments: row.v_attachments,
-    source_task: row.v_source_task,
-    digest: row.v_digest,
-    created_by: row.v_created_by,
-    created_at: row.v_created_at,
-    provenance: row.v_provenance,
-  });
+/** Each prefix's column names, made once: a list reads them for every row. */
+const prefixedNames = new Map<string, readonly (readonly [keyof VersionRow, string])[]>();
+
+/** The version of a row selected with `versionColumnsAs(_, prefix)`; undefined when an outer join found none. */
+export function toVersionAs(row: Readonly<Record<string, unknown>>, prefix: string): SavedVersion | undefined {
+  let names = prefixedNames.get(prefix);
+  if (names === undefined) {
+    names = VERSION_COLUMN_NAMES.map((name) => [name, `${prefix}${name}`] as const);
+    prefixedNames.set(prefix, names);
+  }
+  if (row[names[1]![1]] === null || row[names[1]![1]] === undefined) return undefined;
+  const version: Record<string, unknown> = {};
+  for (const [name, prefixed] of names) version[name] = row[prefixed];
+  return toVersion(version as unknown as VersionRow);
 }
 
 export function toHead(row: HeadRow): ResourceHead {

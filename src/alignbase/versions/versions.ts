@@ -42,15 +42,6 @@ export async function lockHead(tx: Transaction, tenantId: string, id: string): P
   return row && toHead(row);
 }
 
-/** Every active resource of `type` with at least one saved version, by name then id. */
-export async function listHeads(q: Queryable, tenantId: string, type: ContextType): Promise<ResourceHead[]> {
-  const rows = await q.query<HeadRow>(
-    `SELECT ${HEAD_COLUMNS} FROM context_resources r WHERE r.tenant_id = $1 AND r.type = $2 AND r.status = 'active' AND r.latest_version > 0 ORDER BY r.name, r.id`,
-    [tenantId, type],
-  );
-  return rows.map(toHead);
-}
-
 export async function getVersion(q: Queryable, tenantId: string, resourceId: string, version: number): Promise<SavedVersion | undefined> {
   const [row] = await q.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = $3`,
