@@ -69,6 +69,21 @@ export interface PoolStats {
   readonly max: number;
 }
 
+/**
+ * The text of each statement name in use (QueryOptions.prepare): a name stands for one statement,
+ * and a second text under it is refused rather than answered by the first (`pg` would, silently).
+ */
+export class StatementNames {
+  readonly #texts = new Map<string, string>();
+
+  /** Records `name` for `sql`, or throws when it already stands for another statement. */
+  claim(name: string, sql: string): void {
+    const known = this.#texts.get(name);
+    if (known === undefined) this.#texts.set(name, sql);
+    else if (known !== sql) throw new Error(`statement name "${name}" is used for two statements`);
+  }
+}
+
 /** A channel name: a plain lower-case identifier, so it can be written into LISTEN unquoted. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, protocol } from '@electric-sql/pglite';
 import type { Db, QueryOptions, Transaction } from './db.ts';
-import { assertChannel, assertReadOnly, CommitListeners } from './db.ts';
+import { assertChannel, assertReadOnly, CommitListeners, StatementNames } from './db.ts';
 import { PRIVATE_DIR_MODE, securePrivateTree } from './private-dir.ts';
 
 const NUMBER_TYPES = { 20: (value: string) => Number(value), 1700: (value: string) => Number(value) };
@@ -100,18 +100,13 @@ function keepByteOrderMarks(): void {
     const views = own.find((field) => field.value instanceof DataView)?.store as WeakMap<object, DataView> | undefined;
     const offsets = [...new Set(own.filter((field) => typeof field.value === 'number').map((field) => field.store))];
     const at = offsets.length === 1 ? (offsets[0] as WeakMap<object, number>) : undefined;
-    prototype.string =
-      views === undefined || at === undefined
-        ? function (this: ProtocolReader, length: number): string {
-            return decoder.decode(this.bytes(length));
-          }
-        : function (this: ProtocolReader, length: number): string {
-            const view = views.get(this);
-            const offset = at.get(this);
-            if (view === undefined || offset === undefined) return decoder.decode(this.bytes(length));
-            at.set(this, offset + length);
-            return decoder.decode(new Uint8Array(view.buffer, offset, length));
-          };
+    prototype.string = function (this: ProtocolReader, length: number): string {
+      const view = views?.get(this);
+      const offset = at?.get(this);
+      if (view === undefined || offset === undefined) return decoder.decode(this.bytes(length));
+      at?.set(this, offset + length);
+      return decoder.decode(new Uint8Array(view.buffer, offset, length));
+    };
   }
   const sample = ['\uFEFFkept', 'ä\uFEFF', '', 'plain', '𝄞 ü \u202e'];
   const row = parsedRow(sample);
@@ -175,8 +170,9 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   // What SQL itself raises (a trigger's pg_notify) comes through PGlite's own LISTEN, subscribed
   // per channel while it has listeners; `heard` holds the channels whose LISTEN is in place.
   const listeners = new CommitListeners();
-  // The statements PREPAREd in the one session, by name (QueryOptions.prepare), with their text.
-  const prepared = new Map<string, { readonly sql: string; readonly done: Promise<void> }>();
+  // The statements PREPAREd in the one session, by name (QueryOptions.prepare).
+  const named = new StatementNames();
+  const prepared = new Map<string, Promise<void>>();
   const heard = new Set<string>();
   const native = new Map<string, Promise<() => Promise<void>>>();
   const subscribe = (channel: string) => {
@@ -202,15 +198,15 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       const literals = options?.prepare === undefined ? undefined : sqlLiterals(params);
       if (options?.prepare === undefined || literals === undefined) return (await db.query<R>(sql, params as unknown[])).rows;
       const name = preparedName(options.prepare);
+      named.claim(options.prepare, sql);
       let ready = prepared.get(name);
       if (ready === undefined) {
         // Kept as a promise, so the calls that arrive while it is PREPAREd wait for the one PREPARE.
-        ready = { sql, done: db.exec(`PREPARE ${name} AS ${sql}`).then(() => undefined) };
+        ready = db.exec(`PREPARE ${name} AS ${sql}`).then(() => undefined);
         prepared.set(name, ready);
-        ready.done.catch(() => prepared.delete(name));
+        ready.catch(() => prepared.delete(name));
       }
-      if (ready.sql !== sql) throw new Error(`statement name "${options.prepare}" is used for two statements`);
-      await ready.done;
+      await ready;
       return (await db.query<R>(literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`)).rows;
     },
     async write<R>(sql: string, params: readonly unknown[] = []) {

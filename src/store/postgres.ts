@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Db, QueryOptions, Transaction } from './db.ts';
-import { assertChannel, assertReadOnly, CommitListeners, isRetryable } from './db.ts';
+import { assertChannel, assertReadOnly, CommitListeners, isRetryable, StatementNames } from './db.ts';
 
 // Return int8 and numeric as JS numbers (counts, sizes); none of ours exceed 2^53.
 const toNumber = (value: string): number => Number(value);
@@ -32,15 +32,13 @@ const types: pg.CustomTypesConfig = {
 
 const MAX_ATTEMPTS = 5;
 
-/** The text of each statement name in use: `pg` would run a name's first text for a second one, silently. */
-const named = new Map<string, string>();
+/** The statement names in use in this process: a pool's connections prepare them as they come. */
+const named = new StatementNames();
 
 /** What `pg` runs: a named statement (parsed once per connection, see QueryOptions.prepare) or an unnamed one. */
 function statement(sql: string, params: readonly unknown[], options: QueryOptions | undefined): pg.QueryConfig {
   if (options?.prepare === undefined) return { text: sql, values: params as unknown[] };
-  const known = named.get(options.prepare);
-  if (known === undefined) named.set(options.prepare, sql);
-  else if (known !== sql) throw new Error(`statement name "${options.prepare}" is used for two statements`);
+  named.claim(options.prepare, sql);
   return { text: sql, values: params as unknown[], name: options.prepare };
 }
 /** A lost LISTEN connection is opened again after this pause, doubling up to the maximum. */

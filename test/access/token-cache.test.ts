@@ -7,6 +7,7 @@ import { openPostgres } from '../../src/store/postgres.ts';
 import { cliTrail } from '../support/audit.ts';
 import type { RunningGateway } from '../support/gateway.ts';
 import { ACME_ORG, issueToken, seedOrg, startGateway } from '../support/gateway.ts';
+import { until } from '../support/kgw-process.ts';
 import { postToolCall } from '../support/mcp-client.ts';
 import { recordingDb } from '../support/recording-db.ts';
 import type { TestStore } from '../support/stores.ts';
@@ -32,14 +33,17 @@ async function whoami(url: string, token: string): Promise<{ status: number; nam
   return { status: 200, name: body.result.structuredContent.principal.name, tenantName: body.result.structuredContent.tenant.name };
 }
 
-/** Polls `probe` until `done` holds (PostgreSQL's NOTIFY reaches another session a moment after commit). */
-async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + DELIVERY_DEADLINE_MS;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls `probe` until `done` holds (PostgreSQL's NOTIFY reaches another session a moment after commit); fails past the deadline. */
+function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  return until(
+    'the change to be heard',
+    async () => {
+      const value = await probe();
+      return done(value) ? value : undefined;
+    },
+    DELIVERY_DEADLINE_MS,
+    20,
+  );
 }
 
 /** Until the store's signals on the token channel reach this process. */

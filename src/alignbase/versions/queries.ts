@@ -120,9 +120,10 @@ export function toVersionAs(row: Readonly<Record<string, unknown>>, prefix: stri
     names = VERSION_COLUMN_NAMES.map((name) => [name, `${prefix}${name}`] as const);
     prefixedNames.set(prefix, names);
   }
-  if (row[names[1]![1]] === null || row[names[1]![1]] === undefined) return undefined;
   const version: Record<string, unknown> = {};
   for (const [name, prefixed] of names) version[name] = row[prefixed];
+  // A version always has an id: none means the outer join found no version.
+  if (version.id === null || version.id === undefined) return undefined;
   return toVersion(version as unknown as VersionRow);
 }
 
