@@ -3,7 +3,7 @@
 # base URL (the value for KGW_EMBEDDINGS_URL) on stdout once /health answers:
 #   url="$(bash services/embeddings/start.sh DEST)"
 # The server's pid goes to DEST/embed.pid, its output to DEST/embed.log; a server started earlier
-# from the same DEST is stopped first. Stop it with: kill "$(cat DEST/embed.pid)"
+# from the same DEST is stopped first. Stop it with: bash services/embeddings/stop.sh DEST
 # Settings come from the environment, as embed_server.py describes: EMBED_HOST (127.0.0.1),
 # EMBED_PORT (8081), EMBED_API_KEY, EMBED_THREADS, EMBED_HTTP_THREADS, EMBED_LOG.
 set -euo pipefail
@@ -14,27 +14,12 @@ pidfile="$dest/embed.pid"
 log="$dest/embed.log"
 host="${EMBED_HOST:-127.0.0.1}"
 port="${EMBED_PORT:-8081}"
-# Bounded waits, in steps of 0.2 s: 60 s for /health (it takes 1 to 2 s: loading the model and
-# one warm-up run), 10 s for an earlier server to exit before it is killed.
+# Bounded wait, in steps of 0.2 s: 60 s for /health (it takes 1 to 2 s: loading the model and
+# one warm-up run).
 ready_steps=300
-stop_steps=50
 
-# The pid in the pidfile, when that process is alive and is this server (pids are reused).
-running_pid() {
-  [ -f "$pidfile" ] || return 1
-  local pid
-  pid="$(cat "$pidfile")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "embed_server.py" || return 1
-  echo "$pid"
-}
-if pid="$(running_pid)"; then
-  echo "start.sh: stopping the server started earlier (pid $pid)" >&2
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 "$stop_steps"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -9 "$pid" 2>/dev/null || true
-fi
-rm -f "$pidfile"
+# A server started earlier from the same DEST is stopped first.
+bash "$(dirname "$0")/stop.sh" "$dest"
 
 EMBED_MODEL_DIR="$dest/model" EMBED_HOST="$host" EMBED_PORT="$port" nohup "$dest/venv/bin/python" "$dest/embed_server.py" >"$log" 2>&1 &
 echo $! >"$pidfile"

