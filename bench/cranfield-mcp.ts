@@ -2,6 +2,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CranfieldDoc, CranfieldQuery } from './cranfield.ts';
 import { docContent, docIdOf, docPath } from './cranfield.ts';
 import { distinct } from './ir-metrics.ts';
+import { selectBacklogs, selectProjectionStates } from '../src/kernel/outbox/queries.ts';
+import type { Queryable } from '../src/store/db.ts';
 
 /**
  * What the search-quality bench does through Atmina's MCP tools, as an agent would: create a
@@ -55,15 +57,20 @@ interface BatchAnswer {
   results: { ok: boolean; path: string; error?: string }[];
 }
 
+/** A file as write_files takes it. */
+export interface BenchFile {
+  readonly path: string;
+  readonly content: string;
+}
+
 /**
- * Writes every document as `cranfield/<id>.md` (mode create), WRITE_BATCH_ITEMS per
- * write_files call, one call after the other. Any failed item fails the load: figures over a
- * partial collection would not compare.
+ * Writes the files (mode create), WRITE_BATCH_ITEMS per write_files call, one call after the
+ * other. Any failed item fails the load: figures over a partial collection would not compare.
  */
-export async function writeDocs(client: Client, kbId: string, docs: readonly CranfieldDoc[]): Promise<number> {
+export async function writeFiles(client: Client, kbId: string, files: readonly BenchFile[]): Promise<number> {
   let written = 0;
-  for (let start = 0; start < docs.length; start += WRITE_BATCH_ITEMS) {
-    const items = docs.slice(start, start + WRITE_BATCH_ITEMS).map((doc) => ({ path: docPath(doc.id), mode: 'create', content: docContent(doc) }));
+  for (let start = 0; start < files.length; start += WRITE_BATCH_ITEMS) {
+    const items = files.slice(start, start + WRITE_BATCH_ITEMS).map((file) => ({ path: file.path, mode: 'create', content: file.content }));
     const answer = (await callStructured(client, 'write_files', { kb_id: kbId, items })) as unknown as BatchAnswer;
     if (answer.failed !== 0) {
       const first = answer.results.find((r) => !r.ok);
@@ -72,6 +79,15 @@ export async function writeDocs(client: Client, kbId: string, docs: readonly Cra
     written += answer.written;
   }
   return written;
+}
+
+/** Writes every Cranfield document as `cranfield/<id>.md` (writeFiles). */
+export async function writeDocs(client: Client, kbId: string, docs: readonly CranfieldDoc[]): Promise<number> {
+  return writeFiles(
+    client,
+    kbId,
+    docs.map((doc) => ({ path: docPath(doc.id), content: docContent(doc) })),
+  );
 }
 
 export interface ProjectionBacklog {
@@ -123,9 +139,47 @@ export async function waitForSearchIndexing(client: Client, kbId: string, option
   }
 }
 
+/**
+ * Waits until the `vectors` projection has embedded every document search indexed. Its rows
+ * are keyed by search document, not by KB file, so the KB's indexing-status resource does not
+ * list them; the bench owns its store and reads the outbox there (as `kgw doctor` does). Call
+ * it once search has indexed (waitForSearchIndexing): the search projection enqueues the
+ * vectors rows as it applies. Throws after `timeoutMs` with the rows still waiting and the
+ * projection's latest error, so a down or failing endpoint is named.
+ */
+export async function waitForVectors(db: Queryable, options: WaitOptions = {}): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? INDEXING_TIMEOUT_MS;
+  const pollMs = options.pollMs ?? INDEXING_POLL_MS;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const vectors = (await selectBacklogs(db)).find((b) => b.projection === 'vectors');
+    if (vectors === undefined || vectors.backlog === 0) return;
+    if (Date.now() >= deadline) {
+      const state = (await selectProjectionStates(db)).find((p) => p.projection === 'vectors');
+      const error = state?.lastError ? `, latest error: ${state.lastError}` : '';
+      throw new Error(
+        `vectors were not embedded within ${Math.round(timeoutMs / 1000)} s: ${vectors.backlog} rows pending, ${vectors.failing} failing${error}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 interface SearchAnswer {
   results: { kind?: string; path?: string }[];
   next_cursor?: string | null;
+  retrieval?: string;
+}
+
+/** What a query needs to be searched: the number it is scored under and its text (a Cranfield query's label rides along). */
+export type BenchQuery = Pick<CranfieldQuery, 'number' | 'text'> & { readonly label?: string };
+
+/** How the queries are searched beyond the page size. */
+export interface SearchOptions {
+  /** The search tool's `retrieval`; unset asks as before (lexical, the tool's default). */
+  readonly retrieval?: 'lexical' | 'hybrid';
+  /** A result's path to the key it is judged under (a Cranfield document id by default); a path it does not know keeps its rank under itself. */
+  readonly idOf?: (filePath: string) => string | undefined;
 }
 
 /**
@@ -149,37 +203,49 @@ export interface QueryRun {
   readonly returned: number;
   /** Milliseconds of each search call, from sending the tools/call to having its answer. */
   readonly callsMs: readonly number[];
+  /** What the first answer says was done (`lexical`, or `hybrid` unless it fell back). */
+  readonly retrieval: string | undefined;
 }
 
 /**
  * One query through the search tool, scoped to the KB: its first SEARCH_MAX_FILES files, best
  * first, asked `pageSize` at a time and continued with next_cursor, as an agent pages.
  */
-export async function searchQuery(client: Client, kbId: string, query: CranfieldQuery, pageSize = SEARCH_MAX_FILES): Promise<QueryRun> {
+export async function searchQuery(
+  client: Client,
+  kbId: string,
+  query: BenchQuery,
+  pageSize = SEARCH_MAX_FILES,
+  options: SearchOptions = {},
+): Promise<QueryRun> {
   const files: string[] = [];
   const callsMs: number[] = [];
+  const idOf = options.idOf ?? docIdOf;
   let cursor: string | undefined;
+  let retrieval: string | undefined;
   do {
     const started = performance.now();
     const answer = (await callStructured(client, 'search', {
       query: query.text,
       scope: { kb_ids: [kbId] },
       max_files: Math.min(pageSize, SEARCH_MAX_FILES - files.length),
+      ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
       ...(cursor === undefined ? {} : { cursor }),
     })) as unknown as SearchAnswer;
     callsMs.push(performance.now() - started);
+    retrieval ??= answer.retrieval;
     files.push(...answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!));
     cursor = answer.results.length > 0 ? (answer.next_cursor ?? undefined) : undefined;
   } while (cursor !== undefined && files.length < SEARCH_MAX_FILES);
-  return { number: query.number, ranking: distinct(files.map((p) => docIdOf(p) ?? p)), returned: files.length, callsMs };
+  return { number: query.number, ranking: distinct(files.map((p) => idOf(p) ?? p)), returned: files.length, callsMs, retrieval };
 }
 
 /** Runs the queries, SEARCH_CONCURRENCY of them in flight; answers them in query order. */
 export async function runQueries(
   client: Client,
   kbId: string,
-  queries: readonly CranfieldQuery[],
-  options: { readonly pageSize?: number; readonly concurrency?: number } = {},
+  queries: readonly BenchQuery[],
+  options: SearchOptions & { readonly pageSize?: number; readonly concurrency?: number } = {},
 ): Promise<QueryRun[]> {
   const concurrency = options.concurrency ?? SEARCH_CONCURRENCY;
   const runs: QueryRun[] = new Array<QueryRun>(queries.length);
@@ -187,7 +253,7 @@ export async function runQueries(
   const worker = async () => {
     while (next < queries.length) {
       const index = next++;
-      runs[index] = await searchQuery(client, kbId, queries[index]!, options.pageSize);
+      runs[index] = await searchQuery(client, kbId, queries[index]!, options.pageSize, options);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, queries.length) }, worker));

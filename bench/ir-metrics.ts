@@ -86,3 +86,17 @@ export function averagePrecisionAt(ranking: readonly string[], judgments: Judgme
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
 }
+
+/** Ranks recall looks at (recall@10). */
+export const RECALL_DEPTH = 10;
+
+/**
+ * Recall at `depth` (10 by default): the share of the `relevant` documents found in the first
+ * `depth` ranks of `ranking` (best first, each document once). A query without a relevant
+ * document scores 0, as for the other measures, so it never lifts an average.
+ */
+export function recallAt(ranking: readonly string[], relevant: ReadonlySet<string>, depth: number = RECALL_DEPTH): number {
+  assertDistinct(ranking);
+  if (relevant.size === 0) return 0;
+  return ranking.slice(0, depth).filter((key) => relevant.has(key)).length / relevant.size;
+}

@@ -22,8 +22,10 @@ import {
   searchBackend,
   searchPageSize,
   waitForSearchIndexing,
+  waitForVectors,
   writeDocs,
 } from './cranfield-mcp.ts';
+import { benchEmbeddings, embeddingsGatewayEnv } from './embeddings.ts';
 import { readCranfield } from './cranfield.ts';
 import { MAP_DEPTH, NDCG_DEPTH, averagePrecisionAt, mean, ndcgAt } from './ir-metrics.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
@@ -116,6 +118,8 @@ async function main(): Promise<void> {
   const collection = await readCranfield(datasetDir());
   const queries = collection.queries.filter((q) => selects(chosen, q.number));
   const machine = machineInfo();
+  // With an embeddings endpoint the queries also run with retrieval hybrid, after the lexical run.
+  const embeddings = benchEmbeddings();
 
   // Undone last first: the client, the gateway, the store (its folder, or its database on the server).
   // Once only: a signal's clean-up and the one of the run it interrupted share it.
@@ -139,7 +143,12 @@ async function main(): Promise<void> {
     // The configuration picks the engine: Meilisearch when MEILI_URL is set, the built-in one otherwise.
     const engineEnv: Record<string, string> = {};
     for (const name of ['MEILI_URL', 'MEILI_API_KEY', 'MEILI_INDEX']) if (process.env[name]) engineEnv[name] = process.env[name];
-    const gateway = await startGateway(opened.db, { KGW_LOG_LEVEL: 'error', KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE), ...engineEnv });
+    const gateway = await startGateway(opened.db, {
+      KGW_LOG_LEVEL: 'error',
+      KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
+      ...engineEnv,
+      ...embeddingsGatewayEnv(embeddings),
+    });
     undo.push(() => gateway.close());
     const client = await connectClient(`${gateway.url}/atmina/mcp`, token);
     undo.push(() => client.close());
@@ -153,6 +162,7 @@ async function main(): Promise<void> {
     const status = await waitForSearchIndexing(client, kbId);
     const indexedSeconds = (performance.now() - loadStart) / 1000;
     const engine = await searchBackend(client);
+    if (embeddings !== undefined) await waitForVectors(opened.db);
     const pageSize = await searchPageSize(client);
     console.log(`- indexed after ${round(indexedSeconds, 1)} s (${status.files} files); engine ${engine}; searching, ${pageSize} files a call …`);
 
@@ -166,6 +176,27 @@ async function main(): Promise<void> {
         ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
       };
     });
+    const hybridRuns = embeddings === undefined ? undefined : await runQueries(client, kbId, queries, { pageSize, retrieval: 'hybrid' });
+    const hybridScored = hybridRuns?.map((run, index) => {
+      const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
+      return {
+        ...run,
+        label: queries[index]!.label,
+        ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
+        ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
+      };
+    });
+    const hybrid =
+      hybridRuns === undefined || hybridScored === undefined || embeddings === undefined
+        ? undefined
+        : {
+            model: embeddings.model,
+            dimensions: embeddings.dimensions,
+            // A hybrid search that could not search by meaning answers lexically: the count says whether the figures are hybrid.
+            fallbacks: hybridRuns.filter((r) => r.retrieval !== 'hybrid').length,
+            results: groups(chosen, hybridScored),
+            perQuery: hybridScored.map((s) => ({ number: s.number, ndcg10: round(s.ndcg10, 4), ap100: round(s.ap100, 4) })),
+          };
     const calls = runs.flatMap((r) => r.callsMs);
     const perQuery = runs.map((r) => r.callsMs.reduce((sum, ms) => sum + ms, 0));
     const results = groups(chosen, scored);
@@ -213,6 +244,7 @@ async function main(): Promise<void> {
         returned: s.returned,
         callsMs: s.callsMs.map((ms) => round(ms, 1)),
       })),
+      ...(hybrid === undefined ? {} : { hybrid }),
     };
     const file = path.join(HERE, 'results', `${name}.json`);
     await mkdir(path.dirname(file), { recursive: true });
@@ -221,6 +253,8 @@ async function main(): Promise<void> {
     console.log();
     const rows = [['queries', 'count', 'nDCG@10', 'MAP@100']];
     for (const [group, f] of Object.entries(results)) rows.push([group, String(f.queries), f.ndcg10.toFixed(3), f.map100.toFixed(3)]);
+    if (hybrid !== undefined)
+      for (const [group, f] of Object.entries(hybrid.results)) rows.push([`${group}, hybrid`, String(f.queries), f.ndcg10.toFixed(3), f.map100.toFixed(3)]);
     rows.push(['reference (BM25 + Porter)', '225', REFERENCE.ndcg10.toFixed(3), REFERENCE.map100.toFixed(3)]);
     printTable(rows);
     console.log(
@@ -228,6 +262,7 @@ async function main(): Promise<void> {
         `search through MCP p50 ${latency.p50Ms} ms, p95 ${latency.p95Ms} ms a call (${latency.calls} calls, ${SEARCH_CONCURRENCY} at a time), ` +
         `p50 ${latency.queryP50Ms} ms, p95 ${latency.queryP95Ms} ms a query (top ${SEARCH_MAX_FILES})`,
     );
+    if (hybrid !== undefined) console.log(`hybrid with ${hybrid.model}: ${hybrid.fallbacks} of ${hybridRuns?.length} queries fell back to lexical`);
     console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}`);
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
   } finally {

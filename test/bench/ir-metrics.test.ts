@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { averagePrecisionAt, distinct, gradedGain, mean, ndcgAt } from '../../bench/ir-metrics.ts';
+import { averagePrecisionAt, distinct, gradedGain, mean, ndcgAt, recallAt } from '../../bench/ir-metrics.ts';
 
 /*
  * The search-quality bench's measures on hand-made rankings, each expected value worked out by
@@ -111,5 +111,21 @@ describe('distinct', () => {
 describe('mean', () => {
   it('is 0 for no values', () => {
     assert.equal(mean([]), 0);
+  });
+});
+
+describe('recall@10', () => {
+  it('is the share of the relevant documents in the top 10', () => {
+    // Two of three relevant documents at ranks 1 and 10; the third at rank 11 does not count.
+    const ranking = ['a', ...Array.from({ length: 8 }, (_, i) => `x${i}`), 'b', 'c'];
+    close(recallAt(ranking, new Set(['a', 'b', 'c'])), 2 / 3);
+  });
+
+  it('is 1 when every relevant document is found, and 0 for a query without one', () => {
+    assert.deepEqual([recallAt(['a', 'b'], new Set(['b'])), recallAt(['a'], new Set())], [1, 0]);
+  });
+
+  it('refuses a ranking that names a document twice', () => {
+    assert.throws(() => recallAt(['a', 'a'], new Set(['a'])), /names document a twice/);
   });
 });
