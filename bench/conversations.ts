@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     const engine = await searchBackend(client);
     const pageSize = await searchPageSize(client);
     // Only the top 10 is scored: one page of 10 per question, on both sides alike.
-    const options = { pageSize: Math.min(pageSize, RECALL_DEPTH), idOf: turnIdOf };
+    const options = { pageSize: Math.min(pageSize, RECALL_DEPTH), maxFiles: RECALL_DEPTH, idOf: turnIdOf };
     const ask = questions.map((q, index) => ({ number: index + 1, text: q.question }));
 
     const lexicalRuns = await runQueries(client, kbId, ask, { ...options, retrieval: 'lexical' });

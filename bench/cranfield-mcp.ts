@@ -180,6 +180,8 @@ export interface SearchOptions {
   readonly retrieval?: 'lexical' | 'hybrid';
   /** A result's path to the key it is judged under (a Cranfield document id by default); a path it does not know keeps its rank under itself. */
   readonly idOf?: (filePath: string) => string | undefined;
+  /** Files asked per query, over as many pages as that takes: SEARCH_MAX_FILES by default; fewer when only the top few are scored. */
+  readonly maxFiles?: number;
 }
 
 /**
@@ -208,7 +210,7 @@ export interface QueryRun {
 }
 
 /**
- * One query through the search tool, scoped to the KB: its first SEARCH_MAX_FILES files, best
+ * One query through the search tool, scoped to the KB: its first SEARCH_MAX_FILES files (or options.maxFiles), best
  * first, asked `pageSize` at a time and continued with next_cursor, as an agent pages.
  */
 export async function searchQuery(
@@ -221,6 +223,7 @@ export async function searchQuery(
   const files: string[] = [];
   const callsMs: number[] = [];
   const idOf = options.idOf ?? docIdOf;
+  const maxFiles = options.maxFiles ?? SEARCH_MAX_FILES;
   let cursor: string | undefined;
   let retrieval: string | undefined;
   do {
@@ -228,7 +231,7 @@ export async function searchQuery(
     const answer = (await callStructured(client, 'search', {
       query: query.text,
       scope: { kb_ids: [kbId] },
-      max_files: Math.min(pageSize, SEARCH_MAX_FILES - files.length),
+      max_files: Math.min(pageSize, maxFiles - files.length),
       ...(options.retrieval === undefined ? {} : { retrieval: options.retrieval }),
       ...(cursor === undefined ? {} : { cursor }),
     })) as unknown as SearchAnswer;
@@ -236,7 +239,7 @@ export async function searchQuery(
     retrieval ??= answer.retrieval;
     files.push(...answer.results.filter((r) => r.kind === 'file' && typeof r.path === 'string').map((r) => r.path!));
     cursor = answer.results.length > 0 ? (answer.next_cursor ?? undefined) : undefined;
-  } while (cursor !== undefined && files.length < SEARCH_MAX_FILES);
+  } while (cursor !== undefined && files.length < maxFiles);
   return { number: query.number, ranking: distinct(files.map((p) => idOf(p) ?? p)), returned: files.length, callsMs, retrieval };
 }
 
