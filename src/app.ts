@@ -37,6 +37,7 @@ import { GatewayMetrics } from './metrics.ts';
 import { startTracing, tracedServices } from './tracing.ts';
 import { measuredSearchBackend } from './search/measured.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
+import { clientErrorAnswer, registerLingeringClose } from './http/linger.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
 import { registerHealthRoutes } from './http/health-routes.ts';
@@ -169,7 +170,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       requestTimeout: HTTP_LIMITS.requestTimeoutMs,
       connectionTimeout: HTTP_LIMITS.idleTimeoutMs,
       keepAliveTimeout: HTTP_LIMITS.keepAliveTimeoutMs,
+      // A request Node's parser refuses gets its answer before the connection closes, not a reset (src/http/linger.ts).
+      clientErrorHandler: (error, socket) => clientErrorAnswer(error, socket),
     });
+    // Connections the gateway closes linger, so a client still sending reads the answer it was sent.
+    registerLingeringClose(app);
     registerAccessLog(app, services.meter);
     const drain = new RequestDrain();
     drain.register(app, endpoints);
