@@ -6,6 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { uploadOrigin } from '../../connectors/blob/index.ts';
 import { renderMarkdown, kbTarget } from '../../src/atmina/console/markdown.ts';
 import { loadConfig } from '../../src/config.ts';
+import { fuzzSeed } from '../fuzz/harness.ts';
 import { hostileString } from '../fuzz/hostile.ts';
 import type { Browser } from '../oauth/support.ts';
 import { PASSWORD, setPassword, startOAuthGateway } from '../oauth/support.ts';
@@ -320,7 +321,7 @@ for (const backend of storeBackends()) {
           assert.ok(answer.status < 500, `${url}: ${answer.status} ${answer.text.slice(0, 300)}`);
           if (answer.status === 303) assert.ok((answer.location ?? '').startsWith(`${gateway.url}/console/`), String(answer.location));
         }),
-        { numRuns: HOSTILE_RUNS },
+        { numRuns: HOSTILE_RUNS, seed: fuzzSeed() },
       );
     });
 
