@@ -37,6 +37,7 @@ import { GatewayMetrics } from './metrics.ts';
 import { startTracing, tracedServices } from './tracing.ts';
 import { measuredSearchBackend } from './search/measured.ts';
 import { registerAdminRoutes } from './http/admin-routes.ts';
+import { SharedRateLimiter } from './auth/shared-rate.ts';
 import { clientErrorAnswer, registerLingeringClose } from './http/linger.ts';
 import { RequestDrain, SHUTDOWN_LIMITS } from './http/drain.ts';
 import type { ShutdownLimits } from './http/drain.ts';
@@ -207,8 +208,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       connectSources: [uploadOrigin(config)].filter((origin): origin is string => origin !== undefined),
     });
     registerKbFileRoutes(app, config, services, endpoints);
-    // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs.
-    if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, config.rateLimits.uploadPutsPerMinute);
+    // Local disk has no presigned URLs of its own: the gateway serves single-use upload URLs,
+    // their PUTs counted per client address in the store every replica shares.
+    if (blob instanceof DiskBlobStore) registerUploadRoutes(app, blob, new SharedRateLimiter(db, 'upload_puts', config.rateLimits.uploadPutsPerMinute, 60_000));
     if (options.adminSecret !== undefined) registerAdminRoutes(app, services, options.adminSecret, { isOpName, runOp });
     await app.ready();
     const outbox = new OutboxWorker(db, services.projections.projections, {

@@ -50,7 +50,7 @@ export interface CallSteps<Args, Out> {
   /** The tool's checks that come before that refusal (ToolDef.checkFirst); throws a KgwError. */
   checkFirst?(args: Args): void;
   /** Spends the call's rate, last, by a call about to run; throws the limiter's refusal. */
-  spend?(args: Args): void;
+  spend?(args: Args): Promise<void> | void;
   run(args: Args, audit: AuditTrail): Promise<Out>;
   readonly words: CallWords<Out>;
   /** Logs the finished call at debug (tool calls). */
@@ -99,7 +99,7 @@ export async function runCall<Args, Out>(steps: CallSteps<Args, Out>): Promise<C
         // too low a role on that KB) has spent its unit: it cost a transaction, and a runaway
         // agent retrying such calls is what the rate guards against. The refusal over the rate
         // is answered and audited like any refusal of the call.
-        steps.spend?.(parsed.args);
+        await steps.spend?.(parsed.args);
         out = await steps.run(parsed.args, audit);
         outcome = { ok: true };
       } else {

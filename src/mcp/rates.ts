@@ -1,7 +1,8 @@
-import { RateLimiter } from '../auth/rate-limit.ts';
+import { SharedRateLimiter } from '../auth/shared-rate.ts';
 import type { Config } from '../config.ts';
 import type { Caller } from '../kernel/access/caller.ts';
 import { KgwError } from '../kernel/errors.ts';
+import type { Db } from '../store/db.ts';
 
 /**
  * A rate limiter a product declares and its tools name (ToolDef.rateLimit), counting calls per
@@ -25,15 +26,16 @@ export interface ToolRate<Args> {
 }
 
 /**
- * The limiters of one gateway process, in fixed one-minute windows. They count in memory rather
- * than in the store: several replicas each allow the whole rate (docs/atmina.md, Rates), which
- * is enough for a runaway guard and puts no store write on every call.
+ * The limiters of the tools, in fixed one-minute windows kept in the store (SharedRateLimiter):
+ * every replica of the gateway counts against the same limit, so a runaway agent whose calls a
+ * load balancer spreads over two replicas gets the configured rate, not twice it. Counting costs
+ * one statement, and only the calls of a tool that declares a rate count (Atmina's writes).
  */
 export class ToolRates {
-  readonly #limiters: ReadonlyMap<string, { readonly def: RateLimiterDef; readonly limiter: RateLimiter }>;
+  readonly #limiters: ReadonlyMap<string, { readonly def: RateLimiterDef; readonly limiter: SharedRateLimiter }>;
 
-  constructor(defs: readonly RateLimiterDef[], config: Config) {
-    this.#limiters = new Map(defs.map((def) => [def.name, { def, limiter: new RateLimiter(def.perMinute(config), 60_000) }]));
+  constructor(defs: readonly RateLimiterDef[], config: Config, db: Db) {
+    this.#limiters = new Map(defs.map((def) => [def.name, { def, limiter: new SharedRateLimiter(db, def.name, def.perMinute(config), 60_000) }]));
   }
 
   /**
@@ -41,15 +43,13 @@ export class ToolRates {
    * principal is over its rate; a refused call is not counted, so waiting out the window
    * suffices. A call the rate's `counts` leaves out is neither counted nor refused.
    */
-  spend<Args>(rate: ToolRate<Args>, caller: Caller, args: Args): void {
+  async spend<Args>(rate: ToolRate<Args>, caller: Caller, args: Args): Promise<void> {
     if (rate.counts !== undefined && !rate.counts(args)) return;
     const declared = this.#limiters.get(rate.limiter);
     // The registry refuses to start with a tool naming an undeclared limiter (ToolRegistry).
     if (declared === undefined) throw new Error(`no rate limiter ${rate.limiter} is declared`);
-    const key = `${caller.tenant.id}:${caller.principal.id}`;
-    const wait = declared.limiter.wait(key);
+    const wait = await declared.limiter.take(`${caller.tenant.id}:${caller.principal.id}`);
     if (wait !== undefined) throw declared.def.refusal(wait);
-    declared.limiter.hit(key);
   }
 }
 
@@ -67,7 +67,7 @@ export const HEAVY_CALL_LIMITS: HeavyCallLimits = { running: 2, waiting: 8, wait
  * The heavy calls of each token (searches that read many documents): at most `running` at
  * once, later ones wait in order, and a call that finds the queue full or waits too long is
  * refused `rate_limited` with a retry interval. One caller's flood then takes at most its own
- * share of the process, and the others do not notice it. In this process only, like ToolRates.
+ * share of the process, and the others do not notice it. In this process only (each replica runs its own calls).
  */
 export class HeavyCalls {
   readonly #limits: HeavyCallLimits;

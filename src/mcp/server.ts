@@ -199,7 +199,7 @@ export class McpService {
     const undeclared = registry.tools.find((tool) => tool.rateLimit !== undefined && !declared.has(tool.rateLimit.limiter));
     if (undeclared !== undefined)
       throw new Error(`tool "${undeclared.name}" names the rate limiter ${undeclared.rateLimit?.limiter}, which no product declares`);
-    this.#rates = new ToolRates(limiters, services.config);
+    this.#rates = new ToolRates(limiters, services.config, services.db);
   }
 
   handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {
@@ -308,8 +308,8 @@ export class McpService {
         parse: () => parseArgs(tool, sent),
         sent,
         checkFirst: (parsed) => tool.checkFirst?.(parsed),
-        spend: (parsed) => {
-          if (tool.rateLimit !== undefined) this.#rates.spend(tool.rateLimit, caller, parsed);
+        spend: async (parsed) => {
+          if (tool.rateLimit !== undefined) await this.#rates.spend(tool.rateLimit, caller, parsed);
         },
         run: (parsed, audit) => {
           const run = () => tool.run({ caller, services: this.#services, requestId, audit }, parsed);

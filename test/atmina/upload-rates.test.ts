@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { allTools } from '../../src/products.ts';
-import { OrgGateway } from '../support/harness.ts';
+import type { RunningGateway } from '../support/gateway.ts';
+import { connectClient, issueToken, startGateway } from '../support/gateway.ts';
+import { Agent, OrgGateway, s3GatewayEnv, textOf } from '../support/harness.ts';
 import { storeBackends } from '../support/stores.ts';
 import { ACME_KB_ORG, ATMINA_PATH, assertAtminaError } from './support.ts';
 
@@ -132,3 +134,77 @@ describe('Atmina write and upload rates', { skip: embedded === undefined }, () =
     assert.deepStrictEqual({ statuses, retryAfter: /^\d+$/.test(retryAfter ?? '') }, { statuses: [200, 409, 429], retryAfter: true });
   });
 });
+
+/*
+ * Two replicas over one store: the write rate is counted in the store (src/auth/shared-rate.ts),
+ * so an agent whose calls alternate between two gateways is refused at the same count as on one,
+ * and concurrent calls through both lose no count. On PGlite the second gateway shares the
+ * store's handle, as a second process cannot open it.
+ */
+for (const backend of storeBackends()) {
+  describe(`the write rate across two replicas on ${backend.name}`, () => {
+    let gateway: OrgGateway;
+    let second: RunningGateway;
+    before(async () => {
+      gateway = await OrgGateway.start(backend, [ACME_KB_ORG], {
+        tenant: 'acme',
+        endpoint: ATMINA_PATH,
+        env: { ...s3GatewayEnv(backend), KGW_KB_WRITES_PER_MINUTE: '4' },
+      });
+      second = await startGateway(gateway.db, { ...s3GatewayEnv(backend), KGW_KB_WRITES_PER_MINUTE: '4' });
+    });
+    after(async () => {
+      await second?.close();
+      await gateway?.close();
+    });
+
+    it('refuses the fifth write of a principal whose writes alternate between the replicas', async () => {
+      const admin = await gateway.connect('admin-bot', 'context.read context.write', { path: ATMINA_PATH });
+      const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Replicas', team: 'docs' });
+      const token = await issueToken(gateway.db, 'acme', 'editor-bot', 'context.read context.write');
+      const clients = [
+        new Agent('editor-bot', await connectClient(`${gateway.running.url}${ATMINA_PATH}`, token)),
+        new Agent('editor-bot', await connectClient(`${second.url}${ATMINA_PATH}`, token)),
+      ];
+      try {
+        for (let n = 0; n < 4; n += 1) await clients[n % 2]!.ok('write_file', { kb_id: kb.kb_id, path: `r${n}.md`, mode: 'create', content: 'x' });
+        for (const client of clients) {
+          const refused = await client.limited('write_file', { kb_id: kb.kb_id, path: 'over.md', mode: 'create', content: 'x' });
+          assertAtminaError(refused.text, 'rate_limited', /retry in \d+ s$/);
+          assert.ok(refused.retryAfterSeconds >= 1 && refused.retryAfterSeconds <= 60, String(refused.retryAfterSeconds));
+        }
+        assert.equal((await admin.ok<{ files: unknown[] }>('list_files', { kb_id: kb.kb_id })).files.length, 4);
+      } finally {
+        await Promise.all(clients.map((c) => c.client.close()));
+      }
+    });
+
+    it('counts concurrent writes through both replicas exactly: the rate’s worth succeed, the rest are refused', async () => {
+      const admin = await gateway.connect('admin-bot', 'context.read context.write', { path: ATMINA_PATH });
+      const kb = await admin.ok<{ kb_id: string }>('create_kb', { name: 'Concurrent', team: 'docs' });
+      const token = await issueToken(gateway.db, 'acme', 'multi-bot', 'context.read context.write');
+      const clients = await Promise.all(
+        [gateway.running.url, second.url].map(async (url) => new Agent('multi-bot', await connectClient(`${url}${ATMINA_PATH}`, token))),
+      );
+      try {
+        const outcomes = await Promise.all(
+          Array.from({ length: 12 }, async (_, n) => {
+            const result = await clients[n % 2]!.call('write_file', { kb_id: kb.kb_id, path: `c${n}.md`, mode: 'create', content: 'x' }).then(
+              (r) => (r.isError === true ? `error: ${textOf(r)}` : 'written'),
+              (error: unknown) => (/rate_limited/.test(String(error)) ? 'limited' : `thrown: ${String(error)}`),
+            );
+            return result;
+          }),
+        );
+        assert.deepStrictEqual(
+          outcomes.filter((o) => o !== 'written' && o !== 'limited'),
+          [],
+        );
+        assert.equal(outcomes.filter((o) => o === 'written').length, 4, outcomes.join(', '));
+        assert.equal((await admin.ok<{ files: unknown[] }>('list_files', { kb_id: kb.kb_id })).files.length, 4);
+      } finally {
+        await Promise.all(clients.map((c) => c.client.close()));
+      }
+    });
+  });
+}

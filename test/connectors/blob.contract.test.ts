@@ -15,6 +15,7 @@ import type { BlobStore, PresignedPut } from '../../connectors/blob/contract.ts'
 import { STAGING_GRACE_SECONDS, blobKey, isKeyPrefix } from '../../connectors/blob/contract.ts';
 import { DiskBlobStore } from '../../connectors/blob/disk.ts';
 import { S3BlobStore } from '../../connectors/blob/s3.ts';
+import { RateLimiter } from '../../src/auth/rate-limit.ts';
 import { registerUploadRoutes } from '../../src/atmina/http/upload-routes.ts';
 import { rejectsWithKgwError } from '../support/fixtures.ts';
 
@@ -51,12 +52,16 @@ async function openDisk(): Promise<Backend> {
   const holder: { store?: DiskBlobStore } = {};
   // The upload routes need the store and the store needs the port: a late-bound receiver.
   const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true });
-  registerUploadRoutes(app, {
-    receiveUpload: (ticket, request) => {
-      if (holder.store === undefined) throw new Error('store not ready');
-      return holder.store.receiveUpload(ticket, request);
+  registerUploadRoutes(
+    app,
+    {
+      receiveUpload: (ticket, request) => {
+        if (holder.store === undefined) throw new Error('store not ready');
+        return holder.store.receiveUpload(ticket, request);
+      },
     },
-  });
+    new RateLimiter(120, 60_000),
+  );
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   const store = new DiskBlobStore({ dataDir, publicUrl: `http://127.0.0.1:${port}`, now: () => Date.now() + offsetMs });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { RateLimiter } from '../../auth/rate-limit.ts';
+import { SharedRateLimiter } from '../../auth/shared-rate.ts';
 import type { Config } from '../../config.ts';
 import type { ConsolePerson, ConsoleSection, SectionAnswer, SectionRequest, SectionRoute } from '../../console/contract.ts';
 import { CONSOLE_PATH } from '../../console/page.ts';
@@ -108,18 +108,17 @@ const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 /**
  * The console's writes (restores, upload requests and confirmations) per person a minute, at
  * the tools' KB write rate (KGW_KB_WRITES_PER_MINUTE) and with its refusal (429): a person's
- * console counts apart from their agents' calls, in this process, as the tools' limiter does.
+ * console counts apart from their agents' calls, in the store every replica shares, as the
+ * tools' limiter does.
  */
-const consoleWrites = new WeakMap<Config, RateLimiter>();
+const consoleWrites = new WeakMap<Config, SharedRateLimiter>();
 
-function spendWrite(who: ConsolePerson): void {
-  const { config } = who.services;
+async function spendWrite(who: ConsolePerson): Promise<void> {
+  const { config, db } = who.services;
   let limiter = consoleWrites.get(config);
-  if (limiter === undefined) consoleWrites.set(config, (limiter = new RateLimiter(kbWritesLimiter.perMinute(config), 60_000)));
-  const key = `${who.caller.tenant.id}:${who.caller.principal.id}`;
-  const wait = limiter.wait(key);
+  if (limiter === undefined) consoleWrites.set(config, (limiter = new SharedRateLimiter(db, 'console_kb_writes', kbWritesLimiter.perMinute(config), 60_000)));
+  const wait = await limiter.take(`${who.caller.tenant.id}:${who.caller.principal.id}`);
   if (wait !== undefined) throw kbWritesLimiter.refusal(wait);
-  limiter.hit(key);
 }
 
 /** Reads are audited as the tools' are: one event per page, naming what it showed. */
@@ -538,7 +537,7 @@ ${shown}`,
 
 /** restore_version as the person: an Editor's restore is saved as a new version; anyone else's is refused by the core, as the tool's is. */
 async function restoreAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
-  spendWrite(who);
+  await spendWrite(who);
   const path = field(request, 'path');
   const restored = await restoreVersion(
     who.services,
@@ -556,7 +555,7 @@ const json = (value: unknown): SectionAnswer => ({ download: { name: 'answer.jso
 
 /** request_uploads as the person, from the script's form: `count`, then `path<n>`, `size<n>`, `sha256<n>`, `type<n>` for each file. */
 async function requestAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
-  spendWrite(who);
+  await spendWrite(who);
   const n = Number(field(request, 'count', 3));
   if (!Number.isSafeInteger(n) || n < 1 || n > KBS_UPLOAD_FILES_MAX) throw validation(`count must be a whole number from 1 to ${KBS_UPLOAD_FILES_MAX}`);
   const items: UploadDeclaration[] = [];
@@ -586,7 +585,7 @@ async function requestAnswer(who: ConsolePerson, request: SectionRequest): Promi
 
 /** confirm_uploads as the person: each file's result. */
 async function confirmAnswer(who: ConsolePerson, request: SectionRequest): Promise<SectionAnswer> {
-  spendWrite(who);
+  await spendWrite(who);
   const result = await confirmUploads(who.services, who.caller, { kbId: request.params['kb'] ?? '', batchToken: field(request, 'batch', 100) }, who.audit);
   return json({ items: result.items.map((item) => (item.ok ? { path: item.path, ok: true } : { path: item.path, ok: false, error: item.message })) });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { UploadReceiver } from '../../../connectors/blob/disk.ts';
-import { RateLimiter } from '../../auth/rate-limit.ts';
+import type { EventLimiter } from '../../auth/rate-limit.ts';
 import { isKgwError } from '../../kernel/errors.ts';
 import type { StatusOverride } from '../../http/status.ts';
 import { httpStatus } from '../../http/status.ts';
@@ -28,22 +28,20 @@ function fail(reply: FastifyReply, status: number, code: string, message: string
  * which checks Content-Length, Content-Type and x-amz-checksum-sha256 against the ticket and
  * the bytes against the SHA-256 while writing. No bearer token: the URL is the credential.
  */
-export function registerUploadRoutes(app: FastifyInstance, uploads: UploadReceiver, putsPerMinute = 120): void {
-  // Per client address (the URL names no principal), counted in this process: a PUT over the
-  // rate is refused before its body is read, 429 with Retry-After as S3's SlowDown is a 503.
-  const puts = new RateLimiter(putsPerMinute, 60_000);
+export function registerUploadRoutes(app: FastifyInstance, uploads: UploadReceiver, puts: EventLimiter): void {
+  // `puts` counts per client address (the URL names no principal): a PUT over the rate is
+  // refused before its body is read, 429 with Retry-After as S3's SlowDown is a 503.
   void app.register((scope, _options, done) => {
     // The body stays a stream: the store reads request.raw itself, with no size limit but the ticket's.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, finish) => finish(null));
     // A wildcard, not a parameter: tickets are longer than Fastify's 100-character parameters.
     scope.put('/uploads/*', async (request, reply) => {
-      const wait = puts.wait(request.ip);
+      const wait = await puts.take(request.ip);
       if (wait !== undefined) {
         reply.header('connection', 'close').header('retry-after', String(wait));
         return fail(reply, 429, 'rate_limited', `too many uploads in a short time; retry in ${wait} s`);
       }
-      puts.hit(request.ip);
       const ticket = (request.params as { '*'?: string })['*'] ?? '';
       const header = (name: string): string | undefined => {
         const value = request.headers[name];
