@@ -35,6 +35,7 @@ import { connectClient, issueToken, seedOrg, startGateway } from '../test/suppor
 import { callStructured, createKb, searchBackend } from './cranfield-mcp.ts';
 import type { Corpus } from './corpus.ts';
 import { generateCorpus } from './corpus.ts';
+import { benchEmbeddings, embeddingsGatewayEnv } from './embeddings.ts';
 import { adminQuery, machineInfo, serverSettings } from './machine.ts';
 import { BENCH_KB_WRITES_PER_MINUTE, CALLER, ORG_YAML } from './scenarios.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
@@ -66,7 +67,8 @@ const WARMUP_QUERIES = 10;
 const INTERRUPTED_EXIT = 130;
 /** Idle sleep of the bench's own outbox workers: the drain's end is seen at once, not after the 1 s default. */
 const WORKER_IDLE_MS = 5;
-const PROJECTIONS = ['search', 'graph'] as const;
+/** The projections that make a corpus searchable and linked. */
+const CORE_PROJECTIONS = ['search', 'graph'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // Settings: flags first, then environment variables, then defaults.
@@ -138,7 +140,12 @@ if (store === 'postgres' && serverUrl === undefined) throw new Error('--store po
 const meiliUrl = setting(undefined, 'MEILI_URL') ?? setting(undefined, 'KGW_TEST_MEILI_URL');
 const meiliKey = setting(undefined, 'MEILI_API_KEY') ?? setting(undefined, 'KGW_TEST_MEILI_KEY');
 if (engine === 'meilisearch' && meiliUrl === undefined) throw new Error('--engine meilisearch needs MEILI_URL or KGW_TEST_MEILI_URL');
-const name = setting(flags.name, 'BENCH_NAME') ?? `search-${engine}-${store}-${files >= 1000 && files % 1000 === 0 ? `${files / 1000}k` : files}`;
+// With an embeddings endpoint (KGW_TEST_EMBEDDINGS_URL, bench/embeddings.ts) the gateway embeds every file too: the drain times the vectors projection beside the others, and the writes measure what embedding costs a write (nothing waits for the model).
+const embeddings = benchEmbeddings();
+const PROJECTIONS: readonly string[] = embeddings === undefined ? CORE_PROJECTIONS : [...CORE_PROJECTIONS, 'vectors'];
+const name =
+  setting(flags.name, 'BENCH_NAME') ??
+  `search-${engine}-${store}-${files >= 1000 && files % 1000 === 0 ? `${files / 1000}k` : files}${embeddings === undefined ? '' : '-vectors'}`;
 const resultsDir = path.resolve(setting(flags['results-dir'], 'BENCH_RESULTS_DIR') ?? path.join(HERE, 'results'));
 
 // ---------------------------------------------------------------------------------------------
@@ -223,8 +230,8 @@ async function loadCorpus(corpus: Corpus, kbId: string, via: { client: Client } 
   return { links };
 }
 
-/** Whether the search rows of a projection count: for search only the KB files' rows (the seeded organisation's Knowledge has a few too). */
-const COUNTED = "(projection <> 'search' OR resource_key LIKE 'kb_file:%')";
+/** Whether the rows of a projection count: for search and vectors only the KB files' rows (the seeded organisation's Knowledge has a few too). */
+const COUNTED = "(projection NOT IN ('search', 'vectors') OR resource_key LIKE 'kb_file:%')";
 
 /**
  * The projections that still have a counted row waiting. One probe per projection along the
@@ -252,7 +259,7 @@ interface DrainFigures {
   replicas: number;
   /** Per projection: rows waiting at the start, seconds until none waited, rows/s. */
   projections: Record<string, { rows: number; seconds: number; rowsPerSec: number }>;
-  /** Seconds until both projections had drained: the corpus searchable and linked. */
+  /** Seconds until search and graph had drained: the corpus searchable and linked (vectors, when embedded, are timed apart). */
   allSeconds: number;
   /** References the graph kept afterwards (graph_kb_links), to compare with the corpus's. */
   graphLinks: number;
@@ -285,7 +292,12 @@ async function drain(config: ReturnType<typeof loadConfig>, handles: readonly Db
     while (seconds.size < PROJECTIONS.length) {
       const pending = await stillPending(db);
       const elapsed = (performance.now() - started) / 1000;
-      for (const projection of PROJECTIONS) if (!seconds.has(projection) && !pending.has(projection)) seconds.set(projection, elapsed);
+      for (const projection of PROJECTIONS) {
+        if (seconds.has(projection) || pending.has(projection)) continue;
+        // The search projection enqueues the vectors' rows as it indexes (src/search/vectors.ts): none waits before it is done.
+        if (projection === 'vectors' && !seconds.has('search')) continue;
+        seconds.set(projection, elapsed);
+      }
       if (elapsed * 1000 > DRAIN_LIMIT_MS) {
         problem = `not drained within ${DRAIN_LIMIT_MS / 60_000} minutes: ${JSON.stringify(Object.fromEntries(await pendingByProjection(db)))} rows left`;
         break;
@@ -297,8 +309,10 @@ async function drain(config: ReturnType<typeof loadConfig>, handles: readonly Db
     await Promise.all(opened.map((o) => o.close()));
   }
   const projections: DrainFigures['projections'] = {};
+  // Vectors: the documents embedded by the end (none waited at the start).
+  const [embedded] = PROJECTIONS.includes('vectors') ? await db.query<{ n: string | number }>('SELECT count(*) AS n FROM search_vectors') : [];
   for (const projection of PROJECTIONS) {
-    const rows = start.get(projection) ?? 0;
+    const rows = projection === 'vectors' ? Number(embedded?.n ?? 0) : (start.get(projection) ?? 0);
     const s = seconds.get(projection) ?? Number.NaN;
     projections[projection] = { rows, seconds: round(s, 2), rowsPerSec: round(rows / s) };
   }
@@ -306,7 +320,7 @@ async function drain(config: ReturnType<typeof loadConfig>, handles: readonly Db
   return {
     replicas,
     projections,
-    allSeconds: round(Math.max(...[...seconds.values()]), 2),
+    allSeconds: round(Math.max(...CORE_PROJECTIONS.map((p) => seconds.get(p) ?? Number.NaN)), 2),
     graphLinks: Number(links?.n ?? 0),
     workerErrors: errors.length,
     ...(errors.length > 0 ? { firstError: errors[0] } : {}),
@@ -415,6 +429,16 @@ function markdown(report: Record<string, unknown> & { results: Results }): strin
         `| ${d.replicas} | ${d.projections.search?.rows} | ${d.projections.search?.rowsPerSec} | ${d.projections.graph?.rows} | ${d.projections.graph?.rowsPerSec} | ${d.allSeconds} | ${d.graphLinks}${d.problem === undefined ? '' : ` (${d.problem})`} |`,
     ),
     '',
+    ...(r.projection.some((d) => d.projections.vectors !== undefined)
+      ? [
+          '| replicas | vectors embedded | vectors/s | all embedded, s |',
+          '|---|---|---|---|',
+          ...r.projection.map(
+            (d) => `| ${d.replicas} | ${d.projections.vectors?.rows} | ${d.projections.vectors?.rowsPerSec} | ${d.projections.vectors?.seconds} |`,
+          ),
+          '',
+        ]
+      : []),
   ];
   return lines.join('\n');
 }
@@ -480,6 +504,7 @@ async function main(): Promise<void> {
       KGW_LOG_LEVEL: 'error',
       KGW_DATA_DIR: dataDir,
       KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
+      ...embeddingsGatewayEnv(embeddings),
       ...(settings.engine === 'meilisearch'
         ? { MEILI_URL: meiliUrl!, MEILI_INDEX: kept?.meiliIndex ?? meiliIndex, ...(meiliKey === undefined ? {} : { MEILI_API_KEY: meiliKey }) }
         : {}),
@@ -595,7 +620,13 @@ async function main(): Promise<void> {
       loadAverageStart,
       loadAverageSearch,
       loadAverageEnd,
-      settings: { ...settings, loadBatch: LOAD_BATCH, loadInFlight: LOAD_IN_FLIGHT, warmupQueries: WARMUP_QUERIES },
+      settings: {
+        ...settings,
+        loadBatch: LOAD_BATCH,
+        loadInFlight: LOAD_IN_FLIGHT,
+        warmupQueries: WARMUP_QUERIES,
+        embeddings: embeddings === undefined ? null : { model: embeddings.model, dimensions: embeddings.dimensions },
+      },
       goals: { searchP95Ms: 50, writeToSearchableP95Ms: 1000, searchableAndLinkedSeconds: 300 },
       results,
     };
