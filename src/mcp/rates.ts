@@ -3,6 +3,8 @@ import type { Config } from '../config.ts';
 import type { Caller } from '../kernel/access/caller.ts';
 import { KgwError } from '../kernel/errors.ts';
 import type { Db } from '../store/db.ts';
+import type { StoreCallSlots } from './call-slots.ts';
+import { CALL_SLOT_LIMITS } from './call-slots.ts';
 
 /**
  * A rate limiter a product declares and its tools name (ToolDef.rateLimit), counting calls per
@@ -67,17 +69,24 @@ export const HEAVY_CALL_LIMITS: HeavyCallLimits = { running: 2, waiting: 8, wait
  * The heavy calls of each token (searches that read many documents): at most `running` at
  * once, later ones wait in order, and a call that finds the queue full or waits too long is
  * refused `rate_limited` with a retry interval. One caller's flood then takes at most its own
- * share of the process, and the others do not notice it. In this process only (each replica runs its own calls).
+ * share of the gateway, and the others do not notice it. The queue is this process's; with
+ * `shared` slots (PostgreSQL, where replicas share the store) a call first in line here also
+ * takes one of its token's slots in the store, so the bound holds across replicas: a token whose
+ * calls a load balancer spreads over two gateways still runs `running` at once in all, and
+ * waits, within the same `waitMs`, for a slot another replica holds.
  */
 export class HeavyCalls {
   readonly #limits: HeavyCallLimits;
+  readonly #shared: StoreCallSlots | undefined;
   readonly #tokens = new Map<string, { running: number; queue: (() => void)[] }>();
 
-  constructor(limits: HeavyCallLimits = HEAVY_CALL_LIMITS) {
+  constructor(limits: HeavyCallLimits = HEAVY_CALL_LIMITS, shared?: StoreCallSlots) {
     this.#limits = limits;
+    this.#shared = shared;
   }
 
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const deadline = performance.now() + this.#limits.waitMs;
     let state = this.#tokens.get(key);
     if (state === undefined) {
       state = { running: 0, queue: [] };
@@ -86,7 +95,13 @@ export class HeavyCalls {
     if (state.running >= this.#limits.running) await this.#wait(state);
     else state.running += 1;
     try {
-      return await work();
+      const release = this.#shared === undefined ? undefined : await this.#sharedSlot(this.#shared, key, deadline);
+      try {
+        return await work();
+      } finally {
+        // A slot that cannot be given back (the store is gone) frees itself when its lease ends.
+        await release?.().catch(() => undefined);
+      }
     } finally {
       const next = state.queue.shift();
       // The slot passes to the next waiter as it is; the last one out forgets the token.
@@ -95,11 +110,22 @@ export class HeavyCalls {
     }
   }
 
-  #wait(state: { running: number; queue: (() => void)[] }): Promise<void> {
+  async #sharedSlot(shared: StoreCallSlots, key: string, deadline: number): Promise<() => Promise<void>> {
+    for (;;) {
+      const release = await shared.acquire(key, this.#limits.running);
+      if (release !== undefined) return release;
+      if (performance.now() + CALL_SLOT_LIMITS.pollMs > deadline) throw this.#refused();
+      await new Promise((resolve) => setTimeout(resolve, CALL_SLOT_LIMITS.pollMs));
+    }
+  }
+
+  #refused(): KgwError {
     const seconds = Math.max(1, Math.ceil(this.#limits.waitMs / 1000));
-    const refused = () =>
-      new KgwError('rate_limited', `too many searches of this token at once; retry in ${seconds} s`, { details: { retryAfterSeconds: seconds } });
-    if (state.queue.length >= this.#limits.waiting) return Promise.reject(refused());
+    return new KgwError('rate_limited', `too many searches of this token at once; retry in ${seconds} s`, { details: { retryAfterSeconds: seconds } });
+  }
+
+  #wait(state: { running: number; queue: (() => void)[] }): Promise<void> {
+    if (state.queue.length >= this.#limits.waiting) return Promise.reject(this.#refused());
     return new Promise<void>((resolve, reject) => {
       const go = () => {
         clearTimeout(timer);
@@ -108,7 +134,7 @@ export class HeavyCalls {
       const timer = setTimeout(() => {
         const at = state.queue.indexOf(go);
         if (at !== -1) state.queue.splice(at, 1);
-        reject(refused());
+        reject(this.#refused());
       }, this.#limits.waitMs);
       state.queue.push(go);
     });

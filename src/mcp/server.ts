@@ -23,7 +23,8 @@ import type { Rejection } from './modern.ts';
 import { MODERN_VERSIONS, methodNotFound, modernAnswer, servedMethod } from './modern.ts';
 import type { GateStanding } from './access-gate.ts';
 import type { RateLimiterDef } from './rates.ts';
-import { HeavyCalls, ToolRates } from './rates.ts';
+import { StoreCallSlots } from './call-slots.ts';
+import { HEAVY_CALL_LIMITS, HeavyCalls, ToolRates } from './rates.ts';
 import type { Endpoint, ToolRegistry } from './registry.ts';
 import { RateLimitedCall } from './errors.ts';
 import { parseArgs, runCall, toolWords, unknownTool } from './pipeline.ts';
@@ -188,7 +189,7 @@ export class McpService {
   /** The tools' rate limiters: one set per gateway process, as this service is. */
   readonly #rates: ToolRates;
   /** Heavy calls running and waiting per token (ToolDef.heavy). */
-  readonly #heavy = new HeavyCalls();
+  readonly #heavy: HeavyCalls;
 
   /** `limiters`: the rate limiters the products declare, which their tools name (ToolDef.rateLimit). */
   constructor(registry: ToolRegistry, services: Services, limiters: readonly RateLimiterDef[], limits: ExchangeLimits = MCP_LIMITS) {
@@ -200,6 +201,8 @@ export class McpService {
     if (undeclared !== undefined)
       throw new Error(`tool "${undeclared.name}" names the rate limiter ${undeclared.rateLimit?.limiter}, which no product declares`);
     this.#rates = new ToolRates(limiters, services.config, services.db);
+    // Replicas share PostgreSQL; PGlite has one process, whose own queue is the whole bound.
+    this.#heavy = new HeavyCalls(HEAVY_CALL_LIMITS, services.db.kind === 'postgres' ? new StoreCallSlots(services.db) : undefined);
   }
 
   handle(request: McpRequest, received: readonly JSONRPCMessage[]): Promise<JSONRPCMessage[]> {

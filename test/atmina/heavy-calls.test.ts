@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isKgwError } from '../../src/kernel/errors.ts';
+import { StoreCallSlots } from '../../src/mcp/call-slots.ts';
 import { HEAVY_CALL_LIMITS, HeavyCalls } from '../../src/mcp/rates.ts';
 import { issueToken } from '../support/gateway.ts';
+import type { TestStore } from '../support/stores.ts';
 import { storeBackends } from '../support/stores.ts';
 import { KbSuite, backendLabel } from './support.ts';
 
@@ -137,3 +139,79 @@ for (const backend of storeBackends()) {
     });
   });
 }
+
+/*
+ * Across replicas (PostgreSQL): two HeavyCalls over one store, as two gateways have, share each
+ * token's slots (src/mcp/call-slots.ts), so the token runs `running` calls at once in all; a
+ * lease left by a replica that died is taken over once it ends.
+ */
+const postgres = storeBackends().find((b) => b.name === 'postgres');
+
+describe('heavy calls across replicas (PostgreSQL)', { skip: postgres === undefined ? 'needs KGW_TEST_DATABASE_URL' : false }, () => {
+  let store: TestStore;
+  before(async () => {
+    store = await (postgres as NonNullable<typeof postgres>).open({ migrated: true });
+  });
+  after(async () => {
+    await store.dispose();
+  });
+
+  it('runs a token’s calls two at once across two replicas, every one answered', async () => {
+    const limits = { running: 2, waiting: 10, waitMs: 30_000 };
+    const replicas = [new HeavyCalls(limits, new StoreCallSlots(store.db)), new HeavyCalls(limits, new StoreCallSlots(store.db))];
+    let running = 0;
+    let most = 0;
+    const work = async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      running -= 1;
+      return 'done';
+    };
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, n) => replicas[n % 2]!.run('token-a', work)));
+    assert.deepStrictEqual(
+      answers,
+      Array.from({ length: 16 }, () => 'done'),
+    );
+    assert.equal(most, 2);
+    // Each replica alone would have run two: together they ran two, and gave every slot back.
+    assert.deepStrictEqual(await store.db.query("SELECT slot FROM call_slots WHERE key = 'token-a'"), []);
+    // Another token is not held back by the first one's slots.
+    assert.equal(await replicas[0]!.run('token-b', () => Promise.resolve('b')), 'b');
+  });
+
+  it('refuses a call that waits past its bound for a slot another replica holds, with the retry interval', async () => {
+    const limits = { running: 1, waiting: 4, waitMs: 300 };
+    const [first, second] = [new HeavyCalls(limits, new StoreCallSlots(store.db)), new HeavyCalls(limits, new StoreCallSlots(store.db))];
+    let finish: () => void = () => undefined;
+    const held = first.run('token-c', () => new Promise<string>((resolve) => (finish = () => resolve('held'))));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await assert.rejects(
+      second.run('token-c', () => Promise.resolve('never')),
+      (error: unknown) => {
+        assert.ok(isKgwError(error) && error.code === 'rate_limited', String(error));
+        assert.match(error.message, /retry in 1 s$/);
+        return true;
+      },
+    );
+    finish();
+    assert.equal(await held, 'held');
+    assert.equal(await second.run('token-c', () => Promise.resolve('now')), 'now');
+  });
+
+  it('takes over a slot whose lease ran out (a replica that died)', async () => {
+    await store.db.tx((tx) =>
+      tx.query("INSERT INTO call_slots (key, slot, holder, expires_at) VALUES ('token-d', 0, gen_random_uuid(), now() - interval '1 second')"),
+    );
+    const calls = new HeavyCalls({ running: 1, waiting: 1, waitMs: 200 }, new StoreCallSlots(store.db));
+    assert.equal(await calls.run('token-d', () => Promise.resolve('taken over')), 'taken over');
+    // A live lease is not taken over.
+    await store.db.tx((tx) =>
+      tx.query("INSERT INTO call_slots (key, slot, holder, expires_at) VALUES ('token-e', 0, gen_random_uuid(), now() + interval '1 minute')"),
+    );
+    await assert.rejects(
+      calls.run('token-e', () => Promise.resolve('never')),
+      /too many searches of this token at once/,
+    );
+  });
+});
