@@ -13,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -68,6 +68,14 @@ const PICTURE_SIDE = 40;
 const RSS_SAMPLE_MS = 500;
 /** Connections per pool of the bench's own handle on the store (seeding; idle while measured). */
 const POOL_MAX = 4;
+/**
+ * KGW_UPLOAD_PUTS_PER_MINUTE of the replicas (the gateway's default), and the PUTs the limit
+ * probe sends after the mix: this many more than the limit, spread over the replicas.
+ */
+const UPLOAD_PUTS_PER_MINUTE = 120;
+const PROBE_PUTS_OVER = 10;
+/** Items per request_uploads call: the tool's maximum. */
+const UPLOAD_BATCH = 50;
 /** Messages kept per kind of error. */
 const ERRORS_KEPT = 5;
 /** The exit status of a run stopped by a signal (128 + SIGINT's number). */
@@ -128,6 +136,12 @@ export interface MixRun {
   errorSamples: Record<string, string[]>;
   /** Per replica: RSS in MiB (peak while measured, and at the end), CPU seconds while measured. */
   replicaProcesses: { rssPeakMiB: number; rssEndMiB: number; cpuSeconds: number }[];
+  /**
+   * The upload PUT limit, probed after the mix (disk blobs only: S3 takes the PUTs itself): one
+   * client address PUTs PROBE_PUTS_OVER more than the limit to the replicas in turn; it holds
+   * when exactly the limit is accepted, whichever replica took each PUT.
+   */
+  uploadPutLimit: { limitPerMinute: number; puts: number; accepted: number; refused: number; other: string[]; holds: boolean } | null;
   /** CPU of this process while measured: the agents' clients, on the same machine as what they measure. */
   benchProcessCpuSeconds: number;
   /** The PostgreSQL server's CPU while measured: the bench database's backends, and every process of the server. */
@@ -391,6 +405,49 @@ async function agentLoop(agent: Agent, queries: readonly string[], measureFrom: 
   }
 }
 
+/**
+ * Declares limit + PROBE_PUTS_OVER small files with request_uploads, then PUTs them one after
+ * the other, the n-th to replica n mod replicas: the limit is per client address and minute, a
+ * window that starts at the first PUT, so all of them fall in one window.
+ */
+async function probeUploadPutLimit(client: Client, kb: string, urls: readonly string[]): Promise<NonNullable<MixRun['uploadPutLimit']>> {
+  const puts = UPLOAD_PUTS_PER_MINUTE + PROBE_PUTS_OVER;
+  const bodies = Array.from({ length: puts }, (_, n) => Buffer.from(`Limit probe ${n}.\n`));
+  const uploads: { url: string; headers: Record<string, string> }[] = [];
+  for (let start = 0; start < puts; start += UPLOAD_BATCH) {
+    const items = bodies.slice(start, start + UPLOAD_BATCH).map((body, i) => ({
+      path: `probes/put-${start + i}.txt`,
+      mime_type: 'text/plain',
+      size_bytes: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+    }));
+    const answer = (await callStructured(client, 'request_uploads', { kb_id: kb, items })) as { uploads?: { url: string; headers: Record<string, string> }[] };
+    if (answer.uploads?.length !== items.length) throw new Error(`request_uploads issued ${answer.uploads?.length ?? 0} of ${items.length} URLs`);
+    uploads.push(...answer.uploads);
+  }
+  let accepted = 0;
+  let refused = 0;
+  const other: string[] = [];
+  for (const [n, upload] of uploads.entries()) {
+    const target = new URL(upload.url);
+    const replica = new URL(urls[n % urls.length]!);
+    target.host = replica.host;
+    const response = await fetch(target, { method: 'PUT', headers: upload.headers, body: bodies[n]! });
+    const text = await response.text();
+    if (response.ok) accepted += 1;
+    else if (response.status === 429) refused += 1;
+    else if (other.length < ERRORS_KEPT) other.push(`${response.status}: ${text.slice(0, 200)}`);
+  }
+  return {
+    limitPerMinute: UPLOAD_PUTS_PER_MINUTE,
+    puts,
+    accepted,
+    refused,
+    other,
+    holds: accepted === UPLOAD_PUTS_PER_MINUTE && refused === PROBE_PUTS_OVER && other.length === 0,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 /** The environment of a replica: this process's, without any gateway setting of its own, and the bench's. */
@@ -405,6 +462,7 @@ function replicaEnv(settings: MixSettings, databaseUrl: string, dataDir: string,
     KGW_DATA_DIR: dataDir,
     KGW_LOG_LEVEL: 'error',
     KGW_KB_WRITES_PER_MINUTE: String(BENCH_KB_WRITES_PER_MINUTE),
+    KGW_UPLOAD_PUTS_PER_MINUTE: String(UPLOAD_PUTS_PER_MINUTE),
     ...(settings.meili === undefined
       ? {}
       : { MEILI_URL: settings.meili.url, MEILI_INDEX: meiliIndex, ...(settings.meili.key === undefined ? {} : { MEILI_API_KEY: settings.meili.key }) }),
@@ -524,6 +582,14 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
   const rssEnd = pids.map((pid) => rssKiB(pid) ?? 0);
   const loadAverageEnd = loadAverage();
   clearInterval(sampler);
+  const uploadPutLimit =
+    Object.keys(settings.s3).length > 0
+      ? null
+      : await probeUploadPutLimit(
+          agents[0]!.clients.atmina,
+          agents[0]!.kb,
+          servers.map((s) => s.url),
+        );
 
   const warmupErrors = [...warmupTally.errors.values()].reduce((a, b) => a + b, 0);
   if (warmupErrors > 0) log(`  (${warmupErrors} errors during the warm-up: ${JSON.stringify(Object.fromEntries(warmupTally.samples))})`);
@@ -555,6 +621,7 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
       rssEndMiB: round(rssEnd[i]! / 1024),
       cpuSeconds: round((cpuAfter[i]! - cpuBefore[i]!) / CLOCK_TICKS, 2),
     })),
+    uploadPutLimit,
     benchProcessCpuSeconds: round((own.user + own.system) / 1e6, 2),
     postgresCpu: {
       benchDatabaseSeconds: round((pgAfter.database - pgBefore.database) / CLOCK_TICKS, 2),
@@ -617,6 +684,12 @@ export function printRun(run: MixRun): void {
   console.log(
     `PostgreSQL: ${run.postgresCpu.serverSeconds} CPU s (${run.postgresCpu.serverPercentOfOneCore} % of a core), of which the bench database's backends ${run.postgresCpu.benchDatabaseSeconds} s`,
   );
+  const limit = run.uploadPutLimit;
+  if (limit !== null)
+    console.log(
+      `upload PUT limit (${limit.limitPerMinute} a minute per address) across the replica${run.replicas === 1 ? '' : 's'}: ${limit.accepted} of ${limit.puts} PUTs accepted, ${limit.refused} refused (429)` +
+        `${limit.other.length > 0 ? `, other answers: ${limit.other.join('; ')}` : ''}: ${limit.holds ? 'holds' : 'DOES NOT HOLD'}`,
+    );
   console.log(`the bench's own process (the agents' clients): ${run.benchProcessCpuSeconds} CPU s`);
   console.log(`load average (1, 5, 15 min): ${run.loadAverageStart.join(' ')} → ${run.loadAverageEnd.join(' ')}`);
   for (const [kind, messages] of Object.entries(run.errorSamples)) for (const message of messages) console.log(`  error ${kind}: ${message}`);
@@ -733,7 +806,7 @@ async function main(): Promise<void> {
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}`);
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
-    if (runs.some((r) => r.errors > 0)) process.exitCode = 1;
+    if (runs.some((r) => r.errors > 0 || r.uploadPutLimit?.holds === false)) process.exitCode = 1;
   } finally {
     await cleanUp();
   }

@@ -59,6 +59,10 @@ describe(
       for (const k of Object.values(run.perKind)) assert.ok(k.p50Ms <= k.p95Ms && k.p95Ms <= k.p99Ms && k.p99Ms <= k.maxMs);
     });
 
+    it('finds the upload PUT limit holding after the mix', () => {
+      assert.equal(run.uploadPutLimit?.holds, true, JSON.stringify(run.uploadPutLimit));
+    });
+
     it('measures the replica and the PostgreSQL server', () => {
       assert.equal(run.replicaProcesses.length, 1);
       assert.ok(run.replicaProcesses[0]!.rssPeakMiB > 0);
