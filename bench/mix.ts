@@ -9,7 +9,8 @@
  * MCP SDK client of one replica (round-robin), each calling one tool after the other for the
  * warm-up and then the measured seconds, the tool picked at random by the weights of MIX.
  * Measured: calls and latency per kind, errors (kept per kind), each replica's RSS and CPU,
- * and the CPU of the PostgreSQL server's processes.
+ * and the CPU of the PostgreSQL server's processes. After the mix, a limit counted in the store
+ * (upload PUTs per client address) is probed across the replicas.
  */
 import { execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
