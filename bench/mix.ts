@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { crc32, deflateSync } from 'node:zlib';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Meilisearch } from 'meilisearch';
+import { selectBacklogs, selectProjectionStates } from '../src/kernel/outbox/queries.ts';
 import { scopeCatalogue } from '../src/products.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { connectClient, issueToken, seedOrg } from '../test/support/gateway.ts';
@@ -143,6 +144,8 @@ export interface MixRun {
    * when exactly the limit is accepted, whichever replica took each PUT.
    */
   uploadPutLimit: { limitPerMinute: number; puts: number; accepted: number; refused: number; other: string[]; holds: boolean } | null;
+  /** Outbox rows per projection not yet applied at the end of the measured window, and the projection's latest error. */
+  outboxAtEnd: { projection: string; backlog: number; failing: number; lastError: string | null }[];
   /** CPU of this process while measured: the agents' clients, on the same machine as what they measure. */
   benchProcessCpuSeconds: number;
   /** The PostgreSQL server's CPU while measured: the bench database's backends, and every process of the server. */
@@ -494,11 +497,11 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
       await client.deleteIndex(meiliIndex).waitTask();
     });
   }
-  const servers = await Promise.all(
-    Array.from({ length: replicas }, (_, r) => serve(replicaEnv(settings, databaseUrl, dataDir, meiliIndex, r + 1), `replica ${r + 1}`)),
-  );
+  // One after the other, each stopped at the end even when a later one fails to start.
+  const servers: { url: string; child: ChildProcess }[] = [];
+  undo.push(() => Promise.all(servers.map((s) => stop(s.child))).then(() => undefined));
+  for (let r = 1; r <= replicas; r += 1) servers.push(await serve(replicaEnv(settings, databaseUrl, dataDir, meiliIndex, r), `replica ${r}`));
   const children: ChildProcess[] = servers.map((s) => s.child);
-  undo.push(() => Promise.all(children.map((c) => stop(c))).then(() => undefined));
 
   // Seed the KBs through the first agent of each team, and wait until search has them all.
   const corpus = generateCorpus(settings.files, settings.seed);
@@ -583,6 +586,15 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
   const rssEnd = pids.map((pid) => rssKiB(pid) ?? 0);
   const loadAverageEnd = loadAverage();
   clearInterval(sampler);
+  // What the replicas' outbox workers had still to apply at the end: a backlog is the projections
+  // lagging under the load, failing rows and an error a backend refusing (Meilisearch, Neo4j).
+  const states = new Map((await selectProjectionStates(opened.db)).map((p) => [p.projection, p.lastError]));
+  const outboxAtEnd = (await selectBacklogs(opened.db)).map((b) => ({
+    projection: b.projection,
+    backlog: b.backlog,
+    failing: b.failing,
+    lastError: states.get(b.projection) ?? null,
+  }));
   const uploadPutLimit =
     Object.keys(settings.s3).length > 0
       ? null
@@ -623,6 +635,7 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
       cpuSeconds: round((cpuAfter[i]! - cpuBefore[i]!) / CLOCK_TICKS, 2),
     })),
     uploadPutLimit,
+    outboxAtEnd,
     benchProcessCpuSeconds: round((own.user + own.system) / 1e6, 2),
     postgresCpu: {
       benchDatabaseSeconds: round((pgAfter.database - pgBefore.database) / CLOCK_TICKS, 2),
@@ -691,6 +704,15 @@ export function printRun(run: MixRun): void {
       `upload PUT limit (${limit.limitPerMinute} a minute per address) across the replica${run.replicas === 1 ? '' : 's'}: ${limit.accepted} of ${limit.puts} PUTs accepted, ${limit.refused} refused (429)` +
         `${limit.other.length > 0 ? `, other answers: ${limit.other.join('; ')}` : ''}: ${limit.holds ? 'holds' : 'DOES NOT HOLD'}`,
     );
+  console.log(
+    `outbox at the end: ${
+      run.outboxAtEnd.length === 0
+        ? 'empty'
+        : run.outboxAtEnd
+            .map((o) => `${o.projection} ${o.backlog} rows (${o.failing} failing${o.lastError === null ? '' : `, last error: ${o.lastError}`})`)
+            .join(', ')
+    }`,
+  );
   console.log(`the bench's own process (the agents' clients): ${run.benchProcessCpuSeconds} CPU s`);
   console.log(`load average (1, 5, 15 min): ${run.loadAverageStart.join(' ')} → ${run.loadAverageEnd.join(' ')}`);
   for (const [kind, messages] of Object.entries(run.errorSamples)) for (const message of messages) console.log(`  error ${kind}: ${message}`);
