@@ -574,11 +574,11 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
   const cpuBefore = pids.map(cpuTicks);
   const ownBefore = process.cpuUsage();
   measuring = true;
-  const measuredStart = performance.now();
   await sleep(Math.max(0, end - performance.now()));
   // The calls in flight at the end were started inside the window: they are waited for and counted.
   await loops;
-  const measuredSeconds = (performance.now() - measuredStart) / 1000;
+  // From the window's planned start: the calls counted are those started since.
+  const measuredSeconds = (performance.now() - measureFrom) / 1000;
   measuring = false;
   const pgAfter = postgresTicks(database);
   const cpuAfter = pids.map(cpuTicks);
