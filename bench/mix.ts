@@ -78,6 +78,12 @@ const UPLOAD_PUTS_PER_MINUTE = 120;
 const PROBE_PUTS_OVER = 10;
 /** Items per request_uploads call: the tool's maximum. */
 const UPLOAD_BATCH = 50;
+/**
+ * How long the seeded files may take to be indexed before the bench gives up, naming the search
+ * projection's latest error: seconds here, so a search engine that refuses (a wrong key) ends
+ * the run soon.
+ */
+const INDEXING_WAIT_MS = 120_000;
 /** Messages kept per kind of error. */
 const ERRORS_KEPT = 5;
 /** The exit status of a run stopped by a signal (128 + SIGINT's number). */
@@ -523,7 +529,7 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
     await writeFiles(writer, kbSlug(t), byKb[t]!);
     writers.push(writer);
   }
-  for (let t = 0; t < TEAMS; t += 1) await waitForSearchIndexing(writers[t]!, kbSlug(t));
+  for (let t = 0; t < TEAMS; t += 1) await waitForSearchIndexing(writers[t]!, kbSlug(t), { timeoutMs: INDEXING_WAIT_MS });
   log(`- ${replicas} replica${replicas === 1 ? '' : 's'}: seeded ${settings.files} files in ${TEAMS} KBs, engine ${engine}`);
 
   // The agents, round-robin over the replicas, each with its own Memory.
