@@ -271,23 +271,37 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/**
- * CPU ticks of every process of the local PostgreSQL server (the postmaster and its children,
- * whose command lines start with `postgres:`), and of those serving `database`. A backend that
- * exits between two snapshots takes its ticks with it: the gateways keep their pools' connections
- * while busy, so the figure misses little, and only ever too low.
- */
-function postgresTicks(database: string): { server: number; database: number } {
-  let server = 0;
-  let ours = 0;
+/** CPU ticks of each process of the local PostgreSQL server now (the postmaster and its `postgres: …` children), and whether it serves `database`. */
+function postgresTicks(database: string): Map<number, { ticks: number; ours: boolean }> {
+  const processes = new Map<number, { ticks: number; ours: boolean }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const pid = Number(entry);
     const command = (readProc(pid, 'cmdline') ?? '').replaceAll('\0', ' ');
     if (!command.startsWith('postgres:') && !/\/bin\/postgres( |$)/.test(command)) continue;
-    const ticks = cpuTicks(pid);
-    server += ticks;
-    if (command.includes(` ${database} `)) ours += ticks;
+    processes.set(pid, { ticks: cpuTicks(pid), ours: command.includes(` ${database} `) });
+  }
+  return processes;
+}
+
+/**
+ * The ticks spent between two snapshots, by the whole server and by the backends of the bench's
+ * database: per process, so that one of another database exiting in between (the server is
+ * shared) does not lower the sum. A process that exits in between takes its ticks with it; the
+ * replicas' pools keep their connections while busy, so the figures miss little, and are never
+ * too high. A pid seen only after (or reused: fewer ticks than before) counts from zero.
+ */
+function postgresSpent(
+  before: ReadonlyMap<number, { ticks: number }>,
+  after: ReadonlyMap<number, { ticks: number; ours: boolean }>,
+): { server: number; database: number } {
+  let server = 0;
+  let ours = 0;
+  for (const [pid, now] of after) {
+    const earlier = before.get(pid)?.ticks ?? 0;
+    const spent = now.ticks >= earlier ? now.ticks - earlier : now.ticks;
+    server += spent;
+    if (now.ours) ours += spent;
   }
   return { server, database: ours };
 }
@@ -622,7 +636,8 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
     calls += ms.length + failed;
     errors += failed;
   }
-  const serverSeconds = (pgAfter.server - pgBefore.server) / CLOCK_TICKS;
+  const pgSpent = postgresSpent(pgBefore, pgAfter);
+  const serverSeconds = pgSpent.server / CLOCK_TICKS;
   return {
     replicas,
     engine,
@@ -644,7 +659,7 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
     outboxAtEnd,
     benchProcessCpuSeconds: round((own.user + own.system) / 1e6, 2),
     postgresCpu: {
-      benchDatabaseSeconds: round((pgAfter.database - pgBefore.database) / CLOCK_TICKS, 2),
+      benchDatabaseSeconds: round(pgSpent.database / CLOCK_TICKS, 2),
       serverSeconds: round(serverSeconds, 2),
       serverPercentOfOneCore: round((serverSeconds / measuredSeconds) * 100),
     },
