@@ -20,12 +20,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { crc32, deflateSync } from 'node:zlib';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Meilisearch } from 'meilisearch';
 import { selectBacklogs, selectProjectionStates } from '../src/kernel/outbox/queries.ts';
 import { scopeCatalogue } from '../src/products.ts';
 import { migrate } from '../src/store/migrate.ts';
+import { pngOf } from '../test/atmina/assets/fixtures.ts';
 import { connectClient, issueToken, seedOrg } from '../test/support/gateway.ts';
 import { callStructured, searchBackend, waitForSearchIndexing, writeFiles } from './cranfield-mcp.ts';
 import type { BenchFile } from './cranfield-mcp.ts';
@@ -224,26 +224,8 @@ export function mixOrg(agents: number): string {
 
 /** A PNG of `side`×`side` RGB noise from `random`: a small picture that does not compress. */
 export function noisePng(side: number, random: () => number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(side, 0);
-  header.writeUInt32BE(side, 4);
-  header.set([8, 2, 0, 0, 0], 8); // 8 bits a channel, RGB, no interlace
-  const rows = Buffer.alloc(side * (1 + side * 3));
-  for (let y = 0; y < side; y += 1) {
-    const start = y * (1 + side * 3);
-    rows[start] = 0; // filter: none
-    for (let x = 0; x < side * 3; x += 1) rows[start + 1 + x] = Math.floor(random() * 256);
-  }
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  const channel = () => Math.floor(random() * 256);
+  return pngOf(side, side, () => [channel(), channel(), channel()]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -166,26 +166,20 @@ async function main(): Promise<void> {
     const pageSize = await searchPageSize(client);
     console.log(`- indexed after ${round(indexedSeconds, 1)} s (${status.files} files); engine ${engine}; searching, ${pageSize} files a call …`);
 
+    // One run's query against its judgements; the lexical and the hybrid runs are scored alike.
+    const score = (run: QueryRun, index: number): Scored => {
+      const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
+      return {
+        ...run,
+        label: queries[index]!.label,
+        ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
+        ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
+      };
+    };
     const runs = await runQueries(client, kbId, queries, { pageSize });
-    const scored: Scored[] = runs.map((run, index) => {
-      const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
-      return {
-        ...run,
-        label: queries[index]!.label,
-        ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
-        ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
-      };
-    });
+    const scored = runs.map(score);
     const hybridRuns = embeddings === undefined ? undefined : await runQueries(client, kbId, queries, { pageSize, retrieval: 'hybrid' });
-    const hybridScored = hybridRuns?.map((run, index) => {
-      const judgments = collection.judgments.get(run.number) ?? new Map<string, number>();
-      return {
-        ...run,
-        label: queries[index]!.label,
-        ndcg10: ndcgAt(run.ranking, judgments, NDCG_DEPTH),
-        ap100: averagePrecisionAt(run.ranking, judgments, MAP_DEPTH),
-      };
-    });
+    const hybridScored = hybridRuns?.map(score);
     const hybrid =
       hybridRuns === undefined || hybridScored === undefined || embeddings === undefined
         ? undefined
