@@ -166,7 +166,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       throw error;
     }
   }
-  // One process holds the database, so `signal` needs no NOTIFY: the listeners are all here.
+  // One process holds the database, so `signal` and `wake` need no NOTIFY: the listeners are all here.
   // What SQL itself raises (a trigger's pg_notify) comes through PGlite's own LISTEN, subscribed
   // per channel while it has listeners; `heard` holds the channels whose LISTEN is in place.
   const listeners = new CommitListeners();
@@ -226,6 +226,10 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
             assertChannel(channel);
             signals.add(channel);
             return Promise.resolve();
+          },
+          wake(channel: string) {
+            assertChannel(channel);
+            signals.add(channel);
           },
         };
         return work(tx);

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Db, QueryOptions, Transaction } from './db.ts';
-import { assertChannel, assertReadOnly, CommitListeners, isRetryable, StatementNames } from './db.ts';
+import { assertChannel, assertReadOnly, CommitListeners, isRetryable, StatementNames, Wakes } from './db.ts';
 
 // Return int8 and numeric as JS numbers (counts, sizes); none of ours exceed 2^53.
 const toNumber = (value: string): number => Number(value);
@@ -57,6 +57,7 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   const listeners = new CommitListeners();
+  const wakes = new Wakes((channel) => pool.query('SELECT pg_notify($1, $2)', [channel, '']));
   const listening = listenConnection(url, options.applicationName ?? 'knowledge-gateway', listeners);
 
   const max = options.max ?? 10;
@@ -75,6 +76,7 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
         const client = await pool.connect();
         let broken = false;
         const signals = new Set<string>();
+        const woken = new Set<string>();
         try {
           await client.query('BEGIN');
           const tx: Transaction = {
@@ -91,11 +93,19 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
               // Queued with the transaction: other sessions hear it at commit, never after a rollback.
               await client.query('SELECT pg_notify($1, $2)', [channel, '']);
             },
+            wake(channel: string) {
+              assertChannel(channel);
+              woken.add(channel);
+            },
           };
           const result = await work(tx);
           await client.query('COMMIT');
           // This process hears at once, without the round trip through the LISTEN connection.
           for (const channel of signals) listeners.emit(channel);
+          for (const channel of woken) {
+            if (!signals.has(channel)) listeners.emit(channel);
+            wakes.wake(channel);
+          }
           return result;
         } catch (error) {
           try {
@@ -119,6 +129,7 @@ export function openPostgres(url: string, options: { max?: number; applicationNa
     },
     hears: (channel: string) => listening.hears(channel),
     async close() {
+      await wakes.close();
       await listening.close();
       await pool.end();
     },

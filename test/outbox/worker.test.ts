@@ -137,6 +137,30 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('wakes the worker of another process after the last of many concurrent writes', { skip: backend.name !== 'postgres', timeout: 60_000 }, async () => {
+      // The NOTIFYs go after the commits, coalesced (Transaction.wake): whichever commit is last,
+      // a NOTIFY starts after it, so a worker that would otherwise sleep an hour applies every row.
+      assert.ok(store.databaseUrl !== undefined);
+      const other = openPostgres(store.databaseUrl, { max: 2 });
+      const projection = new TableProjection(other);
+      const worker = new OutboxWorker(other, [projection], { ...FAST, idleMs: 3_600_000 });
+      let heard = 0;
+      const unlisten = other.listen('kgw_outbox', () => (heard += 1));
+      worker.start();
+      try {
+        await waitFor(() => Promise.resolve(other.hears('kgw_outbox')));
+        const writes = 40;
+        await Promise.all(Array.from({ length: writes }, (_, i) => db.tx((tx) => enqueue(tx, [upsert(`kb_file:many-${i}`, i)]))));
+        await waitFor(async () => (await backlog(db)) === 0, 50_000);
+        assert.equal((await projection.docs()).size, writes);
+        assert.ok(heard >= 1 && heard <= writes, `heard ${heard} wakes`);
+      } finally {
+        unlisten();
+        await worker.stop();
+        await other.close();
+      }
+    });
+
     it('applies the rows of several resources in one batch, each resource in order', async () => {
       await write(db, [upsert('k1', 1), upsert('k2', 1), upsert('k1', 2), remove('k1'), upsert('k2', 2), upsert('k1', 3)]);
       const projection = new TableProjection(db);

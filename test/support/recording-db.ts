@@ -10,6 +10,7 @@ export function recordingDb(db: Db): { db: Db; record<T>(work: () => Promise<T>)
     query: (sql, params, options) => (note(sql), tx.query(sql, params, options)),
     exec: (script) => (note(script), tx.exec(script)),
     signal: (channel) => tx.signal(channel),
+    wake: (channel) => tx.wake(channel),
   });
   return {
     db: {

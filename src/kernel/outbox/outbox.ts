@@ -33,7 +33,9 @@ export async function lockResources(tx: Queryable, projection: string, refs: rea
 export async function enqueue(tx: Transaction, entries: readonly OutboxEntry[]): Promise<void> {
   if (entries.length === 0) return;
   await insertOutboxRows(tx, entries);
-  await tx.signal(OUTBOX_CHANNEL);
+  // A wake, not a signal: the workers poll too, and a NOTIFY inside every write's transaction
+  // would make the writers commit one at a time (Transaction.wake).
+  tx.wake(OUTBOX_CHANNEL);
 }
 
 /**
