@@ -20,6 +20,37 @@ const WRITES = 2;
 const RUN_LIMIT_MS = 5 * 60_000;
 const SCRIPT = new URL('../../bench/search.ts', import.meta.url).pathname;
 
+interface Timed {
+  samples: number;
+  p50Ms: number;
+  p95Ms: number;
+  meilisearch?: { samples: number; p50Ms: number; p95Ms: number };
+  p95OverMeilisearch?: number | null;
+}
+
+/** Runs the bench as npm does, into `dir`, and reads its two result files. */
+async function runBench(dir: string, store: string, engine: string): Promise<{ report: Report; table: string }> {
+  const env = { ...process.env, BENCH_DATABASE_URL: '', KGW_TEST_DATABASE_URL: '' };
+  await promisify(execFile)(
+    process.execPath,
+    [
+      SCRIPT,
+      `--files=${FILES}`,
+      `--queries=${QUERIES}`,
+      `--writes=${WRITES}`,
+      `--store=${store}`,
+      `--engine=${engine}`,
+      '--name=smoke',
+      `--results-dir=${dir}`,
+    ],
+    { env, timeout: RUN_LIMIT_MS },
+  );
+  return {
+    report: JSON.parse(await readFile(path.join(dir, 'smoke.json'), 'utf8')) as Report,
+    table: await readFile(path.join(dir, 'smoke.md'), 'utf8'),
+  };
+}
+
 interface Report {
   settings: { files: number; store: string; engine: string; load: string };
   machine: { cpus: number };
@@ -27,8 +58,8 @@ interface Report {
   results: {
     load: { files: number; links: number; via: string };
     projection: { replicas: number; graphLinks: number; problem?: string; projections: Record<string, { rows: number }> }[];
-    keywords: { samples: number };
-    questions: { samples: number };
+    keywords: Timed;
+    questions: Timed;
     writes: { searchable: { samples: number; timeouts: number } };
   };
 }
@@ -40,14 +71,7 @@ describe('bench:search on a tiny corpus (pglite, builtin)', () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-search-test-'));
-    const env = { ...process.env, BENCH_DATABASE_URL: '', KGW_TEST_DATABASE_URL: '' };
-    await promisify(execFile)(
-      process.execPath,
-      [SCRIPT, `--files=${FILES}`, `--queries=${QUERIES}`, `--writes=${WRITES}`, '--store=pglite', '--engine=builtin', '--name=smoke', `--results-dir=${dir}`],
-      { env, timeout: RUN_LIMIT_MS },
-    );
-    report = JSON.parse(await readFile(path.join(dir, 'smoke.json'), 'utf8')) as Report;
-    table = await readFile(path.join(dir, 'smoke.md'), 'utf8');
+    ({ report, table } = await runBench(dir, 'pglite', 'builtin'));
   });
 
   after(async () => {
@@ -91,6 +115,11 @@ describe('bench:search on a tiny corpus (pglite, builtin)', () => {
     assert.deepEqual({ keywords: report.results.keywords.samples, questions: report.results.questions.samples }, { keywords: QUERIES, questions: QUERIES });
   });
 
+  it("times no engine's own part with the built-in engine", () => {
+    assert.deepEqual([report.results.keywords.meilisearch, report.results.questions.meilisearch], [undefined, undefined]);
+    assert.doesNotMatch(table, /Meilisearch's own/);
+  });
+
   it('finds every probe write through search', () => {
     assert.deepEqual(report.results.writes.searchable, { ...report.results.writes.searchable, samples: WRITES, timeouts: 0 });
   });
@@ -127,5 +156,35 @@ describe('bench:search corpus', () => {
       lengths.filter((n) => n < 1 || n > 3),
       [],
     );
+  });
+});
+
+describe('bench:search on a tiny corpus with Meilisearch', { skip: process.env.KGW_TEST_MEILI_URL ? false : 'KGW_TEST_MEILI_URL is not set' }, () => {
+  let dir: string;
+  let report: Report;
+  let table: string;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-search-meili-test-'));
+    ({ report, table } = await runBench(dir, 'pglite', 'meilisearch'));
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("times Meilisearch's own multi-searches in every query, within the whole call", () => {
+    for (const kind of ['keywords', 'questions'] as const) {
+      const timed = report.results[kind];
+      assert.equal(timed.meilisearch?.samples, QUERIES, kind);
+      assert.ok((timed.meilisearch?.p50Ms ?? 0) > 0, `${kind}: no multi-search was timed`);
+      // Meilisearch's part is inside the call, so the call is never the shorter.
+      assert.ok((timed.p95OverMeilisearch ?? 0) >= 1, `${kind}: ${JSON.stringify(timed)}`);
+    }
+  });
+
+  it('writes the engine rows into the markdown table', () => {
+    assert.match(table, /\| Meilisearch's own multi-search time in those keywords \(× [\d.]+ at p95\) \| 3 \|/);
+    assert.match(table, /\| Meilisearch's own multi-search time in those questions \(× [\d.]+ at p95\) \| 3 \|/);
   });
 });
