@@ -151,10 +151,16 @@ const pgliteOf = new WeakMap<Db, PGlite>();
  * durable against a crash of this process (the kernel holds the written pages), not against
  * an OS crash or power loss (see docs/architecture.md).
  */
+/** PGlite's shared_buffers: its page cache inside the gateway's memory. */
+export const PGLITE_SHARED_BUFFERS = '32MB';
+
 export async function openPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<Db> {
   if (dataDir !== undefined) await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const db = await PGlite.create({
     parsers: NUMBER_TYPES,
+    // PostgreSQL's default shared_buffers (128 MB) is memory of the gateway's own process here,
+    // kept once touched: 32 MB leaves the rest to the OS page cache (docs/decisions.md, "PGlite's memory").
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
     ...(dataDir === undefined ? {} : { dataDir }),
     ...(options.from === undefined ? {} : { loadDataDir: options.from }),
   });
