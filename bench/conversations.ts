@@ -13,6 +13,7 @@ import path from 'node:path';
 import { connectClient, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
 import { storeBackendAt } from '../test/support/stores.ts';
 import type { BenchFile, QueryRun } from './cranfield-mcp.ts';
+import { CleanUp } from './clean-up.ts';
 import { createKb, runQueries, searchBackend, searchPageSize, waitForSearchIndexing, waitForVectors, writeFiles } from './cranfield-mcp.ts';
 import { benchEmbeddings, embeddingsGatewayEnv } from './embeddings.ts';
 import { NDCG_DEPTH, RECALL_DEPTH, mean, ndcgAt, recallAt } from './ir-metrics.ts';
@@ -23,8 +24,6 @@ const HERE = path.dirname(new URL(import.meta.url).pathname);
 const DATASET = path.join(HERE, 'datasets', 'conversations');
 const SCOPES = 'context.read context.write';
 const KB_NAME = 'Conversations';
-/** The exit status of a run stopped by a signal (128 + SIGINT's number, as shells report it). */
-const INTERRUPTED_EXIT = 130;
 
 export interface Turn {
   readonly id: string;
@@ -110,18 +109,7 @@ async function main(): Promise<void> {
   for (const q of questions) for (const id of q.evidence) if (!known.has(id)) throw new Error(`question ${q.id} names evidence ${id}, which is no turn`);
   const machine = machineInfo();
 
-  // Undone last first, once only, also when a signal interrupts the run (as in search-quality).
-  const undo: (() => Promise<void>)[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step();
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => {
-      console.error(`\n${signal}: removing the bench's store`);
-      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
-    });
+  const undo = new CleanUp().onSignals("removing the bench's store");
   try {
     const opened = await storeBackendAt(databaseUrl).open({ migrated: true });
     undo.push(() => opened.dispose());
@@ -221,7 +209,7 @@ async function main(): Promise<void> {
     console.log(`engine ${engine}, store ${store}; machine: ${machine.cpu}, ${machine.cpus} CPUs, Node ${machine.node}`);
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
   } finally {
-    await cleanUp();
+    await undo.all();
   }
 }
 

@@ -28,6 +28,7 @@ import { migrate } from '../src/store/migrate.ts';
 import { pngOf } from '../test/atmina/assets/fixtures.ts';
 import { connectClient, issueToken, seedOrg } from '../test/support/gateway.ts';
 import { callStructured, searchBackend, waitForSearchIndexing, writeFiles } from './cranfield-mcp.ts';
+import { CleanUp } from './clean-up.ts';
 import type { BenchFile } from './cranfield-mcp.ts';
 import { generateCorpus, prng } from './corpus.ts';
 import { serve, stop } from './kgw-process.ts';
@@ -86,8 +87,6 @@ const UPLOAD_BATCH = 50;
 const INDEXING_WAIT_MS = 120_000;
 /** Messages kept per kind of error. */
 const ERRORS_KEPT = 5;
-/** The exit status of a run stopped by a signal (128 + SIGINT's number). */
-const INTERRUPTED_EXIT = 130;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** Company Brain nodes for query_index to find; the queries are words of their titles and summaries. */
@@ -478,7 +477,7 @@ function replicaEnv(settings: MixSettings, databaseUrl: string, dataDir: string,
 }
 
 /** One measured run on `replicas` replicas over a fresh database; `undo` collects the clean-up steps (run by the caller). */
-async function runOnce(settings: MixSettings, replicas: number, undo: (() => Promise<void>)[]): Promise<MixRun> {
+async function runOnce(settings: MixSettings, replicas: number, undo: CleanUp): Promise<MixRun> {
   const { log } = settings;
   const opened = await openBenchStore(settings.serverUrl, { poolMax: POOL_MAX, prefix: 'kgw-bench-mix' });
   undo.push(() => opened.dispose());
@@ -651,15 +650,15 @@ async function runOnce(settings: MixSettings, replicas: number, undo: (() => Pro
 }
 
 /** Every replica count of `settings`, one after the other, each on a fresh database, cleaned up after. */
-export async function runMix(settings: MixSettings, undo: (() => Promise<void>)[] = []): Promise<MixRun[]> {
+export async function runMix(settings: MixSettings, undo = new CleanUp()): Promise<MixRun[]> {
   const runs: MixRun[] = [];
   for (const replicas of settings.replicas) {
-    const mark = undo.length;
+    const mark = undo.size;
     try {
       runs.push(await runOnce(settings, replicas, undo));
     } finally {
       // This run's clean-up, last step first, before the next run starts.
-      while (undo.length > mark) await undo.pop()!().catch((error: unknown) => console.error('clean-up:', error));
+      await undo.undoTo(mark);
     }
   }
   return runs;
@@ -785,17 +784,7 @@ async function main(): Promise<void> {
   const settings = settingsFromArgs(process.argv.slice(2));
   const machine = machineInfo();
   const server = await serverSettings(settings.serverUrl);
-  const undo: (() => Promise<void>)[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step().catch((error: unknown) => console.error('clean-up:', error));
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => {
-      console.error(`\n${signal}: stopping the replicas and dropping the bench's databases`);
-      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
-    });
+  const undo = new CleanUp().onSignals("stopping the replicas and dropping the bench's databases");
   console.log(
     `bench mix: ${settings.agents} agents, ${settings.warmup} s warm-up + ${settings.seconds} s, replicas ${settings.replicas.join(' then ')}; ` +
       `search ${settings.meili === undefined ? 'built-in (no MEILI_URL)' : 'Meilisearch'}, graph ${settings.neo4j === undefined ? 'PostgreSQL tables (no NEO4J_URL)' : 'Neo4j'}, ` +
@@ -834,7 +823,7 @@ async function main(): Promise<void> {
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
     if (runs.some((r) => r.errors > 0 || r.uploadPutLimit?.holds === false)) process.exitCode = 1;
   } finally {
-    await cleanUp();
+    await undo.all();
   }
 }
 

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { connectClient, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
 import { storeBackendAt } from '../test/support/stores.ts';
 import type { QueryRun } from './cranfield-mcp.ts';
+import { CleanUp } from './clean-up.ts';
 import {
   SEARCH_CONCURRENCY,
   SEARCH_MAX_FILES,
@@ -39,8 +40,6 @@ const REFERENCE = { ndcg10: 0.361, map100: 0.308 } as const;
 /** alice is the Admin of the example org's one team, so create_kb needs no team; writing needs context.write. */
 const SCOPES = 'context.read context.write';
 const KB_NAME = 'Cranfield';
-/** The exit status of a run stopped by a signal (128 + SIGINT's number, as shells report it). */
-const INTERRUPTED_EXIT = 130;
 
 const SELECTIONS = ['all', 'odd', 'even'] as const;
 type Selection = (typeof SELECTIONS)[number];
@@ -122,19 +121,7 @@ async function main(): Promise<void> {
   const embeddings = benchEmbeddings();
 
   // Undone last first: the client, the gateway, the store (its folder, or its database on the server).
-  // Once only: a signal's clean-up and the one of the run it interrupted share it.
-  const undo: (() => Promise<void>)[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step();
-    })());
-  // Interrupted (Ctrl-C, a timeout), the bench still removes what it made: a database would stay on the server.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => {
-      console.error(`\n${signal}: removing the bench's store`);
-      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
-    });
+  const undo = new CleanUp().onSignals("removing the bench's store");
   try {
     const opened = await storeBackendAt(databaseUrl).open({ migrated: true });
     undo.push(() => opened.dispose());
@@ -260,7 +247,7 @@ async function main(): Promise<void> {
     console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}`);
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
   } finally {
-    await cleanUp();
+    await undo.all();
   }
 }
 

@@ -33,6 +33,7 @@ import type { Db } from '../src/store/db.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { connectClient, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
 import { callStructured, createKb, searchBackend } from './cranfield-mcp.ts';
+import { CleanUp } from './clean-up.ts';
 import type { Corpus } from './corpus.ts';
 import { generateCorpus } from './corpus.ts';
 import { benchEmbeddings, embeddingsGatewayEnv } from './embeddings.ts';
@@ -63,8 +64,6 @@ const SEARCHABLE_LIMIT_MS = 30_000;
 const SLOWEST_KEPT = 5;
 /** Unmeasured search calls before the measured ones (caches, JIT, pool). */
 const WARMUP_QUERIES = 10;
-/** The exit status of a run stopped by a signal (128 + SIGINT's number). */
-const INTERRUPTED_EXIT = 130;
 /** Idle sleep of the bench's own outbox workers: the drain's end is seen at once, not after the 1 s default. */
 const WORKER_IDLE_MS = 5;
 /** The projections that make a corpus searchable and linked. */
@@ -506,17 +505,7 @@ async function main(): Promise<void> {
   const loadAverageStart = loadAverage();
   const meiliIndex = `kgw_bench_search_${randomBytes(4).toString('hex')}`;
 
-  const undo: (() => Promise<void>)[] = [];
-  let cleaning: Promise<void> | undefined;
-  const cleanUp = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      for (let step = undo.pop(); step !== undefined; step = undo.pop()) await step().catch((error: unknown) => console.error('clean-up:', error));
-    })());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => {
-      console.error(`\n${signal}: removing the bench's store`);
-      void cleanUp().finally(() => process.exit(INTERRUPTED_EXIT));
-    });
+  const undo = new CleanUp().onSignals("removing the bench's store");
 
   try {
     console.log(
@@ -682,7 +671,7 @@ async function main(): Promise<void> {
     console.log(`wrote ${path.relative(process.cwd(), jsonFile)} and .md`);
     if (projection.some((p) => p.problem !== undefined) || writes.searchable.timeouts > 0) process.exitCode = 1;
   } finally {
-    await cleanUp();
+    await undo.all();
   }
 }
 
