@@ -133,6 +133,9 @@ export async function dumpPglite(db: Db): Promise<Blob> {
 
 const pgliteOf = new WeakMap<Db, PGlite>();
 
+/** PGlite's shared_buffers: its page cache inside the gateway's memory. */
+export const PGLITE_SHARED_BUFFERS = '32MB';
+
 /**
  * Embedded PostgreSQL (WebAssembly) in a data folder, or in memory when `dataDir` is undefined.
  * PGlite runs one statement at a time and serialises transactions itself.
@@ -151,9 +154,6 @@ const pgliteOf = new WeakMap<Db, PGlite>();
  * durable against a crash of this process (the kernel holds the written pages), not against
  * an OS crash or power loss (see docs/architecture.md).
  */
-/** PGlite's shared_buffers: its page cache inside the gateway's memory. */
-export const PGLITE_SHARED_BUFFERS = '32MB';
-
 export async function openPglite(dataDir: string | undefined, options: PgliteOptions = {}): Promise<Db> {
   if (dataDir !== undefined) await mkdir(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const db = await PGlite.create({
