@@ -32,6 +32,12 @@ const store = databaseUrl === undefined ? 'pglite' : 'postgres';
 const sizes = positiveList('BENCH_CONTEXT_SIZES', [10, 100, 1000]);
 const [runs = 50] = positiveList('BENCH_CONTEXT_RUNS', [50]);
 const [warmup = 30] = positiveList('BENCH_CONTEXT_WARMUP', [30]);
+/** BENCH_CONTEXT_TOOLS narrows the run to some of the tools (e.g. to profile one). */
+const tools = (process.env.BENCH_CONTEXT_TOOLS || TOOLS.join(',')).split(',').map((name) => {
+  const tool = TOOLS.find((known) => known === name.trim());
+  if (tool === undefined) throw new Error(`BENCH_CONTEXT_TOOLS names ${TOOLS.join(', ')}, got "${name}"`);
+  return tool;
+});
 
 /** The org file: N published Knowledge items of about 300 characters, each routed to the agent `bot`. */
 function orgFile(n: number): string {
@@ -90,7 +96,7 @@ async function measureSize(n: number): Promise<ToolResult[]> {
     try {
       await drainedOutbox(bench.db);
       const results: ToolResult[] = [];
-      for (const tool of TOOLS) {
+      for (const tool of tools) {
         const call = async (): Promise<{ ms: number; bytes: number }> => {
           const started = performance.now();
           const response = await postToolCall(`${running.url}/alignbase/mcp`, token, tool);
@@ -137,6 +143,9 @@ for (const { size, results } of report)
 const name = process.env.BENCH_NAME || `context-${store}`;
 const file = path.join(HERE, 'results', `${name}.json`);
 await mkdir(path.dirname(file), { recursive: true });
-await writeFile(file, `${JSON.stringify({ name, date: new Date().toISOString(), machine, settings: { store, sizes, runs, warmup }, report }, null, 2)}\n`);
+await writeFile(
+  file,
+  `${JSON.stringify({ name, date: new Date().toISOString(), machine, settings: { store, sizes, runs, warmup, tools }, report }, null, 2)}\n`,
+);
 console.log(`wrote ${path.relative(process.cwd(), file)}`);
 console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`);

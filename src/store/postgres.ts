@@ -6,23 +6,64 @@ import { assertChannel, assertReadOnly, CommitListeners, isRetryable, StatementN
 const toNumber = (value: string): number => Number(value);
 const textParser = (oid: number) => pg.types.getTypeParser(oid, 'text') as (value: string) => unknown;
 
-/** A timestamptz as PostgreSQL writes it in the common case: 2026-12-06 22:13:34.123456+00 (an offset may have minutes). */
-const TIMESTAMPTZ = /^([1-9]\d{3})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?$/;
 const parseTimestamptzSlowly = textParser(1184);
+
+/** The number written by `count` ASCII digits of `text` from `at`, or -1 where one is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
 
 /**
  * timestamptz to Date. pg's parser is general (any year, BC, infinity, seconds in the offset)
- * and was a tenth of a list's time at 1,000 rows (four instants a row); the common shape is
- * read here with one expression and Date.UTC, anything else by pg's parser, and the answers
+ * and was a tenth of a list's time at 1,000 rows (four instants a row). The shape PostgreSQL
+ * writes in the common case, 2026-12-06 22:13:34.123456+00 (a fraction of 1 to 6 digits or
+ * none, an offset of hours or hours and minutes), is read here by position, with Date.UTC
+ * (a regular expression took twice as long); anything else goes to pg's parser. The answers
  * are the same (test/store/timestamps.test.ts): milliseconds, the microseconds dropped.
  */
 export function parseTimestamptz(value: string): unknown {
-  const m = TIMESTAMPTZ.exec(value);
-  if (m === null) return parseTimestamptzSlowly(value);
-  const fraction = m[7] === undefined ? 0 : Math.trunc(Number(m[7].padEnd(6, '0')) / 1000);
-  const offsetMinutes = (m[8] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10] ?? 0));
-  const utc = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), fraction);
-  return new Date(utc - offsetMinutes * 60_000);
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 2);
+  const day = digitsAt(value, 8, 2);
+  const hour = digitsAt(value, 11, 2);
+  const minute = digitsAt(value, 14, 2);
+  const second = digitsAt(value, 17, 2);
+  const separated =
+    value.charCodeAt(4) === 45 && value.charCodeAt(7) === 45 && value.charCodeAt(10) === 32 && value.charCodeAt(13) === 58 && value.charCodeAt(16) === 58;
+  if (year < 1000 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || !separated) return parseTimestamptzSlowly(value);
+  let at = 19;
+  let micros = 0;
+  if (value.charCodeAt(at) === 46) {
+    let width = 0;
+    at++;
+    for (let digit = value.charCodeAt(at) - 48; width < 6 && digit >= 0 && digit <= 9; digit = value.charCodeAt(at) - 48) {
+      micros = micros * 10 + digit;
+      width++;
+      at++;
+    }
+    if (width === 0) return parseTimestamptzSlowly(value);
+    micros *= 10 ** (6 - width);
+  }
+  const sign = value.charCodeAt(at);
+  const offsetHours = digitsAt(value, at + 1, 2);
+  if ((sign !== 43 && sign !== 45) || offsetHours < 0) return parseTimestamptzSlowly(value);
+  let offsetMinutes = offsetHours * 60;
+  at += 3;
+  if (value.charCodeAt(at) === 58) {
+    const minutes = digitsAt(value, at + 1, 2);
+    if (minutes < 0) return parseTimestamptzSlowly(value);
+    offsetMinutes += minutes;
+    at += 3;
+  }
+  if (at !== value.length) return parseTimestamptzSlowly(value);
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second, Math.trunc(micros / 1000));
+  return new Date(utc - (sign === 45 ? -offsetMinutes : offsetMinutes) * 60_000);
 }
 
 const types: pg.CustomTypesConfig = {

@@ -17,6 +17,7 @@ export function capabilityWire(c: Capabilities) {
 
 /** The version and freshness fields list_knowledge and list_skills give every item. */
 export function listItemWire(item: ListedVersions) {
+  const latestCreatedAt = iso(item.latestVersionCreatedAt);
   return {
     // The spec's current version is the latest saved one.
     current_version_id: item.latestVersionId,
@@ -27,8 +28,8 @@ export function listItemWire(item: ListedVersions) {
     published_version: item.publishedVersion ?? null,
     created_at: iso(item.createdAt),
     updated_at: iso(item.updatedAt),
-    current_version_created_at: iso(item.latestVersionCreatedAt),
-    latest_version_created_at: iso(item.latestVersionCreatedAt),
+    current_version_created_at: latestCreatedAt,
+    latest_version_created_at: latestCreatedAt,
     published_version_created_at: isoOrNull(item.publishedVersionCreatedAt),
     review_by: item.reviewBy ?? null,
     expires_at: item.expiresAt ?? null,

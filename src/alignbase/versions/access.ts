@@ -8,7 +8,7 @@ import type { Queryable } from '../../store/db.ts';
 import { refuse } from './refusals.ts';
 import type { VersionedType } from './selectors.ts';
 import type { HeadRow, ResourceHead, SavedVersion } from './queries.ts';
-import { HEAD_COLUMNS, toHead, toVersionAs, versionColumnsAs } from './queries.ts';
+import { HEAD_COLUMNS, toHead } from './queries.ts';
 import { getHead, getVersion } from './versions.ts';
 
 /**
@@ -73,17 +73,37 @@ export async function selectVersion(q: Queryable, caller: Caller, type: Versione
   return version;
 }
 
-/** Every readable resource of the type with its latest and published versions (no content). */
+/** What a list says of a saved version. It leaves out what no list shows (content, manifest, provenance), unread. */
+export type ListedVersion = Pick<SavedVersion, 'id' | 'version' | 'createdAt' | 'description' | 'digest'>;
+export type ListedPublishedVersion = Pick<SavedVersion, 'id' | 'version' | 'createdAt'>;
+
+// At 1,000 items the versions' other columns were half of what the statement returned, each
+// decoded and parsed (the manifests and provenance are JSON) to be dropped.
+const LISTED_VERSION_COLUMNS = `l.id AS l_id, l.version AS l_version, l.created_at AS l_created_at, l.description AS l_description, l.digest AS l_digest,
+  p.id AS p_id, p.version AS p_version, p.created_at AS p_created_at`;
+
+interface ListedVersionRow {
+  l_id: string;
+  l_version: number | string;
+  l_created_at: Date | string;
+  l_description: string | null;
+  l_digest: string | null;
+  p_id: string | null;
+  p_version: number | string | null;
+  p_created_at: Date | string | null;
+}
+
+/** Every readable resource of the type with its latest and published versions. */
 export async function listReadable(
   q: Queryable,
   caller: Caller,
   type: ContextType,
-): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: SavedVersion; published: SavedVersion | undefined }[]> {
+): Promise<{ head: ResourceHead; role: ContextRole | undefined; latest: ListedVersion; published: ListedPublishedVersion | undefined }[]> {
   // The heads with both versions in one statement beside the roles: at 1,000 items the versions'
   // second statement, waiting for the first, cost as much as reading them.
   const [rows, roles] = await Promise.all([
-    q.query<HeadRow & Record<string, unknown>>(
-      `SELECT ${HEAD_COLUMNS}, ${LATEST_COLUMNS}, ${PUBLISHED_COLUMNS}
+    q.query<HeadRow & ListedVersionRow>(
+      `SELECT ${HEAD_COLUMNS}, ${LISTED_VERSION_COLUMNS}
          FROM context_resources r
          JOIN context_versions l ON l.tenant_id = r.tenant_id AND l.resource_id = r.id AND l.version = r.latest_version
          LEFT JOIN context_versions p ON p.tenant_id = r.tenant_id AND p.resource_id = r.id AND p.version = r.published_version
@@ -97,12 +117,18 @@ export async function listReadable(
   return rows.flatMap((row) => {
     const head = toHead(row);
     const role = roles.roleOn(head.id);
-    const latest = toVersionAs(row, 'l_');
-    if (!canRead(role) || latest === undefined) return [];
-    const published = toVersionAs(row, 'p_');
+    if (!canRead(role)) return [];
+    const latest: ListedVersion = {
+      id: row.l_id,
+      version: Number(row.l_version),
+      createdAt: new Date(row.l_created_at),
+      description: row.l_description ?? undefined,
+      digest: row.l_digest ?? undefined,
+    };
+    const published: ListedPublishedVersion | undefined =
+      row.p_id === null || row.p_version === null || row.p_created_at === null
+        ? undefined
+        : { id: row.p_id, version: Number(row.p_version), createdAt: new Date(row.p_created_at) };
     return [{ head, role, latest, published }];
   });
 }
-
-const LATEST_COLUMNS = versionColumnsAs('l', 'l_', { content: false });
-const PUBLISHED_COLUMNS = versionColumnsAs('p', 'p_', { content: false });

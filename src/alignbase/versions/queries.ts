@@ -100,14 +100,9 @@ export const VERSION_COLUMNS =
 /** The columns of VERSION_COLUMNS, by name. */
 const VERSION_COLUMN_NAMES = VERSION_COLUMNS.split(', ').map((column) => column.slice(2) as keyof VersionRow);
 
-/**
- * A version's columns from the table aliased `alias`, named `<prefix><column>`, for a row that
- * holds a head and its versions side by side; `content: false` leaves the content out ('').
- */
-export function versionColumnsAs(alias: string, prefix: string, options: { readonly content?: boolean } = {}): string {
-  return VERSION_COLUMN_NAMES.map((name) =>
-    name === 'content' && options.content === false ? `'' AS ${prefix}content` : `${alias}.${name} AS ${prefix}${name}`,
-  ).join(', ');
+/** A version's columns from the table aliased `alias`, named `<prefix><column>`, for a row that holds a head and its version side by side. */
+export function versionColumnsAs(alias: string, prefix: string): string {
+  return VERSION_COLUMN_NAMES.map((name) => `${alias}.${name} AS ${prefix}${name}`).join(', ');
 }
 
 /** Each prefix's column names, made once: a list reads them for every row. */

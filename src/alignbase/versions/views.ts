@@ -3,7 +3,7 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { Capabilities } from '../access/context-decisions.ts';
 import { capabilities } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
-import type { Access } from './access.ts';
+import type { Access, ListedPublishedVersion } from './access.ts';
 import type { ResourceHead, SavedVersion } from './queries.ts';
 import { freshness, hasUnpublishedChanges, publicationStatus } from './versions.ts';
 
@@ -36,8 +36,8 @@ export interface ListedVersions {
 
 export function listedVersions(
   head: ResourceHead,
-  latest: SavedVersion,
-  published: SavedVersion | undefined,
+  latest: ListedPublishedVersion,
+  published: ListedPublishedVersion | undefined,
   role: ContextRole | undefined,
   caller: Caller,
 ): ListedVersions {

@@ -1,0 +1,11 @@
+const t0 = performance.now();
+const { createGateway } = await import('./src/app.ts');
+const { loadConfig } = await import('./src/config.ts');
+const t1 = performance.now();
+process.env.KGW_DATA_DIR = '/tmp/cold1';
+const gw = await createGateway(loadConfig(), { adminSecret: 'x'.repeat(43) });
+const t2 = performance.now();
+await gw.app.listen({ port: 8896, host: '127.0.0.1' });
+const t3 = performance.now();
+console.log({ up: Math.round(t0), importApp: Math.round(t1 - t0), create: Math.round(t2 - t1), listen: Math.round(t3 - t2) });
+await gw.close();
