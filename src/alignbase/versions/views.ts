@@ -3,8 +3,8 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { Capabilities } from '../access/context-decisions.ts';
 import { capabilities } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
-import type { Access, ListedPublishedVersion } from './access.ts';
-import type { ResourceHead, SavedVersion } from './queries.ts';
+import type { Access, ListedHead, ListedPublishedVersion } from './access.ts';
+import type { SavedVersion } from './queries.ts';
 import { freshness, hasUnpublishedChanges, publicationStatus } from './versions.ts';
 
 /**
@@ -35,7 +35,7 @@ export interface ListedVersions {
 }
 
 export function listedVersions(
-  head: ResourceHead,
+  head: ListedHead,
   latest: ListedPublishedVersion,
   published: ListedPublishedVersion | undefined,
   role: ContextRole | undefined,
