@@ -337,6 +337,15 @@ describe('Meilisearch backend on a real server', { skip }, () => {
     assert.deepEqual(await backend.checkSettings(), ['facetSearch is enabled']);
   });
 
+  it('keeps word proximity by attribute, and reports it by word', async (t) => {
+    const { backend, raw, index } = await open(t);
+    assert.equal(await raw.index(index).getProximityPrecision(), 'byAttribute');
+    await raw.index(index).updateProximityPrecision('byWord').waitTask(TASK_WAIT);
+    assert.deepEqual(await backend.checkSettings(), ['proximityPrecision is byWord, not byAttribute']);
+    await backend.ensureSettings();
+    assert.deepEqual(await backend.checkSettings(), []);
+  });
+
   it('reports a missing index, or none when told a missing one is fine', async () => {
     if (meili === undefined) throw new Error('no Meilisearch');
     const index = `kgw_test_missing_${randomBytes(6).toString('hex')}`;
