@@ -50,6 +50,9 @@ export function iso(instant: Date): string {
   return `${dayText(days)}T${two(hours)}:${two(minutes)}:${two(seconds)}.${three(rest - seconds * 1000)}Z`;
 }
 
+/** An instant as a store's driver gives it: a Date (PostgreSQL, PGlite) or, for a value read as text, its text. */
+export const instantOf = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
+
 /** `iso`, or null for none: what the wires write for an absent instant. */
 export const isoOrNull = (instant: Date | null | undefined): string | null => (instant === null || instant === undefined ? null : iso(instant));
 

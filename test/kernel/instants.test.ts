@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { iso, isoOrNull, utcDay } from '../../src/kernel/instants.ts';
+import { instantOf, iso, isoOrNull, utcDay } from '../../src/kernel/instants.ts';
 
 /*
  * `iso` writes most instants by arithmetic of its own (src/kernel/instants.ts); every instant
@@ -45,6 +45,12 @@ describe('iso', () => {
 
   it('refuses an invalid date as toISOString does', () => {
     assert.throws(() => iso(new Date(Number.NaN)), RangeError);
+  });
+
+  it('takes an instant as a driver gives it, a Date as it is and text parsed', () => {
+    const date = new Date('2026-12-07T08:00:00.123Z');
+    assert.equal(instantOf(date), date);
+    assert.equal(instantOf('2026-12-07 09:00:00.123+01').getTime(), date.getTime());
   });
 
   it('writes days and absent instants', () => {

@@ -5,6 +5,7 @@ import type { ContextRole, ContextType } from '../access/context-roles.ts';
 import { CONTEXT_TYPES } from '../access/context-roles.ts';
 import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import { isRoutedTo } from '../access/routes.ts';
+import { instantOf } from '../../kernel/instants.ts';
 import type { Queryable } from '../../store/db.ts';
 import { refuse } from './refusals.ts';
 import type { VersionedType } from './selectors.ts';
@@ -115,8 +116,6 @@ const LIST_STATEMENTS = new Map(
   }),
 );
 
-const instant = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
-
 /** Every readable resource of the type with its latest and published versions. */
 export async function listReadable(
   q: Queryable,
@@ -143,21 +142,21 @@ export async function listReadable(
       publishedVersion,
       reviewBy: row.review_by ?? undefined,
       expiresAt: row.expires_at ?? undefined,
-      createdAt: instant(row.created_at),
-      updatedAt: instant(row.updated_at),
+      createdAt: instantOf(row.created_at),
+      updatedAt: instantOf(row.updated_at),
     };
     // The joins match the versions by these numbers.
     const latest: ListedVersion = {
       id: row.l_id,
       version: latestVersion,
-      createdAt: instant(row.l_created_at),
+      createdAt: instantOf(row.l_created_at),
       description: row.l_description ?? undefined,
       digest: row.l_digest ?? undefined,
     };
     const published =
       row.p_id === null || row.p_created_at === null || publishedVersion === undefined
         ? undefined
-        : { id: row.p_id, version: publishedVersion, createdAt: instant(row.p_created_at) };
+        : { id: row.p_id, version: publishedVersion, createdAt: instantOf(row.p_created_at) };
     return [{ head, role, latest, published }];
   });
 }

@@ -2,6 +2,7 @@ import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
 import { importedFrom } from '../../kernel/imports/provenance.ts';
 import type { PrincipalKind } from '../../kernel/access/caller.ts';
 import type { AuditResource } from '../../kernel/audit/audit-log.ts';
+import { instantOf } from '../../kernel/instants.ts';
 
 /**
  * The rows of kbs, kb_files, kb_file_versions, team_settings, kb_contributions and (as the KB
@@ -59,14 +60,13 @@ export const KB_COLUMNS =
   'k.id, k.slug, k.name, k.description, k.visibility, k.location_policy, k.team_id, t.slug AS team_slug, t.name AS team_name, k.created_at, k.created_by, k.updated_at, k.updated_by, k.archived_at';
 export const KB_FROM = 'kbs k JOIN teams t ON t.tenant_id = k.tenant_id AND t.id = k.team_id';
 
-const date = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
-const dateOrUndefined = (value: Date | string | null): Date | undefined => (value === null ? undefined : date(value));
+const dateOrUndefined = (value: Date | string | null): Date | undefined => (value === null ? undefined : instantOf(value));
 
 /** Who created and last changed a KB or a file, and when: the columns both rows carry. */
 const stamps = (row: { created_at: Date | string; created_by: string | null; updated_at: Date | string; updated_by: string | null }) => ({
-  createdAt: date(row.created_at),
+  createdAt: instantOf(row.created_at),
   createdBy: row.created_by ?? undefined,
-  updatedAt: date(row.updated_at),
+  updatedAt: instantOf(row.updated_at),
   updatedBy: row.updated_by ?? undefined,
 });
 
@@ -201,7 +201,7 @@ export function toFileVersion(row: FileVersionRow): KbFileVersion {
       row.author_id === null || row.author_kind === null || row.author_name === null
         ? undefined
         : { id: row.author_id, kind: row.author_kind, name: row.author_name },
-    createdAt: date(row.created_at),
+    createdAt: instantOf(row.created_at),
     importedFrom: importedFrom(row.provenance),
   };
 }
@@ -242,7 +242,7 @@ export function toTeamSettings(row: TeamSettingsRow): StoredTeamSettings {
       contributionNoteDays: Number(row.contribution_note_days),
       defaultKbVisibility: row.default_kb_visibility,
     },
-    updatedAt: date(row.updated_at),
+    updatedAt: instantOf(row.updated_at),
   };
 }
 
@@ -251,7 +251,7 @@ export interface ContributionRow {
   last_write_at: Date | string;
 }
 
-export const toLastWrite = (row: ContributionRow): Date => date(row.last_write_at);
+export const toLastWrite = (row: ContributionRow): Date => instantOf(row.last_write_at);
 
 /** Who acted in an audit event: the principal, while it exists. */
 export interface AuditActor {
@@ -306,7 +306,7 @@ const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.par
 export function toAuditEvent(row: AuditEventRow): AuditEventRecord {
   return {
     id: row.id,
-    at: date(row.at),
+    at: instantOf(row.at),
     atKey: row.at_key,
     actor: row.principal_id === null ? undefined : { id: row.principal_id, kind: row.actor_kind ?? undefined, name: row.actor_name ?? undefined },
     surface: row.surface,

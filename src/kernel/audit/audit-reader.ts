@@ -1,5 +1,6 @@
 import type { Queryable } from '../../store/db.ts';
 import type { AuditEvent } from './audit-log.ts';
+import { instantOf } from '../instants.ts';
 
 /**
  * The audit log as a tenant's administrators read it (the console's Admin pages): a tenant's
@@ -65,7 +66,7 @@ const json = (value: unknown): unknown => (typeof value === 'string' ? (JSON.par
 
 const toRecord = (row: Row): AuditRecord => ({
   id: row.id,
-  at: row.at instanceof Date ? row.at : new Date(row.at),
+  at: instantOf(row.at),
   surface: row.surface,
   actor: row.principal_id === null ? undefined : { id: row.principal_id, kind: row.actor_kind ?? undefined, name: row.actor_name ?? undefined },
   tokenId: row.token_id,

@@ -1,5 +1,6 @@
 import type { OutboxRow } from '../../../connectors/projection.ts';
 import type { Queryable } from '../../store/db.ts';
+import { instantOf } from '../instants.ts';
 
 /*
  * The rows of outbox and projection_state as the drivers return them, the status reads, and
@@ -27,7 +28,7 @@ export function toOutboxRow(row: OutboxDbRow): OutboxRow {
     resourceKey: row.resource_key,
     operation: row.operation,
     payload: typeof row.payload === 'string' ? (JSON.parse(row.payload) as Record<string, unknown>) : row.payload,
-    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
+    createdAt: instantOf(row.created_at),
     attempts: Number(row.attempts),
   };
 }
