@@ -13,7 +13,8 @@ function digitsAt(text: string, at: number, count: number): number {
   let value = 0;
   for (let i = at; i < at + count; i++) {
     const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
+    // Written so that past the end (NaN) is not a digit either.
+    if (!(digit >= 0 && digit <= 9)) return -1;
     value = value * 10 + digit;
   }
   return value;
