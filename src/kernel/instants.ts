@@ -35,7 +35,8 @@ function dayText(days: number): string {
 /**
  * An instant as ISO 8601 in UTC, e.g. 2026-01-31T09:30:00.000Z: what toISOString writes, for
  * every instant (test/kernel/instants.test.ts). Instants from 1970 to 9999 are written here by
- * arithmetic, a third of toISOString's time: a list of 1,000 items writes 5,000 of them.
+ * arithmetic: a list of 1,000 items writes 5,000 of them, which took 2.3 ms with toISOString and
+ * take 1.0 ms (on one day) to 1.6 ms (each on another day), written and serialised.
  */
 export function iso(instant: Date): string {
   const time = instant.getTime();
