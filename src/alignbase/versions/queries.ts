@@ -97,31 +97,6 @@ export const HEAD_COLUMNS =
 export const VERSION_COLUMNS =
   'v.resource_id, v.id, v.version, v.content, v.authority, v.name, v.description, v.attachments, v.source_task, v.digest, v.created_by, v.created_at, v.provenance';
 
-/** The columns of VERSION_COLUMNS, by name. */
-const VERSION_COLUMN_NAMES = VERSION_COLUMNS.split(', ').map((column) => column.slice(2) as keyof VersionRow);
-
-/** A version's columns from the table aliased `alias`, named `<prefix><column>`, for a row that holds a head and its version side by side. */
-export function versionColumnsAs(alias: string, prefix: string): string {
-  return VERSION_COLUMN_NAMES.map((name) => `${alias}.${name} AS ${prefix}${name}`).join(', ');
-}
-
-/** Each prefix's column names, made once: a list reads them for every row. */
-const prefixedNames = new Map<string, readonly (readonly [keyof VersionRow, string])[]>();
-
-/** The version of a row selected with `versionColumnsAs(_, prefix)`; undefined when an outer join found none. */
-export function toVersionAs(row: Readonly<Record<string, unknown>>, prefix: string): SavedVersion | undefined {
-  let names = prefixedNames.get(prefix);
-  if (names === undefined) {
-    names = VERSION_COLUMN_NAMES.map((name) => [name, `${prefix}${name}`] as const);
-    prefixedNames.set(prefix, names);
-  }
-  const version: Record<string, unknown> = {};
-  for (const [name, prefixed] of names) version[name] = row[prefixed];
-  // A version always has an id: none means the outer join found no version.
-  if (version.id === null || version.id === undefined) return undefined;
-  return toVersion(version as unknown as VersionRow);
-}
-
 export function toHead(row: HeadRow): ResourceHead {
   return {
     id: row.id,
