@@ -116,6 +116,21 @@ function keepByteOrderMarks(): void {
 
 keepByteOrderMarks();
 
+/** The one row of a packed statement (QueryOptions.packed): its rows as JSON text, null for none. */
+interface PackedRow {
+  readonly rows: string | null;
+}
+
+/** A statement read as one JSON array of its rows, in its order (QueryOptions.packed). */
+const packedStatement = (sql: string): string => `SELECT json_agg(packed_row)::text AS rows FROM (${sql}) packed_row`;
+
+/** The rows a statement returned, unpacked from its JSON when it was packed. */
+function rowsOf<R>(rows: readonly (R | PackedRow)[], packed: boolean): R[] {
+  if (!packed) return rows as R[];
+  const text = (rows[0] as PackedRow | undefined)?.rows ?? null;
+  return text === null ? [] : (JSON.parse(text) as R[]);
+}
+
 export interface PgliteOptions {
   /**
    * A dump of a database (`dumpPglite`) to start from instead of an empty one: PGlite's initdb
@@ -201,19 +216,21 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
     kind: 'pglite',
     async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
       assertReadOnly(sql);
+      const packed = options?.packed === true;
+      const text = packed ? packedStatement(sql) : sql;
       const literals = options?.prepare === undefined ? undefined : sqlLiterals(params);
-      if (options?.prepare === undefined || literals === undefined) return (await db.query<R>(sql, params as unknown[])).rows;
+      if (options?.prepare === undefined || literals === undefined) return rowsOf<R>((await db.query<R | PackedRow>(text, params as unknown[])).rows, packed);
       const name = preparedName(options.prepare);
-      named.claim(options.prepare, sql);
+      named.claim(options.prepare, text);
       let ready = prepared.get(name);
       if (ready === undefined) {
         // Kept as a promise, so the calls that arrive while it is PREPAREd wait for the one PREPARE.
-        ready = db.exec(`PREPARE ${name} AS ${sql}`).then(() => undefined);
+        ready = db.exec(`PREPARE ${name} AS ${text}`).then(() => undefined);
         prepared.set(name, ready);
         ready.catch(() => prepared.delete(name));
       }
       await ready;
-      return (await db.query<R>(literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`)).rows;
+      return rowsOf<R>((await db.query<R | PackedRow>(literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`)).rows, packed);
     },
     async write<R>(sql: string, params: readonly unknown[] = []) {
       return (await db.query<R>(sql, params as unknown[])).rows;
@@ -222,8 +239,9 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       const signals = new Set<string>();
       const result = await db.transaction(async (inner) => {
         const tx: Transaction = {
-          async query<R>(sql: string, params: readonly unknown[] = []) {
-            return (await inner.query<R>(sql, params as unknown[])).rows;
+          async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
+            const packed = options?.packed === true;
+            return rowsOf<R>((await inner.query<R | PackedRow>(packed ? packedStatement(sql) : sql, params as unknown[])).rows, packed);
           },
           async exec(script: string) {
             await inner.exec(script);

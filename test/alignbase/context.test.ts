@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { resourcesOneByOne } from '../support/audit.ts';
 import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
@@ -273,12 +274,12 @@ for (const backend of storeBackends()) {
         text,
         new RegExp(`1 routed Knowledge is not included, to keep this context within the 8 MiB limit: "[^"]+" \\(knowledge_id ${left}, version 1\\)`),
       );
-      const [event] = await suite.db.query<{ result: string; resources: { id: string }[] }>(
+      const [event] = await suite.db.query<{ result: string; resources: Record<string, unknown>[] }>(
         `SELECT result, resources FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
         [suite.tenantId, await suite.principalId('scoped-bot')],
       );
       assert.equal(event?.result, 'ok');
-      const recorded = (event?.resources ?? []).map((r) => r.id);
+      const recorded = resourcesOneByOne(event?.resources ?? []).map((r) => r.id);
       assert.ok(delivered.every((id) => recorded.includes(id ?? '')));
       assert.ok(!recorded.includes(left));
       await suite.access({ dropRoutes: routes });
@@ -338,21 +339,24 @@ for (const backend of storeBackends()) {
         const row = (await auditRows('fleet-bot', 'context.request')).at(-1);
         assert.ok(row);
         const shownIds = [...text.matchAll(/^<alignbase_knowledge id="([0-9a-f-]{36})"/gm)].map((m) => m[1]);
-        const knowledgeRefs = row.resources.filter((r) => r.type === 'knowledge');
-        const skillRefs = row.resources.filter((r) => r.type === 'skill');
+        // One group per type delivered (AuditResourceGroup): ids and versions side by side.
+        assert.deepEqual(row.resources.map((group) => group.type).sort(), ['knowledge', 'skill']);
+        for (const group of row.resources) assert.deepEqual(Object.keys(group).sort(), ['ids', 'type', 'versions'], JSON.stringify(group));
+        const refs = resourcesOneByOne(row.resources);
+        const knowledgeRefs = refs.filter((r) => r.type === 'knowledge');
+        const skillRefs = refs.filter((r) => r.type === 'skill');
         assert.deepEqual(knowledgeRefs.map((r) => r.id).sort(), shownIds.sort());
         assert.equal(skillRefs.length, count(text.slice(text.indexOf('## Available Skills'), text.indexOf('## Memories')), /^- "/gm));
-        for (const ref of row.resources) assert.deepEqual(Object.keys(ref).sort(), ['id', 'type', 'version', 'version_id'], JSON.stringify(ref));
         assert.deepEqual(
           knowledgeRefs.find((r) => r.id === created.knowledge_id),
-          { type: 'knowledge', id: created.knowledge_id, version: 1, version_id: created.version_id },
+          { type: 'knowledge', id: created.knowledge_id, version: 1 },
+          'the published version, not the one saved on top',
         );
         assert.deepEqual(
           skillRefs.find((r) => r.id === skill.skill_id),
-          { type: 'skill', id: skill.skill_id, version: 1, version_id: skill.version_id },
+          { type: 'skill', id: skill.skill_id, version: 1 },
         );
         assert.ok(!knowledgeRefs.some((r) => r.id === unpublished.knowledge_id));
-        assert.ok(!JSON.stringify(row.resources).includes(second.version_id));
       });
 
       it('audits a read with the version it returned', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
+import type { AuditEvent } from '../../src/kernel/audit/audit-log.ts';
+import { AuditLog, auditGroup } from '../../src/kernel/audit/audit-log.ts';
 import type { Browser } from '../oauth/support.ts';
 import { PASSWORD, setPassword } from '../oauth/support.ts';
 import { ACME_ORG, GLOBEX_ORG, connectClient, issueToken, seedOrg } from '../support/gateway.ts';
@@ -190,17 +191,12 @@ for (const backend of storeBackends()) {
     it('narrows the audit log by filters and shows an event escaped, bidi characters visible', async () => {
       const [tenant] = await gateway.store.db.query<{ id: string }>("SELECT id FROM tenants WHERE slug = 'acme'");
       assert.ok(tenant);
-      await gateway.store.db.tx((tx) =>
-        new AuditLog(gateway.store.db).appendIn(tx, {
-          tenantId: tenant.id,
-          surface: 'mcp',
-          tool: '<i>search</i>',
-          action: 'tool_call',
-          result: 'ok',
-          resources: [{ type: 'knowledge', id: 'res-\u202e-1' }],
-          details: { query: '<script>alert(1)</script> abc\u202edef' },
-        }),
-      );
+      /** A tool call's event of this tenant, as the gateway stores one. */
+      const toolCall = (tool: string, resources: AuditEvent['resources'], details?: AuditEvent['details']) =>
+        gateway.store.db.tx((tx) =>
+          new AuditLog(gateway.store.db).appendIn(tx, { tenantId: tenant.id, surface: 'mcp', tool, action: 'tool_call', result: 'ok', resources, details }),
+        );
+      await toolCall('<i>search</i>', [{ type: 'knowledge', id: 'res-\u202e-1' }], { query: '<script>alert(1)</script> abc\u202edef' });
       const all = await alice.request('/console/admin/audit');
       assert.equal(all.status, 200);
       assert.match(all.text, /<td>token\.create<\/td>/);
@@ -218,6 +214,21 @@ for (const backend of storeBackends()) {
       const byResource = await alice.request(`/console/admin/audit?resource=${encodeURIComponent('res-\u202e-1')}`);
       assert.match(byResource.text, /&lt;i&gt;search/);
       assert.doesNotMatch(byResource.text, /<td>token\.create<\/td>/);
+      // A list names what it showed in a group of its type (AuditResourceGroup); the filter finds an id among them.
+      await toolCall(
+        'grouped_list',
+        auditGroup('skill', [
+          { id: 'first-of-group', version: 1 },
+          { id: 'grouped-\u202e-2', version: 3 },
+        ]),
+      );
+      for (const id of ['first-of-group', 'grouped-\u202e-2']) {
+        const inGroup = await alice.request(`/console/admin/audit?resource=${encodeURIComponent(id)}`);
+        assert.match(inGroup.text, /<td>grouped_list · tool_call<\/td>\n<td>ok<\/td>\n<td>skill ×2<\/td>/, id);
+        assert.doesNotMatch(inGroup.text, /&lt;i&gt;search/, id);
+      }
+      assert.doesNotMatch((await alice.request('/console/admin/audit?resource=grouped')).text, /grouped_list/, 'a whole id, not a part');
+      assert.doesNotMatch((await alice.request(`/console/admin/audit?resource=${encodeURIComponent('res-\u202e-1')}`)).text, /grouped_list/);
       assert.equal((await alice.request('/console/admin/audit?from=yesterday')).status, 400);
       assert.equal((await alice.request('/console/admin/audit?page=0')).status, 400);
       for (const hostile of ['actor=%00', 'resource=a%00b', 'action=%00', `resource=${'x'.repeat(201)}`])

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../src/kernel/access/caller.ts';
 import { AuditLog } from '../../src/kernel/audit/audit-log.ts';
@@ -28,4 +29,15 @@ export function oauthTrail(db: Db): AuditTrail {
  */
 export function callerTrail(db: Db, caller: Caller): AuditTrail {
   return AuditTrail.forTool(new AuditLog(db), caller, { name: 'test', dialect: 'test' }, randomUUID());
+}
+
+/** An audit event's resources one by one: a group (AuditResourceGroup) as its items, each with its type and version. */
+export function resourcesOneByOne(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  return entries.flatMap((entry) => {
+    const ids: unknown = entry.ids;
+    if (!Array.isArray(ids)) return [entry];
+    const versions = entry.versions as unknown[];
+    assert.equal(versions.length, ids.length, `a group names a version for each id: ${JSON.stringify(entry)}`);
+    return ids.map((id: unknown, i) => ({ type: entry.type, id, version: versions[i] }));
+  });
 }

@@ -3,7 +3,7 @@ import { canWriteMemory } from '../access/context-decisions.ts';
 import { contextRoleTable } from '../access/grants.ts';
 import { ROUTED } from '../access/routes.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
-import type { AuditResource } from '../../kernel/audit/audit-log.ts';
+import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
 import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
 import { fitContextBundle } from './bundle.ts';
@@ -67,7 +67,7 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   // One statement for what is delivered beside the Memory roles and the inbox: at 1,000 routed
   // items three statements in a row cost as much as the rest.
   const [rows, memoryRoles, inbox] = await Promise.all([
-    db.query<DeliveredRow>(DELIVERED, [tenantId, caller.principal.id], { prepare: 'kgw_current_context' }),
+    db.query<DeliveredRow>(DELIVERED, [tenantId, caller.principal.id], { prepare: 'kgw_current_context', packed: true }),
     contextRoleTable(db, tenantId, caller.principal.id, 'memory'),
     newMessages(db, caller, CONTEXT_MESSAGES),
   ]);
@@ -84,8 +84,9 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
         return [{ id: row.id, name: row.name, version: Number(row.published_version), versionId: row.v_id, row }];
       })
       .sort(byName);
-  const touched: AuditResource[] = [];
-  const touch = (type: ContextType, d: Delivered) => touched.push({ type, id: d.id, version: d.version, version_id: d.versionId });
+  // What was delivered, recorded by type in groups (AuditResourceGroup); the messages one by one.
+  const touched: Record<'skill' | 'memory' | 'knowledge', Delivered[]> = { skill: [], memory: [], knowledge: [] };
+  const touch = (type: keyof typeof touched, d: Delivered) => touched[type].push(d);
 
   const skills: BundleSkill[] = [];
   for (const d of deliveredOf('skill')) {
@@ -118,7 +119,6 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     touch('knowledge', d);
   }
   const { messages } = inbox;
-  for (const m of messages) touched.push({ type: 'message', id: m.id });
   const { text, skipped } = fitContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length }, layout);
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
   await markIssued(
@@ -129,6 +129,14 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   audit.readAs('context.request');
   // Knowledge left out to keep the bundle within its limit was not delivered, and is not recorded as such.
   const left = new Set(skipped.map((k) => k.id));
-  audit.touch(...touched.filter((r) => r.type !== 'knowledge' || !left.has(r.id)));
+  audit.touch(
+    ...auditGroup('skill', touched.skill),
+    ...auditGroup('memory', touched.memory),
+    ...auditGroup(
+      'knowledge',
+      touched.knowledge.filter((d) => !left.has(d.id)),
+    ),
+    ...messages.map((m) => ({ type: 'message', id: m.id })),
+  );
   return text;
 }

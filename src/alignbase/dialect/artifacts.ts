@@ -1,3 +1,4 @@
+import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import { importedFromField, importedFromWire } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 import { listArtifacts, readArtifact, writeArtifact } from '../context/artifacts.ts';
@@ -56,7 +57,7 @@ export const listArtifactsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const artifacts = await listArtifacts(services.db, caller);
-    audit.touch(...artifacts.map((a) => ({ type: 'artifact', id: a.id, version: a.version, version_id: a.versionId })));
+    audit.touch(...auditGroup('artifact', artifacts));
     return jsonReply({
       artifacts: artifacts.map((a) => ({
         artifact_id: a.id,

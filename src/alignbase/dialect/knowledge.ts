@@ -1,3 +1,4 @@
+import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import { z } from 'zod';
 import { createDraft, listDrafts, proposeKnowledge, readDraft } from '../context/drafts.ts';
 import { listKnowledge, publishKnowledge, readKnowledge, writeKnowledge } from '../context/knowledge.ts';
@@ -62,7 +63,12 @@ export const listKnowledgeTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const knowledge = await listKnowledge(services.db, caller);
-    audit.touch(...knowledge.map((k) => ({ type: 'knowledge', id: k.id, version: k.latestVersion, version_id: k.latestVersionId })));
+    audit.touch(
+      ...auditGroup(
+        'knowledge',
+        knowledge.map((k) => ({ id: k.id, version: k.latestVersion })),
+      ),
+    );
     return jsonReply({ knowledge: knowledge.map(knowledgeItemWire) });
   },
 });

@@ -1,3 +1,4 @@
+import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import { importedFromField, importedFromWire } from '../../mcp/imported-from.ts';
 import { z } from 'zod';
 import { createMemory, listMemories, readMemory, writeMemory } from '../context/memory.ts';
@@ -31,7 +32,7 @@ export const listMemoriesTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const memories = await listMemories(services.db, caller);
-    audit.touch(...memories.map((m) => ({ type: 'memory', id: m.id, version: m.version, version_id: m.versionId })));
+    audit.touch(...auditGroup('memory', memories));
     return jsonReply({
       memories: memories.map((m) => ({
         memory_id: m.id,

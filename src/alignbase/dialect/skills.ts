@@ -1,3 +1,4 @@
+import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import { z } from 'zod';
 import { createDraft, listDrafts, readDraft } from '../context/drafts.ts';
 import { createSkill, listSkills, publishSkill, readSkill, writeSkill } from '../context/skills.ts';
@@ -52,7 +53,12 @@ export const listSkillsTool = defineTool({
   scopes: ['context.read'],
   async run({ caller, services, audit }) {
     const skills = await listSkills(services.db, caller);
-    audit.touch(...skills.map((s) => ({ type: 'skill', id: s.id, version: s.latestVersion, version_id: s.latestVersionId })));
+    audit.touch(
+      ...auditGroup(
+        'skill',
+        skills.map((s) => ({ id: s.id, version: s.latestVersion })),
+      ),
+    );
     return jsonReply({ skills: skills.map(skillItemWire) });
   },
 });

@@ -2,7 +2,6 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { VersionSelector } from '../access/context-decisions.ts';
 import { canCreate, canRead, canReadVersion } from '../access/context-decisions.ts';
 import type { ContextRole, ContextType } from '../access/context-roles.ts';
-import { CONTEXT_TYPES } from '../access/context-roles.ts';
 import { contextRoleTable, effectiveContextRole } from '../access/grants.ts';
 import { isRoutedTo } from '../access/routes.ts';
 import { instantOf } from '../../kernel/instants.ts';
@@ -78,7 +77,8 @@ export async function selectVersion(q: Queryable, caller: Caller, type: Versione
 export type ListedHead = Pick<ResourceHead, 'id' | 'name' | 'latestVersion' | 'publishedVersion' | 'reviewBy' | 'expiresAt' | 'createdAt' | 'updatedAt'>;
 /** What a list says of its latest version: a Skill's description, an Artifact's digest. */
 export type ListedVersion = Pick<SavedVersion, 'id' | 'version' | 'createdAt' | 'description' | 'digest'>;
-export type ListedPublishedVersion = Pick<SavedVersion, 'id' | 'version' | 'createdAt'>;
+/** What a list says of a version it only names: the published one, or the latest where a list shows no more. */
+export type ListedVersionRef = Pick<SavedVersion, 'id' | 'version' | 'createdAt'>;
 
 interface ListedRow {
   id: string;
@@ -102,32 +102,35 @@ interface ListedRow {
  * costs its encoding and decoding whether used or not, and at 1,000 items on PGlite each column
  * took about half a millisecond (19 columns: 12.3–13.4 ms a statement; the 12 a Knowledge list shows: 11.0–11.4 ms).
  */
-const LIST_STATEMENTS = new Map(
-  CONTEXT_TYPES.map((type) => {
-    const own = type === 'skill' ? ', l.description AS l_description' : type === 'artifact' ? ', l.digest AS l_digest' : '';
-    const sql = `SELECT r.id, r.name, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at,
+const listStatement = (type: ContextType) => {
+  const own = type === 'skill' ? ', l.description AS l_description' : type === 'artifact' ? ', l.digest AS l_digest' : '';
+  const sql = `SELECT r.id, r.name, r.latest_version, r.published_version, r.review_by::text AS review_by, r.expires_at::text AS expires_at,
          r.created_at, r.updated_at, l.id AS l_id, l.created_at AS l_created_at, p.id AS p_id, p.created_at AS p_created_at${own}
        FROM context_resources r
        JOIN context_versions l ON l.tenant_id = r.tenant_id AND l.resource_id = r.id AND l.version = r.latest_version
        LEFT JOIN context_versions p ON p.tenant_id = r.tenant_id AND p.resource_id = r.id AND p.version = r.published_version
       WHERE r.tenant_id = $1 AND r.type = $2 AND r.status = 'active' AND r.latest_version > 0
       ORDER BY r.name, r.id`;
-    return [type, { sql, name: `kgw_list_readable_${type}` }] as const;
-  }),
-);
+  return { sql, name: `kgw_list_readable_${type}` };
+};
+const LIST_STATEMENTS: Readonly<Record<ContextType, { readonly sql: string; readonly name: string }>> = {
+  knowledge: listStatement('knowledge'),
+  skill: listStatement('skill'),
+  memory: listStatement('memory'),
+  artifact: listStatement('artifact'),
+};
 
 /** Every readable resource of the type with its latest and published versions. */
 export async function listReadable(
   q: Queryable,
   caller: Caller,
   type: ContextType,
-): Promise<{ head: ListedHead; role: ContextRole | undefined; latest: ListedVersion; published: ListedPublishedVersion | undefined }[]> {
-  const statement = LIST_STATEMENTS.get(type);
-  if (statement === undefined) throw new Error(`no list statement for ${type}`);
+): Promise<{ head: ListedHead; role: ContextRole | undefined; latest: ListedVersion; published: ListedVersionRef | undefined }[]> {
+  const statement = LIST_STATEMENTS[type];
   // The heads with both versions in one statement beside the roles: at 1,000 items the versions'
   // second statement, waiting for the first, cost as much as reading them.
   const [rows, roles] = await Promise.all([
-    q.query<ListedRow>(statement.sql, [caller.tenant.id, type], { prepare: statement.name }),
+    q.query<ListedRow>(statement.sql, [caller.tenant.id, type], { prepare: statement.name, packed: true }),
     contextRoleTable(q, caller.tenant.id, caller.principal.id, type),
   ]);
   return rows.flatMap((row) => {

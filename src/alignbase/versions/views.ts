@@ -3,7 +3,7 @@ import type { Caller } from '../../kernel/access/caller.ts';
 import type { Capabilities } from '../access/context-decisions.ts';
 import { capabilities } from '../access/context-decisions.ts';
 import type { ContextRole } from '../access/context-roles.ts';
-import type { Access, ListedHead, ListedPublishedVersion } from './access.ts';
+import type { Access, ListedHead, ListedVersionRef } from './access.ts';
 import type { SavedVersion } from './queries.ts';
 import { freshness, hasUnpublishedChanges, publicationStatus } from './versions.ts';
 
@@ -36,8 +36,8 @@ export interface ListedVersions {
 
 export function listedVersions(
   head: ListedHead,
-  latest: ListedPublishedVersion,
-  published: ListedPublishedVersion | undefined,
+  latest: ListedVersionRef,
+  published: ListedVersionRef | undefined,
   role: ContextRole | undefined,
   caller: Caller,
 ): ListedVersions {

@@ -1,7 +1,8 @@
 import type { Caller } from '../../kernel/access/caller.ts';
 import type { TeamRole } from '../access/team-roles.ts';
 import { kbAllows } from '../access/team-roles.ts';
-import type { AuditResource } from '../../kernel/audit/audit-log.ts';
+import type { AuditEntry } from '../../kernel/audit/audit-log.ts';
+import { singleResources } from '../../kernel/audit/audit-log.ts';
 import type { Queryable } from '../../store/db.ts';
 import { accessibleKbs, kbFor } from './access.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -99,7 +100,10 @@ async function teamsOfKbs(q: Queryable, tenantId: string, kbIds: readonly string
   return new Map(rows.map((row) => [row.id, row.team_id]));
 }
 
-const ids = (resources: readonly AuditResource[], type: string): string[] => resources.filter((r) => r.type === type).map((r) => r.id);
+const ids = (resources: readonly AuditEntry[], type: string): string[] =>
+  singleResources(resources)
+    .filter((r) => r.type === type)
+    .map((r) => r.id);
 const present = <T>(values: readonly (T | undefined)[]): T[] => values.filter((value): value is T => value !== undefined);
 
 /** The events as the caller may see them: resources cut to what it may audit, query text per the teams' settings. */
@@ -127,8 +131,8 @@ async function views(q: Queryable, caller: Caller, scope: Auditable, records: re
     // Everything the event names is the caller's to see only when every KB and team of it is.
     const whole = event.kbs.every((id) => scope.kbs.has(id)) && event.teams.every((id) => scope.teams.has(id));
     const shown = resources.filter((r) => {
-      if (r.type === 'kb') return scope.kbs.has(r.id);
-      if (r.type === 'team') return scope.teams.has(r.id);
+      if (r.type === 'kb') return 'id' in r && scope.kbs.has(r.id);
+      if (r.type === 'team') return 'id' in r && scope.teams.has(r.id);
       return whole;
     });
     const hideQuery = teamsOf(event).some((team) => settings.get(team)?.auditQueryText === 'omit');

@@ -1,7 +1,7 @@
 import type { ImportedFromWire } from '../../kernel/imports/provenance.ts';
 import { importedFrom } from '../../kernel/imports/provenance.ts';
 import type { PrincipalKind } from '../../kernel/access/caller.ts';
-import type { AuditResource } from '../../kernel/audit/audit-log.ts';
+import type { AuditEntry } from '../../kernel/audit/audit-log.ts';
 import { instantOf } from '../../kernel/instants.ts';
 
 /**
@@ -274,7 +274,7 @@ export interface AuditEventRecord {
   readonly result: 'ok' | 'error';
   readonly errorCode: string | undefined;
   readonly requestId: string | undefined;
-  readonly resources: readonly AuditResource[];
+  readonly resources: readonly AuditEntry[];
   readonly details: Readonly<Record<string, unknown>>;
 }
 
@@ -292,7 +292,7 @@ export interface AuditEventRow {
   result: 'ok' | 'error';
   error_code: string | null;
   request_id: string | null;
-  resources: AuditResource[] | string;
+  resources: AuditEntry[] | string;
   details: Record<string, unknown> | string;
 }
 

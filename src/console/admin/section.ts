@@ -203,14 +203,16 @@ function readAuditQuery(query: URLSearchParams): AuditQuery {
   };
 }
 
-/** The resources an event names, `type:id`, as a line. */
+/** The resources an event names, `type:id`, as a line; a group of a list's items as `type ×count` (its ids are on the event's page). */
 function resourcesLine(resources: unknown): string {
   if (!Array.isArray(resources)) return '';
   return resources
     .map((r: unknown) => {
       if (typeof r !== 'object' || r === null) return '';
-      const { type, id } = r as { type?: unknown; id?: unknown };
-      return `${typeof type === 'string' ? type : '?'}:${typeof id === 'string' ? id : '?'}`;
+      const { type, id, ids } = r as { type?: unknown; id?: unknown; ids?: unknown };
+      const typeText = typeof type === 'string' ? type : '?';
+      if (Array.isArray(ids)) return `${typeText} ×${ids.length}`;
+      return `${typeText}:${typeof id === 'string' ? id : '?'}`;
     })
     .filter((text) => text !== '')
     .join(', ');

@@ -98,7 +98,14 @@ export async function listAuditEvents(
     const action = param(filter.action);
     where.push(`(e.action = ${action} OR e.tool = ${action})`);
   }
-  if (filter.resource !== undefined) where.push(`e.resources @> jsonb_build_array(jsonb_build_object('id', ${param(filter.resource)}::text))`);
+  if (filter.resource !== undefined) {
+    // Named alone ({"id": …}) or in a group of its type ({"ids": [… ]}, AuditResourceGroup).
+    const resource = param(filter.resource);
+    where.push(
+      `(e.resources @> jsonb_build_array(jsonb_build_object('id', ${resource}::text))
+        OR e.resources @> jsonb_build_array(jsonb_build_object('ids', jsonb_build_array(${resource}::text))))`,
+    );
+  }
   if (filter.from !== undefined) where.push(`e.at >= ${param(filter.from)}`);
   if (filter.to !== undefined) where.push(`e.at < ${param(filter.to)}`);
   const rows = await q.query<Row>(

@@ -1,6 +1,6 @@
 import type { Caller } from '../access/caller.ts';
 import type { Queryable } from '../../store/db.ts';
-import type { AuditEvent, AuditLog, AuditResource } from './audit-log.ts';
+import type { AuditEntry, AuditEvent, AuditLog } from './audit-log.ts';
 
 type Base = Omit<AuditEvent, 'tenantId' | 'action' | 'result' | 'errorCode' | 'resources' | 'details'>;
 
@@ -22,7 +22,7 @@ export class AuditTrail {
   readonly #base: Base;
   /** The tenant every event names: the caller's for a tool call; a trail outside MCP learns it with `about`. */
   readonly #tenantId: string | undefined;
-  readonly #resources: AuditResource[] = [];
+  readonly #resources: AuditEntry[] = [];
   #recorded = false;
   #action = 'tool_call';
   #details: Record<string, unknown> | undefined;
@@ -64,7 +64,7 @@ export class AuditTrail {
     this.#action = action;
   }
 
-  touch(...resources: AuditResource[]): void {
+  touch(...resources: AuditEntry[]): void {
     this.#resources.push(...resources);
   }
 
@@ -77,7 +77,7 @@ export class AuditTrail {
    * Records a write's event inside its transaction: the call's event, so `finish` writes no other.
    * What the call touched before goes into the first event recorded.
    */
-  async recordIn(tx: Queryable, action: string, resources: readonly AuditResource[], details?: Record<string, unknown>): Promise<void> {
+  async recordIn(tx: Queryable, action: string, resources: readonly AuditEntry[], details?: Record<string, unknown>): Promise<void> {
     await this.#appendIn(tx, action, [...this.#resources.splice(0), ...resources], details);
     this.#recorded = true;
   }
@@ -87,7 +87,7 @@ export class AuditTrail {
    * resources, and `finish` still writes the call's event (e.g. a hook session's start beside
    * the context request of its call).
    */
-  async recordBesideIn(tx: Queryable, action: string, resources: readonly AuditResource[], details?: Record<string, unknown>): Promise<void> {
+  async recordBesideIn(tx: Queryable, action: string, resources: readonly AuditEntry[], details?: Record<string, unknown>): Promise<void> {
     await this.#appendIn(tx, action, resources, details);
   }
 
@@ -104,7 +104,7 @@ export class AuditTrail {
     });
   }
 
-  async #appendIn(tx: Queryable, action: string, resources: readonly AuditResource[], details: Record<string, unknown> | undefined): Promise<void> {
+  async #appendIn(tx: Queryable, action: string, resources: readonly AuditEntry[], details: Record<string, unknown> | undefined): Promise<void> {
     await this.#log.appendIn(tx, { ...this.#base, tenantId: this.#requireTenant(), action, result: 'ok', resources, details });
   }
 
