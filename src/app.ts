@@ -54,7 +54,6 @@ import { AnonymousMcp } from './mcp/anonymous.ts';
 import type { ExchangeLimits } from './mcp/transport.ts';
 import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
-import { openPglite } from './store/pglite.ts';
 import { openPostgres } from './store/postgres.ts';
 import { checkDataFolder } from './store/private-dir.ts';
 
@@ -83,6 +82,8 @@ export async function openStore(config: Config, options: { warn?: (message: stri
   // The data folder also holds file bytes on local disk, whichever store is used.
   await checkDataFolder(config.dataDir, options.warn ?? ((message) => void process.stderr.write(`kgw: warning: ${message}\n`)));
   if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
+  // Loaded only here: a gateway on PostgreSQL never loads PGlite's code (ten modules) nor runs its checks at load.
+  const { openPglite } = await import('./store/pglite.ts');
   return openPglite(pgliteDir(config));
 }
 
