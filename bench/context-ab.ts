@@ -18,30 +18,18 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { postToolCall } from '../test/support/mcp-client.ts';
 import type { Tool } from './context-org.ts';
-import { TOOLS, check } from './context-org.ts';
+import { check, positiveList, toolsFromEnvironment } from './context-org.ts';
 import { ROOT } from './kgw-process.ts';
 import { machineInfo } from './machine.ts';
 
 const run = promisify(execFile);
 
-/** A whole number from the environment within [1, max]. */
-function positive(name: string, fallback: number, max: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, got "${raw}"`);
-  return value;
-}
-
 const base = process.argv[2];
 if (base === undefined || base.startsWith('-')) throw new Error('usage: npm run bench:context-ab -- <commit> (the code to compare this tree with)');
-const items = positive('BENCH_AB_ITEMS', 1000, 20_000);
-const runs = positive('BENCH_CONTEXT_RUNS', 300, 100_000);
-const warmup = positive('BENCH_CONTEXT_WARMUP', 30, 10_000);
-const tools = (process.env.BENCH_CONTEXT_TOOLS || 'list_knowledge,get_current_context').split(',').map((name) => {
-  const tool = TOOLS.find((known) => known === name.trim());
-  if (tool === undefined) throw new Error(`BENCH_CONTEXT_TOOLS names ${TOOLS.join(', ')}, got "${name}"`);
-  return tool;
-});
+const [items = 1000] = positiveList('BENCH_AB_ITEMS', [1000]);
+const [runs = 300] = positiveList('BENCH_CONTEXT_RUNS', [300], 100_000);
+const [warmup = 30] = positiveList('BENCH_CONTEXT_WARMUP', [30], 10_000);
+const tools = toolsFromEnvironment(['list_knowledge', 'get_current_context']);
 const store = process.env.BENCH_DATABASE_URL ? 'postgres' : 'pglite';
 
 /** The other commit's tree, checked out once and reused. */

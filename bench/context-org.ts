@@ -1,6 +1,7 @@
 /**
- * What bench/context.ts and bench/context-ab.ts serve and check: an org file of N published
- * Knowledge items routed to one agent, and whether an answer to one of the tools is right.
+ * What bench/context.ts and bench/context-ab.ts share: an org file of N published Knowledge
+ * items routed to one agent, whether an answer to one of the tools is right, and how their
+ * settings are read from the environment.
  */
 
 export const TOOLS = ['get_current_context', 'list_knowledge', 'list_skills', 'list_memories'] as const;
@@ -43,4 +44,23 @@ export function check(tool: Tool, n: number, status: number, body: string): stri
     if (delivered !== n) return `expected ${n} Knowledge delivered, found ${delivered}`;
   }
   return undefined;
+}
+
+/** Whole numbers from 1 to `max`, comma-separated, from the environment variable `name`. */
+export function positiveList(name: string, fallback: readonly number[], max = 20_000): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [...fallback];
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value <= 0 || value > max))
+    throw new Error(`${name} must be whole numbers from 1 to ${max}, got "${raw}"`);
+  return values;
+}
+
+/** BENCH_CONTEXT_TOOLS: the tools to time (e.g. one, to profile it), `fallback` when unset. */
+export function toolsFromEnvironment(fallback: readonly Tool[]): Tool[] {
+  return (process.env.BENCH_CONTEXT_TOOLS || fallback.join(',')).split(',').map((name) => {
+    const tool = TOOLS.find((known) => known === name.trim());
+    if (tool === undefined) throw new Error(`BENCH_CONTEXT_TOOLS names ${TOOLS.join(', ')}, got "${name}"`);
+    return tool;
+  });
 }

@@ -6,11 +6,10 @@
  * bench/context-org.ts into the other side's tree, so both serve the same data.
  */
 import { drainedOutbox, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
-import { orgFile } from './context-org.ts';
+import { orgFile, positiveList } from './context-org.ts';
 import { openBenchStore } from './store.ts';
 
-const items = Number(process.env.BENCH_AB_ITEMS ?? '1000');
-if (!Number.isInteger(items) || items < 1 || items > 20_000) throw new Error(`BENCH_AB_ITEMS must be a whole number from 1 to 20000, got "${items}"`);
+const [items = 1000] = positiveList('BENCH_AB_ITEMS', [1000]);
 const bench = await openBenchStore(process.env.BENCH_DATABASE_URL || undefined, { poolMax: 10, prefix: 'kgw-bench-context-ab' });
 const { migrate } = await import('../src/store/migrate.ts');
 await migrate(bench.db);

@@ -12,32 +12,18 @@ import path from 'node:path';
 import { drainedOutbox, issueToken, seedOrg, startGateway } from '../test/support/gateway.ts';
 import { postToolCall } from '../test/support/mcp-client.ts';
 import type { Tool } from './context-org.ts';
-import { TOOLS, check, orgFile } from './context-org.ts';
+import { TOOLS, check, orgFile, positiveList, toolsFromEnvironment } from './context-org.ts';
 import { machineInfo } from './machine.ts';
 import { openBenchStore } from './store.ts';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-
-function positiveList(name: string, fallback: readonly number[]): number[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return [...fallback];
-  const values = raw.split(',').map((part) => Number(part.trim()));
-  if (values.some((value) => !Number.isInteger(value) || value <= 0 || value > 20_000))
-    throw new Error(`${name} must be whole numbers from 1 to 20000, got "${raw}"`);
-  return values;
-}
 
 const databaseUrl = process.env.BENCH_DATABASE_URL || undefined;
 const store = databaseUrl === undefined ? 'pglite' : 'postgres';
 const sizes = positiveList('BENCH_CONTEXT_SIZES', [10, 100, 1000]);
 const [runs = 50] = positiveList('BENCH_CONTEXT_RUNS', [50]);
 const [warmup = 30] = positiveList('BENCH_CONTEXT_WARMUP', [30]);
-/** BENCH_CONTEXT_TOOLS narrows the run to some of the tools (e.g. to profile one). */
-const tools = (process.env.BENCH_CONTEXT_TOOLS || TOOLS.join(',')).split(',').map((name) => {
-  const tool = TOOLS.find((known) => known === name.trim());
-  if (tool === undefined) throw new Error(`BENCH_CONTEXT_TOOLS names ${TOOLS.join(', ')}, got "${name}"`);
-  return tool;
-});
+const tools = toolsFromEnvironment(TOOLS);
 
 interface ToolResult {
   readonly tool: Tool;

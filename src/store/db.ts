@@ -16,12 +16,12 @@ export interface QueryOptions {
   /**
    * The rows may travel as one JSON value. PGlite pays for each value a statement returns (a
    * protocol message per row, decoded a value at a time in JavaScript): a list's 1,000 rows of
-   * 12 columns took 12.5–13.4 ms as rows and 8.8–10.5 as one JSON array the database built. So
-   * PGlite reads the statement as `SELECT json_agg(s) FROM (statement) s`, which aggregates in
-   * the statement's order, and parses its rows from that; PostgreSQL returns rows, as building
-   * the JSON cost it more than it saved (13–15 ms against 9–11). Only for statements whose
-   * every column reads alike both ways: text, uuid, int4, boolean, dates cast to text, and
-   * timestamps, which come as a Date or as ISO 8601 text (`instantOf` takes both).
+   * 12 columns took 12.5–13.4 ms as rows and 8.8–10.5 as one JSON array the database built.
+   * So PGlite reads the statement as `SELECT json_agg(packed_row) FROM (statement) packed_row`,
+   * which aggregates in the statement's order, and parses its rows from that; PostgreSQL returns
+   * rows, as building the JSON cost it more than it saved (13–15 ms against 9–11). Only for
+   * statements whose every column reads alike both ways: text, uuid, int4, boolean, dates cast
+   * to text, and timestamps, which come as a Date or as ISO 8601 text (`instantOf` takes both).
    */
   readonly packed?: boolean;
 }

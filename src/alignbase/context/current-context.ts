@@ -84,40 +84,28 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
         return [{ id: row.id, name: row.name, version: Number(row.published_version), versionId: row.v_id, row }];
       })
       .sort(byName);
-  // What was delivered, recorded by type in groups (AuditResourceGroup); the messages one by one.
-  const touched: Record<'skill' | 'memory' | 'knowledge', Delivered[]> = { skill: [], memory: [], knowledge: [] };
-  const touch = (type: keyof typeof touched, d: Delivered) => touched[type].push(d);
+  const deliveredSkills = deliveredOf('skill');
+  const deliveredMemories = deliveredOf('memory');
+  const deliveredKnowledge = deliveredOf('knowledge');
 
-  const skills: BundleSkill[] = [];
-  for (const d of deliveredOf('skill')) {
-    skills.push({ name: d.row.v_name ?? d.name, description: d.row.v_description ?? '' });
-    touch('skill', d);
-  }
-  const memories: BundleMemory[] = [];
-  for (const d of deliveredOf('memory')) {
-    memories.push({
-      id: d.id,
-      name: d.name,
-      version: d.version,
-      versionId: d.versionId,
-      assignmentState: 'enabled',
-      canWrite: canWriteMemory(memoryRoles.roleOn(d.id)),
-      content: d.row.v_content,
-    });
-    touch('memory', d);
-  }
-  const knowledge: BundleKnowledge[] = [];
-  for (const d of deliveredOf('knowledge')) {
-    knowledge.push({
-      id: d.id,
-      title: d.name,
-      version: d.version,
-      authority: d.row.v_authority ?? 'informational',
-      updatedAt: instantOf(d.row.v_created_at),
-      content: d.row.v_content,
-    });
-    touch('knowledge', d);
-  }
+  const skills: BundleSkill[] = deliveredSkills.map((d) => ({ name: d.row.v_name ?? d.name, description: d.row.v_description ?? '' }));
+  const memories: BundleMemory[] = deliveredMemories.map((d) => ({
+    id: d.id,
+    name: d.name,
+    version: d.version,
+    versionId: d.versionId,
+    assignmentState: 'enabled',
+    canWrite: canWriteMemory(memoryRoles.roleOn(d.id)),
+    content: d.row.v_content,
+  }));
+  const knowledge: BundleKnowledge[] = deliveredKnowledge.map((d) => ({
+    id: d.id,
+    title: d.name,
+    version: d.version,
+    authority: d.row.v_authority ?? 'informational',
+    updatedAt: instantOf(d.row.v_created_at),
+    content: d.row.v_content,
+  }));
   const { messages } = inbox;
   const { text, skipped } = fitContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length }, layout);
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
@@ -129,12 +117,13 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   audit.readAs('context.request');
   // Knowledge left out to keep the bundle within its limit was not delivered, and is not recorded as such.
   const left = new Set(skipped.map((k) => k.id));
+  // What was delivered, by type in groups (AuditResourceGroup); the messages one by one.
   audit.touch(
-    ...auditGroup('skill', touched.skill),
-    ...auditGroup('memory', touched.memory),
+    ...auditGroup('skill', deliveredSkills),
+    ...auditGroup('memory', deliveredMemories),
     ...auditGroup(
       'knowledge',
-      touched.knowledge.filter((d) => !left.has(d.id)),
+      deliveredKnowledge.filter((d) => !left.has(d.id)),
     ),
     ...messages.map((m) => ({ type: 'message', id: m.id })),
   );
