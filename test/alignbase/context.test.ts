@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { resourcesOneByOne } from '../support/audit.ts';
 import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
+import { readDelivered } from '../../src/alignbase/context/current-context.ts';
 import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
-import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, route } from './support.ts';
+import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, grant, route } from './support.ts';
 
 type Read = { version: number; version_id: string; version_created_at: string };
 type AuditRow = {
@@ -253,6 +254,7 @@ for (const backend of storeBackends()) {
 
     it('leaves out the Knowledge that would take the bundle over 8 MiB, names it, and does not record it as delivered', async () => {
       // Nine documents of just under the 1 MiB limit: eight fit in 8 MiB, the ninth is named instead.
+      // A small one after them still fits, and an expired one before them is not delivered.
       const big = (letter: string) => letter.repeat(1024 * 1024 - 4096);
       const titles = Array.from({ length: 9 }, (_, i) => suite.unique(`Big ${i}`));
       const ids: string[] = [];
@@ -261,18 +263,44 @@ for (const backend of storeBackends()) {
         await admin.ok('publish_knowledge', { knowledge_id: created.knowledge_id });
         ids.push(created.knowledge_id);
       }
-      const routes = titles.map((title) => route(`knowledge:${title}`, 'scoped-bot'));
+      const smallTitle = suite.unique('Big 9 small');
+      const small = await createKnowledge(admin, smallTitle, { content: 'Small enough to fit after the big ones.' });
+      await admin.ok('publish_knowledge', { knowledge_id: small.knowledge_id });
+      const expiredTitle = suite.unique('Big 0 expired');
+      const expired = await createKnowledge(admin, expiredTitle, { content: big('z'), expires_at: '2020-01-01' });
+      await admin.ok('publish_knowledge', { knowledge_id: expired.knowledge_id });
+      const skillName = suite.unique('big-skill').toLowerCase();
+      const skillMd = SKILL_MD(skillName, 'A Skill with a long body.', 'x'.repeat(512 * 1024));
+      const skill = await admin.ok<{ skill_id: string }>('create_skill', { skill_md: skillMd });
+      await admin.ok('publish_skill', { skill_id: skill.skill_id });
+      const routes = [...titles, smallTitle, expiredTitle].map((title) => route(`knowledge:${title}`, 'scoped-bot'));
+      routes.push(route(`skill:${skillName}`, 'scoped-bot'));
       await suite.access({ routes });
       const agent = await suite.agent('scoped-bot', 'context.read');
       const text = await agent.context();
       assert.ok(Buffer.byteLength(text) <= 8 * 1024 * 1024);
       const delivered = [...text.matchAll(/<alignbase_knowledge id="([^"]+)"/g)].map((m) => m[1]);
-      assert.equal(delivered.length, 8);
+      assert.equal(delivered.length, 9);
+      assert.equal(delivered.at(-1), small.knowledge_id);
+      assert.ok(!delivered.includes(expired.knowledge_id));
       const [left] = ids.filter((id) => !delivered.includes(id));
       assert.ok(left !== undefined);
       assert.match(
         text,
         new RegExp(`1 routed Knowledge is not included, to keep this context within the 8 MiB limit: "[^"]+" \\(knowledge_id ${left}, version 1\\)`),
+      );
+      assert.ok(text.includes(`- "${skillName}": "A Skill with a long body."`));
+      // What the first statement read: no content, as the routed Knowledge passes the limit together,
+      // nor a Skill's; the bundle read what it found room for after.
+      const rows = await readDelivered(suite.db, suite.tenantId, await suite.principalId('scoped-bot'));
+      assert.deepEqual(
+        rows.filter((row) => row.v_content !== null),
+        [],
+      );
+      const sizes = new Map(rows.map((row) => [row.id, row.v_bytes]));
+      assert.deepEqual(
+        [...ids, small.knowledge_id, skill.skill_id].map((id) => sizes.get(id)),
+        [...ids.map(() => 1024 * 1024 - 4096), 39, Buffer.byteLength(skillMd)],
       );
       const [event] = await suite.db.query<{ result: string; resources: Record<string, unknown>[] }>(
         `SELECT result, resources FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
@@ -283,6 +311,30 @@ for (const backend of storeBackends()) {
       assert.ok(delivered.every((id) => recorded.includes(id ?? '')));
       assert.ok(!recorded.includes(left));
       await suite.access({ dropRoutes: routes });
+    });
+
+    it('fails when the routed Memories alone pass 8 MiB, without reading them', async () => {
+      // 340 Memories of 25,000 bytes: 8.1 MiB of content, never left out, so the call fails.
+      const names = Array.from({ length: 340 }, () => suite.unique('Heavy memory'));
+      const grants = [grant('admin-bot', 'all_memories', 'editor')];
+      await suite.access({ grants });
+      for (let at = 0; at < names.length; at += 10) {
+        await Promise.all(
+          names.slice(at, at + 10).map((name, i) => admin.ok('create_memory', { name, content: String.fromCharCode(97 + (i % 26)).repeat(25_000) })),
+        );
+      }
+      const routes = names.map((name) => route(`memory:${name}`, 'scoped-bot'));
+      await suite.access({ routes });
+      const agent = await suite.agent('scoped-bot', 'context.read');
+      const error = await agent.fail('get_current_context');
+      const bytes = Number(
+        /^current context exceeds the 8 MiB limit \((\d+) bytes\); route fewer Skills or Memories to this agent, or shorten them/.exec(error)?.[1],
+      );
+      assert.ok(bytes > 340 * 25_000, error);
+      const rows = await readDelivered(suite.db, suite.tenantId, await suite.principalId('scoped-bot'));
+      assert.equal(rows.length, 340);
+      assert.ok(rows.every((row) => row.v_content === null && row.v_bytes === 25_000));
+      await suite.access({ dropRoutes: routes, dropGrants: grants });
     });
 
     describe('audits each context request with the delivered versions, and reads and writes with their versions', () => {

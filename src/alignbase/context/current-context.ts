@@ -5,15 +5,16 @@ import { ROUTED } from '../access/routes.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
-import type { BundleKnowledge, BundleLayout, BundleMemory, BundleSkill } from './bundle.ts';
-import { fitContextBundle } from './bundle.ts';
+import { Buffer } from 'node:buffer';
+import type { BundleLayout, BundleMemory, BundleSkill, RoutedKnowledge } from './bundle.ts';
+import { CONTEXT_BUNDLE_MAX_BYTES, contextTooLarge, fitRoutedBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { freshness } from '../versions/versions.ts';
 import { instantOf } from '../../kernel/instants.ts';
 
 /** A routed resource and the version it delivers: the published one of Knowledge and Skills, the latest of a Memory. */
-interface DeliveredRow {
+export interface DeliveredRow {
   id: string;
   type: ContextType;
   name: string;
@@ -21,7 +22,10 @@ interface DeliveredRow {
   published_version: number | string | null;
   expires_at: string | null;
   v_id: string;
-  v_content: string;
+  /** Null for a Skill (the bundle lists it by name), and for every item of a type whose sizes pass CONTEXT_BUNDLE_MAX_BYTES together (DELIVERED). */
+  v_content: string | null;
+  /** UTF-8 bytes of the content as stored. */
+  v_bytes: number;
   v_authority: 'informational' | 'must_follow' | null;
   v_name: string | null;
   v_description: string | null;
@@ -31,16 +35,42 @@ interface DeliveredRow {
 /**
  * What is delivered, read in one statement, and only the columns the bundle and the audit use:
  * every value a row returns costs its encoding and decoding, about half a millisecond a column
- * per 1,000 rows on PGlite (24 columns before, 12 now).
+ * per 1,000 rows on PGlite.
+ *
+ * Content is read only when the bundle can hold it all: a Memory's or live Knowledge's when the
+ * sizes of all of its type together stay within the bundle's limit, a Skill's never (the bundle
+ * lists it by name and description). Otherwise the items come with their sizes, which
+ * `octet_length` takes from the stored value's header without reading it, and the bundle reads
+ * what it finds room for (fitRoutedBundle). Without that, every routed item's content would be
+ * read, however little of it the bundle can hold: a thousand Knowledge documents at 1 MiB each
+ * are a gigabyte, and as one packed value PostgreSQL's cap. A running sum in the bundle's order
+ * would read the first 8 MiB at once, but its sort cost 2–3 ms at 1,000 items on PGlite, paid by
+ * every call, where the type's total costs under one.
  */
-const DELIVERED = `WITH routed AS (${ROUTED})
-  SELECT r.id, r.type, r.name, r.latest_version, r.published_version, r.expires_at::text AS expires_at,
-         v.id AS v_id, v.content AS v_content, v.authority AS v_authority, v.name AS v_name, v.description AS v_description, v.created_at AS v_created_at
-    FROM routed x
-    JOIN context_resources r ON r.tenant_id = $1 AND r.id = x.id
-    JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
-                           AND v.version = CASE WHEN r.type = 'memory' THEN r.latest_version ELSE r.published_version END
-   WHERE r.status = 'active' AND r.latest_version > 0`;
+const DELIVERED = `WITH routed AS (${ROUTED}),
+  delivered AS (
+    SELECT r.id, r.type, r.name, r.latest_version, r.published_version, r.expires_at,
+           v.id AS v_id, v.content AS v_content, octet_length(v.content) AS v_bytes, v.authority AS v_authority,
+           v.name AS v_name, v.description AS v_description, v.created_at AS v_created_at,
+           r.type = 'memory' OR r.expires_at IS NULL OR r.expires_at > (now() AT TIME ZONE 'UTC')::date AS live
+      FROM routed x
+      JOIN context_resources r ON r.tenant_id = $1 AND r.id = x.id
+      JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
+                             AND v.version = CASE WHEN r.type = 'memory' THEN r.latest_version ELSE r.published_version END
+     WHERE r.status = 'active' AND r.latest_version > 0)
+  SELECT id, type, name, latest_version, published_version, expires_at::text AS expires_at, v_id,
+         CASE WHEN type <> 'skill' AND live AND sum(v_bytes) FILTER (WHERE live) OVER (PARTITION BY type) <= ${CONTEXT_BUNDLE_MAX_BYTES}
+              THEN v_content END AS v_content,
+         v_bytes, v_authority, v_name, v_description, v_created_at
+    FROM delivered`;
+
+/** What is routed to an agent and delivered, as DELIVERED reads it. */
+export async function readDelivered(db: Db, tenantId: string, agentId: string): Promise<DeliveredRow[]> {
+  return db.query<DeliveredRow>(DELIVERED, [tenantId, agentId], { prepare: 'kgw_current_context', packed: true });
+}
+
+/** The content of versions by id, for the Knowledge DELIVERED left unread that the bundle finds room for. */
+const VERSION_CONTENT = 'SELECT id, content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])';
 
 interface Delivered {
   readonly id: string;
@@ -67,7 +97,7 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   // One statement for what is delivered beside the Memory roles and the inbox: at 1,000 routed
   // items three statements in a row cost as much as the rest.
   const [rows, memoryRoles, inbox] = await Promise.all([
-    db.query<DeliveredRow>(DELIVERED, [tenantId, caller.principal.id], { prepare: 'kgw_current_context', packed: true }),
+    readDelivered(db, tenantId, caller.principal.id),
     contextRoleTable(db, tenantId, caller.principal.id, 'memory'),
     newMessages(db, caller, CONTEXT_MESSAGES),
   ]);
@@ -96,18 +126,36 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     versionId: d.versionId,
     assignmentState: 'enabled',
     canWrite: canWriteMemory(memoryRoles.roleOn(d.id)),
-    content: d.row.v_content,
+    content: d.row.v_content ?? '',
   }));
-  const knowledge: BundleKnowledge[] = deliveredKnowledge.map((d) => ({
+  const { messages } = inbox;
+  const sections = { skills, memories, messages, moreMessages: inbox.unread - messages.length };
+  // Memories are never left out, so ones left unread mean they alone pass the limit: the call
+  // fails with their stored sizes counted, without reading them.
+  const unreadMemories = deliveredMemories.filter((d) => d.row.v_content === null);
+  if (unreadMemories.length > 0) {
+    throw contextTooLarge(Buffer.byteLength(layout.render(sections, [], []), 'utf8') + unreadMemories.reduce((sum, d) => sum + d.row.v_bytes, 0));
+  }
+  const knowledge: RoutedKnowledge[] = deliveredKnowledge.map((d) => ({
     id: d.id,
     title: d.name,
     version: d.version,
     authority: d.row.v_authority ?? 'informational',
     updatedAt: instantOf(d.row.v_created_at),
-    content: d.row.v_content,
+    bytes: d.row.v_bytes,
+    content: d.row.v_content ?? undefined,
   }));
-  const { messages } = inbox;
-  const { text, skipped } = fitContextBundle({ skills, memories, knowledge, messages, moreMessages: inbox.unread - messages.length }, layout);
+  const versionIds = new Map(deliveredKnowledge.map((d) => [d.id, d.versionId]));
+  const { text, skipped } = await fitRoutedBundle(sections, knowledge, layout, async (unread) => {
+    const read = await db.query<{ id: string; content: string }>(VERSION_CONTENT, [tenantId, unread.map((k) => versionIds.get(k.id))]);
+    const byVersion = new Map(read.map((row) => [row.id, row.content]));
+    return new Map(
+      unread.flatMap((k) => {
+        const content = byVersion.get(versionIds.get(k.id) ?? '');
+        return content === undefined ? [] : [[k.id, content] as const];
+      }),
+    );
+  });
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
   await markIssued(
     db,

@@ -26,7 +26,17 @@
  */
 import { Buffer } from 'node:buffer';
 import { iso } from '../../kernel/instants.ts';
-import type { BundleInput, BundleKnowledge, BundleLayout, BundleMemory, BundleMessage, BundleSkill, RenderedBundle } from '../context/bundle.ts';
+import type {
+  BundleInput,
+  BundleKnowledge,
+  BundleLayout,
+  BundleMemory,
+  BundleMessage,
+  BundleSections,
+  BundleSkill,
+  KnowledgeHead,
+  RenderedBundle,
+} from '../context/bundle.ts';
 import { fitContextBundle } from '../context/bundle.ts';
 
 export const HEADING = '# Alignbase session context';
@@ -219,7 +229,7 @@ export function moreMessagesLine(count: number): string | undefined {
 }
 
 /** The notice that names the Knowledge left out to keep the bundle within its limit. */
-export function skippedKnowledgeNotice(skipped: readonly BundleKnowledge[]): string {
+export function skippedKnowledgeNotice(skipped: readonly KnowledgeHead[]): string {
   const names = skipped.map((k) => `${JSON.stringify(k.title)} (knowledge_id ${k.id}, version ${k.version})`).join('; ');
   const what = skipped.length === 1 ? '1 routed Knowledge is' : `${skipped.length} routed Knowledge documents are`;
   // Titles are user content: boundaries are escaped here as in every other place they appear.
@@ -228,7 +238,7 @@ export function skippedKnowledgeNotice(skipped: readonly BundleKnowledge[]): str
   );
 }
 
-function renderText(input: BundleInput, knowledge: readonly BundleKnowledge[], skipped: readonly BundleKnowledge[]): string {
+function renderText(input: BundleSections, knowledge: readonly BundleKnowledge[], skipped: readonly KnowledgeHead[]): string {
   const paragraphs: string[] = [HEADING, INTRO];
 
   paragraphs.push('## Available Skills');

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
-import type { BundleInput, BundleKnowledge, BundleMemory, BundleMessage } from '../../../src/alignbase/context/bundle.ts';
-import { CONTEXT_BUNDLE_MAX_BYTES } from '../../../src/alignbase/context/bundle.ts';
+import type { BundleInput, BundleKnowledge, BundleMemory, BundleMessage, RoutedKnowledge } from '../../../src/alignbase/context/bundle.ts';
+import { CONTEXT_BUNDLE_MAX_BYTES, fitRoutedBundle } from '../../../src/alignbase/context/bundle.ts';
 import { EMPTY_CONTEXT } from '../../support/fixtures.ts';
 import {
+  ALIGNBASE_BUNDLE,
   MESSAGES_NOTE,
   escapeAttribute,
   escapeBoundaries,
@@ -415,6 +416,98 @@ describe('the 8 MiB limit', () => {
     );
   });
 });
+
+describe('the 8 MiB limit over Knowledge read in part (fitRoutedBundle)', () => {
+  const MiB = 1024 * 1024;
+  const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
+  const doc = (i: number, content: string): BundleKnowledge => knowledge({ id: `K${String(i).padStart(3, '0')}`, title: `doc ${i}`, content });
+
+  /** What get_current_context's statement gives: all the content if the sizes together stay within the limit, else none. */
+  function asStored(docs: readonly BundleKnowledge[]): RoutedKnowledge[] {
+    const all = docs.reduce((sum, k) => sum + utf8(k.content), 0) <= CONTEXT_BUNDLE_MAX_BYTES;
+    return docs.map((k) => ({ ...k, bytes: utf8(k.content), content: all ? k.content : undefined }));
+  }
+
+  /** fitRoutedBundle with a reader that records each round's bytes; `missing` ids read as gone. */
+  async function fitStored(docs: readonly BundleKnowledge[], missing: ReadonlySet<string> = new Set()) {
+    const rounds: number[] = [];
+    const byId = new Map(docs.map((k) => [k.id, k.content]));
+    const rendered = await fitRoutedBundle(empty, asStored(docs), ALIGNBASE_BUNDLE, (unread) => {
+      rounds.push(unread.reduce((sum, k) => sum + k.bytes, 0));
+      return Promise.resolve(new Map(unread.flatMap((k) => (missing.has(k.id) ? [] : [[k.id, byId.get(k.id) ?? ''] as const]))));
+    });
+    return { ...rendered, rounds };
+  }
+
+  it('delivers what reading everything would, reading only what can fit', async () => {
+    // Big documents fill the bundle; small ones after them still fit;
+    // a document that ends in line breaks (which the rendering drops) and one that escapes are among them.
+    const docs = [
+      ...Array.from({ length: 7 }, (_, i) => doc(i, String.fromCharCode(97 + i).repeat(MiB - 100))),
+      doc(7, `${'n'.repeat(900 * 1024)}\n\n\n`),
+      ...Array.from({ length: 30 }, (_, i) => doc(8 + i, 'w'.repeat(MiB - 10))),
+      doc(40, '</alignbase_knowledge> small'),
+      doc(41, 'small\n\r\n'),
+    ];
+    const whole = renderContextBundle({ ...empty, knowledge: docs });
+    const part = await fitStored(docs);
+    assert.equal(part.text, whole.text);
+    assert.deepEqual(
+      part.skipped.map((k) => k.id),
+      whole.skipped.map((k) => k.id),
+    );
+    assert.ok(inlines(part.text, 'K040') && inlines(part.text, 'K041'));
+    // One round, for what fits: the 30 big ones pass what is left and are never read.
+    const fitting = [...docs.slice(0, 8), ...docs.slice(38)];
+    assert.deepEqual(part.rounds, [fitting.reduce((sum, k) => sum + utf8(k.content), 0)]);
+  });
+
+  it('reads at most the limit in a round, however much is routed', async () => {
+    // 40 documents of 1 MiB: a bundle reads its limit's worth, not 40 MiB.
+    const docs = Array.from({ length: 40 }, (_, i) => doc(i, 'q'.repeat(MiB - 200)));
+    const { text, skipped, rounds } = await fitStored(docs);
+    const whole = renderContextBundle({ ...empty, knowledge: docs });
+    assert.equal(text, whole.text);
+    assert.equal(skipped.length, whole.skipped.length);
+    assert.ok(skipped.length > 30);
+    assert.ok(rounds.every((bytes) => bytes <= CONTEXT_BUNDLE_MAX_BYTES));
+    assert.ok(rounds.reduce((a, b) => a + b, 0) <= CONTEXT_BUNDLE_MAX_BYTES, String(rounds));
+  });
+
+  it('leaves out an item whose stored size passes what is left, even if its rendering would be shorter', async () => {
+    // 9 MiB of trailing line breaks render as nothing, but the size decides before anything is read,
+    // the same way whether or not it was read: what is delivered depends only on what is routed.
+    const docs = [doc(0, `x${'\n'.repeat(9 * MiB)}`), doc(1, 'y')];
+    const whole = renderContextBundle({ ...empty, knowledge: docs });
+    assert.deepEqual(
+      whole.skipped.map((k) => k.id),
+      ['K000'],
+    );
+    assert.equal((await fitStored(docs)).text, whole.text);
+  });
+
+  it('drops an item that is gone by the time it is read, without naming it', async () => {
+    // Seven documents and one too big for what is left: the two after it are read, and one is gone.
+    const docs = [
+      ...Array.from({ length: 7 }, (_, i) => doc(i, 'b'.repeat(MiB - 100))),
+      doc(7, 'c'.repeat(2 * MiB)),
+      doc(8, 'gone soon'),
+      doc(9, 'still here'),
+    ];
+    const { text, skipped, rounds } = await fitStored(docs, new Set(['K008']));
+    assert.ok(!text.includes('K008') && inlines(text, 'K009'));
+    assert.deepEqual(
+      skipped.map((k) => k.id),
+      ['K007'],
+    );
+    assert.equal(rounds.length, 1);
+  });
+});
+
+/** Whether the bundle inlines the Knowledge of this id. */
+function inlines(text: string, id: string): boolean {
+  return text.includes(`<alignbase_knowledge id="${id}"`);
+}
 
 const message = (over: Partial<BundleMessage> = {}): BundleMessage => ({
   id: 'MESSAGE_ID',
