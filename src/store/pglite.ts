@@ -121,14 +121,30 @@ interface PackedRow {
   readonly rows: string | null;
 }
 
-/** A statement read as one JSON array of its rows, in its order (QueryOptions.packed). */
-const packedStatement = (sql: string): string => `SELECT json_agg(packed_row)::text AS rows FROM (${sql}) packed_row`;
+/**
+ * A statement read as one JSON array of its rows, in its order (QueryOptions.packed). Given its
+ * columns (a named statement, described once when it is PREPAREd), each row is an array of its
+ * values, which PostgreSQL builds and JavaScript parses faster than an object naming each column
+ * in every row (`get_current_context`'s statement at 1,000 items: 9.5 → 7.5 ms on PGlite,
+ * 7 December); otherwise, or past json_build_array's 100 arguments, an object per row.
+ */
+function packedStatement(sql: string, columns: readonly string[] | undefined): string {
+  if (columns === undefined || columns.length === 0 || columns.length > 100) return `SELECT json_agg(packed_row)::text AS rows FROM (${sql}) packed_row`;
+  const values = columns.map((column) => `packed_row."${column.replaceAll('"', '""')}"`).join(', ');
+  return `SELECT json_agg(json_build_array(${values}))::text AS rows FROM (${sql}) packed_row`;
+}
 
-/** The rows a statement returned, unpacked from its JSON when it was packed. */
-function rowsOf<R>(rows: readonly (R | PackedRow)[], packed: boolean): R[] {
+/** The rows a statement returned, unpacked from its JSON when it was packed (as arrays when `columns` name them). */
+function rowsOf<R>(rows: readonly (R | PackedRow)[], packed: boolean, columns?: readonly string[]): R[] {
   if (!packed) return rows as R[];
   const text = (rows[0] as PackedRow | undefined)?.rows ?? null;
-  return text === null ? [] : (JSON.parse(text) as R[]);
+  if (text === null) return [];
+  if (columns === undefined || columns.length === 0 || columns.length > 100) return JSON.parse(text) as R[];
+  return (JSON.parse(text) as unknown[][]).map((values) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
+    return row as R;
+  });
 }
 
 export interface PgliteOptions {
@@ -193,7 +209,8 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
   const listeners = new CommitListeners();
   // The statements PREPAREd in the one session, by name (QueryOptions.prepare).
   const named = new StatementNames();
-  const prepared = new Map<string, Promise<void>>();
+  // The PREPAREs under way or done, by name, with a packed statement's columns.
+  const prepared = new Map<string, Promise<readonly string[] | undefined>>();
   const heard = new Set<string>();
   const native = new Map<string, Promise<() => Promise<void>>>();
   const subscribe = (channel: string) => {
@@ -217,20 +234,29 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
     async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
       assertReadOnly(sql);
       const packed = options?.packed === true;
-      const text = packed ? packedStatement(sql) : sql;
       const literals = options?.prepare === undefined ? undefined : sqlLiterals(params);
-      if (options?.prepare === undefined || literals === undefined) return rowsOf<R>((await db.query<R | PackedRow>(text, params as unknown[])).rows, packed);
+      if (options?.prepare === undefined || literals === undefined) {
+        return rowsOf<R>((await db.query<R | PackedRow>(packed ? packedStatement(sql, undefined) : sql, params as unknown[])).rows, packed);
+      }
       const name = preparedName(options.prepare);
-      named.claim(options.prepare, text);
+      named.claim(options.prepare, packed ? `packed: ${sql}` : sql);
       let ready = prepared.get(name);
       if (ready === undefined) {
         // Kept as a promise, so the calls that arrive while it is PREPAREd wait for the one PREPARE.
-        ready = db.exec(`PREPARE ${name} AS ${text}`).then(() => undefined);
+        ready = (async () => {
+          const columns = packed ? (await db.describeQuery(sql)).resultFields.map((field) => field.name) : undefined;
+          await db.exec(`PREPARE ${name} AS ${packed ? packedStatement(sql, columns) : sql}`);
+          return columns;
+        })();
         prepared.set(name, ready);
         ready.catch(() => prepared.delete(name));
       }
-      await ready;
-      return rowsOf<R>((await db.query<R | PackedRow>(literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`)).rows, packed);
+      const columns = await ready;
+      return rowsOf<R>(
+        (await db.query<R | PackedRow>(literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`)).rows,
+        packed,
+        columns,
+      );
     },
     async write<R>(sql: string, params: readonly unknown[] = []) {
       return (await db.query<R>(sql, params as unknown[])).rows;
@@ -241,7 +267,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
         const tx: Transaction = {
           async query<R>(sql: string, params: readonly unknown[] = [], options?: QueryOptions) {
             const packed = options?.packed === true;
-            return rowsOf<R>((await inner.query<R | PackedRow>(packed ? packedStatement(sql) : sql, params as unknown[])).rows, packed);
+            return rowsOf<R>((await inner.query<R | PackedRow>(packed ? packedStatement(sql, undefined) : sql, params as unknown[])).rows, packed);
           },
           async exec(script: string) {
             await inner.exec(script);

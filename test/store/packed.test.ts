@@ -76,6 +76,23 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('keep columns of any spelling, and more than a named statement packs as arrays', async () => {
+      const store = await backend.open();
+      try {
+        const odd = `SELECT 1 AS "odd ""name""", 'two' AS "with space", NULL::text AS "Ünïcode", $1::int AS "p"`;
+        const expected = [{ 'odd "name"': 1, 'with space': 'two', Ünïcode: null, p: 7 }];
+        assert.deepEqual(await store.db.query(odd, [7], { packed: true, prepare: 'test_packed_odd' }), expected);
+        assert.deepEqual(await store.db.query(odd, [7], { packed: true }), expected);
+        // json_build_array takes at most 100 values: a wider row is packed as an object.
+        const wide = `SELECT ${Array.from({ length: 120 }, (_, i) => `${i} + $1::int AS c${i}`).join(', ')} FROM generate_series(1, 3)`;
+        const rows = await store.db.query<Record<string, number>>(wide, [1], { packed: true, prepare: 'test_packed_wide' });
+        assert.deepEqual(rows, await store.db.query(wide, [1]));
+        assert.equal(rows[2]?.c119, 120);
+      } finally {
+        await store.dispose();
+      }
+    });
+
     it('give no rows for a statement that finds none, and a statement’s error as the plain one does', async () => {
       const store = await backend.open();
       try {

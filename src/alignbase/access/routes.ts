@@ -20,17 +20,24 @@ export interface RoutedResource {
   readonly name: string;
 }
 
-// Routes to the agent itself or to a group it belongs to now. Only agents: a person who is a
-// member of a routed group receives nothing, because delivery is an agent's session context.
-// $1 the tenant, $2 the agent; get_current_context reads it as a CTE joined to the versions.
-export const ROUTED = `
-  SELECT DISTINCT r.id, r.type, r.name
-    FROM context_routes t
-    JOIN context_resources r ON r.tenant_id = t.tenant_id AND r.id = t.resource_id
-    JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = $2 AND p.kind = 'agent'
-   WHERE t.tenant_id = $1 AND r.status = 'active'
-     AND (t.agent_id = $2
-          OR t.group_id IN (SELECT m.group_id FROM group_members m WHERE m.tenant_id = $1 AND m.principal_id = $2))`;
+/**
+ * Routes to the agent itself or to a group it belongs to now, as a condition on
+ * `context_resources r`. Only agents: a person who is a member of a routed group receives
+ * nothing, because delivery is an agent's session context. $1 the tenant, $2 the agent.
+ *
+ * A semi-join on the routes and a one-time test of the principal, not a join of routes,
+ * resources and principals with DISTINCT: at 1,000 routed items the join planned the principal's
+ * lookup once per route and the DISTINCT over all of them, and took twice as long (9 against
+ * 4 ms on PGlite with the versions joined, 7 December).
+ */
+export const ROUTED_TO_AGENT = `r.tenant_id = $1 AND r.status = 'active'
+     AND r.id IN (SELECT t.resource_id FROM context_routes t
+                   WHERE t.tenant_id = $1
+                     AND (t.agent_id = $2 OR t.group_id IN (SELECT m.group_id FROM group_members m WHERE m.tenant_id = $1 AND m.principal_id = $2)))
+     AND EXISTS (SELECT 1 FROM principals p WHERE p.tenant_id = $1 AND p.id = $2 AND p.kind = 'agent')`;
+
+/** The routed resources (ROUTED_TO_AGENT); more conditions on `r` may follow with AND. */
+export const ROUTED = `SELECT r.id, r.type, r.name FROM context_resources r WHERE ${ROUTED_TO_AGENT}`;
 
 /** The active resources routed to the agent, directly or through its groups, by type then name. */
 export async function routedTo(q: Queryable, tenantId: string, principalId: string): Promise<RoutedResource[]> {

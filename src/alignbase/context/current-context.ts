@@ -1,7 +1,7 @@
 import type { Caller } from '../../kernel/access/caller.ts';
 import { canWriteMemory } from '../access/context-decisions.ts';
 import { contextRoleTable } from '../access/grants.ts';
-import { ROUTED } from '../access/routes.ts';
+import { ROUTED_TO_AGENT } from '../access/routes.ts';
 import type { AuditTrail } from '../../kernel/audit/trail.ts';
 import { auditGroup } from '../../kernel/audit/audit-log.ts';
 import type { Db } from '../../store/db.ts';
@@ -18,8 +18,8 @@ export interface DeliveredRow {
   id: string;
   type: ContextType;
   name: string;
-  latest_version: number | string;
-  published_version: number | string | null;
+  /** The version delivered: a Memory's latest, a Knowledge's or Skill's published one. */
+  version: number;
   expires_at: string | null;
   v_id: string;
   /** Null for a Skill (the bundle lists it by name), and for every item of a type whose sizes pass CONTEXT_BUNDLE_MAX_BYTES together (DELIVERED). */
@@ -47,18 +47,16 @@ export interface DeliveredRow {
  * would read the first 8 MiB at once, but its sort cost 2–3 ms at 1,000 items on PGlite, paid by
  * every call, where the type's total costs under one.
  */
-const DELIVERED = `WITH routed AS (${ROUTED}),
-  delivered AS (
-    SELECT r.id, r.type, r.name, r.latest_version, r.published_version, r.expires_at,
+const DELIVERED = `WITH delivered AS (
+    SELECT r.id, r.type, r.name, v.version, r.expires_at,
            v.id AS v_id, v.content AS v_content, octet_length(v.content) AS v_bytes, v.authority AS v_authority,
            v.name AS v_name, v.description AS v_description, v.created_at AS v_created_at,
            r.type = 'memory' OR r.expires_at IS NULL OR r.expires_at > (now() AT TIME ZONE 'UTC')::date AS live
-      FROM routed x
-      JOIN context_resources r ON r.tenant_id = $1 AND r.id = x.id
+      FROM context_resources r
       JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
                              AND v.version = CASE WHEN r.type = 'memory' THEN r.latest_version ELSE r.published_version END
-     WHERE r.status = 'active' AND r.latest_version > 0)
-  SELECT id, type, name, latest_version, published_version, expires_at::text AS expires_at, v_id,
+     WHERE ${ROUTED_TO_AGENT} AND r.latest_version > 0)
+  SELECT id, type, name, version, expires_at::text AS expires_at, v_id,
          CASE WHEN type <> 'skill' AND live AND sum(v_bytes) FILTER (WHERE live) OVER (PARTITION BY type) <= ${CONTEXT_BUNDLE_MAX_BYTES}
               THEN v_content END AS v_content,
          v_bytes, v_authority, v_name, v_description, v_created_at
@@ -108,10 +106,9 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     rows
       .flatMap((row) => {
         if (row.type !== type) return [];
-        if (type === 'memory') return [{ id: row.id, name: row.name, version: Number(row.latest_version), versionId: row.v_id, row }];
-        // The join delivers a Knowledge or Skill only by its published version.
-        if (row.published_version === null || freshness({ expiresAt: row.expires_at ?? undefined }, now) !== 'live') return [];
-        return [{ id: row.id, name: row.name, version: Number(row.published_version), versionId: row.v_id, row }];
+        // The join took a Knowledge's or Skill's published version; it is delivered only while live.
+        if (type !== 'memory' && freshness({ expiresAt: row.expires_at ?? undefined }, now) !== 'live') return [];
+        return [{ id: row.id, name: row.name, version: row.version, versionId: row.v_id, row }];
       })
       .sort(byName);
   const deliveredSkills = deliveredOf('skill');
