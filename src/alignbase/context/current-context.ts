@@ -45,7 +45,8 @@ export interface DeliveredRow {
  * read, however little of it the bundle can hold: a thousand Knowledge documents at 1 MiB each
  * are a gigabyte, and as one packed value PostgreSQL's cap. A running sum in the bundle's order
  * would read the first 8 MiB at once, but its sort cost 2–3 ms at 1,000 items on PGlite, paid by
- * every call, where the type's total costs under one.
+ * every call, where the type's total costs under one (on PostgreSQL any sum costs about 2.5:
+ * docs/decisions.md, "What a context bundle reads").
  */
 const DELIVERED = `WITH delivered AS (
     SELECT r.id, r.type, r.name, v.version, r.expires_at,
