@@ -36,7 +36,7 @@ export function kgw(args: readonly string[], env: NodeJS.ProcessEnv, options: { 
 }
 
 /** A port nobody listens on right now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

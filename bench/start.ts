@@ -8,16 +8,14 @@
  * first get_current_context answer, checked, with its RSS then. BENCH_START_COMPILE_CACHE=off
  * starts it with the cache turned off, to see what the cache buys.
  */
-import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueToken, seedOrg } from '../test/support/gateway.ts';
 import { postToolCall } from '../test/support/mcp-client.ts';
 import { check, orgFile, positiveList } from './context-org.ts';
-import { ROOT } from './kgw-process.ts';
+import { ROOT, freePort, stop } from './kgw-process.ts';
 import { machineInfo } from './machine.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
 
@@ -43,13 +41,6 @@ interface Start {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /** One start, timed; the gateway is stopped before it returns. */
 async function start(args: readonly string[], env: NodeJS.ProcessEnv, port: number, token: string): Promise<Start> {
@@ -96,7 +87,7 @@ delete env.DATABASE_URL;
 if (bench.databaseUrl !== undefined) env.DATABASE_URL = bench.databaseUrl;
 if (!cache) env.NODE_DISABLE_COMPILE_CACHE = '1';
 const args = await startCommand();
-const port = 8700 + Math.floor(Math.random() * 80);
+const port = await freePort();
 console.log(`bench start: ${bench.kind}, ${items} routed items, ${runs} starts after one unmeasured, compile cache ${cache ? 'on' : 'off'}`);
 const starts: Start[] = [];
 try {

@@ -129,17 +129,20 @@ interface PackedRow {
  * 7 December); otherwise, or past json_build_array's 100 arguments, an object per row.
  */
 function packedStatement(sql: string, columns: readonly string[] | undefined): string {
-  if (columns === undefined || columns.length === 0 || columns.length > 100) return `SELECT json_agg(packed_row)::text AS rows FROM (${sql}) packed_row`;
+  if (columns === undefined) return `SELECT json_agg(packed_row)::text AS rows FROM (${sql}) packed_row`;
   const values = columns.map((column) => `packed_row."${column.replaceAll('"', '""')}"`).join(', ');
   return `SELECT json_agg(json_build_array(${values}))::text AS rows FROM (${sql}) packed_row`;
 }
+
+/** The columns a named statement's rows are packed by as arrays: undefined (objects) for none or past json_build_array's 100 arguments. */
+const arrayColumns = (names: readonly string[]): readonly string[] | undefined => (names.length === 0 || names.length > 100 ? undefined : names);
 
 /** The rows a statement returned, unpacked from its JSON when it was packed (as arrays when `columns` name them). */
 function rowsOf<R>(rows: readonly (R | PackedRow)[], packed: boolean, columns?: readonly string[]): R[] {
   if (!packed) return rows as R[];
   const text = (rows[0] as PackedRow | undefined)?.rows ?? null;
   if (text === null) return [];
-  if (columns === undefined || columns.length === 0 || columns.length > 100) return JSON.parse(text) as R[];
+  if (columns === undefined) return JSON.parse(text) as R[];
   return (JSON.parse(text) as unknown[][]).map((values) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
@@ -244,7 +247,7 @@ export async function openPglite(dataDir: string | undefined, options: PgliteOpt
       if (ready === undefined) {
         // Kept as a promise, so the calls that arrive while it is PREPAREd wait for the one PREPARE.
         ready = (async () => {
-          const columns = packed ? (await db.describeQuery(sql)).resultFields.map((field) => field.name) : undefined;
+          const columns = packed ? arrayColumns((await db.describeQuery(sql)).resultFields.map((field) => field.name)) : undefined;
           await db.exec(`PREPARE ${name} AS ${packed ? packedStatement(sql, columns) : sql}`);
           return columns;
         })();

@@ -68,8 +68,8 @@ export async function readDelivered(db: Db, tenantId: string, agentId: string): 
   return db.query<DeliveredRow>(DELIVERED, [tenantId, agentId], { prepare: 'kgw_current_context', packed: true });
 }
 
-/** The content of versions by id, for the Knowledge DELIVERED left unread that the bundle finds room for. */
-const VERSION_CONTENT = 'SELECT id, content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])';
+/** The content of versions by id, by their resource, for the Knowledge DELIVERED left unread that the bundle finds room for. */
+const VERSION_CONTENT = 'SELECT resource_id, content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])';
 
 interface Delivered {
   readonly id: string;
@@ -145,14 +145,8 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   }));
   const versionIds = new Map(deliveredKnowledge.map((d) => [d.id, d.versionId]));
   const { text, skipped } = await fitRoutedBundle(sections, knowledge, layout, async (unread) => {
-    const read = await db.query<{ id: string; content: string }>(VERSION_CONTENT, [tenantId, unread.map((k) => versionIds.get(k.id))]);
-    const byVersion = new Map(read.map((row) => [row.id, row.content]));
-    return new Map(
-      unread.flatMap((k) => {
-        const content = byVersion.get(versionIds.get(k.id) ?? '');
-        return content === undefined ? [] : [[k.id, content] as const];
-      }),
-    );
+    const read = await db.query<{ resource_id: string; content: string }>(VERSION_CONTENT, [tenantId, unread.map((k) => versionIds.get(k.id))]);
+    return new Map(read.map((row) => [row.resource_id, row.content]));
   });
   // Issued: marked read only now that the bundle exists (a failed render leaves them new).
   await markIssued(
