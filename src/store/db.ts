@@ -10,7 +10,7 @@ export interface QueryOptions {
    * on each connection and, after a few runs, planned once: for statements run on most
    * requests whose planning costs more than running them (the caller's standing took 1 to 3 ms
    * to plan and well under 1 to run) and whose best plan does not depend on the values. PGlite
-   * runs the statement as it is.
+   * PREPAREs it once in SQL and runs it by EXECUTE (src/store/pglite.ts).
    */
   readonly prepare?: string;
   /**

@@ -4,6 +4,7 @@ import { resourcesOneByOne } from '../support/audit.ts';
 import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
 import { readDelivered } from '../../src/alignbase/context/current-context.ts';
+import { bodyBytes } from '../../src/alignbase/context/bundle.ts';
 import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, grant, route } from './support.ts';
 
@@ -300,8 +301,10 @@ for (const backend of storeBackends()) {
       const sizes = new Map(rows.map((row) => [row.id, row.v_bytes]));
       assert.deepEqual(
         [...ids, small.knowledge_id, skill.skill_id].map((id) => sizes.get(id)),
-        [...ids.map(() => 1024 * 1024 - 4096), 39, Buffer.byteLength(skillMd)],
+        [...ids.map(() => 1024 * 1024 - 4096), 39, bodyBytes(skillMd)],
       );
+      // The expired one is left out by the statement itself.
+      assert.ok(!sizes.has(expired.knowledge_id));
       const [event] = await suite.db.query<{ result: string; resources: Record<string, unknown>[] }>(
         `SELECT result, resources FROM audit_events WHERE tenant_id = $1 AND principal_id = $2 AND tool = 'get_current_context' ORDER BY at DESC, id LIMIT 1`,
         [suite.tenantId, await suite.principalId('scoped-bot')],
@@ -311,6 +314,52 @@ for (const backend of storeBackends()) {
       assert.ok(delivered.every((id) => recorded.includes(id ?? '')));
       assert.ok(!recorded.includes(left));
       await suite.access({ dropRoutes: routes });
+    });
+
+    it('weighs a document by its body: routed documents of trailing line breaks are read as the few bytes they render', async () => {
+      // Twelve documents of 1 MiB, each one letter and then line breaks (\r\n, \n, \r mixed): 12 MiB
+      // as stored, 12 bytes as rendered. Weighed by their stored sizes the statement read none of
+      // them, and the bundle read them all, 8 MiB a round; now one statement reads 12 bytes.
+      const breaks = (i: number) => `${String.fromCharCode(65 + i)}${'\r\n'.repeat(512 * 1024 - 3)}\n\r\n`;
+      const titles = Array.from({ length: 12 }, (_, i) => suite.unique(`Breaks ${i}`));
+      const ids: string[] = [];
+      for (const [i, title] of titles.entries()) {
+        const created = await createKnowledge(admin, title, { content: breaks(i) });
+        await admin.ok('publish_knowledge', { knowledge_id: created.knowledge_id });
+        ids.push(created.knowledge_id);
+      }
+      const routes = titles.map((title) => route(`knowledge:${title}`, 'scoped-bot'));
+      await suite.access({ routes });
+      const rows = await readDelivered(suite.db, suite.tenantId, await suite.principalId('scoped-bot'));
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      assert.deepEqual(
+        ids.map((id) => [byId.get(id)?.v_bytes, byId.get(id)?.v_content]),
+        ids.map((_, i) => [1, String.fromCharCode(65 + i)]),
+      );
+      const agent = await suite.agent('scoped-bot', 'context.read');
+      const text = await agent.context();
+      for (const [i, id] of ids.entries()) {
+        const start = text.indexOf(`<alignbase_knowledge id="${id}"`);
+        assert.ok(start >= 0, `${id} is delivered`);
+        assert.equal(text.slice(text.indexOf('>\n\n', start) + 3, text.indexOf('\n\n</alignbase_knowledge>', start)), String.fromCharCode(65 + i));
+      }
+      assert.ok(!text.includes('is not included') && !text.includes('are not included'));
+      // read_knowledge still gives the content as written.
+      const read = await admin.ok<{ content: string }>('read_knowledge', { knowledge_id: ids[0] });
+      assert.equal(read.content, breaks(0));
+      await suite.access({ dropRoutes: routes });
+    });
+
+    it("keeps each version's body size as the bundle counts it, for hostile content too", async () => {
+      const contents = ['\n', '\r', 'a\r\n\r\n', 'é\n', '😀\r', 'x\n\ny\n', 'a\u2028\n', 'a \n', 'a\t\n\u000b', '\u202Eabc\n\u200F', 'x\u0001\r\n', '\n\nlead'];
+      for (const content of contents) {
+        const created = await createKnowledge(admin, suite.unique('Body size'), { content });
+        const [row] = await suite.db.query<{ body_bytes: number }>(
+          'SELECT v.body_bytes FROM context_versions v WHERE v.tenant_id = $1 AND v.resource_id = $2 AND v.version = 1',
+          [suite.tenantId, created.knowledge_id],
+        );
+        assert.equal(row?.body_bytes, bodyBytes(content), JSON.stringify(content));
+      }
     });
 
     it('fails when the routed Memories alone pass 8 MiB, without reading them', async () => {

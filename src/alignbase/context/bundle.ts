@@ -88,11 +88,11 @@ export interface BundleInput extends BundleSections {
 export type KnowledgeHead = Omit<BundleKnowledge, 'content'>;
 
 /**
- * A routed Knowledge as the size rule meets it: its content's size as stored, and the content
- * itself only if it was read with the rest (undefined: read when it is found to fit).
+ * A routed Knowledge as the size rule meets it: its body's size (bodyBytes), and the content itself
+ * only if it was read with the rest (undefined: read when it is found to fit).
  */
 export interface RoutedKnowledge extends KnowledgeHead {
-  /** UTF-8 bytes of the stored content. */
+  /** UTF-8 bytes of the content without its trailing line breaks (bodyBytes): at most what inlining it costs. */
   readonly bytes: number;
   readonly content: string | undefined;
 }
@@ -103,7 +103,11 @@ export interface RenderedBundle {
   readonly skipped: readonly KnowledgeHead[];
 }
 
-/** How a dialect lays the bundle out: what the size rule needs to know of its text. */
+/**
+ * How a dialect lays the bundle out: what the size rule needs to know of its text. A layout inlines
+ * a document's body (withoutTrailingLineBreaks) and never less, so bodyBytes never exceeds what
+ * inlining it costs.
+ */
 export interface BundleLayout {
   /** The whole text with `knowledge` inlined and `skipped` named in a notice. */
   render(sections: BundleSections, knowledge: readonly BundleKnowledge[], skipped: readonly KnowledgeHead[]): string;
@@ -112,6 +116,23 @@ export interface BundleLayout {
 }
 
 const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * Content without its trailing \n and \r, which a bundle never carries: a block's closing tag
+ * follows exactly one blank line. A loop, not a /(\r?\n)+$/ regex, which backtracks quadratically.
+ */
+export function withoutTrailingLineBreaks(text: string): string {
+  let end = text.length;
+  while (end > 0 && (text[end - 1] === '\n' || text[end - 1] === '\r')) end -= 1;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+/**
+ * The UTF-8 bytes of a document's body, what the size rule weighs it by: the store keeps the
+ * same figure with each version (context_versions.body_bytes, `octet_length(rtrim(content,
+ * E'\r\n'))`), so a document of trailing line breaks is weighed by what it renders, not read whole.
+ */
+export const bodyBytes = (content: string): number => utf8Bytes(withoutTrailingLineBreaks(content));
 
 /** The refusal of a bundle whose Skills, Memories and messages alone pass the limit (`bytes` of UTF-8). */
 export function contextTooLarge(bytes: number): Error {
@@ -193,7 +214,7 @@ function unreadBatch(knowledge: readonly RoutedKnowledge[], from: number, budget
  * does this throw KgwError('payload_too_large').
  */
 export function fitContextBundle(input: BundleInput, layout: BundleLayout): RenderedBundle {
-  const knowledge = input.knowledge.map((k) => ({ ...k, bytes: utf8Bytes(k.content) }));
+  const knowledge = input.knowledge.map((k) => ({ ...k, bytes: bodyBytes(k.content) }));
   const result = fit(input, knowledge, layout);
   if ('rendered' in result) return result.rendered;
   throw new Error('unreachable: every Knowledge was given with its content');
@@ -201,9 +222,9 @@ export function fitContextBundle(input: BundleInput, layout: BundleLayout): Rend
 
 /**
  * fitContextBundle over Knowledge read in part: `read` gives the content of the items asked for, by
- * id (an item it does not return is gone, and is neither delivered nor named). Each round reads at
- * most the bundle's limit, and there is a second one only when sizes mislead (the markup around a
- * document, escaping, content that ends in line breaks, which the rendering drops).
+ * id (an item it does not return is gone, and is neither delivered nor named), without their
+ * trailing line breaks or with them. Each round reads at most the bundle's limit of bodies, and
+ * there is a second one only when sizes mislead (the markup around a document, escaping).
  */
 export async function fitRoutedBundle(
   sections: BundleSections,

@@ -10,21 +10,22 @@ import type { BundleLayout, BundleMemory, BundleSkill, RoutedKnowledge } from '.
 import { CONTEXT_BUNDLE_MAX_BYTES, contextTooLarge, fitRoutedBundle } from './bundle.ts';
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
 import type { ContextType } from '../access/context-roles.ts';
-import { freshness } from '../versions/versions.ts';
 import { instantOf } from '../../kernel/instants.ts';
 
-/** A routed resource and the version it delivers: the published one of Knowledge and Skills, the latest of a Memory. */
+/** A routed resource and the version it delivers: the published one of live Knowledge and Skills, the latest of a Memory. */
 export interface DeliveredRow {
   id: string;
   type: ContextType;
   name: string;
   /** The version delivered: a Memory's latest, a Knowledge's or Skill's published one. */
   version: number;
-  expires_at: string | null;
   v_id: string;
-  /** Null for a Skill (the bundle lists it by name), and for every item of a type whose sizes pass CONTEXT_BUNDLE_MAX_BYTES together (DELIVERED). */
+  /**
+   * The body (without trailing line breaks, which the bundle never carries). Null for a Skill (the
+   * bundle lists it by name), and for every item of a type whose bodies pass CONTEXT_BUNDLE_MAX_BYTES together.
+   */
   v_content: string | null;
-  /** UTF-8 bytes of the content as stored. */
+  /** UTF-8 bytes of the body (context_versions.body_bytes, bodyBytes). */
   v_bytes: number;
   v_authority: 'informational' | 'must_follow' | null;
   v_name: string | null;
@@ -35,31 +36,33 @@ export interface DeliveredRow {
 /**
  * What is delivered, read in one statement, and only the columns the bundle and the audit use:
  * every value a row returns costs its encoding and decoding, about half a millisecond a column
- * per 1,000 rows on PGlite.
+ * per 1,000 rows on PGlite. So the statement leaves out expired Knowledge and Skills itself (a
+ * resource expires on its expires_at date, UTC, as `freshness` says) instead of returning their
+ * dates.
  *
- * Content is read only when the bundle can hold it all: a Memory's or live Knowledge's when the
- * sizes of all of its type together stay within the bundle's limit, a Skill's never (the bundle
- * lists it by name and description). Otherwise the items come with their sizes, which
- * `octet_length` takes from the stored value's header without reading it, and the bundle reads
- * what it finds room for (fitRoutedBundle). Without that, every routed item's content would be
- * read, however little of it the bundle can hold: a thousand Knowledge documents at 1 MiB each
- * are a gigabyte, and as one packed value PostgreSQL's cap. A running sum in the bundle's order
- * would read the first 8 MiB at once, but its sort cost 2–3 ms at 1,000 items on PGlite, paid by
- * every call, where the type's total costs under one (on PostgreSQL any sum costs about 2.5:
- * docs/decisions.md, "What a context bundle reads").
+ * Content is read only when the bundle can hold it all: a Memory's or Knowledge's when the sizes
+ * of the bodies of its type together stay within the bundle's limit, a Skill's never (the bundle
+ * lists it by name and description). Otherwise the items come with their sizes, which the store
+ * keeps with each version (body_bytes: migration 0036), and the bundle reads what it finds room for
+ * (fitRoutedBundle). Without that, every routed item's content would be read, however little of
+ * it the bundle can hold: a thousand Knowledge documents at 1 MiB each are a gigabyte, and as one
+ * packed value PostgreSQL's cap. Bodies are read without their trailing line breaks, which the
+ * bundle drops: a document nearly all of them is a few bytes in the gateway, whatever it weighs
+ * in the store. A running sum in the bundle's order would read the first 8 MiB at once, but its
+ * sort cost 2–3 ms at 1,000 items on PGlite, paid by every call, where the type's total costs
+ * under one (on PostgreSQL any sum costs about 2.5: docs/decisions.md, "What a context bundle reads").
  */
 const DELIVERED = `WITH delivered AS (
-    SELECT r.id, r.type, r.name, v.version, r.expires_at,
-           v.id AS v_id, v.content AS v_content, octet_length(v.content) AS v_bytes, v.authority AS v_authority,
-           v.name AS v_name, v.description AS v_description, v.created_at AS v_created_at,
-           r.type = 'memory' OR r.expires_at IS NULL OR r.expires_at > (now() AT TIME ZONE 'UTC')::date AS live
+    SELECT r.id, r.type, r.name, v.version, v.id AS v_id, v.content AS v_content, v.body_bytes AS v_bytes, v.authority AS v_authority,
+           v.name AS v_name, v.description AS v_description, v.created_at AS v_created_at
       FROM context_resources r
       JOIN context_versions v ON v.tenant_id = r.tenant_id AND v.resource_id = r.id
                              AND v.version = CASE WHEN r.type = 'memory' THEN r.latest_version ELSE r.published_version END
-     WHERE ${ROUTED_TO_AGENT} AND r.latest_version > 0)
-  SELECT id, type, name, version, expires_at::text AS expires_at, v_id,
-         CASE WHEN type <> 'skill' AND live AND sum(v_bytes) FILTER (WHERE live) OVER (PARTITION BY type) <= ${CONTEXT_BUNDLE_MAX_BYTES}
-              THEN v_content END AS v_content,
+     WHERE ${ROUTED_TO_AGENT} AND r.latest_version > 0
+       AND (r.type = 'memory' OR r.expires_at IS NULL OR r.expires_at > (now() AT TIME ZONE 'UTC')::date))
+  SELECT id, type, name, version, v_id,
+         CASE WHEN type <> 'skill' AND sum(v_bytes) OVER (PARTITION BY type) <= ${CONTEXT_BUNDLE_MAX_BYTES}
+              THEN rtrim(v_content, E'\\r\\n') END AS v_content,
          v_bytes, v_authority, v_name, v_description, v_created_at
     FROM delivered`;
 
@@ -68,8 +71,8 @@ export async function readDelivered(db: Db, tenantId: string, agentId: string): 
   return db.query<DeliveredRow>(DELIVERED, [tenantId, agentId], { prepare: 'kgw_current_context', packed: true });
 }
 
-/** The content of versions by id, by their resource, for the Knowledge DELIVERED left unread that the bundle finds room for. */
-const VERSION_CONTENT = 'SELECT resource_id, content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])';
+/** The bodies of versions by id, by their resource, for the Knowledge DELIVERED left unread that the bundle finds room for. */
+const VERSION_CONTENT = "SELECT resource_id, rtrim(content, E'\\r\\n') AS content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])";
 
 interface Delivered {
   readonly id: string;
@@ -100,18 +103,10 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
     contextRoleTable(db, tenantId, caller.principal.id, 'memory'),
     newMessages(db, caller, CONTEXT_MESSAGES),
   ]);
-  const now = new Date();
   const byName = (a: Delivered, b: Delivered) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1);
-  /** The delivered resources of a type, by name: Knowledge and Skills only while live. */
+  /** The delivered resources of a type, by name. */
   const deliveredOf = (type: ContextType): Delivered[] =>
-    rows
-      .flatMap((row) => {
-        if (row.type !== type) return [];
-        // The join took a Knowledge's or Skill's published version; it is delivered only while live.
-        if (type !== 'memory' && freshness({ expiresAt: row.expires_at ?? undefined }, now) !== 'live') return [];
-        return [{ id: row.id, name: row.name, version: row.version, versionId: row.v_id, row }];
-      })
-      .sort(byName);
+    rows.flatMap((row) => (row.type === type ? [{ id: row.id, name: row.name, version: row.version, versionId: row.v_id, row }] : [])).sort(byName);
   const deliveredSkills = deliveredOf('skill');
   const deliveredMemories = deliveredOf('memory');
   const deliveredKnowledge = deliveredOf('knowledge');

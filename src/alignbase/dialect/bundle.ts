@@ -37,7 +37,7 @@ import type {
   KnowledgeHead,
   RenderedBundle,
 } from '../context/bundle.ts';
-import { fitContextBundle } from '../context/bundle.ts';
+import { fitContextBundle, withoutTrailingLineBreaks } from '../context/bundle.ts';
 
 export const HEADING = '# Alignbase session context';
 
@@ -109,13 +109,6 @@ const emptyTag = (element: string, attributes: Attributes): string => `<${elemen
 function wrap(element: string, attributes: Attributes, body: string): string {
   const open = `<${element}${attributeList(attributes)}>`;
   return body === '' ? `${open}\n\n</${element}>` : `${open}\n\n${body}\n\n</${element}>`;
-}
-
-/** Drops trailing \n and \r (a loop, not a /(\r?\n)+$/ regex, which backtracks quadratically). */
-function withoutTrailingLineBreaks(text: string): string {
-  let end = text.length;
-  while (end > 0 && (text[end - 1] === '\n' || text[end - 1] === '\r')) end -= 1;
-  return end === text.length ? text : text.slice(0, end);
 }
 
 /**

@@ -92,7 +92,7 @@ export async function newMessages(q: Queryable, caller: Caller, limit = CONTEXT_
   if (caller.principal.kind !== 'agent') return { messages: [], unread: 0 };
   const tenantId = caller.tenant.id;
   const agentId = caller.principal.id;
-  const [headers, unread] = await Promise.all([selectUnread(q, tenantId, agentId, limit), countUnread(q, tenantId, agentId)]);
+  const { headers, unread } = await selectUnread(q, tenantId, agentId, limit);
   return { messages: await withArtifacts(q, tenantId, agentId, headers), unread };
 }
 

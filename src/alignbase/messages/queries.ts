@@ -239,14 +239,15 @@ export async function selectPinnedArtifacts(q: Queryable, tenantId: string, mess
 // ---------------------------------------------------------------------------------------------
 // Inboxes
 
-const INBOX_SELECT = `
-  SELECT i.message_id, i.read_at, i.via_group_id, g.name AS via_group_name,
-         m.sender_id, s.name AS sender_name, m.message, m.created_at
+const INBOX_COLUMNS = `i.message_id, i.read_at, i.via_group_id, g.name AS via_group_name,
+         m.sender_id, s.name AS sender_name, m.message, m.created_at`;
+const INBOX_FROM = `
     FROM context_inbox i
     JOIN context_messages m ON m.tenant_id = i.tenant_id AND m.id = i.message_id
     JOIN principals s ON s.tenant_id = m.tenant_id AND s.id = m.sender_id
     LEFT JOIN groups g ON g.tenant_id = i.tenant_id AND g.id = i.via_group_id
    WHERE i.tenant_id = $1 AND i.agent_id = $2`;
+const INBOX_SELECT = `SELECT ${INBOX_COLUMNS}${INBOX_FROM}`;
 
 export async function countUnread(q: Queryable, tenantId: string, agentId: string): Promise<number> {
   const [row] = await q.query<CountRow>('SELECT count(*)::integer AS count FROM context_inbox WHERE tenant_id = $1 AND agent_id = $2 AND read_at IS NULL', [
@@ -262,10 +263,18 @@ export async function selectInboxPage(q: Queryable, tenantId: string, agentId: s
   return rows.map(toHeader);
 }
 
-/** The oldest `limit` unread messages, oldest first. */
-export async function selectUnread(q: Queryable, tenantId: string, agentId: string, limit: number): Promise<InboxHeader[]> {
-  const rows = await q.query<InboxRow>(`${INBOX_SELECT} AND i.read_at IS NULL ORDER BY i.message_seq LIMIT $3`, [tenantId, agentId, limit]);
-  return rows.map(toHeader);
+/**
+ * The oldest `limit` unread messages, oldest first, and how many are unread in all: one named
+ * statement (the count is a window over every unread message, taken before the LIMIT), as
+ * get_current_context asks on every call.
+ */
+export async function selectUnread(q: Queryable, tenantId: string, agentId: string, limit: number): Promise<{ headers: InboxHeader[]; unread: number }> {
+  const rows = await q.query<InboxRow & { unread: number | string }>(
+    `SELECT ${INBOX_COLUMNS}, count(*) OVER () AS unread${INBOX_FROM} AND i.read_at IS NULL ORDER BY i.message_seq LIMIT $3`,
+    [tenantId, agentId, limit],
+    { prepare: 'kgw_unread_messages' },
+  );
+  return { headers: rows.map(toHeader), unread: Number(rows[0]?.unread ?? 0) };
 }
 
 /** Every message (newest first), or every unread one (oldest first). */

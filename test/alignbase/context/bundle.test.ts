@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import type { BundleInput, BundleKnowledge, BundleMemory, BundleMessage, RoutedKnowledge } from '../../../src/alignbase/context/bundle.ts';
-import { CONTEXT_BUNDLE_MAX_BYTES, fitRoutedBundle } from '../../../src/alignbase/context/bundle.ts';
+import { CONTEXT_BUNDLE_MAX_BYTES, bodyBytes, fitRoutedBundle, withoutTrailingLineBreaks } from '../../../src/alignbase/context/bundle.ts';
 import { EMPTY_CONTEXT } from '../../support/fixtures.ts';
 import {
   ALIGNBASE_BUNDLE,
@@ -422,19 +422,23 @@ describe('the 8 MiB limit over Knowledge read in part (fitRoutedBundle)', () => 
   const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
   const doc = (i: number, content: string): BundleKnowledge => knowledge({ id: `K${String(i).padStart(3, '0')}`, title: `doc ${i}`, content });
 
-  /** What get_current_context's statement gives: all the content if the sizes together stay within the limit, else none. */
+  /**
+   * What get_current_context's statement gives: each body's size, and all the bodies (content
+   * without trailing line breaks) if those sizes together stay within the limit, else none.
+   */
   function asStored(docs: readonly BundleKnowledge[]): RoutedKnowledge[] {
-    const all = docs.reduce((sum, k) => sum + utf8(k.content), 0) <= CONTEXT_BUNDLE_MAX_BYTES;
-    return docs.map((k) => ({ ...k, bytes: utf8(k.content), content: all ? k.content : undefined }));
+    const all = docs.reduce((sum, k) => sum + bodyBytes(k.content), 0) <= CONTEXT_BUNDLE_MAX_BYTES;
+    return docs.map((k) => ({ ...k, bytes: bodyBytes(k.content), content: all ? withoutTrailingLineBreaks(k.content) : undefined }));
   }
 
-  /** fitRoutedBundle with a reader that records each round's bytes; `missing` ids read as gone. */
+  /** fitRoutedBundle with a reader that records each round's bytes read (bodies, as the store gives them); `missing` ids read as gone. */
   async function fitStored(docs: readonly BundleKnowledge[], missing: ReadonlySet<string> = new Set()) {
     const rounds: number[] = [];
-    const byId = new Map(docs.map((k) => [k.id, k.content]));
+    const byId = new Map(docs.map((k) => [k.id, withoutTrailingLineBreaks(k.content)]));
     const rendered = await fitRoutedBundle(empty, asStored(docs), ALIGNBASE_BUNDLE, (unread) => {
-      rounds.push(unread.reduce((sum, k) => sum + k.bytes, 0));
-      return Promise.resolve(new Map(unread.flatMap((k) => (missing.has(k.id) ? [] : [[k.id, byId.get(k.id) ?? ''] as const]))));
+      const read = unread.flatMap((k) => (missing.has(k.id) ? [] : [[k.id, byId.get(k.id) ?? ''] as const]));
+      rounds.push(read.reduce((sum, [, content]) => sum + utf8(content), 0));
+      return Promise.resolve(new Map(read));
     });
     return { ...rendered, rounds };
   }
@@ -459,7 +463,7 @@ describe('the 8 MiB limit over Knowledge read in part (fitRoutedBundle)', () => 
     assert.ok(inlines(part.text, 'K040') && inlines(part.text, 'K041'));
     // One round, for what fits: the 30 big ones pass what is left and are never read.
     const fitting = [...docs.slice(0, 8), ...docs.slice(38)];
-    assert.deepEqual(part.rounds, [fitting.reduce((sum, k) => sum + utf8(k.content), 0)]);
+    assert.deepEqual(part.rounds, [fitting.reduce((sum, k) => sum + bodyBytes(k.content), 0)]);
   });
 
   it('reads at most the limit in a round, however much is routed', async () => {
@@ -474,16 +478,40 @@ describe('the 8 MiB limit over Knowledge read in part (fitRoutedBundle)', () => 
     assert.ok(rounds.reduce((a, b) => a + b, 0) <= CONTEXT_BUNDLE_MAX_BYTES, String(rounds));
   });
 
-  it('leaves out an item whose stored size passes what is left, even if its rendering would be shorter', async () => {
-    // 9 MiB of trailing line breaks render as nothing, but the size decides before anything is read,
-    // the same way whether or not it was read: what is delivered depends only on what is routed.
+  it('weighs a document by its body: trailing line breaks are neither counted nor read', async () => {
+    // 9 MiB of trailing line breaks render as nothing: weighed by its stored size the document
+    // would be left out, or read whole.
     const docs = [doc(0, `x${'\n'.repeat(9 * MiB)}`), doc(1, 'y')];
     const whole = renderContextBundle({ ...empty, knowledge: docs });
+    assert.deepEqual(whole.skipped, []);
+    const part = await fitStored(docs);
+    assert.equal(part.text, whole.text);
+    assert.deepEqual(part.rounds, []);
+    // The worst case: 40 routed documents of 1 MiB that are all line breaks but one character. The
+    // statement reads their bodies at once (40 bytes, not 40 MiB) and every one is delivered.
+    const breaks = Array.from({ length: 40 }, (_, i) => doc(i, `${String.fromCharCode(65 + (i % 26))}${'\r\n'.repeat(MiB / 2 - 1)}\n`));
+    const stored = asStored(breaks);
     assert.deepEqual(
-      whole.skipped.map((k) => k.id),
-      ['K000'],
+      stored.map((k) => [k.bytes, k.content]),
+      breaks.map((k) => [1, k.content[0]]),
     );
-    assert.equal((await fitStored(docs)).text, whole.text);
+    const many = await fitStored(breaks);
+    assert.equal(many.text, renderContextBundle({ ...empty, knowledge: breaks }).text);
+    assert.deepEqual(many.skipped, []);
+    assert.deepEqual(many.rounds, []);
+  });
+
+  it('leaves out an item whose body passes what is left without reading it', async () => {
+    // Seven documents of nearly 1 MiB and one whose body alone is more than what is left after them.
+    const docs = [...Array.from({ length: 7 }, (_, i) => doc(i, 'b'.repeat(MiB - 100))), doc(7, `${'c'.repeat(1_200_000)}\n\n`), doc(8, 'after')];
+    const part = await fitStored(docs);
+    assert.deepEqual(
+      part.skipped.map((k) => k.id),
+      ['K007'],
+    );
+    assert.equal(part.text, renderContextBundle({ ...empty, knowledge: docs }).text);
+    // Read: the seven and the small one after; never the one left out.
+    assert.deepEqual(part.rounds, [7 * (MiB - 100) + 5]);
   });
 
   it('drops an item that is gone by the time it is read, without naming it', async () => {
