@@ -29,9 +29,13 @@ RUN npm pack --pack-destination /pkg \
 
 FROM ${NODE_IMAGE} AS runtime
 # V8's young generation grows to 64 MiB a half on a large machine, most of a loaded gateway's
-# memory; 8 MiB costs no measured throughput (README, "Memory"; docs/decisions.md).
+# memory; 8 MiB costs no measured throughput. glibc's allocator keeps what V8's compiler threads
+# freed (PGlite's code) in arenas of their own; two arenas and a fixed trim threshold return it
+# (README, "Memory"; docs/decisions.md, "The C allocator").
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=8 \
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_TRIM_THRESHOLD_=131072 \
     KGW_HOST=0.0.0.0 \
     KGW_PORT=8787 \
     KGW_DATA_DIR=/data

@@ -16,6 +16,7 @@ import { issueToken, seedOrg } from '../test/support/gateway.ts';
 import { postToolCall } from '../test/support/mcp-client.ts';
 import { check, orgFile, positiveList } from './context-org.ts';
 import { ROOT, freePort, stop } from './kgw-process.ts';
+import { startCommand } from '../test/support/start-command.ts';
 import { machineInfo } from './machine.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
 
@@ -25,14 +26,6 @@ const cache = process.env.BENCH_START_COMPILE_CACHE !== 'off';
 const databaseUrl = process.env.BENCH_DATABASE_URL || undefined;
 /** How long one start may take before the bench gives up on it. */
 const START_TIMEOUT_MS = 60_000;
-
-/** `npm start`'s command: its Node flags and script, from package.json, so the bench starts what users start. */
-async function startCommand(): Promise<string[]> {
-  const { scripts } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [node, ...rest] = scripts.start.split(/\s+/);
-  if (node !== 'node') throw new Error(`npm start does not start node: ${scripts.start}`);
-  return rest;
-}
 
 interface Start {
   readonly healthzMs: number;
@@ -86,7 +79,9 @@ delete env.NODE_COMPILE_CACHE;
 delete env.DATABASE_URL;
 if (bench.databaseUrl !== undefined) env.DATABASE_URL = bench.databaseUrl;
 if (!cache) env.NODE_DISABLE_COMPILE_CACHE = '1';
-const args = await startCommand();
+const command = await startCommand(env);
+Object.assign(env, command.env);
+const args = [...command.flags, ...command.args];
 const port = await freePort();
 console.log(`bench start: ${bench.kind}, ${items} routed items, ${runs} starts after one unmeasured, compile cache ${cache ? 'on' : 'off'}`);
 const starts: Start[] = [];
@@ -110,7 +105,15 @@ console.log(`median: /healthz ${summary.healthzMs.median} ms, first get_current_
 const machine = machineInfo();
 const name = process.env.BENCH_NAME || `start-${bench.kind}${cache ? '' : '-no-compile-cache'}`;
 const file = path.join(ROOT, 'bench', 'results', `${name}.json`);
-const settings = { store: bench.kind, items, runs, compileCache: cache, command: `node ${args.join(' ')}` };
+const settings = {
+  store: bench.kind,
+  items,
+  runs,
+  compileCache: cache,
+  command: `${Object.entries(command.env)
+    .map(([name, value]) => `${name}=${value} `)
+    .join('')}node ${args.join(' ')}`,
+};
 await writeFile(file, `${JSON.stringify({ name, date: new Date().toISOString(), machine, settings, summary, starts }, null, 2)}\n`);
 console.log(`wrote ${path.relative(process.cwd(), file)}`);
 console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`);
