@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { resourcesOneByOne } from '../support/audit.ts';
 import { CONTEXT_HEAD, EMPTY_CONTEXT } from '../support/fixtures.ts';
 import { storeBackends } from '../support/stores.ts';
-import { readDelivered } from '../../src/alignbase/context/current-context.ts';
+import { deliveredCacheOf, readDelivered } from '../../src/alignbase/context/current-context.ts';
 import { bodyBytes } from '../../src/alignbase/context/bundle.ts';
 import type { Agent, CreatedKnowledge, CreatedSkill } from './support.ts';
 import { SKILL_MD, Suite, backendLabel, createKnowledge, createSkill, grant, route } from './support.ts';
@@ -360,6 +360,89 @@ for (const backend of storeBackends()) {
         );
         assert.equal(row?.body_bytes, bodyBytes(content), JSON.stringify(content));
       }
+    });
+
+    it('keeps what it read on the embedded store until a change to it commits, and shows each change at once', async () => {
+      // fleet-bot is in group fleet. Each step changes one thing the bundle's statement reads and
+      // calls at once: the change shows, and on PGlite the call read again (no hit) while calls
+      // with nothing changed between them are answered from memory. PostgreSQL keeps nothing.
+      const agent = await suite.agent('fleet-bot', 'context.read');
+      const first = await createKnowledge(admin, suite.unique('Cached first'), { content: 'Cached content, version one.' });
+      await admin.ok('publish_knowledge', { knowledge_id: first.knowledge_id });
+      const second = await createKnowledge(admin, suite.unique('Cached second'), { content: 'Through the group.' });
+      await admin.ok('publish_knowledge', { knowledge_id: second.knowledge_id });
+      const memoryName = suite.unique('Cached memory');
+      const grants = [grant('admin-bot', 'all_memories', 'editor')];
+      await suite.access({ grants });
+      const memory = await admin.ok<{ memory_id: string }>('create_memory', { name: memoryName, content: 'Remember one.' });
+      const routes = [
+        route(`knowledge:${first.title}`, 'fleet-bot'),
+        route(`memory:${memoryName}`, 'fleet-bot'),
+        route(`knowledge:${second.title}`, 'group:fleet'),
+      ];
+      await suite.access({ routes: routes.slice(0, 2) });
+      const hits = () => deliveredCacheOf(suite.db)?.hits ?? 0;
+      /** A call, and whether it was answered from memory. */
+      const call = async (): Promise<{ text: string; hit: boolean }> => {
+        const before = hits();
+        const text = await agent.context();
+        return { text, hit: hits() > before };
+      };
+      const pglite = backend.name === 'pglite';
+      let seen = await call();
+      assert.ok(seen.text.includes('Cached content, version one.') && seen.text.includes('Remember one.'));
+      // Unchanged: from memory on PGlite, once the signals are heard.
+      for (let i = 0; i < 3; i++) seen = await call();
+      assert.equal(seen.hit, pglite);
+      assert.equal(deliveredCacheOf(suite.db) !== undefined, pglite);
+
+      const steps: [string, () => Promise<unknown>, (text: string) => boolean][] = [
+        [
+          'a new version published',
+          async () => {
+            await admin.ok('write_knowledge', { knowledge_id: first.knowledge_id, content: 'Cached content, version two.', expected_version: 1 });
+            await admin.ok('publish_knowledge', { knowledge_id: first.knowledge_id });
+          },
+          (text) => text.includes('version two.') && !text.includes('version one.'),
+        ],
+        [
+          'a Memory written',
+          () => admin.ok('write_memory', { memory_id: memory.memory_id, content: 'Remember two.', expected_version: 1 }),
+          (text) => text.includes('Remember two.'),
+        ],
+        ['a route through the group added', () => suite.access({ routes: routes.slice(2) }), (text) => text.includes('Through the group.')],
+        [
+          'the agent taken out of the group',
+          () =>
+            suite.db.tx((tx) =>
+              tx.query(
+                "DELETE FROM group_members m USING groups g WHERE g.tenant_id = m.tenant_id AND g.id = m.group_id AND g.tenant_id = $1 AND g.name = 'fleet'",
+                [suite.tenantId],
+              ),
+            ),
+          (text) => !text.includes('Through the group.'),
+        ],
+        ['a route dropped', () => suite.access({ dropRoutes: [routes[0] ?? ''] }), (text) => !text.includes('version two.') && text.includes('Remember two.')],
+        [
+          'an expiry date passed',
+          () =>
+            suite.db.tx((tx) =>
+              tx.query("UPDATE context_resources SET expires_at = DATE '2020-01-01' WHERE tenant_id = $1 AND id = $2", [suite.tenantId, second.knowledge_id]),
+            ),
+          (text) => !text.includes('Through the group.'),
+        ],
+      ];
+      for (const [what, change, shows] of steps) {
+        // Primed: the call before the change was answered from memory on PGlite.
+        await call();
+        assert.equal((await call()).hit, pglite, `${what}: primed`);
+        await change();
+        const after = await call();
+        assert.ok(shows(after.text), `${what} shows at once`);
+        assert.equal(after.hit, false, `${what}: read again`);
+        if (what === 'the agent taken out of the group') await suite.access({});
+      }
+      await suite.access({ dropRoutes: routes.slice(1), dropGrants: grants });
     });
 
     it('fails when the routed Memories alone pass 8 MiB, without reading them', async () => {

@@ -11,26 +11,27 @@ import { CONTEXT_BUNDLE_MAX_BYTES, contextTooLarge, fitRoutedBundle } from './bu
 import { CONTEXT_MESSAGES, markIssued, newMessages } from '../messages/inbox.ts';
 import type { ContextType } from '../access/context-roles.ts';
 import { instantOf } from '../../kernel/instants.ts';
+import { DeliveredCache } from './delivered-cache.ts';
 
 /** A routed resource and the version it delivers: the published one of live Knowledge and Skills, the latest of a Memory. */
 export interface DeliveredRow {
-  id: string;
-  type: ContextType;
-  name: string;
+  readonly id: string;
+  readonly type: ContextType;
+  readonly name: string;
   /** The version delivered: a Memory's latest, a Knowledge's or Skill's published one. */
-  version: number;
-  v_id: string;
+  readonly version: number;
+  readonly v_id: string;
   /**
    * The body (without trailing line breaks, which the bundle never carries). Null for a Skill (the
    * bundle lists it by name), and for every item of a type whose bodies pass CONTEXT_BUNDLE_MAX_BYTES together.
    */
-  v_content: string | null;
+  readonly v_content: string | null;
   /** UTF-8 bytes of the body (context_versions.body_bytes, bodyBytes). */
-  v_bytes: number;
-  v_authority: 'informational' | 'must_follow' | null;
-  v_name: string | null;
-  v_description: string | null;
-  v_created_at: Date | string;
+  readonly v_bytes: number;
+  readonly v_authority: 'informational' | 'must_follow' | null;
+  readonly v_name: string | null;
+  readonly v_description: string | null;
+  readonly v_created_at: Date | string;
 }
 
 /**
@@ -71,6 +72,20 @@ export async function readDelivered(db: Db, tenantId: string, agentId: string): 
   return db.query<DeliveredRow>(DELIVERED, [tenantId, agentId], { prepare: 'kgw_current_context', packed: true });
 }
 
+/** The embedded store's DeliveredCache, one per store. */
+const caches = new WeakMap<Db, DeliveredCache<DeliveredRow>>();
+
+/** The store's DeliveredCache once a call has used it; never on PostgreSQL (tests). */
+export const deliveredCacheOf = (db: Db): DeliveredCache<DeliveredRow> | undefined => caches.get(db);
+
+/** readDelivered, kept on the embedded store until what it depends on changes (delivered-cache.ts). */
+function delivered(db: Db, tenantId: string, agentId: string): Promise<readonly DeliveredRow[]> {
+  if (db.kind !== 'pglite') return readDelivered(db, tenantId, agentId);
+  let cache = caches.get(db);
+  if (cache === undefined) caches.set(db, (cache = new DeliveredCache(db)));
+  return cache.rows(tenantId, agentId, () => readDelivered(db, tenantId, agentId));
+}
+
 /** The bodies of versions by id, by their resource, for the Knowledge DELIVERED left unread that the bundle finds room for. */
 const VERSION_CONTENT = "SELECT resource_id, rtrim(content, E'\\r\\n') AS content FROM context_versions WHERE tenant_id = $1 AND id = ANY($2::uuid[])";
 
@@ -99,7 +114,7 @@ export async function currentContext(db: Db, caller: Caller, layout: BundleLayou
   // One statement for what is delivered beside the Memory roles and the inbox: at 1,000 routed
   // items three statements in a row cost as much as the rest.
   const [rows, memoryRoles, inbox] = await Promise.all([
-    readDelivered(db, tenantId, caller.principal.id),
+    delivered(db, tenantId, caller.principal.id),
     contextRoleTable(db, tenantId, caller.principal.id, 'memory'),
     newMessages(db, caller, CONTEXT_MESSAGES),
   ]);

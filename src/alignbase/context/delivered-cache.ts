@@ -1,0 +1,112 @@
+/**
+ * What get_current_context read for an agent, kept on the embedded store until anything it depends
+ * on changes. There one process holds the database, and the bundle's statement is most of a call
+ * at scale: PGlite pays for every value it returns (about 12 ms of a 29 ms call at 1,000 routed
+ * items). A PostgreSQL server reads it in a few milliseconds and serves replicas that could not
+ * hear each other's writes at once, so there nothing is kept.
+ *
+ * The store signals every change to what the statement reads (resources, routes, group members,
+ * principals: migration 0037) on CONTEXT_CHANNEL as it commits, to the session that asked for the
+ * signals; any signal forgets everything. A reading that a signal overtook is not kept, as it may
+ * predate the change; nothing is kept while the channel is not heard. Expiry depends on the day,
+ * so a reading is kept for the UTC day it was made on. Versions never change, so their content
+ * read once stays true.
+ */
+import type { Db } from '../../store/db.ts';
+import { utcDay } from '../../kernel/instants.ts';
+
+/** The channel migration 0037's triggers signal on. */
+export const CONTEXT_CHANNEL = 'kgw_context';
+
+/** The bounds of what is kept, per store. */
+export const DELIVERED_CACHE_LIMITS = {
+  /** Agents whose reading is kept; the one used longest ago goes first. */
+  entries: 64,
+  /** Characters of content kept in all (about one byte each for most text), and so at most per agent. */
+  contentChars: 32 * 1024 * 1024,
+} as const;
+
+interface Entry<T> {
+  readonly rows: readonly T[];
+  readonly chars: number;
+}
+
+export class DeliveredCache<T extends { readonly v_content: string | null }> {
+  readonly #db: Db;
+  readonly #entries = new Map<string, Entry<T>>();
+  #chars = 0;
+  #generation = 0;
+  #hits = 0;
+  #subscribed: Promise<boolean> | undefined;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** The rows `read` gives for the agent, from memory while nothing they depend on has changed. */
+  async rows(tenantId: string, agentId: string, read: () => Promise<T[]>): Promise<readonly T[]> {
+    // Subscribed on first use; a store that cannot be asked for the signals is read every time.
+    if (!(await (this.#subscribed ??= this.#subscribe()))) return read();
+    const key = `${tenantId}/${agentId}/${utcDay(new Date())}`;
+    const heard = this.#db.hears(CONTEXT_CHANNEL);
+    const kept = this.#entries.get(key);
+    if (kept !== undefined && heard) {
+      // Re-inserted: a Map iterates in insertion order, so the first key is the one used longest ago.
+      this.#entries.delete(key);
+      this.#entries.set(key, kept);
+      this.#hits += 1;
+      return kept.rows;
+    }
+    const generation = this.#generation;
+    const rows = await read();
+    if (heard && this.#db.hears(CONTEXT_CHANNEL) && generation === this.#generation) this.#keep(key, rows);
+    return rows;
+  }
+
+  /** How many readings are kept (tests). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** How many calls were answered from memory (tests). */
+  get hits(): number {
+    return this.#hits;
+  }
+
+  async #subscribe(): Promise<boolean> {
+    this.#db.listen(CONTEXT_CHANNEL, () => this.#forget());
+    // The triggers signal only to a session that asks; the embedded store has one session.
+    try {
+      await this.#db.write("SELECT set_config('kgw.context_signals', 'on', false)");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  #keep(key: string, rows: readonly T[]): void {
+    const chars = rows.reduce((sum, row) => sum + (row.v_content?.length ?? 0), 0);
+    if (chars > DELIVERED_CACHE_LIMITS.contentChars) return;
+    this.#drop(key);
+    this.#entries.set(key, { rows, chars });
+    this.#chars += chars;
+    while (this.#entries.size > DELIVERED_CACHE_LIMITS.entries || this.#chars > DELIVERED_CACHE_LIMITS.contentChars) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.#drop(oldest);
+    }
+  }
+
+  #drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#chars -= entry.chars;
+  }
+
+  #forget(): void {
+    this.#generation += 1;
+    this.#entries.clear();
+    this.#chars = 0;
+  }
+}
