@@ -88,10 +88,11 @@ describe('DeliveredCache on PGlite', () => {
     assert.equal(await readsAgain('agent-0'), true, 'the first one went');
     assert.equal(await readsAgain(`agent-${DELIVERED_CACHE_LIMITS.entries}`), false);
     // A reading with more content than the bound is not kept; one that fills it is kept alone.
-    const huge = 'h'.repeat(DELIVERED_CACHE_LIMITS.contentChars + 1);
+    // Each row weighs 512 besides its content.
+    const huge = 'h'.repeat(DELIVERED_CACHE_LIMITS.weight - 512 + 1);
     await cache.rows('tenant', 'huge', read(huge));
     assert.equal(await readsAgain('huge'), true);
-    await cache.rows('tenant', 'full', read('f'.repeat(DELIVERED_CACHE_LIMITS.contentChars)));
+    await cache.rows('tenant', 'full', read('f'.repeat(DELIVERED_CACHE_LIMITS.weight - 512)));
     assert.equal(cache.size, 1);
     assert.equal(await readsAgain('full'), false);
   });
