@@ -14,6 +14,7 @@
  */
 import type { Db } from '../../store/db.ts';
 import { utcDay } from '../../kernel/instants.ts';
+import { SignalledCache } from '../../kernel/signalled-cache.ts';
 
 /** The channel migration 0037's triggers signal on. */
 export const CONTEXT_CHANNEL = 'kgw_context';
@@ -32,87 +33,38 @@ export const DELIVERED_CACHE_LIMITS = {
 /** What a row's fields hold in V8 besides its content: about 320 bytes measured at 1,000 rows, rounded up. */
 const ROW_WEIGHT = 512;
 
-interface Entry<T> {
-  readonly rows: readonly T[];
-  readonly weight: number;
-}
+/** What a reading weighs: its content's characters and ROW_WEIGHT a row. */
+const weigh = (rows: readonly { readonly v_content: string | null }[]): number => rows.reduce((sum, row) => sum + ROW_WEIGHT + (row.v_content?.length ?? 0), 0);
 
 export class DeliveredCache<T extends { readonly v_content: string | null }> {
-  readonly #db: Db;
-  readonly #entries = new Map<string, Entry<T>>();
-  #weight = 0;
-  #generation = 0;
-  #hits = 0;
-  #subscribed: Promise<boolean> | undefined;
+  readonly #kept: SignalledCache<readonly T[]>;
 
   constructor(db: Db) {
-    this.#db = db;
+    this.#kept = new SignalledCache<readonly T[]>(db, {
+      channel: CONTEXT_CHANNEL,
+      entries: DELIVERED_CACHE_LIMITS.entries,
+      weight: DELIVERED_CACHE_LIMITS.weight,
+      weigh,
+      // The triggers signal only to a session that asks; the embedded store has one session.
+      prepare: async () => {
+        await db.write("SELECT set_config('kgw.context_signals', 'on', false)");
+        return true;
+      },
+    });
   }
 
   /** The rows `read` gives for the agent, from memory while nothing they depend on has changed. */
   async rows(tenantId: string, agentId: string, read: () => Promise<T[]>): Promise<readonly T[]> {
-    // Subscribed on first use; a store that cannot be asked for the signals is read every time.
-    if (!(await (this.#subscribed ??= this.#subscribe()))) return read();
-    const key = `${tenantId}/${agentId}/${utcDay(new Date())}`;
-    const heard = this.#db.hears(CONTEXT_CHANNEL);
-    const kept = this.#entries.get(key);
-    if (kept !== undefined && heard) {
-      // Re-inserted: a Map iterates in insertion order, so the first key is the one used longest ago.
-      this.#entries.delete(key);
-      this.#entries.set(key, kept);
-      this.#hits += 1;
-      return kept.rows;
-    }
-    const generation = this.#generation;
-    const rows = await read();
-    if (heard && this.#db.hears(CONTEXT_CHANNEL) && generation === this.#generation) this.#keep(key, rows);
-    return rows;
+    return (await this.#kept.get(`${tenantId}/${agentId}/${utcDay(new Date())}`, read)) ?? [];
   }
 
   /** How many readings are kept (tests). */
   get size(): number {
-    return this.#entries.size;
+    return this.#kept.size;
   }
 
   /** How many calls were answered from memory (tests). */
   get hits(): number {
-    return this.#hits;
-  }
-
-  async #subscribe(): Promise<boolean> {
-    this.#db.listen(CONTEXT_CHANNEL, () => this.#forget());
-    // The triggers signal only to a session that asks; the embedded store has one session.
-    try {
-      await this.#db.write("SELECT set_config('kgw.context_signals', 'on', false)");
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  #keep(key: string, rows: readonly T[]): void {
-    const weight = rows.reduce((sum, row) => sum + ROW_WEIGHT + (row.v_content?.length ?? 0), 0);
-    if (weight > DELIVERED_CACHE_LIMITS.weight) return;
-    this.#drop(key);
-    this.#entries.set(key, { rows, weight });
-    this.#weight += weight;
-    while (this.#entries.size > DELIVERED_CACHE_LIMITS.entries || this.#weight > DELIVERED_CACHE_LIMITS.weight) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#drop(oldest);
-    }
-  }
-
-  #drop(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
-    this.#entries.delete(key);
-    this.#weight -= entry.weight;
-  }
-
-  #forget(): void {
-    this.#generation += 1;
-    this.#entries.clear();
-    this.#weight = 0;
+    return this.#kept.hits;
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../store/db.ts';
 import type { AuthenticatedToken } from './tokens.ts';
+import { SignalledCache } from '../signalled-cache.ts';
 import { AUTH_CHANNEL, authenticateHash, hashSecret, plausibleSecret } from './tokens.ts';
 
 /** The bounds of the cache: how many tokens it keeps and for how long at most. */
@@ -12,11 +13,6 @@ export const TOKEN_CACHE_LIMITS = {
    */
   maxAgeMs: 60_000,
 } as const;
-
-interface Entry {
-  readonly token: AuthenticatedToken;
-  readonly until: number;
-}
 
 export interface TokenCacheOptions {
   readonly entries?: number;
@@ -37,69 +33,33 @@ export interface TokenCacheOptions {
  */
 export class TokenCache {
   readonly #db: Db;
-  readonly #entries = new Map<string, Entry>();
-  readonly #limit: number;
-  readonly #maxAgeMs: number;
-  readonly #now: () => number;
-  #generation = 0;
-  #unlisten: (() => void) | undefined;
+  readonly #kept: SignalledCache<AuthenticatedToken>;
 
   constructor(db: Db, options: TokenCacheOptions = {}) {
     this.#db = db;
-    this.#limit = options.entries ?? TOKEN_CACHE_LIMITS.entries;
-    this.#maxAgeMs = options.maxAgeMs ?? TOKEN_CACHE_LIMITS.maxAgeMs;
-    this.#now = options.now ?? Date.now;
+    const maxAgeMs = options.maxAgeMs ?? TOKEN_CACHE_LIMITS.maxAgeMs;
+    this.#kept = new SignalledCache<AuthenticatedToken>(db, {
+      channel: AUTH_CHANNEL,
+      entries: options.entries ?? TOKEN_CACHE_LIMITS.entries,
+      until: (token, now) => Math.min(now + maxAgeMs, token.expiresAt === null ? Infinity : token.expiresAt.getTime()),
+      now: options.now,
+    });
   }
 
   /** The caller, audience and expiry of a bearer secret; undefined when it is unknown, revoked or expired. */
   async authenticate(secret: string): Promise<AuthenticatedToken | undefined> {
     if (!plausibleSecret(secret)) return undefined;
-    // Subscribed on first use, so a CLI process that never checks a token holds no LISTEN connection.
-    this.#unlisten ??= this.#db.listen(AUTH_CHANNEL, () => this.#forget());
     const key = hashSecret(secret);
-    const trusted = this.#db.hears(AUTH_CHANNEL);
-    const now = this.#now();
-    const entry = this.#entries.get(key);
-    if (entry !== undefined) {
-      this.#entries.delete(key);
-      if (trusted && entry.until > now) {
-        // Re-inserted: a Map iterates in insertion order, so the first key is the one used longest ago.
-        this.#entries.set(key, entry);
-        return entry.token;
-      }
-    }
-    const generation = this.#generation;
-    const token = await authenticateHash(this.#db, key);
-    if (token !== undefined && trusted && this.#db.hears(AUTH_CHANNEL) && generation === this.#generation) this.#keep(key, token, now);
-    return token;
+    return this.#kept.get(key, () => authenticateHash(this.#db, key));
   }
 
   /** How many checks are kept (metrics, tests). */
   get size(): number {
-    return this.#entries.size;
+    return this.#kept.size;
   }
 
   /** Stops listening; the cache answers from the store from then on. */
   close(): void {
-    this.#unlisten?.();
-    this.#unlisten = undefined;
-    this.#forget();
-  }
-
-  #keep(key: string, token: AuthenticatedToken, now: number): void {
-    const expires = token.expiresAt === null ? Infinity : token.expiresAt.getTime();
-    const until = Math.min(now + this.#maxAgeMs, expires);
-    if (until <= now) return;
-    this.#entries.set(key, { token, until });
-    while (this.#entries.size > this.#limit) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#entries.delete(oldest);
-    }
-  }
-
-  #forget(): void {
-    this.#generation += 1;
-    this.#entries.clear();
+    this.#kept.close();
   }
 }
