@@ -53,8 +53,11 @@ export class SignalledCache<V> {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The value kept for `key`, or what `read` gives, kept when nothing changed meanwhile. */
-  async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+  /**
+   * The value kept for `key`, or what `read` gives, kept when nothing changed meanwhile. Typed by
+   * `read`: a read that always finds a value gets a value.
+   */
+  async get<R extends V | undefined>(key: string, read: () => Promise<R>): Promise<R | V> {
     // Subscribed on first use, so a process that never asks holds no LISTEN connection.
     if (!(await this.#subscribe())) return read();
     const channel = this.#options.channel;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseStartCommand, startCommand } from '../support/start-command.ts';
+import { parseStartCommand, startCommand, startScript } from '../support/start-command.ts';
 
 /*
  * The gateway's own launchers (`npm start`, the container image) run Node with glibc's allocator
@@ -28,9 +28,8 @@ function seenBy(script: string, env: NodeJS.ProcessEnv): Record<string, string |
 }
 
 describe('the launchers set the C allocator', () => {
-  const script = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: { start: string } }).scripts.start;
-
   it('npm start sets both, as defaults an operator may override', async () => {
+    const script = await startScript();
     assert.deepEqual(seenBy(script, {}), DEFAULTS);
     assert.deepEqual((await startCommand({})).env, DEFAULTS);
     const own = { MALLOC_ARENA_MAX: '4', MALLOC_TRIM_THRESHOLD_: '1048576' };

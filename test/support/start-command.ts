@@ -37,8 +37,13 @@ export function parseStartCommand(script: string, environment: NodeJS.ProcessEnv
   return { env, flags: rest.slice(0, script0), args: rest.slice(script0) };
 }
 
+/** `npm start`'s script as the project's package.json writes it. */
+export async function startScript(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start;
+}
+
 /** `npm start`'s command, from the project's package.json. */
 export async function startCommand(environment: NodeJS.ProcessEnv = process.env): Promise<StartCommand> {
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
-  return parseStartCommand(pkg.scripts.start, environment);
+  return parseStartCommand(await startScript(), environment);
 }

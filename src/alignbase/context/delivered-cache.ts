@@ -54,8 +54,8 @@ export class DeliveredCache<T extends { readonly v_content: string | null }> {
   }
 
   /** The rows `read` gives for the agent, from memory while nothing they depend on has changed. */
-  async rows(tenantId: string, agentId: string, read: () => Promise<T[]>): Promise<readonly T[]> {
-    return (await this.#kept.get(`${tenantId}/${agentId}/${utcDay(new Date())}`, read)) ?? [];
+  rows(tenantId: string, agentId: string, read: () => Promise<T[]>): Promise<readonly T[]> {
+    return this.#kept.get(`${tenantId}/${agentId}/${utcDay(new Date())}`, read);
   }
 
   /** How many readings are kept (tests). */
