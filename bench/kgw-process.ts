@@ -1,9 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startCommand } from '../test/support/start-command.ts';
+import type { BenchStore } from './store.ts';
 
 /** The real CLI as the migration benches run it: a `kgw` process timed from start to exit, and `kgw serve` on a free port. */
 
@@ -47,10 +51,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** `kgw serve` on a free port with `env`; resolves once /healthz answers (at most a minute). */
-export async function serve(env: NodeJS.ProcessEnv, name = 'kgw serve'): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * `kgw serve` on a free port with `env`, started as `npm start` starts it (the environment it
+ * sets, where `env` does not, its Node flags and `bin/kgw.js serve`, read from package.json),
+ * with `nodeFlags` after its flags; resolves once /healthz answers (at most a minute).
+ */
+export async function serve(env: NodeJS.ProcessEnv, name = 'kgw serve', nodeFlags: readonly string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [KGW, 'serve'], { cwd: ROOT, env: { ...env, KGW_PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const command = await startCommand(env);
+  const child = spawn(process.execPath, [...command.flags, ...nodeFlags, ...command.args], {
+    cwd: ROOT,
+    env: { ...env, ...command.env, KGW_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}`);
@@ -73,4 +86,19 @@ export async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * The data folder and environment of a gateway serving a bench's store closed by the bench (the
+ * start and serve benches): the PGlite folder is the gateway's data folder; on PostgreSQL the
+ * gateway gets an empty one of its own (`prefix`), which the caller removes, and DATABASE_URL.
+ * Neither the caller's compile cache folder nor its DATABASE_URL is passed on.
+ */
+export async function storeGatewayEnv(bench: BenchStore, prefix: string): Promise<{ dataDir: string; env: NodeJS.ProcessEnv }> {
+  const dataDir = bench.kind === 'pglite' ? bench.location : await mkdtemp(path.join(os.tmpdir(), `${prefix}-`));
+  const env: NodeJS.ProcessEnv = { ...process.env, KGW_DATA_DIR: dataDir, KGW_HOST: '127.0.0.1' };
+  delete env.NODE_COMPILE_CACHE;
+  delete env.DATABASE_URL;
+  if (bench.databaseUrl !== undefined) env.DATABASE_URL = bench.databaseUrl;
+  return { dataDir, env };
 }

@@ -115,6 +115,8 @@ export interface MixSettings {
   /** S3_* variables handed to the replicas; without them the replicas share one disk blob folder. */
   readonly s3: Readonly<Record<string, string>>;
   readonly seed: number;
+  /** Node flags each replica gets after `npm start`'s own (e.g. `--heap-growing-percent=50 --no-maglev`). */
+  readonly nodeFlags: readonly string[];
   /** Progress lines on stdout. */
   readonly log: (line: string) => void;
 }
@@ -501,7 +503,8 @@ async function runOnce(settings: MixSettings, replicas: number, undo: CleanUp): 
   // One after the other, each stopped at the end even when a later one fails to start.
   const servers: { url: string; child: ChildProcess }[] = [];
   undo.push(() => Promise.all(servers.map((s) => stop(s.child))).then(() => undefined));
-  for (let r = 1; r <= replicas; r += 1) servers.push(await serve(replicaEnv(settings, databaseUrl, dataDir, meiliIndex, r), `replica ${r}`));
+  for (let r = 1; r <= replicas; r += 1)
+    servers.push(await serve(replicaEnv(settings, databaseUrl, dataDir, meiliIndex, r), `replica ${r}`, settings.nodeFlags));
   const children: ChildProcess[] = servers.map((s) => s.child);
 
   // Seed the KBs through the first agent of each team, and wait until search has them all.
@@ -733,7 +736,7 @@ function whole(name: string, raw: string | undefined, fallback: number, min: num
 }
 
 /** Settings from flags, then environment variables, then defaults. */
-export function settingsFromArgs(args: readonly string[]): MixSettings & { resultsDir: string } {
+export function settingsFromArgs(args: readonly string[]): MixSettings & { resultsDir: string; name: string | undefined } {
   const { values: flags } = parseArgs({
     args: [...args],
     options: {
@@ -744,6 +747,8 @@ export function settingsFromArgs(args: readonly string[]): MixSettings & { resul
       files: { type: 'string' },
       store: { type: 'string' },
       'results-dir': { type: 'string' },
+      'node-flags': { type: 'string' },
+      name: { type: 'string' },
     },
     strict: true,
   });
@@ -775,6 +780,8 @@ export function settingsFromArgs(args: readonly string[]): MixSettings & { resul
           },
     s3,
     seed: 13,
+    nodeFlags: (setting(flags['node-flags'], 'BENCH_NODE_FLAGS') ?? '').split(' ').filter(Boolean),
+    name: setting(flags.name, 'BENCH_NAME'),
     log: (line) => console.log(line),
     resultsDir: path.resolve(setting(flags['results-dir'], 'BENCH_RESULTS_DIR') ?? path.join(HERE, 'results')),
   };
@@ -788,7 +795,8 @@ async function main(): Promise<void> {
   console.log(
     `bench mix: ${settings.agents} agents, ${settings.warmup} s warm-up + ${settings.seconds} s, replicas ${settings.replicas.join(' then ')}; ` +
       `search ${settings.meili === undefined ? 'built-in (no MEILI_URL)' : 'Meilisearch'}, graph ${settings.neo4j === undefined ? 'PostgreSQL tables (no NEO4J_URL)' : 'Neo4j'}, ` +
-      `blobs ${Object.keys(settings.s3).length > 0 ? 'S3' : 'one disk folder shared by the replicas (no S3_*)'}`,
+      `blobs ${Object.keys(settings.s3).length > 0 ? 'S3' : 'one disk folder shared by the replicas (no S3_*)'}; ` +
+      `replicas started as npm start starts them${settings.nodeFlags.length === 0 ? '' : `, with ${settings.nodeFlags.join(' ')}`}`,
   );
   try {
     const runs = await runMix(settings, undo);
@@ -799,8 +807,8 @@ async function main(): Promise<void> {
       .map((r) => ({ replicas: r.replicas, throughputRatio: round(r.callsPerSec / one!.callsPerSec, 2) }));
     for (const c of comparisons) console.log(`\n${c.replicas} replicas against 1: ${c.throughputRatio} × the throughput`);
     const engine = runs[0]?.engine.toLowerCase().replace(/[^a-z0-9]+/g, '-') ?? 'none';
-    const name = `mix-${engine}-${settings.agents}agents`;
-    const { log: _log, serverUrl: _serverUrl, resultsDir, s3, neo4j, meili, ...recorded } = settings;
+    const { log: _log, serverUrl: _serverUrl, resultsDir, s3, neo4j, meili, name: given, ...recorded } = settings;
+    const name = given ?? `mix-${engine}-${settings.agents}agents`;
     const report = {
       name,
       date: new Date().toISOString(),

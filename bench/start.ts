@@ -9,13 +9,12 @@
  * starts it with the cache turned off, to see what the cache buys.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { issueToken, seedOrg } from '../test/support/gateway.ts';
 import { postToolCall } from '../test/support/mcp-client.ts';
 import { check, orgFile, positiveList } from './context-org.ts';
-import { ROOT, freePort, stop } from './kgw-process.ts';
+import { ROOT, freePort, stop, storeGatewayEnv } from './kgw-process.ts';
 import { startCommand } from '../test/support/start-command.ts';
 import { machineInfo } from './machine.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
@@ -72,12 +71,7 @@ await migrate(bench.db);
 await seedOrg(bench.db, orgFile(items));
 const token = await issueToken(bench.db, 'acme', 'bot', 'context.read');
 await bench.close();
-// The PGlite folder is the gateway's data folder; on PostgreSQL the gateway gets one of its own.
-const dataDir = bench.kind === 'pglite' ? bench.location : await mkdtemp(path.join(os.tmpdir(), 'kgw-bench-start-data-'));
-const env: NodeJS.ProcessEnv = { ...process.env, KGW_DATA_DIR: dataDir, KGW_HOST: '127.0.0.1' };
-delete env.NODE_COMPILE_CACHE;
-delete env.DATABASE_URL;
-if (bench.databaseUrl !== undefined) env.DATABASE_URL = bench.databaseUrl;
+const { dataDir, env } = await storeGatewayEnv(bench, 'kgw-bench-start-data');
 if (!cache) env.NODE_DISABLE_COMPILE_CACHE = '1';
 const command = await startCommand(env);
 Object.assign(env, command.env);

@@ -37,7 +37,16 @@ export interface Config {
   readonly metrics: MetricsConfig;
   /** OpenTelemetry traces over OTLP/HTTP (docs/architecture.md, "Traces"); undefined, none are made. */
   readonly traces: TracesConfig | undefined;
+  /**
+   * KGW_MEMORY: `throughput` (the default) or `lean`, V8's heap grown by half between collections
+   * and no mid-tier compiler, for a gateway sized by its memory (docs/decisions.md, "The young
+   * generation"; applied by `kgw serve`, src/memory-mode.ts).
+   */
+  readonly memory: MemoryMode;
 }
+
+export const MEMORY_MODES = ['throughput', 'lean'] as const;
+export type MemoryMode = (typeof MEMORY_MODES)[number];
 
 export interface TracesConfig {
   /** KGW_TRACES_URL: the collector's OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces. */
@@ -382,6 +391,13 @@ function parseAnonymousTenants(env: Env): string[] {
   return [...new Set(slugs)];
 }
 
+function parseMemoryMode(env: Env): MemoryMode {
+  const raw = optional(env, 'KGW_MEMORY') ?? 'throughput';
+  const mode = MEMORY_MODES.find((m) => m === raw);
+  if (mode === undefined) throw new ConfigError('KGW_MEMORY', `must be one of ${MEMORY_MODES.join(', ')}, got "${raw.slice(0, 80)}"`);
+  return mode;
+}
+
 function parseLogLevel(env: Env): LogLevel {
   const raw = optional(env, 'KGW_LOG_LEVEL') ?? 'info';
   const level = LOG_LEVELS.find((l) => l === raw);
@@ -433,6 +449,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     mail: Object.freeze({ imapUrl: parseImapUrlVariable(env) }),
     metrics: Object.freeze(parseMetrics(env)),
     traces: parseTraces(env),
+    memory: parseMemoryMode(env),
   };
   for (const part of [config.s3, config.meili, config.neo4j, config.embeddings, config.traces]) if (part) Object.freeze(part);
   return Object.freeze(config);

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       mail: { imapUrl: undefined },
       metrics: { enabled: true, token: undefined },
       traces: undefined,
+      memory: 'throughput',
     } satisfies Config);
   });
 
@@ -82,6 +83,7 @@ describe('loadConfig', () => {
         KGW_METRICS_TOKEN: 'scrape-token-0123456789',
         KGW_TRACES_URL: 'http://otel.acme.test:4318/v1/traces',
         KGW_TRACES_SAMPLE: '0.25',
+        KGW_MEMORY: 'lean',
       },
       CWD,
     );
@@ -112,6 +114,7 @@ describe('loadConfig', () => {
       mail: { imapUrl: 'imaps://mail.acme.test' },
       metrics: { enabled: false, token: 'scrape-token-0123456789' },
       traces: { url: 'http://otel.acme.test:4318/v1/traces', sampleRatio: 0.25 },
+      memory: 'lean',
     } satisfies Config);
   });
 

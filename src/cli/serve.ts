@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createGateway } from '../app.ts';
 import { loadConfig } from '../config.ts';
+import { applyMemoryMode } from '../memory-mode.ts';
 import type { FolderLock } from '../store/folder-lock.ts';
 import { tryLockFolder } from '../store/folder-lock.ts';
 import { makePrivateDir } from '../store/private-dir.ts';
@@ -72,6 +73,8 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
   const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
   if (help) return void print(serveHelp);
   const config = loadConfig();
+  // Before the store opens, so the flags cover nearly everything the gateway runs.
+  const v8Flags = applyMemoryMode(config.memory);
   const startedAt = iso(new Date());
   const embedded = config.databaseUrl === undefined;
   const lock = embedded ? await lockDataFolder(config.dataDir, startedAt) : undefined;
@@ -95,7 +98,7 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
       adminSecret,
     });
     gateway.app.log.info(
-      { mcp: `${config.publicUrl}/mcp`, store: gateway.services.db.kind, dataDir: config.dataDir },
+      { mcp: `${config.publicUrl}/mcp`, store: gateway.services.db.kind, dataDir: config.dataDir, memory: config.memory, v8Flags },
       `Knowledge Gateway ${gateway.services.build.version} serving MCP at ${config.publicUrl}/mcp`,
     );
     let stopping = false;

@@ -34,6 +34,7 @@ describe(
         neo4j: undefined,
         s3: {},
         seed: 13,
+        nodeFlags: [],
         log: () => undefined,
       });
       assert.equal(runs.length, 1);

@@ -105,6 +105,7 @@ const CONFIG_ERRORS: { env: Record<string, string>; line: string }[] = [
   { env: { NEO4J_URL: 'bolt://127.0.0.1:7687' }, line: 'NEO4J_PASSWORD: is required when NEO4J_URL is set' },
   { env: { MEILI_API_KEY: 'k' }, line: 'MEILI_URL: is required when MEILI_API_KEY is set' },
   { env: { KGW_LOG_LEVEL: 'loud' }, line: 'KGW_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"' },
+  { env: { KGW_MEMORY: 'small' }, line: 'KGW_MEMORY: must be one of throughput, lean, got "small"' },
 ];
 
 describe('configuration errors stop start-up', { concurrency: 4 }, () => {
