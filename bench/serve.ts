@@ -130,7 +130,13 @@ async function measure(extra: readonly string[], load: LoadName, round: number):
     }
     const pid = child.pid ?? 0;
     const atStart = await usage(pid);
-    const commandLine = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).slice(1).join(' ');
+    // After Node and relative to the project: a gateway that restarts itself (KGW_MEMORY=lean) names its script by its full path.
+    const commandLine = (await readFile(`/proc/${pid}/cmdline`, 'utf8'))
+      .split('\0')
+      .filter(Boolean)
+      .slice(1)
+      .map((word) => (word.startsWith(ROOT) ? word.slice(ROOT.length) : word))
+      .join(' ');
     const run = {
       url: `${url}/${load === 'whoami' ? 'atmina' : 'alignbase'}/mcp`,
       method: 'POST' as const,
@@ -228,9 +234,10 @@ const settings = {
 };
 const file = path.join(process.env.BENCH_RESULTS_DIR || path.join(ROOT, 'bench', 'results'), `${name}.json`);
 await writeFile(file, `${JSON.stringify({ name, date: new Date().toISOString(), machine, settings, measured }, null, 2)}\n`);
-await writeFile(
-  file.replace(/\.json$/, '.md'),
-  `# ${name}\n\n${new Date().toISOString()}, ${machine.cpu}, ${machine.cpus} CPUs, Node ${machine.node}\n\n${table.join('\n')}\n`,
-);
+const header =
+  `${new Date().toISOString()}, ${machine.cpu}, ${machine.cpus} CPUs, Node ${machine.node}. ${bench.kind}, ${items} routed items, ` +
+  `${connections} connections, ${warmup} s warm-up and ${seconds} s measured, ${runs} rounds; each figure's range over the rounds. ` +
+  `\`npm start\`: ${settings.command}`;
+await writeFile(file.replace(/\.json$/, '.md'), `# ${name}\n\n${header}\n\n${table.join('\n')}\n`);
 console.log(`wrote ${path.relative(process.cwd(), file)} and its .md`);
 console.log(`machine: ${machine.cpu}, ${machine.cpus} CPUs, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`);

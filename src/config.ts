@@ -38,9 +38,10 @@ export interface Config {
   /** OpenTelemetry traces over OTLP/HTTP (docs/architecture.md, "Traces"); undefined, none are made. */
   readonly traces: TracesConfig | undefined;
   /**
-   * KGW_MEMORY: `throughput` (the default) or `lean`, V8's heap grown by half between collections
-   * and no mid-tier compiler, for a gateway sized by its memory (docs/decisions.md, "The young
-   * generation"; applied by `kgw serve`, src/memory-mode.ts).
+   * KGW_MEMORY: `throughput` (the default) or `lean`: V8's heap grown by half between collections,
+   * no mid-tier compiler and, on PGlite, no optimising compiler for its WebAssembly, for a gateway
+   * sized by its memory (docs/decisions.md, "The young generation"; applied by `kgw serve`,
+   * src/memory-mode.ts).
    */
   readonly memory: MemoryMode;
 }

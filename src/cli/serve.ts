@@ -73,8 +73,8 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
   const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
   if (help) return void print(serveHelp);
   const config = loadConfig();
-  // Before the store opens, so the flags cover nearly everything the gateway runs.
-  const v8Flags = applyMemoryMode(config.memory);
+  // Before the store opens; with KGW_MEMORY=lean the process may restart itself here, with Node's flags.
+  const memory = applyMemoryMode(config.memory, config.databaseUrl === undefined);
   const startedAt = iso(new Date());
   const embedded = config.databaseUrl === undefined;
   const lock = embedded ? await lockDataFolder(config.dataDir, startedAt) : undefined;
@@ -98,7 +98,14 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
       adminSecret,
     });
     gateway.app.log.info(
-      { mcp: `${config.publicUrl}/mcp`, store: gateway.services.db.kind, dataDir: config.dataDir, memory: config.memory, v8Flags },
+      {
+        mcp: `${config.publicUrl}/mcp`,
+        store: gateway.services.db.kind,
+        dataDir: config.dataDir,
+        memory: config.memory,
+        v8Flags: memory.flags,
+        v8FlagsSet: memory.where,
+      },
       `Knowledge Gateway ${gateway.services.build.version} serving MCP at ${config.publicUrl}/mcp`,
     );
     let stopping = false;

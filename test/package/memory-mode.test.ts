@@ -1,26 +1,31 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LEAN_V8_FLAGS } from '../../src/memory-mode.ts';
+import { leanFlags } from '../../src/memory-mode.ts';
 import type { Served } from '../cli/support.ts';
 import { cliEnv, serve, tempDir } from '../cli/support.ts';
 import { until } from '../support/kgw-process.ts';
 
 /*
- * KGW_MEMORY=lean (docs/decisions.md, "The young generation"): the gateway sets two V8 flags on
- * itself, which Node refuses in NODE_OPTIONS. Checked by effect, in a Node that applies the mode
- * as `kgw serve` does (src/memory-mode.ts) and then runs a workload: a hot function reaches the
- * mid tier (Maglev) only without it, and the old generation's peak under a churn of objects that
- * live long enough to be promoted stays well below the one without it. Then `kgw serve` itself:
- * it applies the mode before its store opens and says so in its start line.
+ * KGW_MEMORY=lean (docs/decisions.md, "The young generation"): V8 flags Node refuses in
+ * NODE_OPTIONS. The gateway restarts itself with them on Node's command line (same pid), or,
+ * where Node cannot, sets those V8 reads as it goes at run time. Both paths checked: the restart
+ * by what the process ends up with, the run-time path by effect (a hot function reaches the mid
+ * tier, Maglev, only without it; the old generation's peak under a churn of objects that live
+ * long enough to be promoted stays well below the one without it). Then `kgw serve` itself.
  */
 const MODULE = new URL('../../src/memory-mode.ts', import.meta.url).href;
 
-/** Runs `body` (an ES module's code, with V8's natives syntax allowed) after applying `mode`; returns its stdout as JSON. */
+/**
+ * Runs `body` (an ES module's code, with V8's natives syntax allowed) after applying `mode` with
+ * no way to restart (the run-time path); returns its stdout as JSON.
+ */
 function afterMode<T>(mode: 'throughput' | 'lean', body: string): T {
-  const code = `import { applyMemoryMode } from ${JSON.stringify(MODULE)};\napplyMemoryMode(${JSON.stringify(mode)});\n${body}`;
+  const code =
+    `import { applyMemoryMode } from ${JSON.stringify(MODULE)};\n` +
+    `applyMemoryMode(${JSON.stringify(mode)}, false, { execPath: process.execPath, execArgv: process.execArgv, argv: process.argv, env: process.env });\n${body}`;
   const out = execFileSync(process.execPath, ['--max-semi-space-size=8', '--allow-natives-syntax', '--input-type=module', '-e', code], {
     env: { ...process.env, NODE_OPTIONS: '' },
     encoding: 'utf8',
@@ -54,12 +59,28 @@ process.stdout.write(JSON.stringify({ peakMiB: peak / 1048576, live: live.length
 `;
 
 describe('KGW_MEMORY=lean', () => {
-  it('leaves out the mid-tier compiler, and throughput keeps it', () => {
+  it("restarts Node with the flags first on its command line, keeping its pid and the process's own flags", () => {
+    const code =
+      `import { applyMemoryMode } from ${JSON.stringify(MODULE)};\n` +
+      `const applied = applyMemoryMode('lean', true);\n` +
+      `process.stdout.write(JSON.stringify({ pid: process.pid, execArgv: process.execArgv.slice(0, 5), applied }));`;
+    const run = spawnSync(process.execPath, ['--max-semi-space-size=8', '--input-type=module', '-e', code], {
+      env: { ...process.env, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as { pid: number; execArgv: string[]; applied: unknown };
+    assert.equal(out.pid, run.pid);
+    assert.deepEqual(out.execArgv, [...leanFlags(true), '--max-semi-space-size=8', '--input-type=module']);
+    assert.deepEqual(out.applied, { flags: leanFlags(true), where: 'command line' });
+  });
+
+  it('at run time, leaves out the mid-tier compiler, and throughput keeps it', () => {
     assert.equal(afterMode<{ maglev: boolean }>('throughput', TIERS).maglev, true);
     assert.deepEqual(afterMode('lean', TIERS), { maglev: false, turbofan: true });
   });
 
-  it('narrows the old generation’s growth between collections', () => {
+  it('at run time, narrows the old generation’s growth between collections', () => {
     const throughput = afterMode<{ peakMiB: number }>('throughput', CHURN).peakMiB;
     const lean = afterMode<{ peakMiB: number }>('lean', CHURN).peakMiB;
     assert.ok(lean < throughput * 0.7, `old space peak ${lean} MiB lean against ${throughput} MiB`);
@@ -77,15 +98,20 @@ describe('KGW_MEMORY=lean', () => {
       await rm(dir, { recursive: true, force: true });
     });
 
-    it('applies the mode and names it and its flags in its start line', async () => {
+    it('restarts with the flags on its command line, same pid, and names them in its start line', async () => {
       const startLine = () =>
         served
           .output()
           .stdout.split('\n')
           .find((l) => l.includes('serving MCP at'));
       const line = await until('the start line', () => Promise.resolve(startLine()));
-      const logged = JSON.parse(line) as { memory?: unknown; v8Flags?: unknown };
-      assert.deepEqual({ memory: logged.memory, v8Flags: logged.v8Flags }, { memory: 'lean', v8Flags: [...LEAN_V8_FLAGS] });
+      const logged = JSON.parse(line) as { memory?: unknown; v8Flags?: unknown; v8FlagsSet?: unknown; pid?: unknown };
+      assert.deepEqual(
+        { memory: logged.memory, v8Flags: logged.v8Flags, v8FlagsSet: logged.v8FlagsSet, pid: logged.pid },
+        { memory: 'lean', v8Flags: leanFlags(true), v8FlagsSet: 'command line', pid: served.pid },
+      );
+      const commandLine = (await readFile(`/proc/${served.pid}/cmdline`, 'utf8')).split('\0');
+      for (const flag of leanFlags(true)) assert.ok(commandLine.includes(flag), commandLine.join(' '));
     });
   });
 });
