@@ -73,10 +73,10 @@ export async function serveCommand(argv: readonly string[]): Promise<void> {
   const { help } = parseCommand(argv, {}, { min: 0, max: 0 });
   if (help) return void print(serveHelp);
   const config = loadConfig();
-  // Before the store opens; with KGW_MEMORY=lean the process may restart itself here, with Node's flags.
-  const memory = applyMemoryMode(config.memory, config.databaseUrl === undefined);
-  const startedAt = iso(new Date());
   const embedded = config.databaseUrl === undefined;
+  // Before the folder is locked and the store opens: with KGW_MEMORY=lean the process may restart itself here, with Node's flags.
+  const memory = applyMemoryMode(config.memory, embedded);
+  const startedAt = iso(new Date());
   const lock = embedded ? await lockDataFolder(config.dataDir, startedAt) : undefined;
   try {
     const adminSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
