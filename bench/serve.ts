@@ -13,14 +13,14 @@
  * (default 2), so a drift of the machine's speed falls on all. Every load's first answer is
  * checked, and the measured load must answer every call with 200. Linux only (/proc).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { issueToken, seedOrg } from '../test/support/gateway.ts';
 import { startCommand } from '../test/support/start-command.ts';
 import { check, orgFile, positiveList } from './context-org.ts';
-import { ROOT, freePort, stop, storeGatewayEnv } from './kgw-process.ts';
+import { ROOT, serve, stop, storeGatewayEnv } from './kgw-process.ts';
 import { machineInfo } from './machine.ts';
 import { field, requestHeaders, toolCall } from './scenarios.ts';
 import { openBenchStore, reopenBenchStore } from './store.ts';
@@ -42,8 +42,6 @@ const loads = (process.env.BENCH_SERVE_LOADS || LOADS.join(',')).split(',').map(
   return load;
 });
 const databaseUrl = process.env.BENCH_DATABASE_URL || undefined;
-/** How long a gateway may take to answer /healthz after its start. */
-const START_TIMEOUT_MS = 60_000;
 /** The kernel's clock ticks a second, in which /proc gives a process's CPU time. */
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
@@ -62,7 +60,6 @@ interface Measured {
   readonly peakRssMiB: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /** A process's RSS and peak RSS in MiB and its CPU time (user and system) in µs, from /proc. */
@@ -95,16 +92,14 @@ const tokens: Record<LoadName, string> = {
 };
 await bench.close();
 const { dataDir, env } = await storeGatewayEnv(bench, 'kgw-bench-serve-data');
+// What `npm start` runs, for the record (kgw-process.ts's `serve` starts each gateway so).
 const command = await startCommand(env);
-Object.assign(env, command.env);
 
 /**
  * One load on a fresh gateway started with `npm start`'s flags and `extra` (Node flags, and
  * `NAME=value` words for its environment); the gateway is stopped before it returns.
  */
 async function measure(extra: readonly string[], load: LoadName, round: number): Promise<Measured> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const assigned: Record<string, string> = {};
   const flags: string[] = [];
   for (const word of extra) {
@@ -112,22 +107,8 @@ async function measure(extra: readonly string[], load: LoadName, round: number):
     if (match === null) flags.push(word);
     else assigned[match[1]!] = match[2]!;
   }
-  const child = spawn(process.execPath, [...command.flags, ...flags, ...command.args], {
-    cwd: ROOT,
-    env: { ...env, ...assigned, KGW_PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { url, child } = await serve({ ...env, ...assigned }, `kgw serve ${extra.join(' ')}`, flags);
   try {
-    for (const started = performance.now(); ; await sleep(20)) {
-      if (child.exitCode !== null) throw new Error(`kgw serve ${extra.join(' ')} exited ${child.exitCode}`);
-      if (performance.now() - started > START_TIMEOUT_MS) throw new Error(`kgw serve did not answer within ${START_TIMEOUT_MS} ms`);
-      if (
-        await fetch(`${url}/healthz`)
-          .then((r) => r.ok)
-          .catch(() => false)
-      )
-        break;
-    }
     const pid = child.pid ?? 0;
     const atStart = await usage(pid);
     // After Node and relative to the project: a gateway that restarts itself (KGW_MEMORY=lean) names its script by its full path.
